@@ -1,0 +1,83 @@
+"""What the gauge, the hover card, ``/context`` and ``precis context`` all show: one snapshot, one number."""
+
+from __future__ import annotations
+
+from dataclasses import asdict, dataclass, field
+from typing import Literal
+
+from desktop.engine.types import Usage
+
+State = Literal["normal", "warning", "critical", "unknown"]
+
+WARNING_RATIO = 0.80
+CRITICAL_RATIO = 0.95
+
+# Order matters: the breakdown bar paints these left to right.
+CATEGORIES: tuple[str, ...] = (
+    "system",
+    "tools",
+    "summary",
+    "pinned",
+    "messages",
+    "tool_results",
+    "media",
+    "free",
+    "reserved_output",
+)
+
+
+def state_for(used: int, next_turn: int, window: int | None) -> State:
+    """normal / warning at 80 % / critical at 95 %, from the larger of the current and next-turn ratios."""
+    if not window:
+        return "unknown"
+    ratio = max(used, next_turn) / window
+    if ratio >= CRITICAL_RATIO:
+        return "critical"
+    if ratio >= WARNING_RATIO:
+        return "warning"
+    return "normal"
+
+
+@dataclass(slots=True)
+class ContextSnapshot:
+    model: str
+    window: int | None  # None: capacity unknown (never a made-up 200K)
+    max_output: int
+    used: int  # tokens the next request would carry right now
+    next_turn: int  # used + expected output of this turn + the draft being typed
+    source: Literal["api", "estimate", "none"]  # where `used` comes from
+    last_usage: Usage | None = None
+    cost_last_turn: float | None = None
+    cost_session: float | None = None
+    summary_active: bool = False
+    compactions: int = 0
+    breaker_open: bool = False
+    breakdown: dict[str, int] = field(default_factory=dict)
+    can_compact: bool = False
+    compact_reason: str = ""
+
+    @property
+    def state(self) -> State:
+        if self.source == "none" and self.used == 0:
+            return "unknown" if not self.window else "normal"
+        return state_for(self.used, self.next_turn, self.window)
+
+    @property
+    def percent(self) -> float | None:
+        if not self.window:
+            return None
+        return 100.0 * self.used / self.window
+
+    @property
+    def next_turn_percent(self) -> float | None:
+        if not self.window:
+            return None
+        return 100.0 * self.next_turn / self.window
+
+    def to_json(self) -> dict:
+        data = asdict(self)
+        data["last_usage"] = self.last_usage.to_json() if self.last_usage else None
+        data["state"] = self.state
+        data["percent"] = self.percent
+        data["next_turn_percent"] = self.next_turn_percent
+        return data

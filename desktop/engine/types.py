@@ -1,0 +1,87 @@
+"""Plain data shared by the engine, the store and the views.
+
+Messages are kept as Anthropic content blocks (lists of JSON dicts), never flattened text.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any, Literal
+
+Role = Literal["user", "assistant"]
+Status = Literal["complete", "streaming", "interrupted", "error"]
+Block = dict[str, Any]
+
+
+@dataclass(slots=True)
+class Usage:
+    """Token usage of one API response (the request's prompt side plus its output)."""
+
+    input_tokens: int = 0
+    output_tokens: int = 0
+    cache_creation_input_tokens: int = 0
+    cache_read_input_tokens: int = 0
+
+    @property
+    def prompt_tokens(self) -> int:
+        """Total size of the request that produced this response."""
+        return self.input_tokens + self.cache_creation_input_tokens + self.cache_read_input_tokens
+
+    def to_json(self) -> dict[str, int]:
+        return {
+            "input_tokens": self.input_tokens,
+            "output_tokens": self.output_tokens,
+            "cache_creation_input_tokens": self.cache_creation_input_tokens,
+            "cache_read_input_tokens": self.cache_read_input_tokens,
+        }
+
+    @classmethod
+    def from_json(cls, data: dict[str, Any] | None) -> Usage | None:
+        if not data:
+            return None
+        return cls(
+            input_tokens=int(data.get("input_tokens") or 0),
+            output_tokens=int(data.get("output_tokens") or 0),
+            cache_creation_input_tokens=int(data.get("cache_creation_input_tokens") or 0),
+            cache_read_input_tokens=int(data.get("cache_read_input_tokens") or 0),
+        )
+
+
+@dataclass(slots=True)
+class StoredMessage:
+    """One row of the transcript. ``id`` is AUTOINCREMENT: ids only grow and are never reused."""
+
+    id: int
+    session_id: int
+    role: Role
+    content: list[Block]
+    status: Status = "complete"
+    usage: Usage | None = None
+    model: str | None = None
+    created_at: float = 0.0
+    # Extra facts kept with a message (e.g. {"stop_reason": ..., "error": ..., "imported": true}).
+    meta: dict[str, Any] = field(default_factory=dict)
+
+
+@dataclass(slots=True)
+class SessionInfo:
+    id: int
+    title: str
+    model: str | None
+    created_at: float
+    updated_at: float
+    message_count: int = 0
+    last_usage: Usage | None = None
+
+
+@dataclass(slots=True)
+class CompactionRecord:
+    """A summary that replaces, in requests only, every message with id <= covers_through_message_id."""
+
+    id: int
+    session_id: int
+    summary: str
+    covers_through_message_id: int
+    trigger: Literal["auto", "manual", "reactive", "background", "snip"]
+    stats: dict[str, Any]
+    created_at: float
