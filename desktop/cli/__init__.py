@@ -1,0 +1,1 @@
+"""`precis`: the window (no arguments) and headless commands over the same engine and store."""

@@ -1,0 +1,221 @@
+"""Command line entry point. Status goes to stderr, only the reply (or requested data) to stdout."""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import json
+import signal
+import sys
+from collections.abc import Sequence
+from contextlib import asynccontextmanager
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from desktop import __version__
+
+
+class CliError(Exception):
+    """A one-line reason for a non-zero exit."""
+
+
+def _status(text: str) -> None:
+    print(f"precis: {text}", file=sys.stderr, flush=True)
+
+
+@dataclass
+class Ctx:
+    paths: Any
+    settings: Any
+    store: Any
+    engine: Any
+
+
+@asynccontextmanager
+async def open_ctx(model: str | None = None):
+    from desktop.engine.chat import ChatEngine
+    from desktop.engine.settings import Paths, Settings
+    from desktop.store import Store
+
+    paths = Paths.resolve().ensure()
+    settings = Settings.load(paths)
+    if model:
+        settings.model = model
+    store = await Store.open(paths.database)
+    engine = ChatEngine(store, paths, settings)
+    try:
+        yield Ctx(paths, settings, store, engine)
+    finally:
+        await engine.close()
+        await store.close()
+
+
+async def _session_or_fail(store: Any, session_id: int) -> Any:
+    session = await store.get_session(session_id)
+    if session is None:
+        raise CliError(f"no session with id {session_id}")
+    return session
+
+
+# --- commands ----------------------------------------------------------------------------------------
+async def cmd_chat(args: argparse.Namespace) -> int:
+    from desktop.engine.secrets import load_credentials
+
+    text = sys.stdin.read() if args.message == "-" else args.message
+    if args.retry and args.session is None:
+        raise CliError("--retry needs --session ID")
+    if not args.retry and not text.strip() and not args.attach:
+        raise CliError("empty message")
+    if not load_credentials().present:
+        raise CliError("no API key: set ANTHROPIC_API_KEY (or ANTHROPIC_AUTH_TOKEN), or save one in Settings")
+    async with open_ctx(args.model) as ctx:
+        if args.session is not None:
+            session = await _session_or_fail(ctx.store, args.session)
+            if args.model:
+                await ctx.store.update_session(session.id, model=args.model)
+        else:
+            session = await ctx.store.create_session("New chat", args.model or ctx.settings.model)
+            _status(f"session {session.id}")
+        if args.retry:
+            start = ctx.engine.retry(session.id)
+        else:
+            attachments = [_attachment(Path(p)) for p in args.attach]
+            start = ctx.engine.send(session.id, text, attachments)
+        return await _stream_turn(ctx, session.id, start)
+
+
+async def _stream_turn(ctx: Ctx, session_id: int, start: Any) -> int:
+    """Run one turn, printing the reply to stdout and status to stderr; Ctrl+C stops it cleanly."""
+    from desktop.engine.events import StatusChanged, TextDelta, TurnError
+
+    errors: list[TurnError] = []
+    wrote = False
+
+    def on_event(event: Any) -> None:
+        nonlocal wrote
+        if event.session_id != session_id:
+            return
+        if isinstance(event, TextDelta):
+            sys.stdout.write(event.text)
+            sys.stdout.flush()
+            wrote = True
+        elif isinstance(event, StatusChanged) and event.text:
+            _status(event.text)
+        elif isinstance(event, TurnError):
+            errors.append(event)
+
+    ctx.engine.subscribe(on_event)
+    loop = asyncio.get_running_loop()
+    for sig in (signal.SIGINT, signal.SIGTERM):
+        loop.add_signal_handler(sig, ctx.engine.stop, session_id)
+    reply = await start
+    if wrote:
+        sys.stdout.write("\n")
+    if errors:
+        raise CliError(f"{errors[-1].message} (your message is saved in session {session_id}; "
+                       f"retry with `precis chat --session {session_id} --retry`)")
+    if reply is not None and reply.status == "interrupted":
+        _status("stopped; the partial reply is kept")
+        return 130
+    return 0
+
+
+def _attachment(path: Path) -> dict[str, Any]:
+    try:
+        from desktop.engine.compaction.media import prepare_attachment
+    except ImportError as exc:  # pragma: no cover - media support ships with the compaction package
+        raise CliError("attachments are not supported in this build") from exc
+    try:
+        return prepare_attachment(path)
+    except Exception as exc:  # noqa: BLE001 - a clear one-line reason, nothing lost
+        raise CliError(f"cannot attach {path}: {exc}") from exc
+
+
+async def cmd_sessions(args: argparse.Namespace) -> int:
+    async with open_ctx() as ctx:
+        sessions = await ctx.store.list_sessions()
+    rows = [
+        {
+            "id": s.id,
+            "title": s.title,
+            "model": s.model,
+            "messages": s.message_count,
+            "last_usage": s.last_usage.to_json() if s.last_usage else None,
+            "updated_at": s.updated_at,
+        }
+        for s in sessions
+    ]
+    if args.json:
+        print(json.dumps(rows, ensure_ascii=False, indent=2))
+        return 0
+    for r in rows:
+        usage = r["last_usage"]
+        used = (usage["input_tokens"] + usage["cache_read_input_tokens"] + usage["cache_creation_input_tokens"]
+                if usage else 0)
+        print(f"{r['id']:>5}  {r['messages']:>6} msgs  {used:>8} tok  {r['title']}")
+    return 0
+
+
+async def cmd_export(args: argparse.Namespace) -> int:
+    from desktop.engine.export import export_json, export_markdown
+
+    async with open_ctx() as ctx:
+        session = await _session_or_fail(ctx.store, args.id)
+        messages = await ctx.store.messages(session.id)
+        compactions = await ctx.store.compactions(session.id)
+    if args.format == "json":
+        out = json.dumps(export_json(session, messages, compactions), ensure_ascii=False, indent=2)
+    else:
+        out = export_markdown(session, messages, compactions)
+    if args.output:
+        Path(args.output).write_text(out + "\n", "utf-8")
+        _status(f"wrote {args.output}")
+    else:
+        print(out)
+    return 0
+
+
+def build_parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(prog="precis", description="Précis: a chat client for Claude.")
+    parser.add_argument("--version", action="version", version=f"precis {__version__}")
+    sub = parser.add_subparsers(dest="command")
+
+    chat = sub.add_parser("chat", help="send one message and stream the reply")
+    group = chat.add_mutually_exclusive_group()
+    group.add_argument("--session", type=int, help="continue this session")
+    group.add_argument("--new", action="store_true", help="start a new session (the default)")
+    chat.add_argument("--model", help="model id for this session")
+    chat.add_argument("--attach", action="append", default=[], metavar="FILE", help="attach an image or PDF")
+    chat.add_argument("--retry", action="store_true", help="resend the session's last message (no MESSAGE)")
+    chat.add_argument("message", nargs="?", default="", help="the message; '-' reads standard input")
+
+    sessions = sub.add_parser("sessions", help="list sessions")
+    sessions.add_argument("--json", action="store_true")
+
+    export = sub.add_parser("export", help="export a session")
+    export.add_argument("id", type=int)
+    export.add_argument("--format", choices=("md", "json"), default="md")
+    export.add_argument("--output", "-o")
+
+    sub.add_parser("gui", help="open the window (the default)")
+    return parser
+
+
+COMMANDS = {"chat": cmd_chat, "sessions": cmd_sessions, "export": cmd_export}
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    parser = build_parser()
+    args = parser.parse_args(argv)
+    if args.command in (None, "gui"):
+        from desktop.ui.app import run_app
+
+        return run_app()
+    try:
+        return asyncio.run(COMMANDS[args.command](args))
+    except CliError as exc:
+        print(f"precis: error: {exc}", file=sys.stderr)
+        return 1
+    except KeyboardInterrupt:
+        return 130

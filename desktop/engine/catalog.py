@@ -1,0 +1,223 @@
+"""Model catalog: context window, output ceiling, tokenizer family, prices, cache minimum, media limit.
+
+Facts come from the reference (anthropic-api.md §3-§5, Nov 2026); entries marked ``verified=False``
+are inferred from a documented sibling and should be confirmed with ``client.models.retrieve``.
+An unknown model has window ``None`` ("capacity unknown"): never a made-up 200K.
+
+Precedence of the window: env ``PRECIS_CONTEXT_WINDOW`` (all models) > settings override > catalog;
+a window learned from a real overflow error is a hard ceiling on whichever of those applies.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+from collections.abc import Mapping
+from dataclasses import dataclass, replace
+from typing import Any, Literal
+
+from desktop.engine.tokens import V3, V47, Family, family_for_model
+from desktop.engine.types import Usage
+
+ENV_WINDOW = "PRECIS_CONTEXT_WINDOW"
+CACHE_WRITE_MULTIPLIER = 1.25  # 5-minute TTL; a 1-hour write costs 2x
+CACHE_READ_MULTIPLIER = 0.1
+
+WindowSource = Literal["catalog", "override", "env", "learned", "unknown"]
+
+
+@dataclass(frozen=True, slots=True)
+class ModelInfo:
+    model: str
+    window: int | None  # None: capacity unknown
+    max_output: int
+    family: Family  # tokenizer family for the estimator
+    input_price: float | None  # USD per million tokens; None: unknown
+    output_price: float | None
+    min_cache_tokens: int  # shorter prefixes are silently not cached
+    media_limit: int  # images + PDF pages per request
+    keeps_thinking: bool  # earlier turns' thinking stays in context (else the API drops it)
+    verified: bool = True
+    window_source: WindowSource = "catalog"
+
+    @property
+    def cache_write_price(self) -> float | None:
+        return None if self.input_price is None else self.input_price * CACHE_WRITE_MULTIPLIER
+
+    @property
+    def cache_read_price(self) -> float | None:
+        return None if self.input_price is None else self.input_price * CACHE_READ_MULTIPLIER
+
+
+_M = 1_000_000
+_K = 200_000
+
+
+def _e(window: int | None, max_output: int, family: Family, price: tuple[float, float] | None,
+       min_cache: int, keeps_thinking: bool, verified: bool = True) -> dict[str, Any]:
+    return {
+        "window": window, "max_output": max_output, "family": family,
+        "input_price": price[0] if price else None, "output_price": price[1] if price else None,
+        "min_cache_tokens": min_cache, "media_limit": 600 if window and window >= _M else 100,
+        "keeps_thinking": keeps_thinking, "verified": verified,
+    }
+
+
+# Keys are matched against the id and its dated / provider variants (see _lookup).
+CATALOG: dict[str, dict[str, Any]] = {
+    # 1M models at standard pricing (reference §5).
+    "claude-opus-4-8": _e(_M, 128_000, V47, (5, 25), 4096, True),
+    "claude-opus-4-7": _e(_M, 128_000, V47, (5, 25), 4096, True),
+    "claude-opus-4-6": _e(_M, 128_000, V3, (5, 25), 4096, True),
+    # Max output: 128K per the Jul 2026 models page, 64K in older copies [conflict].
+    "claude-sonnet-4-6": _e(_M, 128_000, V3, (3, 15), 2048, True),
+    "claude-sonnet-5": _e(_M, 128_000, V47, (3, 15), 1024, True, verified=False),  # price, cache min: inferred
+    "claude-fable-5": _e(_M, 128_000, V47, (10, 50), 2048, True),
+    # 200K models.
+    "claude-haiku-4-5": _e(_K, 64_000, V3, (1, 5), 4096, False),
+    "claude-opus-4-5": _e(_K, 64_000, V3, (5, 25), 4096, True),
+    "claude-sonnet-4-5": _e(_K, 64_000, V3, (3, 15), 1024, False),  # 1M beta retired 2026-04-30
+    "claude-sonnet-4": _e(_K, 64_000, V3, (3, 15), 1024, False),
+    "claude-sonnet-4-0": _e(_K, 64_000, V3, (3, 15), 1024, False),
+    "claude-opus-4-1": _e(_K, 32_000, V3, (15, 75), 1024, False, verified=False),
+    "claude-opus-4": _e(_K, 32_000, V3, (15, 75), 1024, False, verified=False),
+    "claude-opus-4-0": _e(_K, 32_000, V3, (15, 75), 1024, False, verified=False),
+    "claude-3-7-sonnet": _e(_K, 64_000, V3, (3, 15), 1024, False),
+    "claude-3-5-haiku": _e(_K, 8_192, V3, (0.8, 4), 2048, False),
+    # 5.x ids from the SDK 2.10 Model literal: windows follow the documented 1M siblings
+    # (Sonnet 5, Fable 5, Opus 4.6+); prices follow the tier. Unverified.
+    "claude-opus-5": _e(_M, 128_000, V47, (5, 25), 512, True, verified=False),
+    "claude-opus-5-5": _e(_M, 128_000, V47, (5, 25), 512, True, verified=False),
+    "claude-sonnet-5-5": _e(_M, 128_000, V47, (3, 15), 1024, True, verified=False),
+    "claude-fable-5-1": _e(_M, 128_000, V47, (10, 50), 2048, True, verified=False),
+    "claude-fable-5-2": _e(_M, 128_000, V47, (10, 50), 2048, True, verified=False),
+    # Nothing published for these: capacity and price unknown, only the tokenizer is a safe guess.
+    "claude-haiku-5-5": _e(None, 64_000, V47, None, 2048, True, verified=False),
+    "claude-mythos-5": _e(None, 128_000, V47, None, 2048, True, verified=False),
+    "claude-mythos-5-1": _e(None, 128_000, V47, None, 2048, True, verified=False),
+    "claude-mythos-5-2": _e(None, 128_000, V47, None, 2048, True, verified=False),
+    "claude-mythos-preview": _e(None, 128_000, V47, None, 2048, True, verified=False),
+}
+
+_UNKNOWN = _e(None, 32_000, V3, None, 1024, True, verified=False)
+
+# What may follow a catalog key in a real id: a date, a version suffix, a provider tag.
+_SUFFIX = re.compile(r"(?:-\d{8}|-latest|-v\d+(?::\d+)?|@\d{8}|\[1m\])*(?::\d+)?$")
+
+
+def _lookup(model: str, table: Mapping[str, Any]) -> tuple[str, Any] | None:
+    """Exact id, else the longest key found in the id followed only by a date/version suffix.
+
+    ``claude-sonnet-4-5-20250929`` and ``us.anthropic.claude-opus-4-7-v1:0`` resolve; a future
+    ``claude-opus-4-9`` does not fall back to ``claude-opus-4``.
+    """
+    m = model.strip().lower()
+    if m in table:
+        return m, table[m]
+    for key in sorted(table, key=len, reverse=True):
+        k = key.lower()
+        pos = m.find(k)
+        while pos >= 0:
+            before_ok = pos == 0 or not m[pos - 1].isalnum()
+            if before_ok and _SUFFIX.fullmatch(m[pos + len(k):]):
+                return key, table[key]
+            pos = m.find(k, pos + 1)
+    return None
+
+
+def _env_window() -> int | None:
+    raw = os.environ.get(ENV_WINDOW, "").strip().replace("_", "")
+    if not raw:
+        return None
+    try:
+        value = int(raw)
+    except ValueError:
+        return None
+    return value if value > 0 else None
+
+
+class ModelCatalog:
+    """Model facts with user overrides and windows learned from overflow errors.
+
+    ``overrides`` (from settings): ``{model: window}`` or ``{model: {"window", "max_output",
+    "input_price", "output_price", "min_cache_tokens", "media_limit", "family"}}``; keys match like
+    catalog keys (dated ids resolve). ``learned``: ``{model: window}`` as returned by :meth:`learned`.
+    """
+
+    def __init__(self, overrides: Mapping[str, Any] | None = None,
+                 learned: Mapping[str, int] | None = None) -> None:
+        self._overrides = {str(k).lower(): v for k, v in (overrides or {}).items()}
+        self._learned: dict[str, int] = {str(k).lower(): int(v) for k, v in (learned or {}).items()
+                                         if isinstance(v, int | float) and v > 0}
+
+    def info(self, model: str | None) -> ModelInfo:
+        name = (model or "").strip()
+        hit = _lookup(name, CATALOG) if name else None
+        info = ModelInfo(model=name, **(hit[1] if hit else _UNKNOWN))
+        if not hit:
+            info = replace(info, window_source="unknown", family=family_for_model(name))
+        over = _lookup(name, self._overrides) if name else None
+        if over:
+            info = self._apply_override(info, over[1])
+        env = _env_window()
+        if env:
+            info = replace(info, window=env, window_source="env")
+        learned = self._learned.get(name.lower())
+        if learned and (info.window is None or learned < info.window):
+            info = replace(info, window=learned, window_source="learned")
+        return info
+
+    @staticmethod
+    def _apply_override(info: ModelInfo, value: Any) -> ModelInfo:
+        if isinstance(value, int | float) and not isinstance(value, bool):
+            return replace(info, window=int(value), window_source="override")
+        if not isinstance(value, Mapping):
+            return info
+        changes: dict[str, Any] = {}
+        for field in ("window", "max_output", "min_cache_tokens", "media_limit"):
+            if isinstance(value.get(field), int | float):
+                changes[field] = int(value[field])
+        for field in ("input_price", "output_price"):
+            if isinstance(value.get(field), int | float):
+                changes[field] = float(value[field])
+        if value.get("family") in (V3, V47):
+            changes["family"] = value["family"]
+        if "window" in changes:
+            changes["window_source"] = "override"
+        return replace(info, **changes)
+
+    def window(self, model: str | None) -> int | None:
+        return self.info(model).window
+
+    def learn_window(self, model: str, window: int) -> bool:
+        """Record a window the server reported (e.g. "N tokens > M maximum"). Returns whether it changed."""
+        key = model.strip().lower()
+        if window <= 0 or self._learned.get(key) == window:
+            return False
+        self._learned[key] = int(window)
+        return True
+
+    def learned(self) -> dict[str, int]:
+        """Serialisable learned windows (the caller persists them)."""
+        return dict(self._learned)
+
+    def cost(self, model: str | None, usage: Usage | None) -> float | None:
+        """USD for one response; None when the model's prices are unknown.
+
+        Cache writes are priced at the 5-minute rate (1.25x input); 1-hour writes (2x) are not
+        distinguished in ``Usage``.
+        """
+        if usage is None:
+            return 0.0
+        info = self.info(model)
+        if info.input_price is None or info.output_price is None:
+            return None
+        per_token_in = info.input_price / 1_000_000
+        return (usage.input_tokens * per_token_in
+                + usage.cache_creation_input_tokens * per_token_in * CACHE_WRITE_MULTIPLIER
+                + usage.cache_read_input_tokens * per_token_in * CACHE_READ_MULTIPLIER
+                + usage.output_tokens * info.output_price / 1_000_000)
+
+    @staticmethod
+    def known_models() -> list[str]:
+        return sorted(CATALOG)

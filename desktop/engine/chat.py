@@ -1,0 +1,240 @@
+"""The chat engine: one turn = stored history -> request -> stream -> events -> persisted reply.
+
+It talks to views only through events (subscribe()). It never imports Qt; `precis chat` and the window drive
+the same object.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import time
+from collections.abc import Callable
+from dataclasses import replace
+from typing import Any
+
+from desktop.engine import assemble
+from desktop.engine.errors import ChatError, classify
+from desktop.engine.events import (
+    EngineEvent,
+    MessageAdded,
+    StatusChanged,
+    TextDelta,
+    ThinkingDelta,
+    TurnDone,
+    TurnError,
+    UsageUpdate,
+)
+from desktop.engine.provider import Provider, StreamPart
+from desktop.engine.secrets import Credentials, load_credentials
+from desktop.engine.settings import Paths, Settings
+from desktop.engine.types import Block, StoredMessage, Usage
+
+FLUSH_INTERVAL = 0.5  # seconds between progressive commits of streamed text (a crash loses less than this)
+TITLE_CHARS = 60
+
+Listener = Callable[[EngineEvent], None]
+
+
+class ChatEngine:
+    def __init__(
+        self,
+        store: Any,
+        paths: Paths,
+        settings: Settings,
+        credentials: Credentials | None = None,
+    ):
+        self.store = store
+        self.paths = paths
+        self.settings = settings
+        self._credentials = credentials
+        self._provider: Provider | None = None
+        self._listeners: list[Listener] = []
+        self._turns: dict[int, asyncio.Task[Any]] = {}
+
+    # --- wiring -------------------------------------------------------------------------------------
+    def subscribe(self, listener: Listener) -> Callable[[], None]:
+        self._listeners.append(listener)
+        return lambda: self._listeners.remove(listener)
+
+    def emit(self, event: EngineEvent) -> None:
+        for listener in list(self._listeners):
+            listener(event)
+
+    @property
+    def provider(self) -> Provider:
+        if self._provider is None:
+            creds = self._credentials or load_credentials()
+            self._provider = Provider(self.settings, creds)
+        return self._provider
+
+    async def reconfigure(self, settings: Settings, credentials: Credentials | None = None) -> None:
+        """New settings or key: the next request uses a fresh client."""
+        self.settings = settings
+        self._credentials = credentials
+        if self._provider is not None:
+            await self._provider.close()
+            self._provider = None
+
+    async def close(self) -> None:
+        for task in list(self._turns.values()):
+            task.cancel()
+        if self._turns:
+            await asyncio.gather(*self._turns.values(), return_exceptions=True)
+        if self._provider is not None:
+            await self._provider.close()
+
+    def busy(self, session_id: int) -> bool:
+        task = self._turns.get(session_id)
+        return task is not None and not task.done()
+
+    # --- public entry points ------------------------------------------------------------------------
+    async def send(self, session_id: int, text: str, attachments: list[Block] | None = None) -> StoredMessage | None:
+        """Commit the user's message first, then run the turn. Returns the assistant message (or None)."""
+        content: list[Block] = list(attachments or [])
+        if text.strip():
+            content.append({"type": "text", "text": text})
+        if not content:
+            raise ValueError("empty message")
+        if self.busy(session_id):
+            raise RuntimeError("a reply is still streaming in this session")
+        user = await self.store.add_message(session_id, "user", content)
+        self.emit(MessageAdded(session_id, user))
+        await self._maybe_title(session_id, text)
+        return await self._start_turn(session_id)
+
+    async def retry(self, session_id: int) -> StoredMessage | None:
+        """Resend the stored history; the user's message is already there, failed partial replies are skipped."""
+        if self.busy(session_id):
+            raise RuntimeError("a reply is still streaming in this session")
+        return await self._start_turn(session_id)
+
+    def stop(self, session_id: int) -> bool:
+        task = self._turns.get(session_id)
+        if task is None or task.done():
+            return False
+        task.cancel()
+        return True
+
+    # --- the turn -----------------------------------------------------------------------------------
+    async def _start_turn(self, session_id: int) -> StoredMessage | None:
+        task = asyncio.ensure_future(self._turn(session_id))
+        self._turns[session_id] = task
+        try:
+            return await task
+        finally:
+            if self._turns.get(session_id) is task:
+                del self._turns[session_id]
+
+    async def build_request(self, session_id: int) -> dict[str, Any]:
+        session = await self.store.get_session(session_id)
+        model = (session.model if session else None) or self.settings.model
+        compaction = await self.store.active_compaction(session_id)
+        after = compaction.covers_through_message_id if compaction else 0
+        history = await self.store.messages(session_id, after_id=after)
+        messages = assemble.with_summary(assemble.history_to_api(history), compaction)
+        messages = _alternate(messages)
+        return {
+            "model": model,
+            "max_tokens": self.settings.max_output_tokens,
+            "system": assemble.system_blocks(),
+            "messages": messages,
+        }
+
+    async def _turn(self, session_id: int) -> StoredMessage | None:
+        self.emit(StatusChanged(session_id, "Sending…"))
+        reply: StoredMessage | None = None
+        blocks: dict[int, Block] = {}
+        usage = Usage()
+        stop_reason: str | None = None
+        last_flush = time.monotonic()
+
+        async def flush(status: str = "streaming") -> None:
+            nonlocal last_flush, reply
+            if reply is None:
+                return
+            content = [blocks[i] for i in sorted(blocks)]
+            await self.store.update_message(reply.id, content=content, status=status,
+                                            usage=usage if usage.prompt_tokens else None)
+            reply = replace(reply, content=content, status=status, usage=usage if usage.prompt_tokens else None)
+            last_flush = time.monotonic()
+
+        try:
+            request = await self.build_request(session_id)
+            reply = await self.store.add_message(session_id, "assistant", [], status="streaming",
+                                                 model=request["model"])
+            self.emit(MessageAdded(session_id, reply))
+            self.emit(StatusChanged(session_id, "Waiting for the reply…"))
+            current = -1
+            async for part in self.provider.stream(request):
+                current = self._apply(part, blocks, current)
+                if part.kind == "usage" and part.usage is not None:
+                    usage = part.usage
+                    stop_reason = part.stop_reason or stop_reason
+                    self.emit(UsageUpdate(session_id, reply.id, usage))
+                elif part.kind == "text":
+                    self.emit(TextDelta(session_id, reply.id, part.text))
+                elif part.kind == "thinking":
+                    self.emit(ThinkingDelta(session_id, reply.id, part.text))
+                elif part.kind == "stop":
+                    usage = part.usage or usage
+                    stop_reason = part.stop_reason
+                if part.kind == "block_stop" or time.monotonic() - last_flush >= FLUSH_INTERVAL:
+                    await flush()
+            await flush("complete")
+            assert reply is not None
+            reply = replace(reply, meta={**reply.meta, "stop_reason": stop_reason})
+            await self.store.update_message(reply.id, meta=reply.meta)
+            self.emit(StatusChanged(session_id, "", busy=False))
+            self.emit(TurnDone(session_id, reply))
+            return reply
+        except asyncio.CancelledError:
+            # Stop: keep what arrived, marked interrupted. Shielded so the commit survives the cancellation.
+            if reply is not None:
+                await asyncio.shield(flush("interrupted"))
+                self.emit(TurnDone(session_id, reply))
+            self.emit(StatusChanged(session_id, "Stopped", busy=False))
+            return reply
+        except Exception as exc:  # noqa: BLE001 - every failure becomes a typed error for the user
+            error = classify(exc)
+            if reply is not None:
+                await flush("error")
+                await self.store.update_message(reply.id, meta={**reply.meta, "error": error.message})
+            self._report(session_id, error)
+            return None
+
+    @staticmethod
+    def _apply(part: StreamPart, blocks: dict[int, Block], current: int) -> int:
+        """Fold one stream part into the reply's blocks; returns the index of the open block."""
+        if part.kind == "block_start" and part.block is not None:
+            blocks[part.index] = dict(part.block)
+            return part.index
+        if part.kind == "text" and current in blocks:
+            blocks[current]["text"] = blocks[current].get("text", "") + part.text
+        elif part.kind == "thinking" and current in blocks:
+            blocks[current]["thinking"] = blocks[current].get("thinking", "") + part.text
+        elif part.kind == "block_stop" and part.block is not None:
+            blocks[part.index] = dict(part.block)
+        return current
+
+    def _report(self, session_id: int, error: ChatError) -> None:
+        self.emit(StatusChanged(session_id, "", busy=False))
+        self.emit(TurnError(session_id, error.kind, error.message, error.retryable, detail=error.detail))
+
+    async def _maybe_title(self, session_id: int, text: str) -> None:
+        session = await self.store.get_session(session_id)
+        if session and session.title in ("", "New chat") and text.strip():
+            title = " ".join(text.split())[:TITLE_CHARS]
+            await self.store.update_session(session_id, title=title)
+
+
+def _alternate(messages: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    """Merge consecutive same-role messages so roles alternate (e.g. two user sends after a failure)."""
+    out: list[dict[str, Any]] = []
+    for msg in messages:
+        if out and out[-1]["role"] == msg["role"]:
+            out[-1] = {"role": msg["role"], "content": [*out[-1]["content"], *msg["content"]]}
+        else:
+            out.append({"role": msg["role"], "content": list(msg["content"])})
+    while out and out[0]["role"] != "user":
+        out.pop(0)
+    return out

@@ -1,0 +1,105 @@
+"""Helpers shared by the compaction modules: uniform access to StoredMessage rows and API dicts, grouping.
+
+Every function here is pure. Messages are either ``StoredMessage`` (history) or ``{"role", "content"}`` dicts
+(requests); content may be a plain string, which is read as one text block.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+from collections.abc import Iterator, Sequence
+from typing import Any
+
+from desktop.engine.types import Block, StoredMessage
+
+Message = StoredMessage | dict[str, Any]
+
+
+def role_of(msg: Message) -> str:
+    return msg.role if isinstance(msg, StoredMessage) else str(msg.get("role", ""))
+
+
+def content_of(msg: Message) -> list[Block]:
+    raw = msg.content if isinstance(msg, StoredMessage) else msg.get("content", [])
+    if isinstance(raw, str):
+        return [{"type": "text", "text": raw}]
+    return list(raw or [])
+
+
+def id_of(msg: Message) -> int | None:
+    return msg.id if isinstance(msg, StoredMessage) else msg.get("id")
+
+
+def meta_of(msg: Message) -> dict[str, Any]:
+    return msg.meta if isinstance(msg, StoredMessage) else (msg.get("meta") or {})
+
+
+def with_content(msg: Message, content: list[Block]) -> Message:
+    """A copy of ``msg`` with new content (the input is left untouched)."""
+    if isinstance(msg, StoredMessage):
+        return dataclasses.replace(msg, content=content)
+    out = dict(msg)
+    out["content"] = content
+    return out
+
+
+def tool_result_text(block: Block) -> str:
+    """The text a tool_result carries (string content, or its text sub-blocks joined by newlines)."""
+    content = block.get("content")
+    if content is None:
+        return ""
+    if isinstance(content, str):
+        return content
+    return "\n".join(str(b.get("text", "")) for b in content if isinstance(b, dict) and b.get("type") == "text")
+
+
+def has_tool_result(msg: Message) -> bool:
+    return any(b.get("type") == "tool_result" for b in content_of(msg))
+
+
+def is_plain_user(msg: Message) -> bool:
+    """A user message that starts a new exchange: it answers no tool call, so cutting before it splits no pair."""
+    return role_of(msg) == "user" and not has_tool_result(msg)
+
+
+def has_real_text(msg: Message) -> bool:
+    return any(b.get("type") == "text" and str(b.get("text", "")).strip() for b in content_of(msg))
+
+
+def group_starts(messages: Sequence[Message]) -> list[int]:
+    """Start indices of message groups: a plain user message and everything until the next one.
+
+    Anything before the first plain user message belongs to the first group, so dropping whole groups from the
+    front never leaves an orphan tool_result and never separates a tool_use from its result.
+    """
+    if not messages:
+        return []
+    return [0] + [i for i in range(1, len(messages)) if is_plain_user(messages[i])]
+
+
+def iter_groups(messages: Sequence[Message]) -> Iterator[list[Message]]:
+    starts = group_starts(messages)
+    for n, start in enumerate(starts):
+        end = starts[n + 1] if n + 1 < len(starts) else len(messages)
+        yield list(messages[start:end])
+
+
+def tool_names(messages: Sequence[Message]) -> dict[str, Block]:
+    """tool_use id -> the tool_use block, over all messages (the first occurrence wins)."""
+    out: dict[str, Block] = {}
+    for msg in messages:
+        for block in content_of(msg):
+            if block.get("type") == "tool_use" and block.get("id") and block["id"] not in out:
+                out[block["id"]] = block
+    return out
+
+
+def head_tail(text: str, limit: int, *, head_share: float = 0.7) -> str:
+    """Keep ``limit`` characters: 70 % head and 30 % tail around "[… N characters omitted …]"."""
+    if len(text) <= limit:
+        return text
+    head = int(limit * head_share)
+    tail = limit - head
+    omitted = len(text) - head - tail
+    end = text[len(text) - tail:] if tail else ""
+    return f"{text[:head]}\n[… {omitted:,} characters omitted …]\n{end}"

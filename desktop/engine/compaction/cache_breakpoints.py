@@ -1,0 +1,136 @@
+"""Prompt-cache breakpoints and canonical request bytes.
+
+The cache key is the exact bytes of the prefix (tools → system → messages), so everything here is deterministic:
+keys are sorted recursively (tool_use input included), and intermediate breakpoints sit at fixed block counts from
+the start of the conversation, so turn N+1 places them where turn N wrote them and reads those entries.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Sequence
+from typing import Any
+
+from desktop.engine.types import Block
+
+MAX_BREAKPOINTS = 4
+STRIDE = 15  # the API looks back 20 blocks from a breakpoint; one every 15 keeps a margin
+EPHEMERAL: dict[str, str] = {"type": "ephemeral"}
+# Text prefixes of the block(s) that carry an active summary and the pinned instructions.
+SUMMARY_PREFIXES = ("<conversation-summary>", "User instructions so far (verbatim):")
+
+_CACHEABLE = {"text", "image", "document", "tool_use", "tool_result", "search_result"}
+
+
+def canonical(obj: Any) -> str:
+    """Canonical JSON: sorted keys, no whitespace, UTF-8 kept (for comparing prefixes byte for byte)."""
+    return json.dumps(obj, sort_keys=True, ensure_ascii=False, separators=(",", ":"))
+
+
+def sorted_keys(obj: Any) -> Any:
+    """A deep copy whose dicts insert keys in sorted order (the SDK serialises in insertion order)."""
+    if isinstance(obj, dict):
+        return {k: sorted_keys(obj[k]) for k in sorted(obj)}
+    if isinstance(obj, list):
+        return [sorted_keys(v) for v in obj]
+    return obj
+
+
+def strip_cache_control(obj: Any) -> Any:
+    """A deep copy without any cache_control key."""
+    if isinstance(obj, dict):
+        return {k: strip_cache_control(v) for k, v in obj.items() if k != "cache_control"}
+    if isinstance(obj, list):
+        return [strip_cache_control(v) for v in obj]
+    return obj
+
+
+def count_breakpoints(*parts: Any) -> int:
+    if isinstance(parts, tuple) and len(parts) != 1:
+        return sum(count_breakpoints(p) for p in parts)
+    obj = parts[0]
+    if isinstance(obj, dict):
+        return ("cache_control" in obj) + sum(count_breakpoints(v) for v in obj.values())
+    if isinstance(obj, list):
+        return sum(count_breakpoints(v) for v in obj)
+    return 0
+
+
+def cacheable(block: Block) -> bool:
+    """cache_control is refused on thinking blocks and on empty text."""
+    kind = block.get("type")
+    if kind not in _CACHEABLE:
+        return False
+    return kind != "text" or bool(str(block.get("text", "")).strip())
+
+
+def place_breakpoints(system: Sequence[Block], tools: Sequence[dict[str, Any]], messages: Sequence[dict[str, Any]],
+                      *, summary_present: bool, cache_control: dict[str, str] | None = None,
+                      stride: int = STRIDE) -> tuple[list[Block], list[dict[str, Any]], list[dict[str, Any]]]:
+    """New (system, tools, messages) with at most 4 breakpoints, in priority order:
+
+    1. the static system block (system[0]; the last tool when there is no system) — caches tools + system;
+    2. the last cacheable block of the conversation;
+    3. the summary/pins block in the first message when a summary is active;
+    4. intermediate ones at global block indices stride-1, 2·stride-1, … (newest first), so no run of more
+       than ``stride`` blocks before the end lacks one while the budget lasts.
+
+    Existing cache_control keys are removed first, so calling this again is harmless.
+    """
+    mark = dict(cache_control or EPHEMERAL)
+    system_out: list[Block] = sorted_keys(strip_cache_control(list(system)))
+    tools_out: list[dict[str, Any]] = sorted_keys(strip_cache_control(list(tools)))
+    messages_out: list[dict[str, Any]] = sorted_keys(strip_cache_control(list(messages)))
+    budget = MAX_BREAKPOINTS
+
+    static = next((b for b in system_out if cacheable(b)), None)
+    if static is not None:
+        static["cache_control"] = dict(mark)
+        budget -= 1
+    elif tools_out:
+        tools_out[-1]["cache_control"] = dict(mark)
+        budget -= 1
+
+    # Flat index of every top-level message block: (message index, block index).
+    flat = [(mi, bi) for mi, m in enumerate(messages_out) for bi in range(len(m.get("content") or []))
+            if isinstance(m.get("content"), list)]
+    chosen: list[int] = []
+
+    def block_at(g: int) -> Block:
+        mi, bi = flat[g]
+        return messages_out[mi]["content"][bi]
+
+    def eligible_at_or_before(g: int, floor: int) -> int | None:
+        while g > floor:
+            if cacheable(block_at(g)):
+                return g
+            g -= 1
+        return None
+
+    end = eligible_at_or_before(len(flat) - 1, -1)
+    if end is not None and budget > 0:
+        chosen.append(end)
+        budget -= 1
+    floor = -1
+    if summary_present and budget > 0 and messages_out:
+        first = [g for g, (mi, _) in enumerate(flat) if mi == 0]
+        marked = [g for g in first if _is_summary(block_at(g))]
+        pick = marked[-1] if marked else eligible_at_or_before(first[-1], -1) if first else None
+        if pick is not None and pick not in chosen:
+            chosen.append(pick)
+            budget -= 1
+        floor = pick if pick is not None else -1
+    anchor = ((end if end is not None else 0) // stride) * stride - 1
+    while budget > 0 and anchor > floor:
+        g = eligible_at_or_before(anchor, floor)
+        if g is not None and g not in chosen and (end is None or g < end):
+            chosen.append(g)
+            budget -= 1
+        anchor -= stride
+    for g in chosen:
+        block_at(g)["cache_control"] = dict(mark)
+    return system_out, tools_out, messages_out
+
+
+def _is_summary(block: Block) -> bool:
+    return block.get("type") == "text" and str(block.get("text", "")).startswith(SUMMARY_PREFIXES)

@@ -1,0 +1,120 @@
+"""The one place that talks to the Anthropic Messages API, through the official SDK.
+
+Retries (429, 5xx, 529, connection errors before the body starts) are the SDK's own; we never write our own.
+"""
+
+from __future__ import annotations
+
+import asyncio
+from collections.abc import AsyncIterator
+from dataclasses import dataclass
+from typing import Any
+
+import anthropic
+
+from desktop.engine.secrets import Credentials
+from desktop.engine.settings import Settings
+from desktop.engine.types import Usage
+
+
+@dataclass(frozen=True, slots=True)
+class StreamPart:
+    """What the engine needs from a stream, independent of SDK event classes."""
+
+    kind: str  # block_start | text | thinking | block_stop | usage | stop
+    index: int = -1
+    text: str = ""
+    block: dict[str, Any] | None = None
+    usage: Usage | None = None
+    stop_reason: str | None = None
+
+
+def _usage(obj: Any) -> Usage:
+    return Usage(
+        input_tokens=getattr(obj, "input_tokens", 0) or 0,
+        output_tokens=getattr(obj, "output_tokens", 0) or 0,
+        cache_creation_input_tokens=getattr(obj, "cache_creation_input_tokens", 0) or 0,
+        cache_read_input_tokens=getattr(obj, "cache_read_input_tokens", 0) or 0,
+    )
+
+
+def block_to_dict(block: Any) -> dict[str, Any]:
+    """SDK content block -> plain JSON block as the API accepts it back (no SDK-only fields)."""
+    data = block.model_dump(mode="json", exclude_none=True)
+    kind = data.get("type")
+    if kind == "text":
+        return {"type": "text", "text": data.get("text", "")}
+    if kind == "tool_use":
+        return {"type": "tool_use", "id": data["id"], "name": data["name"], "input": data.get("input") or {}}
+    if kind == "thinking":
+        return {"type": "thinking", "thinking": data.get("thinking", ""), "signature": data.get("signature", "")}
+    return data
+
+
+class Provider:
+    def __init__(self, settings: Settings, credentials: Credentials):
+        self.settings = settings
+        kwargs: dict[str, Any] = {
+            "max_retries": settings.max_retries,
+            "timeout": settings.request_timeout,
+        }
+        if settings.base_url:
+            kwargs["base_url"] = settings.base_url
+        if credentials.api_key:
+            kwargs["api_key"] = credentials.api_key
+        elif credentials.auth_token:
+            kwargs["auth_token"] = credentials.auth_token
+            kwargs["api_key"] = None
+        self.client = anthropic.AsyncAnthropic(**kwargs)
+
+    async def stream(self, request: dict[str, Any]) -> AsyncIterator[StreamPart]:
+        """Stream one request; yields StreamParts; raises SDK exceptions on failure."""
+        async with self.client.messages.stream(**request) as stream:
+            async for event in stream:
+                etype = event.type
+                if etype == "message_start":
+                    yield StreamPart("usage", usage=_usage(event.message.usage))
+                elif etype == "content_block_start":
+                    yield StreamPart("block_start", index=event.index, block=block_to_dict(event.content_block))
+                elif etype == "text":
+                    yield StreamPart("text", text=event.text)
+                elif etype == "thinking":
+                    yield StreamPart("thinking", text=event.thinking)
+                elif etype == "content_block_stop":
+                    yield StreamPart("block_stop", index=event.index, block=block_to_dict(event.content_block))
+                elif etype == "message_delta":
+                    yield StreamPart("usage", usage=_usage(stream.current_message_snapshot.usage),
+                                     stop_reason=event.delta.stop_reason)
+            final = await stream.get_final_message()
+            yield StreamPart("stop", usage=_usage(final.usage), stop_reason=final.stop_reason)
+
+    async def complete(self, request: dict[str, Any]) -> tuple[str, Usage, str | None]:
+        """Non-interactive call (summaries): streamed under the hood so long outputs never hit SDK limits."""
+        async with self.client.messages.stream(**request) as stream:
+            final = await stream.get_final_message()
+        text = "".join(getattr(b, "text", "") for b in final.content if getattr(b, "type", "") == "text")
+        return text, _usage(final.usage), final.stop_reason
+
+    async def count_tokens(self, request: dict[str, Any], timeout: float = 3.0) -> int | None:
+        """Exact count from /v1/messages/count_tokens; None when unavailable (callers fall back silently)."""
+        keys = ("model", "messages", "system", "tools", "tool_choice", "thinking")
+        params = {k: v for k, v in request.items() if k in keys}
+        try:
+            result = await asyncio.wait_for(
+                self.client.with_options(max_retries=0).messages.count_tokens(**params),
+                timeout,
+            )
+        except Exception:
+            return None
+        return int(result.input_tokens)
+
+    async def model_window(self, model: str, timeout: float = 3.0) -> tuple[int | None, int | None]:
+        """(max_input_tokens, max_tokens) from models.retrieve(), when the provider offers it."""
+        try:
+            info = await asyncio.wait_for(self.client.models.retrieve(model), timeout)
+        except Exception:
+            return None, None
+        return getattr(info, "max_input_tokens", None), getattr(info, "max_tokens", None)
+
+    async def close(self) -> None:
+        await self.client.close()

@@ -1,0 +1,92 @@
+"""The API key: environment first, then the OS keyring. Never written to disk in plain text by Précis."""
+
+from __future__ import annotations
+
+import contextlib
+import os
+from dataclasses import dataclass
+
+import keyring
+import keyring.errors
+
+SERVICE = "precis"
+ACCOUNT = "anthropic-api-key"
+# Backends that would store the key in plain text or not at all: refuse them.
+_UNSAFE_BACKENDS = ("keyrings.alt.file", "keyring.backends.fail", "keyring.backends.null")
+
+
+class KeyringUnavailable(RuntimeError):
+    """No usable OS keyring. The message is meant for the user."""
+
+
+@dataclass(frozen=True, slots=True)
+class Credentials:
+    api_key: str | None = None
+    auth_token: str | None = None  # bearer token used by Anthropic-compatible providers
+    source: str = "none"  # env | keyring | session | none
+
+    @property
+    def present(self) -> bool:
+        return bool(self.api_key or self.auth_token)
+
+
+_session_key: str | None = None
+
+
+def keyring_status() -> str | None:
+    """None when a safe keyring is usable, else a plain-words reason."""
+    backend = keyring.get_keyring()
+    module = type(backend).__module__
+    if module.startswith(_UNSAFE_BACKENDS) or "fail" in module.rsplit(".", 1)[-1]:
+        return (
+            "No system keyring is available (no Secret Service, Keychain or Credential Locker was found), "
+            "so Précis cannot save the key safely. You can use it for this run only."
+        )
+    if module == "keyring.backends.chainer":
+        backends = getattr(backend, "backends", [])
+        if not any(not type(b).__module__.startswith(_UNSAFE_BACKENDS) for b in backends):
+            return (
+                "No system keyring is available, so Précis cannot save the key safely. "
+                "You can use it for this run only."
+            )
+    return None
+
+
+def load_credentials(env: dict[str, str] | None = None) -> Credentials:
+    env = os.environ if env is None else env
+    if env.get("ANTHROPIC_API_KEY"):
+        return Credentials(api_key=env["ANTHROPIC_API_KEY"], source="env")
+    if env.get("ANTHROPIC_AUTH_TOKEN"):
+        return Credentials(auth_token=env["ANTHROPIC_AUTH_TOKEN"], source="env")
+    if _session_key:
+        return Credentials(api_key=_session_key, source="session")
+    if keyring_status() is None:
+        try:
+            stored = keyring.get_password(SERVICE, ACCOUNT)
+        except keyring.errors.KeyringError:
+            stored = None
+        if stored:
+            return Credentials(api_key=stored, source="keyring")
+    return Credentials()
+
+
+def save_api_key(key: str) -> None:
+    """Store the key in the OS keyring, or raise KeyringUnavailable with a reason for the user."""
+    reason = keyring_status()
+    if reason:
+        raise KeyringUnavailable(reason)
+    try:
+        keyring.set_password(SERVICE, ACCOUNT, key)
+    except keyring.errors.KeyringError as exc:
+        raise KeyringUnavailable(f"The system keyring refused the key: {exc}") from exc
+
+
+def delete_api_key() -> None:
+    with contextlib.suppress(keyring.errors.KeyringError):
+        keyring.delete_password(SERVICE, ACCOUNT)
+
+
+def use_for_this_run(key: str | None) -> None:
+    """Keep the key in memory only, for this process."""
+    global _session_key
+    _session_key = key or None

@@ -1,0 +1,101 @@
+"""Where Précis keeps things, and the non-secret settings (the API key never lives here: see secrets.py)."""
+
+from __future__ import annotations
+
+import json
+import os
+from dataclasses import asdict, dataclass, field, fields
+from pathlib import Path
+from typing import Any
+
+import platformdirs
+
+DEFAULT_MODEL = "claude-sonnet-4-6"
+DEFAULT_SMALL_MODEL = "claude-haiku-4-5"
+
+
+@dataclass(frozen=True, slots=True)
+class Paths:
+    config_dir: Path
+    data_dir: Path
+    cache_dir: Path
+
+    @property
+    def settings_file(self) -> Path:
+        return self.config_dir / "settings.json"
+
+    @property
+    def database(self) -> Path:
+        return self.data_dir / "precis.db"
+
+    def spill_dir(self, session_id: int) -> Path:
+        """Where huge tool output and pastes of one session are kept outside the requests."""
+        return self.data_dir / "spill" / f"session-{session_id}"
+
+    def ensure(self) -> Paths:
+        for d in (self.config_dir, self.data_dir, self.cache_dir):
+            d.mkdir(parents=True, exist_ok=True)
+        return self
+
+    @classmethod
+    def resolve(cls, env: dict[str, str] | None = None) -> Paths:
+        """PRECIS_HOME relocates everything (portable mode, tests); otherwise the platform's folders."""
+        env = os.environ if env is None else env
+        home = env.get("PRECIS_HOME")
+        if home:
+            root = Path(home).expanduser()
+            return cls(root / "config", root / "data", root / "cache")
+        return cls(
+            Path(platformdirs.user_config_dir("precis", appauthor=False)),
+            Path(platformdirs.user_data_dir("precis", appauthor=False)),
+            Path(platformdirs.user_cache_dir("precis", appauthor=False)),
+        )
+
+
+@dataclass(slots=True)
+class Settings:
+    base_url: str = ""
+    model: str = DEFAULT_MODEL
+    small_model: str = ""
+    max_output_tokens: int = 8192
+    max_retries: int = 2
+    request_timeout: float = 600.0
+    # Per-model overrides: {"model-id": {"window": int, "input": $/MTok, "output": $/MTok, "media_limit": int}}
+    model_overrides: dict[str, dict[str, Any]] = field(default_factory=dict)
+    # Compaction policy (fractions of the window unless named _tokens).
+    auto_compact_ratio: float = 0.80
+    prepare_ratio: float = 0.70
+    keep_tool_results: int = 8
+    pin_budget_tokens: int = 20_000
+    first_run_done: bool = False
+
+    @classmethod
+    def load(cls, paths: Paths, env: dict[str, str] | None = None) -> Settings:
+        env = os.environ if env is None else env
+        data: dict[str, Any] = {}
+        try:
+            data = json.loads(paths.settings_file.read_text("utf-8"))
+        except FileNotFoundError:
+            pass
+        except (OSError, ValueError):
+            data = {}  # a corrupt settings file must not stop the app; defaults apply
+        known = {f.name for f in fields(cls)}
+        settings = cls(**{k: v for k, v in data.items() if k in known})
+        # The ecosystem's environment names win over the file, like the SDK and Claude Code.
+        if env.get("ANTHROPIC_BASE_URL"):
+            settings.base_url = env["ANTHROPIC_BASE_URL"]
+        if env.get("ANTHROPIC_MODEL"):
+            settings.model = env["ANTHROPIC_MODEL"]
+        if env.get("ANTHROPIC_SMALL_FAST_MODEL"):
+            settings.small_model = env["ANTHROPIC_SMALL_FAST_MODEL"]
+        return settings
+
+    def save(self, paths: Paths) -> None:
+        paths.ensure()
+        tmp = paths.settings_file.with_suffix(".tmp")
+        tmp.write_text(json.dumps(asdict(self), indent=2, sort_keys=True), "utf-8")
+        os.replace(tmp, paths.settings_file)
+
+    @property
+    def summary_model(self) -> str:
+        return self.small_model or self.model

@@ -1,0 +1,300 @@
+"""Blocking database operations. Called only on the store's single database thread (see store.py)."""
+
+from __future__ import annotations
+
+import json
+import time
+from pathlib import Path
+from typing import Any
+
+import peewee as pw
+
+from desktop.engine.types import CompactionRecord, SessionInfo, StoredMessage, Usage
+from desktop.store import migrations
+from desktop.store.schema import Models, build_models
+
+PRAGMAS = {
+    "journal_mode": "wal",
+    "foreign_keys": 1,
+    "busy_timeout": 5000,
+    "synchronous": "normal",
+    "cache_size": -32000,
+}
+
+
+def _dumps(value: Any) -> str:
+    return json.dumps(value, ensure_ascii=False, separators=(",", ":"))
+
+
+class Repo:
+    """All SQL lives here; every method is synchronous and must run on the database thread."""
+
+    def __init__(self, path: Path):
+        path.parent.mkdir(parents=True, exist_ok=True)
+        self.path = path
+        self.db = pw.SqliteDatabase(str(path), pragmas=PRAGMAS, timeout=5)
+        self.m: Models = build_models(self.db)
+        self.db.connect()
+        migrations.upgrade(self.db, self.m)
+
+    def close(self) -> None:
+        if not self.db.is_closed():
+            self.db.close()
+
+    # --- conversions -------------------------------------------------------------------------------
+    @staticmethod
+    def _message(row: Any) -> StoredMessage:
+        return StoredMessage(
+            id=row.id,
+            session_id=row.session_id,
+            role=row.role,
+            content=json.loads(row.content),
+            status=row.status,
+            usage=Usage.from_json(json.loads(row.usage)) if row.usage else None,
+            model=row.model,
+            created_at=row.created_at,
+            meta=json.loads(row.meta or "{}"),
+        )
+
+    @staticmethod
+    def _compaction(row: Any) -> CompactionRecord:
+        return CompactionRecord(
+            id=row.id,
+            session_id=row.session_id,
+            summary=row.summary,
+            covers_through_message_id=row.covers_through_message_id,
+            trigger=row.trigger,
+            stats=json.loads(row.stats or "{}"),
+            created_at=row.created_at,
+        )
+
+    def _session(self, row: Any) -> SessionInfo:
+        M = self.m.Message
+        count = M.select().where(M.session == row.id).count()
+        last = (
+            M.select(M.usage)
+            .where((M.session == row.id) & M.usage.is_null(False))
+            .order_by(M.id.desc())
+            .first()
+        )
+        return SessionInfo(
+            id=row.id,
+            title=row.title,
+            model=row.model,
+            created_at=row.created_at,
+            updated_at=row.updated_at,
+            message_count=count,
+            last_usage=Usage.from_json(json.loads(last.usage)) if last else None,
+        )
+
+    # --- sessions ----------------------------------------------------------------------------------
+    def create_session(self, title: str = "New chat", model: str | None = None) -> SessionInfo:
+        row = self.m.Session.create(title=title, model=model)
+        return self._session(row)
+
+    def get_session(self, session_id: int) -> SessionInfo | None:
+        row = self.m.Session.get_or_none(self.m.Session.id == session_id)
+        return self._session(row) if row else None
+
+    def list_sessions(self, title_filter: str = "") -> list[SessionInfo]:
+        S = self.m.Session
+        query = S.select().order_by(S.updated_at.desc(), S.id.desc())
+        if title_filter:
+            query = query.where(S.title.contains(title_filter))
+        return [self._session(r) for r in query]
+
+    def update_session(self, session_id: int, **fields: Any) -> None:
+        S = self.m.Session
+        allowed = {k: v for k, v in fields.items() if k in {"title", "model"}}
+        allowed["updated_at"] = time.time()
+        S.update(**allowed).where(S.id == session_id).execute()
+
+    def delete_session(self, session_id: int) -> None:
+        with self.db.atomic():
+            self.m.Session.delete().where(self.m.Session.id == session_id).execute()
+
+    def get_state(self, session_id: int) -> dict[str, Any]:
+        row = self.m.Session.get_or_none(self.m.Session.id == session_id)
+        return json.loads(row.state or "{}") if row else {}
+
+    def update_state(self, session_id: int, changes: dict[str, Any]) -> dict[str, Any]:
+        with self.db.atomic():
+            state = self.get_state(session_id)
+            state.update(changes)
+            S = self.m.Session
+            S.update(state=_dumps(state)).where(S.id == session_id).execute()
+        return state
+
+    # --- messages ----------------------------------------------------------------------------------
+    def add_message(
+        self,
+        session_id: int,
+        role: str,
+        content: list[dict[str, Any]],
+        status: str = "complete",
+        model: str | None = None,
+        usage: Usage | None = None,
+        meta: dict[str, Any] | None = None,
+    ) -> StoredMessage:
+        with self.db.atomic():
+            row = self.m.Message.create(
+                session=session_id,
+                role=role,
+                content=_dumps(content),
+                status=status,
+                model=model,
+                usage=_dumps(usage.to_json()) if usage else None,
+                meta=_dumps(meta or {}),
+            )
+            S = self.m.Session
+            S.update(updated_at=time.time()).where(S.id == session_id).execute()
+        return self._message(self.m.Message.get_by_id(row.id))
+
+    def add_messages(self, session_id: int, rows: list[dict[str, Any]]) -> int:
+        """Bulk insert (imports, benchmarks). Returns the number of rows written."""
+        M = self.m.Message
+        now = time.time()
+        data = [
+            {
+                "session": session_id,
+                "role": r["role"],
+                "content": _dumps(r["content"]),
+                "status": r.get("status", "complete"),
+                "model": r.get("model"),
+                "usage": _dumps(r["usage"].to_json()) if r.get("usage") else None,
+                "meta": _dumps(r.get("meta") or {}),
+                "created_at": now,
+            }
+            for r in rows
+        ]
+        with self.db.atomic():
+            for start in range(0, len(data), 500):
+                M.insert_many(data[start : start + 500]).execute()
+        return len(data)
+
+    def update_message(
+        self,
+        message_id: int,
+        content: list[dict[str, Any]] | None = None,
+        status: str | None = None,
+        usage: Usage | None = None,
+        meta: dict[str, Any] | None = None,
+    ) -> None:
+        fields: dict[str, Any] = {}
+        if content is not None:
+            fields["content"] = _dumps(content)
+        if status is not None:
+            fields["status"] = status
+        if usage is not None:
+            fields["usage"] = _dumps(usage.to_json())
+        if meta is not None:
+            fields["meta"] = _dumps(meta)
+        if fields:
+            M = self.m.Message
+            M.update(**fields).where(M.id == message_id).execute()
+
+    def get_message(self, message_id: int) -> StoredMessage | None:
+        row = self.m.Message.get_or_none(self.m.Message.id == message_id)
+        return self._message(row) if row else None
+
+    def messages(
+        self,
+        session_id: int,
+        after_id: int = 0,
+        before_id: int | None = None,
+        newest: int | None = None,
+    ) -> list[StoredMessage]:
+        """Messages in id order; ``newest=N`` returns only the last N (paging for the view)."""
+        M = self.m.Message
+        query = M.select().where((M.session == session_id) & (M.id > after_id))
+        if before_id is not None:
+            query = query.where(M.id < before_id)
+        if newest is not None:
+            rows = list(query.order_by(M.id.desc()).limit(newest))
+            rows.reverse()
+        else:
+            rows = list(query.order_by(M.id))
+        return [self._message(r) for r in rows]
+
+    def count_messages(self, session_id: int, before_id: int | None = None) -> int:
+        M = self.m.Message
+        query = M.select().where(M.session == session_id)
+        if before_id is not None:
+            query = query.where(M.id < before_id)
+        return query.count()
+
+    def delete_message(self, message_id: int) -> None:
+        """Delete one message. A compaction that covers it keeps covering its id range (ids are never reused)."""
+        self.m.Message.delete().where(self.m.Message.id == message_id).execute()
+
+    def truncate_from(self, session_id: int, from_id: int) -> int:
+        """Delete messages with id >= from_id (edit-and-resend) and every compaction that reached into them,
+        in one transaction, so a summary of deleted content can never stay active."""
+        M, C = self.m.Message, self.m.Compaction
+        with self.db.atomic():
+            C.delete().where((C.session == session_id) & (C.covers_through_message_id >= from_id)).execute()
+            return M.delete().where((M.session == session_id) & (M.id >= from_id)).execute()
+
+    def clear_history(self, session_id: int) -> None:
+        M, C = self.m.Message, self.m.Compaction
+        with self.db.atomic():
+            C.delete().where(C.session == session_id).execute()
+            M.delete().where(M.session == session_id).execute()
+            self.update_state(session_id, {"horizons": {}, "breaker_failures": 0})
+
+    def sweep_streaming(self) -> int:
+        """After a crash, rows left 'streaming' become 'interrupted' (their committed text is kept)."""
+        M = self.m.Message
+        return M.update(status="interrupted").where(M.status == "streaming").execute()
+
+    # --- compactions -------------------------------------------------------------------------------
+    def add_compaction(
+        self,
+        session_id: int,
+        summary: str,
+        covers_through_message_id: int,
+        trigger: str,
+        stats: dict[str, Any],
+        state_changes: dict[str, Any] | None = None,
+    ) -> CompactionRecord:
+        """Write a compaction row. The boundary only moves forward: an older boundary is refused.
+        Session state changes (breaker reset, horizons) commit in the same transaction."""
+        C = self.m.Compaction
+        with self.db.atomic():
+            current = self.active_compaction(session_id)
+            if current and covers_through_message_id < current.covers_through_message_id:
+                raise ValueError("a compaction boundary can only move forward")
+            row = C.create(
+                session=session_id,
+                summary=summary,
+                covers_through_message_id=covers_through_message_id,
+                trigger=trigger,
+                stats=_dumps(stats),
+            )
+            if state_changes:
+                self.update_state(session_id, state_changes)
+        return self._compaction(C.get_by_id(row.id))
+
+    def active_compaction(self, session_id: int) -> CompactionRecord | None:
+        C = self.m.Compaction
+        row = C.select().where(C.session == session_id).order_by(C.id.desc()).first()
+        return self._compaction(row) if row else None
+
+    def compactions(self, session_id: int) -> list[CompactionRecord]:
+        C = self.m.Compaction
+        return [self._compaction(r) for r in C.select().where(C.session == session_id).order_by(C.id)]
+
+    def delete_compaction(self, compaction_id: int) -> None:
+        self.m.Compaction.delete().where(self.m.Compaction.id == compaction_id).execute()
+
+    # --- key/value ---------------------------------------------------------------------------------
+    def get_kv(self, key: str, default: Any = None) -> Any:
+        row = self.m.KeyValue.get_or_none(self.m.KeyValue.key == key)
+        return json.loads(row.value) if row else default
+
+    def set_kv(self, key: str, value: Any) -> None:
+        KV = self.m.KeyValue
+        KV.insert(key=key, value=_dumps(value)).on_conflict_replace().execute()
+
+    def integrity_check(self) -> str:
+        return self.db.execute_sql("PRAGMA integrity_check").fetchone()[0]

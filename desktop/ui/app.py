@@ -1,0 +1,70 @@
+"""Start-up and shutdown of the window on the qasync loop (qt-desktop-notes §2)."""
+
+from __future__ import annotations
+
+import asyncio
+import os
+import signal
+import sys
+
+# PySide6 must be imported before qasync so qasync picks this binding (§2.1).
+from PySide6.QtGui import QIcon
+from PySide6.QtWidgets import QApplication
+
+import qasync  # noqa: E402,I001
+
+from desktop import APP_ID, APP_NAME
+from desktop.engine.chat import ChatEngine
+from desktop.engine.settings import Paths, Settings
+from desktop.resources import icon_path
+from desktop.store import Store
+
+
+async def amain(app: QApplication, *, quit_after: float | None = None) -> int:
+    from desktop.ui.bridge import Bridge
+    from desktop.ui.main_window import MainWindow
+
+    paths = Paths.resolve().ensure()
+    settings = Settings.load(paths)
+    store = await Store.open(paths.database)
+    engine = ChatEngine(store, paths, settings)
+    bridge = Bridge(engine)
+    window = MainWindow(bridge, paths.config_dir / "window.ini")
+
+    app.setQuitOnLastWindowClosed(False)
+    closed = asyncio.Event()
+    app.lastWindowClosed.connect(closed.set)
+    loop = asyncio.get_running_loop()
+    for sig in (signal.SIGINT, signal.SIGTERM):
+        loop.add_signal_handler(sig, window.close)
+    window.show()
+    await window.start()
+    if quit_after is not None:
+        loop.call_later(quit_after, window.close)
+    await closed.wait()  # the loop still runs here, so async cleanup is safe
+    await bridge.close()
+    await engine.close()
+    await store.close()
+    return 0
+
+
+def make_app(argv: list[str] | None = None) -> QApplication:
+    app = QApplication.instance() or QApplication(argv or sys.argv)
+    app.setApplicationName(APP_NAME)
+    app.setApplicationDisplayName(APP_NAME)
+    app.setOrganizationName("Precis")
+    app.setDesktopFileName(APP_ID)
+    app.setWindowIcon(QIcon(str(icon_path())))
+    # Fusion follows the system colour scheme (light/dark) and the palette everywhere.
+    app.setStyle("Fusion")
+    return app
+
+
+def run_app() -> int:
+    if not os.environ.get("DISPLAY") and not os.environ.get("WAYLAND_DISPLAY") and sys.platform.startswith("linux"):
+        os.environ.setdefault("QT_QPA_PLATFORM", "offscreen")
+        print("precis: no display found; running offscreen", file=sys.stderr)
+    app = make_app()
+    quit_after = os.environ.get("PRECIS_QUIT_AFTER")  # smoke tests and the start-up benchmark
+    return asyncio.run(amain(app, quit_after=float(quit_after) if quit_after else None),
+                       loop_factory=qasync.QEventLoop)

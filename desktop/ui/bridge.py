@@ -1,0 +1,146 @@
+"""The bridge: Qt signals out of engine events, async slots into the engine and the store.
+
+Widgets hold no business rules: they call the bridge's slots and render what its signals carry.
+"""
+
+from __future__ import annotations
+
+import asyncio
+from typing import Any
+
+from PySide6.QtCore import QObject, Signal
+
+from desktop.engine import events as ev
+from desktop.engine import secrets
+from desktop.engine.chat import ChatEngine
+
+PAGE_SIZE = 200  # newest messages shown when a session opens; older ones load on scroll
+
+
+class Bridge(QObject):
+    sessions_changed = Signal(object)  # list[SessionInfo]
+    session_opened = Signal(object, object, bool)  # SessionInfo, list[StoredMessage] (newest page), has_older
+    older_loaded = Signal(int, object, bool)  # session_id, list[StoredMessage], has_older
+    message_added = Signal(object)  # StoredMessage
+    message_updated = Signal(object)  # StoredMessage
+    text_delta = Signal(int, int, str)  # session_id, message_id, text
+    thinking_delta = Signal(int, int, str)
+    status_changed = Signal(int, str, bool)  # session_id, text, busy
+    turn_done = Signal(object)  # StoredMessage
+    turn_error = Signal(int, str, str, object)  # session_id, kind, message, actions
+    context_changed = Signal(int, object)  # session_id, ContextSnapshot
+    compactions_changed = Signal(int, object)  # session_id, list[CompactionRecord]
+    notice = Signal(int, str, str)  # session_id, text, level
+    busy_changed = Signal(int, bool)
+
+    def __init__(self, engine: ChatEngine, parent: QObject | None = None):
+        super().__init__(parent)
+        self.engine = engine
+        self.store = engine.store
+        self._tasks: set[asyncio.Task[Any]] = set()
+        engine.subscribe(self._on_event)
+
+    # --- engine -> Qt ---------------------------------------------------------------------------------
+    def _on_event(self, event: ev.EngineEvent) -> None:
+        sid = event.session_id
+        match event:
+            case ev.MessageAdded(message=msg):
+                self.message_added.emit(msg)
+            case ev.TextDelta(message_id=mid, text=text):
+                self.text_delta.emit(sid, mid, text)
+            case ev.ThinkingDelta(message_id=mid, text=text):
+                self.thinking_delta.emit(sid, mid, text)
+            case ev.StatusChanged(text=text, busy=busy):
+                self.status_changed.emit(sid, text, busy)
+            case ev.TurnDone(message=msg):
+                self.message_updated.emit(msg)
+                self.turn_done.emit(msg)
+                self.spawn(self.refresh_sessions())
+            case ev.TurnError(kind=kind, message=message, actions=actions):
+                self.turn_error.emit(sid, kind, message, actions)
+            case ev.ContextChanged(snapshot=snap):
+                self.context_changed.emit(sid, snap)
+            case ev.CompactionChanged():
+                self.spawn(self._emit_compactions(sid))
+            case ev.Notice(text=text, level=level):
+                self.notice.emit(sid, text, level)
+
+    # --- Qt -> engine / store -------------------------------------------------------------------------
+    def spawn(self, coro: Any) -> asyncio.Task[Any]:
+        """Fire and forget, keeping a strong reference (asyncio only keeps weak ones)."""
+        task = asyncio.ensure_future(coro)
+        self._tasks.add(task)
+        task.add_done_callback(self._tasks.discard)
+        return task
+
+    async def refresh_sessions(self, title_filter: str = "") -> None:
+        self.sessions_changed.emit(await self.store.list_sessions(title_filter))
+
+    async def open_session(self, session_id: int) -> None:
+        session = await self.store.get_session(session_id)
+        if session is None:
+            return
+        page = await self.store.messages(session_id, newest=PAGE_SIZE)
+        older = bool(page) and await self.store.count_messages(session_id, before_id=page[0].id) > 0
+        self.session_opened.emit(session, page, older)
+        await self._emit_compactions(session_id)
+
+    async def load_older(self, session_id: int, before_id: int) -> None:
+        page = await self.store.messages(session_id, before_id=before_id, newest=PAGE_SIZE)
+        older = bool(page) and await self.store.count_messages(session_id, before_id=page[0].id) > 0
+        self.older_loaded.emit(session_id, page, older)
+
+    async def _emit_compactions(self, session_id: int) -> None:
+        self.compactions_changed.emit(session_id, await self.store.compactions(session_id))
+
+    async def new_session(self) -> int:
+        session = await self.store.create_session("New chat", self.engine.settings.model)
+        await self.refresh_sessions()
+        await self.open_session(session.id)
+        return session.id
+
+    async def rename_session(self, session_id: int, title: str) -> None:
+        await self.store.update_session(session_id, title=title.strip() or "Untitled")
+        await self.refresh_sessions()
+
+    async def delete_session(self, session_id: int) -> None:
+        self.engine.stop(session_id)
+        await self.store.delete_session(session_id)
+        await self.refresh_sessions()
+
+    async def send(self, session_id: int, text: str, attachments: list[dict[str, Any]] | None = None) -> None:
+        self.busy_changed.emit(session_id, True)
+        try:
+            await self.engine.send(session_id, text, attachments)
+        finally:
+            self.busy_changed.emit(session_id, False)
+
+    async def retry(self, session_id: int) -> None:
+        self.busy_changed.emit(session_id, True)
+        try:
+            await self.engine.retry(session_id)
+        finally:
+            self.busy_changed.emit(session_id, False)
+
+    def stop(self, session_id: int) -> None:
+        self.engine.stop(session_id)
+
+    async def apply_provider_choice(self, choice: Any) -> str | None:
+        """Save settings (file) and the key (keyring, or memory for this run). Returns an error for the user."""
+        loop = asyncio.get_running_loop()
+        if choice.api_key:
+            if choice.run_only:
+                secrets.use_for_this_run(choice.api_key)
+            else:
+                try:
+                    await loop.run_in_executor(None, secrets.save_api_key, choice.api_key)
+                except secrets.KeyringUnavailable as exc:
+                    return str(exc)
+        await loop.run_in_executor(None, choice.settings.save, self.engine.paths)
+        await self.engine.reconfigure(choice.settings)
+        return None
+
+    async def close(self) -> None:
+        for task in list(self._tasks):
+            task.cancel()
+        await asyncio.gather(*self._tasks, return_exceptions=True)

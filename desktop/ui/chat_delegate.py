@@ -1,0 +1,370 @@
+"""Paints transcript rows as bubbles from cached, laid-out QTextDocuments.
+
+Why the caches: QListView asks every row for its height before the first paint, and a QTextDocument build
+(markdown-it + Pygments + setHtml) is the expensive step. Documents are kept per row (LRU) and only re-laid out
+when the width bucket changes; heights are cached by (row key, width bucket, content hash, theme) so a
+relayout of unchanged rows costs a dict lookup (qt-desktop-notes §9).
+"""
+
+from __future__ import annotations
+
+import html
+from collections import OrderedDict
+from dataclasses import dataclass
+from typing import Any
+
+from PySide6.QtCore import (
+    QEvent,
+    QModelIndex,
+    QPersistentModelIndex,
+    QPointF,
+    QRect,
+    QRectF,
+    QSize,
+    Qt,
+    QTimer,
+    Signal,
+)
+from PySide6.QtGui import (
+    QAbstractTextDocumentLayout,
+    QColor,
+    QGuiApplication,
+    QMouseEvent,
+    QPainter,
+    QPalette,
+    QPen,
+    QTextDocument,
+)
+from PySide6.QtWidgets import QAbstractItemView, QStyle, QStyledItemDelegate, QStyleOptionViewItem
+
+from desktop.ui.chat_model import Roles, Segment
+from desktop.ui.markdown_render import (
+    SafeTextDocument,
+    copy_anchor_index,
+    extract_code_blocks,
+    fill_streaming_document,
+    link_is_safe,
+    render_markdown,
+    theme_for,
+)
+
+MARGIN_V = 5
+MARGIN_H = 12
+PAD = 10
+RADIUS = 10.0
+TAG_H = 20
+WIDTH_BUCKET = 16
+USER_MAX_FRACTION = 0.78
+DOC_CACHE_SIZE = 512
+HEIGHT_CACHE_LIMIT = 50_000
+STREAM_RELAYOUT_MS = 50
+
+Index = QModelIndex | QPersistentModelIndex
+
+
+@dataclass(slots=True)
+class _DocEntry:
+    content_hash: int
+    dark: bool
+    text_width: int
+    doc: QTextDocument
+
+
+@dataclass(slots=True)
+class _Geometry:
+    bubble: QRectF
+    origin: QPointF  # top-left of the document inside the viewport
+    doc: QTextDocument
+    tag: str
+
+
+def _blend(a: QColor, b: QColor, t: float) -> QColor:
+    return QColor(
+        round(a.red() + (b.red() - a.red()) * t),
+        round(a.green() + (b.green() - a.green()) * t),
+        round(a.blue() + (b.blue() - a.blue()) * t),
+    )
+
+
+def is_dark(palette: QPalette) -> bool:
+    return palette.color(QPalette.ColorRole.Base).lightness() < 128
+
+
+class ChatDelegate(QStyledItemDelegate):
+    """Bubble painter for ChatModel rows. Clicking a code block's "Copy" puts its code on the clipboard."""
+
+    code_copied = Signal(int)  # code block number within the row
+    link_activated = Signal(str)  # a safe (http/https/mailto) link was clicked
+
+    def __init__(self, view: QAbstractItemView) -> None:
+        super().__init__(view)
+        self._view = view
+        self._docs: OrderedDict[Any, _DocEntry] = OrderedDict()
+        self._heights: dict[tuple[Any, int, int, bool], int] = {}
+        self._pending: set[Any] = set()
+        self._model: Any = None
+        self._timer = QTimer(self)
+        self._timer.setSingleShot(True)
+        self._timer.setInterval(STREAM_RELAYOUT_MS)
+        self._timer.timeout.connect(self._flush_pending)
+        self.doc_builds = 0  # for tests and benchmarks: how many documents were built
+
+    # -- wiring -----------------------------------------------------------------------------------------------
+
+    def attach_model(self, model: Any) -> None:
+        """dataChanged only repaints; a row that grew must also report sizeHintChanged (notes §9, bug 2)."""
+        if self._model is not None:
+            self._model.dataChanged.disconnect(self._on_data_changed)
+        self._model = model
+        if model is not None:
+            model.dataChanged.connect(self._on_data_changed)
+
+    def _on_data_changed(self, top: QModelIndex, bottom: QModelIndex, roles: list[int] | None = None) -> None:
+        for r in range(top.row(), bottom.row() + 1):
+            idx = top.siblingAtRow(r)
+            if idx.data(Roles.Status) == "streaming":
+                # Throttled: every relayout walks all rows, and deltas can arrive every few ms.
+                self._pending.add(idx.data(Roles.Id))
+                if not self._timer.isActive():
+                    self._timer.start()
+            else:
+                self.sizeHintChanged.emit(idx)
+
+    def _flush_pending(self) -> None:
+        keys, self._pending = self._pending, set()
+        if self._model is None:
+            return
+        for key in keys:
+            row = self._model.row_of(key)
+            if row >= 0:
+                self.sizeHintChanged.emit(self._model.index(row, 0))
+
+    def clear_caches(self) -> None:
+        """After a font or theme change."""
+        self._docs.clear()
+        self._heights.clear()
+
+    # -- geometry ----------------------------------------------------------------------------------------------
+
+    def _viewport_width(self) -> int:
+        # option.rect is not reliable inside sizeHint (notes §9, bug 1); the viewport is.
+        return max(self._view.viewport().width(), 120)
+
+    @staticmethod
+    def _bucket(width: int) -> int:
+        return width - width % WIDTH_BUCKET
+
+    def _text_width(self, index: Index, bucket: int) -> int:
+        avail = bucket - 2 * MARGIN_H
+        if index.data(Roles.Kind) == "message" and index.data(Roles.Role) == "user":
+            avail = int(avail * USER_MAX_FRACTION)
+        return max(avail - 2 * PAD, 60)
+
+    @staticmethod
+    def _tag(index: Index) -> str:
+        status = index.data(Roles.Status)
+        if status == "interrupted":
+            return "interrupted"
+        if status == "error":
+            detail = str(index.data(Roles.StatusDetail) or "")
+            return "error" + (f": {detail[:80]}" if detail else "")
+        return ""
+
+    def _dark(self) -> bool:
+        return is_dark(self._view.palette())
+
+    def document(self, index: Index) -> QTextDocument:
+        """The row's laid-out document at the current width (built or reused)."""
+        key = index.data(Roles.Id)
+        content_hash = int(index.data(Roles.ContentHash))
+        dark = self._dark()
+        text_width = self._text_width(index, self._bucket(self._viewport_width()))
+        entry = self._docs.get(key)
+        if entry is None or entry.content_hash != content_hash or entry.dark != dark:
+            entry = _DocEntry(content_hash, dark, -1, self._build(index, dark))
+            self._docs[key] = entry
+            if len(self._docs) > DOC_CACHE_SIZE:
+                self._docs.popitem(last=False)
+        else:
+            self._docs.move_to_end(key)
+        if entry.text_width != text_width:
+            entry.doc.setTextWidth(text_width)
+            entry.text_width = text_width
+        return entry.doc
+
+    def _build(self, index: Index, dark: bool) -> QTextDocument:
+        self.doc_builds += 1
+        theme = theme_for(dark)
+        segments: tuple[Segment, ...] = index.data(Roles.Segments) or ()
+        user = index.data(Roles.Role) == "user" and index.data(Roles.Kind) == "message"
+        doc = SafeTextDocument()
+        doc.setUndoRedoEnabled(False)
+        doc.setDocumentMargin(0)
+        doc.setDefaultFont(self._view.font())
+        title = str(index.data(Roles.Title) or "")
+        if index.data(Roles.Status) == "streaming":
+            parts = [
+                (s.kind == "markdown", s.text if s.kind == "markdown" else _line_html(s, theme.muted))
+                for s in segments
+            ]
+            fill_streaming_document(doc, parts or [(False, f'<span style="color:{theme.muted}">…</span>')])
+            return doc
+        chunks = [f"<p><b>{html.escape(title)}</b></p>"] if title else []
+        code_start = 0
+        for seg in segments:
+            if seg.kind == "markdown":
+                chunks.append(render_markdown(seg.text, dark, user, code_start))
+                code_start += _count_code(seg.text)
+            else:
+                chunks.append(_line_html(seg, theme.muted))
+        doc.setHtml("".join(chunks))
+        return doc
+
+    def _geometry(self, index: Index, rect: QRect) -> _Geometry:
+        doc = self.document(index)
+        vw = self._bucket(self._viewport_width())
+        size = doc.size()
+        kind = index.data(Roles.Kind)
+        user = kind == "message" and index.data(Roles.Role) == "user"
+        width = min(doc.idealWidth(), doc.textWidth()) if user else doc.textWidth()
+        bubble_w = width + 2 * PAD
+        left = rect.left() + (vw - MARGIN_H - bubble_w if user else MARGIN_H)
+        bubble = QRectF(left, rect.top() + MARGIN_V, bubble_w, size.height() + 2 * PAD)
+        if kind == "tool":  # tool rows: no bubble, text tighter
+            bubble = bubble.adjusted(0, -PAD / 2, 0, -PAD)
+        origin = QPointF(bubble.left() + PAD, bubble.top() + (PAD / 2 if kind == "tool" else PAD))
+        return _Geometry(bubble, origin, doc, self._tag(index))
+
+    # -- QStyledItemDelegate -----------------------------------------------------------------------------------
+
+    def sizeHint(self, option: QStyleOptionViewItem, index: Index) -> QSize:
+        vw = self._viewport_width()
+        bucket = self._bucket(vw)
+        key = (index.data(Roles.Id), bucket, int(index.data(Roles.ContentHash) or 0), self._dark())
+        height = self._heights.get(key)
+        if height is None:
+            geo = self._geometry(index, QRect(0, 0, vw, 0))
+            height = int(geo.bubble.bottom()) + MARGIN_V + (TAG_H if geo.tag else 0) + 1
+            if len(self._heights) > HEIGHT_CACHE_LIMIT:
+                self._heights.clear()
+            self._heights[key] = height
+        return QSize(vw, height)
+
+    def paint(self, painter: QPainter, option: QStyleOptionViewItem, index: Index) -> None:
+        geo = self._geometry(index, option.rect)
+        palette = self._view.palette()
+        base = palette.color(QPalette.ColorRole.Base)
+        text = palette.color(QPalette.ColorRole.Text)
+        kind = index.data(Roles.Kind)
+        painter.save()
+        painter.setRenderHint(QPainter.RenderHint.Antialiasing)
+        if kind != "tool":
+            if kind == "message" and index.data(Roles.Role) == "user":
+                fill = _blend(base, palette.color(QPalette.ColorRole.Highlight), 0.16)
+            elif kind == "compaction":
+                fill = _blend(base, QColor("#d4a72c"), 0.14)
+            elif kind == "notice":
+                fill = _blend(base, QColor("#2f81f7"), 0.08)
+            else:
+                fill = _blend(base, text, 0.05)
+            border = _blend(fill, text, 0.12)
+            pen = QPen(border, 1.0, Qt.PenStyle.DashLine if kind == "notice" else Qt.PenStyle.SolidLine)
+            painter.setPen(pen)
+            painter.setBrush(fill)
+            painter.drawRoundedRect(geo.bubble, RADIUS, RADIUS)
+        if option.state & QStyle.StateFlag.State_HasFocus and self._view.hasFocus():
+            painter.setPen(QPen(palette.color(QPalette.ColorRole.Highlight), 1.5))
+            painter.setBrush(Qt.BrushStyle.NoBrush)
+            painter.drawRoundedRect(geo.bubble.adjusted(-2, -2, 2, 2), RADIUS + 2, RADIUS + 2)
+        painter.translate(geo.origin)
+        ctx = _paint_context(palette, QRectF(0, 0, geo.doc.textWidth(), geo.doc.size().height()))
+        geo.doc.documentLayout().draw(painter, ctx)
+        painter.translate(-geo.origin)
+        if geo.tag:
+            self._paint_tag(painter, geo, palette)
+        painter.restore()
+
+    def _paint_tag(self, painter: QPainter, geo: _Geometry, palette: QPalette) -> None:
+        font = painter.font()
+        font.setPointSizeF(max(font.pointSizeF() * 0.85, 7.0))
+        painter.setFont(font)
+        metrics = painter.fontMetrics()
+        text = metrics.elidedText(geo.tag, Qt.TextElideMode.ElideRight, int(geo.bubble.width()))
+        w = metrics.horizontalAdvance(text) + 12
+        left = geo.bubble.right() - w if geo.bubble.left() > MARGIN_H + 1 else geo.bubble.left()
+        pill = QRectF(left, geo.bubble.bottom() + 3, w, TAG_H - 5)
+        colour = QColor("#cf222e") if geo.tag.startswith("error") else QColor("#9a6700")
+        painter.setPen(Qt.PenStyle.NoPen)
+        painter.setBrush(_blend(palette.color(QPalette.ColorRole.Base), colour, 0.18))
+        painter.drawRoundedRect(pill, pill.height() / 2, pill.height() / 2)
+        painter.setPen(colour)
+        painter.drawText(pill, Qt.AlignmentFlag.AlignCenter, text)
+
+    def editorEvent(self, event: QEvent, model: Any, option: QStyleOptionViewItem, index: Index) -> bool:
+        if (
+            event.type() == QEvent.Type.MouseButtonRelease
+            and isinstance(event, QMouseEvent)
+            and event.button() == Qt.MouseButton.LeftButton
+        ):
+            href = self.anchor_at(index, option.rect, event.position())
+            n = copy_anchor_index(href)
+            if n is not None:
+                return self.copy_code_block(index, n)
+            if href and link_is_safe(href):
+                self.link_activated.emit(href)
+                return True
+        return super().editorEvent(event, model, option, index)
+
+    # -- affordances ------------------------------------------------------------------------------------------
+
+    def anchor_at(self, index: Index, rect: QRect, pos: QPointF) -> str:
+        """The link under ``pos`` (viewport coordinates) in the row painted at ``rect``; '' if none."""
+        geo = self._geometry(index, rect)
+        return geo.doc.documentLayout().anchorAt(pos - geo.origin)
+
+    def copy_anchor_points(self, index: Index, rect: QRect) -> list[QPointF]:
+        """Viewport points of each code block's "Copy" label, in block order (hover hints and tests)."""
+        geo = self._geometry(index, rect)
+        layout = geo.doc.documentLayout()
+        points: dict[int, QPointF] = {}
+        block = geo.doc.begin()
+        while block.isValid():
+            it = block.begin()
+            while not it.atEnd():
+                frag = it.fragment()
+                n = copy_anchor_index(frag.charFormat().anchorHref()) if frag.isValid() else None
+                if n is not None and n not in points:
+                    line = block.layout().lineForTextPosition(frag.position() - block.position())
+                    x = line.cursorToX(frag.position() - block.position())[0] if line.isValid() else 0.0
+                    br = layout.blockBoundingRect(block)
+                    y = br.top() + (line.y() + line.height() / 2 if line.isValid() else br.height() / 2)
+                    points[n] = geo.origin + QPointF(br.left() + x + 3, y)
+                it += 1
+            block = block.next()
+        return [points[k] for k in sorted(points)]
+
+    def copy_code_block(self, index: Index, n: int) -> bool:
+        blocks = index.data(Roles.CodeBlocks) or ()
+        if not 0 <= n < len(blocks):
+            return False
+        QGuiApplication.clipboard().setText(blocks[n])
+        self.code_copied.emit(n)
+        return True
+
+
+def _line_html(seg: Segment, muted: str) -> str:
+    style = f"color:{muted}; margin-top:1px; margin-bottom:1px"
+    if seg.kind == "thinking":
+        style += "; font-style:italic"
+    return f'<p style="{style}">{html.escape(seg.text)}</p>'
+
+
+def _count_code(text: str) -> int:
+    return len(extract_code_blocks(text))
+
+
+def _paint_context(palette: QPalette, clip: QRectF) -> QAbstractTextDocumentLayout.PaintContext:
+    ctx = QAbstractTextDocumentLayout.PaintContext()
+    ctx.palette = palette
+    ctx.clip = clip
+    return ctx

@@ -1,0 +1,410 @@
+"""The transcript as a Qt list model: a window of the newest messages plus non-message cards.
+
+The model never holds a whole 10,000-message session: the window loads the newest page with ``set_messages`` and
+older pages with ``prepend_older`` when the view asks (``ChatView.older_requested``). Rows stay sorted by a key
+(message id, then cards anchored after a message id), so a compaction card lands after the last message it
+covers even when those messages are paged in later.
+"""
+
+from __future__ import annotations
+
+import bisect
+import itertools
+import json
+from dataclasses import dataclass, field, replace
+from enum import IntEnum
+from typing import Any, Literal
+
+from PySide6.QtCore import QAbstractListModel, QModelIndex, QPersistentModelIndex, Qt
+
+from desktop.engine.types import Block, StoredMessage
+from desktop.ui.markdown_render import extract_code_blocks
+
+RowKind = Literal["message", "tool", "compaction", "notice"]
+SegmentKind = Literal["markdown", "tool", "result", "thinking", "image", "note"]
+RowKey = int | str  # message id, or "card:N"
+
+# Input fields that say what a tool call does, most telling first (Read -> file_path, Bash -> command, ...).
+_TOOL_ARG_KEYS = ("file_path", "path", "command", "pattern", "url", "query", "description", "prompt", "name")
+PREVIEW_CHARS = 100
+# Glyphs every desktop font has (DejaVu, Segoe, SF); colour emoji are missing on many Linux installs.
+TOOL_ICON = "⚙"
+THINKING_ICON = "✻"
+
+
+class Roles(IntEnum):
+    Role = Qt.ItemDataRole.UserRole + 1  # "user" | "assistant" | "" for cards
+    Text = Qt.ItemDataRole.UserRole + 2  # plain text for copying
+    Status = Qt.ItemDataRole.UserRole + 3
+    Kind = Qt.ItemDataRole.UserRole + 4  # RowKind
+    Id = Qt.ItemDataRole.UserRole + 5  # RowKey
+    Segments = Qt.ItemDataRole.UserRole + 6  # tuple[Segment, ...]
+    CodeBlocks = Qt.ItemDataRole.UserRole + 7  # tuple[str, ...]
+    ContentHash = Qt.ItemDataRole.UserRole + 8  # int, changes whenever what is painted changes
+    Title = Qt.ItemDataRole.UserRole + 9  # card heading
+    StatusDetail = Qt.ItemDataRole.UserRole + 10  # error text for status "error"
+
+
+@dataclass(frozen=True, slots=True)
+class Segment:
+    kind: SegmentKind
+    text: str
+
+
+@dataclass(slots=True)
+class ChatRow:
+    key: RowKey
+    sort_key: tuple[int, int, int]
+    kind: RowKind
+    segments: tuple[Segment, ...]
+    message: StoredMessage | None = None
+    title: str = ""
+    detail: dict[str, Any] = field(default_factory=dict)
+    content_hash: int = 0
+    plain_text: str = ""
+    _code_blocks: tuple[str, ...] | None = None
+
+    @property
+    def code_blocks(self) -> tuple[str, ...]:
+        # Lazy: parsing the whole text on every streamed delta would cost ~tens of ms on long replies.
+        if self._code_blocks is None:
+            blocks: list[str] = []
+            for seg in self.segments:
+                if seg.kind == "markdown":
+                    blocks.extend(extract_code_blocks(seg.text))
+            self._code_blocks = tuple(blocks)
+        return self._code_blocks
+
+    def refresh(self) -> None:
+        """Recompute what the view reads; called after every change to the row."""
+        status = self.message.status if self.message else ""
+        self.content_hash = hash((self.kind, self.title, status, self.segments))
+        self._code_blocks = None
+        lines = [self.title] if self.title else []
+        lines.extend(seg.text for seg in self.segments)
+        self.plain_text = "\n\n".join(line for line in lines if line)
+
+
+def _one_line(text: str, limit: int = PREVIEW_CHARS) -> str:
+    line = " ".join(text.split())
+    return line if len(line) <= limit else line[: limit - 1] + "…"
+
+
+def tool_use_line(block: Block) -> str:
+    """'⚙ Read src/app.py': the tool name and its most telling argument."""
+    name = str(block.get("name") or "tool")
+    args = block.get("input")
+    arg = ""
+    if isinstance(args, dict):
+        arg = next((str(args[k]) for k in _TOOL_ARG_KEYS if isinstance(args.get(k), str) and args[k]), "")
+        if not arg and args:
+            arg = json.dumps(args, ensure_ascii=False, separators=(",", ":"))
+    elif args:
+        arg = str(args)
+    return _one_line(f"{TOOL_ICON} {name} {arg}".rstrip())
+
+
+def _result_text(content: Any) -> tuple[str, int]:
+    """(text, number of non-text parts such as images) of a tool_result's content."""
+    if isinstance(content, str):
+        return content, 0
+    texts, other = [], 0
+    for part in content or []:
+        if isinstance(part, dict) and part.get("type") == "text":
+            texts.append(str(part.get("text", "")))
+        else:
+            other += 1
+    return "\n".join(texts), other
+
+
+def tool_result_line(block: Block) -> str:
+    """A collapsed one-line preview: '↳ first line… (+41 lines)', '✖' for errors."""
+    text, other = _result_text(block.get("content"))
+    lines = [ln for ln in text.splitlines() if ln.strip()]
+    head = "✖ error: " if block.get("is_error") else "↳ "
+    preview = _one_line(lines[0]) if lines else ("(no output)" if not other else "")
+    extra = []
+    if len(lines) > 1:
+        extra.append(f"+{len(lines) - 1} lines")
+    if other:
+        extra.append(f"{other} image{'s' if other > 1 else ''}")
+    return head + preview + (f"  ({', '.join(extra)})" if extra else "")
+
+
+def segments_for(content: list[Block]) -> tuple[Segment, ...]:
+    """Content blocks -> what the delegate paints. Text stays Markdown; everything else is one muted line."""
+    out: list[Segment] = []
+    for block in content:
+        kind = block.get("type")
+        if kind == "text":
+            if block.get("text"):
+                out.append(Segment("markdown", str(block["text"])))
+        elif kind in ("tool_use", "server_tool_use", "mcp_tool_use"):
+            out.append(Segment("tool", tool_use_line(block)))
+        elif kind in ("tool_result", "web_search_tool_result", "mcp_tool_result"):
+            out.append(Segment("result", tool_result_line(block)))
+        elif kind == "thinking":
+            first = next((ln for ln in str(block.get("thinking", "")).splitlines() if ln.strip()), "")
+            out.append(Segment("thinking", _one_line(THINKING_ICON + " " + (first or "Thinking…"))))
+        elif kind == "redacted_thinking":
+            out.append(Segment("thinking", f"{THINKING_ICON} Thinking (redacted)"))
+        elif kind == "image":
+            out.append(Segment("image", "[image]"))
+        elif kind == "document":
+            out.append(Segment("image", f"[document: {block.get('title') or 'attachment'}]"))
+        else:
+            out.append(Segment("note", f"[{kind}]"))
+    return tuple(out)
+
+
+def _row_kind(msg: StoredMessage) -> RowKind:
+    # A user-role row holding only tool results was not typed by the user: paint it as a tool row.
+    types = {b.get("type") for b in msg.content}
+    return "tool" if msg.role == "user" and types and types <= {"tool_result"} else "message"
+
+
+def _own_copy(msg: StoredMessage) -> StoredMessage:
+    # append_text edits the last text block in place; never touch the engine's objects.
+    return replace(msg, content=[dict(b) for b in msg.content], meta=dict(msg.meta))
+
+
+def _message_row(msg: StoredMessage) -> ChatRow:
+    own = _own_copy(msg)
+    row = ChatRow(
+        key=own.id,
+        sort_key=(own.id, 0, 0),
+        kind=_row_kind(own),
+        segments=segments_for(own.content),
+        message=own,
+    )
+    row.refresh()
+    return row
+
+
+class ChatModel(QAbstractListModel):
+    """Rows = a window of messages (oldest first) + cards. Only the newest page is loaded at first."""
+
+    def __init__(self, parent: Any = None) -> None:
+        super().__init__(parent)
+        self._rows: list[ChatRow] = []
+        self._keys: list[tuple[int, int, int]] = []  # parallel to _rows, for bisect
+        self._has_older = False
+        self._card_seq = itertools.count(1)
+
+    # -- Qt API ------------------------------------------------------------------------------------------
+
+    def rowCount(self, parent: QModelIndex | QPersistentModelIndex = QModelIndex()) -> int:  # noqa: B008
+        return 0 if parent.isValid() else len(self._rows)
+
+    def data(
+        self, index: QModelIndex | QPersistentModelIndex, role: int = Qt.ItemDataRole.DisplayRole
+    ) -> Any:
+        if not index.isValid() or not 0 <= index.row() < len(self._rows):
+            return None
+        row = self._rows[index.row()]
+        msg = row.message
+        if role in (Qt.ItemDataRole.DisplayRole, Roles.Text):
+            return row.plain_text  # DisplayRole: QAbstractItemView's Ctrl+C copies it
+        if role == Roles.Role:
+            return msg.role if msg else ""
+        if role == Roles.Status:
+            return msg.status if msg else "complete"
+        if role == Roles.Kind:
+            return row.kind
+        if role == Roles.Id:
+            return row.key
+        if role == Roles.Segments:
+            return row.segments
+        if role == Roles.CodeBlocks:
+            return row.code_blocks
+        if role == Roles.ContentHash:
+            return row.content_hash
+        if role == Roles.Title:
+            return row.title
+        if role == Roles.StatusDetail:
+            return str(msg.meta.get("error") or "") if msg else ""
+        return None
+
+    def roleNames(self) -> dict[int, bytes]:
+        names = dict(super().roleNames())
+        names.update({r.value: r.name.lower().encode() for r in Roles})
+        return names
+
+    # -- queries -------------------------------------------------------------------------------------------
+
+    @property
+    def has_older(self) -> bool:
+        return self._has_older
+
+    def row_of(self, key: RowKey) -> int:
+        """Row number of a message id or card key, -1 if not in the window."""
+        if isinstance(key, int):
+            i = bisect.bisect_left(self._keys, (key, 0, 0))
+            return i if i < len(self._rows) and self._rows[i].key == key else -1
+        return next((i for i, r in enumerate(self._rows) if r.key == key), -1)
+
+    def row_at(self, row: int) -> ChatRow:
+        return self._rows[row]
+
+    def message_ids(self) -> list[int]:
+        return [r.key for r in self._rows if isinstance(r.key, int)]
+
+    def oldest_message_id(self) -> int | None:
+        """The id to page back from (``store.messages(before_id=...)``)."""
+        return next((r.key for r in self._rows if isinstance(r.key, int)), None)
+
+    # -- paging --------------------------------------------------------------------------------------------
+
+    def set_messages(self, newest_page: list[StoredMessage], has_older: bool) -> None:
+        """Replace everything (session switch): the newest page, oldest first. Cards are dropped."""
+        self.beginResetModel()
+        self._rows = sorted((_message_row(m) for m in newest_page), key=lambda r: r.sort_key)
+        self._keys = [r.sort_key for r in self._rows]
+        self._has_older = has_older
+        self.endResetModel()
+
+    def prepend_older(self, page: list[StoredMessage], has_older: bool) -> None:
+        """Insert an older page above the window. Messages already present are skipped."""
+        self._has_older = has_older
+        fresh = sorted((_message_row(m) for m in page if self.row_of(m.id) < 0), key=lambda r: r.sort_key)
+        self._insert_sorted(fresh)
+
+    def append_message(self, msg: StoredMessage) -> None:
+        """A new row (normally at the end); an id already shown is updated instead."""
+        if self.row_of(msg.id) >= 0:
+            self.update_message(msg)
+            return
+        self._insert_sorted([_message_row(msg)])
+
+    def update_message(self, msg: StoredMessage) -> None:
+        """Replace a message (final text, status, usage) by id; ignored if it is outside the window."""
+        i = self.row_of(msg.id)
+        if i < 0:
+            return
+        self._rows[i] = _message_row(msg)
+        self._changed(i)
+
+    def append_text(self, message_id: int, delta: str) -> None:
+        """Streaming: add ``delta`` to the message's last text block (a new one if the last block is not text)."""
+        i = self.row_of(message_id)
+        if i < 0 or not delta:
+            return
+        row = self._rows[i]
+        msg = row.message
+        assert msg is not None
+        if msg.content and msg.content[-1].get("type") == "text":
+            last = msg.content[-1]
+            last["text"] = str(last.get("text", "")) + delta
+        else:
+            msg.content.append({"type": "text", "text": delta})
+        if msg.status == "complete":
+            msg.status = "streaming"
+        row.segments = segments_for(msg.content)
+        row.refresh()
+        self._changed(i)
+
+    def set_status(self, message_id: int, status: str, error: str = "") -> None:
+        i = self.row_of(message_id)
+        if i < 0:
+            return
+        msg = self._rows[i].message
+        assert msg is not None
+        msg.status = status  # type: ignore[assignment]
+        if error:
+            msg.meta["error"] = error
+        self._rows[i].refresh()
+        self._changed(i)
+
+    def remove_message(self, message_id: int) -> None:
+        self._remove_row(self.row_of(message_id))
+
+    # -- cards -----------------------------------------------------------------------------------------------
+
+    def add_card(
+        self,
+        kind: Literal["compaction", "notice"],
+        text: str,
+        *,
+        title: str = "",
+        after_message_id: int | None = None,
+        detail: dict[str, Any] | None = None,
+    ) -> str:
+        """Insert a non-message row after ``after_message_id`` (default: after the newest message). Returns its key.
+
+        Cards are never stored; the window re-adds compaction cards after a reload.
+        """
+        anchor = after_message_id
+        if anchor is None:
+            ids = self.message_ids()
+            anchor = ids[-1] if ids else 0
+        seq = next(self._card_seq)
+        row = ChatRow(
+            key=f"card:{seq}",
+            sort_key=(anchor, 1 if kind == "compaction" else 2, seq),
+            kind=kind,
+            segments=(Segment("markdown", text),) if text else (),
+            title=title,
+            detail=dict(detail or {}),
+        )
+        row.refresh()
+        self._insert_sorted([row])
+        return str(row.key)
+
+    def add_compaction_card(
+        self, summary: str, covered_count: int, tokens_saved: int, covers_through_message_id: int
+    ) -> str:
+        title = f"Context compacted · {covered_count:,} messages summarized · ~{tokens_saved:,} tokens saved"
+        return self.add_card(
+            "compaction",
+            summary,
+            title=title,
+            after_message_id=covers_through_message_id,
+            detail={
+                "covered_count": covered_count,
+                "tokens_saved": tokens_saved,
+                "covers_through_message_id": covers_through_message_id,
+            },
+        )
+
+    def add_notice(self, text: str, title: str = "") -> str:
+        """An ephemeral card (e.g. the /context breakdown) at the bottom of the transcript."""
+        return self.add_card("notice", text, title=title)
+
+    def remove_card(self, key: str) -> None:
+        self._remove_row(self.row_of(key))
+
+    def clear_cards(self, kind: Literal["compaction", "notice"] | None = None) -> None:
+        for i in reversed(range(len(self._rows))):
+            row = self._rows[i]
+            if isinstance(row.key, str) and (kind is None or row.kind == kind):
+                self._remove_row(i)
+
+    # -- internals -------------------------------------------------------------------------------------------
+
+    def _insert_sorted(self, rows: list[ChatRow]) -> None:
+        """Insert rows (sorted) at their sorted positions, one beginInsertRows per contiguous run."""
+        i = 0
+        while i < len(rows):
+            pos = bisect.bisect_left(self._keys, rows[i].sort_key)
+            j = i + 1
+            # Extend the run while the next row would land at the same place (nothing in between).
+            while j < len(rows) and (pos >= len(self._keys) or rows[j].sort_key < self._keys[pos]):
+                j += 1
+            run = rows[i:j]
+            self.beginInsertRows(QModelIndex(), pos, pos + len(run) - 1)
+            self._rows[pos:pos] = run
+            self._keys[pos:pos] = [r.sort_key for r in run]
+            self.endInsertRows()
+            i = j
+
+    def _remove_row(self, i: int) -> None:
+        if i < 0:
+            return
+        self.beginRemoveRows(QModelIndex(), i, i)
+        del self._rows[i]
+        del self._keys[i]
+        self.endRemoveRows()
+
+    def _changed(self, i: int) -> None:
+        idx = self.index(i, 0)
+        self.dataChanged.emit(idx, idx, [])

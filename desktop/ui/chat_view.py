@@ -1,0 +1,226 @@
+"""The transcript list: per-pixel scrolling, sticky bottom while streaming, paging upward, copy actions."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from PySide6.QtCore import QEvent, QModelIndex, QPoint, QPointF, Qt, QUrl, Signal
+from PySide6.QtGui import (
+    QAction,
+    QContextMenuEvent,
+    QDesktopServices,
+    QGuiApplication,
+    QKeySequence,
+    QMouseEvent,
+    QPainter,
+    QPalette,
+    QWheelEvent,
+)
+from PySide6.QtWidgets import QAbstractItemView, QListView, QMenu, QWidget
+
+from desktop.ui.chat_delegate import ChatDelegate
+from desktop.ui.chat_model import ChatModel, Roles
+
+PLACEHOLDER = "Start a conversation — Enter sends, Shift+Enter adds a line"
+BOTTOM_SLACK = 4  # px: "at the bottom" tolerates rounding
+TOP_TRIGGER = 0  # px from the top at which older rows are requested
+
+
+class ChatView(QListView):
+    older_requested = Signal()  # once per arrival at the top while the model has older rows
+    link_activated = Signal(str)
+    code_copied = Signal(int)
+
+    def __init__(self, parent: QWidget | None = None) -> None:
+        super().__init__(parent)
+        self.setVerticalScrollMode(QAbstractItemView.ScrollMode.ScrollPerPixel)
+        self.setHorizontalScrollBarPolicy(Qt.ScrollBarPolicy.ScrollBarAlwaysOff)
+        self.setResizeMode(QListView.ResizeMode.Adjust)
+        # SinglePass: heights are cached, and the view must know all of them to open at the bottom.
+        self.setLayoutMode(QListView.LayoutMode.SinglePass)
+        self.setUniformItemSizes(False)
+        self.setSelectionMode(QAbstractItemView.SelectionMode.SingleSelection)
+        self.setEditTriggers(QAbstractItemView.EditTrigger.NoEditTriggers)
+        self.setMouseTracking(True)
+        self.setFrameShape(QListView.Shape.NoFrame)
+        self.verticalScrollBar().setSingleStep(24)
+        self.open_links_externally = True
+        self._placeholder = PLACEHOLDER
+        self._stick_to_bottom = True
+        self._older_pending = False
+        self._anchor: tuple[Any, int] | None = None  # (row key, top y) kept across a prepend
+        self._delegate = ChatDelegate(self)
+        self.setItemDelegate(self._delegate)
+        self._delegate.code_copied.connect(self.code_copied)
+        self._delegate.link_activated.connect(self._on_link)
+        bar = self.verticalScrollBar()
+        bar.valueChanged.connect(self._on_scrolled)
+        bar.rangeChanged.connect(self._on_range_changed)
+
+    # -- model wiring ------------------------------------------------------------------------------------------
+
+    @property
+    def delegate(self) -> ChatDelegate:
+        return self._delegate
+
+    def setModel(self, model: Any) -> None:  # noqa: N802 (Qt override)
+        old = self.model()
+        if isinstance(old, ChatModel):
+            old.rowsAboutToBeInserted.disconnect(self._before_insert)
+            old.rowsInserted.disconnect(self._after_insert)
+            old.modelReset.disconnect(self._on_reset)
+        super().setModel(model)
+        self._delegate.attach_model(model)
+        if model is not None:
+            model.rowsAboutToBeInserted.connect(self._before_insert)
+            model.rowsInserted.connect(self._after_insert)
+            model.modelReset.connect(self._on_reset)
+        self._on_reset()
+
+    def _on_reset(self) -> None:
+        self._stick_to_bottom = True
+        self._older_pending = False
+        self._anchor = None
+        self.scrollToBottom()
+
+    def _before_insert(self, parent: QModelIndex, first: int, last: int) -> None:
+        model = self.model()
+        if first == 0 and not self._stick_to_bottom and model.rowCount() > 0:
+            # Remember which row is at the top and where, to put it back after the rows above it appear.
+            top = self.indexAt(QPoint(1, 1))
+            top = top if top.isValid() else model.index(0, 0)
+            self._anchor = (top.data(Roles.Id), self.visualRect(top).top())
+
+    def _after_insert(self, parent: QModelIndex, first: int, last: int) -> None:
+        if first == 0:
+            self._older_pending = False
+        if self._anchor is not None:
+            key, y = self._anchor
+            self._anchor = None
+            self.doItemsLayout()  # heights of the new rows are needed now, not on the next idle pass
+            row = self.model().row_of(key)
+            if row >= 0:
+                bar = self.verticalScrollBar()
+                bar.setValue(bar.value() + self.visualRect(self.model().index(row, 0)).top() - y)
+        if self._stick_to_bottom:
+            self.scrollToBottom()
+
+    # -- scrolling ---------------------------------------------------------------------------------------------
+
+    def is_at_bottom(self) -> bool:
+        bar = self.verticalScrollBar()
+        return bar.value() >= bar.maximum() - BOTTOM_SLACK
+
+    def _on_scrolled(self, value: int) -> None:
+        self._stick_to_bottom = self.is_at_bottom()
+        if value <= TOP_TRIGGER:
+            self._maybe_request_older()
+
+    def _on_range_changed(self, minimum: int, maximum: int) -> None:
+        # Content grew (streaming) or the view resized: follow the bottom only if we were there.
+        if self._stick_to_bottom:
+            self.verticalScrollBar().setValue(maximum)
+
+    def _maybe_request_older(self) -> None:
+        model = self.model()
+        if isinstance(model, ChatModel) and model.has_older and not self._older_pending and model.rowCount():
+            self._older_pending = True
+            self.older_requested.emit()
+
+    def older_request_done(self) -> None:
+        """The window calls this if a requested page turned out empty or failed, to allow another request."""
+        self._older_pending = False
+
+    def wheelEvent(self, event: QWheelEvent) -> None:  # noqa: N802
+        # A window that fits without a scrollbar never reaches "the top" by scrolling; a wheel-up asks instead.
+        if event.angleDelta().y() > 0 and self.verticalScrollBar().value() <= TOP_TRIGGER:
+            self._maybe_request_older()
+        super().wheelEvent(event)
+
+    def scroll_to_bottom(self) -> None:
+        self._stick_to_bottom = True
+        self.scrollToBottom()
+
+    # -- empty state -------------------------------------------------------------------------------------------
+
+    def placeholder_text(self) -> str:
+        return self._placeholder
+
+    def set_placeholder_text(self, text: str) -> None:
+        self._placeholder = text
+        self.viewport().update()
+
+    def is_showing_placeholder(self) -> bool:
+        model = self.model()
+        return bool(self._placeholder) and (model is None or model.rowCount() == 0)
+
+    def paintEvent(self, event: Any) -> None:  # noqa: N802
+        super().paintEvent(event)
+        if self.is_showing_placeholder():
+            painter = QPainter(self.viewport())
+            painter.setPen(self.palette().color(QPalette.ColorGroup.Disabled, QPalette.ColorRole.Text))
+            rect = self.viewport().rect().adjusted(24, 0, -24, 0)
+            painter.drawText(rect, Qt.AlignmentFlag.AlignCenter | Qt.TextFlag.TextWordWrap, self._placeholder)
+            painter.end()
+
+    # -- links, hover, copy ------------------------------------------------------------------------------------
+
+    def _on_link(self, href: str) -> None:
+        self.link_activated.emit(href)
+        if self.open_links_externally:
+            QDesktopServices.openUrl(QUrl(href))
+
+    def anchor_at(self, pos: QPoint | QPointF) -> str:
+        index = self.indexAt(QPointF(pos).toPoint())
+        if not index.isValid():
+            return ""
+        return self._delegate.anchor_at(index, self.visualRect(index), QPointF(pos))
+
+    def mouseMoveEvent(self, event: QMouseEvent) -> None:  # noqa: N802
+        shape = Qt.CursorShape.PointingHandCursor if self.anchor_at(event.position()) else Qt.CursorShape.ArrowCursor
+        self.viewport().setCursor(shape)
+        super().mouseMoveEvent(event)
+
+    def copy_message(self, index: QModelIndex) -> None:
+        if index.isValid():
+            QGuiApplication.clipboard().setText(str(index.data(Roles.Text) or ""))
+
+    def build_context_menu(self, pos: QPoint) -> QMenu:
+        """The menu for a right-click at ``pos`` (viewport coordinates); separate from exec for tests."""
+        menu = QMenu(self)
+        index = self.indexAt(pos)
+        if index.isValid():
+            copy = QAction("Copy message", menu)
+            copy.triggered.connect(lambda: self.copy_message(index))
+            menu.addAction(copy)
+            blocks = index.data(Roles.CodeBlocks) or ()
+            for n in range(len(blocks)):
+                act = QAction(f"Copy code block {n + 1}", menu)
+                act.triggered.connect(lambda _=False, n=n: self._delegate.copy_code_block(index, n))
+                menu.addAction(act)
+            href = self.anchor_at(pos)
+            if href and not href.startswith("precis-copy:"):
+                link = QAction("Copy link address", menu)
+                link.triggered.connect(lambda: QGuiApplication.clipboard().setText(href))
+                menu.addAction(link)
+        return menu
+
+    def contextMenuEvent(self, event: QContextMenuEvent) -> None:  # noqa: N802
+        menu = self.build_context_menu(event.pos())
+        if menu.actions():
+            menu.exec(event.globalPos())
+        menu.deleteLater()
+
+    def keyPressEvent(self, event: Any) -> None:  # noqa: N802
+        if event.matches(QKeySequence.StandardKey.Copy):
+            self.copy_message(self.currentIndex())
+            return
+        if event.key() == Qt.Key.Key_End and not event.modifiers():
+            self.scroll_to_bottom()
+        super().keyPressEvent(event)
+
+    def changeEvent(self, event: QEvent) -> None:  # noqa: N802
+        if event.type() in (QEvent.Type.FontChange, QEvent.Type.PaletteChange, QEvent.Type.StyleChange):
+            self._delegate.clear_caches()
+            self.scheduleDelayedItemsLayout()
+        super().changeEvent(event)

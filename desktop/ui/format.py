@@ -1,0 +1,82 @@
+"""Number formatting and state colours shared by the gauge, the hover card and text views.
+
+Pure Python (no Qt) so the CLI and ``/context`` can print the very same strings the card shows.
+"""
+
+from __future__ import annotations
+
+import math
+
+DASH = "—"
+
+
+def _compact(value: float, suffix: str) -> str:
+    text = f"{value:.1f}"
+    if text.endswith(".0"):
+        text = text[:-2]
+    return text + suffix
+
+
+def fmt_tokens(n: int | None) -> str:
+    """31234 -> "31.2K", 1_000_000 -> "1M", 950 -> "950"; one decimal, trailing ".0" dropped."""
+    if n is None:
+        return DASH
+    sign = "-" if n < 0 else ""
+    n = abs(int(n))
+    if n < 1000:
+        return f"{sign}{n}"
+    # Round first, then pick the unit, so 999_960 reads "1M" rather than "1000K".
+    if round(n / 1000, 1) < 1000:
+        return sign + _compact(n / 1000, "K")
+    return sign + _compact(n / 1_000_000, "M")
+
+
+def fmt_tokens_exact(n: int | None) -> str:
+    """31234 -> "31,234" (for tooltips and accessible text where precision matters)."""
+    return DASH if n is None else f"{int(n):,}"
+
+
+def fmt_percent(p: float | None, decimals: int = 1) -> str:
+    """15.649 -> "15.6%"; None (capacity unknown) -> "—"."""
+    if p is None or math.isnan(p):
+        return DASH
+    return f"{p:.{decimals}f}%"
+
+
+def gauge_label(p: float | None) -> str:
+    """The short number in the middle of the ring: floored, so it never reads 100 before the window is full."""
+    if p is None or math.isnan(p):
+        return "?"
+    if 0 < p < 1:
+        return "<1"
+    return str(int(math.floor(p)))
+
+
+def fmt_cost(usd: float | None) -> str:
+    """$0.0123 below a dollar (API turns are cheap), $1.23 above; None -> "—"."""
+    if usd is None or math.isnan(usd):
+        return DASH
+    if usd == 0:
+        return "$0.00"
+    if 0 < usd < 0.0001:
+        return "<$0.0001"
+    if abs(usd) < 1:
+        return f"${usd:.4f}"
+    return f"${usd:,.2f}"
+
+
+# State colours as hex so text views and the painted ring agree. Amber and red come in two shades:
+# the light-theme shade is dark enough to read as text on a light background, the dark-theme one is lighter.
+_STATE_HEX: dict[str, tuple[str, str]] = {
+    # state: (light theme, dark theme)
+    "normal": ("#3b82c4", "#6aa8e0"),
+    "warning": ("#c27c00", "#f0b43c"),
+    "critical": ("#d1342f", "#f26b63"),
+    "summary": ("#2e8540", "#5cc172"),
+}
+
+
+def state_color_hex(state: str, dark: bool = False) -> str:
+    """Colour for a gauge state ("normal" / "warning" / "critical") or the "summary" badge."""
+    light_hex, dark_hex = _STATE_HEX.get(state, _STATE_HEX["normal"])
+    return dark_hex if dark else light_hex

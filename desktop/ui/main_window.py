@@ -1,0 +1,266 @@
+"""The main window: sessions sidebar, chat pane with header gauge, error banner, status line, composer."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+from PySide6.QtCore import QSettings, Qt, QTimer
+from PySide6.QtGui import QAction, QCloseEvent, QKeySequence
+from PySide6.QtWidgets import (
+    QHBoxLayout,
+    QLabel,
+    QMainWindow,
+    QPushButton,
+    QSplitter,
+    QStackedWidget,
+    QVBoxLayout,
+    QWidget,
+)
+
+from desktop import APP_NAME
+from desktop.engine.secrets import keyring_status, load_credentials
+from desktop.engine.types import SessionInfo, StoredMessage
+from desktop.ui.bridge import Bridge
+from desktop.ui.chat_view import ChatView
+from desktop.ui.composer import Composer
+from desktop.ui.gauge import ContextGauge
+from desktop.ui.settings_dialog import ProviderChoice, SettingsDialog, WelcomePage
+from desktop.ui.sidebar import Sidebar
+
+
+class ErrorBanner(QWidget):
+    """A failed turn: what went wrong in words, and Retry. The user's message is already saved."""
+
+    def __init__(self, parent: QWidget | None = None):
+        super().__init__(parent)
+        self.setObjectName("error_banner")
+        self.setAutoFillBackground(True)
+        self.label = QLabel(self)
+        self.label.setObjectName("error_text")
+        self.label.setWordWrap(True)
+        self.label.setTextInteractionFlags(Qt.TextInteractionFlag.TextSelectableByMouse)
+        self.retry_button = QPushButton(self.tr("Retry"), self)
+        self.retry_button.setObjectName("retry_button")
+        self.dismiss_button = QPushButton(self.tr("Dismiss"), self)
+        layout = QHBoxLayout(self)
+        layout.setContentsMargins(10, 6, 10, 6)
+        layout.addWidget(self.label, 1)
+        layout.addWidget(self.retry_button)
+        layout.addWidget(self.dismiss_button)
+        self.dismiss_button.clicked.connect(self.hide)
+        self.setStyleSheet(
+            "#error_banner { background: rgba(220, 53, 69, 0.14); border: 1px solid rgba(220, 53, 69, 0.55);"
+            " border-radius: 6px; }"
+        )
+        self.hide()
+
+    def show_error(self, message: str) -> None:
+        self.label.setText(message)
+        self.show()
+
+
+class MainWindow(QMainWindow):
+    def __init__(self, bridge: Bridge, settings_path: Path):
+        super().__init__()
+        self.bridge = bridge
+        self.setWindowTitle(APP_NAME)
+        self.resize(1100, 760)
+        self._qsettings = QSettings(str(settings_path), QSettings.Format.IniFormat)
+        self.session_id: int | None = None
+
+        self.sidebar = Sidebar(self)
+        self.title_label = QLabel(self)
+        self.title_label.setObjectName("session_title")
+        self.title_label.setStyleSheet("font-weight: 600;")
+        self.gauge = ContextGauge(self)
+        self.gauge.setObjectName("context_gauge")
+        header = QHBoxLayout()
+        header.setContentsMargins(12, 8, 12, 4)
+        header.addWidget(self.title_label, 1)
+        header.addWidget(self.gauge)
+
+        self.banner = ErrorBanner(self)
+        self.chat = ChatView(self)
+        self.chat.setObjectName("chat_view")
+        self.status = QLabel(self)
+        self.status.setObjectName("status_line")
+        self.status.setContentsMargins(12, 0, 12, 0)
+        self.composer = Composer(self)
+
+        chat_pane = QWidget(self)
+        pane = QVBoxLayout(chat_pane)
+        pane.setContentsMargins(0, 0, 0, 0)
+        pane.setSpacing(2)
+        pane.addLayout(header)
+        pane.addWidget(self.banner)
+        pane.addWidget(self.chat, 1)
+        pane.addWidget(self.status)
+        pane.addWidget(self.composer)
+
+        self.splitter = QSplitter(self)
+        self.splitter.addWidget(self.sidebar)
+        self.splitter.addWidget(chat_pane)
+        self.splitter.setStretchFactor(1, 1)
+        self.splitter.setSizes([240, 860])
+
+        creds = load_credentials()
+        self.welcome = WelcomePage(bridge.engine.settings, keyring_status(), creds.source, self)
+        self.stack = QStackedWidget(self)
+        self.stack.addWidget(self.splitter)
+        self.stack.addWidget(self.welcome)
+        self.setCentralWidget(self.stack)
+        if not creds.present:
+            self.stack.setCurrentWidget(self.welcome)
+
+        self._build_menu()
+        self._connect()
+        self._restore_geometry()
+
+    # --- construction ---------------------------------------------------------------------------------
+    def _build_menu(self) -> None:
+        file_menu = self.menuBar().addMenu(self.tr("&File"))
+        new = QAction(self.tr("&New chat"), self, shortcut=QKeySequence.StandardKey.New)
+        new.triggered.connect(lambda: self.bridge.spawn(self.bridge.new_session()))
+        file_menu.addAction(new)
+        self.import_action = QAction(self.tr("&Import Claude Code session…"), self)
+        file_menu.addAction(self.import_action)
+        settings = QAction(self.tr("&Settings…"), self, shortcut=QKeySequence.StandardKey.Preferences)
+        settings.triggered.connect(self.open_settings)
+        file_menu.addAction(settings)
+        file_menu.addSeparator()
+        quit_action = QAction(self.tr("&Quit"), self, shortcut=QKeySequence.StandardKey.Quit)
+        quit_action.triggered.connect(self.close)
+        file_menu.addAction(quit_action)
+
+    def _connect(self) -> None:
+        b = self.bridge
+        b.sessions_changed.connect(self._on_sessions)
+        b.session_opened.connect(self._on_session_opened)
+        b.older_loaded.connect(self._on_older)
+        b.message_added.connect(self._on_message_added)
+        b.message_updated.connect(self._on_message_updated)
+        b.text_delta.connect(self._on_text_delta)
+        b.status_changed.connect(self._on_status)
+        b.turn_error.connect(self._on_error)
+        b.busy_changed.connect(self._on_busy)
+        self.sidebar.session_selected.connect(lambda sid: b.spawn(b.open_session(sid)))
+        self.sidebar.new_requested.connect(lambda: b.spawn(b.new_session()))
+        self.sidebar.rename_requested.connect(lambda sid, t: b.spawn(b.rename_session(sid, t)))
+        self.sidebar.delete_requested.connect(self._delete_session)
+        self.sidebar.filter_changed.connect(lambda text: b.spawn(b.refresh_sessions(text)))
+        self.composer.send_requested.connect(self._send)
+        self.composer.stop_requested.connect(lambda: self.session_id and b.stop(self.session_id))
+        self.banner.retry_button.clicked.connect(self._retry)
+        self.chat.older_requested.connect(self._load_older)
+        self.welcome.form.submitted.connect(self._apply_choice)
+
+    def _restore_geometry(self) -> None:
+        geometry = self._qsettings.value("window/geometry")
+        if geometry is not None:
+            self.restoreGeometry(geometry)
+        splitter = self._qsettings.value("window/splitter")
+        if splitter is not None:
+            self.splitter.restoreState(splitter)
+
+    def closeEvent(self, event: QCloseEvent) -> None:  # noqa: N802 - Qt override
+        self._qsettings.setValue("window/geometry", self.saveGeometry())
+        self._qsettings.setValue("window/splitter", self.splitter.saveState())
+        self._qsettings.sync()
+        super().closeEvent(event)
+
+    # --- actions --------------------------------------------------------------------------------------
+    async def start(self) -> None:
+        """Load the session list and open the newest session (or create the first one)."""
+        sessions = await self.bridge.store.list_sessions()
+        self._on_sessions(sessions)
+        if sessions:
+            await self.bridge.open_session(sessions[0].id)
+        else:
+            await self.bridge.new_session()
+
+    def _send(self, text: str) -> None:
+        if self.session_id is None:
+            return
+        self.banner.hide()
+        self.bridge.spawn(self.bridge.send(self.session_id, text))
+
+    def _retry(self) -> None:
+        if self.session_id is None:
+            return
+        self.banner.hide()
+        self.bridge.spawn(self.bridge.retry(self.session_id))
+
+    def _load_older(self) -> None:
+        oldest = self.chat.chat_model.oldest_message_id()
+        if self.session_id is not None and oldest is not None:
+            self.bridge.spawn(self.bridge.load_older(self.session_id, oldest))
+
+    def _delete_session(self, session_id: int) -> None:
+        if session_id == self.session_id:
+            self.session_id = None
+            self.chat.chat_model.set_messages([], False)
+        self.bridge.spawn(self.bridge.delete_session(session_id))
+
+    def open_settings(self) -> None:
+        creds = load_credentials()
+        dialog = SettingsDialog(self.bridge.engine.settings, keyring_status(), creds.source, self)
+        if dialog.exec():
+            self._apply_choice(dialog.form.choice())
+
+    def _apply_choice(self, choice: ProviderChoice) -> None:
+        self.bridge.spawn(self._apply_choice_async(choice))
+
+    async def _apply_choice_async(self, choice: ProviderChoice) -> None:
+        error = await self.bridge.apply_provider_choice(choice)
+        if error:
+            self.banner.show_error(error)
+            return
+        if load_credentials().present:
+            self.stack.setCurrentWidget(self.splitter)
+
+    # --- bridge signals -------------------------------------------------------------------------------
+    def _on_sessions(self, sessions: list[SessionInfo]) -> None:
+        self.sidebar.set_sessions(sessions)
+
+    def _on_session_opened(self, session: SessionInfo, page: list[StoredMessage], has_older: bool) -> None:
+        self.session_id = session.id
+        self.title_label.setText(session.title)
+        self.sidebar.select(session.id)
+        self.banner.hide()
+        self.status.clear()
+        self.chat.chat_model.set_messages(page, has_older)
+        self.chat.scroll_to_bottom()
+        self.composer.set_busy(self.bridge.engine.busy(session.id))
+        self.composer.edit.setFocus()
+
+    def _on_older(self, session_id: int, page: list[StoredMessage], has_older: bool) -> None:
+        if session_id == self.session_id:
+            self.chat.prepend_older(page, has_older)
+
+    def _on_message_added(self, msg: StoredMessage) -> None:
+        if msg.session_id == self.session_id:
+            self.chat.chat_model.append_message(msg)
+            self.chat.scroll_to_bottom()
+
+    def _on_message_updated(self, msg: StoredMessage) -> None:
+        if msg.session_id == self.session_id:
+            self.chat.chat_model.update_message(msg)
+
+    def _on_text_delta(self, session_id: int, message_id: int, text: str) -> None:
+        if session_id == self.session_id:
+            self.chat.chat_model.append_text(message_id, text)
+
+    def _on_status(self, session_id: int, text: str, busy: bool) -> None:
+        if session_id == self.session_id:
+            self.status.setText(text)
+            if not busy and text:
+                QTimer.singleShot(4000, lambda t=text: self.status.text() == t and self.status.clear())
+
+    def _on_error(self, session_id: int, kind: str, message: str, actions: Any) -> None:
+        if session_id == self.session_id:
+            self.banner.show_error(message)
+
+    def _on_busy(self, session_id: int, busy: bool) -> None:
+        if session_id == self.session_id:
+            self.composer.set_busy(busy)

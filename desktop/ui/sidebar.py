@@ -1,0 +1,107 @@
+"""Sessions sidebar: new, rename, delete (with confirmation), filter by title."""
+
+from __future__ import annotations
+
+from PySide6.QtCore import Qt, Signal
+from PySide6.QtWidgets import (
+    QInputDialog,
+    QLineEdit,
+    QListWidget,
+    QListWidgetItem,
+    QMenu,
+    QMessageBox,
+    QPushButton,
+    QVBoxLayout,
+    QWidget,
+)
+
+from desktop.engine.types import SessionInfo
+
+ID_ROLE = Qt.ItemDataRole.UserRole
+
+
+class Sidebar(QWidget):
+    session_selected = Signal(int)
+    new_requested = Signal()
+    rename_requested = Signal(int, str)
+    delete_requested = Signal(int)
+    filter_changed = Signal(str)
+
+    def __init__(self, parent: QWidget | None = None):
+        super().__init__(parent)
+        self.setMinimumWidth(180)
+        self.new_button = QPushButton(self.tr("New chat"), self)
+        self.new_button.setObjectName("new_chat_button")
+        self.filter_edit = QLineEdit(self)
+        self.filter_edit.setObjectName("session_filter")
+        self.filter_edit.setPlaceholderText(self.tr("Filter by title"))
+        self.filter_edit.setClearButtonEnabled(True)
+        self.list = QListWidget(self)
+        self.list.setObjectName("session_list")
+        self.list.setUniformItemSizes(True)
+        self.list.setContextMenuPolicy(Qt.ContextMenuPolicy.CustomContextMenu)
+        layout = QVBoxLayout(self)
+        layout.setContentsMargins(8, 8, 4, 8)
+        layout.addWidget(self.new_button)
+        layout.addWidget(self.filter_edit)
+        layout.addWidget(self.list, 1)
+        self.new_button.clicked.connect(self.new_requested)
+        self.filter_edit.textChanged.connect(self.filter_changed)
+        self.list.currentItemChanged.connect(self._current_changed)
+        self.list.customContextMenuRequested.connect(self._context_menu)
+        self._current_id: int | None = None
+
+    def set_sessions(self, sessions: list[SessionInfo]) -> None:
+        self.list.blockSignals(True)
+        self.list.clear()
+        for s in sessions:
+            item = QListWidgetItem(s.title or self.tr("Untitled"))
+            item.setData(ID_ROLE, s.id)
+            item.setToolTip(self.tr("{n} messages").format(n=s.message_count))
+            self.list.addItem(item)
+            if s.id == self._current_id:
+                self.list.setCurrentItem(item)
+        self.list.blockSignals(False)
+
+    def select(self, session_id: int) -> None:
+        self._current_id = session_id
+        for i in range(self.list.count()):
+            item = self.list.item(i)
+            if item.data(ID_ROLE) == session_id:
+                self.list.blockSignals(True)
+                self.list.setCurrentItem(item)
+                self.list.blockSignals(False)
+
+    def _current_changed(self, item: QListWidgetItem | None, _prev: QListWidgetItem | None) -> None:
+        if item is not None:
+            self._current_id = int(item.data(ID_ROLE))
+            self.session_selected.emit(self._current_id)
+
+    def _context_menu(self, pos) -> None:  # noqa: ANN001 - QPoint
+        item = self.list.itemAt(pos)
+        if item is None:
+            return
+        menu = QMenu(self)
+        rename = menu.addAction(self.tr("Rename…"))
+        delete = menu.addAction(self.tr("Delete…"))
+        chosen = menu.exec(self.list.viewport().mapToGlobal(pos))
+        if chosen is rename:
+            self.ask_rename(item)
+        elif chosen is delete:
+            self.ask_delete(item)
+
+    def ask_rename(self, item: QListWidgetItem) -> None:
+        title, ok = QInputDialog.getText(self, self.tr("Rename chat"), self.tr("Title:"), text=item.text())
+        if ok and title.strip():
+            self.rename_requested.emit(int(item.data(ID_ROLE)), title.strip())
+
+    def ask_delete(self, item: QListWidgetItem) -> None:
+        answer = QMessageBox.question(
+            self,
+            self.tr("Delete chat"),
+            self.tr("Delete “{title}” and all its messages? This cannot be undone.").format(title=item.text()),
+            QMessageBox.StandardButton.Yes | QMessageBox.StandardButton.Cancel,
+            QMessageBox.StandardButton.Cancel,
+        )
+        if answer == QMessageBox.StandardButton.Yes:
+            self.delete_requested.emit(int(item.data(ID_ROLE)))

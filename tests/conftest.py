@@ -1,0 +1,92 @@
+"""Shared fixtures: an isolated PRECIS_HOME, an in-memory keyring, the loopback test server, a real store.
+
+Async tests marked ``qt`` run on a qasync loop (qt-desktop-notes §3.1); others on a plain asyncio loop.
+Never use qtbot.waitSignal inside an async test: await a future the signal resolves instead.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import os
+
+os.environ.setdefault("QT_QPA_PLATFORM", "offscreen")  # before anything imports Qt
+
+import keyring  # noqa: E402
+import pytest  # noqa: E402
+from keyring.backend import KeyringBackend  # noqa: E402
+
+from tests.fakeapi import FakeAnthropic  # noqa: E402
+
+API_ENV = (
+    "ANTHROPIC_API_KEY",
+    "ANTHROPIC_AUTH_TOKEN",
+    "ANTHROPIC_BASE_URL",
+    "ANTHROPIC_MODEL",
+    "ANTHROPIC_SMALL_FAST_MODEL",
+    "PRECIS_CONTEXT_WINDOW",
+)
+
+
+class MemoryKeyring(KeyringBackend):
+    """A real keyring backend that keeps passwords in a dict (never on disk)."""
+
+    priority = 1  # type: ignore[assignment]
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.passwords: dict[tuple[str, str], str] = {}
+
+    def get_password(self, service: str, username: str) -> str | None:
+        return self.passwords.get((service, username))
+
+    def set_password(self, service: str, username: str, password: str) -> None:
+        self.passwords[(service, username)] = password
+
+    def delete_password(self, service: str, username: str) -> None:
+        self.passwords.pop((service, username), None)
+
+
+def _qasync_loop() -> asyncio.AbstractEventLoop:
+    from PySide6.QtWidgets import QApplication
+
+    import qasync
+
+    app = QApplication.instance() or QApplication([])
+    return qasync.QEventLoop(app)
+
+
+def pytest_asyncio_loop_factories(config, item):  # noqa: ANN001 - pytest hook
+    if item.get_closest_marker("qt"):
+        return {"qasync": _qasync_loop}
+    return {"asyncio": asyncio.new_event_loop}
+
+
+@pytest.fixture(autouse=True)
+def precis_home(tmp_path, monkeypatch):
+    """Every test gets its own PRECIS_HOME and no inherited provider settings."""
+    home = tmp_path / "precis-home"
+    monkeypatch.setenv("PRECIS_HOME", str(home))
+    for name in API_ENV:
+        monkeypatch.delenv(name, raising=False)
+    from desktop.engine import secrets
+
+    monkeypatch.setattr(secrets, "_session_key", None)
+    return home
+
+
+@pytest.fixture(autouse=True)
+def memory_keyring():
+    previous = keyring.get_keyring()
+    backend = MemoryKeyring()
+    keyring.set_keyring(backend)
+    yield backend
+    keyring.set_keyring(previous)
+
+
+@pytest.fixture
+def fake_api(monkeypatch):
+    """The loopback Anthropic-compatible server, with the environment pointing at it."""
+    with FakeAnthropic(window=200_000) as srv:
+        monkeypatch.setenv("ANTHROPIC_BASE_URL", srv.base_url)
+        monkeypatch.setenv("ANTHROPIC_API_KEY", "test-key")
+        yield srv

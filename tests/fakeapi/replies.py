@@ -1,0 +1,167 @@
+"""What the fake model says: scripted replies, the default echo and the deterministic summariser."""
+
+from __future__ import annotations
+
+import hashlib
+import math
+from dataclasses import dataclass
+from typing import Any
+
+from tests.fakeapi.counting import Block, TokenCounter
+
+SUMMARY_MARKER = "<precis-summary-request>"
+
+
+@dataclass
+class Reply:
+    """One assistant turn. ``stop_reason`` None means: "tool_use" if a tool_use block is present,
+    else "end_turn". ``output_tokens`` None means: counted from the content."""
+
+    content: list[Block]
+    stop_reason: str | None = None
+    output_tokens: int | None = None
+
+    @classmethod
+    def text(cls, text: str, stop_reason: str | None = None) -> Reply:
+        return cls([{"type": "text", "text": text}], stop_reason)
+
+    @classmethod
+    def tool_use(cls, name: str, input: dict[str, Any], *, text: str | None = None,
+                 id: str | None = None) -> Reply:
+        blocks: list[Block] = [{"type": "text", "text": text}] if text else []
+        blocks.append({"type": "tool_use", "id": id or "", "name": name, "input": input})
+        return cls(blocks)
+
+    @classmethod
+    def thinking(cls, thinking: str, text: str, signature: str | None = None) -> Reply:
+        sig = signature or hashlib.sha256(thinking.encode()).hexdigest()
+        return cls([{"type": "thinking", "thinking": thinking, "signature": sig},
+                    {"type": "text", "text": text}])
+
+    @classmethod
+    def from_json(cls, obj: Any) -> Reply:
+        """Script-file form: "text" | {"text"} | {"tool_use": {name, input}} | {"thinking", "text"} |
+        {"content": [...]} ; each may carry "stop_reason"."""
+        if isinstance(obj, str):
+            return cls.text(obj)
+        stop = obj.get("stop_reason")
+        if "content" in obj:
+            return cls(list(obj["content"]), stop)
+        if "tool_use" in obj:
+            tu = obj["tool_use"]
+            reply = cls.tool_use(tu["name"], tu.get("input", {}), text=obj.get("text"), id=tu.get("id"))
+        elif "thinking" in obj:
+            reply = cls.thinking(obj["thinking"], obj.get("text", ""), obj.get("signature"))
+        else:
+            reply = cls.text(str(obj.get("text", "")))
+        reply.stop_reason = stop
+        return reply
+
+    def resolved_stop_reason(self) -> str:
+        if self.stop_reason:
+            return self.stop_reason
+        return "tool_use" if any(b.get("type") == "tool_use" for b in self.content) else "end_turn"
+
+
+@dataclass
+class Summariser:
+    """Deterministic "summary": bullet lines built from the first words of each user text, cycled
+    until the summary reaches ``fraction`` of the prompt tokens (at least ``min_tokens``)."""
+
+    fraction: float = 0.10
+    min_tokens: int = 50
+    words_per_line: int = 12
+    marker: str = SUMMARY_MARKER
+
+    def wants_summary(self, body: dict[str, Any]) -> bool:
+        system = body.get("system")
+        if self.marker in _plain_text(system):
+            return True
+        messages = body.get("messages") or []
+        last_user = next((m for m in reversed(messages) if m.get("role") == "user"), None)
+        return bool(last_user) and self.marker in _plain_text(last_user.get("content"))
+
+    def summarise(self, body: dict[str, Any], prompt_tokens: int, counter: TokenCounter) -> str:
+        target = max(self.min_tokens, math.ceil(self.fraction * prompt_tokens))
+        lines = []
+        for i, msg in enumerate(body.get("messages") or []):
+            if msg.get("role") != "user":
+                continue
+            words = _plain_text(msg.get("content")).replace(self.marker, " ").split()
+            if words:
+                lines.append(f"- [{i}] user: " + " ".join(words[: self.words_per_line]))
+        if not lines:
+            lines = ["- (no user text)"]
+        out = ["<summary>"]
+        used = counter.count_text("<summary>\n</summary>")
+        n = 0
+        while used < target:
+            line = lines[n % len(lines)] if n < len(lines) else f"{lines[n % len(lines)]} (again {n // len(lines)})"
+            out.append(line)
+            used += counter.count_text(line + "\n")
+            n += 1
+        out.append("</summary>")
+        return "\n".join(out)
+
+
+def _plain_text(content: Any) -> str:
+    """All text in a str / block list, tool_result text included."""
+    if content is None:
+        return ""
+    if isinstance(content, str):
+        return content
+    parts: list[str] = []
+    for block in content:
+        if not isinstance(block, dict):
+            continue
+        if block.get("type") == "text":
+            parts.append(str(block.get("text", "")))
+        elif block.get("type") == "tool_result":
+            parts.append(_plain_text(block.get("content")))
+    return "\n".join(parts)
+
+
+def last_user_text(body: dict[str, Any]) -> str:
+    for msg in reversed(body.get("messages") or []):
+        if msg.get("role") == "user":
+            return _plain_text(msg.get("content"))
+    return ""
+
+
+def echo_reply(body: dict[str, Any], counter: TokenCounter, min_tokens: int = 0) -> Reply:
+    """Default reply: "Echo: <last user text, first 200 chars>", padded deterministically with
+    numbered filler sentences to at least ``min_tokens`` output tokens."""
+    text = "Echo: " + " ".join(last_user_text(body).split())[:200]
+    if min_tokens > 0:
+        pieces = [text]
+        used = counter.count_text(text)
+        n = 0
+        while used < min_tokens:
+            piece = f" Filler sentence {n} keeps this reply long and deterministic."
+            pieces.append(piece)
+            used += counter.count_text(piece)
+            n += 1
+        text = "".join(pieces)
+    return Reply.text(text)
+
+
+def truncate_to(reply: Reply, budget: int, counter: TokenCounter, reason: str) -> Reply:
+    """Cut a reply to ``budget`` output tokens (text cut by characters; later blocks dropped)."""
+    out: list[Block] = []
+    used = 0
+    for block in reply.content:
+        cost = counter.count_output([block])
+        if used + cost <= budget:
+            out.append(block)
+            used += cost
+            continue
+        if block.get("type") == "text":
+            room = budget - used
+            text = block.get("text", "")
+            keep = int(room * counter.text_ratio)
+            while keep > 0 and counter.count_text(text[:keep]) > room:
+                keep -= max(1, keep // 20)
+            if keep > 0:
+                out.append({**block, "text": text[:keep]})
+        break
+    return Reply(out or [{"type": "text", "text": ""}], reason)
