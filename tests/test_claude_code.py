@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import json
-import sys
 import time
 from collections import Counter
 from pathlib import Path
@@ -11,10 +10,7 @@ from typing import Any
 
 import pytest
 
-# The package is not installed in the venv and there is no conftest yet: make the repo root importable.
-sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
-
-from desktop.engine.claude_code import (  # noqa: E402
+from desktop.engine.claude_code import (
     NO_RESULT_TEXT,
     ImportedMessage,
     api_messages,

@@ -164,13 +164,20 @@ def test_other_formatters():
     assert fmt_percent(15.649) == "15.6%"
     assert fmt_percent(None) == "—"
     assert fmt_cost(0.0123) == "$0.0123"
+    assert fmt_cost(0.42) == "$0.42"
+    assert fmt_cost(0.1234) == "$0.1234"
+    assert fmt_cost(0.5) == "$0.50"
     assert fmt_cost(1.5) == "$1.50"
     assert fmt_cost(1234.5) == "$1,234.50"
     assert fmt_cost(0.00001) == "<$0.0001"
     assert fmt_cost(0) == "$0.00"
     assert fmt_cost(None) == "—"
-    assert gauge_label(99.9) == "99"  # floored: never shows 100 before the window is full
+    assert gauge_label(81.95) == "82"  # agrees with the card's "82.0%"
+    assert gauge_label(15.6) == "16"
+    assert gauge_label(99.9) == "99"  # never shows 100 before the window is full
+    assert gauge_label(100.0) == "100"
     assert gauge_label(0.3) == "<1"
+    assert gauge_label(0.6) == "1"
     assert gauge_label(0) == "0"
     assert gauge_label(150.0) == "150"
     assert gauge_label(None) == "?"
@@ -305,7 +312,7 @@ def test_busy_mode(qtbot):
 
 def test_percentage_and_accessibility(qtbot):
     gauge = make_gauge(qtbot, snap(used=31_234, next_turn=33_434), size=30)
-    assert gauge.label_text() == "15"
+    assert gauge.label_text() == "16"
     assert gauge.accessibleName() == "Context usage"
     desc = gauge.accessibleDescription()
     assert "31.2K of 200K tokens used (15.6%)" in desc
@@ -353,6 +360,17 @@ def test_card_rows_match_snapshot(qtbot):
     assert gauge.card.findChild(QLabel, "legend_messages").text() == "Messages"
     assert gauge.card.findChild(QLabel, "legend_messages_tokens").text() == "30K"
     assert gauge.card.findChild(QLabel, "legend_media") is None  # zero categories are left out
+
+
+def test_card_opens_above_the_gauge_on_screen(qtbot):
+    gauge = make_gauge(qtbot, snap(), size=30)
+    gauge.move(300, 450)
+    open_by_hover(qtbot, gauge)
+    card = gauge.card.frameGeometry()
+    top = gauge.mapToGlobal(QPoint(0, 0))
+    assert card.bottom() < top.y()
+    assert card.left() <= top.x() + 15 <= card.right()
+    assert gauge.screen().availableGeometry().contains(card)
 
 
 def test_card_stays_while_pointer_inside_and_closes_after(qtbot):

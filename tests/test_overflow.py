@@ -3,18 +3,13 @@
 from __future__ import annotations
 
 import json
-import sys
-from pathlib import Path
 from typing import Any
 
 import anthropic
 import httpx2
 import pytest
 
-# The package is not installed in the venv and there is no conftest yet: make the repo root importable.
-sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
-
-from desktop.engine.overflow import (  # noqa: E402
+from desktop.engine.overflow import (
     Overflow,
     detect,
     detect_stop_reason,

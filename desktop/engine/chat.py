@@ -7,7 +7,6 @@ the same object.
 from __future__ import annotations
 
 import asyncio
-import time
 from collections.abc import Callable
 from dataclasses import replace
 from typing import Any
@@ -29,7 +28,7 @@ from desktop.engine.secrets import Credentials, load_credentials
 from desktop.engine.settings import Paths, Settings
 from desktop.engine.types import Block, StoredMessage, Usage
 
-FLUSH_INTERVAL = 0.5  # seconds between progressive commits of streamed text (a crash loses less than this)
+FLUSH_INTERVAL = 0.5  # seconds between progressive commits of streamed text (a crash loses at most this)
 TITLE_CHARS = 60
 
 Listener = Callable[[EngineEvent], None]
@@ -146,27 +145,39 @@ class ChatEngine:
         blocks: dict[int, Block] = {}
         usage = Usage()
         stop_reason: str | None = None
-        last_flush = time.monotonic()
+        dirty = False
+        lock = asyncio.Lock()
 
         async def flush(status: str = "streaming") -> None:
-            nonlocal last_flush, reply
-            if reply is None:
-                return
-            content = [blocks[i] for i in sorted(blocks)]
-            await self.store.update_message(reply.id, content=content, status=status,
-                                            usage=usage if usage.prompt_tokens else None)
-            reply = replace(reply, content=content, status=status, usage=usage if usage.prompt_tokens else None)
-            last_flush = time.monotonic()
+            nonlocal reply, dirty
+            async with lock:
+                if reply is None:
+                    return
+                content = [blocks[i] for i in sorted(blocks)]
+                kept = usage if usage.prompt_tokens else None
+                dirty = False
+                await self.store.update_message(reply.id, content=content, status=status, usage=kept)
+                reply = replace(reply, content=content, status=status, usage=kept)
 
+        async def flush_periodically() -> None:
+            # Commit on a clock, not only when deltas arrive: a stalled stream still gets its text saved.
+            while True:
+                await asyncio.sleep(FLUSH_INTERVAL)
+                if dirty:
+                    await flush()
+
+        flusher: asyncio.Task[None] | None = None
         try:
             request = await self.build_request(session_id)
             reply = await self.store.add_message(session_id, "assistant", [], status="streaming",
                                                  model=request["model"])
             self.emit(MessageAdded(session_id, reply))
             self.emit(StatusChanged(session_id, "Waiting for the reply…"))
+            flusher = asyncio.ensure_future(flush_periodically())
             current = -1
             async for part in self.provider.stream(request):
                 current = self._apply(part, blocks, current)
+                dirty = True
                 if part.kind == "usage" and part.usage is not None:
                     usage = part.usage
                     stop_reason = part.stop_reason or stop_reason
@@ -178,8 +189,9 @@ class ChatEngine:
                 elif part.kind == "stop":
                     usage = part.usage or usage
                     stop_reason = part.stop_reason
-                if part.kind == "block_stop" or time.monotonic() - last_flush >= FLUSH_INTERVAL:
+                elif part.kind == "block_stop":
                     await flush()
+            flusher.cancel()
             await flush("complete")
             assert reply is not None
             reply = replace(reply, meta={**reply.meta, "stop_reason": stop_reason})
@@ -189,12 +201,16 @@ class ChatEngine:
             return reply
         except asyncio.CancelledError:
             # Stop: keep what arrived, marked interrupted. Shielded so the commit survives the cancellation.
+            if flusher:
+                flusher.cancel()
             if reply is not None:
                 await asyncio.shield(flush("interrupted"))
                 self.emit(TurnDone(session_id, reply))
             self.emit(StatusChanged(session_id, "Stopped", busy=False))
             return reply
         except Exception as exc:  # noqa: BLE001 - every failure becomes a typed error for the user
+            if flusher:
+                flusher.cancel()
             error = classify(exc)
             if reply is not None:
                 await flush("error")

@@ -8,6 +8,8 @@ from typing import Any
 
 import anthropic
 
+from desktop.engine import overflow
+
 
 @dataclass(frozen=True, slots=True)
 class ChatError:
@@ -33,6 +35,13 @@ def _api_message(exc: anthropic.APIStatusError) -> str:
 
 def classify(exc: BaseException) -> ChatError:
     """Map an exception raised while talking to the provider to a ChatError."""
+    found = overflow.from_exception(exc)
+    if found is not None:
+        if found.kind == "media":
+            return ChatError("media", f"Too many images or documents for this model: {found.raw_message}",
+                             True, getattr(exc, "status_code", None), {"overflow": found})
+        return ChatError("overflow", "The conversation no longer fits the model's context window "
+                         f"({found.raw_message}).", True, getattr(exc, "status_code", None), {"overflow": found})
     if isinstance(exc, anthropic.APIStatusError):
         status = exc.status_code
         text = _api_message(exc)

@@ -25,8 +25,10 @@ from __future__ import annotations
 
 import base64
 import binascii
+import itertools
 import json
 import math
+import operator
 import re
 import struct
 from collections.abc import Callable, Hashable, Iterable, Mapping, Sequence
@@ -64,11 +66,11 @@ class TextModel:
 # 20 % / 41 %. Framing constants were fitted on the corpus' real usage deltas (see tests/bench).
 TEXT_MODELS: dict[Family, TextModel] = {
     V3: TextModel(per_byte=0.2407, per_punct=0.5706, per_digit=0.7319, per_space=-0.168,
-                  per_newline=0.0558, per_cjk=0.9, message=4, block=3, tool_use=8, tool_field=3,
-                  tool_result=6, thinking=4),
+                  per_newline=0.0558, per_cjk=0.9, message=5, block=3, tool_use=20, tool_field=6,
+                  tool_result=12, thinking=4),
     V47: TextModel(per_byte=0.3655, per_punct=0.6468, per_digit=0.4703, per_space=-0.3574,
-                   per_newline=0.1883, per_cjk=0.9, message=4, block=3, tool_use=8, tool_field=3,
-                   tool_result=6, thinking=4),
+                   per_newline=0.1883, per_cjk=0.9, message=5, block=3, tool_use=20, tool_field=6,
+                   tool_result=12, thinking=4),
 }
 
 IMAGE_TOKEN_CAP = 1600  # the API downsizes larger images to about 1.15 MP ≈ 1,600 tokens
@@ -320,81 +322,105 @@ def estimate_request(system: str | list[Block] | None, tools: list[dict[str, Any
 # -------------------------------------------------------------------------------------------- cache
 
 def _snapshot(content: list[Block] | str) -> Any:
-    """What a cache entry compares against: strings as is (immutable), lists as shallow block copies.
+    """What an entry compares against: strings as is (immutable), lists as shallow block copies.
 
-    Comparing a snapshot with the live content runs in C and short-cuts on identical leaves, so an
-    unchanged message costs one list comparison; any block whose value was replaced (a streaming
-    text that grew, a tool result cleared by microcompaction, an added block) compares unequal.
-    Nested objects mutated in place (e.g. ``block["input"]["x"] = 1``) are not seen: pass a
-    ``version`` when content is edited that way.
+    Comparing a snapshot with live content runs in C and short-cuts on identical leaves; any block
+    whose value was replaced (a streaming text that grew, a tool result cleared by microcompaction,
+    an appended block) compares unequal. Nested objects mutated in place (``block["input"]["x"] = 1``)
+    are not seen: pass a ``version`` for content edited that way.
     """
     return content if isinstance(content, str) else [dict(b) for b in content]
+
+
+_ids_of = operator.attrgetter("id")
+_contents_of = operator.attrgetter("content")
+_first = operator.itemgetter(0)
+_second = operator.itemgetter(1)
 
 
 class MessageEstimateCache:
     """Per-message token estimates, so a turn costs time proportional to what changed.
 
-    ``estimate(msg_id, content)`` recomputes only when the message's content differs from what the
-    entry was computed from. A caller that tracks changes itself may pass a ``version`` (any
-    hashable it changes with the content), which replaces the content comparison.
+    ``estimate(msg_id, content)`` recomputes only when the content differs (by value) from what the
+    entry was computed from; a caller that tracks changes itself may pass a ``version`` instead (any
+    hashable that changes with the content).
+
+    ``total(messages)`` must stay cheap at 10,000 messages, so it checks old messages by *identity*
+    of their content object (vectorised in C) and by value only for the newest ``verify_tail``
+    messages (where streaming happens) and for any message whose content object changed. Contract:
+    edit an older message by giving it a new content list (as microcompaction does), or call
+    :meth:`forget` / :meth:`estimate` for it after an in-place edit.
     """
 
-    def __init__(self, family: Family = DEFAULT_FAMILY) -> None:
+    def __init__(self, family: Family = DEFAULT_FAMILY, verify_tail: int = 8) -> None:
         self.family = family
-        self._entries: dict[Hashable, tuple[Any, int]] = {}
+        self.verify_tail = verify_tail
+        self._tokens: dict[Hashable, int] = {}
+        self._keys: dict[Hashable, Any] = {}  # snapshot, or ("version", v)
+        self._refs: dict[Hashable, Any] = {}  # the content object last seen (kept alive: ids stay unique)
         self.misses = 0
 
     def estimate(self, msg_id: Hashable, content: list[Block] | str, version: Hashable | None = None) -> int:
-        entry = self._entries.get(msg_id)
-        if version is not None:
-            key: Any = ("version", version)
-            if entry is not None and entry[0] == key:
-                return entry[1]
-        else:
-            if entry is not None and entry[0] == content:
-                return entry[1]
-            key = _snapshot(content)
+        key: Any = ("version", version) if version is not None else None
+        old = self._keys.get(msg_id, _MISSING)
+        if old is not _MISSING and (old == key if key is not None else old == content):
+            self._refs[msg_id] = content
+            return self._tokens[msg_id]
         self.misses += 1
         tokens = estimate_message(content, family=self.family)
-        self._entries[msg_id] = (key, tokens)
+        self._tokens[msg_id] = tokens
+        self._keys[msg_id] = key if key is not None else _snapshot(content)
+        self._refs[msg_id] = content
         return tokens
 
     def total(self, messages: Iterable[Any]) -> int:
-        """Sum over messages given as StoredMessage-like objects (``id``, ``content``) or
-        ``(id, content)`` / ``(id, content, version)`` tuples."""
-        total = 0
-        entries = self._entries
-        for m in messages:
-            if isinstance(m, tuple):
-                msg_id, content = m[0], m[1]
-                version = m[2] if len(m) > 2 else None
-            else:
-                msg_id, content, version = m.id, m.content, None
-            if version is None:
-                entry = entries.get(msg_id)
-                # Inlined hit path of estimate(): this loop runs over every message on every turn.
-                if entry is not None and entry[0] == content:
-                    total += entry[1]
-                    continue
-            total += self.estimate(msg_id, content, version)
+        """Sum over StoredMessage-like objects (``.id``, ``.content``) or ``(id, content)`` pairs."""
+        seq = messages if isinstance(messages, list) else list(messages)
+        if not seq:
+            return 0
+        if isinstance(seq[0], tuple):
+            ids, contents = list(map(_first, seq)), list(map(_second, seq))
+        else:
+            ids, contents = list(map(_ids_of, seq)), list(map(_contents_of, seq))
+        same = list(map(operator.is_, map(self._refs.get, ids), contents))
+        tail = max(0, len(seq) - self.verify_tail)
+        total = sum(itertools.compress(map(self._tokens.get, ids[:tail]), same[:tail]))
+        # Everything else (a handful per turn): by value, recomputed only if it really changed.
+        estimate = self.estimate
+        i = same.index(False) if False in same[:tail] else tail
+        while i < tail:
+            total += estimate(ids[i], contents[i])
+            try:
+                i = same.index(False, i + 1, tail)
+            except ValueError:
+                break
+        for j in range(tail, len(seq)):
+            total += estimate(ids[j], contents[j])
         return total
 
     def forget(self, msg_ids: Iterable[Hashable] | None = None) -> None:
-        """Drop entries (all when ``msg_ids`` is None), e.g. after messages were deleted."""
+        """Drop entries (all when ``msg_ids`` is None): deleted messages, or in-place edits."""
         if msg_ids is None:
-            self._entries.clear()
-        else:
-            for i in msg_ids:
-                self._entries.pop(i, None)
+            self._tokens.clear()
+            self._keys.clear()
+            self._refs.clear()
+            return
+        for i in msg_ids:
+            self._tokens.pop(i, None)
+            self._keys.pop(i, None)
+            self._refs.pop(i, None)
 
     def set_family(self, family: Family) -> None:
         """A model switch to another tokenizer family invalidates every entry."""
         if family != self.family:
             self.family = family
-            self._entries.clear()
+            self.forget()
 
     def __len__(self) -> int:
-        return len(self._entries)
+        return len(self._tokens)
+
+
+_MISSING = object()
 
 
 # ----------------------------------------------------------------------------------------- anchoring

@@ -44,16 +44,20 @@ def fmt_percent(p: float | None, decimals: int = 1) -> str:
 
 
 def gauge_label(p: float | None) -> str:
-    """The short number in the middle of the ring: floored, so it never reads 100 before the window is full."""
+    """The short number in the middle of the ring: rounded like the card's "82.0%", but never "100"
+    before the window is actually full, and never "0" when something is there."""
     if p is None or math.isnan(p):
         return "?"
-    if 0 < p < 1:
+    if 0 < p < 0.5:
         return "<1"
-    return str(int(math.floor(p)))
+    shown = math.floor(p + 0.5)
+    if p < 100:
+        shown = min(shown, 99)
+    return str(shown)
 
 
 def fmt_cost(usd: float | None) -> str:
-    """$0.0123 below a dollar (API turns are cheap), $1.23 above; None -> "—"."""
+    """$0.0123 / $0.42 below a dollar (API turns are cheap), $1.23 above; None -> "—"."""
     if usd is None or math.isnan(usd):
         return DASH
     if usd == 0:
@@ -61,7 +65,10 @@ def fmt_cost(usd: float | None) -> str:
     if 0 < usd < 0.0001:
         return "<$0.0001"
     if abs(usd) < 1:
-        return f"${usd:.4f}"
+        # Four decimals, trailing zeros trimmed down to cents: $0.0123, $0.1234, $0.42.
+        text = f"{usd:.4f}".rstrip("0")
+        whole, _, frac = text.partition(".")
+        return f"${whole}.{frac.ljust(2, '0')}"
     return f"${usd:,.2f}"
 
 

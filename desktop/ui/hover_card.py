@@ -263,7 +263,8 @@ class HoverCard(QFrame):
             reason = self._busy or snap.compact_reason or self.tr("Nothing to compact yet")
             self.compact_button.setToolTip(reason)
         self._compact_reason.setText(reason)
-        self._compact_reason.setVisible(bool(reason))
+        # While busy the status line already says why; don't print it twice.
+        self._compact_reason.setVisible(bool(reason) and self._busy is None)
         self._set_color(self._compact_reason, self._muted())
 
         for key in ("model", "window", "used", "percent", "cache_read", "cache_creation", "output"):
@@ -384,7 +385,7 @@ class HoverCard(QFrame):
         """Above the gauge, centred on it, kept on screen; below it when there is no room above."""
         top_left = self._anchor.mapToGlobal(QPoint(0, 0))
         anchor = QRect(top_left, self._anchor.size())
-        size = self.sizeHint().expandedTo(self.size())
+        size = self.size()  # after adjustSize(): the fixed width and the wrapped height
         screen = self._anchor.screen()
         area = screen.availableGeometry() if screen is not None else QRect(0, 0, 10_000, 10_000)
         x = anchor.center().x() - size.width() // 2

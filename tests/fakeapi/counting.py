@@ -87,13 +87,19 @@ class TokenCounter:
     # -- primitives -------------------------------------------------------------------------------
 
     def count_text(self, text: str) -> int:
-        if not text:
-            return 0
+        return self.tokens_of(*self.measure_text(text))
+
+    @staticmethod
+    def measure_text(text: str) -> tuple[int, int]:
+        """(non-CJK UTF-8 bytes, CJK characters): additive over concatenation, unlike token counts."""
         nbytes = len(text.encode("utf-8"))
         if text.isascii():
-            return math.ceil(nbytes / self.text_ratio)
+            return nbytes, 0
         cjk = len(_CJK.findall(text))
-        return math.ceil((nbytes - 3 * cjk) / self.text_ratio) + math.ceil(cjk / self.cjk_chars_per_token)
+        return nbytes - 3 * cjk, cjk
+
+    def tokens_of(self, other_bytes: int, cjk_chars: int) -> int:
+        return math.ceil(other_bytes / self.text_ratio) + math.ceil(cjk_chars / self.cjk_chars_per_token)
 
     def count_json(self, value: Any) -> int:
         return math.ceil(len(compact_json(value).encode("utf-8")) / self.json_ratio)

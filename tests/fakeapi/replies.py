@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import hashlib
 import math
+from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
@@ -92,16 +93,30 @@ class Summariser:
                 lines.append(f"- [{i}] user: " + " ".join(words[: self.words_per_line]))
         if not lines:
             lines = ["- (no user text)"]
-        out = ["<summary>"]
-        used = counter.count_text("<summary>\n</summary>")
-        n = 0
-        while used < target:
-            line = lines[n % len(lines)] if n < len(lines) else f"{lines[n % len(lines)]} (again {n // len(lines)})"
-            out.append(line)
-            used += counter.count_text(line + "\n")
-            n += 1
-        out.append("</summary>")
-        return "\n".join(out)
+
+        def cycled(n: int) -> str:
+            base = lines[n % len(lines)]
+            return base if n < len(lines) else f"{base} (again {n // len(lines)})"
+
+        return "\n".join(_grow(cycled, "</summary>", target, counter, head="<summary>", sep="\n"))
+
+
+def _grow(piece: Callable[[int], str], tail: str, target: int, counter: TokenCounter, *,
+          head: str, sep: str = "") -> list[str]:
+    """[head, piece(0), ..., piece(n-1), tail]: the fewest pieces whose ``sep``-joined text counts
+    >= target. Measured additively (bytes, CJK chars) so it is exact and linear."""
+    def measure(s: str) -> tuple[int, int]:
+        return counter.measure_text(s)
+
+    other, cjk = measure(head + sep + tail) if tail else measure(head)
+    pieces = [head]
+    n = 0
+    while counter.tokens_of(other, cjk) < target:
+        b, k = measure(sep + piece(n))
+        other, cjk = other + b, cjk + k
+        pieces.append(piece(n))
+        n += 1
+    return [*pieces, tail] if tail else pieces
 
 
 def _plain_text(content: Any) -> str:
@@ -133,14 +148,8 @@ def echo_reply(body: dict[str, Any], counter: TokenCounter, min_tokens: int = 0)
     numbered filler sentences to at least ``min_tokens`` output tokens."""
     text = "Echo: " + " ".join(last_user_text(body).split())[:200]
     if min_tokens > 0:
-        pieces = [text]
-        used = counter.count_text(text)
-        n = 0
-        while used < min_tokens:
-            piece = f" Filler sentence {n} keeps this reply long and deterministic."
-            pieces.append(piece)
-            used += counter.count_text(piece)
-            n += 1
+        pieces = _grow(lambda n: f" Filler sentence {n} keeps this reply long and deterministic.", "",
+                       min_tokens, counter, head=text)
         text = "".join(pieces)
     return Reply.text(text)
 

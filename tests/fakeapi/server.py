@@ -19,7 +19,7 @@ from tests.fakeapi.counting import Block, TokenCounter, Unit, compact_json
 from tests.fakeapi.faults import Fault
 from tests.fakeapi.replies import Reply, Summariser, echo_reply, truncate_to
 
-DEFAULT_MODELS = ("claude-sonnet-4-5", "claude-haiku-4-5", "claude-opus-4-8")
+DEFAULT_MODELS = ("claude-sonnet-4-6", "claude-haiku-4-5", "claude-opus-4-8")
 
 
 @dataclass
@@ -111,7 +111,7 @@ class FakeAnthropic:
         self._httpd = ThreadingHTTPServer((self.host, self.port), handler)
         self._httpd.daemon_threads = True
         self.port = self._httpd.server_address[1]
-        self._thread = threading.Thread(target=self._httpd.serve_forever, name="fakeapi", daemon=True)
+        self._thread = threading.Thread(target=self._httpd.serve_forever, args=(0.05,), name="fakeapi", daemon=True)
         self._thread.start()
         return self.base_url
 
@@ -403,6 +403,9 @@ class _Handler(BaseHTTPRequestHandler):
             if name not in body:
                 self._send_error(rec, 400, "invalid_request_error", f"{name}: Field required")
                 return
+        if not body["messages"]:
+            self._send_error(rec, 400, "invalid_request_error", "messages: at least one message is required")
+            return
         rec.stream = bool(body.get("stream"))
         fault = fake._pop_fault()
         if fault is not None:

@@ -46,13 +46,15 @@ def strip_cache_control(obj: Any) -> Any:
 
 
 def count_breakpoints(*parts: Any) -> int:
-    if isinstance(parts, tuple) and len(parts) != 1:
-        return sum(count_breakpoints(p) for p in parts)
-    obj = parts[0]
+    """cache_control markers anywhere in ``parts`` (e.g. system, tools, messages)."""
+    return sum(_count(p) for p in parts)
+
+
+def _count(obj: Any) -> int:
     if isinstance(obj, dict):
-        return ("cache_control" in obj) + sum(count_breakpoints(v) for v in obj.values())
+        return ("cache_control" in obj) + sum(_count(v) for v in obj.values())
     if isinstance(obj, list):
-        return sum(count_breakpoints(v) for v in obj)
+        return sum(_count(v) for v in obj)
     return 0
 
 

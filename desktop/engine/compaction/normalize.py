@@ -47,10 +47,10 @@ def tool_call_marker(block: Block) -> str:
     return f'<prior-tool-call name="{escape_attr(name)}" input="{escape_attr(_cut(raw, INPUT_CHARS))}"/>'
 
 
-def tool_result_marker(block: Block, name: str) -> str:
+def tool_result_marker(block: Block, name: str, limit: int = RESULT_CHARS) -> str:
     text = tool_result_text(block)
     media = _media_labels(block.get("content"))
-    body = escape_text(_cut(text, RESULT_CHARS))
+    body = escape_text(_cut(text, limit))
     if media:
         body = (body + " " if body else "") + " ".join(media)
     error = ' is_error="true"' if block.get("is_error") else ""

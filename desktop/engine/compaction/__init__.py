@@ -1,0 +1,57 @@
+"""Pure building blocks of staged compaction and request assembly (no I/O except spill files, no Qt).
+
+Cheapest layer first: ``ingest`` caps huge content, ``microcompact`` clears old tool results and truncates old
+long texts in horizon batches, ``tail``/``pins``/``summary_prompt`` prepare an LLM summary, ``snip`` drops the
+oldest groups as a last resort; ``media``, ``request_shape`` and ``cache_breakpoints`` make the final request
+valid and cache-friendly. Every function takes lists and returns new lists; inputs are never mutated (unchanged
+messages may be shared between input and output: treat them as read-only).
+"""
+
+from desktop.engine.compaction.cache_breakpoints import canonical, count_breakpoints, place_breakpoints
+from desktop.engine.compaction.ingest import cap_content
+from desktop.engine.compaction.media import CapReport, MediaError, cap_media, prepare_attachment
+from desktop.engine.compaction.microcompact import (
+    apply_clear,
+    apply_truncate,
+    min_clear_for,
+    plan_clear,
+    plan_truncate,
+)
+from desktop.engine.compaction.normalize import flatten
+from desktop.engine.compaction.pins import pinned_instructions, render_pins
+from desktop.engine.compaction.request_shape import problems, repair
+from desktop.engine.compaction.snip import snip_to_fit
+from desktop.engine.compaction.summary_prompt import (
+    build_summary_request,
+    drop_oldest_groups,
+    extract_summary,
+    validate_summary,
+)
+from desktop.engine.compaction.tail import split_tail
+
+__all__ = [
+    "CapReport",
+    "MediaError",
+    "apply_clear",
+    "apply_truncate",
+    "build_summary_request",
+    "canonical",
+    "cap_content",
+    "cap_media",
+    "count_breakpoints",
+    "drop_oldest_groups",
+    "extract_summary",
+    "flatten",
+    "min_clear_for",
+    "pinned_instructions",
+    "place_breakpoints",
+    "plan_clear",
+    "plan_truncate",
+    "prepare_attachment",
+    "problems",
+    "render_pins",
+    "repair",
+    "snip_to_fit",
+    "split_tail",
+    "validate_summary",
+]

@@ -1,0 +1,300 @@
+"""Make any message list API-valid (``repair``) and say what is wrong with one (``problems``).
+
+Rules enforced (anthropic-api.md §7): roles alternate starting and ending with user; every tool_use is answered by
+a tool_result in the next message, tool_results first; no tool_result without its call; tool_use ids unique; no
+empty or whitespace-only text; no keys the API does not know; thinking only with its signature.
+
+Choices: a leading assistant message gets a synthetic user "(continued)" before it (its content is kept); a
+trailing assistant message gets a user "(continue)" after it; a missing result becomes an ``is_error`` result
+"[no result: interrupted]"; an orphan result or a misplaced block becomes a text marker (never prose that reads
+like a tool call); thinking blocks of an assistant message merged into an earlier one are dropped (the API only
+keeps thinking of the latest turn, and it must lead that turn).
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from collections.abc import Sequence
+from typing import Any
+
+from desktop.engine.compaction._shared import Message, content_of, role_of
+from desktop.engine.compaction.normalize import tool_call_marker, tool_result_marker
+from desktop.engine.types import Block
+
+MISSING_RESULT = "[no result: interrupted]"
+EMPTY = "(empty)"
+LEADING_USER = "(continued)"
+TRAILING_USER = "(continue)"
+ORPHAN_CHARS = 50_000  # orphan results become text; ingest already capped them at 50K
+
+_KEYS: dict[str, frozenset[str]] = {
+    "text": frozenset({"type", "text", "cache_control"}),
+    "image": frozenset({"type", "source", "cache_control"}),
+    "document": frozenset({"type", "source", "title", "context", "citations", "cache_control"}),
+    "search_result": frozenset({"type", "source", "title", "content", "citations", "cache_control"}),
+    "tool_use": frozenset({"type", "id", "name", "input", "cache_control"}),
+    "tool_result": frozenset({"type", "tool_use_id", "content", "is_error", "cache_control"}),
+    "thinking": frozenset({"type", "thinking", "signature"}),
+    "redacted_thinking": frozenset({"type", "data"}),
+}
+_USER_TYPES = frozenset({"text", "image", "document", "search_result", "tool_result"})
+_ASSISTANT_TYPES = frozenset({"text", "tool_use", "thinking", "redacted_thinking"})
+_RESULT_ITEM_TYPES = frozenset({"text", "image", "document", "search_result"})
+_SOURCE_TYPES = frozenset({"base64", "url", "file", "text", "content"})
+_ID = re.compile(r"^[A-Za-z0-9_-]{1,256}$")
+
+
+def _text(text: str) -> Block:
+    return {"type": "text", "text": text}
+
+
+# --- block cleaning ---------------------------------------------------------------------------------------
+
+
+def _clean_block(block: Any) -> Block | None:
+    """A whitelisted copy of a block, or None when nothing valid is left."""
+    if not isinstance(block, dict):
+        return None
+    kind = block.get("type")
+    keys = _KEYS.get(str(kind))
+    if keys is None:
+        return None
+    out = {k: v for k, v in block.items() if k in keys}
+    if kind == "text":
+        text = out.get("text")
+        return out if isinstance(text, str) and text.strip() else None
+    if kind in ("image", "document", "search_result"):
+        source = out.get("source")
+        if kind != "search_result" and not (isinstance(source, dict) and source.get("type") in _SOURCE_TYPES):
+            return None
+        return out
+    if kind == "thinking":
+        ok = isinstance(out.get("signature"), str) and out["signature"] and isinstance(out.get("thinking"), str)
+        return out if ok else None
+    if kind == "redacted_thinking":
+        return out if isinstance(out.get("data"), str) and out["data"] else None
+    if kind == "tool_use":
+        return _clean_tool_use(out)
+    return _clean_tool_result(out)
+
+
+def _clean_tool_use(block: Block) -> Block:
+    data = block.get("input")
+    if isinstance(data, str):  # an interrupted stream may leave the raw partial JSON
+        try:
+            data = json.loads(data)
+        except ValueError:
+            data = None
+    block["input"] = data if isinstance(data, dict) else {}
+    if not isinstance(block.get("name"), str) or not block["name"]:
+        block["name"] = "unknown_tool"
+    return block
+
+
+def _clean_tool_result(block: Block) -> Block:
+    content = block.get("content")
+    if isinstance(content, list):
+        items = [c for c in (_clean_block(x) for x in content) if c and c["type"] in _RESULT_ITEM_TYPES]
+        content = items or None
+    elif not isinstance(content, str) or not content.strip():
+        content = None
+    if content is None:
+        block.pop("content", None)
+    else:
+        block["content"] = content
+    if not isinstance(block.get("is_error"), bool):
+        block.pop("is_error", None)
+    return block
+
+
+def _valid_id(value: Any) -> bool:
+    return isinstance(value, str) and bool(_ID.match(value))
+
+
+def _as_text(block: Block) -> Block | None:
+    """A text stand-in for a block that cannot stay where it is."""
+    kind = block["type"]
+    if kind == "tool_use":
+        return _text(tool_call_marker(block))
+    if kind == "tool_result":
+        return _text(tool_result_marker(block, "unknown_tool", ORPHAN_CHARS))
+    if kind == "image":
+        return _text("[image]")
+    if kind == "document":
+        return _text(f"[document: {block.get('title') or 'file'}]")
+    if kind == "text":
+        return block
+    return None  # thinking outside an assistant turn carries nothing the model needs
+
+
+def _for_role(role: str, blocks: list[Block]) -> list[Block]:
+    allowed = _USER_TYPES if role == "user" else _ASSISTANT_TYPES
+    out: list[Block] = []
+    for block in blocks:
+        ok = block["type"] in allowed
+        if block["type"] == "tool_use" and not _valid_id(block.get("id")):
+            ok = False
+        if ok:
+            out.append(block)
+        elif (stand_in := _as_text(block)) is not None:
+            out.append(stand_in)
+    return out
+
+
+# --- repair -----------------------------------------------------------------------------------------------
+
+
+def repair(messages: Sequence[Message]) -> list[dict[str, Any]]:
+    """An API-valid copy of ``messages`` (StoredMessage rows or dicts): only role and content, see module doc.
+
+    Returns [] only for an empty input.
+    """
+    turns: list[tuple[str, list[Block]]] = []
+    for msg in messages:
+        role = role_of(msg)
+        if role not in ("user", "assistant"):
+            continue
+        blocks = _for_role(role, [b for b in (_clean_block(x) for x in content_of(msg)) if b])
+        if not blocks:
+            continue
+        if turns and turns[-1][0] == role:
+            if role == "assistant":
+                blocks = [b for b in blocks if b["type"] not in ("thinking", "redacted_thinking")]
+            turns[-1] = (role, turns[-1][1] + blocks)
+        else:
+            turns.append((role, blocks))
+    if not turns:
+        return [{"role": "user", "content": [_text(EMPTY)]}] if messages else []
+    if turns[0][0] == "assistant":
+        turns.insert(0, ("user", [_text(LEADING_USER)]))
+
+    out: list[dict[str, Any]] = []
+    seen: set[str] = set()
+    pending: list[str] = []  # tool_use ids of the previous assistant message
+    for n, (role, blocks) in enumerate(turns):
+        if role == "assistant":
+            fixed: list[Block] = []
+            pending = []
+            for block in blocks:
+                if block["type"] == "tool_use":
+                    if block["id"] in seen:
+                        fixed.append(_text(tool_call_marker(block)))
+                        continue
+                    seen.add(block["id"])
+                    pending.append(block["id"])
+                fixed.append(block)
+            fixed = [b for b in fixed if b["type"] != "text" or b["text"].strip()]
+            out.append({"role": "assistant", "content": fixed})
+            if pending and n == len(turns) - 1:
+                out.append({"role": "user", "content": _answer(pending, [])})
+                pending = []
+        else:
+            out.append({"role": "user", "content": _answer(pending, blocks)})
+            pending = []
+    if out[-1]["role"] == "assistant":
+        out.append({"role": "user", "content": [_text(TRAILING_USER)]})
+    return out
+
+
+def _answer(pending: list[str], blocks: list[Block]) -> list[Block]:
+    """User content with one result per pending call first (synthesised if missing), orphans as text after."""
+    found: dict[str, Block] = {}
+    rest: list[Block] = []
+    for block in blocks:
+        if block["type"] == "tool_result" and block.get("tool_use_id") in pending and block["tool_use_id"] not in found:
+            found[block["tool_use_id"]] = block
+        elif block["type"] == "tool_result":
+            rest.append(_text(tool_result_marker(block, "unknown_tool", ORPHAN_CHARS)))
+        else:
+            rest.append(block)
+    results = [found.get(i) or {"type": "tool_result", "tool_use_id": i, "is_error": True, "content": MISSING_RESULT}
+               for i in pending]
+    content = results + rest
+    return content or [_text(EMPTY)]
+
+
+# --- problems ---------------------------------------------------------------------------------------------
+
+
+def problems(messages: Sequence[dict[str, Any]]) -> list[str]:
+    """Everything that would make the API reject ``messages`` (empty list: valid)."""
+    issues: list[str] = []
+    if not messages:
+        return ["no messages"]
+    seen: set[str] = set()
+    pending: list[str] = []
+    for n, msg in enumerate(messages):
+        where = f"messages.{n}"
+        extra = set(msg) - {"role", "content"}
+        if extra:
+            issues.append(f"{where}: unknown keys {sorted(extra)}")
+        role = msg.get("role")
+        expected = "user" if n % 2 == 0 else "assistant"
+        if role != expected:
+            issues.append(f"{where}: role {role!r}, expected {expected!r} (roles must alternate from user)")
+        content = msg.get("content")
+        if not isinstance(content, list) or not content:
+            issues.append(f"{where}: content must be a non-empty list of blocks")
+            content = content if isinstance(content, list) else []
+        issues.extend(_block_problems(where, role, content))
+        results = [b.get("tool_use_id") for b in content if isinstance(b, dict) and b.get("type") == "tool_result"]
+        if role == "user":
+            missing = [i for i in pending if i not in results]
+            if missing:
+                issues.append(f"{where}: tool_use ids without tool_result: {missing}")
+            orphans = [i for i in results if i not in pending]
+            if orphans:
+                issues.append(f"{where}: tool_result without tool_use in the previous message: {orphans}")
+            if len(results) != len(set(results)):
+                issues.append(f"{where}: duplicate tool_result ids")
+            kinds = [b.get("type") for b in content if isinstance(b, dict)]
+            if "tool_result" in kinds and kinds.index("tool_result") != 0 or (
+                    results and any(k != "tool_result" for k in kinds[:len(results)])):
+                issues.append(f"{where}: tool_result blocks must come first")
+            pending = []
+        else:
+            pending = [b.get("id") for b in content if isinstance(b, dict) and b.get("type") == "tool_use"]
+            dup = [i for i in pending if i in seen]
+            if dup:
+                issues.append(f"{where}: duplicate tool_use ids {dup}")
+            seen.update(i for i in pending if isinstance(i, str))
+    if pending:
+        issues.append(f"messages.{len(messages) - 1}: tool_use ids without tool_result: {pending}")
+    if messages[-1].get("role") != "user":
+        issues.append("the last message must be a user message")
+    return issues
+
+
+def _block_problems(where: str, role: Any, content: list[Any]) -> list[str]:
+    issues: list[str] = []
+    allowed = _USER_TYPES if role == "user" else _ASSISTANT_TYPES
+    for i, block in enumerate(content):
+        at = f"{where}.content.{i}"
+        if not isinstance(block, dict):
+            issues.append(f"{at}: not a block")
+            continue
+        kind = block.get("type")
+        if kind not in allowed:
+            issues.append(f"{at}: {kind!r} block not allowed in a {role} message")
+            continue
+        extra = set(block) - _KEYS[kind]
+        if extra:
+            issues.append(f"{at}: unknown keys {sorted(extra)}")
+        if kind == "text" and not str(block.get("text", "")).strip():
+            issues.append(f"{at}: empty text block")
+        if kind == "thinking" and not block.get("signature"):
+            issues.append(f"{at}: thinking without signature")
+        if kind == "tool_use" and (not _valid_id(block.get("id")) or not isinstance(block.get("input"), dict)):
+            issues.append(f"{at}: malformed tool_use")
+        if kind == "tool_result" and isinstance(block.get("content"), list):
+            for j, sub in enumerate(block["content"]):
+                if not isinstance(sub, dict) or sub.get("type") not in _RESULT_ITEM_TYPES:
+                    issues.append(f"{at}.content.{j}: not allowed inside tool_result")
+                elif sub.get("type") == "text" and not str(sub.get("text", "")).strip():
+                    issues.append(f"{at}.content.{j}: empty text block")
+                elif set(sub) - _KEYS[sub["type"]]:
+                    issues.append(f"{at}.content.{j}: unknown keys {sorted(set(sub) - _KEYS[sub['type']])}")
+        if "cache_control" in block and (kind in ("thinking", "redacted_thinking")):
+            issues.append(f"{at}: cache_control on a thinking block")
+    return issues

@@ -1,0 +1,56 @@
+"""Layering rules: the engine never imports Qt; only the store touches the database."""
+
+from __future__ import annotations
+
+import ast
+import pathlib
+import subprocess
+import sys
+
+ROOT = pathlib.Path(__file__).resolve().parent.parent
+QT_MODULES = ("PySide6", "qasync", "shiboken6", "PyQt5", "PyQt6")
+
+
+def imported_modules(path: pathlib.Path) -> set[str]:
+    tree = ast.parse(path.read_text("utf-8"))
+    names: set[str] = set()
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Import):
+            names.update(alias.name for alias in node.names)
+        elif isinstance(node, ast.ImportFrom) and node.module and node.level == 0:
+            names.add(node.module)
+    return names
+
+
+def test_engine_sources_never_import_qt():
+    offenders = {
+        str(p.relative_to(ROOT)): sorted(n for n in imported_modules(p) if n.split(".")[0] in QT_MODULES)
+        for p in (ROOT / "desktop" / "engine").rglob("*.py")
+    }
+    assert {k: v for k, v in offenders.items() if v} == {}
+
+
+def test_importing_every_engine_module_loads_no_qt():
+    modules = [
+        ".".join(p.relative_to(ROOT).with_suffix("").parts)
+        for p in (ROOT / "desktop" / "engine").rglob("*.py")
+        if p.name != "__init__.py" or p.parent.name != "engine"
+    ]
+    code = (
+        "import importlib, sys\n"
+        f"for m in {modules!r}: importlib.import_module(m.removesuffix('.__init__'))\n"
+        f"bad = [m for m in sys.modules if m.split('.')[0] in {QT_MODULES!r}]\n"
+        "print(bad); raise SystemExit(1 if bad else 0)\n"
+    )
+    res = subprocess.run([sys.executable, "-c", code], cwd=ROOT, capture_output=True, text=True)
+    assert res.returncode == 0, res.stdout + res.stderr
+
+
+def test_only_the_store_imports_peewee():
+    offenders = [
+        str(p.relative_to(ROOT))
+        for p in (ROOT / "desktop").rglob("*.py")
+        if "store" not in p.relative_to(ROOT).parts
+        and any(n.split(".")[0] in ("peewee", "playhouse", "sqlite3") for n in imported_modules(p))
+    ]
+    assert offenders == []

@@ -1,0 +1,118 @@
+"""`precis` end to end in subprocesses, against the loopback server, with a real PRECIS_HOME database."""
+
+from __future__ import annotations
+
+import json
+import os
+import signal
+import sqlite3
+import subprocess
+import sys
+import time
+
+import pytest
+
+from tests.fakeapi import Fault
+
+
+def run(args, env, input_text=None, timeout=60):
+    return subprocess.run(
+        [sys.executable, "-m", "desktop", *args],
+        env=env, input=input_text, capture_output=True, text=True, timeout=timeout,
+    )
+
+
+@pytest.fixture
+def cli_env(fake_api, precis_home):
+    env = dict(os.environ)
+    env.update(PRECIS_HOME=str(precis_home), ANTHROPIC_BASE_URL=fake_api.base_url, ANTHROPIC_API_KEY="test-key")
+    return env
+
+
+def test_chat_prints_only_the_reply_on_stdout(cli_env, fake_api):
+    fake_api.queue_text("Hello from the server")
+    res = run(["chat", "--new", "Hi there"], cli_env)
+    assert res.returncode == 0, res.stderr
+    assert res.stdout == "Hello from the server\n"
+    assert "session 1" in res.stderr
+
+
+def test_chat_continues_a_session_and_sessions_lists_it(cli_env, fake_api):
+    fake_api.queue_text("one")
+    assert run(["chat", "first"], cli_env).returncode == 0
+    fake_api.queue_text("two")
+    res = run(["chat", "--session", "1", "second"], cli_env)
+    assert res.returncode == 0 and res.stdout == "two\n"
+    body = fake_api.message_requests()[-1].body
+    assert [m["role"] for m in body["messages"]] == ["user", "assistant", "user"]
+    listing = json.loads(run(["sessions", "--json"], cli_env).stdout)
+    assert listing[0]["id"] == 1 and listing[0]["messages"] == 4 and listing[0]["title"] == "first"
+    assert listing[0]["last_usage"]["input_tokens"] > 0
+
+
+def test_export_json_and_markdown(cli_env, fake_api):
+    fake_api.queue_text("**bold** answer")
+    run(["chat", "question"], cli_env)
+    data = json.loads(run(["export", "1", "--format", "json"], cli_env).stdout)
+    assert data["session"]["id"] == 1
+    assert [m["role"] for m in data["messages"]] == ["user", "assistant"]
+    assert data["messages"][1]["content"] == [{"type": "text", "text": "**bold** answer"}]
+    assert data["messages"][1]["usage"]["output_tokens"] > 0
+    assert data["messages"][1]["status"] == "complete"
+    assert data["compactions"] == []
+    assert "test-key" not in json.dumps(data)
+    md = run(["export", "1"], cli_env).stdout
+    assert "## User" in md and "**bold** answer" in md
+
+
+def test_errors_exit_non_zero_with_one_line_and_keep_the_message(cli_env, fake_api):
+    fake_api.queue_fault(Fault.custom(401, "authentication_error", "invalid x-api-key"))
+    res = run(["chat", "keep me"], cli_env)
+    assert res.returncode == 1
+    lines = [line for line in res.stderr.splitlines() if "error" in line]
+    assert len(lines) == 1 and "API key" in lines[0]
+    data = json.loads(run(["export", "1", "--format", "json"], cli_env).stdout)
+    assert data["messages"][0]["content"][0]["text"] == "keep me"
+    fake_api.queue_text("second time lucky")
+    res = run(["chat", "--session", "1", "--retry"], cli_env)
+    assert res.returncode == 0 and res.stdout == "second time lucky\n"
+
+
+def test_usage_errors(cli_env):
+    assert run(["export", "42"], cli_env).returncode == 1
+    assert run(["chat", ""], cli_env).returncode == 1
+    env = dict(cli_env)
+    env.pop("ANTHROPIC_API_KEY")
+    res = run(["chat", "hi"], env)
+    assert res.returncode == 1 and "no API key" in res.stderr
+
+
+def test_sigkill_mid_stream_keeps_committed_rows(cli_env, fake_api, precis_home):
+    hold = Fault.hold(after=40, timeout=30)
+    fake_api.queue_fault(hold)
+    fake_api.queue_text("x" * 2000)  # 20-character chunks: 40 deltas = 800 characters before the hold
+    proc = subprocess.Popen([sys.executable, "-m", "desktop", "chat", "survive this"], env=cli_env,
+                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    assert hold.reached.wait(30)
+    db = precis_home / "data" / "precis.db"
+    # Wait until the progressive commit has written streamed text (it commits at least every 0.5 s).
+    deadline = time.monotonic() + 10
+    partial = ""
+    while time.monotonic() < deadline and not partial:
+        con = sqlite3.connect(db)
+        rows = con.execute("SELECT content FROM messages WHERE role='assistant'").fetchall()
+        con.close()
+        partial = json.loads(rows[0][0])[0]["text"] if rows and json.loads(rows[0][0]) else ""
+        time.sleep(0.1)
+    os.kill(proc.pid, signal.SIGKILL)
+    proc.wait(10)
+    hold.release.set()
+    assert partial.startswith("x")
+    con = sqlite3.connect(db)
+    assert con.execute("PRAGMA integrity_check").fetchone()[0] == "ok"
+    con.close()
+    res = run(["export", "1", "--format", "json"], cli_env)  # reopening sweeps 'streaming' rows
+    data = json.loads(res.stdout)
+    assert data["messages"][0]["content"][0]["text"] == "survive this"
+    assert data["messages"][1]["status"] == "interrupted"
+    assert data["messages"][1]["content"][0]["text"].startswith("x")
