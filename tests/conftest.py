@@ -10,6 +10,7 @@ import asyncio
 import os
 
 os.environ.setdefault("QT_QPA_PLATFORM", "offscreen")  # before anything imports Qt
+os.environ.setdefault("QT_API", "pyside6")  # qasync must pick PySide6
 
 import keyring  # noqa: E402
 import pytest  # noqa: E402
@@ -47,9 +48,8 @@ class MemoryKeyring(KeyringBackend):
 
 
 def _qasync_loop() -> asyncio.AbstractEventLoop:
-    from PySide6.QtWidgets import QApplication
-
     import qasync
+    from PySide6.QtWidgets import QApplication
 
     app = QApplication.instance() or QApplication([])
     return qasync.QEventLoop(app)

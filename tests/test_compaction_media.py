@@ -1,5 +1,6 @@
 import base64
 import io
+import random
 
 import pytest
 from PIL import Image
@@ -90,8 +91,6 @@ def test_jpeg_keeps_format():
 
 
 def test_oversized_bytes_raise_or_omit():
-    import random
-
     rng = random.Random(7)
     noise = Image.frombytes("RGB", (1_400, 1_400), rng.randbytes(1_400 * 1_400 * 3))  # ~5.9 MB, incompressible
     buf = io.BytesIO()

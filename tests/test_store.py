@@ -7,8 +7,7 @@ import sqlite3
 import pytest
 
 from desktop.engine.types import Usage
-from desktop.store import Store
-from desktop.store import migrations
+from desktop.store import Store, migrations
 
 
 @pytest.fixture

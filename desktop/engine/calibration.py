@@ -16,7 +16,7 @@ from typing import Any
 MIN_FACTOR = 0.5
 MAX_FACTOR = 2.0
 ALPHA = 0.25  # weight of the newest observation
-MIN_OBSERVED_TOKENS = 200  # smaller estimates are too noisy to learn from
+MIN_OBSERVED_TOKENS = 1000  # below this, framing and hidden extras dominate the ratio
 MAX_PLAUSIBLE_RATIO = 4.0  # beyond this the two numbers did not describe the same content
 
 

@@ -21,6 +21,18 @@ class MessageAdded(EngineEvent):
 
 
 @dataclass(frozen=True, slots=True)
+class MessageUpdated(EngineEvent):
+    """A committed row changed (status, content, meta) outside of streaming deltas."""
+
+    message: StoredMessage
+
+
+@dataclass(frozen=True, slots=True)
+class MessageRemoved(EngineEvent):
+    message_id: int
+
+
+@dataclass(frozen=True, slots=True)
 class TextDelta(EngineEvent):
     message_id: int
     text: str

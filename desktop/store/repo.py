@@ -216,6 +216,12 @@ class Repo:
             rows = list(query.order_by(M.id))
         return [self._message(r) for r in rows]
 
+    def usage_rows(self, session_id: int) -> list[tuple[str | None, Usage]]:
+        """(model, usage) of every reply in the session, for its cost; content is not decoded."""
+        M = self.m.Message
+        rows = M.select(M.model, M.usage).where((M.session == session_id) & M.usage.is_null(False))
+        return [(r.model, Usage.from_json(json.loads(r.usage))) for r in rows]
+
     def count_messages(self, session_id: int, before_id: int | None = None) -> int:
         M = self.m.Message
         query = M.select().where(M.session == session_id)

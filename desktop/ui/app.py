@@ -7,11 +7,12 @@ import os
 import signal
 import sys
 
-# PySide6 must be imported before qasync so qasync picks this binding (§2.1).
-from PySide6.QtGui import QIcon
-from PySide6.QtWidgets import QApplication
+# qasync picks the first Qt binding it finds unless told (qt-desktop-notes §2.1).
+os.environ.setdefault("QT_API", "pyside6")
 
-import qasync  # noqa: E402,I001
+import qasync  # noqa: E402
+from PySide6.QtGui import QIcon  # noqa: E402
+from PySide6.QtWidgets import QApplication  # noqa: E402
 
 from desktop import APP_ID, APP_NAME
 from desktop.engine.chat import ChatEngine

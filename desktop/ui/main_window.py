@@ -22,6 +22,7 @@ from desktop import APP_NAME
 from desktop.engine.secrets import keyring_status, load_credentials
 from desktop.engine.types import SessionInfo, StoredMessage
 from desktop.ui.bridge import Bridge
+from desktop.ui.chat_model import ChatModel
 from desktop.ui.chat_view import ChatView
 from desktop.ui.composer import Composer
 from desktop.ui.gauge import ContextGauge
@@ -83,6 +84,8 @@ class MainWindow(QMainWindow):
         self.banner = ErrorBanner(self)
         self.chat = ChatView(self)
         self.chat.setObjectName("chat_view")
+        self.chat_model = ChatModel(self)
+        self.chat.setModel(self.chat_model)
         self.status = QLabel(self)
         self.status.setObjectName("status_line")
         self.status.setContentsMargins(12, 0, 12, 0)
@@ -192,14 +195,14 @@ class MainWindow(QMainWindow):
         self.bridge.spawn(self.bridge.retry(self.session_id))
 
     def _load_older(self) -> None:
-        oldest = self.chat.chat_model.oldest_message_id()
+        oldest = self.chat_model.oldest_message_id()
         if self.session_id is not None and oldest is not None:
             self.bridge.spawn(self.bridge.load_older(self.session_id, oldest))
 
     def _delete_session(self, session_id: int) -> None:
         if session_id == self.session_id:
             self.session_id = None
-            self.chat.chat_model.set_messages([], False)
+            self.chat_model.set_messages([], False)
         self.bridge.spawn(self.bridge.delete_session(session_id))
 
     def open_settings(self) -> None:
@@ -229,27 +232,28 @@ class MainWindow(QMainWindow):
         self.sidebar.select(session.id)
         self.banner.hide()
         self.status.clear()
-        self.chat.chat_model.set_messages(page, has_older)
+        self.chat_model.set_messages(page, has_older)
         self.chat.scroll_to_bottom()
         self.composer.set_busy(self.bridge.engine.busy(session.id))
         self.composer.edit.setFocus()
 
     def _on_older(self, session_id: int, page: list[StoredMessage], has_older: bool) -> None:
         if session_id == self.session_id:
-            self.chat.prepend_older(page, has_older)
+            self.chat_model.prepend_older(page, has_older)
+            self.chat.older_request_done()
 
     def _on_message_added(self, msg: StoredMessage) -> None:
         if msg.session_id == self.session_id:
-            self.chat.chat_model.append_message(msg)
+            self.chat_model.append_message(msg)
             self.chat.scroll_to_bottom()
 
     def _on_message_updated(self, msg: StoredMessage) -> None:
         if msg.session_id == self.session_id:
-            self.chat.chat_model.update_message(msg)
+            self.chat_model.update_message(msg)
 
     def _on_text_delta(self, session_id: int, message_id: int, text: str) -> None:
         if session_id == self.session_id:
-            self.chat.chat_model.append_text(message_id, text)
+            self.chat_model.append_text(message_id, text)
 
     def _on_status(self, session_id: int, text: str, busy: bool) -> None:
         if session_id == self.session_id:

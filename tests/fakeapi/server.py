@@ -10,43 +10,17 @@ import threading
 import time
 from collections import deque
 from collections.abc import Callable, Iterable
-from dataclasses import dataclass
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any
 
 from tests.fakeapi.cache import CacheResult, CacheStats, PromptCache, TooManyBreakpoints
-from tests.fakeapi.counting import Block, TokenCounter, Unit, compact_json
+from tests.fakeapi.counting import Block, TokenCounter, Unit
 from tests.fakeapi.faults import Fault
+from tests.fakeapi.records import Failed, RecordedRequest, usage_json
 from tests.fakeapi.replies import Reply, Summariser, echo_reply, truncate_to
+from tests.fakeapi.sse import StreamingMixin
 
 DEFAULT_MODELS = ("claude-sonnet-4-6", "claude-haiku-4-5", "claude-opus-4-8")
-
-
-@dataclass
-class RecordedRequest:
-    """One received request, as the server saw it. ``usage`` is what it reported (or would have)."""
-
-    seq: int
-    method: str
-    path: str
-    headers: dict[str, str]  # lower-case names
-    body: Any  # parsed JSON, or None
-    request_id: str
-    status: int = 0
-    usage: dict[str, int] | None = None
-    prompt_tokens: int | None = None
-    fault: str | None = None
-    outcome: str = "pending"  # ok | error | dropped | client_gone | pending
-    reply: list[Block] | None = None
-    stream: bool = False
-
-
-class _ClientGone(Exception):
-    pass
-
-
-class _Failed(Exception):
-    """A stream fault fired: the reply was not delivered."""
 
 
 class FakeAnthropic:
@@ -270,16 +244,7 @@ def _with_nested(block: Block) -> Iterable[Block]:
         yield from (b for b in content if isinstance(b, dict))
 
 
-def _usage_json(result: CacheResult, output_tokens: int, report_cache: bool) -> dict[str, Any]:
-    usage: dict[str, Any] = {"input_tokens": result.input_tokens}
-    if report_cache:
-        usage["cache_creation_input_tokens"] = result.cache_creation_input_tokens
-        usage["cache_read_input_tokens"] = result.cache_read_input_tokens
-    usage["output_tokens"] = output_tokens
-    return usage
-
-
-class _Handler(BaseHTTPRequestHandler):
+class _Handler(StreamingMixin, BaseHTTPRequestHandler):
     protocol_version = "HTTP/1.1"
     fake: FakeAnthropic  # bound by FakeAnthropic.start()
 
@@ -433,7 +398,7 @@ class _Handler(BaseHTTPRequestHandler):
         reply, source = fake._choose_reply(body, total)
         reply = self._finalise(reply, body, total)
         output_tokens = reply.output_tokens or fake.counter.count_output(reply.content)
-        rec.usage = _usage_json(result, output_tokens, fake.report_cache)
+        rec.usage = usage_json(result, output_tokens, fake.report_cache)
         rec.reply = reply.content
         with fake._lock:
             fake.stats.add(result, output_tokens)
@@ -442,7 +407,7 @@ class _Handler(BaseHTTPRequestHandler):
                 self._stream(rec, body, reply, result, output_tokens, fault)
             else:
                 self._whole(rec, body, reply, fault)
-        except _Failed:
+        except Failed:
             fake._give_back(reply, source)
         except (BrokenPipeError, ConnectionResetError):
             rec.outcome = "client_gone"
@@ -481,10 +446,10 @@ class _Handler(BaseHTTPRequestHandler):
         if fault is not None and fault.kind == "drop":
             rec.outcome = "dropped"
             self._hangup()
-            raise _Failed
+            raise Failed
         if fault is not None and fault.kind == "sse_error":
             self._send_error(rec, 529, "overloaded_error", fault.message)
-            raise _Failed
+            raise Failed
         if fault is not None and fault.kind == "slow":
             time.sleep(fault.delay)
         if fault is not None and fault.kind == "hold":
@@ -495,7 +460,7 @@ class _Handler(BaseHTTPRequestHandler):
             text = json.dumps(message)
             rec.outcome = "dropped"
             self._send_json(200, text[: len(text) // 2], rec)
-            raise _Failed
+            raise Failed
         rec.outcome = "ok"
         self._send_json(200, message, rec)
 
@@ -506,103 +471,3 @@ class _Handler(BaseHTTPRequestHandler):
             self.connection.shutdown(socket.SHUT_RDWR)
         except OSError:
             pass
-
-    # -- SSE --------------------------------------------------------------------------------------
-
-    def _chunk(self, data: bytes) -> None:
-        self.wfile.write(b"%x\r\n%s\r\n" % (len(data), data))
-        self.wfile.flush()
-
-    def _event(self, name: str, payload: dict[str, Any]) -> None:
-        self._chunk(f"event: {name}\ndata: {json.dumps(payload, ensure_ascii=False)}\n\n".encode())
-
-    def _stream(self, rec: RecordedRequest, body: dict[str, Any], reply: Reply, result: CacheResult,
-                output_tokens: int, fault: Fault | None) -> None:
-        fake = self.fake
-        self.send_response(200)
-        self.send_header("Content-Type", "text/event-stream; charset=utf-8")
-        self.send_header("Cache-Control", "no-cache")
-        self.send_header("Transfer-Encoding", "chunked")
-        self.send_header("request-id", rec.request_id)
-        self.end_headers()
-        rec.status = 200
-
-        state = {"deltas": 0, "fired": False}
-
-        def checkpoint(final: bool = False) -> None:
-            if fault is None or state["fired"] or fault.kind == "slow":
-                return
-            if state["deltas"] < fault.after and not final:
-                return
-            state["fired"] = True
-            if fault.kind == "hold":
-                fault.reached.set()
-                fault.release.wait(fault.hold_timeout)
-                return
-            if fault.kind == "sse_error":
-                rec.outcome = "error"
-                self._event("error", {"type": "error", "error": {"type": fault.error_type, "message": fault.message},
-                                      "request_id": rec.request_id})
-                self._chunk(b"")  # a clean end of body: the error event is the last thing the client sees
-                raise _Failed
-            if fault.kind == "malformed":
-                rec.outcome = "dropped"
-                self._chunk(b"event: content_block_delta\ndata: {\"type\": \"content_block_delta\", garbage\n\n")
-            else:
-                rec.outcome = "dropped"
-            self._hangup()
-            raise _Failed
-
-        def delta(index: int, payload: dict[str, Any]) -> None:
-            if fault is not None and fault.kind == "slow" and fault.delay > 0:
-                time.sleep(fault.delay)
-            self._event("content_block_delta", {"type": "content_block_delta", "index": index, "delta": payload})
-            state["deltas"] += 1
-            if fake.ping_every and state["deltas"] % fake.ping_every == 0:
-                self._event("ping", {"type": "ping"})
-            checkpoint()
-
-        start_usage = dict(_usage_json(result, 1, fake.report_cache))
-        message = self._message_json(body, [], None, start_usage)
-        self._event("message_start", {"type": "message_start", "message": message})
-        self._event("ping", {"type": "ping"})
-        checkpoint()
-        for index, block in enumerate(reply.content):
-            self._stream_block(index, block, delta)
-        checkpoint(final=True)
-        final_usage = _usage_json(result, output_tokens, fake.report_cache)
-        self._event("message_delta", {"type": "message_delta",
-                                      "delta": {"stop_reason": reply.resolved_stop_reason(), "stop_sequence": None},
-                                      "usage": final_usage})
-        rec.outcome = "ok"
-        self._event("message_stop", {"type": "message_stop"})
-        self._chunk(b"")
-
-    def _stream_block(self, index: int, block: Block, delta: Callable[[int, dict[str, Any]], None]) -> None:
-        kind = block.get("type")
-        n = self.fake.chunk_chars
-        if kind == "text":
-            self._event("content_block_start", {"type": "content_block_start", "index": index,
-                                                "content_block": {"type": "text", "text": ""}})
-            for piece in _pieces(block.get("text", ""), n):
-                delta(index, {"type": "text_delta", "text": piece})
-        elif kind == "thinking":
-            self._event("content_block_start", {"type": "content_block_start", "index": index,
-                                                "content_block": {"type": "thinking", "thinking": "", "signature": ""}})
-            for piece in _pieces(block.get("thinking", ""), n):
-                delta(index, {"type": "thinking_delta", "thinking": piece})
-            delta(index, {"type": "signature_delta", "signature": block.get("signature", "")})
-        elif kind == "tool_use":
-            shell = {"type": "tool_use", "id": block["id"], "name": block.get("name", ""), "input": {}}
-            self._event("content_block_start", {"type": "content_block_start", "index": index, "content_block": shell})
-            text = compact_json(block.get("input", {}))
-            delta(index, {"type": "input_json_delta", "partial_json": ""})
-            for piece in _pieces(text, min(n, max(1, -(-len(text) // 3)))):
-                delta(index, {"type": "input_json_delta", "partial_json": piece})
-        else:  # redacted_thinking and others arrive whole in content_block_start
-            self._event("content_block_start", {"type": "content_block_start", "index": index, "content_block": block})
-        self._event("content_block_stop", {"type": "content_block_stop", "index": index})
-
-
-def _pieces(text: str, size: int) -> list[str]:
-    return [text[i:i + size] for i in range(0, len(text), size)] or []

@@ -1,0 +1,213 @@
+"""One number for the gauge, the hover card, /context, `precis context` and every compaction decision.
+
+used = the previous request's real prompt size (input + cache_read + cache_creation) + an estimate of
+what was added since (its reply, the new user message, tool results). With no usable anchor (no reply
+yet, or a compaction / edit since), the whole request is estimated and corrected by the per-model
+calibration. The breakdown by category is estimated per message (cached) and scaled to ``used``.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+from dataclasses import dataclass, field
+from typing import Any
+
+from desktop.engine import tokens
+from desktop.engine.calibration import Calibration
+from desktop.engine.catalog import ModelCatalog
+from desktop.engine.context import ContextSnapshot
+from desktop.engine.types import Block, CompactionRecord, StoredMessage, Usage
+
+MEDIA = ("image", "document")
+
+
+@dataclass(slots=True)
+class RequestFacts:
+    """What the engine knew about a request when it sent it (stored in the reply's meta)."""
+
+    boundary: int  # active compaction id (0: none)
+    last_id: int  # newest message id included
+    count: int  # sendable messages included
+    estimate: int  # uncalibrated whole-request estimate, for calibration
+    horizon: int = 0  # microcompaction horizon in force
+
+    def to_json(self) -> dict[str, int]:
+        return {"boundary": self.boundary, "last_id": self.last_id, "count": self.count,
+                "estimate": self.estimate, "horizon": self.horizon}
+
+    @classmethod
+    def from_json(cls, data: dict[str, Any] | None) -> RequestFacts | None:
+        if not data:
+            return None
+        try:
+            return cls(int(data["boundary"]), int(data["last_id"]), int(data["count"]), int(data["estimate"]),
+                       int(data.get("horizon", 0)))
+        except (KeyError, TypeError, ValueError):
+            return None
+
+
+def _block_category(block: Block) -> str:
+    kind = block.get("type")
+    if kind in MEDIA:
+        return "media"
+    if kind == "tool_result":
+        return "tool_results"
+    return "messages"
+
+
+@dataclass(slots=True)
+class _SessionCache:
+    estimates: tokens.MessageEstimateCache
+    categories: dict[int, dict[str, int]] = field(default_factory=dict)
+
+
+class ContextMeter:
+    def __init__(self, catalog: ModelCatalog, calibration: Calibration):
+        self.catalog = catalog
+        self.calibration = calibration
+        self._sessions: dict[int, _SessionCache] = {}
+
+    def _cache(self, session_id: int, family: str) -> _SessionCache:
+        cache = self._sessions.get(session_id)
+        if cache is None:
+            cache = self._sessions[session_id] = _SessionCache(tokens.MessageEstimateCache(family))
+        cache.estimates.set_family(family)
+        return cache
+
+    def forget(self, session_id: int) -> None:
+        self._sessions.pop(session_id, None)
+
+    def whole_estimate(self, session_id: int, model: str, system: list[Block], tools: list[dict[str, Any]],
+                       prefix_blocks: list[Block], history: list[StoredMessage]) -> int:
+        """Uncalibrated estimate of a whole request (cached per message)."""
+        family = self.catalog.info(model).family
+        cache = self._cache(session_id, family)
+        total = tokens.estimate_message(system, family=family) + tokens.estimate_tools(tools, family=family)
+        if prefix_blocks:
+            total += tokens.estimate_message(prefix_blocks, family=family)
+        return total + cache.estimates.total(history)
+
+    def categories(self, session_id: int, model: str, history: Iterable[StoredMessage]) -> dict[str, int]:
+        family = self.catalog.info(model).family
+        cache = self._cache(session_id, family)
+        out = {"messages": 0, "tool_results": 0, "media": 0}
+        for msg in history:
+            split = cache.categories.get(msg.id) if msg.status == "complete" else None
+            if split is None:
+                split = {"messages": tokens.MESSAGE_OVERHEAD, "tool_results": 0, "media": 0}
+                for block in msg.content:
+                    split[_block_category(block)] += tokens.estimate_block(block, family=family)
+                if msg.status == "complete":
+                    cache.categories[msg.id] = split
+            for k, v in split.items():
+                out[k] += v
+        return out
+
+    def snapshot(
+        self,
+        *,
+        session_id: int,
+        model: str,
+        system: list[Block],
+        tools: list[dict[str, Any]],
+        compaction: CompactionRecord | None,
+        compaction_count: int,
+        history: list[StoredMessage],
+        max_output: int,
+        session_cost: float | None,
+        breaker_open: bool = False,
+        horizon: int = 0,
+        draft: str = "",
+    ) -> ContextSnapshot:
+        info = self.catalog.info(model)
+        family = info.family
+        sendable = [m for m in history if m.status in ("complete", "interrupted")]
+        summary_blocks: list[Block] = []
+        summary_tokens = pinned_tokens = 0
+        if compaction is not None:
+            summary_tokens = tokens.estimate_text(compaction.summary, family=family) + tokens.BLOCK_OVERHEAD
+            pins = compaction.stats.get("pins_text") or ""
+            pinned_tokens = tokens.estimate_text(pins, family=family) if pins else 0
+            summary_blocks = [{"type": "text", "text": compaction.summary + "\n" + pins}]
+
+        # The anchor: the newest reply whose request is still comparable to the next one.
+        anchor_msg, facts = None, None
+        for msg in reversed(history):
+            if msg.role == "assistant" and msg.usage and msg.usage.prompt_tokens:
+                facts = RequestFacts.from_json(msg.meta.get("request"))
+                anchor_msg = msg
+                break
+        boundary = compaction.id if compaction else 0
+        anchor_ok = (
+            anchor_msg is not None
+            and facts is not None
+            and facts.boundary == boundary
+            and facts.horizon == horizon
+            and sum(1 for m in sendable if m.id <= facts.last_id) == facts.count
+        )
+        factor = self.calibration.factor(model)
+        if anchor_ok:
+            assert anchor_msg is not None and anchor_msg.usage is not None
+            added = [m.content for m in sendable if m.id >= anchor_msg.id]
+            est = tokens.anchored_estimate(anchor_msg.usage.prompt_tokens, added, lambda: 0,
+                                           family=family, factor=factor)
+            used, source = est.tokens, "api"
+        elif sendable or compaction is not None:
+            whole = self.whole_estimate(session_id, model, system, tools, summary_blocks, sendable)
+            used, source = self.calibration.apply(model, whole), "estimate"
+        else:
+            used, source = 0, "none"
+
+        last_usage: Usage | None = anchor_msg.usage if anchor_msg else None
+        expected_output = min(last_usage.output_tokens if last_usage else 0, max_output)
+        draft_tokens = tokens.estimate_text(draft, family=family) if draft.strip() else 0
+        next_turn = used + expected_output + draft_tokens + (tokens.MESSAGE_OVERHEAD if draft_tokens else 0)
+
+        breakdown = self._breakdown(session_id, model, system, tools, summary_tokens, pinned_tokens, sendable,
+                                    used, info.window, max_output)
+        reply_cost = self.catalog.cost(model, last_usage) if last_usage else None
+        has_head = len(sendable) > 2
+        return ContextSnapshot(
+            model=model,
+            window=info.window,
+            max_output=max_output,
+            used=used,
+            next_turn=next_turn,
+            source=source,  # type: ignore[arg-type]
+            last_usage=last_usage,
+            cost_last_turn=reply_cost,
+            cost_session=session_cost,
+            summary_active=compaction is not None,
+            compactions=compaction_count,
+            breaker_open=breaker_open,
+            breakdown=breakdown,
+            can_compact=has_head,
+            compact_reason="" if has_head else "Nothing to compact yet: the conversation is too short.",
+        )
+
+    def _breakdown(self, session_id: int, model: str, system: list[Block], tools: list[dict[str, Any]],
+                   summary_tokens: int, pinned_tokens: int, sendable: list[StoredMessage], used: int,
+                   window: int | None, max_output: int) -> dict[str, int]:
+        family = self.catalog.info(model).family
+        parts = {
+            "system": tokens.estimate_message(system, family=family),
+            "tools": tokens.estimate_tools(tools, family=family),
+            "summary": summary_tokens,
+            "pinned": pinned_tokens,
+            **self.categories(session_id, model, sendable),
+        }
+        estimated = sum(parts.values())
+        if estimated and used:
+            # Scale the estimated split to the one real number, largest-remainder so it sums exactly.
+            scaled = {k: v * used / estimated for k, v in parts.items()}
+            floors = {k: int(v) for k, v in scaled.items()}
+            short = used - sum(floors.values())
+            for k in sorted(scaled, key=lambda k: scaled[k] - floors[k], reverse=True)[:short]:
+                floors[k] += 1
+            parts = floors
+        elif not used:
+            parts = {k: 0 for k in parts}
+        reserved = min(max_output, window) if window else max_output
+        parts["reserved_output"] = reserved
+        parts["free"] = max(0, window - used - reserved) if window else 0
+        return parts

@@ -1,0 +1,109 @@
+"""Regenerate docs/screenshots/ by driving the real window against the loopback server.
+
+Run under Xvfb to see the real platform plugin (or offscreen):
+    xvfb-run -a -s "-screen 0 1280x800x24" .venv/bin/python -m tests.screenshots [OUTDIR]
+"""
+
+from __future__ import annotations
+
+import asyncio
+import os
+import sys
+import tempfile
+from pathlib import Path
+
+os.environ.setdefault("QT_API", "pyside6")  # qasync must pick PySide6
+
+import qasync  # noqa: E402
+
+from tests.fakeapi import FakeAnthropic, Fault
+
+REPLY = """Here is a small helper that reads a file safely:
+
+```python
+from pathlib import Path
+
+def read_text(path: str) -> str:
+    \"\"\"Return the file's text, or an empty string if it is missing.\"\"\"
+    p = Path(path)
+    return p.read_text("utf-8") if p.exists() else ""
+```
+
+| Case | Result |
+|------|--------|
+| file exists | its text |
+| missing | `""` |
+
+Raw HTML such as <img src="https://example.com/x.png"> stays **literal text**.
+"""
+
+
+async def wait_for(predicate, timeout: float = 10.0) -> None:
+    loop = asyncio.get_running_loop()
+    end = loop.time() + timeout
+    while not predicate():
+        if loop.time() > end:
+            raise TimeoutError("condition not reached")
+        await asyncio.sleep(0.05)
+
+
+async def shoot(outdir: Path, srv: FakeAnthropic) -> None:
+    from desktop.engine.chat import ChatEngine
+    from desktop.engine.settings import Paths, Settings
+    from desktop.store import Store
+    from desktop.ui.bridge import Bridge
+    from desktop.ui.main_window import MainWindow
+
+    paths = Paths.resolve().ensure()
+    store = await Store.open(paths.database)
+    engine = ChatEngine(store, paths, Settings.load(paths))
+    bridge = Bridge(engine)
+    window = MainWindow(bridge, paths.config_dir / "window.ini")
+    window.resize(1100, 720)
+    window.show()
+    await window.start()
+    await asyncio.sleep(0.3)
+    window.grab().save(str(outdir / "window-empty.png"))
+
+    done = asyncio.Event()
+    bridge.turn_done.connect(lambda *_: done.set())
+    bridge.turn_error.connect(lambda *_: done.set())
+    srv.queue_text(REPLY)
+    window.composer.edit.setPlainText("Write a Python helper that reads a file safely.")
+    window.composer.send_button.click()
+    await asyncio.wait_for(done.wait(), 10)
+    await asyncio.sleep(0.3)
+    window.grab().save(str(outdir / "window-reply.png"))
+
+    done.clear()
+    srv.queue_fault(Fault.custom(529, "overloaded_error", "Overloaded"), Fault.custom(529, "overloaded_error",
+                    "Overloaded"), Fault.custom(529, "overloaded_error", "Overloaded"))
+    window.composer.edit.setPlainText("And now a version that streams large files?")
+    window.composer.send_button.click()
+    await asyncio.wait_for(done.wait(), 20)
+    await asyncio.sleep(0.3)
+    window.grab().save(str(outdir / "window-error.png"))
+    window.close()
+    await bridge.close()
+    await engine.close()
+    await store.close()
+
+
+def main() -> int:
+    outdir = Path(sys.argv[1] if len(sys.argv) > 1 else "docs/screenshots").resolve()
+    outdir.mkdir(parents=True, exist_ok=True)
+    os.environ["PRECIS_HOME"] = tempfile.mkdtemp(prefix="precis-shots-")
+    from desktop.ui.app import make_app
+
+    app = make_app([])
+    app.setQuitOnLastWindowClosed(False)
+    with FakeAnthropic(window=200_000) as srv:
+        os.environ["ANTHROPIC_BASE_URL"] = srv.base_url
+        os.environ["ANTHROPIC_API_KEY"] = "test-key"
+        asyncio.run(shoot(outdir, srv), loop_factory=lambda: qasync.QEventLoop(app))
+    print(f"screenshots in {outdir}")
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())
