@@ -381,7 +381,7 @@ def test_calibration_against_fake_server() -> None:
     errors_raw: list[float] = []
     errors_cal: list[float] = []
     # A server whose tokenizer is ~35 % denser than the client's heuristic.
-    counter = fakeapi.counting.TokenCounter(text_ratio=2.6, json_ratio=1.7, cjk_chars_per_token=0.9)
+    counter = fakeapi.TokenCounter(text_ratio=2.6, json_ratio=1.7, cjk_chars_per_token=0.9)
     with fakeapi.FakeAnthropic(window=1_000_000, counter=counter) as srv:
         client = anthropic.Anthropic(base_url=srv.base_url, api_key="test-key", max_retries=0)
         messages: list[dict] = []

@@ -176,6 +176,19 @@ async def cmd_export(args: argparse.Namespace) -> int:
     return 0
 
 
+async def cmd_context(args: argparse.Namespace) -> int:
+    from desktop.engine.context import context_report
+
+    async with open_ctx() as ctx:
+        await _session_or_fail(ctx.store, args.id)
+        snap = await ctx.engine.measure(args.id)
+    if args.json:
+        print(json.dumps(snap.to_json(), ensure_ascii=False, indent=2))
+    else:
+        print(context_report(snap))
+    return 0
+
+
 def build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(prog="precis", description="Précis: a chat client for Claude.")
     parser.add_argument("--version", action="version", version=f"precis {__version__}")
@@ -198,11 +211,15 @@ def build_parser() -> argparse.ArgumentParser:
     export.add_argument("--format", choices=("md", "json"), default="md")
     export.add_argument("--output", "-o")
 
+    context = sub.add_parser("context", help="show how full a session's context window is")
+    context.add_argument("id", type=int)
+    context.add_argument("--json", action="store_true")
+
     sub.add_parser("gui", help="open the window (the default)")
     return parser
 
 
-COMMANDS = {"chat": cmd_chat, "sessions": cmd_sessions, "export": cmd_export}
+COMMANDS = {"chat": cmd_chat, "sessions": cmd_sessions, "export": cmd_export, "context": cmd_context}
 
 
 def main(argv: Sequence[str] | None = None) -> int:

@@ -14,9 +14,10 @@ from typing import Any
 from desktop.engine import assemble
 from desktop.engine.calibration import Calibration
 from desktop.engine.catalog import ModelCatalog
-from desktop.engine.context import ContextSnapshot
+from desktop.engine.context import ContextSnapshot, context_report
 from desktop.engine.errors import ChatError, classify
 from desktop.engine.events import (
+    CommandOutput,
     ContextChanged,
     EngineEvent,
     MessageAdded,
@@ -139,6 +140,15 @@ class ChatEngine:
         if self.busy(session_id):
             raise RuntimeError("a reply is still streaming in this session")
         return await self._start_turn(session_id)
+
+    async def command(self, session_id: int, text: str) -> bool:
+        """Slash commands. Their feedback never enters the transcript. Returns False for plain text."""
+        name, _, arg = text.strip().partition(" ")
+        if name == "/context":
+            snapshot = await self.publish_context(session_id)
+            self.emit(CommandOutput(session_id, "Context", context_report(snapshot)))
+            return True
+        return False
 
     def stop(self, session_id: int) -> bool:
         task = self._turns.get(session_id)

@@ -81,3 +81,57 @@ class ContextSnapshot:
         data["percent"] = self.percent
         data["next_turn_percent"] = self.next_turn_percent
         return data
+
+
+LABELS = {
+    "system": "System prompt",
+    "tools": "Tools",
+    "summary": "Summary",
+    "pinned": "Pinned instructions",
+    "messages": "Messages",
+    "tool_results": "Tool results",
+    "media": "Media",
+    "free": "Free",
+    "reserved_output": "Reserved for output",
+}
+
+
+def _tok(n: int) -> str:
+    return f"{n:,}"
+
+
+def context_report(snap: ContextSnapshot) -> str:
+    """Plain-text report shared by /context in the window and `precis context`."""
+    window = _tok(snap.window) if snap.window else "capacity unknown"
+    pct = f"{snap.percent:.1f}%" if snap.percent is not None else "—"
+    nxt = f"{_tok(snap.next_turn)}" + (f" ({snap.next_turn_percent:.1f}%)" if snap.next_turn_percent else "")
+    source = {"api": "from the last API response", "estimate": "estimated (no usable API response yet)",
+              "none": "no data yet"}[snap.source]
+    lines = [
+        f"Model        {snap.model}",
+        f"Window       {window}",
+        f"Used         {_tok(snap.used)} ({pct})",
+        f"Next turn    ~{nxt}",
+        f"State        {snap.state}",
+        f"Source       {source}",
+    ]
+    if snap.last_usage:
+        u = snap.last_usage
+        lines.append(f"Last turn    cache read {_tok(u.cache_read_input_tokens)} · cache write "
+                     f"{_tok(u.cache_creation_input_tokens)} · input {_tok(u.input_tokens)} · output "
+                     f"{_tok(u.output_tokens)}")
+    if snap.cost_session is not None:
+        last = f"${snap.cost_last_turn:.4f}" if snap.cost_last_turn is not None else "—"
+        lines.append(f"Cost         last turn {last} · session ${snap.cost_session:.4f}")
+    if snap.summary_active:
+        lines.append(f"Summary      active ({snap.compactions} compaction{'s' if snap.compactions != 1 else ''})")
+    if snap.breaker_open:
+        lines.append("Auto-compaction paused after 3 consecutive summary failures (Compact now resets it)")
+    lines.append("")
+    lines.append("Breakdown")
+    total = sum(snap.breakdown.values()) or 1
+    for key in CATEGORIES:
+        value = snap.breakdown.get(key, 0)
+        if value:
+            lines.append(f"  {LABELS[key]:<20} {_tok(value):>10}  {100 * value / total:5.1f}%")
+    return "\n".join(lines)

@@ -94,3 +94,11 @@ class Notice(EngineEvent):
 
     text: str
     level: str = "info"
+
+
+@dataclass(frozen=True, slots=True)
+class CommandOutput(EngineEvent):
+    """Output of a slash command, shown as a card in the chat and never stored in the transcript."""
+
+    title: str
+    text: str

@@ -32,6 +32,8 @@ class Bridge(QObject):
     compactions_changed = Signal(int, object)  # session_id, list[CompactionRecord]
     notice = Signal(int, str, str)  # session_id, text, level
     busy_changed = Signal(int, bool)
+    message_removed = Signal(int, int)  # session_id, message_id
+    command_output = Signal(int, str, str)  # session_id, title, text
 
     def __init__(self, engine: ChatEngine, parent: QObject | None = None):
         super().__init__(parent)
@@ -46,6 +48,12 @@ class Bridge(QObject):
         match event:
             case ev.MessageAdded(message=msg):
                 self.message_added.emit(msg)
+            case ev.MessageUpdated(message=msg):
+                self.message_updated.emit(msg)
+            case ev.MessageRemoved(message_id=mid):
+                self.message_removed.emit(sid, mid)
+            case ev.CommandOutput(title=title, text=text):
+                self.command_output.emit(sid, title, text)
             case ev.TextDelta(message_id=mid, text=text):
                 self.text_delta.emit(sid, mid, text)
             case ev.ThinkingDelta(message_id=mid, text=text):
@@ -84,6 +92,7 @@ class Bridge(QObject):
         older = bool(page) and await self.store.count_messages(session_id, before_id=page[0].id) > 0
         self.session_opened.emit(session, page, older)
         await self._emit_compactions(session_id)
+        await self.engine.publish_context(session_id)
 
     async def load_older(self, session_id: int, before_id: int) -> None:
         page = await self.store.messages(session_id, before_id=before_id, newest=PAGE_SIZE)
@@ -108,7 +117,12 @@ class Bridge(QObject):
         await self.store.delete_session(session_id)
         await self.refresh_sessions()
 
+    async def measure(self, session_id: int, draft: str) -> None:
+        await self.engine.publish_context(session_id, draft)
+
     async def send(self, session_id: int, text: str, attachments: list[dict[str, Any]] | None = None) -> None:
+        if text.startswith("/") and not attachments and await self.engine.command(session_id, text):
+            return
         self.busy_changed.emit(session_id, True)
         try:
             await self.engine.send(session_id, text, attachments)

@@ -36,7 +36,7 @@ class ErrorBanner(QWidget):
     def __init__(self, parent: QWidget | None = None):
         super().__init__(parent)
         self.setObjectName("error_banner")
-        self.setAutoFillBackground(True)
+        self.setAttribute(Qt.WidgetAttribute.WA_StyledBackground, True)
         self.label = QLabel(self)
         self.label.setObjectName("error_text")
         self.label.setWordWrap(True)
@@ -116,6 +116,9 @@ class MainWindow(QMainWindow):
         if not creds.present:
             self.stack.setCurrentWidget(self.welcome)
 
+        self._draft_timer = QTimer(self)
+        self._draft_timer.setSingleShot(True)
+        self._draft_timer.setInterval(300)
         self._build_menu()
         self._connect()
         self._restore_geometry()
@@ -147,6 +150,11 @@ class MainWindow(QMainWindow):
         b.status_changed.connect(self._on_status)
         b.turn_error.connect(self._on_error)
         b.busy_changed.connect(self._on_busy)
+        b.message_removed.connect(self._on_message_removed)
+        b.command_output.connect(self._on_command_output)
+        b.context_changed.connect(self._on_context)
+        self.composer.draft_changed.connect(lambda _t: self._draft_timer.start())
+        self._draft_timer.timeout.connect(self._measure_draft)
         self.sidebar.session_selected.connect(lambda sid: b.spawn(b.open_session(sid)))
         self.sidebar.new_requested.connect(lambda: b.spawn(b.new_session()))
         self.sidebar.rename_requested.connect(lambda sid, t: b.spawn(b.rename_session(sid, t)))
@@ -225,6 +233,9 @@ class MainWindow(QMainWindow):
     # --- bridge signals -------------------------------------------------------------------------------
     def _on_sessions(self, sessions: list[SessionInfo]) -> None:
         self.sidebar.set_sessions(sessions)
+        current = next((s for s in sessions if s.id == self.session_id), None)
+        if current is not None:
+            self.title_label.setText(current.title)
 
     def _on_session_opened(self, session: SessionInfo, page: list[StoredMessage], has_older: bool) -> None:
         self.session_id = session.id
@@ -264,6 +275,23 @@ class MainWindow(QMainWindow):
     def _on_error(self, session_id: int, kind: str, message: str, actions: Any) -> None:
         if session_id == self.session_id:
             self.banner.show_error(message)
+
+    def _on_message_removed(self, session_id: int, message_id: int) -> None:
+        if session_id == self.session_id:
+            self.chat_model.remove_message(message_id)
+
+    def _on_command_output(self, session_id: int, title: str, text: str) -> None:
+        if session_id == self.session_id:
+            self.chat_model.add_notice(text, title)
+            self.chat.scroll_to_bottom()
+
+    def _on_context(self, session_id: int, snapshot: Any) -> None:
+        if session_id == self.session_id:
+            self.gauge.set_snapshot(snapshot)
+
+    def _measure_draft(self) -> None:
+        if self.session_id is not None:
+            self.bridge.spawn(self.bridge.measure(self.session_id, self.composer.edit.toPlainText()))
 
     def _on_busy(self, session_id: int, busy: bool) -> None:
         if session_id == self.session_id:

@@ -39,6 +39,8 @@ class Sidebar(QWidget):
         self.list = QListWidget(self)
         self.list.setObjectName("session_list")
         self.list.setUniformItemSizes(True)
+        self.list.setTextElideMode(Qt.TextElideMode.ElideRight)
+        self.list.setHorizontalScrollBarPolicy(Qt.ScrollBarPolicy.ScrollBarAlwaysOff)
         self.list.setContextMenuPolicy(Qt.ContextMenuPolicy.CustomContextMenu)
         layout = QVBoxLayout(self)
         layout.setContentsMargins(8, 8, 4, 8)

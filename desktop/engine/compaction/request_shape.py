@@ -210,7 +210,7 @@ def _answer(pending: list[str], blocks: list[Block]) -> list[Block]:
             rest.append(block)
     results = [found.get(i) or {"type": "tool_result", "tool_use_id": i, "is_error": True, "content": MISSING_RESULT}
                for i in pending]
-    content = [r for r in results if r.get("content") != MISSING_RESULT] + rest
+    content = results + rest
     return content or [_text(EMPTY)]
 
 
