@@ -1,0 +1,152 @@
+"""The real window with pytest-qt on the qasync loop, against the loopback server (qt-desktop-notes §3.1)."""
+
+from __future__ import annotations
+
+import asyncio
+
+import pytest
+from PySide6.QtCore import Qt
+
+from desktop.engine.chat import ChatEngine
+from desktop.engine.settings import Paths, Settings
+from desktop.store import Store
+from tests.fakeapi import Fault
+
+pytestmark = pytest.mark.qt
+
+
+@pytest.fixture
+async def window(qtbot, fake_api):
+    from desktop.ui.bridge import Bridge
+    from desktop.ui.main_window import MainWindow
+
+    paths = Paths.resolve().ensure()
+    store = await Store.open(paths.database)
+    engine = ChatEngine(store, paths, Settings.load(paths))
+    bridge = Bridge(engine)
+    win = MainWindow(bridge, paths.config_dir / "window.ini")
+    qtbot.addWidget(win)
+    win.show()
+    await win.start()
+    yield win
+    win.close()
+    await bridge.close()
+    await engine.close()
+    await store.close()
+
+
+async def until(predicate, timeout: float = 10.0) -> None:
+    loop = asyncio.get_running_loop()
+    end = loop.time() + timeout
+    while not predicate():
+        assert loop.time() < end, "condition not reached in time"
+        await asyncio.sleep(0.02)
+
+
+def rows(win) -> list[tuple[str, str, str]]:
+    model = win.chat_model
+    out = []
+    for i in range(model.rowCount()):
+        row = model.row_at(i)
+        msg = row.message
+        out.append((msg.role if msg else row.kind, model.data(model.index(i), model.Roles.Text)
+                    if hasattr(model, "Roles") else "", msg.status if msg else ""))
+    return out
+
+
+def message_rows(win):
+    model = win.chat_model
+    return [model.row_at(i).message for i in range(model.rowCount()) if model.row_at(i).message]
+
+
+async def test_send_streams_reply_and_updates_gauge(window, fake_api, qtbot):
+    fake_api.queue_text("Streaming **works**")
+    qtbot.keyClicks(window.composer.edit, "Hello")
+    qtbot.keyClick(window.composer.edit, Qt.Key.Key_Return)
+    await until(lambda: len(message_rows(window)) == 2 and message_rows(window)[1].status == "complete")
+    user, reply = message_rows(window)
+    assert user.content[0]["text"] == "Hello"
+    assert reply.content == [{"type": "text", "text": "Streaming **works**"}]
+    assert window.composer.edit.toPlainText() == ""
+    await until(lambda: window.gauge.snapshot() is not None and window.gauge.snapshot().source == "api")
+    assert window.gauge.snapshot().used == reply.usage.prompt_tokens + window.gauge.snapshot().used - \
+        reply.usage.prompt_tokens  # same snapshot object the engine produced
+    assert window.title_label.text() == "Hello"
+
+
+async def test_shift_enter_adds_a_line_instead_of_sending(window, fake_api, qtbot):
+    qtbot.keyClicks(window.composer.edit, "line one")
+    qtbot.keyClick(window.composer.edit, Qt.Key.Key_Return, Qt.KeyboardModifier.ShiftModifier)
+    qtbot.keyClicks(window.composer.edit, "line two")
+    await asyncio.sleep(0.1)
+    assert window.composer.edit.toPlainText() == "line one\nline two"
+    assert fake_api.message_requests() == []
+
+
+async def test_stop_keeps_partial_reply(window, fake_api, qtbot):
+    hold = Fault.hold(after=5)
+    fake_api.queue_fault(hold)
+    fake_api.queue_text("b" * 500)
+    window.composer.edit.setPlainText("go")
+    window.composer.send_button.click()
+    await until(lambda: window.composer.stop_button.isVisible())
+    await until(lambda: len(message_rows(window)) == 2 and message_rows(window)[1].content)
+    window.composer.stop_button.click()
+    await until(lambda: message_rows(window)[1].status == "interrupted")
+    hold.release.set()
+    await until(lambda: window.composer.send_button.isVisible())
+    stored = await window.bridge.store.messages(window.session_id)
+    assert stored[1].status == "interrupted" and stored[1].content[0]["text"].startswith("b")
+
+
+async def test_error_banner_and_retry(window, fake_api, qtbot):
+    fake_api.queue_fault(Fault.custom(401, "authentication_error", "invalid x-api-key"))
+    window.composer.edit.setPlainText("please work")
+    window.composer.send_button.click()
+    await until(lambda: window.banner.isVisible())
+    assert "API key" in window.banner.label.text()
+    assert [m.role for m in message_rows(window)] == ["user"]  # the empty failed reply is gone
+    fake_api.queue_text("now it works")
+    window.banner.retry_button.click()
+    await until(lambda: len(message_rows(window)) == 2 and message_rows(window)[1].status == "complete")
+    assert not window.banner.isVisible()
+    assert message_rows(window)[1].content[0]["text"] == "now it works"
+
+
+async def test_context_command_shows_card_not_stored(window, fake_api, qtbot):
+    fake_api.queue_text("hi")
+    window.composer.edit.setPlainText("hello")
+    window.composer.send_button.click()
+    await until(lambda: len(message_rows(window)) == 2 and message_rows(window)[1].status == "complete")
+    window.composer.edit.setPlainText("/context")
+    window.composer.send_button.click()
+    model = window.chat_model
+    await until(lambda: any(model.row_at(i).kind == "notice" for i in range(model.rowCount())))
+    assert len(fake_api.message_requests()) == 1
+    assert len(await window.bridge.store.messages(window.session_id)) == 2
+
+
+async def test_session_survives_restart_and_older_pages_load(qtbot, fake_api):
+    from desktop.ui.bridge import PAGE_SIZE, Bridge
+    from desktop.ui.main_window import MainWindow
+
+    paths = Paths.resolve().ensure()
+    store = await Store.open(paths.database)
+    sid = (await store.create_session("Long one")).id
+    await store.add_messages(sid, [{"role": "user" if i % 2 == 0 else "assistant",
+                                    "content": [{"type": "text", "text": f"message {i}"}]}
+                                   for i in range(PAGE_SIZE * 2 + 10)])
+    engine = ChatEngine(store, paths, Settings.load(paths))
+    bridge = Bridge(engine)
+    win = MainWindow(bridge, paths.config_dir / "window.ini")
+    qtbot.addWidget(win)
+    win.show()
+    await win.start()
+    assert len(message_rows(win)) == PAGE_SIZE
+    assert message_rows(win)[-1].content[0]["text"] == f"message {PAGE_SIZE * 2 + 9}"
+    await bridge.load_older(sid, win.chat_model.oldest_message_id())
+    assert len(message_rows(win)) == PAGE_SIZE * 2
+    win.close()
+    await bridge.close()
+    await engine.close()
+    await store.close()
