@@ -52,6 +52,7 @@ def _qasync_loop() -> asyncio.AbstractEventLoop:
     from PySide6.QtWidgets import QApplication
 
     app = QApplication.instance() or QApplication([])
+    app.setQuitOnLastWindowClosed(False)  # a test closing its window must not stop the loop
     return qasync.QEventLoop(app)
 
 

@@ -43,17 +43,6 @@ async def until(predicate, timeout: float = 10.0) -> None:
         await asyncio.sleep(0.02)
 
 
-def rows(win) -> list[tuple[str, str, str]]:
-    model = win.chat_model
-    out = []
-    for i in range(model.rowCount()):
-        row = model.row_at(i)
-        msg = row.message
-        out.append((msg.role if msg else row.kind, model.data(model.index(i), model.Roles.Text)
-                    if hasattr(model, "Roles") else "", msg.status if msg else ""))
-    return out
-
-
 def message_rows(win):
     model = win.chat_model
     return [model.row_at(i).message for i in range(model.rowCount()) if model.row_at(i).message]
@@ -69,8 +58,9 @@ async def test_send_streams_reply_and_updates_gauge(window, fake_api, qtbot):
     assert reply.content == [{"type": "text", "text": "Streaming **works**"}]
     assert window.composer.edit.toPlainText() == ""
     await until(lambda: window.gauge.snapshot() is not None and window.gauge.snapshot().source == "api")
-    assert window.gauge.snapshot().used == reply.usage.prompt_tokens + window.gauge.snapshot().used - \
-        reply.usage.prompt_tokens  # same snapshot object the engine produced
+    # The gauge shows exactly what `precis context` computes for the same session.
+    assert window.gauge.snapshot() == await window.bridge.engine.measure(window.session_id)
+    assert window.gauge.snapshot().used >= reply.usage.prompt_tokens
     assert window.title_label.text() == "Hello"
 
 
@@ -118,6 +108,7 @@ async def test_context_command_shows_card_not_stored(window, fake_api, qtbot):
     window.composer.edit.setPlainText("hello")
     window.composer.send_button.click()
     await until(lambda: len(message_rows(window)) == 2 and message_rows(window)[1].status == "complete")
+    await until(lambda: window.composer.send_button.isVisible())
     window.composer.edit.setPlainText("/context")
     window.composer.send_button.click()
     model = window.chat_model

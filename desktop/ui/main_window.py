@@ -270,7 +270,7 @@ class MainWindow(QMainWindow):
         if session_id == self.session_id:
             self.status.setText(text)
             if not busy and text:
-                QTimer.singleShot(4000, lambda t=text: self.status.text() == t and self.status.clear())
+                QTimer.singleShot(4000, self.status, lambda t=text: self.status.text() == t and self.status.clear())
 
     def _on_error(self, session_id: int, kind: str, message: str, actions: Any) -> None:
         if session_id == self.session_id:
