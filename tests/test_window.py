@@ -25,13 +25,14 @@ async def window(qtbot, fake_api):
     engine = ChatEngine(store, paths, Settings.load(paths))
     bridge = Bridge(engine)
     win = MainWindow(bridge, paths.config_dir / "window.ini")
-    qtbot.addWidget(win)
     win.show()
     await win.start()
     yield win
-    win.close()
+    # Stop the engine side first so no late signal reaches a window that is being destroyed.
     await bridge.close()
     await engine.close()
+    win.close()
+    win.deleteLater()
     await store.close()
 
 
@@ -130,14 +131,14 @@ async def test_session_survives_restart_and_older_pages_load(qtbot, fake_api):
     engine = ChatEngine(store, paths, Settings.load(paths))
     bridge = Bridge(engine)
     win = MainWindow(bridge, paths.config_dir / "window.ini")
-    qtbot.addWidget(win)
     win.show()
     await win.start()
     assert len(message_rows(win)) == PAGE_SIZE
     assert message_rows(win)[-1].content[0]["text"] == f"message {PAGE_SIZE * 2 + 9}"
     await bridge.load_older(sid, win.chat_model.oldest_message_id())
     assert len(message_rows(win)) == PAGE_SIZE * 2
-    win.close()
     await bridge.close()
     await engine.close()
+    win.close()
+    win.deleteLater()
     await store.close()

@@ -1,28 +1,33 @@
 """The chat engine: one turn = stored history -> request -> stream -> events -> persisted reply.
 
 It talks to views only through events (subscribe()). It never imports Qt; `precis chat` and the window drive
-the same object.
+the same object. Context management (desktop/engine/compactor.py) runs before each request: cheap stages first,
+a summary only when they are not enough, and a reactive recovery when the provider still says "too long".
 """
 
 from __future__ import annotations
 
 import asyncio
 from collections.abc import Callable
-from dataclasses import dataclass, replace
+from dataclasses import dataclass, field, replace
 from typing import Any
 
 from desktop.engine import assemble
+from desktop.engine import compaction as cp
 from desktop.engine.calibration import Calibration
 from desktop.engine.catalog import ModelCatalog
+from desktop.engine.compactor import NEAR_THRESHOLD, Compactor, Outcome
 from desktop.engine.context import ContextSnapshot, context_report
 from desktop.engine.errors import ChatError, classify
 from desktop.engine.events import (
     CommandOutput,
+    CompactionChanged,
     ContextChanged,
     EngineEvent,
     MessageAdded,
     MessageRemoved,
     MessageUpdated,
+    Notice,
     StatusChanged,
     TextDelta,
     ThinkingDelta,
@@ -31,6 +36,7 @@ from desktop.engine.events import (
     UsageUpdate,
 )
 from desktop.engine.measure import ContextMeter, RequestFacts
+from desktop.engine.overflow import detect_stop_reason
 from desktop.engine.provider import Provider, StreamPart
 from desktop.engine.secrets import Credentials, load_credentials
 from desktop.engine.settings import Paths, Settings
@@ -38,18 +44,34 @@ from desktop.engine.types import Block, CompactionRecord, SessionInfo, StoredMes
 
 FLUSH_INTERVAL = 0.5  # seconds between progressive commits of streamed text (a crash loses at most this)
 TITLE_CHARS = 60
+RECOVERY_FRACTION = 0.5  # reactive compaction rebuilds the request within this share of the window
 
 Listener = Callable[[EngineEvent], None]
 
 
 @dataclass(slots=True)
 class Gathered:
+    """Everything one request (or one measurement) of a session is made from."""
+
     session: SessionInfo
     model: str
     compaction: CompactionRecord | None
-    history: list[StoredMessage]  # after the boundary, every status
+    history: list[StoredMessage]  # after the boundary, every status, as stored
+    sendable: list[StoredMessage]  # what requests carry: sendable rows after ingest cap and microcompaction
+    state: dict[str, Any]
     system: list[Block]
     tools: list[dict[str, Any]]
+    changed: set[tuple[int, int]] = field(default_factory=set)  # (message id, block index) cleared/truncated
+
+    @property
+    def horizons(self) -> dict[str, int]:
+        return {k: int(v) for k, v in (self.state.get("horizons") or {}).items()}
+
+
+class TurnFailed(Exception):
+    def __init__(self, error: ChatError):
+        super().__init__(error.message)
+        self.error = error
 
 
 class ChatEngine:
@@ -70,8 +92,10 @@ class ChatEngine:
         self.catalog = ModelCatalog(settings.model_overrides)
         self.calibration = Calibration()
         self.meter = ContextMeter(self.catalog, self.calibration)
+        self.compactor = Compactor(self)
         self._loaded = False
         self._windows_asked: set[str] = set()
+        self._media_limit: dict[int, int] = {}  # per session, after a media-count error
 
     # --- wiring -------------------------------------------------------------------------------------
     def subscribe(self, listener: Listener) -> Callable[[], None]:
@@ -113,6 +137,7 @@ class ChatEngine:
             task.cancel()
         if self._turns:
             await asyncio.gather(*self._turns.values(), return_exceptions=True)
+        await self.compactor.close()
         if self._provider is not None:
             await self._provider.close()
 
@@ -141,12 +166,20 @@ class ChatEngine:
             raise RuntimeError("a reply is still streaming in this session")
         return await self._start_turn(session_id)
 
+    async def compact_and_retry(self, session_id: int) -> StoredMessage | None:
+        await self.compact(session_id, "manual")
+        return await self.retry(session_id)
+
     async def command(self, session_id: int, text: str) -> bool:
         """Slash commands. Their feedback never enters the transcript. Returns False for plain text."""
         name, _, arg = text.strip().partition(" ")
         if name == "/context":
             snapshot = await self.publish_context(session_id)
             self.emit(CommandOutput(session_id, "Context", context_report(snapshot)))
+            return True
+        if name == "/compact":
+            outcome = await self.compact(session_id, "manual", focus=arg.strip() or None)
+            self.emit(Notice(session_id, outcome.message, "info" if outcome.ok else "warning"))
             return True
         return False
 
@@ -157,18 +190,52 @@ class ChatEngine:
         task.cancel()
         return True
 
-    # --- the turn -----------------------------------------------------------------------------------
-    async def _start_turn(self, session_id: int) -> StoredMessage | None:
-        task = asyncio.ensure_future(self._turn(session_id))
-        self._turns[session_id] = task
+    # --- compaction entry points (window button, /compact, `precis compact`) --------------------------
+    async def compact(self, session_id: int, trigger: str = "manual", focus: str | None = None) -> Outcome:
+        await self._load()
         try:
-            return await task
+            return await self.compactor.compact(session_id, trigger, focus=focus)
         finally:
-            if self._turns.get(session_id) is task:
-                del self._turns[session_id]
+            self.emit(StatusChanged(session_id, "", busy=False))
 
+    async def undo_compaction(self, session_id: int) -> bool:
+        """Remove the newest compaction: the next request is rebuilt from the originals."""
+        record = await self.store.active_compaction(session_id)
+        if record is None:
+            return False
+        self.compactor.cancel_background(session_id)
+        await self.store.delete_compaction(record.id)
+        self.emit(CompactionChanged(session_id, "undo"))
+        await self.publish_context(session_id)
+        return True
+
+    async def delete_message(self, session_id: int, message_id: int) -> None:
+        self.compactor.cancel_background(session_id)
+        await self.store.delete_message(message_id)
+        self.emit(MessageRemoved(session_id, message_id))
+        await self.publish_context(session_id)
+
+    async def edit_and_resend(self, session_id: int, message_id: int, text: str) -> StoredMessage | None:
+        """Replace a user message and everything after it; summaries that covered any of it go too."""
+        self.compactor.cancel_background(session_id)
+        await self.store.truncate_from(session_id, message_id)
+        self.emit(CompactionChanged(session_id, "edit"))
+        return await self.send(session_id, text)
+
+    async def clear_history(self, session_id: int) -> None:
+        self.compactor.cancel_background(session_id)
+        await self.store.clear_history(session_id)
+        self.emit(CompactionChanged(session_id, "clear"))
+        await self.publish_context(session_id)
+
+    def session_changed(self, session_id: int | None) -> None:
+        """The window switched sessions: background work for other sessions is cancelled."""
+        for sid in list(self.compactor._background):
+            if sid != session_id:
+                self.compactor.cancel_background(sid)
+
+    # --- gathering, measuring, assembling -------------------------------------------------------------
     async def gather(self, session_id: int) -> Gathered:
-        """Everything a request or a measurement of this session is made from."""
         await self._load()
         session = await self.store.get_session(session_id)
         if session is None:
@@ -177,52 +244,79 @@ class ChatEngine:
         compaction = await self.store.active_compaction(session_id)
         after = compaction.covers_through_message_id if compaction else 0
         history = await self.store.messages(session_id, after_id=after)
-        return Gathered(session, model, compaction, history, assemble.system_blocks(), [])
+        state = await self.store.get_state(session_id)
+        g = Gathered(session, model, compaction, history, [], state, assemble.system_blocks(), [])
+        g.sendable, g.changed = self._shape(session_id, g)
+        return g
 
-    def request_from(self, g: Gathered) -> dict[str, Any]:
-        messages = assemble.with_summary(assemble.history_to_api(g.history), g.compaction)
+    def _shape(self, session_id: int, g: Gathered) -> tuple[list[StoredMessage], set[tuple[int, int]]]:
+        """Request copies of the sendable rows: huge content capped, old results cleared, old texts cut."""
+        spill = self.paths.spill_dir(session_id)
+        rows = []
+        for m in g.history:
+            if m.status not in assemble.SENDABLE or not m.content:
+                continue
+            capped = cp.cap_content(m.content, key=f"m{m.id}", spill_dir=spill)
+            rows.append(m if all(a is b for a, b in zip(capped, m.content, strict=True)) else
+                        replace(m, content=capped))
+        h = g.horizons
+        rows, cleared = cp.apply_clear(rows, h.get("clear", 0))
+        rows, cut = cp.apply_truncate(rows, h.get("old", 0), recent_horizon=h.get("recent", 0))
+        return rows, cleared | cut
+
+    def request_from(self, g: Gathered, media_limit: int | None = None) -> dict[str, Any]:
+        messages = assemble.with_summary(assemble.history_to_api(g.sendable), g.compaction)
+        messages = cp.repair(messages)
+        limit = media_limit or self.catalog.info(g.model).media_limit
+        messages, _report = cp.cap_media(messages, limit=limit, on_error="omit")
+        system, tools, messages = cp.place_breakpoints(g.system, g.tools, messages,
+                                                        summary_present=g.compaction is not None)
         request: dict[str, Any] = {
             "model": g.model,
             "max_tokens": self.settings.max_output_tokens,
-            "system": g.system,
-            "messages": _alternate(messages),
+            "system": system,
+            "messages": messages,
         }
-        if g.tools:
-            request["tools"] = g.tools
+        if tools:
+            request["tools"] = tools
         return request
 
     async def build_request(self, session_id: int) -> dict[str, Any]:
-        return self.request_from(await self.gather(session_id))
+        return self.request_from(await self.gather(session_id), self._media_limit.get(session_id))
 
     def _facts(self, session_id: int, g: Gathered) -> RequestFacts:
-        sendable = [m for m in g.history if m.status in assemble.SENDABLE]
         prefix = [{"type": "text", "text": assemble.summary_text(g.compaction)}] if g.compaction else []
-        estimate = self.meter.whole_estimate(session_id, g.model, g.system, g.tools, prefix, sendable)
+        estimate = self.meter.whole_estimate(session_id, g.model, g.system, g.tools, prefix, g.sendable)
         return RequestFacts(
             boundary=g.compaction.id if g.compaction else 0,
-            last_id=sendable[-1].id if sendable else 0,
-            count=len(sendable),
+            last_id=g.sendable[-1].id if g.sendable else 0,
+            count=len(g.sendable),
             estimate=estimate,
+            horizons=g.horizons,
         )
 
-    async def measure(self, session_id: int, draft: str = "") -> ContextSnapshot:
-        g = await self.gather(session_id)
-        await self._ask_window(g.model)
-        count = len(await self.store.compactions(session_id))
-        state = await self.store.get_state(session_id)
+    def _snapshot(self, session_id: int, g: Gathered, compactions: int, cost: float | None,
+                  draft: str = "") -> ContextSnapshot:
         return self.meter.snapshot(
             session_id=session_id,
             model=g.model,
             system=g.system,
             tools=g.tools,
             compaction=g.compaction,
-            compaction_count=count,
-            history=g.history,
+            compaction_count=compactions,
+            history=g.sendable,
             max_output=self.settings.max_output_tokens,
-            session_cost=await self.session_cost(session_id),
-            breaker_open=int(state.get("breaker_failures", 0)) >= 3,
+            session_cost=cost,
+            breaker_open=int(g.state.get("breaker_failures", 0)) >= 3,
+            horizons=g.horizons,
             draft=draft,
         )
+
+    async def measure(self, session_id: int, draft: str = "", g: Gathered | None = None) -> ContextSnapshot:
+        g = g or await self.gather(session_id)
+        await self._ask_window(g.model)
+        count = len(await self.store.compactions(session_id))
+        return self._snapshot(session_id, g, count, await self.session_cost(session_id), draft)
 
     async def session_cost(self, session_id: int) -> float | None:
         total = 0.0
@@ -253,8 +347,80 @@ class ChatEngine:
         if self.catalog.learn_window(model, window):
             await self.store.set_kv("learned_windows", self.catalog.learned())
 
+    # --- the turn -----------------------------------------------------------------------------------
+    async def _start_turn(self, session_id: int) -> StoredMessage | None:
+        task = asyncio.ensure_future(self._turn(session_id))
+        self._turns[session_id] = task
+        try:
+            return await task
+        finally:
+            if self._turns.get(session_id) is task:
+                del self._turns[session_id]
+
     async def _turn(self, session_id: int) -> StoredMessage | None:
+        """Prepare the context, stream; on overflow (or too much media) recover once, invisibly."""
         self.emit(StatusChanged(session_id, "Sending…"))
+        try:
+            g = await self._prepare_context(session_id)
+            try:
+                return await self._attempt(session_id, g)
+            except TurnFailed as failed:
+                if failed.error.kind not in ("overflow", "media"):
+                    raise
+                g = await self._recover(session_id, failed.error)
+                return await self._attempt(session_id, g)
+        except TurnFailed as failed:
+            self._report(session_id, failed.error)
+            return None
+        except asyncio.CancelledError:
+            self.emit(StatusChanged(session_id, "Stopped", busy=False))
+            return None
+
+    async def _prepare_context(self, session_id: int) -> Gathered:
+        """Before a request: microcompaction, then at most one automatic summary, then snip if still too big."""
+        g = await self.gather(session_id)
+        snap = await self.measure(session_id, g=g)
+        if await self.compactor.plan_micro(session_id, g, snap.used):
+            g = await self.gather(session_id)
+            snap = await self.measure(session_id, g=g)
+        threshold = self.compactor.threshold(g.model)
+        if threshold is None:
+            return g
+        used = snap.used
+        if snap.source == "estimate" and abs(used - threshold) <= NEAR_THRESHOLD * threshold:
+            exact = await self.provider.count_tokens(self.request_from(g))
+            used = exact if exact else used
+        last = next((m for m in reversed(g.history) if m.role == "assistant"), None)
+        truncated = last is not None and detect_stop_reason(last.meta.get("stop_reason")) is not None
+        if used >= threshold or truncated or (self.compactor.has_prepared(session_id) and used >= threshold):
+            budget = self.compactor.budget(g.model)
+            await self.compactor.compact(session_id, "auto", target=budget)
+            g = await self.gather(session_id)
+        self.emit(StatusChanged(session_id, "Sending…"))
+        return g
+
+    async def _recover(self, session_id: int, error: ChatError) -> Gathered:
+        """The provider said the request is too long (or has too much media): compact hard and rebuild."""
+        found = error.detail.get("overflow")
+        g = await self.gather(session_id)
+        if error.kind == "media":
+            count = found.media_count if found and found.media_count else None
+            limit = (found.media_limit if found and found.media_limit else self.catalog.info(g.model).media_limit)
+            self._media_limit[session_id] = max(1, min(limit, count or limit) - 1) if count else max(1, limit // 2)
+            self.emit(Notice(session_id, "Older images were left out to stay under the provider's media limit.",
+                             "info"))
+            return g
+        if found is not None and found.limit:
+            await self._learn_window(g.model, found.limit)
+        self.emit(StatusChanged(session_id, "Compressing context…"))
+        window = self.catalog.info(g.model).window or (found.limit if found and found.limit else None)
+        target = int(window * RECOVERY_FRACTION) if window else None
+        await self.compactor.compact(session_id, "reactive", target=target)
+        self.emit(StatusChanged(session_id, "Sending…"))
+        return await self.gather(session_id)
+
+    async def _attempt(self, session_id: int, g: Gathered) -> StoredMessage | None:
+        """One request and its streamed reply. Raises TurnFailed with the typed error."""
         reply: StoredMessage | None = None
         blocks: dict[int, Block] = {}
         usage = Usage()
@@ -280,11 +446,10 @@ class ChatEngine:
                 if dirty:
                     await flush()
 
+        request = self.request_from(g, self._media_limit.get(session_id))
+        facts = self._facts(session_id, g)
         flusher: asyncio.Task[None] | None = None
         try:
-            gathered = await self.gather(session_id)
-            request = self.request_from(gathered)
-            facts = self._facts(session_id, gathered)
             reply = await self.store.add_message(session_id, "assistant", [], status="streaming",
                                                  model=request["model"], meta={"request": facts.to_json()})
             self.emit(MessageAdded(session_id, reply))
@@ -309,16 +474,6 @@ class ChatEngine:
                     await flush()
             flusher.cancel()
             await flush("complete")
-            assert reply is not None
-            reply = replace(reply, meta={**reply.meta, "stop_reason": stop_reason})
-            await self.store.update_message(reply.id, meta=reply.meta)
-            if usage.prompt_tokens and self.calibration.observe(request["model"], facts.estimate,
-                                                                usage.prompt_tokens):
-                await self.store.set_kv("calibration", self.calibration.to_dict())
-            self.emit(StatusChanged(session_id, "", busy=False))
-            self.emit(TurnDone(session_id, reply))
-            await self.publish_context(session_id)
-            return reply
         except asyncio.CancelledError:
             # Stop: keep what arrived, marked interrupted. Shielded so the commit survives the cancellation.
             if flusher:
@@ -332,13 +487,24 @@ class ChatEngine:
             if flusher:
                 flusher.cancel()
             error = classify(exc)
-            found = error.detail.get("overflow")
-            if found is not None and found.limit:
-                await self._learn_window(request["model"], found.limit)
             if reply is not None:
                 await self._settle_failed(reply, flush, error)
-            self._report(session_id, error)
-            return None
+            raise TurnFailed(error) from exc
+        assert reply is not None
+        reply = replace(reply, meta={**reply.meta, "stop_reason": stop_reason})
+        await self.store.update_message(reply.id, meta=reply.meta)
+        if usage.prompt_tokens and self.calibration.observe(request["model"], facts.estimate, usage.prompt_tokens):
+            await self.store.set_kv("calibration", self.calibration.to_dict())
+        self.emit(StatusChanged(session_id, "", busy=False))
+        self.emit(TurnDone(session_id, reply))
+        if detect_stop_reason(stop_reason) is not None:
+            self.emit(Notice(session_id, "The reply filled the context window and was cut short; the context "
+                             "will be compacted before the next turn.", "warning"))
+        after = await self.gather(session_id)
+        snap = await self.measure(session_id, g=after)
+        self.emit(ContextChanged(session_id, snap))
+        self.compactor.maybe_prepare(session_id, after, snap.used)
+        return reply
 
     async def _settle_failed(self, reply: StoredMessage, flush: Any, error: ChatError) -> None:
         """A failed attempt: drop an empty row; keep partial text visible, marked 'error' (never resent)."""
@@ -368,7 +534,8 @@ class ChatEngine:
 
     def _report(self, session_id: int, error: ChatError) -> None:
         self.emit(StatusChanged(session_id, "", busy=False))
-        self.emit(TurnError(session_id, error.kind, error.message, error.retryable, detail=error.detail))
+        actions = ("compact_retry", "new_chat_from_summary") if error.kind == "overflow" else ("retry",)
+        self.emit(TurnError(session_id, error.kind, error.message, error.retryable, actions, detail=error.detail))
 
     async def _maybe_title(self, session_id: int, text: str) -> None:
         session = await self.store.get_session(session_id)
@@ -376,15 +543,15 @@ class ChatEngine:
             title = " ".join(text.split())[:TITLE_CHARS]
             await self.store.update_session(session_id, title=title)
 
-
-def _alternate(messages: list[dict[str, Any]]) -> list[dict[str, Any]]:
-    """Merge consecutive same-role messages so roles alternate (e.g. two user sends after a failure)."""
-    out: list[dict[str, Any]] = []
-    for msg in messages:
-        if out and out[-1]["role"] == msg["role"]:
-            out[-1] = {"role": msg["role"], "content": [*out[-1]["content"], *msg["content"]]}
-        else:
-            out.append({"role": msg["role"], "content": list(msg["content"])})
-    while out and out[0]["role"] != "user":
-        out.pop(0)
-    return out
+    async def new_chat_from_summary(self, session_id: int) -> int:
+        """Start a fresh session that carries the summary and the pinned instructions of this one."""
+        await self.compact(session_id, "manual")
+        session = await self.store.get_session(session_id)
+        record = await self.store.active_compaction(session_id)
+        new = await self.store.create_session(f"{session.title} (continued)" if session else "Continued",
+                                              session.model if session else None)
+        if record is not None:
+            text = ("Context carried over from an earlier chat:\n\n" + assemble.summary_text(record))
+            await self.store.add_message(new.id, "user", [{"type": "text", "text": text}],
+                                         meta={"carried_over": True, "synthetic": True})
+        return new.id

@@ -29,11 +29,11 @@ class RequestFacts:
     last_id: int  # newest message id included
     count: int  # sendable messages included
     estimate: int  # uncalibrated whole-request estimate, for calibration
-    horizon: int = 0  # microcompaction horizon in force
+    horizons: dict[str, int] = field(default_factory=dict)  # microcompaction horizons in force
 
-    def to_json(self) -> dict[str, int]:
+    def to_json(self) -> dict[str, Any]:
         return {"boundary": self.boundary, "last_id": self.last_id, "count": self.count,
-                "estimate": self.estimate, "horizon": self.horizon}
+                "estimate": self.estimate, "horizons": self.horizons}
 
     @classmethod
     def from_json(cls, data: dict[str, Any] | None) -> RequestFacts | None:
@@ -41,7 +41,7 @@ class RequestFacts:
             return None
         try:
             return cls(int(data["boundary"]), int(data["last_id"]), int(data["count"]), int(data["estimate"]),
-                       int(data.get("horizon", 0)))
+                       {k: int(v) for k, v in (data.get("horizons") or {}).items()})
         except (KeyError, TypeError, ValueError):
             return None
 
@@ -116,12 +116,12 @@ class ContextMeter:
         max_output: int,
         session_cost: float | None,
         breaker_open: bool = False,
-        horizon: int = 0,
+        horizons: dict[str, int] | None = None,
         draft: str = "",
     ) -> ContextSnapshot:
         info = self.catalog.info(model)
         family = info.family
-        sendable = [m for m in history if m.status in ("complete", "interrupted")]
+        sendable = [m for m in history if m.status in ("complete", "interrupted")]  # history is already shaped
         summary_blocks: list[Block] = []
         summary_tokens = pinned_tokens = 0
         if compaction is not None:
@@ -142,7 +142,7 @@ class ContextMeter:
             anchor_msg is not None
             and facts is not None
             and facts.boundary == boundary
-            and facts.horizon == horizon
+            and {k: v for k, v in facts.horizons.items() if v} == {k: v for k, v in (horizons or {}).items() if v}
             and sum(1 for m in sendable if m.id <= facts.last_id) == facts.count
         )
         factor = self.calibration.factor(model)

@@ -222,6 +222,12 @@ class Repo:
         rows = M.select(M.model, M.usage).where((M.session == session_id) & M.usage.is_null(False))
         return [(r.model, Usage.from_json(json.loads(r.usage))) for r in rows]
 
+    def user_messages(self, session_id: int, through_id: int) -> list[StoredMessage]:
+        """User rows up to an id (the instructions a compaction pins verbatim)."""
+        M = self.m.Message
+        rows = M.select().where((M.session == session_id) & (M.role == "user") & (M.id <= through_id))
+        return [self._message(r) for r in rows.order_by(M.id)]
+
     def count_messages(self, session_id: int, before_id: int | None = None) -> int:
         M = self.m.Message
         query = M.select().where(M.session == session_id)

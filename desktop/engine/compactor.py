@@ -1,0 +1,271 @@
+"""Staged compaction: the one function every path (auto, manual, background, reactive) goes through.
+
+Cheap stages first and only when needed: huge content is capped at ingest (request copies only), old tool
+results are cleared and old long texts truncated in horizon batches (microcompaction), an LLM summary of
+everything before a verbatim tail comes next, and snipping the oldest groups is the last resort so the user can
+always keep chatting. Originals are never deleted: a compaction is a row saying "the summary replaces, in
+requests, every message with id <= covers_through_message_id".
+"""
+
+from __future__ import annotations
+
+import asyncio
+import time
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Any
+
+from desktop.engine import compaction as cp
+from desktop.engine import overflow, tokens
+from desktop.engine.compaction._shared import group_starts
+from desktop.engine.events import CompactionChanged, Notice, StatusChanged
+from desktop.engine.types import CompactionRecord, StoredMessage
+
+if TYPE_CHECKING:
+    from desktop.engine.chat import ChatEngine, Gathered
+
+BREAKER_LIMIT = 3  # consecutive summary failures that pause automatic summaries
+MICRO_RATIO = 0.5  # microcompaction starts at this share of the budget
+SUMMARY_MAX_TOKENS = 4096
+SUMMARY_RETRIES = 3  # a summarisation request that is itself too long: drop oldest groups and retry
+NEAR_THRESHOLD = 0.03  # ask count_tokens when the estimate is this close to a threshold
+
+
+@dataclass(slots=True)
+class Outcome:
+    ok: bool
+    message: str
+    record: CompactionRecord | None = None
+    stats: dict[str, Any] = field(default_factory=dict)
+
+
+@dataclass(slots=True)
+class Prepared:
+    """A summary made in the background, not yet committed."""
+
+    boundary: int  # compaction id it was made on top of
+    covers_through: int
+    summary: str
+    stats: dict[str, Any]
+
+
+class Compactor:
+    def __init__(self, engine: ChatEngine):
+        self.engine = engine
+        self._prepared: dict[int, Prepared] = {}
+        self._background: dict[int, asyncio.Task[None]] = {}
+
+    # --- policy numbers -------------------------------------------------------------------------------
+    def budget(self, model: str) -> int | None:
+        """Input room: the window less the output reserve."""
+        window = self.engine.catalog.info(model).window
+        if not window:
+            return None
+        return max(1, window - min(self.engine.settings.max_output_tokens, window // 4))
+
+    def threshold(self, model: str) -> int | None:
+        budget = self.budget(model)
+        return int(budget * self.engine.settings.auto_compact_ratio) if budget else None
+
+    # --- microcompaction ------------------------------------------------------------------------------
+    async def plan_micro(self, session_id: int, g: Gathered, used: int) -> bool:
+        """Move the microcompaction horizons when the context is past MICRO_RATIO of the budget."""
+        budget = self.budget(g.model)
+        if not budget or used < MICRO_RATIO * budget:
+            return False
+        sendable = g.sendable
+        h = dict(g.horizons)
+        window = self.engine.catalog.info(g.model).window
+        new = {
+            "clear": cp.plan_clear(sendable, h.get("clear", 0), keep_recent=self.engine.settings.keep_tool_results,
+                                   min_clear_tokens=cp.min_clear_for(window)),
+            "old": cp.plan_truncate(sendable, h.get("old", 0), after=30, limit=1_000),
+            "recent": cp.plan_truncate(sendable, h.get("recent", 0), after=10, limit=5_000),
+        }
+        if new == {k: h.get(k, 0) for k in new}:
+            return False
+        await self.engine.store.update_state(session_id, {"horizons": new})
+        return True
+
+    # --- the one compaction function ------------------------------------------------------------------
+    async def compact(self, session_id: int, trigger: str, *, focus: str | None = None,
+                      target: int | None = None) -> Outcome:
+        """Summarise (or, failing that for automatic paths, snip) and write the boundary. Every path calls this."""
+        engine = self.engine
+        if trigger != "manual":
+            await self.wait_background(session_id)
+        else:
+            self.cancel_background(session_id)
+        g = await engine.gather(session_id)
+        used_before = (await engine.measure(session_id)).used
+        prepared = self._prepared.pop(session_id, None)
+        breaker = int(g.state.get("breaker_failures", 0))
+        if trigger == "manual" and breaker:
+            breaker = 0
+            await engine.store.update_state(session_id, {"breaker_failures": 0})
+        if prepared and prepared.boundary == (g.compaction.id if g.compaction else 0) and trigger != "manual":
+            record = await self._commit(session_id, g, prepared.covers_through, prepared.summary,
+                                        "background", {**prepared.stats, "prepared": True}, used_before)
+            return await self._after(session_id, record, used_before, target)
+        window = engine.catalog.info(g.model).window
+        head, _tail = cp.split_tail(g.sendable, window)
+        if not head:
+            if trigger in ("auto", "reactive") and target is not None:
+                return await self._snip(session_id, g, target, used_before)
+            return Outcome(False, "Nothing to compact yet: everything is in the recent verbatim tail.")
+        if trigger != "manual" and breaker >= BREAKER_LIMIT:
+            return await self._snip(session_id, g, target or self._fit_target(g), used_before)
+        engine.emit(StatusChanged(session_id, "Compressing context…"))
+        summary, stats, error = await self._summarise(g, head, focus)
+        if summary is None:
+            failures = breaker + 1
+            await engine.store.update_state(session_id, {"breaker_failures": failures})
+            note = f"Summary failed: {error}."
+            if failures >= BREAKER_LIMIT:
+                note += " Automatic summaries are paused after 3 failures; Compact now retries."
+            engine.emit(Notice(session_id, note, "warning"))
+            if trigger in ("auto", "reactive", "background"):
+                return await self._snip(session_id, g, target or self._fit_target(g), used_before)
+            return Outcome(False, note)
+        record = await self._commit(session_id, g, head[-1].id, summary, trigger, stats, used_before)
+        return await self._after(session_id, record, used_before, target)
+
+    def _fit_target(self, g: Gathered) -> int:
+        budget = self.budget(g.model) or 200_000
+        return int(budget * 0.9)
+
+    async def _after(self, session_id: int, record: CompactionRecord, used_before: int,
+                     target: int | None) -> Outcome:
+        """Budget recomputed after every compaction; snip further only if the target is still not met."""
+        snap = await self.engine.measure(session_id)
+        self.engine.emit(CompactionChanged(session_id, record.trigger))
+        if target is not None and snap.used > target:
+            g = await self.engine.gather(session_id)
+            await self._snip(session_id, g, target, snap.used)
+            snap = await self.engine.measure(session_id)
+        await self.engine.publish_context(session_id)
+        saved = max(0, used_before - snap.used)
+        msg = f"Context compacted · {record.stats.get('messages', 0)} messages summarised · ~{saved:,} tokens saved"
+        return Outcome(True, msg, record, {"saved": saved, "used_after": snap.used})
+
+    async def _summarise(self, g: Gathered, head: list[StoredMessage],
+                         focus: str | None) -> tuple[str | None, dict[str, Any], str]:
+        engine = self.engine
+        model = engine.settings.summary_model
+        previous = g.compaction.summary if g.compaction else None
+        replaced = sum(tokens.estimate_message(m.content) for m in head)
+        if previous:
+            replaced += tokens.estimate_text(previous)
+        messages = list(head)
+        error = "no summary"
+        started = time.monotonic()
+        for _attempt in range(SUMMARY_RETRIES + 1):
+            req = cp.build_summary_request(messages, previous_summary=previous, focus=focus,
+                                           max_tokens=SUMMARY_MAX_TOKENS)
+            req["model"] = model
+            try:
+                text, usage, _stop = await engine.provider.complete(req)
+            except Exception as exc:  # noqa: BLE001 - any failure counts toward the breaker
+                found = overflow.from_exception(exc)
+                if found is not None and found.kind == "context":
+                    # The summarisation request itself is too long: drop the oldest quarter of its groups.
+                    messages = cp.drop_oldest_groups(messages, max(1, len(group_starts(messages)) // 4))
+                    if messages:
+                        continue
+                error = f"{type(exc).__name__}: {exc}"[:300]
+                return None, {}, error
+            summary = cp.extract_summary(text)
+            problem = cp.validate_summary(summary, replaced)
+            if problem:
+                return None, {}, problem
+            return summary, {
+                "messages": len(head),
+                "summarised_tokens": replaced,
+                "summary_tokens": tokens.estimate_text(summary),
+                "summary_model": model,
+                "summary_usage": usage.to_json(),
+                "dropped_for_length": len(head) - len(messages),
+                "seconds": round(time.monotonic() - started, 3),
+                "focus": focus or "",
+            }, ""
+        return None, {}, error
+
+    async def _commit(self, session_id: int, g: Gathered, covers_through: int, summary: str, trigger: str,
+                      stats: dict[str, Any], used_before: int) -> CompactionRecord:
+        """Write the row with the pinned user instructions of everything it covers, and reset the breaker."""
+        users = await self.engine.store.user_messages(session_id, through_id=covers_through)
+        pins = cp.pinned_instructions(users, self.engine.settings.pin_budget_tokens)
+        full_stats = {**stats, "tokens_before": used_before, "pins": len(pins), "pins_text": cp.render_pins(pins)}
+        return await self.engine.store.add_compaction(
+            session_id, summary, covers_through, trigger, full_stats,
+            state_changes={"breaker_failures": 0} if trigger != "snip" else None,
+        )
+
+    async def _snip(self, session_id: int, g: Gathered, target: int, used_before: int) -> Outcome:
+        """Drop the oldest groups after the boundary until the request fits; the previous summary stays."""
+        engine = self.engine
+        fixed = used_before - engine.meter.whole_estimate(session_id, g.model, [], [], [], g.sendable)
+        fixed = max(0, fixed)
+        cache = tokens.MessageEstimateCache(engine.catalog.info(g.model).family)
+
+        def estimate(msgs: list[Any]) -> int:
+            return fixed + cache.total(msgs)
+
+        kept, dropped = cp.snip_to_fit(g.sendable, target, estimate)
+        if not dropped:
+            return Outcome(False, "Nothing could be dropped: only the latest exchange is left.")
+        previous = g.compaction.summary.strip() if g.compaction else ""
+        note = (f"[{len(dropped)} earlier messages were removed from the context without a summary, "
+                "to keep the conversation going. They are still in the transcript.]")
+        summary = f"{previous}\n\n{note}" if previous else note
+        record = await self._commit(session_id, g, dropped[-1].id, summary, "snip",
+                                    {"messages": len(dropped), "snipped": True}, used_before)
+        engine.emit(CompactionChanged(session_id, "snip"))
+        await engine.publish_context(session_id)
+        return Outcome(True, f"Dropped {len(dropped)} oldest messages from the context (no summary available).",
+                       record)
+
+    # --- background preparation -----------------------------------------------------------------------
+    def maybe_prepare(self, session_id: int, g: Gathered, used: int) -> None:
+        """Past the prepare mark, summarise in the background so the next send does not wait."""
+        budget = self.budget(g.model)
+        if not budget or used < self.engine.settings.prepare_ratio * budget:
+            return
+        if int(g.state.get("breaker_failures", 0)) >= BREAKER_LIMIT or session_id in self._background:
+            return
+        boundary = g.compaction.id if g.compaction else 0
+        ready = self._prepared.get(session_id)
+        if ready and ready.boundary == boundary:
+            return
+        task = asyncio.ensure_future(self._prepare(session_id, g, boundary))
+        self._background[session_id] = task
+        task.add_done_callback(lambda _t: self._background.pop(session_id, None))
+
+    async def _prepare(self, session_id: int, g: Gathered, boundary: int) -> None:
+        head, _tail = cp.split_tail(g.sendable, self.engine.catalog.info(g.model).window)
+        if not head:
+            return
+        summary, stats, _error = await self._summarise(g, head, None)
+        if summary is not None:
+            self._prepared[session_id] = Prepared(boundary, head[-1].id, summary, stats)
+
+    async def wait_background(self, session_id: int) -> None:
+        task = self._background.get(session_id)
+        if task is not None:
+            self.engine.emit(StatusChanged(session_id, "Finishing the summary…"))
+            await asyncio.gather(task, return_exceptions=True)
+
+    def has_prepared(self, session_id: int) -> bool:
+        return session_id in self._prepared
+
+    def cancel_background(self, session_id: int, keep_prepared: bool = False) -> None:
+        task = self._background.pop(session_id, None)
+        if task is not None and not keep_prepared:
+            task.cancel()
+        if not keep_prepared:
+            self._prepared.pop(session_id, None)
+
+    async def close(self) -> None:
+        tasks = list(self._background.values())
+        for task in tasks:
+            task.cancel()
+        await asyncio.gather(*tasks, return_exceptions=True)
