@@ -189,6 +189,43 @@ async def cmd_context(args: argparse.Namespace) -> int:
     return 0
 
 
+async def cmd_import_claude_code(args: argparse.Namespace) -> int:
+    from desktop.engine.importer import ImportFailed, import_claude_code
+    from desktop.engine.settings import Paths
+    from desktop.store import Store
+
+    paths = Paths.resolve().ensure()
+    store = await Store.open(paths.database)
+    try:
+        result = await import_claude_code(store, args.path, args.title)
+    except ImportFailed as exc:
+        raise CliError(str(exc)) from None
+    finally:
+        await store.close()
+    for line in result.status_lines():
+        _status(line)
+    print(result.session_id)
+    return 0
+
+
+async def cmd_compact(args: argparse.Namespace) -> int:
+    from desktop.engine.events import Notice, StatusChanged
+
+    async with open_ctx() as ctx:
+        await _session_or_fail(ctx.store, args.id)
+
+        def on_event(event: Any) -> None:
+            if isinstance(event, StatusChanged | Notice) and event.text:
+                _status(event.text)
+
+        ctx.engine.subscribe(on_event)
+        outcome = await ctx.engine.compact(args.id, "manual", focus=args.focus)
+    if not outcome.ok:
+        raise CliError(outcome.message)
+    print(outcome.message)
+    return 0
+
+
 def build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(prog="precis", description="Précis: a chat client for Claude.")
     parser.add_argument("--version", action="version", version=f"precis {__version__}")
@@ -215,11 +252,26 @@ def build_parser() -> argparse.ArgumentParser:
     context.add_argument("id", type=int)
     context.add_argument("--json", action="store_true")
 
+    imp = sub.add_parser("import-claude-code", help="import a Claude Code session (.jsonl) as a new session")
+    imp.add_argument("path", help="a Claude Code session file, e.g. ~/.claude/projects/<project>/<session>.jsonl")
+    imp.add_argument("--title", help="session title (default: the first prompt)")
+
+    compact = sub.add_parser("compact", help="summarise the older part of a session now")
+    compact.add_argument("id", type=int)
+    compact.add_argument("--focus", help="what the summary should keep in particular")
+
     sub.add_parser("gui", help="open the window (the default)")
     return parser
 
 
-COMMANDS = {"chat": cmd_chat, "sessions": cmd_sessions, "export": cmd_export, "context": cmd_context}
+COMMANDS = {
+    "chat": cmd_chat,
+    "sessions": cmd_sessions,
+    "export": cmd_export,
+    "context": cmd_context,
+    "import-claude-code": cmd_import_claude_code,
+    "compact": cmd_compact,
+}
 
 
 def main(argv: Sequence[str] | None = None) -> int:

@@ -23,6 +23,8 @@ from desktop.engine.types import CompactionRecord, StoredMessage
 if TYPE_CHECKING:
     from desktop.engine.chat import ChatEngine, Gathered
 
+TAIL_FRACTION = 0.3  # the verbatim tail takes at most this share of the window (and at most 40K tokens)
+PIN_FRACTION = 0.1  # pinned instructions take at most this share of the window (and at most the pin budget)
 BREAKER_LIMIT = 3  # consecutive summary failures that pause automatic summaries
 MICRO_RATIO = 0.5  # microcompaction starts at this share of the budget
 SUMMARY_MAX_TOKENS = 4096
@@ -66,6 +68,23 @@ class Compactor:
         budget = self.budget(model)
         return int(budget * self.engine.settings.auto_compact_ratio) if budget else None
 
+    def split(self, g: Gathered) -> tuple[list[StoredMessage], list[StoredMessage]]:
+        """Head to summarise and verbatim tail, sized so the compacted request lands well under the threshold.
+
+        The tail is at most 40K tokens and TAIL_FRACTION of the window; in small windows its floors (10K tokens,
+        5 text messages) shrink with it, or every turn would need a new summary.
+        """
+        window = self.engine.catalog.info(g.model).window
+        budget = self.budget(g.model)
+        if not window or not budget:
+            return cp.split_tail(g.sendable, window)
+        factor = self.engine.calibration.factor(g.model) or 1.0
+        room = int(budget * 0.5) - int(window * PIN_FRACTION) - SUMMARY_MAX_TOKENS // 4
+        cap = max(500, min(40_000, int(window * TAIL_FRACTION), room))
+        cap = int(cap / factor)  # the splitter counts in estimate units
+        return cp.split_tail(g.sendable, window, min_tokens=min(10_000, cap // 2), max_tokens=cap,
+                             min_text_messages=5 if cap >= 20_000 else 2, max_fraction=TAIL_FRACTION)
+
     # --- microcompaction ------------------------------------------------------------------------------
     async def plan_micro(self, session_id: int, g: Gathered, used: int) -> bool:
         """Move the microcompaction horizons when the context is past MICRO_RATIO of the budget."""
@@ -106,8 +125,7 @@ class Compactor:
             record = await self._commit(session_id, g, prepared.covers_through, prepared.summary,
                                         "background", {**prepared.stats, "prepared": True}, used_before)
             return await self._after(session_id, record, used_before, target)
-        window = engine.catalog.info(g.model).window
-        head, _tail = cp.split_tail(g.sendable, window)
+        head, _tail = self.split(g)
         if not head:
             if trigger in ("auto", "reactive") and target is not None:
                 return await self._snip(session_id, g, target, used_before)
@@ -193,7 +211,11 @@ class Compactor:
                       stats: dict[str, Any], used_before: int) -> CompactionRecord:
         """Write the row with the pinned user instructions of everything it covers, and reset the breaker."""
         users = await self.engine.store.user_messages(session_id, through_id=covers_through)
-        pins = cp.pinned_instructions(users, self.engine.settings.pin_budget_tokens)
+        budget = self.engine.settings.pin_budget_tokens
+        window = self.engine.catalog.info(g.model).window
+        if window:
+            budget = min(budget, int(window * PIN_FRACTION))
+        pins = cp.pinned_instructions(users, budget)
         full_stats = {**stats, "tokens_before": used_before, "pins": len(pins), "pins_text": cp.render_pins(pins)}
         return await self.engine.store.add_compaction(
             session_id, summary, covers_through, trigger, full_stats,
@@ -241,7 +263,7 @@ class Compactor:
         task.add_done_callback(lambda _t: self._background.pop(session_id, None))
 
     async def _prepare(self, session_id: int, g: Gathered, boundary: int) -> None:
-        head, _tail = cp.split_tail(g.sendable, self.engine.catalog.info(g.model).window)
+        head, _tail = self.split(g)
         if not head:
             return
         summary, stats, _error = await self._summarise(g, head, None)
