@@ -151,13 +151,18 @@ class ChatEngine:
         content: list[Block] = list(attachments or [])
         if text.strip():
             content.append({"type": "text", "text": text})
+        return await self.send_content(session_id, content, title_hint=text)
+
+    async def send_content(self, session_id: int, content: list[Block], title_hint: str = "",
+                           meta: dict[str, Any] | None = None) -> StoredMessage | None:
+        """Send any user content blocks (text, images, documents, tool results of a replayed session)."""
         if not content:
             raise ValueError("empty message")
         if self.busy(session_id):
             raise RuntimeError("a reply is still streaming in this session")
-        user = await self.store.add_message(session_id, "user", content)
+        user = await self.store.add_message(session_id, "user", content, meta=meta)
         self.emit(MessageAdded(session_id, user))
-        await self._maybe_title(session_id, text)
+        await self._maybe_title(session_id, title_hint)
         return await self._start_turn(session_id)
 
     async def retry(self, session_id: int) -> StoredMessage | None:
