@@ -8,6 +8,8 @@ from __future__ import annotations
 
 import asyncio
 import os
+import shutil
+import subprocess
 import sys
 import tempfile
 from pathlib import Path
@@ -15,6 +17,7 @@ from pathlib import Path
 os.environ.setdefault("QT_API", "pyside6")  # qasync must pick PySide6
 
 import qasync  # noqa: E402
+from PySide6.QtTest import QTest  # noqa: E402
 
 from tests.fakeapi import FakeAnthropic, Fault
 
@@ -47,6 +50,17 @@ async def wait_for(predicate, timeout: float = 10.0) -> None:
         await asyncio.sleep(0.05)
 
 
+def screen(path: Path, window) -> None:  # noqa: ANN001
+    """The whole X screen (pop-ups included) under Xvfb; the window alone offscreen."""
+    display = os.environ.get("DISPLAY")
+    if display and shutil.which("import"):
+        subprocess.run(["import", "-window", "root", "-display", display, str(path)], check=True)
+        subprocess.run(["/usr/bin/convert", str(path), "-crop", f"{window.width() + 40}x{window.height() + 60}+0+0",
+                        "+repage", str(path)], check=False)
+    else:
+        window.grab().save(str(path))
+
+
 async def shoot(outdir: Path, srv: FakeAnthropic) -> None:
     from desktop.engine.chat import ChatEngine
     from desktop.engine.settings import Paths, Settings
@@ -60,6 +74,7 @@ async def shoot(outdir: Path, srv: FakeAnthropic) -> None:
     bridge = Bridge(engine)
     window = MainWindow(bridge, paths.config_dir / "window.ini")
     window.resize(1100, 720)
+    window.move(0, 0)
     window.show()
     await window.start()
     await asyncio.sleep(0.3)
@@ -74,6 +89,21 @@ async def shoot(outdir: Path, srv: FakeAnthropic) -> None:
     await asyncio.wait_for(done.wait(), 10)
     await asyncio.sleep(0.3)
     window.grab().save(str(outdir / "window-reply.png"))
+
+    # The gauge's hover card at normal, warning and critical states: the same session measured against smaller
+    # learned windows (a learned window is a ceiling, so go from large to small).
+    model = (await store.get_session(window.session_id)).model or engine.settings.model
+    used = (await engine.measure(window.session_id)).used
+    for state, ratio in (("normal", 0.45), ("warning", 0.86), ("critical", 0.97)):
+        engine.catalog.learn_window(model, int(used / ratio))
+        await engine.publish_context(window.session_id)
+        await asyncio.sleep(0.4)  # let the ring animation settle
+        QTest.mouseMove(window.gauge)
+        window.gauge.card.anchor_entered()
+        await asyncio.sleep(0.6)
+        screen(outdir / f"window-gauge-{state}.png", window)
+        window.gauge.card.close_card()
+        await asyncio.sleep(0.2)
 
     done.clear()
     srv.queue_fault(Fault.custom(529, "overloaded_error", "Overloaded"), Fault.custom(529, "overloaded_error",

@@ -17,6 +17,7 @@ from typing import TYPE_CHECKING, Any
 from desktop.engine import compaction as cp
 from desktop.engine import overflow, tokens
 from desktop.engine.compaction._shared import group_starts
+from desktop.engine.context import reserved_output
 from desktop.engine.events import CompactionChanged, Notice, StatusChanged
 from desktop.engine.types import CompactionRecord, StoredMessage
 
@@ -62,7 +63,7 @@ class Compactor:
         window = self.engine.catalog.info(model).window
         if not window:
             return None
-        return max(1, window - min(self.engine.settings.max_output_tokens, window // 4))
+        return max(1, window - reserved_output(self.engine.settings.max_output_tokens, window))
 
     def threshold(self, model: str) -> int | None:
         budget = self.budget(model)

@@ -26,6 +26,11 @@ CATEGORIES: tuple[str, ...] = (
 )
 
 
+def reserved_output(max_output: int, window: int | None) -> int:
+    """Room kept free for the reply: the output setting, but never more than a quarter of the window."""
+    return min(max_output, window // 4) if window else max_output
+
+
 def state_for(used: int, next_turn: int, window: int | None) -> State:
     """normal / warning at 80 % / critical at 95 %, from the larger of the current and next-turn ratios."""
     if not window:

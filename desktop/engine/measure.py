@@ -15,7 +15,7 @@ from typing import Any
 from desktop.engine import tokens
 from desktop.engine.calibration import Calibration
 from desktop.engine.catalog import ModelCatalog
-from desktop.engine.context import ContextSnapshot
+from desktop.engine.context import ContextSnapshot, reserved_output
 from desktop.engine.types import Block, CompactionRecord, StoredMessage, Usage
 
 MEDIA = ("image", "document")
@@ -207,7 +207,7 @@ class ContextMeter:
             parts = floors
         elif not used:
             parts = {k: 0 for k in parts}
-        reserved = min(max_output, window) if window else max_output
+        reserved = reserved_output(max_output, window)
         parts["reserved_output"] = reserved
         parts["free"] = max(0, window - used - reserved) if window else 0
         return parts
