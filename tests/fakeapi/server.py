@@ -20,7 +20,7 @@ from tests.fakeapi.records import Failed, RecordedRequest, usage_json
 from tests.fakeapi.replies import Reply, Summariser, echo_reply, truncate_to
 from tests.fakeapi.sse import StreamingMixin
 
-DEFAULT_MODELS = ("claude-sonnet-4-6", "claude-haiku-4-5", "claude-opus-4-8")
+DEFAULT_MODELS = ("claude-sonnet-4-6", "claude-haiku-4-5", "claude-opus-4-8", "claude-test")
 
 
 class FakeAnthropic:
@@ -334,7 +334,11 @@ class _Handler(StreamingMixin, BaseHTTPRequestHandler):
             self._send_json(200, {"data": data, "has_more": False, "first_id": data[0]["id"] if data else None,
                                   "last_id": data[-1]["id"] if data else None}, rec)
         elif rec.path.startswith("/v1/models/"):
-            self._send_json(200, self._model_info(rec.path.rsplit("/", 1)[1]), rec)
+            model_id = rec.path.rsplit("/", 1)[1]
+            if model_id not in self.fake.models:  # like a real provider: unknown ids are 404
+                self._send_error(rec, 404, "not_found_error", f"model: {model_id}")
+                return
+            self._send_json(200, self._model_info(model_id), rec)
         else:
             self._send_error(rec, 404, "not_found_error", f"Not found: {rec.path}")
             return
