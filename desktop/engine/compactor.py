@@ -217,7 +217,16 @@ class Compactor:
         if window:
             budget = min(budget, int(window * PIN_FRACTION))
         pins = cp.pinned_instructions(users, budget)
-        full_stats = {**stats, "tokens_before": used_before, "pins": len(pins), "pins_text": cp.render_pins(pins)}
+        pins_text = cp.render_pins(pins)
+        # Saved = what the covered messages cost in requests, less the summary and pins that replace them.
+        covered = sum(tokens.estimate_message(m.content) for m in g.sendable if m.id <= covers_through)
+        added = tokens.estimate_text(summary) + (tokens.estimate_text(pins_text) if pins_text else 0)
+        if g.compaction is not None:
+            added -= tokens.estimate_text(g.compaction.summary) + tokens.estimate_text(
+                g.compaction.stats.get("pins_text") or "")
+        saved = self.engine.calibration.apply(g.model, max(0, covered - added))
+        full_stats = {**stats, "tokens_before": used_before, "tokens_saved": saved, "pins": len(pins),
+                      "pins_text": pins_text}
         return await self.engine.store.add_compaction(
             session_id, summary, covers_through, trigger, full_stats,
             state_changes={"breaker_failures": 0} if trigger != "snip" else None,

@@ -11,8 +11,9 @@ from typing import Any
 from PySide6.QtCore import QObject, Signal
 
 from desktop.engine import events as ev
-from desktop.engine import secrets
+from desktop.engine import importer, secrets
 from desktop.engine.chat import ChatEngine
+from desktop.engine.importer import ImportResult
 
 PAGE_SIZE = 200  # newest messages shown when a session opens; older ones load on scroll
 
@@ -108,6 +109,13 @@ class Bridge(QObject):
         await self.open_session(session.id)
         return session.id
 
+    async def import_claude_code(self, path: str, title: str | None = None) -> ImportResult:
+        """Import a Claude Code transcript as a new session and open it. Raises ImportFailed (one line)."""
+        result = await importer.import_claude_code(self.store, path, title)
+        await self.refresh_sessions()
+        await self.open_session(result.session_id)
+        return result
+
     async def rename_session(self, session_id: int, title: str) -> None:
         await self.store.update_session(session_id, title=title.strip() or "Untitled")
         await self.refresh_sessions()
@@ -135,6 +143,19 @@ class Bridge(QObject):
             await self.engine.retry(session_id)
         finally:
             self.busy_changed.emit(session_id, False)
+
+    async def compact(self, session_id: int, focus: str | None = None) -> None:
+        """The Compact now button: the same engine entry point as /compact and `precis compact`."""
+        self.busy_changed.emit(session_id, True)
+        try:
+            outcome = await self.engine.compact(session_id, "manual", focus)
+        finally:
+            self.busy_changed.emit(session_id, False)
+        self.notice.emit(session_id, outcome.message, "info" if outcome.ok else "warning")
+
+    async def undo_compaction(self, session_id: int) -> None:
+        if await self.engine.undo_compaction(session_id):
+            self.notice.emit(session_id, "Compaction undone: the next request is built from the originals.", "info")
 
     def stop(self, session_id: int) -> None:
         self.engine.stop(session_id)

@@ -8,6 +8,7 @@ from typing import Any
 from PySide6.QtCore import QSettings, Qt, QTimer
 from PySide6.QtGui import QAction, QCloseEvent, QKeySequence
 from PySide6.QtWidgets import (
+    QFileDialog,
     QHBoxLayout,
     QLabel,
     QMainWindow,
@@ -19,6 +20,7 @@ from PySide6.QtWidgets import (
 )
 
 from desktop import APP_NAME
+from desktop.engine.importer import ImportFailed
 from desktop.engine.secrets import keyring_status, load_credentials
 from desktop.engine.types import SessionInfo, StoredMessage
 from desktop.ui.bridge import Bridge
@@ -28,6 +30,7 @@ from desktop.ui.composer import Composer
 from desktop.ui.gauge import ContextGauge
 from desktop.ui.settings_dialog import ProviderChoice, SettingsDialog, WelcomePage
 from desktop.ui.sidebar import Sidebar
+from desktop.ui.toast import Toast
 
 
 class ErrorBanner(QWidget):
@@ -90,6 +93,7 @@ class MainWindow(QMainWindow):
         self.status.setObjectName("status_line")
         self.status.setContentsMargins(12, 0, 12, 0)
         self.composer = Composer(self)
+        self.toast = Toast(self.chat)
 
         chat_pane = QWidget(self)
         pane = QVBoxLayout(chat_pane)
@@ -130,6 +134,7 @@ class MainWindow(QMainWindow):
         new.triggered.connect(lambda: self.bridge.spawn(self.bridge.new_session()))
         file_menu.addAction(new)
         self.import_action = QAction(self.tr("&Import Claude Code session…"), self)
+        self.import_action.triggered.connect(self._choose_import)
         file_menu.addAction(self.import_action)
         settings = QAction(self.tr("&Settings…"), self, shortcut=QKeySequence.StandardKey.Preferences)
         settings.triggered.connect(self.open_settings)
@@ -149,10 +154,15 @@ class MainWindow(QMainWindow):
         b.text_delta.connect(self._on_text_delta)
         b.status_changed.connect(self._on_status)
         b.turn_error.connect(self._on_error)
+        b.turn_error.connect(lambda *_: self.banner.retry_button.show())  # hidden after a failed import
         b.busy_changed.connect(self._on_busy)
         b.message_removed.connect(self._on_message_removed)
         b.command_output.connect(self._on_command_output)
         b.context_changed.connect(self._on_context)
+        b.notice.connect(self._on_notice)
+        b.compactions_changed.connect(self._on_compactions)
+        self.gauge.compact_requested.connect(
+            lambda: self.session_id is not None and b.spawn(b.compact(self.session_id)))
         self.composer.draft_changed.connect(lambda _t: self._draft_timer.start())
         self._draft_timer.timeout.connect(self._measure_draft)
         self.sidebar.session_selected.connect(lambda sid: b.spawn(b.open_session(sid)))
@@ -212,6 +222,29 @@ class MainWindow(QMainWindow):
             self.session_id = None
             self.chat_model.set_messages([], False)
         self.bridge.spawn(self.bridge.delete_session(session_id))
+
+    def _choose_import(self) -> None:
+        projects = Path.home() / ".claude" / "projects"
+        path, _ = QFileDialog.getOpenFileName(
+            self, self.tr("Import Claude Code session"), str(projects if projects.is_dir() else Path.home()),
+            self.tr("Claude Code sessions (*.jsonl);;All files (*)"))
+        if path:
+            self.import_file(path)
+
+    def import_file(self, path: str) -> Any:
+        """Import ``path`` as a new session and open it; a failure shows its reason in the banner."""
+        return self.bridge.spawn(self._import_async(path))
+
+    async def _import_async(self, path: str) -> None:
+        self.status.setText(self.tr("Importing %s…") % Path(path).name)
+        try:
+            result = await self.bridge.import_claude_code(path)
+        except ImportFailed as exc:
+            self.status.clear()
+            self.banner.show_error(self.tr("Import failed: %s") % exc)
+            self.banner.retry_button.hide()  # nothing to retry; the next turn error shows it again
+            return
+        self.status.setText("; ".join(result.status_lines()))
 
     def open_settings(self) -> None:
         creds = load_credentials()
@@ -288,6 +321,23 @@ class MainWindow(QMainWindow):
     def _on_context(self, session_id: int, snapshot: Any) -> None:
         if session_id == self.session_id:
             self.gauge.set_snapshot(snapshot)
+
+    def _on_notice(self, session_id: int, text: str, level: str) -> None:
+        if session_id == self.session_id:
+            self.toast.show_message(text, level)
+
+    def _on_compactions(self, session_id: int, records: Any) -> None:
+        """Compaction cards sit after the last message each compaction covers; they are views, never stored."""
+        if session_id != self.session_id:
+            return
+        self.chat_model.clear_cards("compaction")
+        for record in records:
+            self.chat_model.add_compaction_card(
+                record.summary,
+                int(record.stats.get("messages", 0)),
+                int(record.stats.get("tokens_saved", 0)),
+                record.covers_through_message_id,
+            )
 
     def _measure_draft(self) -> None:
         if self.session_id is not None:
