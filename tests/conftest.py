@@ -47,13 +47,21 @@ class MemoryKeyring(KeyringBackend):
         self.passwords.pop((service, username), None)
 
 
+# qasync 0.28 leaves a closed loop's timers registered with Qt; if the loop's timer QObject is then garbage
+# collected, Qt can deliver a timer event to freed memory (segfault in QTimerInfoList::activateTimers). Keeping
+# every loop alive lets a stopped timer kill itself on its next event instead (fixed upstream after 0.28).
+_LOOPS: list[asyncio.AbstractEventLoop] = []
+
+
 def _qasync_loop() -> asyncio.AbstractEventLoop:
     import qasync
     from PySide6.QtWidgets import QApplication
 
     app = QApplication.instance() or QApplication([])
     app.setQuitOnLastWindowClosed(False)  # a test closing its window must not stop the loop
-    return qasync.QEventLoop(app)
+    loop = qasync.QEventLoop(app)
+    _LOOPS.append(loop)
+    return loop
 
 
 def pytest_asyncio_loop_factories(config, item):  # noqa: ANN001 - pytest hook

@@ -321,7 +321,9 @@ class ChatEngine:
         g = g or await self.gather(session_id)
         await self._ask_window(g.model)
         count = len(await self.store.compactions(session_id))
-        return self._snapshot(session_id, g, count, await self.session_cost(session_id), draft)
+        cost = await self.session_cost(session_id)
+        # Estimating a long uncached session takes a while: keep it off the loop (the UI thread in the app).
+        return await asyncio.to_thread(self._snapshot, session_id, g, count, cost, draft)
 
     async def session_cost(self, session_id: int) -> float | None:
         total = 0.0

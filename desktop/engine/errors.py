@@ -6,8 +6,6 @@ import json
 from dataclasses import dataclass, field
 from typing import Any
 
-import anthropic
-
 from desktop.engine import overflow
 
 
@@ -20,7 +18,7 @@ class ChatError:
     detail: dict[str, Any] = field(default_factory=dict)
 
 
-def _api_message(exc: anthropic.APIStatusError) -> str:
+def _api_message(exc: Any) -> str:
     for attr in ("api_message",):
         value = getattr(exc, attr, None)
         if isinstance(value, str) and value:
@@ -35,6 +33,8 @@ def _api_message(exc: anthropic.APIStatusError) -> str:
 
 def classify(exc: BaseException) -> ChatError:
     """Map an exception raised while talking to the provider to a ChatError."""
+    import anthropic  # imported on first use: the SDK costs most of the app's start-up time
+
     found = overflow.from_exception(exc)
     if found is not None:
         if found.kind == "media":

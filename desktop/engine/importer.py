@@ -142,12 +142,13 @@ def write_import(repo: Any, plan: ImportPlan) -> ImportResult:
     """
     session = repo.create_session(plan.title, plan.model)
     try:
-        cut = plan.summary_index if plan.summary_index is not None else len(plan.rows)
+        # The compaction covers Claude Code's own summary message too: the summary then goes out once, in front.
+        cut = plan.summary_index + 1 if plan.summary_index is not None else len(plan.rows)
         repo.add_messages(session.id, plan.rows[:cut])
         compaction = None
         if plan.summary_index is not None:
-            before = repo.messages(session.id, newest=1)[0].id
-            compaction = repo.add_compaction(session.id, plan.summary, before, "manual", plan.compaction_stats)
+            through = repo.messages(session.id, newest=1)[0].id
+            compaction = repo.add_compaction(session.id, plan.summary, through, "manual", plan.compaction_stats)
         repo.add_messages(session.id, plan.rows[cut:])
         repo.update_session(session.id)  # updated_at: the new session sorts first
     except BaseException:

@@ -10,8 +10,6 @@ from collections.abc import AsyncIterator
 from dataclasses import dataclass
 from typing import Any
 
-import anthropic
-
 from desktop.engine.secrets import Credentials
 from desktop.engine.settings import Settings
 from desktop.engine.types import Usage
@@ -65,6 +63,8 @@ class Provider:
         elif credentials.auth_token:
             kwargs["auth_token"] = credentials.auth_token
             kwargs["api_key"] = None
+        import anthropic  # imported on first use: the SDK costs most of the app's start-up time
+
         self.client = anthropic.AsyncAnthropic(**kwargs)
 
     async def stream(self, request: dict[str, Any]) -> AsyncIterator[StreamPart]:

@@ -42,6 +42,21 @@ async def amain(app: QApplication, *, quit_after: float | None = None) -> int:
     await window.start()
     if quit_after is not None:
         loop.call_later(quit_after, window.close)
+    if report := os.environ.get("PRECIS_BENCH_REPORT"):  # tests/bench/bench_window.py: write timings, quit
+        import json
+        import time
+
+        window.repaint()  # the first paint, done now rather than on the next loop turn
+        data = {"shown_at": time.time()}
+        if open_id := os.environ.get("PRECIS_BENCH_OPEN"):  # then time opening this session until it paints
+            bridge.session_opened.connect(lambda *_: (window.chat.viewport().repaint(),
+                                                      data.setdefault("painted_at", time.time())))
+            data["open_at"] = time.time()
+            await bridge.open_session(int(open_id))
+            data.update(settled_at=time.time(), rows=window.chat_model.rowCount())
+        with open(report, "w", encoding="utf-8") as fh:
+            json.dump(data, fh)
+        window.close()
     await closed.wait()  # the loop still runs here, so async cleanup is safe
     await bridge.close()
     await engine.close()

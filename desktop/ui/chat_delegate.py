@@ -22,7 +22,6 @@ from PySide6.QtCore import (
     QRectF,
     QSize,
     Qt,
-    QTimer,
     Signal,
 )
 from PySide6.QtGui import (
@@ -37,7 +36,7 @@ from PySide6.QtGui import (
 )
 from PySide6.QtWidgets import QAbstractItemView, QStyle, QStyledItemDelegate, QStyleOptionViewItem
 
-from desktop.ui.chat_model import Roles, Segment
+from desktop.ui.chat_model import ChatRow, Segment
 from desktop.ui.markdown_render import (
     SafeTextDocument,
     copy_anchor_index,
@@ -57,7 +56,6 @@ WIDTH_BUCKET = 16
 USER_MAX_FRACTION = 0.78
 DOC_CACHE_SIZE = 512
 HEIGHT_CACHE_LIMIT = 50_000
-STREAM_RELAYOUT_MS = 50
 
 Index = QModelIndex | QPersistentModelIndex
 
@@ -101,18 +99,14 @@ class ChatDelegate(QStyledItemDelegate):
         self._view = view
         self._docs: OrderedDict[Any, _DocEntry] = OrderedDict()
         self._heights: dict[tuple[Any, int, int, bool], int] = {}
-        self._pending: set[Any] = set()
         self._model: Any = None
-        self._timer = QTimer(self)
-        self._timer.setSingleShot(True)
-        self._timer.setInterval(STREAM_RELAYOUT_MS)
-        self._timer.timeout.connect(self._flush_pending)
+        self._dark = is_dark(view.palette())
         self.doc_builds = 0  # for tests and benchmarks: how many documents were built
 
     # -- wiring -----------------------------------------------------------------------------------------------
 
     def attach_model(self, model: Any) -> None:
-        """dataChanged only repaints; a row that grew must also report sizeHintChanged (notes §9, bug 2)."""
+        """Forward model.dataChanged as sizeHintChanged: a grown row must be re-measured (notes §9, bug 2)."""
         if self._model is not None:
             self._model.dataChanged.disconnect(self._on_data_changed)
         self._model = model
@@ -120,29 +114,16 @@ class ChatDelegate(QStyledItemDelegate):
             model.dataChanged.connect(self._on_data_changed)
 
     def _on_data_changed(self, top: QModelIndex, bottom: QModelIndex, roles: list[int] | None = None) -> None:
+        # Forwarded at once: ChatModel already coalesces streaming updates (one dataChanged per
+        # STREAM_EMIT_MS), and Qt merges this with the relayout dataChanged itself schedules in Qt 6.12.
         for r in range(top.row(), bottom.row() + 1):
-            idx = top.siblingAtRow(r)
-            if idx.data(Roles.Status) == "streaming":
-                # Throttled: every relayout walks all rows, and deltas can arrive every few ms.
-                self._pending.add(idx.data(Roles.Id))
-                if not self._timer.isActive():
-                    self._timer.start()
-            else:
-                self.sizeHintChanged.emit(idx)
-
-    def _flush_pending(self) -> None:
-        keys, self._pending = self._pending, set()
-        if self._model is None:
-            return
-        for key in keys:
-            row = self._model.row_of(key)
-            if row >= 0:
-                self.sizeHintChanged.emit(self._model.index(row, 0))
+            self.sizeHintChanged.emit(top.siblingAtRow(r))
 
     def clear_caches(self) -> None:
         """After a font or theme change."""
         self._docs.clear()
         self._heights.clear()
+        self._dark = is_dark(self._view.palette())
 
     # -- geometry ----------------------------------------------------------------------------------------------
 
@@ -156,28 +137,27 @@ class ChatDelegate(QStyledItemDelegate):
 
     def _text_width(self, index: Index, bucket: int) -> int:
         avail = bucket - 2 * MARGIN_H
-        if index.data(Roles.Kind) == "message" and index.data(Roles.Role) == "user":
+        if self._row(index).is_user_bubble:
             avail = int(avail * USER_MAX_FRACTION)
         return max(avail - 2 * PAD, 60)
 
-    @staticmethod
-    def _tag(index: Index) -> str:
-        status = index.data(Roles.Status)
-        if status == "interrupted":
+    def _tag(self, index: Index) -> str:
+        row = self._row(index)
+        if row.status == "interrupted":
             return "interrupted"
-        if status == "error":
-            detail = str(index.data(Roles.StatusDetail) or "")
+        if row.status == "error":
+            detail = str(row.message.meta.get("error") or "") if row.message else ""
             return "error" + (f": {detail[:80]}" if detail else "")
         return ""
 
-    def _dark(self) -> bool:
-        return is_dark(self._view.palette())
+    def _row(self, index: Index) -> ChatRow:
+        # Direct access: sizeHint runs for every row on every relayout, and each index.data() costs a Qt call.
+        return self._model.row_at(index.row())
 
     def document(self, index: Index) -> QTextDocument:
         """The row's laid-out document at the current width (built or reused)."""
-        key = index.data(Roles.Id)
-        content_hash = int(index.data(Roles.ContentHash))
-        dark = self._dark()
+        row = self._row(index)
+        key, content_hash, dark = row.key, row.content_hash, self._dark
         text_width = self._text_width(index, self._bucket(self._viewport_width()))
         entry = self._docs.get(key)
         if entry is None or entry.content_hash != content_hash or entry.dark != dark:
@@ -195,14 +175,14 @@ class ChatDelegate(QStyledItemDelegate):
     def _build(self, index: Index, dark: bool) -> QTextDocument:
         self.doc_builds += 1
         theme = theme_for(dark)
-        segments: tuple[Segment, ...] = index.data(Roles.Segments) or ()
-        user = index.data(Roles.Role) == "user" and index.data(Roles.Kind) == "message"
+        row = self._row(index)
+        segments, user = row.segments, row.is_user_bubble
         doc = SafeTextDocument()
         doc.setUndoRedoEnabled(False)
         doc.setDocumentMargin(0)
         doc.setDefaultFont(self._view.font())
-        title = str(index.data(Roles.Title) or "")
-        if index.data(Roles.Status) == "streaming":
+        title = row.title
+        if row.status == "streaming":
             parts = [
                 (s.kind == "markdown", s.text if s.kind == "markdown" else _line_html(s, theme.muted))
                 for s in segments
@@ -224,15 +204,14 @@ class ChatDelegate(QStyledItemDelegate):
         doc = self.document(index)
         vw = self._bucket(self._viewport_width())
         size = doc.size()
-        kind = index.data(Roles.Kind)
-        user = kind == "message" and index.data(Roles.Role) == "user"
+        row = self._row(index)
+        kind, user = row.kind, row.is_user_bubble
         width = min(doc.idealWidth(), doc.textWidth()) if user else doc.textWidth()
         bubble_w = width + 2 * PAD
         left = rect.left() + (vw - MARGIN_H - bubble_w if user else MARGIN_H)
-        bubble = QRectF(left, rect.top() + MARGIN_V, bubble_w, size.height() + 2 * PAD)
-        if kind == "tool":  # tool rows: no bubble, text tighter
-            bubble = bubble.adjusted(0, -PAD / 2, 0, -PAD)
-        origin = QPointF(bubble.left() + PAD, bubble.top() + (PAD / 2 if kind == "tool" else PAD))
+        pad_v = PAD / 2 if kind == "tool" else PAD  # tool rows have no bubble: keep them compact
+        bubble = QRectF(left, rect.top() + MARGIN_V, bubble_w, size.height() + 2 * pad_v)
+        origin = QPointF(bubble.left() + PAD, bubble.top() + pad_v)
         return _Geometry(bubble, origin, doc, self._tag(index))
 
     # -- QStyledItemDelegate -----------------------------------------------------------------------------------
@@ -240,7 +219,8 @@ class ChatDelegate(QStyledItemDelegate):
     def sizeHint(self, option: QStyleOptionViewItem, index: Index) -> QSize:
         vw = self._viewport_width()
         bucket = self._bucket(vw)
-        key = (index.data(Roles.Id), bucket, int(index.data(Roles.ContentHash) or 0), self._dark())
+        row = self._row(index)
+        key = (row.key, bucket, row.content_hash, self._dark)
         height = self._heights.get(key)
         if height is None:
             geo = self._geometry(index, QRect(0, 0, vw, 0))
@@ -255,11 +235,12 @@ class ChatDelegate(QStyledItemDelegate):
         palette = self._view.palette()
         base = palette.color(QPalette.ColorRole.Base)
         text = palette.color(QPalette.ColorRole.Text)
-        kind = index.data(Roles.Kind)
+        row = self._row(index)
+        kind = row.kind
         painter.save()
         painter.setRenderHint(QPainter.RenderHint.Antialiasing)
         if kind != "tool":
-            if kind == "message" and index.data(Roles.Role) == "user":
+            if row.is_user_bubble:
                 fill = _blend(base, palette.color(QPalette.ColorRole.Highlight), 0.16)
             elif kind == "compaction":
                 fill = _blend(base, QColor("#d4a72c"), 0.14)
@@ -277,7 +258,11 @@ class ChatDelegate(QStyledItemDelegate):
             painter.setBrush(Qt.BrushStyle.NoBrush)
             painter.drawRoundedRect(geo.bubble.adjusted(-2, -2, 2, 2), RADIUS + 2, RADIUS + 2)
         painter.translate(geo.origin)
-        ctx = _paint_context(palette, QRectF(0, 0, geo.doc.textWidth(), geo.doc.size().height()))
+        # Clip to what is on screen: a 14K-character reply is far taller than the viewport.
+        visible = (
+            QRectF(self._view.viewport().rect()).intersected(QRectF(option.rect)).translated(-geo.origin)
+        )
+        ctx = _paint_context(palette, visible)
         geo.doc.documentLayout().draw(painter, ctx)
         painter.translate(-geo.origin)
         if geo.tag:
@@ -317,6 +302,10 @@ class ChatDelegate(QStyledItemDelegate):
 
     # -- affordances ------------------------------------------------------------------------------------------
 
+    def bubble_rect(self, index: Index, rect: QRect) -> QRectF:
+        """Where the row painted at ``rect`` draws its bubble (viewport coordinates)."""
+        return self._geometry(index, rect).bubble
+
     def anchor_at(self, index: Index, rect: QRect, pos: QPointF) -> str:
         """The link under ``pos`` (viewport coordinates) in the row painted at ``rect``; '' if none."""
         geo = self._geometry(index, rect)
@@ -344,7 +333,7 @@ class ChatDelegate(QStyledItemDelegate):
         return [points[k] for k in sorted(points)]
 
     def copy_code_block(self, index: Index, n: int) -> bool:
-        blocks = index.data(Roles.CodeBlocks) or ()
+        blocks = self._row(index).code_blocks
         if not 0 <= n < len(blocks):
             return False
         QGuiApplication.clipboard().setText(blocks[n])

@@ -15,7 +15,7 @@ from dataclasses import dataclass, field, replace
 from enum import IntEnum
 from typing import Any, Literal
 
-from PySide6.QtCore import QAbstractListModel, QModelIndex, QPersistentModelIndex, Qt
+from PySide6.QtCore import QAbstractListModel, QModelIndex, QPersistentModelIndex, Qt, QTimer
 
 from desktop.engine.types import Block, StoredMessage
 from desktop.ui.markdown_render import extract_code_blocks
@@ -27,6 +27,11 @@ RowKey = int | str  # message id, or "card:N"
 # Input fields that say what a tool call does, most telling first (Read -> file_path, Bash -> command, ...).
 _TOOL_ARG_KEYS = ("file_path", "path", "command", "pattern", "url", "query", "description", "prompt", "name")
 PREVIEW_CHARS = 100
+STREAM_EMIT_MS = 40
+# ~4.5 ms per 1,000 characters of Markdown with code and tables (render + setHtml + layout, 2-core box):
+# this keeps the first paint near 200 ms whatever the messages look like.
+FIRST_PAGE_CHAR_BUDGET = 40_000
+MIN_FIRST_ROWS = 20
 # Glyphs every desktop font has (DejaVu, Segoe, SF); colour emoji are missing on many Linux installs.
 TOOL_ICON = "⚙"
 THINKING_ICON = "✻"
@@ -74,6 +79,14 @@ class ChatRow:
                     blocks.extend(extract_code_blocks(seg.text))
             self._code_blocks = tuple(blocks)
         return self._code_blocks
+
+    @property
+    def status(self) -> str:
+        return self.message.status if self.message else "complete"
+
+    @property
+    def is_user_bubble(self) -> bool:
+        return self.kind == "message" and self.message is not None and self.message.role == "user"
 
     def refresh(self) -> None:
         """Recompute what the view reads; called after every change to the row."""
@@ -181,15 +194,37 @@ def _message_row(msg: StoredMessage) -> ChatRow:
     return row
 
 
+def _row_chars(row: ChatRow) -> int:
+    return sum(len(s.text) if s.kind == "markdown" else 80 for s in row.segments) + 80
+
+
+def _budget_cut(rows: list[ChatRow], budget: int, min_rows: int) -> int:
+    """Index splitting ``rows`` (oldest first) so the newest part fits ``budget`` characters (>= min_rows)."""
+    total, cut = 0, len(rows)
+    while cut > 0:
+        total += _row_chars(rows[cut - 1])
+        if total > budget and len(rows) - cut >= min_rows:
+            break
+        cut -= 1
+    return cut
+
+
 class ChatModel(QAbstractListModel):
     """Rows = a window of messages (oldest first) + cards. Only the newest page is loaded at first."""
 
     def __init__(self, parent: Any = None) -> None:
         super().__init__(parent)
         self._rows: list[ChatRow] = []
+        self._held: list[ChatRow] = []  # older rows of the first page not shown yet (oldest first)
         self._keys: list[tuple[int, int, int]] = []  # parallel to _rows, for bisect
         self._has_older = False
         self._card_seq = itertools.count(1)
+        # Streaming deltas are coalesced: in Qt 6.12 every dataChanged makes QListView re-lay out all rows.
+        self._dirty: set[RowKey] = set()
+        self._emit_timer = QTimer(self)
+        self._emit_timer.setSingleShot(True)
+        self._emit_timer.setInterval(STREAM_EMIT_MS)
+        self._emit_timer.timeout.connect(self.flush)
 
     # -- Qt API ------------------------------------------------------------------------------------------
 
@@ -234,6 +269,11 @@ class ChatModel(QAbstractListModel):
 
     @property
     def has_older(self) -> bool:
+        """More history exists above the window (held rows here, or older pages in the store)."""
+        return self._has_older or bool(self._held)
+
+    @property
+    def store_has_older(self) -> bool:
         return self._has_older
 
     def row_of(self, key: RowKey) -> int:
@@ -250,24 +290,42 @@ class ChatModel(QAbstractListModel):
         return [r.key for r in self._rows if isinstance(r.key, int)]
 
     def oldest_message_id(self) -> int | None:
-        """The id to page back from (``store.messages(before_id=...)``)."""
-        return next((r.key for r in self._rows if isinstance(r.key, int)), None)
+        """The id to page back from (``store.messages(before_id=...)``), counting held rows."""
+        rows = self._held or self._rows
+        return next((r.key for r in rows if isinstance(r.key, int)), None)
 
     # -- paging --------------------------------------------------------------------------------------------
 
     def set_messages(self, newest_page: list[StoredMessage], has_older: bool) -> None:
         """Replace everything (session switch): the newest page, oldest first. Cards are dropped."""
+        self._dirty.clear()
+        rows = sorted((_message_row(m) for m in newest_page), key=lambda r: r.sort_key)
+        cut = _budget_cut(rows, FIRST_PAGE_CHAR_BUDGET, MIN_FIRST_ROWS)
         self.beginResetModel()
-        self._rows = sorted((_message_row(m) for m in newest_page), key=lambda r: r.sort_key)
+        # QListView measures every row before the first paint; a page of long Markdown answers would cost
+        # seconds, so only the newest ~FIRST_PAGE_CHAR_BUDGET characters are shown and the rest are held
+        # back and released (release_held) when the user scrolls up, without a store round trip.
+        self._held, self._rows = rows[:cut], rows[cut:]
         self._keys = [r.sort_key for r in self._rows]
         self._has_older = has_older
         self.endResetModel()
 
+    def release_held(self) -> bool:
+        """Show the next chunk of held rows above the window; False when nothing is held."""
+        if not self._held:
+            return False
+        cut = _budget_cut(self._held, FIRST_PAGE_CHAR_BUDGET, MIN_FIRST_ROWS)
+        release, self._held = self._held[cut:], self._held[:cut]
+        self._insert_sorted(release)
+        return True
+
     def prepend_older(self, page: list[StoredMessage], has_older: bool) -> None:
         """Insert an older page above the window. Messages already present are skipped."""
         self._has_older = has_older
-        fresh = sorted((_message_row(m) for m in page if self.row_of(m.id) < 0), key=lambda r: r.sort_key)
-        self._insert_sorted(fresh)
+        held, self._held = self._held, []
+        held_ids = {r.key for r in held}
+        fresh = [_message_row(m) for m in page if self.row_of(m.id) < 0 and m.id not in held_ids]
+        self._insert_sorted(sorted(held + fresh, key=lambda r: r.sort_key))
 
     def append_message(self, msg: StoredMessage) -> None:
         """A new row (normally at the end); an id already shown is updated instead."""
@@ -285,7 +343,10 @@ class ChatModel(QAbstractListModel):
         self._changed(i)
 
     def append_text(self, message_id: int, delta: str) -> None:
-        """Streaming: add ``delta`` to the message's last text block (a new one if the last block is not text)."""
+        """Streaming: add ``delta`` to the message's last text block (a new one if the last block is not text).
+
+        The row's visible data and dataChanged follow within STREAM_EMIT_MS (or at ``flush()``).
+        """
         i = self.row_of(message_id)
         if i < 0 or not delta:
             return
@@ -299,9 +360,24 @@ class ChatModel(QAbstractListModel):
             msg.content.append({"type": "text", "text": delta})
         if msg.status == "complete":
             msg.status = "streaming"
-        row.segments = segments_for(msg.content)
-        row.refresh()
-        self._changed(i)
+        # What the view reads (segments, hash) changes only in flush(), so the delegate builds one document
+        # per flush, not one per delta, and a row is never painted with text its height was not measured for.
+        self._dirty.add(row.key)
+        if not self._emit_timer.isActive():
+            self._emit_timer.start()
+
+    def flush(self) -> None:
+        """Emit the dataChanged that append_text deferred (at most every STREAM_EMIT_MS)."""
+        self._emit_timer.stop()
+        keys, self._dirty = self._dirty, set()
+        for key in keys:
+            i = self.row_of(key)
+            if i >= 0:
+                row = self._rows[i]
+                if row.message is not None:
+                    row.segments = segments_for(row.message.content)
+                row.refresh()
+                self._changed(i)
 
     def set_status(self, message_id: int, status: str, error: str = "") -> None:
         i = self.row_of(message_id)
@@ -407,4 +483,4 @@ class ChatModel(QAbstractListModel):
 
     def _changed(self, i: int) -> None:
         idx = self.index(i, 0)
-        self.dataChanged.emit(idx, idx, [])
+        self.dataChanged.emit(idx, idx, [Roles.ContentHash.value])

@@ -85,7 +85,8 @@ class ChatView(QListView):
 
     def _before_insert(self, parent: QModelIndex, first: int, last: int) -> None:
         model = self.model()
-        if first == 0 and not self._stick_to_bottom and model.rowCount() > 0:
+        # Any insert while the user reads (older page at row 0, a card in the middle): keep their place.
+        if not self._stick_to_bottom and model.rowCount() > 0:
             # Remember which row is at the top and where, to put it back after the rows above it appear.
             top = self.indexAt(QPoint(1, 1))
             top = top if top.isValid() else model.index(0, 0)
@@ -123,7 +124,11 @@ class ChatView(QListView):
 
     def _maybe_request_older(self) -> None:
         model = self.model()
-        if isinstance(model, ChatModel) and model.has_older and not self._older_pending and model.rowCount():
+        if not isinstance(model, ChatModel) or self._older_pending or not model.rowCount():
+            return
+        if model.release_held():  # rows the model already has: no store round trip
+            return
+        if model.has_older:
             self._older_pending = True
             self.older_requested.emit()
 
@@ -177,7 +182,11 @@ class ChatView(QListView):
         return self._delegate.anchor_at(index, self.visualRect(index), QPointF(pos))
 
     def mouseMoveEvent(self, event: QMouseEvent) -> None:  # noqa: N802
-        shape = Qt.CursorShape.PointingHandCursor if self.anchor_at(event.position()) else Qt.CursorShape.ArrowCursor
+        shape = (
+            Qt.CursorShape.PointingHandCursor
+            if self.anchor_at(event.position())
+            else Qt.CursorShape.ArrowCursor
+        )
         self.viewport().setCursor(shape)
         super().mouseMoveEvent(event)
 

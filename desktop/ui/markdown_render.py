@@ -26,7 +26,7 @@ from pygments.formatters import HtmlFormatter
 from pygments.lexers import get_lexer_by_name
 from pygments.util import ClassNotFound
 from PySide6.QtCore import QUrl
-from PySide6.QtGui import QTextCursor, QTextDocument
+from PySide6.QtGui import QTextCharFormat, QTextCursor, QTextDocument
 
 SAFE_SCHEMES = frozenset({"http", "https", "mailto"})
 COPY_SCHEME = "precis-copy"
@@ -226,3 +226,24 @@ def fill_streaming_document(doc: QTextDocument, parts: list[tuple[bool, str]]) -
             cursor.insertMarkdown(text, STREAM_FEATURES)
         else:
             cursor.insertHtml(text)
+    if any(is_md and "![" in text for is_md, text in parts):
+        _images_to_text(doc)
+
+
+def _images_to_text(doc: QTextDocument) -> None:
+    """Swap md4c's image placeholders for '[image: url]' text, as the full render does."""
+    found: list[tuple[int, int, str]] = []
+    block = doc.begin()
+    while block.isValid():
+        it = block.begin()
+        while not it.atEnd():
+            frag = it.fragment()
+            if frag.charFormat().isImageFormat():
+                found.append((frag.position(), frag.length(), frag.charFormat().toImageFormat().name()))
+            it += 1
+        block = block.next()
+    cursor = QTextCursor(doc)
+    for pos, length, name in reversed(found):
+        cursor.setPosition(pos)
+        cursor.setPosition(pos + length, QTextCursor.MoveMode.KeepAnchor)
+        cursor.insertText(f"[image: {name}]", QTextCharFormat())

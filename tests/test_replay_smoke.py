@@ -1,0 +1,62 @@
+"""Smoke test of the replay benchmark: two small real transcripts through all four policies.
+
+Structural facts only (the performance targets are the benchmark's business, not a test's): every policy is
+sent the same user/tool turns, the server's chat replies are the recorded ones, every policy is billed, and no
+policy crashes or loses a turn on these small conversations.
+"""
+
+from __future__ import annotations
+
+import pytest
+
+from tests.bench.bench_replay import CORPUS, expected_signature, load_scenario, run_policy
+from tests.bench.replay_policies import POLICIES
+
+FILES = ("spotter/tool_heavy.jsonl", "spotter/short.jsonl")
+pytestmark = pytest.mark.timeout(60)
+
+
+@pytest.fixture(scope="module", params=FILES)
+def scenario(request):
+    path = CORPUS / request.param
+    if not path.exists():
+        pytest.skip(f"corpus file missing: {path}")
+    return load_scenario(path)
+
+
+def test_scenario_reads_user_turns_and_recorded_replies(scenario):
+    assert scenario.steps
+    assert scenario.steps[0].user and all(s.reply for s in scenario.steps)
+    # Tool turns answer the calls of the reply before them.
+    for prev, step in zip(scenario.steps, scenario.steps[1:], strict=False):
+        calls = {b["id"] for b in prev.reply if b.get("type") == "tool_use"}
+        results = {b["tool_use_id"] for b in step.user if b.get("type") == "tool_result"}
+        assert results <= calls
+
+
+async def test_every_policy_faces_the_same_conversation(scenario):
+    results = {name: await run_policy(name, scenario) for name in POLICIES}
+    expected = [expected_signature(s) for s in scenario.steps]
+    for name, r in results.items():
+        assert r.steps == len(scenario.steps), name
+        assert r.sent_turns == expected, name  # the same user/tool turns reached the server, in order
+        assert r.delivered == len(scenario.steps), name
+        assert r.chat_replies == len(scenario.steps), name
+        assert r.replies_from_recording == r.chat_replies, name  # replies came from the recording
+        assert r.errors == 0, name
+        assert r.billed > 0 and r.stats["requests"] >= len(scenario.steps), name
+        assert r.largest > 0, name
+        assert 0.0 <= r.read_share <= 1.0
+    # Short conversations: nothing to compact, so every policy sends the same tokens.
+    assert len({r.stats["input_tokens"] + r.stats["cache_creation_input_tokens"] + r.stats["cache_read_input_tokens"]
+                for r in results.values()}) == 1
+    assert results["precis"].summaries == 0
+
+
+async def test_fidelity_is_measured_on_the_final_request(scenario):
+    r = await run_policy("claude-code", scenario)
+    assert r.user_texts_expected >= 1  # both files start with a typed prompt
+    assert r.user_text_share == 1.0
+    if len(scenario.steps) > 1:
+        assert r.tool_pairs_expected >= 1
+        assert r.tool_pair_share == 1.0
