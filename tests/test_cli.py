@@ -116,3 +116,50 @@ def test_sigkill_mid_stream_keeps_committed_rows(cli_env, fake_api, precis_home)
     assert data["messages"][0]["content"][0]["text"] == "survive this"
     assert data["messages"][1]["status"] == "interrupted"
     assert data["messages"][1]["content"][0]["text"].startswith("x")
+
+
+def seed_long_session(precis_home) -> None:
+    """Session 1 with six long exchanges (about 48K tokens), written through the real store."""
+    from desktop.store import Store
+
+    store = Store.open_sync(precis_home / "data" / "precis.db")
+    sid = store.repo.create_session("long", "claude-sonnet-4-6").id
+    for i in range(6):
+        store.repo.add_message(sid, "user", [{"type": "text", "text": f"question {i} " + "dolor " * 3000}])
+        store.repo.add_message(sid, "assistant", [{"type": "text", "text": f"answer {i} " + "lorem ipsum " * 400}])
+    store.close_sync()
+
+
+def test_compact_and_context_commands(cli_env, fake_api, precis_home):
+    seed_long_session(precis_home)
+    res = run(["compact", "1", "--focus", "the questions"], cli_env)
+    assert res.returncode == 0, res.stderr
+    assert "Context compacted" in res.stdout
+    ctx = json.loads(run(["context", "1", "--json"], cli_env).stdout)
+    assert ctx["summary_active"] and ctx["compactions"] == 1 and ctx["source"] == "estimate"
+    data = json.loads(run(["export", "1", "--format", "json"], cli_env).stdout)
+    assert len(data["compactions"]) == 1 and data["compactions"][0]["trigger"] == "manual"
+    assert len(data["messages"]) == 12  # compaction never deletes the originals
+    assert run(["compact", "42"], cli_env).returncode == 1
+
+
+def test_sigkill_during_compaction_leaves_old_or_new_state(cli_env, fake_api, precis_home):
+    seed_long_session(precis_home)
+    hold = Fault.hold(after=2, timeout=30)
+    fake_api.queue_fault(hold)  # the summary request streams two deltas, then stalls
+    proc = subprocess.Popen([sys.executable, "-m", "desktop", "compact", "1"], env=cli_env,
+                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    assert hold.reached.wait(30)
+    os.kill(proc.pid, signal.SIGKILL)
+    proc.wait(10)
+    hold.release.set()
+    con = sqlite3.connect(precis_home / "data" / "precis.db")
+    assert con.execute("PRAGMA integrity_check").fetchone()[0] == "ok"
+    assert con.execute("SELECT COUNT(*) FROM compactions").fetchone()[0] == 0  # the old state, whole
+    assert con.execute("SELECT COUNT(*) FROM messages").fetchone()[0] == 12
+    con.close()
+    res = run(["compact", "1"], cli_env)  # and the next attempt completes: the new state, whole
+    assert res.returncode == 0, res.stderr
+    con = sqlite3.connect(precis_home / "data" / "precis.db")
+    assert con.execute("SELECT COUNT(*) FROM compactions").fetchone()[0] == 1
+    con.close()
