@@ -8,6 +8,7 @@ a summary only when they are not enough, and a reactive recovery when the provid
 from __future__ import annotations
 
 import asyncio
+import time
 from collections.abc import Callable
 from dataclasses import dataclass, field, replace
 from typing import Any
@@ -96,6 +97,8 @@ class ChatEngine:
         self._loaded = False
         self._windows_asked: set[str] = set()
         self._media_limit: dict[int, int] = {}  # per session, after a media-count error
+        self.clock: Callable[[], float] = time.time  # injectable: the replay benchmark runs on a fake clock
+        self._last_request: dict[int, float] = {}
 
     # --- wiring -------------------------------------------------------------------------------------
     def subscribe(self, listener: Listener) -> Callable[[], None]:
@@ -275,7 +278,8 @@ class ChatEngine:
         limit = media_limit or self.catalog.info(g.model).media_limit
         messages, _report = cp.cap_media(messages, limit=limit, on_error="omit")
         system, tools, messages = cp.place_breakpoints(g.system, g.tools, messages,
-                                                        summary_present=g.compaction is not None)
+                                                        summary_present=g.compaction is not None,
+                                                        long_ttl=self.settings.long_cache_ttl)
         request: dict[str, Any] = {
             "model": g.model,
             "max_tokens": self.settings.max_output_tokens,
@@ -387,7 +391,7 @@ class ChatEngine:
         """Before a request: microcompaction, then at most one automatic summary, then snip if still too big."""
         g = await self.gather(session_id)
         snap = await self.measure(session_id, g=g)
-        if await self.compactor.plan_micro(session_id, g, snap.used):
+        if await self.compactor.plan_micro(session_id, g, snap.used, self._idle(session_id, g)):
             g = await self.gather(session_id)
             snap = await self.measure(session_id, g=g)
         threshold = self.compactor.threshold(g.model)
@@ -405,6 +409,14 @@ class ChatEngine:
             g = await self.gather(session_id)
         self.emit(StatusChanged(session_id, "Sending…"))
         return g
+
+    def _idle(self, session_id: int, g: Gathered) -> float | None:
+        """Seconds since this session's last request (None: unknown, e.g. after a restart)."""
+        last = self._last_request.get(session_id)
+        if last is None:
+            reply = next((m for m in reversed(g.history) if m.role == "assistant" and m.usage), None)
+            last = reply.created_at if reply else None
+        return None if last is None else max(0.0, self.clock() - last)
 
     async def _recover(self, session_id: int, error: ChatError) -> Gathered:
         """The provider said the request is too long (or has too much media): compact hard and rebuild."""
@@ -455,6 +467,7 @@ class ChatEngine:
 
         request = self.request_from(g, self._media_limit.get(session_id))
         facts = self._facts(session_id, g)
+        self._last_request[session_id] = self.clock()
         flusher: asyncio.Task[None] | None = None
         try:
             reply = await self.store.add_message(session_id, "assistant", [], status="streaming",

@@ -28,6 +28,8 @@ TAIL_FRACTION = 0.3  # the verbatim tail takes at most this share of the window 
 PIN_FRACTION = 0.1  # pinned instructions take at most this share of the window (and at most the pin budget)
 BREAKER_LIMIT = 3  # consecutive summary failures that pause automatic summaries
 MICRO_RATIO = 0.5  # microcompaction starts at this share of the budget
+CACHE_TTL = 300.0  # seconds: after this pause the prompt cache is cold and clearing costs nothing extra
+WARM_GAIN = 0.25  # while the cache is warm, clear only when it saves this share of the prompt
 SUMMARY_MAX_TOKENS = 4096
 SUMMARY_RETRIES = 3  # a summarisation request that is itself too long: drop oldest groups and retry
 NEAR_THRESHOLD = 0.03  # ask count_tokens when the estimate is this close to a threshold
@@ -87,19 +89,32 @@ class Compactor:
                              min_text_messages=5 if cap >= 20_000 else 2, max_fraction=TAIL_FRACTION)
 
     # --- microcompaction ------------------------------------------------------------------------------
-    async def plan_micro(self, session_id: int, g: Gathered, used: int) -> bool:
-        """Move the microcompaction horizons when the context is past MICRO_RATIO of the budget."""
+    async def plan_micro(self, session_id: int, g: Gathered, used: int, idle: float | None) -> bool:
+        """Move the microcompaction horizons when the context is past MICRO_RATIO of the budget.
+
+        Clearing edits blocks deep in the prompt, so the next request re-writes the cache from there. While the
+        cache is warm that is worth it only for a large gain (or close to the summary threshold); after a pause
+        longer than the cache TTL the prefix must be re-written anyway, so any batch is taken.
+        """
         budget = self.budget(g.model)
-        if not budget or used < MICRO_RATIO * budget:
+        threshold = self.threshold(g.model)
+        if not budget or not threshold or used < MICRO_RATIO * budget:
             return False
+        window = self.engine.catalog.info(g.model).window
+        cold = idle is None or idle > CACHE_TTL
+        near = used >= 0.9 * threshold
+        factor = self.engine.calibration.factor(g.model) or 1.0
+        floor = cp.min_clear_for(window)
+        min_gain = floor if cold or near else max(floor, int(WARM_GAIN * used / factor))
         sendable = g.sendable
         h = dict(g.horizons)
-        window = self.engine.catalog.info(g.model).window
         new = {
             "clear": cp.plan_clear(sendable, h.get("clear", 0), keep_recent=self.engine.settings.keep_tool_results,
-                                   min_clear_tokens=cp.min_clear_for(window)),
-            "old": cp.plan_truncate(sendable, h.get("old", 0), after=30, limit=1_000),
-            "recent": cp.plan_truncate(sendable, h.get("recent", 0), after=10, limit=5_000),
+                                   min_clear_tokens=min_gain),
+            "old": cp.plan_truncate(sendable, h.get("old", 0), after=30, limit=1_000,
+                                    min_gain_tokens=max(min_gain, 5_000)),
+            "recent": cp.plan_truncate(sendable, h.get("recent", 0), after=10, limit=5_000,
+                                       min_gain_tokens=max(min_gain, 5_000)),
         }
         if new == {k: h.get(k, 0) for k in new}:
             return False

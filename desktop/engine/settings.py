@@ -67,6 +67,9 @@ class Settings:
     prepare_ratio: float = 0.70
     keep_tool_results: int = 8
     pin_budget_tokens: int = 20_000
+    # 1-hour cache TTL on the stable prefix (system, summary): costs 2x to write, survives pauses. Some
+    # Anthropic-compatible providers reject the ttl field: turn it off for them.
+    long_cache_ttl: bool = True
     first_run_done: bool = False
 
     @classmethod

@@ -13,6 +13,7 @@ from PySide6.QtCore import QObject, Signal
 from desktop.engine import events as ev
 from desktop.engine import importer, secrets
 from desktop.engine.chat import ChatEngine
+from desktop.engine.compaction.media import prepare_attachment
 from desktop.engine.importer import ImportResult
 
 PAGE_SIZE = 200  # newest messages shown when a session opens; older ones load on scroll
@@ -128,14 +129,32 @@ class Bridge(QObject):
     async def measure(self, session_id: int, draft: str) -> None:
         await self.engine.publish_context(session_id, draft)
 
-    async def send(self, session_id: int, text: str, attachments: list[dict[str, Any]] | None = None) -> None:
-        if text.startswith("/") and not attachments and await self.engine.command(session_id, text):
+    async def send(self, session_id: int, text: str, files: list[str] | None = None) -> None:
+        if text.startswith("/") and not files and await self.engine.command(session_id, text):
+            return
+        try:
+            # Reading, checking and downscaling files is slow work: off the UI thread.
+            blocks = await asyncio.to_thread(lambda: [prepare_attachment(p) for p in files or []])
+        except (OSError, ValueError) as exc:
+            self.notice.emit(session_id, f"Cannot attach: {exc}", "error")
             return
         self.busy_changed.emit(session_id, True)
         try:
-            await self.engine.send(session_id, text, attachments)
+            await self.engine.send(session_id, text, blocks)
         finally:
             self.busy_changed.emit(session_id, False)
+
+    async def compact_and_retry(self, session_id: int) -> None:
+        self.busy_changed.emit(session_id, True)
+        try:
+            await self.engine.compact_and_retry(session_id)
+        finally:
+            self.busy_changed.emit(session_id, False)
+
+    async def new_chat_from_summary(self, session_id: int) -> None:
+        new_id = await self.engine.new_chat_from_summary(session_id)
+        await self.refresh_sessions()
+        await self.open_session(new_id)
 
     async def retry(self, session_id: int) -> None:
         self.busy_changed.emit(session_id, True)

@@ -1,14 +1,36 @@
-"""The composer: Enter sends, Shift+Enter adds a line; Send turns into Stop while a reply streams."""
+"""The composer: Enter sends, Shift+Enter adds a line; Send turns into Stop while a reply streams.
+
+Images and PDFs can be attached with the button, dropped on the composer, or pasted; they are sent as paths
+and turned into content blocks by the engine (desktop.engine.compaction.media.prepare_attachment).
+"""
 
 from __future__ import annotations
 
-from PySide6.QtCore import Qt, Signal
-from PySide6.QtGui import QKeyEvent
-from PySide6.QtWidgets import QHBoxLayout, QPlainTextEdit, QPushButton, QSizePolicy, QWidget
+import os
+import tempfile
+from pathlib import Path
+
+from PySide6.QtCore import QMimeData, Qt, Signal
+from PySide6.QtGui import QDragEnterEvent, QDropEvent, QImage, QKeyEvent
+from PySide6.QtWidgets import (
+    QFileDialog,
+    QHBoxLayout,
+    QLabel,
+    QPlainTextEdit,
+    QPushButton,
+    QSizePolicy,
+    QToolButton,
+    QVBoxLayout,
+    QWidget,
+)
+
+ATTACHABLE = ("png", "jpg", "jpeg", "gif", "webp", "pdf")
 
 
 class ComposerEdit(QPlainTextEdit):
     submitted = Signal()
+    files_dropped = Signal(list)  # list[str]
+    image_pasted = Signal(QImage)
 
     def keyPressEvent(self, event: QKeyEvent) -> None:  # noqa: N802 - Qt override
         if event.key() in (Qt.Key.Key_Return, Qt.Key.Key_Enter) and not (
@@ -18,9 +40,36 @@ class ComposerEdit(QPlainTextEdit):
             return
         super().keyPressEvent(event)
 
+    def canInsertFromMimeData(self, source: QMimeData) -> bool:  # noqa: N802 - Qt override
+        return source.hasImage() or source.hasUrls() or super().canInsertFromMimeData(source)
+
+    def insertFromMimeData(self, source: QMimeData) -> None:  # noqa: N802 - Qt override
+        if source.hasImage():
+            self.image_pasted.emit(QImage(source.imageData()))
+            return
+        files = [u.toLocalFile() for u in source.urls() if u.isLocalFile()] if source.hasUrls() else []
+        if files:
+            self.files_dropped.emit(files)
+            return
+        super().insertFromMimeData(source)
+
+    def dragEnterEvent(self, event: QDragEnterEvent) -> None:  # noqa: N802 - Qt override
+        if event.mimeData().hasUrls():
+            event.acceptProposedAction()
+        else:
+            super().dragEnterEvent(event)
+
+    def dropEvent(self, event: QDropEvent) -> None:  # noqa: N802 - Qt override
+        files = [u.toLocalFile() for u in event.mimeData().urls() if u.isLocalFile()]
+        if files:
+            self.files_dropped.emit(files)
+            event.acceptProposedAction()
+        else:
+            super().dropEvent(event)
+
 
 class Composer(QWidget):
-    send_requested = Signal(str)
+    send_requested = Signal(str, list)  # text, attachment paths
     stop_requested = Signal()
     draft_changed = Signal(str)
 
@@ -32,28 +81,96 @@ class Composer(QWidget):
         self.edit.setSizePolicy(QSizePolicy.Policy.Expanding, QSizePolicy.Policy.Fixed)
         self.edit.setFixedHeight(78)
         self.edit.setAccessibleName(self.tr("Message"))
+        self.attach_button = QToolButton(self)
+        self.attach_button.setObjectName("attach_button")
+        self.attach_button.setText(self.tr("Attach…"))
+        self.attach_button.setToolTip(self.tr("Attach images or PDFs (or drop / paste them here)"))
+        self.attachments_label = QLabel(self)
+        self.attachments_label.setObjectName("attachments_label")
+        self.attachments_label.hide()
+        self.clear_attachments_button = QToolButton(self)
+        self.clear_attachments_button.setText("×")
+        self.clear_attachments_button.setToolTip(self.tr("Remove the attachments"))
+        self.clear_attachments_button.hide()
         self.send_button = QPushButton(self.tr("Send"), self)
         self.send_button.setObjectName("send_button")
         self.stop_button = QPushButton(self.tr("Stop"), self)
         self.stop_button.setObjectName("stop_button")
         self.stop_button.hide()
-        layout = QHBoxLayout(self)
+
+        chips = QHBoxLayout()
+        chips.setContentsMargins(0, 0, 0, 0)
+        chips.addWidget(self.attachments_label)
+        chips.addWidget(self.clear_attachments_button)
+        chips.addStretch(1)
+        buttons = QVBoxLayout()
+        buttons.addWidget(self.attach_button)
+        buttons.addStretch(1)
+        buttons.addWidget(self.send_button)
+        buttons.addWidget(self.stop_button)
+        row = QHBoxLayout()
+        row.addWidget(self.edit, 1)
+        row.addLayout(buttons)
+        layout = QVBoxLayout(self)
         layout.setContentsMargins(8, 4, 8, 8)
-        layout.addWidget(self.edit, 1)
-        layout.addWidget(self.send_button, 0, Qt.AlignmentFlag.AlignBottom)
-        layout.addWidget(self.stop_button, 0, Qt.AlignmentFlag.AlignBottom)
+        layout.setSpacing(2)
+        layout.addLayout(chips)
+        layout.addLayout(row)
+
         self.edit.submitted.connect(self._submit)
+        self.edit.files_dropped.connect(self.add_files)
+        self.edit.image_pasted.connect(self.add_image)
         self.send_button.clicked.connect(self._submit)
         self.stop_button.clicked.connect(self.stop_requested)
+        self.attach_button.clicked.connect(self._choose_files)
+        self.clear_attachments_button.clicked.connect(self.clear_attachments)
         self.edit.textChanged.connect(lambda: self.draft_changed.emit(self.edit.toPlainText()))
         self._busy = False
+        self._files: list[str] = []
+
+    @property
+    def attachments(self) -> list[str]:
+        return list(self._files)
+
+    def add_files(self, paths: list[str]) -> None:
+        self._files += [p for p in paths if p not in self._files]
+        self._show_attachments()
+
+    def add_image(self, image: QImage) -> None:
+        """A pasted image becomes a PNG file in the temp folder, attached like any other file."""
+        if image.isNull():
+            return
+        fd, name = tempfile.mkstemp(prefix="precis-paste-", suffix=".png")
+        os.close(fd)
+        image.save(name, "PNG")
+        self.add_files([name])
+
+    def clear_attachments(self) -> None:
+        self._files = []
+        self._show_attachments()
+
+    def _show_attachments(self) -> None:
+        names = [Path(p).name for p in self._files]
+        shown = ", ".join(names[:4]) + (f" and {len(names) - 4} more" if len(names) > 4 else "")
+        self.attachments_label.setText(self.tr("Attached: {names}").format(names=shown) if names else "")
+        self.attachments_label.setVisible(bool(names))
+        self.clear_attachments_button.setVisible(bool(names))
+
+    def _choose_files(self) -> None:
+        pattern = " ".join(f"*.{ext}" for ext in ATTACHABLE)
+        paths, _ = QFileDialog.getOpenFileNames(self, self.tr("Attach files"), "",
+                                                self.tr("Images and PDFs ({p})").format(p=pattern))
+        if paths:
+            self.add_files(paths)
 
     def _submit(self) -> None:
         text = self.edit.toPlainText()
-        if self._busy or not text.strip():
+        if self._busy or (not text.strip() and not self._files):
             return
+        files = self.attachments
         self.edit.clear()
-        self.send_requested.emit(text)
+        self.clear_attachments()
+        self.send_requested.emit(text, files)
 
     def set_busy(self, busy: bool) -> None:
         self._busy = busy

@@ -200,11 +200,11 @@ class MainWindow(QMainWindow):
         else:
             await self.bridge.new_session()
 
-    def _send(self, text: str) -> None:
+    def _send(self, text: str, files: list[str] | None = None) -> None:
         if self.session_id is None:
             return
         self.banner.hide()
-        self.bridge.spawn(self.bridge.send(self.session_id, text))
+        self.bridge.spawn(self.bridge.send(self.session_id, text, files or []))
 
     def _retry(self) -> None:
         if self.session_id is None:

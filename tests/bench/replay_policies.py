@@ -476,6 +476,7 @@ class PrecisPolicy(Policy):
         settings = Settings.load(paths)
         self.store = await Store.open(paths.database)
         self.engine = ChatEngine(self.store, paths, settings, Credentials(api_key="test-key", source="env"))
+        self.engine.clock = srv.clock  # the engine sees the same (replayed) time as the server's cache
         self.engine.subscribe(lambda e: self.failed.append(e) if isinstance(e, TurnError) else None)
         self.sid = (await self.store.create_session(title or "replay", model)).id
 
