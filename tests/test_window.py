@@ -142,3 +142,43 @@ async def test_session_survives_restart_and_older_pages_load(qtbot, fake_api):
     win.close()
     win.deleteLater()
     await store.close()
+
+
+def cards(win):
+    model = win.chat_model
+    return [model.row_at(i) for i in range(model.rowCount()) if model.row_at(i).kind == "compaction"]
+
+
+async def test_compaction_card_collapses_originals_and_undo_restores(window, fake_api, qtbot):
+    sid = window.session_id
+    store = window.bridge.store
+    for i in range(6):  # ~48K tokens: more than the verbatim tail
+        await store.add_message(sid, "user", [{"type": "text", "text": f"question {i} " + "dolor " * 3000}])
+        await store.add_message(sid, "assistant", [{"type": "text", "text": f"answer {i} " + "lorem " * 800}])
+    await window.bridge.open_session(sid)
+    assert len(message_rows(window)) == 12 and not cards(window)
+    window.gauge.compact_requested.emit()  # the hover card's Compact now button
+    await until(lambda: len(cards(window)) == 1)
+    await until(lambda: window.toast.isVisible() and "Context compacted" in window.toast.text())
+    card = cards(window)[0]
+    assert window.chat_model.row_at(0).kind == "compaction"  # the card sits where the originals were
+    assert len(message_rows(window)) < 12  # covered originals are collapsed under it
+    assert "messages summarized" in card.title and "tokens saved" in card.title
+    window.chat.card_action.emit(str(card.key), "summary")
+    assert cards(window)[0].detail["expanded"]
+    window.chat.card_action.emit(str(card.key), "originals")
+    await until(lambda: len(message_rows(window)) == 12)  # originals readable again, card still there
+    assert len(cards(window)) == 1
+    window.chat.card_action.emit(str(cards(window)[0].key), "undo")
+    await until(lambda: not cards(window))
+    assert await store.active_compaction(sid) is None
+    assert len(message_rows(window)) == 12
+
+
+def test_card_html_offers_the_three_actions():
+    from desktop.ui.chat_delegate import CARD_SCHEME, card_actions_html
+
+    html = card_actions_html({"undoable": True})
+    for action in ("summary", "originals", "undo"):
+        assert f'href="{CARD_SCHEME}{action}"' in html
+    assert "undo" not in card_actions_html({"undoable": False})

@@ -228,9 +228,9 @@ class Repo:
         rows = M.select().where((M.session == session_id) & (M.role == "user") & (M.id <= through_id))
         return [self._message(r) for r in rows.order_by(M.id)]
 
-    def count_messages(self, session_id: int, before_id: int | None = None) -> int:
+    def count_messages(self, session_id: int, before_id: int | None = None, after_id: int = 0) -> int:
         M = self.m.Message
-        query = M.select().where(M.session == session_id)
+        query = M.select().where((M.session == session_id) & (M.id > after_id))
         if before_id is not None:
             query = query.where(M.id < before_id)
         return query.count()

@@ -21,7 +21,8 @@ PAGE_SIZE = 200  # newest messages shown when a session opens; older ones load o
 
 class Bridge(QObject):
     sessions_changed = Signal(object)  # list[SessionInfo]
-    session_opened = Signal(object, object, bool)  # SessionInfo, list[StoredMessage] (newest page), has_older
+    # SessionInfo, newest page (list[StoredMessage]), has_older, hidden_through (originals collapsed up to this id)
+    session_opened = Signal(object, object, bool, int)
     older_loaded = Signal(int, object, bool)  # session_id, list[StoredMessage], has_older
     message_added = Signal(object)  # StoredMessage
     message_updated = Signal(object)  # StoredMessage
@@ -86,19 +87,26 @@ class Bridge(QObject):
     async def refresh_sessions(self, title_filter: str = "") -> None:
         self.sessions_changed.emit(await self.store.list_sessions(title_filter))
 
-    async def open_session(self, session_id: int) -> None:
+    async def open_session(self, session_id: int, originals: bool = False) -> None:
+        """Show the newest page. Messages a summary replaced stay collapsed under its card unless ``originals``."""
         session = await self.store.get_session(session_id)
         if session is None:
             return
-        page = await self.store.messages(session_id, newest=PAGE_SIZE)
-        older = bool(page) and await self.store.count_messages(session_id, before_id=page[0].id) > 0
-        self.session_opened.emit(session, page, older)
+        active = await self.store.active_compaction(session_id)
+        hidden = active.covers_through_message_id if active and not originals else 0
+        page = await self.store.messages(session_id, after_id=hidden, newest=PAGE_SIZE)
+        older = bool(page) and await self.store.count_messages(session_id, before_id=page[0].id,
+                                                               after_id=hidden) > 0
+        self.session_opened.emit(session, page, older, hidden)
         await self._emit_compactions(session_id)
-        await self.engine.publish_context(session_id)
+        self.engine.session_changed(session_id)
+        # Measuring a long session takes a moment: the window is usable meanwhile, the gauge fills in after.
+        self.spawn(self.engine.publish_context(session_id))
 
-    async def load_older(self, session_id: int, before_id: int) -> None:
-        page = await self.store.messages(session_id, before_id=before_id, newest=PAGE_SIZE)
-        older = bool(page) and await self.store.count_messages(session_id, before_id=page[0].id) > 0
+    async def load_older(self, session_id: int, before_id: int, hidden_through: int = 0) -> None:
+        page = await self.store.messages(session_id, after_id=hidden_through, before_id=before_id, newest=PAGE_SIZE)
+        older = bool(page) and await self.store.count_messages(session_id, before_id=page[0].id,
+                                                               after_id=hidden_through) > 0
         self.older_loaded.emit(session_id, page, older)
 
     async def _emit_compactions(self, session_id: int) -> None:

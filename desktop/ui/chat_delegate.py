@@ -88,10 +88,24 @@ def is_dark(palette: QPalette) -> bool:
     return palette.color(QPalette.ColorRole.Base).lightness() < 128
 
 
+CARD_SCHEME = "precis-card:"
+
+
+def card_actions_html(detail: dict[str, Any]) -> str:
+    """The compaction card's own links (our HTML, never model output): View summary · Show originals · Undo."""
+    summary = "Hide summary" if detail.get("expanded") else "View summary"
+    originals = "Hide originals" if detail.get("originals_shown") else "Show originals"
+    links = [f'<a href="{CARD_SCHEME}summary">{summary}</a>', f'<a href="{CARD_SCHEME}originals">{originals}</a>']
+    if detail.get("undoable"):
+        links.append(f'<a href="{CARD_SCHEME}undo">Undo</a>')
+    return "<p>" + " · ".join(links) + "</p>"
+
+
 class ChatDelegate(QStyledItemDelegate):
     """Bubble painter for ChatModel rows. Clicking a code block's "Copy" puts its code on the clipboard."""
 
     code_copied = Signal(int)  # code block number within the row
+    card_action = Signal(str, str)  # card key, action ("summary" | "originals" | "undo")
     link_activated = Signal(str)  # a safe (http/https/mailto) link was clicked
 
     def __init__(self, view: QAbstractItemView) -> None:
@@ -190,6 +204,10 @@ class ChatDelegate(QStyledItemDelegate):
             fill_streaming_document(doc, parts or [(False, f'<span style="color:{theme.muted}">…</span>')])
             return doc
         chunks = [f"<p><b>{html.escape(title)}</b></p>"] if title else []
+        if row.kind == "compaction":
+            chunks.append(card_actions_html(row.detail))
+            if not row.detail.get("expanded"):
+                segments = ()  # the summary shows on "View summary"
         code_start = 0
         for seg in segments:
             if seg.kind == "markdown":
@@ -292,6 +310,9 @@ class ChatDelegate(QStyledItemDelegate):
             and event.button() == Qt.MouseButton.LeftButton
         ):
             href = self.anchor_at(index, option.rect, event.position())
+            if href.startswith(CARD_SCHEME):
+                self.card_action.emit(str(self._row(index).key), href[len(CARD_SCHEME):])
+                return True
             n = copy_anchor_index(href)
             if n is not None:
                 return self.copy_code_block(index, n)

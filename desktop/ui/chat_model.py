@@ -91,7 +91,9 @@ class ChatRow:
     def refresh(self) -> None:
         """Recompute what the view reads; called after every change to the row."""
         status = self.message.status if self.message else ""
-        self.content_hash = hash((self.kind, self.title, status, self.segments))
+        expanded = bool(self.detail.get("expanded"))
+        self.content_hash = hash((self.kind, self.title, status, self.segments, expanded,
+                                  bool(self.detail.get("originals_shown"))))
         self._code_blocks = None
         lines = [self.title] if self.title else []
         lines.extend(seg.text for seg in self.segments)
@@ -441,6 +443,20 @@ class ChatModel(QAbstractListModel):
                 "covers_through_message_id": covers_through_message_id,
             },
         )
+
+    def set_card_detail(self, key: str, **changes: Any) -> None:
+        """Change what a card shows (e.g. expanded summary); the row is re-measured and repainted."""
+        i = self.row_of(key)
+        if i < 0:
+            return
+        row = self._rows[i]
+        row.detail.update(changes)
+        row.refresh()
+        self._changed(i)
+
+    def card(self, key: str) -> ChatRow | None:
+        i = self.row_of(key)
+        return self._rows[i] if i >= 0 else None
 
     def add_notice(self, text: str, title: str = "") -> str:
         """An ephemeral card (e.g. the /context breakdown) at the bottom of the transcript."""

@@ -30,6 +30,7 @@ class ChatView(QListView):
     older_requested = Signal()  # once per arrival at the top while the model has older rows
     link_activated = Signal(str)
     code_copied = Signal(int)
+    card_action = Signal(str, str)  # card key, action: see ChatDelegate.card_action
 
     def __init__(self, parent: QWidget | None = None) -> None:
         super().__init__(parent)
@@ -53,6 +54,7 @@ class ChatView(QListView):
         self.setItemDelegate(self._delegate)
         self._delegate.code_copied.connect(self.code_copied)
         self._delegate.link_activated.connect(self._on_link)
+        self._delegate.card_action.connect(self.card_action)
         bar = self.verticalScrollBar()
         bar.valueChanged.connect(self._on_scrolled)
         bar.rangeChanged.connect(self._on_range_changed)

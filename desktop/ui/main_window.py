@@ -72,6 +72,8 @@ class MainWindow(QMainWindow):
         self.resize(1100, 760)
         self._qsettings = QSettings(str(settings_path), QSettings.Format.IniFormat)
         self.session_id: int | None = None
+        self.hidden_through = 0  # messages up to this id are collapsed under the active compaction card
+        self._records: list[Any] = []
 
         self.sidebar = Sidebar(self)
         self.title_label = QLabel(self)
@@ -174,6 +176,7 @@ class MainWindow(QMainWindow):
         self.composer.stop_requested.connect(lambda: self.session_id and b.stop(self.session_id))
         self.banner.retry_button.clicked.connect(self._retry)
         self.chat.older_requested.connect(self._load_older)
+        self.chat.card_action.connect(self._on_card_action)
         self.welcome.form.submitted.connect(self._apply_choice)
 
     def _restore_geometry(self) -> None:
@@ -215,7 +218,7 @@ class MainWindow(QMainWindow):
     def _load_older(self) -> None:
         oldest = self.chat_model.oldest_message_id()
         if self.session_id is not None and oldest is not None:
-            self.bridge.spawn(self.bridge.load_older(self.session_id, oldest))
+            self.bridge.spawn(self.bridge.load_older(self.session_id, oldest, self.hidden_through))
 
     def _delete_session(self, session_id: int) -> None:
         if session_id == self.session_id:
@@ -270,8 +273,10 @@ class MainWindow(QMainWindow):
         if current is not None:
             self.title_label.setText(current.title)
 
-    def _on_session_opened(self, session: SessionInfo, page: list[StoredMessage], has_older: bool) -> None:
+    def _on_session_opened(self, session: SessionInfo, page: list[StoredMessage], has_older: bool,
+                           hidden_through: int) -> None:
         self.session_id = session.id
+        self.hidden_through = hidden_through
         self.title_label.setText(session.title)
         self.sidebar.select(session.id)
         self.banner.hide()
@@ -327,17 +332,48 @@ class MainWindow(QMainWindow):
             self.toast.show_message(text, level)
 
     def _on_compactions(self, session_id: int, records: Any) -> None:
-        """Compaction cards sit after the last message each compaction covers; they are views, never stored."""
+        """Compaction cards sit after the last message each compaction covers; they are views, never stored.
+
+        With originals collapsed only the active card shows; a boundary that moved (new compaction, undo)
+        reloads the page so what is collapsed matches it.
+        """
         if session_id != self.session_id:
             return
+        active = records[-1].covers_through_message_id if records else 0
+        if self.hidden_through and self.hidden_through != active:
+            self.bridge.spawn(self.bridge.open_session(session_id))
+            return
+        if not self.hidden_through and records and not self._records_seen(records):
+            # A first compaction while the page shows everything: collapse what it replaced.
+            self._records = list(records)
+            self.bridge.spawn(self.bridge.open_session(session_id))
+            return
+        self._records = list(records)
         self.chat_model.clear_cards("compaction")
-        for record in records:
-            self.chat_model.add_compaction_card(
+        shown = records[-1:] if self.hidden_through else records
+        for record in shown:
+            key = self.chat_model.add_compaction_card(
                 record.summary,
                 int(record.stats.get("messages", 0)),
                 int(record.stats.get("tokens_saved", 0)),
                 record.covers_through_message_id,
             )
+            self.chat_model.set_card_detail(key, undoable=record is records[-1], record_id=record.id,
+                                            originals_shown=not self.hidden_through)
+
+    def _records_seen(self, records: Any) -> bool:
+        return [r.id for r in records] == [r.id for r in self._records]
+
+    def _on_card_action(self, key: str, action: str) -> None:
+        card = self.chat_model.card(key)
+        if card is None or self.session_id is None:
+            return
+        if action == "summary":
+            self.chat_model.set_card_detail(key, expanded=not card.detail.get("expanded"))
+        elif action == "originals":
+            self.bridge.spawn(self.bridge.open_session(self.session_id, originals=bool(self.hidden_through)))
+        elif action == "undo":
+            self.bridge.spawn(self.bridge.undo_compaction(self.session_id))
 
     def _measure_draft(self) -> None:
         if self.session_id is not None:
