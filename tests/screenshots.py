@@ -113,6 +113,54 @@ async def shoot(outdir: Path, srv: FakeAnthropic) -> None:
     await asyncio.wait_for(done.wait(), 20)
     await asyncio.sleep(0.3)
     window.grab().save(str(outdir / "window-error.png"))
+    # A long conversation compacted with the Compact now button: the card, its summary opened.
+    from desktop.engine.catalog import ModelCatalog
+    from desktop.engine.measure import ContextMeter
+
+    engine.catalog = ModelCatalog(engine.settings.model_overrides)  # forget the windows "learned" above
+    engine.meter = ContextMeter(engine.catalog, engine.calibration)
+    await bridge.new_session()
+    sid = window.session_id
+    for i in range(6):
+        await store.add_message(sid, "user", [{"type": "text", "text": f"Step {i}: refactor module {i} and keep "
+                                                "tabs for indentation.\n\n" + "Details follow. " * 1500}])
+        await store.add_message(sid, "assistant", [{"type": "text", "text": f"Done with module {i}. "
+                                                     + "Explanation. " * 600}])
+    await bridge.open_session(sid)
+    window.gauge.compact_requested.emit()
+    model = window.chat_model
+    await wait_for(lambda: any(model.row_at(i).kind == "compaction" for i in range(model.rowCount())), 20)
+    await asyncio.sleep(0.5)
+    card = next(model.row_at(i) for i in range(model.rowCount()) if model.row_at(i).kind == "compaction")
+    model.set_card_detail(str(card.key), expanded=True)
+    await asyncio.sleep(0.2)
+    window.chat.scrollToTop()
+    await asyncio.sleep(0.4)
+    screen(outdir / "window-compacted.png", window)
+    window.close()
+    await bridge.close()
+    await engine.close()
+    await store.close()
+
+
+async def shoot_welcome(outdir: Path) -> None:
+    """First run without any key: the welcome page guides to a working provider."""
+    from desktop.engine.chat import ChatEngine
+    from desktop.engine.settings import Paths, Settings
+    from desktop.store import Store
+    from desktop.ui.bridge import Bridge
+    from desktop.ui.main_window import MainWindow
+
+    paths = Paths.resolve().ensure()
+    store = await Store.open(paths.database)
+    engine = ChatEngine(store, paths, Settings.load(paths))
+    bridge = Bridge(engine)
+    window = MainWindow(bridge, paths.config_dir / "window.ini")
+    window.resize(1100, 720)
+    window.move(0, 0)
+    window.show()
+    await asyncio.sleep(0.5)
+    screen(outdir / "window-welcome.png", window)
     window.close()
     await bridge.close()
     await engine.close()
@@ -127,6 +175,7 @@ def main() -> int:
 
     app = make_app([])
     app.setQuitOnLastWindowClosed(False)
+    asyncio.run(shoot_welcome(outdir), loop_factory=lambda: qasync.QEventLoop(app))
     with FakeAnthropic(window=200_000) as srv:
         os.environ["ANTHROPIC_BASE_URL"] = srv.base_url
         os.environ["ANTHROPIC_API_KEY"] = "test-key"

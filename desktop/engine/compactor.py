@@ -177,8 +177,9 @@ class Compactor:
             await self._snip(session_id, g, target, snap.used)
             snap = await self.engine.measure(session_id)
         await self.engine.publish_context(session_id)
-        saved = max(0, used_before - snap.used)
-        msg = f"Context compacted · {record.stats.get('messages', 0)} messages summarised · ~{saved:,} tokens saved"
+        saved = max(0, used_before - snap.used)  # measured; the card shows the estimate stored with the row
+        msg = (f"Context compacted · {record.stats.get('messages', 0)} messages summarized · "
+               f"~{int(record.stats.get('tokens_saved', saved)):,} tokens saved")
         return Outcome(True, msg, record, {"saved": saved, "used_after": snap.used})
 
     async def _summarise(self, g: Gathered, head: list[StoredMessage],
