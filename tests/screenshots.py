@@ -89,13 +89,20 @@ async def shoot(outdir: Path, srv: FakeAnthropic) -> None:
     await asyncio.wait_for(done.wait(), 10)
     await asyncio.sleep(0.3)
     window.grab().save(str(outdir / "window-reply.png"))
+    sid_first = window.session_id
 
-    # The gauge's hover card at normal, warning and critical states: the same session measured against smaller
-    # learned windows (a learned window is a ceiling, so go from large to small).
-    model = (await store.get_session(window.session_id)).model or engine.settings.model
-    used = (await engine.measure(window.session_id)).used
-    for state, ratio in (("normal", 0.45), ("warning", 0.86), ("critical", 0.97)):
-        engine.catalog.learn_window(model, int(used / ratio))
+    # The gauge's hover card at normal, warning and critical states, on a real imported Claude Code session
+    # (its recorded usage is real): the same session measured against smaller learned windows.
+    from desktop.engine.importer import import_claude_code
+
+    corpus = Path(__file__).resolve().parents[2] / "shared" / "corpus" / "entire-cli" / "89" / "7eb280e769" / "12"
+    result = await import_claude_code(store, corpus / "full.jsonl", "Imported: refactoring session")
+    await bridge.refresh_sessions()
+    await bridge.open_session(result.session_id)
+    imported_model = (await store.get_session(result.session_id)).model
+    used = (await engine.measure(result.session_id)).used
+    for state, ratio in (("normal", 0.45), ("warning", 0.84), ("critical", 0.97)):
+        engine.catalog.learn_window(imported_model, int(used / ratio))
         await engine.publish_context(window.session_id)
         await asyncio.sleep(0.4)  # let the ring animation settle
         QTest.mouseMove(window.gauge)
@@ -104,6 +111,7 @@ async def shoot(outdir: Path, srv: FakeAnthropic) -> None:
         screen(outdir / f"window-gauge-{state}.png", window)
         window.gauge.card.close_card()
         await asyncio.sleep(0.2)
+    await bridge.open_session(sid_first)
 
     done.clear()
     srv.queue_fault(Fault.custom(529, "overloaded_error", "Overloaded"), Fault.custom(529, "overloaded_error",

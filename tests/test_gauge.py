@@ -417,7 +417,7 @@ def test_card_unknown_window_and_estimate(qtbot):
     assert text_of(gauge, "window") == "capacity unknown"
     assert gauge.card.value("percent").isHidden()
     assert text_of(gauge, "next_turn") == "~82K"
-    assert text_of(gauge, "source") == "Estimated (no response yet)"
+    assert text_of(gauge, "source") == "Estimated (no comparable API response yet)"
 
 
 def test_compact_button(qtbot):

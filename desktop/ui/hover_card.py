@@ -248,7 +248,7 @@ class HoverCard(QFrame):
 
         footnotes = {
             "api": self.tr("From the last API response"),
-            "estimate": self.tr("Estimated (no response yet)"),
+            "estimate": self.tr("Estimated (no comparable API response yet)"),
             "none": self.tr("No context usage data yet"),
         }
         self._footnote.setText(footnotes.get(snap.source, ""))
