@@ -167,8 +167,8 @@ async def test_compaction_card_collapses_originals_and_undo_restores(window, fak
     window.chat.card_action.emit(str(card.key), "summary")
     assert cards(window)[0].detail["expanded"]
     window.chat.card_action.emit(str(card.key), "originals")
-    await until(lambda: len(message_rows(window)) == 12)  # originals readable again, card still there
-    assert len(cards(window)) == 1
+    # Originals readable again, the card still between them and the rest.
+    await until(lambda: len(message_rows(window)) == 12 and len(cards(window)) == 1)
     window.chat.card_action.emit(str(cards(window)[0].key), "undo")
     await until(lambda: not cards(window))
     assert await store.active_compaction(sid) is None
@@ -182,3 +182,17 @@ def test_card_html_offers_the_three_actions():
     for action in ("summary", "originals", "undo"):
         assert f'href="{CARD_SCHEME}{action}"' in html
     assert "undo" not in card_actions_html({"undoable": False})
+
+
+async def test_overflow_that_survives_recovery_offers_two_ways_forward(window, fake_api, qtbot):
+    fake_api.window = 50  # not even the system prompt fits: recovery cannot help
+    first = window.session_id
+    window.composer.edit.setPlainText("hello")
+    window.composer.send_button.click()
+    await until(lambda: window.banner.isVisible())
+    assert window.banner.compact_retry_button.isVisible() and window.banner.new_chat_button.isVisible()
+    assert "context window" in window.banner.label.text()
+    assert len([r for r in fake_api.message_requests() if r.status == 400]) == 2  # the first try and one retry
+    window.banner.new_chat_button.click()
+    await until(lambda: window.session_id != first)
+    assert (await window.bridge.store.messages(first))[0].content[0]["text"] == "hello"  # nothing lost

@@ -46,11 +46,18 @@ class ErrorBanner(QWidget):
         self.label.setTextInteractionFlags(Qt.TextInteractionFlag.TextSelectableByMouse)
         self.retry_button = QPushButton(self.tr("Retry"), self)
         self.retry_button.setObjectName("retry_button")
+        # After a context overflow that survived the automatic recovery, two more ways forward.
+        self.compact_retry_button = QPushButton(self.tr("Compact and retry"), self)
+        self.compact_retry_button.setObjectName("compact_retry_button")
+        self.new_chat_button = QPushButton(self.tr("New chat from summary"), self)
+        self.new_chat_button.setObjectName("new_chat_from_summary_button")
         self.dismiss_button = QPushButton(self.tr("Dismiss"), self)
         layout = QHBoxLayout(self)
         layout.setContentsMargins(10, 6, 10, 6)
         layout.addWidget(self.label, 1)
         layout.addWidget(self.retry_button)
+        layout.addWidget(self.compact_retry_button)
+        layout.addWidget(self.new_chat_button)
         layout.addWidget(self.dismiss_button)
         self.dismiss_button.clicked.connect(self.hide)
         self.setStyleSheet(
@@ -59,8 +66,11 @@ class ErrorBanner(QWidget):
         )
         self.hide()
 
-    def show_error(self, message: str) -> None:
+    def show_error(self, message: str, actions: tuple[str, ...] = ("retry",)) -> None:
         self.label.setText(message)
+        self.retry_button.setVisible("retry" in actions)
+        self.compact_retry_button.setVisible("compact_retry" in actions)
+        self.new_chat_button.setVisible("new_chat_from_summary" in actions)
         self.show()
 
 
@@ -156,7 +166,6 @@ class MainWindow(QMainWindow):
         b.text_delta.connect(self._on_text_delta)
         b.status_changed.connect(self._on_status)
         b.turn_error.connect(self._on_error)
-        b.turn_error.connect(lambda *_: self.banner.retry_button.show())  # hidden after a failed import
         b.busy_changed.connect(self._on_busy)
         b.message_removed.connect(self._on_message_removed)
         b.command_output.connect(self._on_command_output)
@@ -175,6 +184,9 @@ class MainWindow(QMainWindow):
         self.composer.send_requested.connect(self._send)
         self.composer.stop_requested.connect(lambda: self.session_id and b.stop(self.session_id))
         self.banner.retry_button.clicked.connect(self._retry)
+        self.banner.compact_retry_button.clicked.connect(
+            lambda: self._banner_action(self.bridge.compact_and_retry))
+        self.banner.new_chat_button.clicked.connect(lambda: self._banner_action(self.bridge.new_chat_from_summary))
         self.chat.older_requested.connect(self._load_older)
         self.chat.card_action.connect(self._on_card_action)
         self.welcome.form.submitted.connect(self._apply_choice)
@@ -215,6 +227,11 @@ class MainWindow(QMainWindow):
         self.banner.hide()
         self.bridge.spawn(self.bridge.retry(self.session_id))
 
+    def _banner_action(self, action: Any) -> None:
+        if self.session_id is not None:
+            self.banner.hide()
+            self.bridge.spawn(action(self.session_id))
+
     def _load_older(self) -> None:
         oldest = self.chat_model.oldest_message_id()
         if self.session_id is not None and oldest is not None:
@@ -244,8 +261,7 @@ class MainWindow(QMainWindow):
             result = await self.bridge.import_claude_code(path)
         except ImportFailed as exc:
             self.status.clear()
-            self.banner.show_error(self.tr("Import failed: %s") % exc)
-            self.banner.retry_button.hide()  # nothing to retry; the next turn error shows it again
+            self.banner.show_error(self.tr("Import failed: %s") % exc, actions=())  # nothing to retry
             return
         self.status.setText("; ".join(result.status_lines()))
 
@@ -261,7 +277,7 @@ class MainWindow(QMainWindow):
     async def _apply_choice_async(self, choice: ProviderChoice) -> None:
         error = await self.bridge.apply_provider_choice(choice)
         if error:
-            self.banner.show_error(error)
+            self.banner.show_error(error, actions=())
             return
         if load_credentials().present:
             self.stack.setCurrentWidget(self.splitter)
@@ -312,7 +328,7 @@ class MainWindow(QMainWindow):
 
     def _on_error(self, session_id: int, kind: str, message: str, actions: Any) -> None:
         if session_id == self.session_id:
-            self.banner.show_error(message)
+            self.banner.show_error(message, tuple(actions or ("retry",)))
 
     def _on_message_removed(self, session_id: int, message_id: int) -> None:
         if session_id == self.session_id:
