@@ -196,3 +196,39 @@ async def test_overflow_that_survives_recovery_offers_two_ways_forward(window, f
     window.banner.new_chat_button.click()
     await until(lambda: window.session_id != first)
     assert (await window.bridge.store.messages(first))[0].content[0]["text"] == "hello"  # nothing lost
+
+
+async def test_hover_card_rows_after_a_streamed_turn(window, fake_api, qtbot):
+    from desktop.ui.format import fmt_cost, fmt_percent, fmt_tokens
+
+    fake_api.queue_text("The card should show this turn's usage.")
+    window.composer.edit.setPlainText("measure me")
+    window.composer.send_button.click()
+    await until(lambda: window.gauge.snapshot() is not None and window.gauge.snapshot().source == "api")
+    snap = window.gauge.snapshot()
+    card = window.gauge.card
+    served = fake_api.message_requests()[-1].usage
+    assert card.value("model").text() == snap.model
+    assert fmt_tokens(snap.used) in card.value("used").text()
+    assert card.value("percent").text() == fmt_percent(snap.percent)
+    assert card.value("output").text() == fmt_tokens(served["output_tokens"])
+    assert card.value("cost_session").text() == fmt_cost(snap.cost_session)
+    assert "last API response" in card.value("source").text()
+
+
+async def test_huge_paste_is_sent_as_a_preview_and_marked_in_the_window(window, fake_api, qtbot):
+    from desktop.ui.chat_delegate import TRIMMED_TAG
+
+    big = "\n".join(f"log line {i}: " + "x" * 60 for i in range(1200))  # ~86K characters
+    fake_api.queue_text("I read the preview.")
+    window.composer.edit.setPlainText(big)
+    window.composer.send_button.click()
+    await until(lambda: len(message_rows(window)) == 2 and message_rows(window)[1].status == "complete")
+    sent = fake_api.message_requests()[-1].body["messages"][0]["content"][0]["text"]
+    assert len(sent) < 5_000 and "full text saved to" in sent
+    stored = await window.bridge.store.messages(window.session_id)
+    assert stored[0].content[0]["text"] == big  # the window and the database keep everything
+    model = window.chat_model
+    await until(lambda: model.row_at(model.row_of(stored[0].id)).detail.get("trimmed"))
+    index = model.index(model.row_of(stored[0].id))
+    assert window.chat.delegate._tag(index) == TRIMMED_TAG

@@ -261,16 +261,18 @@ class ChatEngine:
         """Request copies of the sendable rows: huge content capped, old results cleared, old texts cut."""
         spill = self.paths.spill_dir(session_id)
         rows = []
+        spilled: set[tuple[int, int]] = set()
         for m in g.history:
             if m.status not in assemble.SENDABLE or not m.content:
                 continue
             capped = cp.cap_content(m.content, key=f"m{m.id}", spill_dir=spill)
-            rows.append(m if all(a is b for a, b in zip(capped, m.content, strict=True)) else
-                        replace(m, content=capped))
+            changed = [i for i, (a, b) in enumerate(zip(capped, m.content, strict=True)) if a is not b]
+            spilled.update((m.id, i) for i in changed)
+            rows.append(replace(m, content=capped) if changed else m)
         h = g.horizons
         rows, cleared = cp.apply_clear(rows, h.get("clear", 0))
         rows, cut = cp.apply_truncate(rows, h.get("old", 0), recent_horizon=h.get("recent", 0))
-        return rows, cleared | cut
+        return rows, spilled | cleared | cut
 
     def request_from(self, g: Gathered, media_limit: int | None = None) -> dict[str, Any]:
         messages = assemble.with_summary(assemble.history_to_api(g.sendable), g.compaction)
@@ -319,6 +321,7 @@ class ChatEngine:
             breaker_open=int(g.state.get("breaker_failures", 0)) >= 3,
             horizons=g.horizons,
             draft=draft,
+            trimmed=tuple(sorted({mid for mid, _block in g.changed})),
         )
 
     async def measure(self, session_id: int, draft: str = "", g: Gathered | None = None) -> ContextSnapshot:

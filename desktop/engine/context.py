@@ -60,6 +60,9 @@ class ContextSnapshot:
     breakdown: dict[str, int] = field(default_factory=dict)
     can_compact: bool = False
     compact_reason: str = ""
+    # Messages whose blocks requests carry shortened (old tool results cleared, old long texts cut, huge
+    # content spilled to a file): the window marks them quietly.
+    trimmed: tuple[int, ...] = ()
 
     @property
     def state(self) -> State:

@@ -118,6 +118,7 @@ class ContextMeter:
         breaker_open: bool = False,
         horizons: dict[str, int] | None = None,
         draft: str = "",
+        trimmed: tuple[int, ...] = (),
     ) -> ContextSnapshot:
         info = self.catalog.info(model)
         family = info.family
@@ -183,6 +184,7 @@ class ContextMeter:
             breakdown=breakdown,
             can_compact=has_head,
             compact_reason="" if has_head else "Nothing to compact yet: the conversation is too short.",
+            trimmed=trimmed,
         )
 
     def _breakdown(self, session_id: int, model: str, system: list[Block], tools: list[dict[str, Any]],

@@ -89,6 +89,7 @@ def is_dark(palette: QPalette) -> bool:
 
 
 CARD_SCHEME = "precis-card:"
+TRIMMED_TAG = "shortened in the context sent to the model"
 
 
 def card_actions_html(detail: dict[str, Any]) -> str:
@@ -162,6 +163,8 @@ class ChatDelegate(QStyledItemDelegate):
         if row.status == "error":
             detail = str(row.message.meta.get("error") or "") if row.message else ""
             return "error" + (f": {detail[:80]}" if detail else "")
+        if row.detail.get("trimmed"):
+            return TRIMMED_TAG
         return ""
 
     def _row(self, index: Index) -> ChatRow:
@@ -296,7 +299,8 @@ class ChatDelegate(QStyledItemDelegate):
         w = metrics.horizontalAdvance(text) + 12
         left = geo.bubble.right() - w if geo.bubble.left() > MARGIN_H + 1 else geo.bubble.left()
         pill = QRectF(left, geo.bubble.bottom() + 3, w, TAG_H - 5)
-        colour = QColor("#cf222e") if geo.tag.startswith("error") else QColor("#9a6700")
+        colour = (QColor("#cf222e") if geo.tag.startswith("error") else
+                  palette.color(QPalette.ColorRole.PlaceholderText) if geo.tag == TRIMMED_TAG else QColor("#9a6700"))
         painter.setPen(Qt.PenStyle.NoPen)
         painter.setBrush(_blend(palette.color(QPalette.ColorRole.Base), colour, 0.18))
         painter.drawRoundedRect(pill, pill.height() / 2, pill.height() / 2)

@@ -93,7 +93,7 @@ class ChatRow:
         status = self.message.status if self.message else ""
         expanded = bool(self.detail.get("expanded"))
         self.content_hash = hash((self.kind, self.title, status, self.segments, expanded,
-                                  bool(self.detail.get("originals_shown"))))
+                                  bool(self.detail.get("originals_shown")), bool(self.detail.get("trimmed"))))
         self._code_blocks = None
         lines = [self.title] if self.title else []
         lines.extend(seg.text for seg in self.segments)
@@ -443,6 +443,17 @@ class ChatModel(QAbstractListModel):
                 "covers_through_message_id": covers_through_message_id,
             },
         )
+
+    def set_trimmed(self, message_ids: set[int]) -> None:
+        """Mark the rows whose content requests carry shortened (the view shows a quiet tag)."""
+        for i, row in enumerate(self._rows):
+            if row.message is None:
+                continue
+            trimmed = row.key in message_ids
+            if bool(row.detail.get("trimmed")) != trimmed:
+                row.detail["trimmed"] = trimmed
+                row.refresh()
+                self._changed(i)
 
     def set_card_detail(self, key: str, **changes: Any) -> None:
         """Change what a card shows (e.g. expanded summary); the row is re-measured and repainted."""

@@ -342,6 +342,7 @@ class MainWindow(QMainWindow):
     def _on_context(self, session_id: int, snapshot: Any) -> None:
         if session_id == self.session_id:
             self.gauge.set_snapshot(snapshot)
+            self.chat_model.set_trimmed(set(snapshot.trimmed))
 
     def _on_notice(self, session_id: int, text: str, level: str) -> None:
         if session_id == self.session_id:
