@@ -1,0 +1,109 @@
+"""Settings, paths and the API key: environment first, then the OS keyring; never plain text on disk."""
+
+from __future__ import annotations
+
+import json
+
+import keyring
+import pytest
+from keyring.backends import fail
+
+from desktop.engine import secrets
+from desktop.engine.chat import ChatEngine
+from desktop.engine.settings import Paths, Settings
+from desktop.store import Store
+
+KEY = "sk-ant-test-very-secret-0123456789"
+
+
+def test_precis_home_relocates_everything(tmp_path):
+    paths = Paths.resolve({"PRECIS_HOME": str(tmp_path / "portable")})
+    for d in (paths.config_dir, paths.data_dir, paths.cache_dir, paths.database):
+        assert str(d).startswith(str(tmp_path / "portable"))
+
+
+def test_environment_names_win_over_the_settings_file(tmp_path):
+    paths = Paths.resolve({"PRECIS_HOME": str(tmp_path)}).ensure()
+    Settings(model="from-file", base_url="http://file").save(paths)
+    env = {"ANTHROPIC_MODEL": "from-env", "ANTHROPIC_BASE_URL": "http://env", "ANTHROPIC_SMALL_FAST_MODEL": "small"}
+    s = Settings.load(paths, env)
+    assert (s.model, s.base_url, s.small_model, s.summary_model) == ("from-env", "http://env", "small", "small")
+    assert Settings.load(paths, {}).model == "from-file"
+
+
+def test_corrupt_settings_file_falls_back_to_defaults(tmp_path):
+    paths = Paths.resolve({"PRECIS_HOME": str(tmp_path)}).ensure()
+    paths.settings_file.write_text("{not json", "utf-8")
+    assert Settings.load(paths, {}).model == Settings().model
+
+
+def test_credentials_precedence(memory_keyring):
+    memory_keyring.set_password(secrets.SERVICE, secrets.ACCOUNT, "from-keyring")
+    assert secrets.load_credentials({}).api_key == "from-keyring"
+    assert secrets.load_credentials({"ANTHROPIC_API_KEY": "env"}).source == "env"
+    token = secrets.load_credentials({"ANTHROPIC_AUTH_TOKEN": "bearer"})
+    assert token.auth_token == "bearer" and token.api_key is None
+
+
+@pytest.mark.qt
+async def test_saving_a_key_uses_the_keyring_and_nothing_else(memory_keyring, precis_home, qtbot):
+    from desktop.ui.bridge import Bridge
+    from desktop.ui.settings_dialog import ProviderChoice
+
+    paths = Paths.resolve().ensure()
+    store = await Store.open(paths.database)
+    engine = ChatEngine(store, paths, Settings.load(paths))
+    bridge = Bridge(engine)
+    error = await bridge.apply_provider_choice(ProviderChoice(Settings(model="claude-haiku-4-5"), KEY, False))
+    assert error is None
+    assert memory_keyring.get_password(secrets.SERVICE, secrets.ACCOUNT) == KEY
+    await bridge.close()
+    await engine.close()
+    await store.close()
+    on_disk = b"".join(p.read_bytes() for p in precis_home.rglob("*") if p.is_file())
+    assert KEY.encode() not in on_disk
+    assert json.loads(paths.settings_file.read_text())["model"] == "claude-haiku-4-5"
+
+
+@pytest.mark.qt
+async def test_without_a_keyring_the_key_is_refused_or_kept_for_this_run_only(precis_home, qtbot):
+    from desktop.ui.bridge import Bridge
+    from desktop.ui.settings_dialog import ProviderChoice, ProviderForm
+
+    keyring.set_keyring(fail.Keyring())
+    reason = secrets.keyring_status()
+    assert reason and "for this run only" in reason
+    form = ProviderForm(Settings(), reason, "none")
+    qtbot.addWidget(form)
+    assert not form.keyring_note.isHidden() and form.run_only.isChecked() and not form.run_only.isEnabled()
+
+    paths = Paths.resolve().ensure()
+    store = await Store.open(paths.database)
+    engine = ChatEngine(store, paths, Settings.load(paths))
+    bridge = Bridge(engine)
+    assert "keyring" in (await bridge.apply_provider_choice(ProviderChoice(Settings(), KEY, False)) or "")
+    assert not secrets.load_credentials({}).present
+    assert await bridge.apply_provider_choice(ProviderChoice(Settings(), KEY, True)) is None
+    creds = secrets.load_credentials({})
+    assert creds.api_key == KEY and creds.source == "session"
+    await bridge.close()
+    await engine.close()
+    await store.close()
+    on_disk = b"".join(p.read_bytes() for p in precis_home.rglob("*") if p.is_file())
+    assert KEY.encode() not in on_disk
+
+
+async def test_bearer_token_works_against_a_compatible_provider(fake_api, monkeypatch):
+    from desktop.engine.secrets import Credentials
+
+    fake_api.api_key = "bearer-token"
+    paths = Paths.resolve().ensure()
+    store = await Store.open(paths.database)
+    engine = ChatEngine(store, paths, Settings.load(paths), Credentials(auth_token="bearer-token", source="env"))
+    sid = (await store.create_session("t", "claude-sonnet-4-6")).id
+    fake_api.queue_text("authorised")
+    reply = await engine.send(sid, "hello")
+    assert reply is not None and reply.content[0]["text"] == "authorised"
+    assert fake_api.message_requests()[-1].headers.get("authorization") == "Bearer bearer-token"
+    await engine.close()
+    await store.close()
