@@ -99,3 +99,64 @@ def fake_api(monkeypatch):
         monkeypatch.setenv("ANTHROPIC_BASE_URL", srv.base_url)
         monkeypatch.setenv("ANTHROPIC_API_KEY", "test-key")
         yield srv
+
+
+async def _open_engine(settings_changes: dict | None = None):
+    """A real engine over a real store in this test's PRECIS_HOME, recording every event it emits."""
+    from desktop.engine.chat import ChatEngine
+    from desktop.engine.secrets import Credentials
+    from desktop.engine.settings import Paths, Settings
+    from desktop.store import Store
+
+    paths = Paths.resolve().ensure()
+    settings = Settings.load(paths)
+    for name, value in (settings_changes or {}).items():
+        setattr(settings, name, value)
+    store = await Store.open(paths.database)
+    engine = ChatEngine(store, paths, settings, Credentials(api_key="test-key", source="env"))
+    engine.events = []  # type: ignore[attr-defined]
+    engine.subscribe(engine.events.append)  # type: ignore[attr-defined]
+    return engine
+
+
+async def _close_engine(engine) -> None:  # noqa: ANN001
+    await engine.close()
+    await engine.store.close()
+
+
+@pytest.fixture
+async def engine(fake_api):
+    """The engine against the loopback server (default settings)."""
+    eng = await _open_engine()
+    yield eng
+    await _close_engine(eng)
+
+
+@pytest.fixture
+async def small_engine(fake_api, monkeypatch):
+    """An engine whose model has an 8,000-token window, like the server's (compaction happens quickly)."""
+    monkeypatch.setenv("PRECIS_CONTEXT_WINDOW", "8000")
+    fake_api.window = 8_000
+    eng = await _open_engine({"max_output_tokens": 1024})
+    yield eng
+    await _close_engine(eng)
+
+
+@pytest.fixture
+async def window(qtbot, fake_api):
+    """The real main window over a real engine and store, on the qasync loop (mark the test ``qt``)."""
+    from desktop.ui.bridge import Bridge
+    from desktop.ui.main_window import MainWindow
+
+    engine = await _open_engine()
+    engine._credentials = None  # the window reads the key from the environment, as the app does
+    bridge = Bridge(engine)
+    win = MainWindow(bridge, engine.paths.config_dir / "window.ini")
+    win.show()
+    await win.start()
+    yield win
+    # Stop the engine side first so no late signal reaches a window that is being destroyed.
+    await bridge.close()
+    await _close_engine(engine)
+    win.close()
+    win.deleteLater()

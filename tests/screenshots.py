@@ -61,7 +61,8 @@ def screen(path: Path, window) -> None:  # noqa: ANN001
         window.grab().save(str(path))
 
 
-async def shoot(outdir: Path, srv: FakeAnthropic) -> None:
+async def open_window():
+    """The real window over a real engine and store in PRECIS_HOME, at a fixed place and size."""
     from desktop.engine.chat import ChatEngine
     from desktop.engine.settings import Paths, Settings
     from desktop.store import Store
@@ -76,6 +77,18 @@ async def shoot(outdir: Path, srv: FakeAnthropic) -> None:
     window.resize(1100, 720)
     window.move(0, 0)
     window.show()
+    return store, engine, bridge, window
+
+
+async def close_window(store, engine, bridge, window) -> None:  # noqa: ANN001
+    window.close()
+    await bridge.close()
+    await engine.close()
+    await store.close()
+
+
+async def shoot(outdir: Path, srv: FakeAnthropic) -> None:
+    store, engine, bridge, window = await open_window()
     await window.start()
     await asyncio.sleep(0.3)
     window.grab().save(str(outdir / "window-empty.png"))
@@ -145,35 +158,15 @@ async def shoot(outdir: Path, srv: FakeAnthropic) -> None:
     window.chat.scrollToTop()
     await asyncio.sleep(0.4)
     screen(outdir / "window-compacted.png", window)
-    window.close()
-    await bridge.close()
-    await engine.close()
-    await store.close()
+    await close_window(store, engine, bridge, window)
 
 
 async def shoot_welcome(outdir: Path) -> None:
     """First run without any key: the welcome page guides to a working provider."""
-    from desktop.engine.chat import ChatEngine
-    from desktop.engine.settings import Paths, Settings
-    from desktop.store import Store
-    from desktop.ui.bridge import Bridge
-    from desktop.ui.main_window import MainWindow
-
-    paths = Paths.resolve().ensure()
-    store = await Store.open(paths.database)
-    engine = ChatEngine(store, paths, Settings.load(paths))
-    bridge = Bridge(engine)
-    window = MainWindow(bridge, paths.config_dir / "window.ini")
-    window.resize(1100, 720)
-    window.move(0, 0)
-    window.show()
+    store, engine, bridge, window = await open_window()
     await asyncio.sleep(0.5)
     screen(outdir / "window-welcome.png", window)
-    window.close()
-    await bridge.close()
-    await engine.close()
-    await store.close()
-
+    await close_window(store, engine, bridge, window)
 
 def main() -> int:
     outdir = Path(sys.argv[1] if len(sys.argv) > 1 else "docs/screenshots").resolve()

@@ -2,13 +2,7 @@
 
 from __future__ import annotations
 
-import pytest
-
-from desktop.engine.chat import ChatEngine
 from desktop.engine.events import CompactionChanged, TurnError
-from desktop.engine.secrets import Credentials
-from desktop.engine.settings import Paths, Settings
-from desktop.store import Store
 from tests.fakeapi import SUMMARY_MARKER, Fault
 
 WINDOW = 8_000
@@ -18,23 +12,6 @@ WORDS = tuple(["alpha", "beta", "gamma", "delta", "epsilon", "zeta", "eta", "the
 def prose(n_words: int, seed: int) -> str:
     return " ".join(WORDS[(seed * 7 + i) % len(WORDS)] for i in range(n_words))
 
-
-@pytest.fixture
-async def small(fake_api, monkeypatch):
-    """An engine whose model has an 8,000-token window, like the server's."""
-    monkeypatch.setenv("PRECIS_CONTEXT_WINDOW", str(WINDOW))
-    fake_api.window = WINDOW
-    paths = Paths.resolve().ensure()
-    settings = Settings.load(paths)
-    settings.max_output_tokens = 1024
-    store = await Store.open(paths.database)
-    engine = ChatEngine(store, paths, settings, Credentials(api_key="test-key", source="env"))
-    events: list = []
-    engine.subscribe(events.append)
-    engine.events = events  # type: ignore[attr-defined]
-    yield engine
-    await engine.close()
-    await store.close()
 
 
 def summary_requests(srv) -> list:
@@ -51,12 +28,12 @@ async def converse(engine, srv, sid: int, turns: int, start: int = 0) -> None:
         await engine.send(sid, f"Instruction {i}: keep using tabs. " + prose(140, i + 100))
 
 
-async def test_forty_turns_in_a_small_window_never_reach_the_user_as_errors(small, fake_api):
-    sid = (await small.store.create_session("long", "claude-test")).id
-    await converse(small, fake_api, sid, 40)
-    assert not [e for e in small.events if isinstance(e, TurnError)]
+async def test_forty_turns_in_a_small_window_never_reach_the_user_as_errors(small_engine, fake_api):
+    sid = (await small_engine.store.create_session("long", "claude-test")).id
+    await converse(small_engine, fake_api, sid, 40)
+    assert not [e for e in small_engine.events if isinstance(e, TurnError)]
     assert all(r.status == 200 for r in chat_requests(fake_api))
-    compactions = await small.store.compactions(sid)
+    compactions = await small_engine.store.compactions(sid)
     assert len(compactions) >= 3
     assert all(c.covers_through_message_id for c in compactions)
     ids = [c.covers_through_message_id for c in compactions]
@@ -67,125 +44,125 @@ async def test_forty_turns_in_a_small_window_never_reach_the_user_as_errors(smal
     assert "Instruction 39: keep using tabs." in last_body
     # The newest instructions the summary covers are pinned verbatim next to it (newest first, within budget).
     active = compactions[-1]
-    covered = [m for m in await small.store.messages(sid) if m.role == "user"
+    covered = [m for m in await small_engine.store.messages(sid) if m.role == "user"
                and m.id <= active.covers_through_message_id]
     assert covered[-1].content[0]["text"] in active.stats["pins_text"]
     assert all(len(c.summary) >= 10 for c in compactions if c.trigger != "snip")
 
 
-async def test_manual_compaction_writes_the_boundary_and_undo_restores_originals(small, fake_api):
-    sid = (await small.store.create_session("m", "claude-test")).id
-    await converse(small, fake_api, sid, 6)
+async def test_manual_compaction_writes_the_boundary_and_undo_restores_originals(small_engine, fake_api):
+    sid = (await small_engine.store.create_session("m", "claude-test")).id
+    await converse(small_engine, fake_api, sid, 6)
     before = len(chat_requests(fake_api)[-1].body["messages"])
-    outcome = await small.compact(sid, "manual", focus="the tabs rule")
+    outcome = await small_engine.compact(sid, "manual", focus="the tabs rule")
     assert outcome.ok, outcome.message
-    record = await small.store.active_compaction(sid)
+    record = await small_engine.store.active_compaction(sid)
     assert record.trigger == "manual"
     assert "the tabs rule" in summary_requests(fake_api)[-1].body["messages"][0]["content"][0]["text"]
-    history = await small.store.messages(sid)
+    history = await small_engine.store.messages(sid)
     assert len(history) == 12  # originals are never deleted
-    request = await small.build_request(sid)
+    request = await small_engine.build_request(sid)
     assert len(request["messages"]) < before
     assert request["messages"][0]["content"][0]["text"].startswith("<conversation-summary>")
-    assert any(isinstance(e, CompactionChanged) for e in small.events)
-    assert await small.undo_compaction(sid)
-    assert await small.store.active_compaction(sid) is None
-    restored = await small.build_request(sid)
+    assert any(isinstance(e, CompactionChanged) for e in small_engine.events)
+    assert await small_engine.undo_compaction(sid)
+    assert await small_engine.store.active_compaction(sid) is None
+    restored = await small_engine.build_request(sid)
     assert "Instruction 0" in str(restored["messages"][0])
 
 
-async def test_nothing_to_compact_is_said_not_stored(small, fake_api):
-    sid = (await small.store.create_session("short", "claude-test")).id
+async def test_nothing_to_compact_is_said_not_stored(small_engine, fake_api):
+    sid = (await small_engine.store.create_session("short", "claude-test")).id
     fake_api.queue_text("hi")
-    await small.send(sid, "hello")
-    outcome = await small.compact(sid, "manual")
+    await small_engine.send(sid, "hello")
+    outcome = await small_engine.compact(sid, "manual")
     assert not outcome.ok and "Nothing to compact" in outcome.message
-    assert await small.store.compactions(sid) == []
-    assert len(await small.store.messages(sid)) == 2
+    assert await small_engine.store.compactions(sid) == []
+    assert len(await small_engine.store.messages(sid)) == 2
 
 
-async def test_slash_compact_is_not_stored_in_the_transcript(small, fake_api):
-    sid = (await small.store.create_session("s", "claude-test")).id
-    await converse(small, fake_api, sid, 6)
-    assert await small.command(sid, "/compact keep the tabs rule")
-    assert len(await small.store.messages(sid)) == 12
-    assert (await small.store.active_compaction(sid)).stats["focus"] == "keep the tabs rule"
+async def test_slash_compact_is_not_stored_in_the_transcript(small_engine, fake_api):
+    sid = (await small_engine.store.create_session("s", "claude-test")).id
+    await converse(small_engine, fake_api, sid, 6)
+    assert await small_engine.command(sid, "/compact keep the tabs rule")
+    assert len(await small_engine.store.messages(sid)) == 12
+    assert (await small_engine.store.active_compaction(sid)).stats["focus"] == "keep the tabs rule"
 
 
-async def test_summary_not_smaller_is_rejected_and_three_failures_open_the_breaker(small, fake_api):
+async def test_summary_not_smaller_is_rejected_and_three_failures_open_the_breaker(small_engine, fake_api):
     fake_api.summariser.fraction = 3.0  # the "summary" is three times longer than its input
-    sid = (await small.store.create_session("b", "claude-test")).id
-    await converse(small, fake_api, sid, 6)
+    sid = (await small_engine.store.create_session("b", "claude-test")).id
+    await converse(small_engine, fake_api, sid, 6)
     for _ in range(3):
-        outcome = await small.compact(sid, "manual") if _ == 0 else await small.compactor.compact(sid, "auto")
-    state = await small.store.get_state(sid)
+        outcome = await small_engine.compact(sid, "manual") if _ == 0 else await small_engine.compactor.compact(sid, "auto")
+    state = await small_engine.store.get_state(sid)
     assert state["breaker_failures"] >= 3
-    snap = await small.measure(sid)
+    snap = await small_engine.measure(sid)
     assert snap.breaker_open
     # With the breaker open, automatic compaction snips instead of asking for a summary.
     asked = len(summary_requests(fake_api))
-    outcome = await small.compactor.compact(sid, "auto", target=2_000)
+    outcome = await small_engine.compactor.compact(sid, "auto", target=2_000)
     assert len(summary_requests(fake_api)) == asked
     assert outcome.ok and outcome.record.trigger == "snip"
     # A manual compaction resets the breaker; a good summary closes it.
     fake_api.summariser.fraction = 0.1
-    await converse(small, fake_api, sid, 2, start=50)
-    outcome = await small.compact(sid, "manual")
+    await converse(small_engine, fake_api, sid, 2, start=50)
+    outcome = await small_engine.compact(sid, "manual")
     assert outcome.ok, outcome.message
-    assert (await small.store.get_state(sid))["breaker_failures"] == 0
+    assert (await small_engine.store.get_state(sid))["breaker_failures"] == 0
 
 
-async def test_background_summary_is_used_at_the_next_send(small, fake_api):
-    small.settings.prepare_ratio = 0.3
-    small.settings.auto_compact_ratio = 0.95
-    sid = (await small.store.create_session("bg", "claude-test")).id
-    await converse(small, fake_api, sid, 5)
-    await small.compactor.wait_background(sid)
-    assert small.compactor.has_prepared(sid)
+async def test_background_summary_is_used_at_the_next_send(small_engine, fake_api):
+    small_engine.settings.prepare_ratio = 0.3
+    small_engine.settings.auto_compact_ratio = 0.95
+    sid = (await small_engine.store.create_session("bg", "claude-test")).id
+    await converse(small_engine, fake_api, sid, 5)
+    await small_engine.compactor.wait_background(sid)
+    assert small_engine.compactor.has_prepared(sid)
     asked = len(summary_requests(fake_api))
-    small.settings.auto_compact_ratio = 0.3  # the next send crosses the threshold
+    small_engine.settings.auto_compact_ratio = 0.3  # the next send crosses the threshold
     fake_api.queue_text("after")
-    await small.send(sid, "next")
-    record = await small.store.active_compaction(sid)
+    await small_engine.send(sid, "next")
+    record = await small_engine.store.active_compaction(sid)
     assert record is not None and record.trigger == "background" and record.stats.get("prepared")
     assert len(summary_requests(fake_api)) == asked  # no new summary request: the prepared one was used
 
 
-async def test_overflow_recovers_invisibly_when_the_server_window_is_smaller(small, fake_api, monkeypatch):
+async def test_overflow_recovers_invisibly_when_the_server_window_is_smaller(small_engine, fake_api, monkeypatch):
     # The estimator believes 8,000; the server really has 5,000.
     fake_api.window = 5_000
-    sid = (await small.store.create_session("ptl", "claude-test")).id
-    await converse(small, fake_api, sid, 12)
-    assert not [e for e in small.events if isinstance(e, TurnError)]
+    sid = (await small_engine.store.create_session("ptl", "claude-test")).id
+    await converse(small_engine, fake_api, sid, 12)
+    assert not [e for e in small_engine.events if isinstance(e, TurnError)]
     overflowed = [r for r in chat_requests(fake_api) if r.status == 400]
     assert overflowed, "the scenario must actually overflow at least once"
-    assert small.catalog.info("claude-test").window == 5_000  # learned from "N tokens > M maximum"
+    assert small_engine.catalog.info("claude-test").window == 5_000  # learned from "N tokens > M maximum"
     for bad in overflowed:
         nxt = next(r for r in fake_api.message_requests() if r.seq > bad.seq and SUMMARY_MARKER not in
                    str(r.body.get("system", "")))
         assert nxt.status == 200
 
 
-async def test_retry_after_overflow_does_not_duplicate_partial_reply(small, fake_api):
-    sid = (await small.store.create_session("dup", "claude-test")).id
-    await converse(small, fake_api, sid, 2)
+async def test_retry_after_overflow_does_not_duplicate_partial_reply(small_engine, fake_api):
+    sid = (await small_engine.store.create_session("dup", "claude-test")).id
+    await converse(small_engine, fake_api, sid, 2)
     fake_api.queue_fault(Fault.sse_error(after=3))
     fake_api.queue_text("partial answer that breaks " * 10)
-    await small.send(sid, "break please")
+    await small_engine.send(sid, "break please")
     fake_api.queue_text("clean answer")
-    await small.retry(sid)
+    await small_engine.retry(sid)
     body = chat_requests(fake_api)[-1].body
     assert "partial answer that breaks" not in str(body["messages"])
 
 
-async def test_every_trigger_writes_the_boundary_the_same_way(small, fake_api):
+async def test_every_trigger_writes_the_boundary_the_same_way(small_engine, fake_api):
     results = {}
     for trigger in ("manual", "auto", "reactive"):
-        sid = (await small.store.create_session(trigger, "claude-test")).id
-        await converse(small, fake_api, sid, 6)
-        outcome = await small.compactor.compact(sid, trigger)
+        sid = (await small_engine.store.create_session(trigger, "claude-test")).id
+        await converse(small_engine, fake_api, sid, 6)
+        outcome = await small_engine.compactor.compact(sid, trigger)
         assert outcome.ok, (trigger, outcome.message)
-        history = await small.store.messages(sid)
+        history = await small_engine.store.messages(sid)
         record = outcome.record
         covered = [m for m in history if m.id <= record.covers_through_message_id]
         results[trigger] = (len(covered), record.trigger, bool(record.stats.get("pins_text")))

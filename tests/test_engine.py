@@ -6,27 +6,8 @@ import asyncio
 
 import pytest
 
-from desktop.engine.chat import ChatEngine
 from desktop.engine.events import MessageAdded, TextDelta, TurnDone, TurnError, UsageUpdate
-from desktop.engine.secrets import Credentials
-from desktop.engine.settings import Paths, Settings
-from desktop.store import Store
 from tests.fakeapi import Fault
-
-
-@pytest.fixture
-async def engine(fake_api, tmp_path):
-    paths = Paths.resolve().ensure()
-    settings = Settings.load(paths)
-    settings.max_retries = 2
-    store = await Store.open(paths.database)
-    eng = ChatEngine(store, paths, settings, Credentials(api_key="test-key", source="env"))
-    events: list = []
-    eng.subscribe(events.append)
-    eng.events = events  # type: ignore[attr-defined]
-    yield eng
-    await eng.close()
-    await store.close()
 
 
 async def new_session(engine):

@@ -232,27 +232,6 @@ def test_cli_import_title_and_failures(cli_env, tmp_path):
 
 # --------------------------------------------------------------------------------------- the window
 
-@pytest.fixture
-async def window(qtbot, fake_api):
-    from desktop.engine.chat import ChatEngine
-    from desktop.engine.settings import Paths, Settings
-    from desktop.ui.bridge import Bridge
-    from desktop.ui.main_window import MainWindow
-
-    paths = Paths.resolve().ensure()
-    store = await Store.open(paths.database)
-    engine = ChatEngine(store, paths, Settings.load(paths))
-    bridge = Bridge(engine)
-    win = MainWindow(bridge, paths.config_dir / "window.ini")
-    qtbot.addWidget(win)
-    win.show()
-    await win.start()
-    yield win
-    win.close()
-    await bridge.close()
-    await engine.close()
-    await store.close()
-
 
 @needs_corpus
 @pytest.mark.qt

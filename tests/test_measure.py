@@ -7,18 +7,6 @@ import pytest
 from desktop.engine.chat import ChatEngine
 from desktop.engine.context import ContextSnapshot, context_report, state_for
 from desktop.engine.secrets import Credentials
-from desktop.engine.settings import Paths, Settings
-from desktop.store import Store
-
-
-@pytest.fixture
-async def engine(fake_api):
-    paths = Paths.resolve().ensure()
-    store = await Store.open(paths.database)
-    eng = ChatEngine(store, paths, Settings.load(paths), Credentials(api_key="test-key", source="env"))
-    yield eng
-    await eng.close()
-    await store.close()
 
 
 def test_state_thresholds():

@@ -9,15 +9,10 @@ import os
 import subprocess
 import sys
 
-import pytest
 from PIL import Image
 
-from desktop.engine.chat import ChatEngine
 from desktop.engine.compaction import count_breakpoints, problems
 from desktop.engine.events import TurnError
-from desktop.engine.secrets import Credentials
-from desktop.engine.settings import Paths, Settings
-from desktop.store import Store
 from tests.fakeapi import Fault
 
 
@@ -31,18 +26,6 @@ def image_block(i: int) -> dict:
     data = base64.b64encode(png((i % 256, (i * 7) % 256, 3))).decode()
     return {"type": "image", "source": {"type": "base64", "media_type": "image/png", "data": data}}
 
-
-@pytest.fixture
-async def engine(fake_api):
-    paths = Paths.resolve().ensure()
-    store = await Store.open(paths.database)
-    eng = ChatEngine(store, paths, Settings.load(paths), Credentials(api_key="test-key", source="env"))
-    events: list = []
-    eng.subscribe(events.append)
-    eng.events = events  # type: ignore[attr-defined]
-    yield eng
-    await eng.close()
-    await store.close()
 
 
 def media_in(body: dict) -> int:

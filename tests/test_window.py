@@ -15,26 +15,6 @@ from tests.fakeapi import Fault
 pytestmark = pytest.mark.qt
 
 
-@pytest.fixture
-async def window(qtbot, fake_api):
-    from desktop.ui.bridge import Bridge
-    from desktop.ui.main_window import MainWindow
-
-    paths = Paths.resolve().ensure()
-    store = await Store.open(paths.database)
-    engine = ChatEngine(store, paths, Settings.load(paths))
-    bridge = Bridge(engine)
-    win = MainWindow(bridge, paths.config_dir / "window.ini")
-    win.show()
-    await win.start()
-    yield win
-    # Stop the engine side first so no late signal reaches a window that is being destroyed.
-    await bridge.close()
-    await engine.close()
-    win.close()
-    win.deleteLater()
-    await store.close()
-
 
 async def until(predicate, timeout: float = 10.0) -> None:
     loop = asyncio.get_running_loop()

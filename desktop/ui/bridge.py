@@ -6,6 +6,8 @@ Widgets hold no business rules: they call the bridge's slots and render what its
 from __future__ import annotations
 
 import asyncio
+import contextlib
+from collections.abc import AsyncIterator
 from typing import Any
 
 from PySide6.QtCore import QObject, Signal
@@ -84,6 +86,15 @@ class Bridge(QObject):
         task.add_done_callback(self._tasks.discard)
         return task
 
+    @contextlib.asynccontextmanager
+    async def _busy(self, session_id: int) -> AsyncIterator[None]:
+        """Send turns into Stop for as long as the engine works on this session."""
+        self.busy_changed.emit(session_id, True)
+        try:
+            yield
+        finally:
+            self.busy_changed.emit(session_id, False)
+
     async def refresh_sessions(self, title_filter: str = "") -> None:
         self.sessions_changed.emit(await self.store.list_sessions(title_filter))
 
@@ -146,18 +157,12 @@ class Bridge(QObject):
         except (OSError, ValueError) as exc:
             self.notice.emit(session_id, f"Cannot attach: {exc}", "error")
             return
-        self.busy_changed.emit(session_id, True)
-        try:
+        async with self._busy(session_id):
             await self.engine.send(session_id, text, blocks)
-        finally:
-            self.busy_changed.emit(session_id, False)
 
     async def compact_and_retry(self, session_id: int) -> None:
-        self.busy_changed.emit(session_id, True)
-        try:
+        async with self._busy(session_id):
             await self.engine.compact_and_retry(session_id)
-        finally:
-            self.busy_changed.emit(session_id, False)
 
     async def new_chat_from_summary(self, session_id: int) -> None:
         new_id = await self.engine.new_chat_from_summary(session_id)
@@ -165,19 +170,13 @@ class Bridge(QObject):
         await self.open_session(new_id)
 
     async def retry(self, session_id: int) -> None:
-        self.busy_changed.emit(session_id, True)
-        try:
+        async with self._busy(session_id):
             await self.engine.retry(session_id)
-        finally:
-            self.busy_changed.emit(session_id, False)
 
     async def compact(self, session_id: int, focus: str | None = None) -> None:
         """The Compact now button: the same engine entry point as /compact and `precis compact`."""
-        self.busy_changed.emit(session_id, True)
-        try:
+        async with self._busy(session_id):
             outcome = await self.engine.compact(session_id, "manual", focus)
-        finally:
-            self.busy_changed.emit(session_id, False)
         self.notice.emit(session_id, outcome.message, "info" if outcome.ok else "warning")
 
     async def undo_compaction(self, session_id: int) -> None:
