@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from desktop.engine.compaction import problems
 from desktop.engine.events import CompactionChanged, TurnError
 from tests.fakeapi import SUMMARY_MARKER, Fault
 
@@ -169,3 +170,53 @@ async def test_every_trigger_writes_the_boundary_the_same_way(small_engine, fake
     assert {v[0] for v in results.values()} == {results["manual"][0]}
     assert all(v[2] for v in results.values())
     assert [v[1] for v in results.values()] == ["manual", "auto", "reactive"]
+
+
+async def test_edit_and_resend_drops_summaries_of_deleted_messages(small_engine, fake_api):
+    """CodePilot's stale-summary bug: a summary of edited-away messages must never stay active."""
+    sid = (await small_engine.store.create_session("edit", "claude-test")).id
+    await converse(small_engine, fake_api, sid, 6)
+    outcome = await small_engine.compact(sid, "manual")
+    assert outcome.ok
+    boundary = outcome.record.covers_through_message_id
+    history = await small_engine.store.messages(sid)
+    first_user_inside = next(m for m in history if m.role == "user" and m.id <= boundary)
+    fake_api.queue_text("fresh start")
+    await small_engine.edit_and_resend(sid, first_user_inside.id, "Instruction X: use spaces instead")
+    assert await small_engine.store.active_compaction(sid) is None
+    after = await small_engine.store.messages(sid)
+    assert [m.content[0]["text"] for m in after][-2:] == ["Instruction X: use spaces instead", "fresh start"]
+    assert after[-2].id > history[-1].id  # ids are never reused, so no old summary can cover the new rows
+    body = str(chat_requests(fake_api)[-1].body)
+    assert "conversation-summary" not in body and "keep using tabs" not in body.split("Instruction X")[-1]
+
+
+async def test_edit_after_the_boundary_keeps_the_summary(small_engine, fake_api):
+    sid = (await small_engine.store.create_session("edit2", "claude-test")).id
+    await converse(small_engine, fake_api, sid, 6)
+    outcome = await small_engine.compact(sid, "manual")
+    last_user = [m for m in await small_engine.store.messages(sid) if m.role == "user"][-1]
+    assert last_user.id > outcome.record.covers_through_message_id
+    fake_api.queue_text("ok")
+    await small_engine.edit_and_resend(sid, last_user.id, "changed my mind")
+    assert (await small_engine.store.active_compaction(sid)).id == outcome.record.id
+    assert "conversation-summary" in str(chat_requests(fake_api)[-1].body["messages"][0])
+
+
+async def test_delete_message_and_clear_history_keep_the_boundary_consistent(small_engine, fake_api):
+    sid = (await small_engine.store.create_session("del", "claude-test")).id
+    await converse(small_engine, fake_api, sid, 6)
+    outcome = await small_engine.compact(sid, "manual")
+    covered = next(m for m in await small_engine.store.messages(sid) if m.id <= outcome.record.covers_through_message_id)
+    await small_engine.delete_message(sid, covered.id)
+    request = await small_engine.build_request(sid)
+    assert request["messages"][0]["content"][0]["text"].startswith("<conversation-summary>")
+    assert problems(request["messages"]) == []
+    await small_engine.clear_history(sid)
+    assert await small_engine.store.messages(sid) == []
+    assert await small_engine.store.compactions(sid) == []
+    assert (await small_engine.store.get_state(sid)).get("breaker_failures", 0) == 0
+    fake_api.queue_text("clean slate")
+    reply = await small_engine.send(sid, "hello again")
+    assert reply.content[0]["text"] == "clean slate"
+    assert [m["role"] for m in chat_requests(fake_api)[-1].body["messages"]] == ["user"]

@@ -212,3 +212,89 @@ async def test_huge_paste_is_sent_as_a_preview_and_marked_in_the_window(window, 
     await until(lambda: model.row_at(model.row_of(stored[0].id)).detail.get("trimmed"))
     index = model.index(model.row_of(stored[0].id))
     assert window.chat.delegate._tag(index) == TRIMMED_TAG
+
+
+async def test_sidebar_new_rename_filter_and_delete(window, fake_api, qtbot, monkeypatch):
+    from PySide6.QtWidgets import QInputDialog, QMessageBox
+
+    bar = window.sidebar
+    first = window.session_id
+    bar.new_button.click()
+    await until(lambda: window.session_id != first and bar.list.count() == 2)
+    second = window.session_id
+    monkeypatch.setattr(QInputDialog, "getText", lambda *a, **k: ("Renamed chat", True))
+    bar.ask_rename(bar.list.currentItem())
+    await until(lambda: any(bar.list.item(i).text() == "Renamed chat" for i in range(bar.list.count())))
+    assert window.title_label.text() == "Renamed chat"
+    bar.filter_edit.setText("Renamed")
+    await until(lambda: bar.list.count() == 1)
+    bar.filter_edit.clear()
+    await until(lambda: bar.list.count() == 2)
+    monkeypatch.setattr(QMessageBox, "question", lambda *a, **k: QMessageBox.StandardButton.Cancel)
+    bar.ask_delete(bar.list.currentItem())
+    await asyncio.sleep(0.1)
+    assert await window.bridge.store.get_session(second) is not None  # cancelled: nothing deleted
+    monkeypatch.setattr(QMessageBox, "question", lambda *a, **k: QMessageBox.StandardButton.Yes)
+    bar.ask_delete(bar.list.currentItem())
+    await until(lambda: bar.list.count() == 1)
+    assert await window.bridge.store.get_session(second) is None
+
+
+async def test_edit_and_resend_from_the_message_menu(window, fake_api, qtbot):
+    fake_api.queue_text("first answer")
+    window.composer.edit.setPlainText("original question")
+    window.composer.send_button.click()
+    await until(lambda: len(message_rows(window)) == 2 and message_rows(window)[1].status == "complete")
+    await until(lambda: window.composer.send_button.isVisible())
+    user_id = message_rows(window)[0].id
+    index = window.chat_model.index(window.chat_model.row_of(user_id))
+    menu = window.chat.build_context_menu(window.chat.visualRect(index).center())
+    actions = {a.text(): a for a in menu.actions()}
+    assert "Delete message…" in actions
+    actions["Edit and resend…"].trigger()
+    assert window.composer.edit.toPlainText() == "original question"
+    window.composer.edit.setPlainText("better question")
+    fake_api.queue_text("second answer")
+    window.composer.send_button.click()
+    await until(lambda: [m.content[0]["text"] if m.content else "" for m in message_rows(window)]
+                == ["better question", "second answer"])
+    stored = await window.bridge.store.messages(window.session_id)
+    assert [m.content[0]["text"] for m in stored] == ["better question", "second answer"]
+
+
+async def test_attachments_from_the_composer_reach_the_request(window, fake_api, qtbot, tmp_path):
+    from PIL import Image
+
+    path = tmp_path / "screenshot.png"
+    Image.new("RGB", (40, 20), (10, 200, 10)).save(path)
+    window.composer.add_files([str(path)])
+    assert window.composer.attachments_label.isVisible() and "screenshot.png" in window.composer.attachments_label.text()
+    fake_api.queue_text("a green bar")
+    window.composer.edit.setPlainText("what is this?")
+    window.composer.send_button.click()
+    await until(lambda: len(message_rows(window)) == 2 and message_rows(window)[1].status == "complete")
+    content = fake_api.message_requests()[-1].body["messages"][0]["content"]
+    assert [b["type"] for b in content] == ["image", "text"]
+    assert not window.composer.attachments  # sent attachments are cleared
+    await until(lambda: window.composer.send_button.isVisible())  # the turn has fully ended
+    window.composer.add_files([str(tmp_path / "notes.txt")])
+    (tmp_path / "notes.txt").write_text("not an image")
+    window.composer.edit.setPlainText("and this?")
+    window.composer.send_button.click()
+    await until(lambda: window.toast.isVisible() and "Cannot attach" in window.toast.text())
+    assert len(fake_api.message_requests()) == 1  # refused with a clear message, nothing sent
+
+
+async def test_window_geometry_is_remembered(window, fake_api, qtbot):
+    from PySide6.QtCore import QSettings
+
+    window.resize(700, 500)  # within the offscreen screen, which restoreGeometry clamps to
+    window.close()
+    ini = window.bridge.engine.paths.config_dir / "window.ini"
+    saved = QSettings(str(ini), QSettings.Format.IniFormat).value("window/geometry")
+    assert saved is not None
+    from desktop.ui.main_window import MainWindow
+
+    again = MainWindow(window.bridge, ini)
+    assert (again.width(), again.height()) == (700, 500)
+    again.deleteLater()

@@ -226,7 +226,10 @@ class ChatEngine:
     async def edit_and_resend(self, session_id: int, message_id: int, text: str) -> StoredMessage | None:
         """Replace a user message and everything after it; summaries that covered any of it go too."""
         self.compactor.cancel_background(session_id)
+        removed = [m.id for m in await self.store.messages(session_id, after_id=message_id - 1)]
         await self.store.truncate_from(session_id, message_id)
+        for mid in removed:
+            self.emit(MessageRemoved(session_id, mid))
         self.emit(CompactionChanged(session_id, "edit"))
         return await self.send(session_id, text)
 

@@ -179,6 +179,18 @@ class Bridge(QObject):
             outcome = await self.engine.compact(session_id, "manual", focus)
         self.notice.emit(session_id, outcome.message, "info" if outcome.ok else "warning")
 
+    async def delete_message(self, session_id: int, message_id: int) -> None:
+        await self.engine.delete_message(session_id, message_id)
+
+    async def edit_and_resend(self, session_id: int, message_id: int, text: str) -> None:
+        """Replace a user message and everything after it, then send; summaries that covered any of it go."""
+        async with self._busy(session_id):
+            await self.engine.edit_and_resend(session_id, message_id, text)
+
+    async def clear_history(self, session_id: int) -> None:
+        await self.engine.clear_history(session_id)
+        await self.open_session(session_id)
+
     async def undo_compaction(self, session_id: int) -> None:
         if await self.engine.undo_compaction(session_id):
             self.notice.emit(session_id, "Compaction undone: the next request is built from the originals.", "info")

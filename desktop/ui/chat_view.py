@@ -31,6 +31,8 @@ class ChatView(QListView):
     link_activated = Signal(str)
     code_copied = Signal(int)
     card_action = Signal(str, str)  # card key, action: see ChatDelegate.card_action
+    edit_requested = Signal(int)  # a user message id to edit and resend
+    delete_requested = Signal(int)  # a message id to delete
 
     def __init__(self, parent: QWidget | None = None) -> None:
         super().__init__(parent)
@@ -214,6 +216,16 @@ class ChatView(QListView):
                 link = QAction("Copy link address", menu)
                 link.triggered.connect(lambda: QGuiApplication.clipboard().setText(href))
                 menu.addAction(link)
+            key = index.data(Roles.Id)
+            if isinstance(key, int) and index.data(Roles.Status) != "streaming":
+                menu.addSeparator()
+                if index.data(Roles.Role) == "user":
+                    edit = QAction("Edit and resend…", menu)
+                    edit.triggered.connect(lambda: self.edit_requested.emit(key))
+                    menu.addAction(edit)
+                delete = QAction("Delete message…", menu)
+                delete.triggered.connect(lambda: self.delete_requested.emit(key))
+                menu.addAction(delete)
         return menu
 
     def contextMenuEvent(self, event: QContextMenuEvent) -> None:  # noqa: N802

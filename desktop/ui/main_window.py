@@ -12,6 +12,7 @@ from PySide6.QtWidgets import (
     QHBoxLayout,
     QLabel,
     QMainWindow,
+    QMessageBox,
     QPushButton,
     QSplitter,
     QStackedWidget,
@@ -82,6 +83,7 @@ class MainWindow(QMainWindow):
         self.resize(1100, 760)
         self._qsettings = QSettings(str(settings_path), QSettings.Format.IniFormat)
         self.session_id: int | None = None
+        self._editing: int | None = None  # the user message being edited in the composer
         self.hidden_through = 0  # messages up to this id are collapsed under the active compaction card
         self._records: list[Any] = []
 
@@ -106,6 +108,7 @@ class MainWindow(QMainWindow):
         self.status.setContentsMargins(12, 0, 12, 0)
         self.composer = Composer(self)
         self.toast = Toast(self.chat)
+        self._placeholder = self.composer.edit.placeholderText()
 
         chat_pane = QWidget(self)
         pane = QVBoxLayout(chat_pane)
@@ -148,6 +151,9 @@ class MainWindow(QMainWindow):
         self.import_action = QAction(self.tr("&Import Claude Code session…"), self)
         self.import_action.triggered.connect(self._choose_import)
         file_menu.addAction(self.import_action)
+        clear = QAction(self.tr("&Clear history of this chat…"), self)
+        clear.triggered.connect(self._clear_history)
+        file_menu.addAction(clear)
         settings = QAction(self.tr("&Settings…"), self, shortcut=QKeySequence.StandardKey.Preferences)
         settings.triggered.connect(self.open_settings)
         file_menu.addAction(settings)
@@ -189,6 +195,8 @@ class MainWindow(QMainWindow):
         self.banner.new_chat_button.clicked.connect(lambda: self._banner_action(self.bridge.new_chat_from_summary))
         self.chat.older_requested.connect(self._load_older)
         self.chat.card_action.connect(self._on_card_action)
+        self.chat.edit_requested.connect(self._edit_message)
+        self.chat.delete_requested.connect(self._delete_message)
         self.welcome.form.submitted.connect(self._apply_choice)
 
     def _restore_geometry(self) -> None:
@@ -219,7 +227,43 @@ class MainWindow(QMainWindow):
         if self.session_id is None:
             return
         self.banner.hide()
+        if self._editing is not None:
+            message_id, self._editing = self._editing, None
+            self.composer.edit.setPlaceholderText(self._placeholder)
+            self.bridge.spawn(self.bridge.edit_and_resend(self.session_id, message_id, text))
+            return
         self.bridge.spawn(self.bridge.send(self.session_id, text, files or []))
+
+    def _edit_message(self, message_id: int) -> None:
+        """Put the message back in the composer; sending replaces it and everything after it."""
+        row = self.chat_model.row_at(self.chat_model.row_of(message_id))
+        if row.message is None:
+            return
+        self._editing = message_id
+        text = "\n\n".join(b.get("text", "") for b in row.message.content if b.get("type") == "text")
+        self.composer.edit.setPlainText(text)
+        self.composer.edit.setPlaceholderText(self.tr("Editing: sending replaces the message and what follows"))
+        self.composer.edit.setFocus()
+        self.toast.show_message(self.tr("Editing a message: sending replaces it and every message after it."))
+
+    def _delete_message(self, message_id: int) -> None:
+        if self.session_id is None:
+            return
+        answer = QMessageBox.question(self, self.tr("Delete message"), self.tr("Delete this message?"),
+                                      QMessageBox.StandardButton.Yes | QMessageBox.StandardButton.Cancel,
+                                      QMessageBox.StandardButton.Cancel)
+        if answer == QMessageBox.StandardButton.Yes:
+            self.bridge.spawn(self.bridge.delete_message(self.session_id, message_id))
+
+    def _clear_history(self) -> None:
+        if self.session_id is None:
+            return
+        answer = QMessageBox.question(
+            self, self.tr("Clear history"),
+            self.tr("Delete every message and summary of this chat? The chat itself stays."),
+            QMessageBox.StandardButton.Yes | QMessageBox.StandardButton.Cancel, QMessageBox.StandardButton.Cancel)
+        if answer == QMessageBox.StandardButton.Yes:
+            self.bridge.spawn(self.bridge.clear_history(self.session_id))
 
     def _retry(self) -> None:
         if self.session_id is None:
@@ -323,6 +367,9 @@ class MainWindow(QMainWindow):
     def _on_status(self, session_id: int, text: str, busy: bool) -> None:
         if session_id == self.session_id:
             self.status.setText(text)
+            # Compaction in progress shows on the gauge too (a moving segment and its description).
+            working = busy and text.startswith(("Compressing", "Finishing the summary"))
+            self.gauge.set_busy(text if working else None)
             if not busy and text:
                 QTimer.singleShot(4000, self.status, lambda t=text: self.status.text() == t and self.status.clear())
 
