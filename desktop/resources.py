@@ -13,3 +13,9 @@ def icon_path(size: int | None = None) -> Path:
         if png.exists():
             return png
     return ROOT / "icons" / "precis.svg"
+
+
+def stylesheet() -> str:
+    """The application style sheet (shapes only; colours come from the palette)."""
+    path = ROOT / "styles" / "precis.qss"
+    return path.read_text("utf-8") if path.exists() else ""

@@ -17,7 +17,7 @@ from PySide6.QtWidgets import QApplication  # noqa: E402
 from desktop import APP_ID, APP_NAME
 from desktop.engine.chat import ChatEngine
 from desktop.engine.settings import Paths, Settings
-from desktop.resources import icon_path
+from desktop.resources import icon_path, stylesheet
 from desktop.store import Store
 
 
@@ -73,6 +73,7 @@ def make_app(argv: list[str] | None = None) -> QApplication:
     app.setWindowIcon(QIcon(str(icon_path())))
     # Fusion follows the system colour scheme (light/dark) and the palette everywhere.
     app.setStyle("Fusion")
+    app.setStyleSheet(stylesheet())
     return app
 
 
