@@ -161,8 +161,7 @@ class ChatEngine:
         """Send any user content blocks (text, images, documents, tool results of a replayed session)."""
         if not content:
             raise ValueError("empty message")
-        if self.busy(session_id):
-            raise RuntimeError("a reply is still streaming in this session")
+        self._require_idle(session_id)
         user = await self.store.add_message(session_id, "user", content, meta=meta)
         self.emit(MessageAdded(session_id, user))
         await self._maybe_title(session_id, title_hint)
@@ -170,8 +169,7 @@ class ChatEngine:
 
     async def retry(self, session_id: int) -> StoredMessage | None:
         """Resend the stored history; the user's message is already there, failed partial replies are skipped."""
-        if self.busy(session_id):
-            raise RuntimeError("a reply is still streaming in this session")
+        self._require_idle(session_id)
         return await self._start_turn(session_id)
 
     async def compact_and_retry(self, session_id: int) -> StoredMessage | None:
@@ -200,6 +198,8 @@ class ChatEngine:
 
     # --- compaction entry points (window button, /compact, `precis compact`) --------------------------
     async def compact(self, session_id: int, trigger: str = "manual", focus: str | None = None) -> Outcome:
+        if self.busy(session_id):
+            return Outcome(False, "A reply is streaming: compact when it has finished.")
         await self._load()
         try:
             return await self.compactor.compact(session_id, trigger, focus=focus)
@@ -217,7 +217,12 @@ class ChatEngine:
         await self.publish_context(session_id)
         return True
 
+    def _require_idle(self, session_id: int) -> None:
+        if self.busy(session_id):
+            raise RuntimeError("a reply is still streaming in this session")
+
     async def delete_message(self, session_id: int, message_id: int) -> None:
+        self._require_idle(session_id)
         self.compactor.cancel_background(session_id)
         await self.store.delete_message(message_id)
         self.emit(MessageRemoved(session_id, message_id))
@@ -225,6 +230,7 @@ class ChatEngine:
 
     async def edit_and_resend(self, session_id: int, message_id: int, text: str) -> StoredMessage | None:
         """Replace a user message and everything after it; summaries that covered any of it go too."""
+        self._require_idle(session_id)
         self.compactor.cancel_background(session_id)
         removed = [m.id for m in await self.store.messages(session_id, after_id=message_id - 1)]
         await self.store.truncate_from(session_id, message_id)
@@ -234,6 +240,7 @@ class ChatEngine:
         return await self.send(session_id, text)
 
     async def clear_history(self, session_id: int) -> None:
+        self._require_idle(session_id)
         self.compactor.cancel_background(session_id)
         await self.store.clear_history(session_id)
         self.emit(CompactionChanged(session_id, "clear"))
@@ -241,9 +248,7 @@ class ChatEngine:
 
     def session_changed(self, session_id: int | None) -> None:
         """The window switched sessions: background work for other sessions is cancelled."""
-        for sid in list(self.compactor._background):
-            if sid != session_id:
-                self.compactor.cancel_background(sid)
+        self.compactor.cancel_others(session_id)
 
     # --- gathering, measuring, assembling -------------------------------------------------------------
     async def gather(self, session_id: int) -> Gathered:

@@ -251,12 +251,13 @@ class Compactor:
     async def _snip(self, session_id: int, g: Gathered, target: int, used_before: int) -> Outcome:
         """Drop the oldest groups after the boundary until the request fits; the previous summary stays."""
         engine = self.engine
-        fixed = used_before - engine.meter.whole_estimate(session_id, g.model, [], [], [], g.sendable)
-        fixed = max(0, fixed)
+        # Real tokens = what is not messages (system, summary, pins: fixed) + the calibrated message estimate.
+        factor = engine.calibration.factor(g.model) or 1.0
         cache = tokens.MessageEstimateCache(engine.catalog.info(g.model).family)
+        fixed = max(0, used_before - int(factor * cache.total(g.sendable)))
 
         def estimate(msgs: list[Any]) -> int:
-            return fixed + cache.total(msgs)
+            return fixed + int(factor * cache.total(msgs))
 
         kept, dropped = cp.snip_to_fit(g.sendable, target, estimate)
         if not dropped:
@@ -311,6 +312,11 @@ class Compactor:
             task.cancel()
         if not keep_prepared:
             self._prepared.pop(session_id, None)
+
+    def cancel_others(self, session_id: int | None) -> None:
+        for sid in list(self._background):
+            if sid != session_id:
+                self.cancel_background(sid)
 
     async def close(self) -> None:
         tasks = list(self._background.values())
