@@ -288,6 +288,7 @@ async def test_attachments_from_the_composer_reach_the_request(window, fake_api,
 async def test_window_geometry_is_remembered(window, fake_api, qtbot):
     from PySide6.QtCore import QSettings
 
+    await until(lambda: window.gauge.snapshot() is not None)  # start-up work has finished
     window.resize(700, 500)  # within the offscreen screen, which restoreGeometry clamps to
     window.close()
     ini = window.bridge.engine.paths.config_dir / "window.ini"

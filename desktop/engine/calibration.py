@@ -1,11 +1,19 @@
 """Per-model correction of the token estimator, learned from real usage.
 
 After each response the engine knows what it estimated for (part of) the request and what the API
-counted. The ratio actual/estimated is smoothed per model and multiplies later estimates of the
-*estimated* part only (a real usage anchor is never scaled).
+counted. Two corrections are learned per model:
 
-Smoothing is an EWMA of the two sums rather than of the ratios, so a 30,000-token observation
-weighs more than a 40-token one whose ratio is mostly noise (hidden reminders, rounding).
+* a *factor* (actual/estimated) that multiplies later estimates of the *estimated* part only (a real
+  usage anchor is never scaled). It is an EWMA of the two sums rather than of the ratios, so a
+  30,000-token observation weighs more than a 40-token one whose ratio is mostly noise;
+* an additive *bias* per request, learned from anchored predictions (previous real prompt + estimate
+  of what was added): content the API counts on every request that no message shows (a client's
+  hidden reminders, per-request framing the estimator lacks). A factor cannot learn a constant; in
+  Précis, which sends only what it stores, the bias stays near zero.
+
+Both updates have bounded influence, so one odd request (hidden attachments, a rewind the transcript
+does not record) moves them only a little: the factor counts an observation as at most
+``MAX_STEP_RATIO`` times the current factor, the bias moves by at most ``BIAS_ALPHA * BIAS_STEP``.
 """
 
 from __future__ import annotations
@@ -17,7 +25,12 @@ MIN_FACTOR = 0.5
 MAX_FACTOR = 2.0
 ALPHA = 0.25  # weight of the newest observation
 MIN_OBSERVED_TOKENS = 1000  # below this, framing and hidden extras dominate the ratio
+MIN_ANCHORED_TOKENS = 300  # the same with the bias taken out first: smaller pairs become usable
 MAX_PLAUSIBLE_RATIO = 4.0  # beyond this the two numbers did not describe the same content
+MAX_STEP_RATIO = 1.2  # once learned, one observation counts as at most 1.2x (or 1/1.2x) the factor
+BIAS_ALPHA = 0.1  # weight of the newest residual in the bias
+BIAS_STEP = 100  # tokens: a residual is clipped to ±this before it moves the bias (Huber-like)
+MAX_BIAS = 2000  # tokens: a safety clamp; a bias this large means the anchor is not comparable
 
 
 @dataclass(slots=True)
@@ -25,6 +38,8 @@ class _ModelState:
     actual: float = 0.0  # EWMA of actual tokens
     estimated: float = 0.0  # EWMA of estimated tokens
     samples: int = 0
+    bias: float = 0.0  # tokens every anchored request carries beyond the estimate
+    bias_samples: int = 0
 
     @property
     def factor(self) -> float:
@@ -33,8 +48,12 @@ class _ModelState:
         return min(MAX_FACTOR, max(MIN_FACTOR, self.actual / self.estimated))
 
 
+def _clip(value: float, low: float, high: float) -> float:
+    return min(high, max(low, value))
+
+
 class Calibration:
-    """Correction factors per model id; ``to_dict()``/``from_dict()`` for persistence."""
+    """Correction factor and bias per model id; ``to_dict()``/``from_dict()`` for persistence."""
 
     def __init__(self, alpha: float = ALPHA, min_tokens: int = MIN_OBSERVED_TOKENS) -> None:
         self.alpha = alpha
@@ -45,18 +64,51 @@ class Calibration:
         state = self._models.get(model or "")
         return state.factor if state else 1.0
 
+    def bias(self, model: str | None) -> int:
+        """Tokens to add to an anchored estimate (anchor + factor × added) of this model's next request."""
+        state = self._models.get(model or "")
+        return round(state.bias) if state else 0
+
     def apply(self, model: str | None, estimated: int | float) -> int:
         """An estimate corrected by the model's factor."""
         return round(estimated * self.factor(model))
 
     def observe(self, model: str | None, estimated: int | float, actual: int | float) -> bool:
-        """Learn from one (estimate, real count) pair of the same content. Returns whether it was used.
+        """Learn the factor from one (estimate, real count) pair of the same content. Returns whether it was used.
 
         Pairs are ignored when the estimate is tiny or the ratio is implausible (the real count
         then included something the estimate did not know about, e.g. a compaction in between).
         """
         if estimated < self.min_tokens or actual <= 0:
             return False
+        return self._learn_factor(model, estimated, actual)
+
+    def observe_anchored(self, model: str | None, anchor: int, added: int | float, actual: int, *,
+                         anchor_model: str | None = None, learn_factor: bool = True) -> bool:
+        """Learn from one anchored prediction. Returns whether it was used.
+
+        ``anchor`` is the previous request's real prompt size, ``added`` the *uncalibrated* estimate of
+        what changed since (negative when more was removed than added), ``actual`` this request's real
+        prompt size. The residual ``actual - anchor - factor × added - bias`` moves the bias; with
+        ``learn_factor`` the pair ``(added, actual - anchor - bias)`` also feeds the factor, the bias
+        taken out first so a per-request constant does not inflate it. Skipped: a context that shrank
+        although the estimate said it grew (a rewind or a compaction the caller did not see) and a
+        model switch (the system prompt and tokenizer change).
+        """
+        if anchor <= 0 or actual <= 0 or (actual < anchor and added >= 0):
+            return False
+        if anchor_model is not None and (anchor_model or "") != (model or ""):
+            return False
+        state = self._models.setdefault(model or "", _ModelState())
+        bias = state.bias
+        residual = actual - anchor - state.factor * added - bias
+        state.bias = _clip(bias + BIAS_ALPHA * _clip(residual, -BIAS_STEP, BIAS_STEP), -MAX_BIAS, MAX_BIAS)
+        state.bias_samples += 1
+        if learn_factor and added >= MIN_ANCHORED_TOKENS:
+            self._learn_factor(model, added, actual - anchor - bias)
+        return True
+
+    def _learn_factor(self, model: str | None, estimated: float, actual: float) -> bool:
         ratio = actual / estimated
         if not (1 / MAX_PLAUSIBLE_RATIO <= ratio <= MAX_PLAUSIBLE_RATIO):
             return False
@@ -64,6 +116,9 @@ class Calibration:
         if state.samples == 0:
             state.actual, state.estimated = float(actual), float(estimated)
         else:
+            # Bounded influence: an outlier pulls the factor at most ALPHA × 20 % of the way.
+            f = state.factor
+            actual = _clip(actual, estimated * f / MAX_STEP_RATIO, estimated * f * MAX_STEP_RATIO)
             a = self.alpha
             state.actual = (1 - a) * state.actual + a * actual
             state.estimated = (1 - a) * state.estimated + a * estimated
@@ -77,22 +132,40 @@ class Calibration:
         state = self._models.get(model or "")
         return state.samples if state else 0
 
+    def bias_samples(self, model: str | None) -> int:
+        state = self._models.get(model or "")
+        return state.bias_samples if state else 0
+
     def to_dict(self) -> dict[str, Any]:
         return {
-            "version": 1,
-            "models": {m: {"actual": s.actual, "estimated": s.estimated, "samples": s.samples}
+            "version": 2,
+            "models": {m: {"actual": s.actual, "estimated": s.estimated, "samples": s.samples,
+                           "bias": s.bias, "bias_samples": s.bias_samples}
                        for m, s in self._models.items()},
         }
 
     @classmethod
     def from_dict(cls, data: dict[str, Any] | None, **kwargs: Any) -> Calibration:
-        """Inverse of :meth:`to_dict`; malformed entries are dropped rather than trusted."""
+        """Inverse of :meth:`to_dict` (version 1 dicts have no bias: it starts at 0).
+
+        Malformed entries are dropped rather than trusted; a malformed bias alone is reset to 0.
+        """
         cal = cls(**kwargs)
         for model, raw in ((data or {}).get("models") or {}).items():
             try:
                 state = _ModelState(float(raw["actual"]), float(raw["estimated"]), int(raw["samples"]))
             except (KeyError, TypeError, ValueError):
                 continue
-            if state.samples > 0 and state.actual > 0 and state.estimated > 0:
+            try:
+                bias, bias_samples = float(raw.get("bias", 0.0)), int(raw.get("bias_samples", 0))
+            except (TypeError, ValueError):
+                bias, bias_samples = 0.0, 0
+            if bias_samples > 0 and abs(bias) <= MAX_BIAS:  # NaN fails the comparison and is dropped
+                state.bias, state.bias_samples = bias, bias_samples
+            factor_ok = state.samples > 0 and state.actual > 0 and state.estimated > 0
+            if not factor_ok:
+                state.actual = state.estimated = 0.0
+                state.samples = 0
+            if factor_ok or state.bias_samples:
                 cal._models[str(model)] = state
         return cal

@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import logging
 from collections.abc import AsyncIterator
 from typing import Any
 
@@ -17,6 +18,8 @@ from desktop.engine import importer, secrets
 from desktop.engine.chat import ChatEngine
 from desktop.engine.compaction.media import prepare_attachment
 from desktop.engine.importer import ImportResult
+
+log = logging.getLogger(__name__)
 
 PAGE_SIZE = 200  # newest messages shown when a session opens; older ones load on scroll
 
@@ -37,6 +40,7 @@ class Bridge(QObject):
     compactions_changed = Signal(int, object)  # session_id, list[CompactionRecord]
     notice = Signal(int, str, str)  # session_id, text, level
     busy_changed = Signal(int, bool)
+    failed = Signal(str)  # an unexpected error in background work, in words for a toast
     message_removed = Signal(int, int)  # session_id, message_id
     command_output = Signal(int, str, str)  # session_id, title, text
 
@@ -45,6 +49,7 @@ class Bridge(QObject):
         self.engine = engine
         self.store = engine.store
         self._tasks: set[asyncio.Task[Any]] = set()
+        self._closed = False
         engine.subscribe(self._on_event)
 
     # --- engine -> Qt ---------------------------------------------------------------------------------
@@ -79,12 +84,23 @@ class Bridge(QObject):
                 self.notice.emit(sid, text, level)
 
     # --- Qt -> engine / store -------------------------------------------------------------------------
-    def spawn(self, coro: Any) -> asyncio.Task[Any]:
-        """Fire and forget, keeping a strong reference (asyncio only keeps weak ones)."""
+    def spawn(self, coro: Any) -> asyncio.Task[Any] | None:
+        """Fire and forget, keeping a strong reference (asyncio only keeps weak ones). Nothing after close()."""
+        if self._closed:
+            coro.close()
+            return None
         task = asyncio.ensure_future(coro)
         self._tasks.add(task)
-        task.add_done_callback(self._tasks.discard)
+        task.add_done_callback(self._finished)
         return task
+
+    def _finished(self, task: asyncio.Task[Any]) -> None:
+        self._tasks.discard(task)
+        if task.cancelled() or task.exception() is None:
+            return
+        exc = task.exception()
+        log.error("background task failed", exc_info=exc)
+        self.failed.emit(f"Something went wrong: {type(exc).__name__}: {exc}")
 
     @contextlib.asynccontextmanager
     async def _busy(self, session_id: int) -> AsyncIterator[None]:
@@ -214,6 +230,7 @@ class Bridge(QObject):
         return None
 
     async def close(self) -> None:
+        self._closed = True
         for task in list(self._tasks):
             task.cancel()
         await asyncio.gather(*self._tasks, return_exceptions=True)

@@ -177,6 +177,7 @@ class MainWindow(QMainWindow):
         b.command_output.connect(self._on_command_output)
         b.context_changed.connect(self._on_context)
         b.notice.connect(self._on_notice)
+        b.failed.connect(self._on_failed)
         b.compactions_changed.connect(self._on_compactions)
         self.gauge.compact_requested.connect(
             lambda: self.session_id is not None and b.spawn(b.compact(self.session_id)))
@@ -390,6 +391,9 @@ class MainWindow(QMainWindow):
         if session_id == self.session_id:
             self.gauge.set_snapshot(snapshot)
             self.chat_model.set_trimmed(set(snapshot.trimmed))
+
+    def _on_failed(self, text: str) -> None:
+        self.toast.show_message(text, "error", 8000)
 
     def _on_notice(self, session_id: int, text: str, level: str) -> None:
         if session_id == self.session_id:
