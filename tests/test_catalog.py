@@ -146,3 +146,18 @@ def test_cost_arithmetic() -> None:
     info = catalog.info("claude-fable-5")
     assert (info.input_price, info.output_price, info.cache_write_price, info.cache_read_price) == \
         pytest.approx((10, 50, 12.5, 1.0))
+
+
+def test_override_price_keys_as_documented_in_settings():
+    # Settings.model_overrides documents {"window", "input", "output", "media_limit"} ($/MTok).
+    cat = ModelCatalog({"my-proxy-model": {"window": 64_000, "input": 2, "output": 8}})
+    info = cat.info("my-proxy-model")
+    assert (info.input_price, info.output_price) == (2.0, 8.0)
+    assert cat.cost("my-proxy-model", Usage(input_tokens=1_000_000)) == pytest.approx(2.0)
+
+
+def test_override_ignores_non_positive_or_boolean_windows():
+    # A 0 left by a cleared field (or a stray boolean) must not become a 0- or 1-token window.
+    for bad in (0, -5, True, {"window": 0}, {"window": True}, {"max_output": False}):
+        info = ModelCatalog({"claude-sonnet-4-5": bad}).info("claude-sonnet-4-5")
+        assert (info.window, info.window_source, info.max_output) == (200_000, "catalog", 64_000), bad

@@ -384,3 +384,241 @@ def test_prepend_older_merges_held_rows(qtbot):
     assert model.rowCount() < 60 and model.oldest_message_id() == 50
     model.prepend_older([msg(i) for i in range(40, 50)], has_older=False)
     assert ids(model) == list(range(40, 110)) and not model.has_older
+
+
+# -- review pass: tool rows, tags, accessibility, keyboard ------------------------------------------------
+
+
+def _tool_turns() -> list[StoredMessage]:
+    return [
+        msg(1, "user", "fix the lint"),
+        StoredMessage(2, 1, "assistant", [{"type": "tool_use", "id": "t1", "name": "Bash",
+                                           "input": {"command": "make lint"}}]),
+        StoredMessage(3, 1, "user", [{"type": "tool_result", "tool_use_id": "t1", "content": "ok"}]),
+        msg(4, "assistant", "Done."),
+    ]
+
+
+def test_tool_only_assistant_turn_is_a_tool_row_until_it_gains_text(qtbot):
+    model = ChatModel()
+    model.set_messages(_tool_turns(), has_older=False)
+    assert [model.index(r, 0).data(Roles.Kind) for r in range(4)] == ["message", "tool", "tool", "message"]
+    model.append_text(2, "Now explaining.")
+    model.flush()
+    assert model.index(1, 0).data(Roles.Kind) == "message"
+
+
+def test_accessible_text_names_the_speaker_and_the_tag(qtbot):
+    model = ChatModel()
+    model.set_messages([*_tool_turns(), msg(5, text="cut", status="interrupted")], has_older=False)
+    model.set_trimmed({3})
+    text = [model.index(r, 0).data(Qt.ItemDataRole.AccessibleTextRole) for r in range(5)]
+    assert text[0] == "You: fix the lint" and text[3] == "Claude: Done."
+    assert text[1].startswith("Tool: ⚙ Bash make lint")
+    desc = [model.index(r, 0).data(Qt.ItemDataRole.AccessibleDescriptionRole) for r in range(5)]
+    assert desc == ["", "", "Shortened in the context sent to the model", "", "Interrupted"]
+
+
+def _contrast(a: QColor, b: QColor) -> float:
+    def lum(c: QColor) -> float:
+        ch = [(v / 255) / 12.92 if v / 255 <= 0.03928 else ((v / 255 + 0.055) / 1.055) ** 2.4
+              for v in (c.red(), c.green(), c.blue())]
+        return 0.2126 * ch[0] + 0.7152 * ch[1] + 0.0722 * ch[2]
+
+    hi, lo = sorted((lum(a), lum(b)), reverse=True)
+    return (hi + 0.05) / (lo + 0.05)
+
+
+@pytest.mark.parametrize("base, text", [("#ffffff", "#1f1f1f"), ("#1e1e20", "#e6e6e6")])
+def test_tags_are_readable_on_light_and_dark(qtbot, base, text):
+    from PySide6.QtGui import QPalette
+
+    from desktop.ui.chat_delegate import TAG_FILL, TRIMMED_TAG, _blend, tag_colour
+
+    palette = QPalette()
+    palette.setColor(QPalette.ColorRole.Base, QColor(base))
+    palette.setColor(QPalette.ColorRole.Text, QColor(text))
+    for tag in ("error: overloaded", "interrupted", TRIMMED_TAG):
+        colour = tag_colour(tag, palette)
+        pill = _blend(QColor(base), colour, TAG_FILL)
+        assert _contrast(colour, pill) >= 4.5, tag  # WCAG AA for small text
+
+
+def test_trimmed_tag_explains_itself_on_hover(qtbot, view):
+    from PySide6.QtGui import QHelpEvent
+    from PySide6.QtWidgets import QToolTip
+
+    from desktop.ui.chat_delegate import TRIMMED_TIP
+
+    model: ChatModel = view.model()
+    model.set_messages(_tool_turns(), has_older=False)
+    model.set_trimmed({3})
+    settle(qtbot, view)
+    index = model.index(2, 0)
+    option = QStyleOptionViewItem()
+    option.rect = view.visualRect(index)
+    pill = view.delegate.tag_rect(index, option.rect)
+    assert not pill.isEmpty() and pill.top() > view.delegate.bubble_rect(index, option.rect).bottom()
+    assert view.delegate.tag_rect(model.index(1, 0), view.visualRect(model.index(1, 0))).isEmpty()
+    point = pill.center().toPoint()
+    event = QHelpEvent(QHelpEvent.Type.ToolTip, point, view.viewport().mapToGlobal(point))
+    assert view.delegate.helpEvent(event, view, option, index)
+    assert QToolTip.text() == TRIMMED_TIP
+    QToolTip.hideText()
+
+
+def test_compaction_card_links_use_the_theme_link_colour(qtbot, view):
+    from desktop.ui.markdown_render import DARK, LIGHT
+
+    model: ChatModel = view.model()
+    model.set_messages(page(1, 4), has_older=False)
+    key = model.add_compaction_card("summary", 2, 900, covers_through_message_id=2)
+    settle(qtbot, view)
+    index = model.index(model.row_of(key), 0)
+    assert QColor(LIGHT.link).name() in view.delegate.document(index).toHtml()
+    palette = view.palette()
+    palette.setColor(palette.ColorRole.Base, QColor("#1e1e1e"))
+    palette.setColor(palette.ColorRole.Text, QColor("#e6e6e6"))
+    view.setPalette(palette)
+    assert QColor(DARK.link).name() in view.delegate.document(index).toHtml()
+
+
+def test_compaction_card_actions_from_menu_and_enter(qtbot, view):
+    model: ChatModel = view.model()
+    model.set_messages(page(1, 4), has_older=False)
+    key = model.add_compaction_card("summary", 2, 900, covers_through_message_id=2)
+    model.set_card_detail(key, undoable=True)
+    settle(qtbot, view)
+    index = model.index(model.row_of(key), 0)
+    menu = view.build_context_menu(view.visualRect(index).center())
+    labels = [a.text() for a in menu.actions() if a.text()]
+    assert labels[:3] == ["View summary", "Show originals", "Undo"]
+    assert "Edit and resend…" not in labels and "Delete message…" not in labels
+    actions = []
+    view.card_action.connect(lambda k, a: actions.append((k, a)))
+    menu.actions()[2].trigger()
+    view.setFocus()
+    view.setCurrentIndex(index)
+    qtbot.keyClick(view, Qt.Key.Key_Return)
+    assert actions == [(key, "undo"), (key, "summary")]
+
+
+def test_edit_is_offered_only_for_typed_messages(qtbot, view):
+    model: ChatModel = view.model()
+    model.set_messages(_tool_turns(), has_older=False)
+    settle(qtbot, view)
+
+    def labels(row: int) -> list[str]:
+        return [a.text() for a in view.build_context_menu(view.visualRect(model.index(row, 0)).center()).actions()]
+
+    assert "Edit and resend…" in labels(0)
+    assert "Edit and resend…" not in labels(2)  # a tool result has the user role but nobody typed it
+    assert "Delete message…" in labels(2)
+
+
+def test_tab_into_the_list_starts_at_the_newest_row_on_screen(qtbot):
+    from PySide6.QtWidgets import QLineEdit, QVBoxLayout, QWidget
+
+    host = QWidget()
+    qtbot.addWidget(host)
+    edit, view = QLineEdit(host), ChatView(host)
+    layout = QVBoxLayout(host)
+    layout.addWidget(edit)
+    layout.addWidget(view)
+    view.setModel(ChatModel(view))
+    view.model().set_messages(page(1, 30), has_older=True)
+    host.resize(600, 400)
+    host.show()
+    qtbot.waitExposed(host)
+    settle(qtbot, view)
+    view.scroll_to_bottom()
+    bottom = view.verticalScrollBar().value()
+    requests = []
+    view.older_requested.connect(lambda: requests.append(1))
+    edit.setFocus()
+    qtbot.keyClick(edit, Qt.Key.Key_Tab)
+    assert view.hasFocus()
+    assert view.currentIndex().row() == view.model().rowCount() - 1
+    qtbot.keyClick(view, Qt.Key.Key_Up)
+    assert view.currentIndex().row() == view.model().rowCount() - 2
+    assert view.verticalScrollBar().value() > bottom - view.viewport().height() and not requests
+    assert view.accessibleName() == "Conversation"
+
+
+# -- composer and sidebar keyboard -------------------------------------------------------------------------
+
+
+@pytest.fixture
+def composer(qtbot):
+    from desktop.ui.composer import Composer
+
+    c = Composer()
+    c.resize(600, 120)
+    qtbot.addWidget(c)
+    c.show()
+    qtbot.waitExposed(c)
+    c.activateWindow()
+    return c
+
+
+def test_composer_tab_goes_to_send_and_enter_on_it_sends(qtbot, composer):
+    composer.edit.setFocus()
+    qtbot.keyClicks(composer.edit, "hello")
+    qtbot.keyClick(composer.edit, Qt.Key.Key_Tab)
+    assert composer.send_button.hasFocus() and composer.edit.toPlainText() == "hello"
+    with qtbot.waitSignal(composer.send_requested) as sig:
+        qtbot.keyClick(composer.send_button, Qt.Key.Key_Return)
+    assert sig.args == ["hello", []]
+    composer.set_busy(True)
+    assert composer.stop_button.hasFocus()  # focus follows Send -> Stop
+    with qtbot.waitSignal(composer.stop_requested):
+        qtbot.keyClick(composer.stop_button, Qt.Key.Key_Space)
+    composer.set_busy(False)
+    qtbot.keyClick(composer.send_button, Qt.Key.Key_Tab)
+    assert composer.attach_button.hasFocus()
+
+
+def test_composer_controls_have_accessible_names(qtbot, composer):
+    names = {w.objectName(): w.accessibleName() for w in (
+        composer.edit, composer.send_button, composer.stop_button, composer.attach_button,
+        composer.clear_attachments_button)}
+    assert names == {"composer_edit": "Message", "send_button": "Send message", "stop_button": "Stop the reply",
+                     "attach_button": "Attach files", "clear_attachments_button": "Remove the attachments"}
+    assert composer.attach_button.width() == composer.send_button.width()  # one aligned column
+
+
+def test_composer_grows_with_the_draft_and_shrinks_after_sending(qtbot, composer):
+    from desktop.ui.composer import MAX_LINES, MIN_HEIGHT
+
+    assert composer.edit.height() == MIN_HEIGHT
+    composer.edit.setPlainText("\n".join(f"line {i}" for i in range(8)))
+    grown = composer.edit.height()
+    assert grown > MIN_HEIGHT
+    composer.edit.setPlainText("\n".join(f"line {i}" for i in range(MAX_LINES * 3)))
+    capped = composer.edit.height()
+    assert grown < capped < MAX_LINES * 2 * composer.edit.fontMetrics().lineSpacing()
+    composer.send_button.click()
+    assert composer.edit.height() == MIN_HEIGHT
+
+
+def test_sidebar_f2_renames_and_delete_asks(qtbot, monkeypatch):
+    from PySide6.QtWidgets import QInputDialog, QMessageBox
+
+    from desktop.engine.types import SessionInfo
+    from desktop.ui.sidebar import Sidebar
+
+    bar = Sidebar()
+    qtbot.addWidget(bar)
+    bar.set_sessions([SessionInfo(id=7, title="First", model="m", created_at=0.0, updated_at=0.0,
+                                  message_count=2)])
+    bar.list.setCurrentRow(0)
+    bar.show()
+    bar.list.setFocus()
+    monkeypatch.setattr(QInputDialog, "getText", lambda *a, **k: ("Renamed", True))
+    monkeypatch.setattr(QMessageBox, "question", lambda *a, **k: QMessageBox.StandardButton.Yes)
+    with qtbot.waitSignal(bar.rename_requested) as renamed:
+        qtbot.keyClick(bar.list, Qt.Key.Key_F2)
+    with qtbot.waitSignal(bar.delete_requested) as deleted:
+        qtbot.keyClick(bar.list, Qt.Key.Key_Delete)
+    assert renamed.args == [7, "Renamed"] and deleted.args == [7]
+    assert bar.list.accessibleName() == "Chats"

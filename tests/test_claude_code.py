@@ -401,3 +401,16 @@ def test_api_messages_starts_with_user_and_drops_unknown_server_blocks() -> None
         {"role": "assistant", "content": [{"type": "text", "text": "[server_tool_use block omitted]"}]},
         {"role": "user", "content": [{"type": "text", "text": "next"}]},
     ]
+
+
+def test_unhashable_tool_use_id_does_not_raise():
+    # read_transcript promises never to raise on bad content: a list where an id string belongs included.
+    lines = [
+        json.dumps({"type": "user", "message": {"role": "user", "content": "hi"}}),
+        json.dumps({"type": "user", "message": {"role": "user", "content": [
+            {"type": "tool_result", "tool_use_id": ["x"], "content": "a"},
+            {"type": "tool_result", "tool_use_id": {"id": "y"}, "content": "b"}]}}),
+    ]
+    t = parse_lines(lines)
+    assert len(t.messages) == 2
+    assert t.orphan_tool_result_ids == ["['x']", "{'id': 'y'}"]

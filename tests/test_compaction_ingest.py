@@ -63,3 +63,10 @@ def test_unsafe_key_is_sanitised(tmp_path):
     cap_content(_big(60_000), key="../../etc/passwd", spill_dir=tmp_path)
     files = list(tmp_path.iterdir())
     assert len(files) == 1 and files[0].parent == tmp_path and "/" not in files[0].name
+
+
+def test_none_text_and_none_content_do_not_raise(tmp_path):
+    content = [{"type": "text", "text": None}, {"type": "text"}, {"type": "tool_result", "tool_use_id": "t",
+                                                                  "content": None}]
+    assert cap_content(content, key="m1", spill_dir=tmp_path, limit=0) == content
+    assert cap_content(None, key="m1", spill_dir=tmp_path) == []

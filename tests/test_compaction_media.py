@@ -130,3 +130,20 @@ def test_prepare_attachment(tmp_path):
     broken.write_bytes(b"\x89PNG\r\n\x1a\n" + b"\0" * 20)
     with pytest.raises(MediaError, match="not a readable image"):
         prepare_attachment(broken)
+
+
+def test_five_mb_limit_is_on_the_base64_text(tmp_path):
+    # The API measures image.source.base64 (the base64 string): 4.2 MB of bytes is 5.6 MB of base64 and a 400.
+    rng = random.Random(3)
+    noise = Image.frombytes("RGB", (1_180, 1_180), rng.randbytes(1_180 * 1_180 * 3))
+    buf = io.BytesIO()
+    noise.save(buf, "PNG", compress_level=0)
+    raw = buf.getvalue()
+    assert 3.9e6 < len(raw) < 5 * 1024 * 1024 < len(base64.b64encode(raw))
+    msgs = [{"role": "user", "content": [image(base64.b64encode(raw).decode())]}]
+    with pytest.raises(MediaError, match="5 MB"):
+        cap_media(msgs, limit=100)
+    path = tmp_path / "photo.png"
+    path.write_bytes(raw)
+    with pytest.raises(MediaError, match="5 MB"):
+        prepare_attachment(path)

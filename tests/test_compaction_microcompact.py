@@ -121,3 +121,21 @@ def test_plan_truncate_waits_for_enough_gain():
     msgs = _texts(40, 1_500)  # 500 chars over the limit per message: ~100 tokens each
     assert plan_truncate(msgs, 0, after=30, limit=1_000, min_gain_tokens=5_000) == 0
     assert plan_truncate(msgs, 0, after=30, limit=1_000, min_gain_tokens=500) == msgs[-31].id
+
+
+def test_truncate_never_lengthens_a_text_just_over_the_limit():
+    # 1,001 characters "cut" to 1,000 plus a ~35-character marker would be longer than the original.
+    msgs = [_m(1, "user", [{"type": "text", "text": "a" * 1_001}]), _m(2, "assistant", [_t("b" * 1_200)])]
+    out, changed = apply_truncate(msgs, horizon=2, old_limit=1_000)
+    assert out[0] is msgs[0] and (1, 0) not in changed
+    assert len(out[1].content[0]["text"]) < 1_200 and changed == {(2, 0)}
+
+
+def test_text_none_fields_do_not_raise():
+    msgs = [_m(1, "user", [{"type": "text", "text": None}]), _m(2, "assistant", [{"type": "text"}])]
+    assert apply_truncate(msgs, horizon=2, old_limit=0) == (msgs, set())
+    assert plan_truncate(msgs, 0, after=0, limit=0, min_gain_tokens=0) == 2
+
+
+def _t(text):
+    return {"type": "text", "text": text}

@@ -65,3 +65,12 @@ def test_problems_names_each_rule():
                    "must come first", "unknown keys ['meta']"):
         assert needle in text
     assert problems([]) == ["no messages"]
+
+
+def test_problems_reports_unhashable_ids_instead_of_raising():
+    msgs = [{"role": "user", "content": [_t("go")]},
+            {"role": "assistant", "content": [{"type": "tool_use", "id": ["t"], "name": "x", "input": {}}]},
+            {"role": "user", "content": [{"type": "tool_result", "tool_use_id": ["t"], "content": "a"}]}]
+    found = problems(msgs)
+    assert any("malformed tool_use" in p for p in found)
+    assert problems(repair(msgs)) == []

@@ -456,6 +456,48 @@ def test_keyboard_opens_card_and_escape_closes(qtbot):
     assert not gauge.card.isVisible()
 
 
+
+def test_tab_reaches_the_gauge_enter_opens_escape_returns_focus(qtbot):
+    from PySide6.QtWidgets import QHBoxLayout, QLineEdit, QWidget
+
+    host = QWidget()
+    qtbot.addWidget(host)
+    edit, gauge = QLineEdit(host), ContextGauge(host)
+    layout = QHBoxLayout(host)
+    layout.addWidget(edit)
+    layout.addWidget(gauge)
+    gauge.set_snapshot(snap(can_compact=True), animate=False)
+    host.show()
+    qtbot.waitExposed(host)
+    host.activateWindow()
+    qtbot.waitUntil(host.isActiveWindow, timeout=2000)
+    edit.setFocus()
+    qtbot.keyClick(edit, Qt.Key.Key_Tab)
+    assert gauge.hasFocus() and gauge.accessibleName() == "Context usage"
+    qtbot.keyClick(gauge, Qt.Key.Key_Enter)
+    assert gauge.card.is_pinned()
+    qtbot.waitUntil(gauge.card.compact_button.hasFocus, timeout=2000)
+    qtbot.keyClick(gauge.card.compact_button, Qt.Key.Key_Escape)
+    assert not gauge.card.isVisible()
+    qtbot.waitUntil(gauge.hasFocus, timeout=2000)  # back where the keyboard user was
+    qtbot.keyClick(gauge, Qt.Key.Key_Return)
+    qtbot.waitUntil(gauge.card.compact_button.hasFocus, timeout=2000)
+    with qtbot.waitSignal(gauge.compact_requested, timeout=1000):
+        qtbot.keyClick(gauge.card.compact_button, Qt.Key.Key_Return)  # Enter presses the focused button
+    assert not gauge.card.isVisible()
+
+
+def test_long_model_id_stays_on_one_line_without_its_date(qtbot):
+    model = "claude-sonnet-4-5-with-a-long-provider-prefix-20250929"
+    gauge = make_gauge(qtbot, snap(model=model))
+    open_by_hover(qtbot, gauge)
+    label = gauge.card.value("model")
+    assert not label.wordWrap() and "20250929" not in label.text()
+    assert label.text().startswith("claude-sonnet") and label.toolTip() == model
+    gauge.set_snapshot(snap(model="claude-haiku-4-5"), animate=False)
+    assert label.text() == "claude-haiku-4-5" and label.toolTip() == ""
+
+
 # -- breakdown bar ---------------------------------------------------------------------------------
 
 

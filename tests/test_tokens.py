@@ -11,7 +11,7 @@ import pytest
 from PIL import Image
 
 from desktop.engine import tokens as T
-from desktop.engine.calibration import MAX_FACTOR, Calibration
+from desktop.engine.calibration import BIAS_ALPHA, BIAS_STEP, MAX_BIAS, MAX_FACTOR, Calibration
 from desktop.engine.tokens import (
     IMAGE_TOKEN_CAP,
     PDF_TOKENS_PER_PAGE,
@@ -368,6 +368,108 @@ def test_calibration_round_trip() -> None:
     assert Calibration.from_dict(None).models() == []
 
 
+def _anchored_session(cal: Calibration, model: str, turns: int, *, factor: float, hidden: int,
+                      spikes: dict[int, int] | None = None) -> list[float]:
+    """Anchored predictions of a session whose API adds ``hidden`` tokens per request; relative errors."""
+    anchor, errors = 20_000, []
+    for i in range(turns):
+        added = 150 + 977 * (i % 5)  # uncalibrated estimate of what was added since the anchor
+        actual = anchor + round(factor * added) + hidden + (spikes or {}).get(i, 0)
+        predicted = anchor + round(added * cal.factor(model)) + cal.bias(model)
+        errors.append(abs(predicted - actual) / actual)
+        assert cal.observe_anchored(model, anchor, added, actual)
+        anchor = actual
+    return errors
+
+
+def test_bias_learns_a_per_request_constant_a_factor_cannot() -> None:
+    cal = Calibration()
+    errors = _anchored_session(cal, "m", 600, factor=1.1, hidden=300)
+    # Slow by design (each request moves the bias ≤ BIAS_ALPHA × BIAS_STEP), but it gets there, and the
+    # constant that first leaked into the factor leaks back out.
+    assert cal.bias("m") == pytest.approx(300, abs=10)
+    assert cal.factor("m") == pytest.approx(1.1, abs=0.005)
+    assert max(errors[-50:]) < 0.0002
+    # The factor alone mixes the constant into the ratio: small requests stay hundreds of tokens short.
+    old = Calibration()
+    for i in range(600):
+        added = 150 + 977 * (i % 5)
+        old.observe("m", added, round(1.1 * added) + 300)
+    assert old.factor("m") > 1.15
+    assert abs(round(150 * old.factor("m")) - (165 + 300)) > 200
+
+
+def test_bias_stays_zero_when_nothing_is_hidden() -> None:
+    cal = Calibration()
+    _anchored_session(cal, "m", 40, factor=1.0, hidden=0)
+    assert cal.bias("m") == 0 and cal.factor("m") == pytest.approx(1.0)
+
+
+def test_bias_and_factor_shrug_off_spikes() -> None:
+    cal = Calibration()
+    _anchored_session(cal, "m", 60, factor=1.2, hidden=100)
+    factor, bias = cal.factor("m"), cal.bias("m")
+    # A hidden 6,000-token attachment: the bias moves by at most BIAS_ALPHA × BIAS_STEP.
+    _anchored_session(cal, "m", 1, factor=1.2, hidden=100, spikes={0: 6_000})
+    assert abs(cal.bias("m") - bias) <= BIAS_ALPHA * BIAS_STEP + 1
+    assert cal.factor("m") == pytest.approx(factor, rel=0.06)  # bounded influence, not a jump to ≈2.4
+    # A lasting change is still learned, slowly: it may be the new normal.
+    errors = _anchored_session(cal, "m", 1_000, factor=1.2, hidden=1_100)
+    assert cal.bias("m") == pytest.approx(1_100, abs=30)
+    assert max(errors[-50:]) < 0.0005
+
+
+def test_bias_is_clamped_and_per_model() -> None:
+    cal = Calibration()
+    for _ in range(round(2 * MAX_BIAS / (BIAS_ALPHA * BIAS_STEP))):
+        cal.observe_anchored("a", 50_000, 0, 50_000 + 3 * MAX_BIAS)
+    assert cal.bias("a") == MAX_BIAS
+    assert cal.bias("b") == 0 and cal.bias(None) == 0
+
+
+def test_observe_anchored_skips_rewinds_and_model_switches() -> None:
+    cal = Calibration()
+    assert not cal.observe_anchored("m", 50_000, 800, 38_000)  # shrank although the estimate said it grew
+    assert not cal.observe_anchored("m", 50_000, 800, 58_000, anchor_model="other")  # system prompt changed
+    assert not cal.observe_anchored("m", 0, 800, 1_000)  # no anchor
+    assert cal.bias_samples("m") == 0 and cal.bias("m") == 0
+    # Dropped thinking: a legitimate shrink the estimate predicted.
+    assert cal.observe_anchored("m", 50_000, -2_000, 48_050, anchor_model="m")
+    assert cal.bias_samples("m") == 1 and cal.bias("m") == round(BIAS_ALPHA * 50)
+    assert cal.samples("m") == 0  # negative deltas never feed the factor
+    assert cal.observe_anchored("m", 50_000, 4_000, 54_000, learn_factor=False)
+    assert cal.samples("m") == 0
+
+
+def test_factor_has_bounded_influence_after_the_first_sample() -> None:
+    cal = Calibration()
+    cal.observe("m", 10_000, 13_500)  # the first sample is trusted as is: a new install calibrates at once
+    assert cal.factor("m") == pytest.approx(1.35)
+    cal.observe("m", 10_000, 39_000)  # plausible (<4x) but an outlier
+    assert cal.factor("m") == pytest.approx(1.35 * (0.75 + 0.25 * 1.2), rel=1e-9)
+
+
+def test_calibration_bias_round_trip_and_old_dicts() -> None:
+    cal = Calibration()
+    _anchored_session(cal, "claude-opus-4-6", 30, factor=1.05, hidden=250)
+    cal.observe_anchored("bias-only", 10_000, 100, 10_400)  # too small for the factor: bias only
+    restored = Calibration.from_dict(json.loads(json.dumps(cal.to_dict())))
+    for model in ("claude-opus-4-6", "bias-only", "unknown"):
+        assert restored.bias(model) == cal.bias(model)
+        assert restored.factor(model) == cal.factor(model)
+        assert restored.bias_samples(model) == cal.bias_samples(model)
+    assert restored.samples("bias-only") == 0 and restored.bias("bias-only") > 0
+    v1 = {"version": 1, "models": {"m": {"actual": 1300.0, "estimated": 1000.0, "samples": 4}}}
+    old = Calibration.from_dict(v1)
+    assert old.factor("m") == pytest.approx(1.3) and old.bias("m") == 0 and old.bias_samples("m") == 0
+    bad = Calibration.from_dict({"models": {
+        "x": {"actual": 1300.0, "estimated": 1000.0, "samples": 4, "bias": "junk", "bias_samples": 2},
+        "y": {"actual": 1300.0, "estimated": 1000.0, "samples": 4, "bias": 1e9, "bias_samples": 2},
+        "z": {"actual": 0, "estimated": 0, "samples": 0, "bias": float("nan"), "bias_samples": 2}}})
+    assert bad.bias("x") == 0 and bad.bias("y") == 0 and bad.factor("y") == pytest.approx(1.3)
+    assert "z" not in bad.models()
+
+
 def test_calibration_against_fake_server() -> None:
     """A whole-request estimate, calibrated on earlier turns, lands within 5 % of the server's count."""
     fakeapi = pytest.importorskip("tests.fakeapi")
@@ -401,3 +503,11 @@ def test_calibration_against_fake_server() -> None:
             messages.append({"role": "assistant", "content": [b.model_dump(exclude_none=True) for b in reply.content]})
     assert max(errors_cal) <= 0.05, errors_cal
     assert min(errors_raw) > 0.05  # the server really counts differently: calibration did the work
+
+
+def test_odd_content_does_not_raise() -> None:
+    # Corrupt rows or imports: items that are not blocks inside a tool_result, None content, None text.
+    odd = {"type": "tool_result", "tool_use_id": "t", "content": ["plain", None, {"type": "text", "text": None}]}
+    assert estimate_block(odd) >= TEXT_MODELS[V3].block + TEXT_MODELS[V3].tool_result
+    assert estimate_message(None) == TEXT_MODELS[V3].message
+    assert MessageEstimateCache().total([(1, [odd])]) == estimate_message([odd])

@@ -29,7 +29,7 @@ MIN_ANCHORED_TOKENS = 300  # the same with the bias taken out first: smaller pai
 MAX_PLAUSIBLE_RATIO = 4.0  # beyond this the two numbers did not describe the same content
 MAX_STEP_RATIO = 1.2  # once learned, one observation counts as at most 1.2x (or 1/1.2x) the factor
 BIAS_ALPHA = 0.1  # weight of the newest residual in the bias
-BIAS_STEP = 100  # tokens: a residual is clipped to ±this before it moves the bias (Huber-like)
+BIAS_STEP = 75  # tokens: a residual is clipped to ±this before it moves the bias (Huber-like)
 MAX_BIAS = 2000  # tokens: a safety clamp; a bias this large means the anchor is not comparable
 
 

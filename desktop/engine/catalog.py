@@ -125,6 +125,10 @@ def _lookup(model: str, table: Mapping[str, Any]) -> tuple[str, Any] | None:
     return None
 
 
+def _positive(value: Any) -> bool:
+    return isinstance(value, int | float) and not isinstance(value, bool) and value > 0
+
+
 def _env_window() -> int | None:
     raw = os.environ.get(ENV_WINDOW, "").strip().replace("_", "")
     if not raw:
@@ -140,15 +144,17 @@ class ModelCatalog:
     """Model facts with user overrides and windows learned from overflow errors.
 
     ``overrides`` (from settings): ``{model: window}`` or ``{model: {"window", "max_output",
-    "input_price", "output_price", "min_cache_tokens", "media_limit", "family"}}``; keys match like
-    catalog keys (dated ids resolve). ``learned``: ``{model: window}`` as returned by :meth:`learned`.
+    "input_price", "output_price", "min_cache_tokens", "media_limit", "family"}}``; ``"input"`` /
+    ``"output"`` are accepted for the prices (the spelling ``Settings.model_overrides`` documents). Counts
+    must be positive numbers (a 0 left by a cleared field means "no override"). Keys match like catalog
+    keys (dated ids resolve). ``learned``: ``{model: window}`` as returned by :meth:`learned`.
     """
 
     def __init__(self, overrides: Mapping[str, Any] | None = None,
                  learned: Mapping[str, int] | None = None) -> None:
         self._overrides = {str(k).lower(): v for k, v in (overrides or {}).items()}
         self._learned: dict[str, int] = {str(k).lower(): int(v) for k, v in (learned or {}).items()
-                                         if isinstance(v, int | float) and v > 0}
+                                         if _positive(v)}
 
     def info(self, model: str | None) -> ModelInfo:
         name = (model or "").strip()
@@ -169,17 +175,18 @@ class ModelCatalog:
 
     @staticmethod
     def _apply_override(info: ModelInfo, value: Any) -> ModelInfo:
-        if isinstance(value, int | float) and not isinstance(value, bool):
+        if _positive(value):
             return replace(info, window=int(value), window_source="override")
         if not isinstance(value, Mapping):
             return info
         changes: dict[str, Any] = {}
         for field in ("window", "max_output", "min_cache_tokens", "media_limit"):
-            if isinstance(value.get(field), int | float):
+            if _positive(value.get(field)):
                 changes[field] = int(value[field])
-        for field in ("input_price", "output_price"):
-            if isinstance(value.get(field), int | float):
-                changes[field] = float(value[field])
+        for field, alias in (("input_price", "input"), ("output_price", "output")):
+            price = value.get(field, value.get(alias))
+            if isinstance(price, int | float) and not isinstance(price, bool) and price >= 0:
+                changes[field] = float(price)
         if value.get("family") in (V3, V47):
             changes["family"] = value["family"]
         if "window" in changes:
@@ -202,7 +209,7 @@ class ModelCatalog:
         return dict(self._learned)
 
     def cost(self, model: str | None, usage: Usage | None) -> float | None:
-        """USD for one response; None when the model's prices are unknown.
+        """USD for one response: 0.0 without usage, else None when the model's prices are unknown.
 
         Cache writes are priced at the 5-minute rate (1.25x input); 1-hour writes (2x) are not
         distinguished in ``Usage``.

@@ -306,12 +306,15 @@ class ChatEngine:
     def _facts(self, session_id: int, g: Gathered) -> RequestFacts:
         prefix = [{"type": "text", "text": assemble.summary_text(g.compaction)}] if g.compaction else []
         estimate = self.meter.whole_estimate(session_id, g.model, g.system, g.tools, prefix, g.sendable)
+        anchor = self.meter.anchor(g.model, g.sendable, g.compaction, g.horizons)
         return RequestFacts(
             boundary=g.compaction.id if g.compaction else 0,
             last_id=g.sendable[-1].id if g.sendable else 0,
             count=len(g.sendable),
             estimate=estimate,
             horizons=g.horizons,
+            anchor=anchor[0].usage.prompt_tokens if anchor and anchor[0].usage else 0,
+            added=anchor[1] if anchor else 0,
         )
 
     def _snapshot(self, session_id: int, g: Gathered, compactions: int, cost: float | None,
@@ -524,8 +527,13 @@ class ChatEngine:
         assert reply is not None
         reply = replace(reply, meta={**reply.meta, "stop_reason": stop_reason})
         await self.store.update_message(reply.id, meta=reply.meta)
-        if usage.prompt_tokens and self.calibration.observe(request["model"], facts.estimate, usage.prompt_tokens):
-            await self.store.set_kv("calibration", self.calibration.to_dict())
+        if usage.prompt_tokens:
+            learned = self.calibration.observe(request["model"], facts.estimate, usage.prompt_tokens)
+            if facts.anchor:  # the per-request bias, from the anchored prediction of this request
+                learned |= self.calibration.observe_anchored(request["model"], facts.anchor, facts.added,
+                                                             usage.prompt_tokens, learn_factor=False)
+            if learned:
+                await self.store.set_kv("calibration", self.calibration.to_dict())
         self.emit(StatusChanged(session_id, "", busy=False))
         self.emit(TurnDone(session_id, reply))
         if detect_stop_reason(stop_reason) is not None:

@@ -235,7 +235,7 @@ class _Parser:
             for b in m.content:
                 if b.get("type") == "tool_use" and isinstance(b.get("id"), str):
                     seen_uses.add(b["id"])
-                elif b.get("type") == "tool_result" and b.get("tool_use_id") not in seen_uses:
+                elif b.get("type") == "tool_result" and str(b.get("tool_use_id")) not in seen_uses:
                     t.orphan_tool_result_ids.append(str(b.get("tool_use_id")))
 
 

@@ -30,10 +30,12 @@ class RequestFacts:
     count: int  # sendable messages included
     estimate: int  # uncalibrated whole-request estimate, for calibration
     horizons: dict[str, int] = field(default_factory=dict)  # microcompaction horizons in force
+    anchor: int = 0  # real prompt size of the previous comparable request (0: none)
+    added: int = 0  # uncalibrated estimate of what was added since it
 
     def to_json(self) -> dict[str, Any]:
         return {"boundary": self.boundary, "last_id": self.last_id, "count": self.count,
-                "estimate": self.estimate, "horizons": self.horizons}
+                "estimate": self.estimate, "horizons": self.horizons, "anchor": self.anchor, "added": self.added}
 
     @classmethod
     def from_json(cls, data: dict[str, Any] | None) -> RequestFacts | None:
@@ -41,7 +43,8 @@ class RequestFacts:
             return None
         try:
             return cls(int(data["boundary"]), int(data["last_id"]), int(data["count"]), int(data["estimate"]),
-                       {k: int(v) for k, v in (data.get("horizons") or {}).items()})
+                       {k: int(v) for k, v in (data.get("horizons") or {}).items()},
+                       int(data.get("anchor", 0)), int(data.get("added", 0)))
         except (KeyError, TypeError, ValueError):
             return None
 
@@ -103,6 +106,25 @@ class ContextMeter:
                 out[k] += v
         return out
 
+    def anchor(self, model: str, history: list[StoredMessage], compaction: CompactionRecord | None,
+               horizons: dict[str, int] | None) -> tuple[StoredMessage, int] | None:
+        """The newest reply whose request is comparable to the next one, and the uncalibrated estimate of what
+        was added since it (its own content and everything after). None: estimate the whole request."""
+        sendable = [m for m in history if m.status in ("complete", "interrupted")]
+        reply = next((m for m in reversed(history) if m.role == "assistant" and m.usage and m.usage.prompt_tokens),
+                     None)
+        facts = RequestFacts.from_json(reply.meta.get("request")) if reply else None
+        if reply is None or facts is None:
+            return None
+        same_horizons = ({k: v for k, v in facts.horizons.items() if v}
+                         == {k: v for k, v in (horizons or {}).items() if v})
+        if (facts.boundary != (compaction.id if compaction else 0) or not same_horizons
+                or sum(1 for m in sendable if m.id <= facts.last_id) != facts.count):
+            return None
+        family = self.catalog.info(model).family
+        added = sum(tokens.estimate_message(m.content, family=family) for m in sendable if m.id >= reply.id)
+        return reply, added
+
     def snapshot(
         self,
         *,
@@ -131,35 +153,22 @@ class ContextMeter:
             pinned_tokens = tokens.estimate_text(pins, family=family) if pins else 0
             summary_blocks = [{"type": "text", "text": compaction.summary + "\n" + pins}]
 
-        # The anchor: the newest reply whose request is still comparable to the next one.
-        anchor_msg, facts = None, None
-        for msg in reversed(history):
-            if msg.role == "assistant" and msg.usage and msg.usage.prompt_tokens:
-                facts = RequestFacts.from_json(msg.meta.get("request"))
-                anchor_msg = msg
-                break
-        boundary = compaction.id if compaction else 0
-        anchor_ok = (
-            anchor_msg is not None
-            and facts is not None
-            and facts.boundary == boundary
-            and {k: v for k, v in facts.horizons.items() if v} == {k: v for k, v in (horizons or {}).items() if v}
-            and sum(1 for m in sendable if m.id <= facts.last_id) == facts.count
-        )
-        factor = self.calibration.factor(model)
-        if anchor_ok:
-            assert anchor_msg is not None and anchor_msg.usage is not None
-            added = [m.content for m in sendable if m.id >= anchor_msg.id]
-            est = tokens.anchored_estimate(anchor_msg.usage.prompt_tokens, added, lambda: 0,
-                                           family=family, factor=factor)
-            used, source = est.tokens, "api"
+        anchor = self.anchor(model, history, compaction, horizons)
+        if anchor is not None:
+            anchor_msg, added = anchor
+            assert anchor_msg.usage is not None
+            # Real anchor + calibrated estimate of what was added + the learned per-request bias (content a
+            # provider adds that no estimate sees).
+            est = anchor_msg.usage.prompt_tokens + round(added * self.calibration.factor(model))
+            used, source = max(0, est + self.calibration.bias(model)), "api"
         elif sendable or compaction is not None:
             whole = self.whole_estimate(session_id, model, system, tools, summary_blocks, sendable)
             used, source = self.calibration.apply(model, whole), "estimate"
         else:
             used, source = 0, "none"
 
-        last_usage: Usage | None = anchor_msg.usage if anchor_msg else None
+        last_reply = next((m for m in reversed(history) if m.role == "assistant" and m.usage), None)
+        last_usage: Usage | None = last_reply.usage if last_reply else None
         expected_output = min(last_usage.output_tokens if last_usage else 0, max_output)
         draft_tokens = tokens.estimate_text(draft, family=family) if draft.strip() else 0
         next_turn = used + expected_output + draft_tokens + (tokens.MESSAGE_OVERHEAD if draft_tokens else 0)

@@ -25,6 +25,7 @@ from __future__ import annotations
 
 import base64
 import binascii
+import functools
 import itertools
 import json
 import math
@@ -216,6 +217,16 @@ def pdf_page_count(pdf: bytes) -> int:
     return max(1, math.ceil(len(pdf) / PDF_BYTES_PER_PAGE))
 
 
+@functools.lru_cache(maxsize=32)
+def _b64_pdf_pages(data: str) -> int:
+    """Page count of a base64 PDF; cached because decoding a 30 MB PDF takes ~0.2 s and history resends it."""
+    try:
+        pdf = base64.b64decode(data, validate=False)
+    except (binascii.Error, ValueError):
+        pdf = b""
+    return pdf_page_count(pdf)
+
+
 def _document_tokens(block: Block, family: Family) -> int:
     source = block.get("source") or {}
     extra = estimate_text(str(block.get("title") or ""), family=family) + estimate_text(
@@ -229,11 +240,7 @@ def _document_tokens(block: Block, family: Family) -> int:
             return extra + estimate_text(content, family=family)
         return extra + sum(estimate_block(b, family=family) for b in content or [])
     if kind == "base64" and isinstance(source.get("data"), str):
-        try:
-            pdf = base64.b64decode(source["data"], validate=False)
-        except (binascii.Error, ValueError):
-            pdf = b""
-        return extra + PDF_TOKENS_PER_PAGE * pdf_page_count(pdf)
+        return extra + PDF_TOKENS_PER_PAGE * _b64_pdf_pages(source["data"])
     return extra + PDF_TOKENS_PER_PAGE  # url / file id: one page as a floor, size unknown
 
 
@@ -258,7 +265,9 @@ def estimate_block(block: Block, *, family: Family = DEFAULT_FAMILY) -> int:
     if kind == "tool_result":
         content = block.get("content")
         if isinstance(content, list):
-            body = sum(estimate_block(b, family=family) for b in content)
+            # Items that are not blocks (corrupt rows) count as their text.
+            body = sum(estimate_block(b, family=family) if isinstance(b, dict)
+                       else estimate_text("" if b is None else str(b), family=family) for b in content)
         elif content is None:
             body = 0
         else:
@@ -286,12 +295,12 @@ def estimate_block(block: Block, *, family: Family = DEFAULT_FAMILY) -> int:
     return tm.block + estimate_json(rest, family=family)
 
 
-def estimate_message(content: list[Block] | str, *, family: Family = DEFAULT_FAMILY) -> int:
-    """Tokens of one message's content plus the message framing."""
+def estimate_message(content: list[Block] | str | None, *, family: Family = DEFAULT_FAMILY) -> int:
+    """Tokens of one message's content plus the message framing (None content: the framing only)."""
     tm = _text_model(family)
     if isinstance(content, str):
         return tm.message + tm.block + estimate_text(content, family=family)
-    return tm.message + sum(estimate_block(b, family=family) for b in content)
+    return tm.message + sum(estimate_block(b, family=family) for b in content or ())
 
 
 def estimate_tools(tools: Sequence[Mapping[str, Any]] | None, *, family: Family = DEFAULT_FAMILY) -> int:
@@ -324,7 +333,7 @@ def _snapshot(content: list[Block] | str) -> Any:
     an appended block) compares unequal. Nested objects mutated in place (``block["input"]["x"] = 1``)
     are not seen: pass a ``version`` for content edited that way.
     """
-    return content if isinstance(content, str) else [dict(b) for b in content]
+    return content if isinstance(content, str) else [dict(b) for b in content or ()]
 
 
 _ids_of = operator.attrgetter("id")

@@ -27,14 +27,17 @@ from PySide6.QtCore import (
 from PySide6.QtGui import (
     QAbstractTextDocumentLayout,
     QColor,
+    QFont,
+    QFontMetricsF,
     QGuiApplication,
+    QHelpEvent,
     QMouseEvent,
     QPainter,
     QPalette,
     QPen,
     QTextDocument,
 )
-from PySide6.QtWidgets import QAbstractItemView, QStyle, QStyledItemDelegate, QStyleOptionViewItem
+from PySide6.QtWidgets import QAbstractItemView, QStyle, QStyledItemDelegate, QStyleOptionViewItem, QToolTip
 
 from desktop.ui.chat_model import ChatRow, Segment
 from desktop.ui.markdown_render import (
@@ -74,6 +77,7 @@ class _Geometry:
     origin: QPointF  # top-left of the document inside the viewport
     doc: QTextDocument
     tag: str
+    bare: bool = False  # painted without a bubble (tool rows)
 
 
 def _blend(a: QColor, b: QColor, t: float) -> QColor:
@@ -90,16 +94,46 @@ def is_dark(palette: QPalette) -> bool:
 
 CARD_SCHEME = "precis-card:"
 TRIMMED_TAG = "shortened in the context sent to the model"
+TRIMMED_TIP = (
+    "Older tool output or media in this message is sent to the model in a shortened form to save context. "
+    "The full text stays here and in the history."
+)
+# Tag text colours (light theme, dark theme): the light shades are dark enough to read on a pale pill, the
+# dark shades light enough to read on a dark one.
+TAG_FILL = 0.14  # how much of the tag colour tints its pill
+TAG_COLOURS = {"error": ("#b42318", "#ff8a80"), "interrupted": ("#7d5300", "#f0b43c")}
 
 
-def card_actions_html(detail: dict[str, Any]) -> str:
-    """The compaction card's own links (our HTML, never model output): View summary · Show originals · Undo."""
-    summary = "Hide summary" if detail.get("expanded") else "View summary"
-    originals = "Hide originals" if detail.get("originals_shown") else "Show originals"
-    links = [f'<a href="{CARD_SCHEME}summary">{summary}</a>', f'<a href="{CARD_SCHEME}originals">{originals}</a>']
+def card_actions(detail: dict[str, Any]) -> list[tuple[str, str]]:
+    """The compaction card's actions as (action, label), in the order the card shows them."""
+    actions = [
+        ("summary", "Hide summary" if detail.get("expanded") else "View summary"),
+        ("originals", "Hide originals" if detail.get("originals_shown") else "Show originals"),
+    ]
     if detail.get("undoable"):
-        links.append(f'<a href="{CARD_SCHEME}undo">Undo</a>')
+        actions.append(("undo", "Undo"))
+    return actions
+
+
+def card_actions_html(detail: dict[str, Any], link_colour: str = "") -> str:
+    """The compaction card's own links (our HTML, never model output): View summary · Show originals · Undo.
+
+    ``link_colour`` comes from the theme: the palette's Link role is plain blue in many dark palettes.
+    """
+    style = f' style="color:{link_colour}"' if link_colour else ""
+    links = [f'<a href="{CARD_SCHEME}{action}"{style}>{label}</a>' for action, label in card_actions(detail)]
     return "<p>" + " · ".join(links) + "</p>"
+
+
+def tag_colour(tag: str, palette: QPalette) -> QColor:
+    """Text colour of a row's tag pill, readable on light and dark palettes."""
+    dark = is_dark(palette)
+    for key, (light_hex, dark_hex) in TAG_COLOURS.items():
+        if tag.startswith(key):
+            return QColor(dark_hex if dark else light_hex)
+    # The quiet "shortened" tag: between text and background, not the palette's placeholder colour, which
+    # some palettes set too faint to read at a small size.
+    return _blend(palette.color(QPalette.ColorRole.Base), palette.color(QPalette.ColorRole.Text), 0.72)
 
 
 class ChatDelegate(QStyledItemDelegate):
@@ -162,7 +196,7 @@ class ChatDelegate(QStyledItemDelegate):
             return "interrupted"
         if row.status == "error":
             detail = str(row.message.meta.get("error") or "") if row.message else ""
-            return "error" + (f": {detail[:80]}" if detail else "")
+            return "error" + (f": {' '.join(detail.split())}" if detail else "")  # elided when painted
         if row.detail.get("trimmed"):
             return TRIMMED_TAG
         return ""
@@ -208,7 +242,7 @@ class ChatDelegate(QStyledItemDelegate):
             return doc
         chunks = [f"<p><b>{html.escape(title)}</b></p>"] if title else []
         if row.kind == "compaction":
-            chunks.append(card_actions_html(row.detail))
+            chunks.append(card_actions_html(row.detail, theme.link))
             if not row.detail.get("expanded"):
                 segments = ()  # the summary shows on "View summary"
         code_start = 0
@@ -233,7 +267,7 @@ class ChatDelegate(QStyledItemDelegate):
         pad_v = PAD / 2 if kind == "tool" else PAD  # tool rows have no bubble: keep them compact
         bubble = QRectF(left, rect.top() + MARGIN_V, bubble_w, size.height() + 2 * pad_v)
         origin = QPointF(bubble.left() + PAD, bubble.top() + pad_v)
-        return _Geometry(bubble, origin, doc, self._tag(index))
+        return _Geometry(bubble, origin, doc, self._tag(index), kind == "tool")
 
     # -- QStyledItemDelegate -----------------------------------------------------------------------------------
 
@@ -290,22 +324,59 @@ class ChatDelegate(QStyledItemDelegate):
             self._paint_tag(painter, geo, palette)
         painter.restore()
 
-    def _paint_tag(self, painter: QPainter, geo: _Geometry, palette: QPalette) -> None:
-        font = painter.font()
+    def _tag_font(self) -> QFont:
+        font = QFont(self._view.font())
         font.setPointSizeF(max(font.pointSizeF() * 0.85, 7.0))
-        painter.setFont(font)
-        metrics = painter.fontMetrics()
-        text = metrics.elidedText(geo.tag, Qt.TextElideMode.ElideRight, int(geo.bubble.width()))
+        return font
+
+    def _tag_layout(self, geo: _Geometry) -> tuple[QRectF, str]:
+        """Where the row's tag pill goes (under the bubble, on the bubble's side) and its elided text."""
+        metrics = QFontMetricsF(self._tag_font())
+        # A tag may be wider than a short bubble ("ok" with a long error), never wider than the row.
+        room = self._bucket(self._viewport_width()) - 2 * MARGIN_H - 12
+        text = metrics.elidedText(geo.tag, Qt.TextElideMode.ElideRight, max(room, 40))
         w = metrics.horizontalAdvance(text) + 12
         left = geo.bubble.right() - w if geo.bubble.left() > MARGIN_H + 1 else geo.bubble.left()
-        pill = QRectF(left, geo.bubble.bottom() + 3, w, TAG_H - 5)
-        colour = (QColor("#cf222e") if geo.tag.startswith("error") else
-                  palette.color(QPalette.ColorRole.PlaceholderText) if geo.tag == TRIMMED_TAG else QColor("#9a6700"))
+        if geo.bare:  # no bubble edge to line up with: line up with the text
+            left = geo.origin.x() - 6
+        return QRectF(left, geo.bubble.bottom() + 3, w, TAG_H - 5), text
+
+    def tag_rect(self, index: Index, rect: QRect) -> QRectF:
+        """The tag pill of the row painted at ``rect`` (viewport coordinates); empty when it has no tag."""
+        geo = self._geometry(index, rect)
+        return self._tag_layout(geo)[0] if geo.tag else QRectF()
+
+    def _paint_tag(self, painter: QPainter, geo: _Geometry, palette: QPalette) -> None:
+        painter.setFont(self._tag_font())
+        pill, text = self._tag_layout(geo)
+        colour = tag_colour(geo.tag, palette)
         painter.setPen(Qt.PenStyle.NoPen)
-        painter.setBrush(_blend(palette.color(QPalette.ColorRole.Base), colour, 0.18))
+        painter.setBrush(_blend(palette.color(QPalette.ColorRole.Base), colour, TAG_FILL))
         painter.drawRoundedRect(pill, pill.height() / 2, pill.height() / 2)
         painter.setPen(colour)
         painter.drawText(pill, Qt.AlignmentFlag.AlignCenter, text)
+
+    def helpEvent(  # noqa: N802 (Qt override)
+        self, event: QHelpEvent, view: QAbstractItemView, option: QStyleOptionViewItem, index: Index
+    ) -> bool:
+        # The tags are terse; hovering one says what it means (the full error text for a cut-off error tag).
+        if event is not None and event.type() == QEvent.Type.ToolTip and index.isValid():
+            geo = self._geometry(index, option.rect)
+            if geo.tag and self._tag_layout(geo)[0].contains(QPointF(event.pos())):
+                QToolTip.showText(event.globalPos(), self.tag_tooltip(index), view)
+                return True
+        return super().helpEvent(event, view, option, index)
+
+    def tag_tooltip(self, index: Index) -> str:
+        row = self._row(index)
+        tag = self._tag(index)
+        if tag == TRIMMED_TAG:
+            return TRIMMED_TIP
+        if row.status == "error":
+            return str(row.message.meta.get("error") or "error") if row.message else "error"
+        if row.status == "interrupted":
+            return "The reply was stopped before it finished; what arrived is kept."
+        return tag
 
     def editorEvent(self, event: QEvent, model: Any, option: QStyleOptionViewItem, index: Index) -> bool:
         if (

@@ -100,6 +100,35 @@ class ChatRow:
         self.plain_text = "\n\n".join(line for line in lines if line)
 
 
+SPEAKERS = {"user": "You", "assistant": "Claude"}
+CARD_SPEAKERS = {"compaction": "Summary card", "notice": "Notice", "tool": "Tool"}
+ACCESSIBLE_CHARS = 2_000  # a screen reader reads the row's start; Ctrl+C still copies all of it
+
+
+def accessible_text(row: ChatRow) -> str:
+    """What a screen reader says for a row: who speaks, then the text ("Claude: Here is…")."""
+    if row.kind == "message" and row.message is not None:
+        speaker = SPEAKERS.get(row.message.role, row.message.role)
+    else:
+        speaker = CARD_SPEAKERS.get(row.kind, row.kind)
+    text = row.plain_text if len(row.plain_text) <= ACCESSIBLE_CHARS else row.plain_text[:ACCESSIBLE_CHARS] + "…"
+    return f"{speaker}: {text}"
+
+
+def accessible_status(row: ChatRow) -> str:
+    """The row's tag in words (interrupted, error, shortened in the context), '' when there is none."""
+    if row.status == "interrupted":
+        return "Interrupted"
+    if row.status == "error":
+        detail = str(row.message.meta.get("error") or "") if row.message else ""
+        return "Error" + (f": {detail}" if detail else "")
+    if row.status == "streaming":
+        return "Still being written"
+    if row.detail.get("trimmed"):
+        return "Shortened in the context sent to the model"
+    return ""
+
+
 def _one_line(text: str, limit: int = PREVIEW_CHARS) -> str:
     line = " ".join(text.split())
     return line if len(line) <= limit else line[: limit - 1] + "…"
@@ -172,10 +201,19 @@ def segments_for(content: list[Block]) -> tuple[Segment, ...]:
     return tuple(out)
 
 
+_TOOL_USE_TYPES = frozenset({"tool_use", "server_tool_use", "mcp_tool_use"})
+_ASSISTANT_TOOL_ONLY = _TOOL_USE_TYPES | {"thinking", "redacted_thinking"}
+
+
 def _row_kind(msg: StoredMessage) -> RowKind:
-    # A user-role row holding only tool results was not typed by the user: paint it as a tool row.
+    """Rows nobody wrote as prose are painted as compact tool rows (no bubble), so a tool-heavy session reads
+    as a list of steps: a user-role row of tool results only, and an assistant turn that only calls tools."""
     types = {b.get("type") for b in msg.content}
-    return "tool" if msg.role == "user" and types and types <= {"tool_result"} else "message"
+    if msg.role == "user" and types and types <= {"tool_result"}:
+        return "tool"
+    if msg.role == "assistant" and types & _TOOL_USE_TYPES and types <= _ASSISTANT_TOOL_ONLY:
+        return "tool"
+    return "message"
 
 
 def _own_copy(msg: StoredMessage) -> StoredMessage:
@@ -242,6 +280,10 @@ class ChatModel(QAbstractListModel):
         msg = row.message
         if role in (Qt.ItemDataRole.DisplayRole, Roles.Text):
             return row.plain_text  # DisplayRole: QAbstractItemView's Ctrl+C copies it
+        if role == Qt.ItemDataRole.AccessibleTextRole:
+            return accessible_text(row)
+        if role == Qt.ItemDataRole.AccessibleDescriptionRole:
+            return accessible_status(row)
         if role == Roles.Role:
             return msg.role if msg else ""
         if role == Roles.Status:
@@ -378,6 +420,7 @@ class ChatModel(QAbstractListModel):
                 row = self._rows[i]
                 if row.message is not None:
                     row.segments = segments_for(row.message.content)
+                    row.kind = _row_kind(row.message)  # a tool-only turn that gained text is a message again
                 row.refresh()
                 self._changed(i)
 

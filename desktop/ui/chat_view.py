@@ -4,11 +4,12 @@ from __future__ import annotations
 
 from typing import Any
 
-from PySide6.QtCore import QEvent, QModelIndex, QPoint, QPointF, Qt, QUrl, Signal
+from PySide6.QtCore import QEvent, QItemSelectionModel, QModelIndex, QPoint, QPointF, Qt, QUrl, Signal
 from PySide6.QtGui import (
     QAction,
     QContextMenuEvent,
     QDesktopServices,
+    QFocusEvent,
     QGuiApplication,
     QKeySequence,
     QMouseEvent,
@@ -18,7 +19,7 @@ from PySide6.QtGui import (
 )
 from PySide6.QtWidgets import QAbstractItemView, QListView, QMenu, QWidget
 
-from desktop.ui.chat_delegate import ChatDelegate
+from desktop.ui.chat_delegate import ChatDelegate, card_actions
 from desktop.ui.chat_model import ChatModel, Roles
 
 PLACEHOLDER = "Start a conversation — Enter sends, Shift+Enter adds a line"
@@ -47,6 +48,10 @@ class ChatView(QListView):
         self.setMouseTracking(True)
         self.setFrameShape(QListView.Shape.NoFrame)
         self.verticalScrollBar().setSingleStep(24)
+        self.setAccessibleName(self.tr("Conversation"))
+        self.setAccessibleDescription(
+            self.tr("Messages, oldest first. Ctrl+C copies the current message; the menu key shows its actions.")
+        )
         self.open_links_externally = True
         self._placeholder = PLACEHOLDER
         self._stick_to_bottom = True
@@ -202,6 +207,15 @@ class ChatView(QListView):
         """The menu for a right-click at ``pos`` (viewport coordinates); separate from exec for tests."""
         menu = QMenu(self)
         index = self.indexAt(pos)
+        if index.isValid() and index.data(Roles.Kind) == "compaction":
+            # The card's links as menu items, so the keyboard (menu key) reaches them too.
+            key = str(index.data(Roles.Id))
+            row = self.model().row_at(index.row())
+            for action, label in card_actions(row.detail):
+                act = QAction(label, menu)
+                act.triggered.connect(lambda _=False, a=action: self.card_action.emit(key, a))
+                menu.addAction(act)
+            menu.addSeparator()
         if index.isValid():
             copy = QAction("Copy message", menu)
             copy.triggered.connect(lambda: self.copy_message(index))
@@ -219,7 +233,8 @@ class ChatView(QListView):
             key = index.data(Roles.Id)
             if isinstance(key, int) and index.data(Roles.Status) != "streaming":
                 menu.addSeparator()
-                if index.data(Roles.Role) == "user":
+                # Only what the user typed can be edited (a tool-result row has the user role too).
+                if index.data(Roles.Role) == "user" and index.data(Roles.Kind) == "message":
                     edit = QAction("Edit and resend…", menu)
                     edit.triggered.connect(lambda: self.edit_requested.emit(key))
                     menu.addAction(edit)
@@ -229,14 +244,37 @@ class ChatView(QListView):
         return menu
 
     def contextMenuEvent(self, event: QContextMenuEvent) -> None:  # noqa: N802
-        menu = self.build_context_menu(event.pos())
+        pos, global_pos = event.pos(), event.globalPos()
+        if event.reason() == QContextMenuEvent.Reason.Keyboard and self.currentIndex().isValid():
+            # The menu key acts on the current row, wherever the pointer happens to be.
+            self.scrollTo(self.currentIndex())
+            rect = self.visualRect(self.currentIndex()).intersected(self.viewport().rect())
+            pos = QPoint(rect.left() + 24, rect.top() + min(rect.height() // 2, 24))
+            global_pos = self.viewport().mapToGlobal(pos)
+        menu = self.build_context_menu(pos)
         if menu.actions():
-            menu.exec(event.globalPos())
+            menu.exec(global_pos)
         menu.deleteLater()
+
+    def focusInEvent(self, event: QFocusEvent) -> None:  # noqa: N802
+        # Qt makes row 0 current on a Tab into the list, so the first arrow key jumps to the top of the page
+        # (and asks for older history). Start from the newest row on screen instead.
+        model = self.model()
+        if not self.currentIndex().isValid() and model is not None and model.rowCount():
+            index = self.indexAt(QPoint(1, self.viewport().height() - 2))
+            if not index.isValid():
+                index = model.index(model.rowCount() - 1, 0)
+            self.selectionModel().setCurrentIndex(index, QItemSelectionModel.SelectionFlag.NoUpdate)
+        super().focusInEvent(event)
 
     def keyPressEvent(self, event: Any) -> None:  # noqa: N802
         if event.matches(QKeySequence.StandardKey.Copy):
             self.copy_message(self.currentIndex())
+            return
+        index = self.currentIndex()
+        if (event.key() in (Qt.Key.Key_Return, Qt.Key.Key_Enter) and index.isValid()
+                and index.data(Roles.Kind) == "compaction"):
+            self.card_action.emit(str(index.data(Roles.Id)), "summary")  # Enter opens/closes the summary
             return
         if event.key() == Qt.Key.Key_End and not event.modifiers():
             self.scroll_to_bottom()

@@ -25,6 +25,8 @@ from PySide6.QtWidgets import (
 )
 
 ATTACHABLE = ("png", "jpg", "jpeg", "gif", "webp", "pdf")
+MIN_HEIGHT = 78  # px: about four lines
+MAX_LINES = 12  # the composer grows with the draft up to this many lines, then scrolls
 
 
 class ComposerEdit(QPlainTextEdit):
@@ -79,24 +81,42 @@ class Composer(QWidget):
         self.edit.setObjectName("composer_edit")
         self.edit.setPlaceholderText(self.tr("Message Claude — Enter sends, Shift+Enter adds a line"))
         self.edit.setSizePolicy(QSizePolicy.Policy.Expanding, QSizePolicy.Policy.Fixed)
-        self.edit.setFixedHeight(78)
+        self.edit.setFixedHeight(MIN_HEIGHT)
+        # Tab leaves the composer (to Send) instead of typing a tab: keyboard users must be able to get out.
+        self.edit.setTabChangesFocus(True)
         self.edit.setAccessibleName(self.tr("Message"))
-        self.attach_button = QToolButton(self)
+        self.edit.setAccessibleDescription(self.tr("Enter sends, Shift+Enter adds a line"))
+        self.attach_button = QPushButton(self.tr("Attach…"), self)
         self.attach_button.setObjectName("attach_button")
-        self.attach_button.setText(self.tr("Attach…"))
         self.attach_button.setToolTip(self.tr("Attach images or PDFs (or drop / paste them here)"))
+        self.attach_button.setAccessibleName(self.tr("Attach files"))
         self.attachments_label = QLabel(self)
         self.attachments_label.setObjectName("attachments_label")
         self.attachments_label.hide()
         self.clear_attachments_button = QToolButton(self)
+        self.clear_attachments_button.setObjectName("clear_attachments_button")
         self.clear_attachments_button.setText("×")
         self.clear_attachments_button.setToolTip(self.tr("Remove the attachments"))
+        self.clear_attachments_button.setAccessibleName(self.tr("Remove the attachments"))
         self.clear_attachments_button.hide()
         self.send_button = QPushButton(self.tr("Send"), self)
         self.send_button.setObjectName("send_button")
+        self.send_button.setAccessibleName(self.tr("Send message"))
+        self.send_button.setToolTip(self.tr("Send (Enter)"))
         self.stop_button = QPushButton(self.tr("Stop"), self)
         self.stop_button.setObjectName("stop_button")
+        self.stop_button.setAccessibleName(self.tr("Stop the reply"))
+        self.stop_button.setToolTip(self.tr("Stop the reply; what has arrived is kept"))
         self.stop_button.hide()
+        # Attach, Send and Stop share one column width so their edges line up.
+        for button in (self.attach_button, self.send_button, self.stop_button):
+            button.setSizePolicy(QSizePolicy.Policy.Preferred, QSizePolicy.Policy.Fixed)
+            button.setAutoDefault(True)  # Enter on a focused button presses it (outside dialogs too)
+        # Composer -> Send (or Stop) -> Attach -> remove attachments: the likely next key after typing is Send.
+        QWidget.setTabOrder(self.edit, self.send_button)
+        QWidget.setTabOrder(self.send_button, self.stop_button)
+        QWidget.setTabOrder(self.stop_button, self.attach_button)
+        QWidget.setTabOrder(self.attach_button, self.clear_attachments_button)
 
         chips = QHBoxLayout()
         chips.setContentsMargins(0, 0, 0, 0)
@@ -125,8 +145,18 @@ class Composer(QWidget):
         self.attach_button.clicked.connect(self._choose_files)
         self.clear_attachments_button.clicked.connect(self.clear_attachments)
         self.edit.textChanged.connect(lambda: self.draft_changed.emit(self.edit.toPlainText()))
+        self.edit.document().documentLayout().documentSizeChanged.connect(self._fit_height)
         self._busy = False
         self._files: list[str] = []
+
+    def _fit_height(self) -> None:
+        """Grow with the draft up to MAX_LINES (then scroll), shrink back to MIN_HEIGHT when it is sent."""
+        lines = int(self.edit.document().size().height())  # QPlainTextDocumentLayout counts wrapped lines
+        frame = 2 * self.edit.frameWidth() + 2 * int(self.edit.document().documentMargin())
+        wanted = min(lines, MAX_LINES) * self.edit.fontMetrics().lineSpacing() + frame
+        height = max(MIN_HEIGHT, wanted)
+        if height != self.edit.height():
+            self.edit.setFixedHeight(height)
 
     @property
     def attachments(self) -> list[str]:
@@ -173,6 +203,10 @@ class Composer(QWidget):
         self.send_requested.emit(text, files)
 
     def set_busy(self, busy: bool) -> None:
+        # Keep keyboard focus on the button that replaced the focused one (Send <-> Stop).
+        had_focus = self.send_button.hasFocus() or self.stop_button.hasFocus()
         self._busy = busy
         self.send_button.setVisible(not busy)
         self.stop_button.setVisible(busy)
+        if had_focus:
+            (self.stop_button if busy else self.send_button).setFocus(Qt.FocusReason.OtherFocusReason)

@@ -6,6 +6,8 @@ Tab/Escape work). Value labels carry objectNames "row_<key>" so tests and access
 
 from __future__ import annotations
 
+import re
+
 from PySide6.QtCore import QEvent, QPoint, QRect, Qt, QTimer, Signal
 from PySide6.QtGui import QBrush, QColor, QKeyEvent, QPainter, QPalette, QPixmap
 from PySide6.QtWidgets import QFrame, QGridLayout, QHBoxLayout, QLabel, QPushButton, QVBoxLayout, QWidget
@@ -106,7 +108,7 @@ class HoverCard(QFrame):
             self._labels[key] = label
             self._values[key] = value
         grid.setColumnStretch(1, 1)
-        self._values["model"].setWordWrap(True)
+        self._grid = grid
 
         for key in ("breaker", "status", "hint"):
             label = QLabel(self)
@@ -136,6 +138,7 @@ class HoverCard(QFrame):
         buttons = QHBoxLayout()
         self.compact_button = QPushButton(self.tr("Compact now"), self)
         self.compact_button.setObjectName("compact_button")
+        self.compact_button.setAutoDefault(True)  # Enter presses it once the keyboard popup focuses it
         self.compact_button.clicked.connect(self._on_compact)
         self._compact_reason = QLabel(self)
         self._compact_reason.setObjectName("compact_reason")
@@ -190,7 +193,7 @@ class HoverCard(QFrame):
         v = self._values
         usage = snap.last_usage
 
-        v["model"].setText(snap.model or "—")
+        self._set_model_text(snap.model or "—")
         v["window"].setText(fmt_tokens(snap.window) if snap.window else self.tr("capacity unknown"))
         v["used"].setText(fmt_tokens(snap.used))
         v["used"].setToolTip(self.tr("{n} tokens").format(n=fmt_tokens_exact(snap.used)))
@@ -272,6 +275,21 @@ class HoverCard(QFrame):
         for key in ("next_turn", "cost_last", "cost_session", "summary"):
             self._set_color(self._labels[key], self._muted())
         self.adjustSize()
+
+    def _set_model_text(self, model: str) -> None:
+        # One line: wrapping broke ids like "claude-sonnet-4-5-20250929" at a hyphen. When the id is too long,
+        # its date stamp goes first (the family matters more), then the end; the tooltip has the full id.
+        label = self._values["model"]
+        margins = self.layout().contentsMargins()
+        room = max(40, CARD_WIDTH - margins.left() - margins.right() - self._grid.horizontalSpacing()
+                   - max(lab.sizeHint().width() for lab in self._labels.values()))  # the label column
+        metrics = label.fontMetrics()
+        text = model
+        if metrics.horizontalAdvance(text) > room:
+            text = re.sub(r"-\d{8}$", "", text)
+        text = metrics.elidedText(text, Qt.TextElideMode.ElideRight, room)
+        label.setText(text)
+        label.setToolTip(model if text != model else "")
 
     def _rebuild_legend(self, snap: ContextSnapshot) -> None:
         # One line per non-zero category (swatch, name, tokens, share): the bar's tooltips, always visible.

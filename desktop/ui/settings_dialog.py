@@ -4,12 +4,13 @@ from __future__ import annotations
 
 from dataclasses import dataclass, replace
 
-from PySide6.QtCore import Signal
+from PySide6.QtCore import Qt, Signal
 from PySide6.QtWidgets import (
     QCheckBox,
     QDialog,
     QDialogButtonBox,
     QFormLayout,
+    QHBoxLayout,
     QLabel,
     QLineEdit,
     QPushButton,
@@ -19,6 +20,8 @@ from PySide6.QtWidgets import (
 )
 
 from desktop.engine.settings import Settings
+
+WELCOME_WIDTH = 680  # px: the first-run page's column
 
 
 @dataclass(frozen=True, slots=True)
@@ -140,11 +143,23 @@ class WelcomePage(QWidget):
         self.start_button = QPushButton(self.tr("Start chatting"), self)
         self.start_button.setObjectName("start_button")
         self.start_button.clicked.connect(lambda: self.form.submitted.emit(self.form.choice()))
-        layout = QVBoxLayout(self)
-        layout.setContentsMargins(48, 32, 48, 32)
+        self.start_button.setDefault(True)
+        self.form.api_key.returnPressed.connect(self.start_button.click)
+        # A readable column, not fields stretched across a maximised window.
+        column = QWidget(self)
+        column.setObjectName("welcome_column")
+        column.setMaximumWidth(WELCOME_WIDTH)
+        layout = QVBoxLayout(column)
+        layout.setContentsMargins(0, 0, 0, 0)
         layout.addWidget(title)
         layout.addWidget(intro)
         layout.addSpacing(12)
         layout.addWidget(self.form)
-        layout.addWidget(self.start_button)
+        layout.addSpacing(6)
+        layout.addWidget(self.start_button, 0, Qt.AlignmentFlag.AlignRight)
         layout.addStretch(1)
+        outer = QHBoxLayout(self)
+        outer.setContentsMargins(48, 32, 48, 32)
+        outer.addStretch(1)
+        outer.addWidget(column, 100)
+        outer.addStretch(1)

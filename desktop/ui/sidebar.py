@@ -2,7 +2,8 @@
 
 from __future__ import annotations
 
-from PySide6.QtCore import Qt, Signal
+from PySide6.QtCore import QEvent, QObject, Qt, Signal
+from PySide6.QtGui import QKeyEvent
 from PySide6.QtWidgets import (
     QInputDialog,
     QLineEdit,
@@ -42,6 +43,10 @@ class Sidebar(QWidget):
         self.list.setTextElideMode(Qt.TextElideMode.ElideRight)
         self.list.setHorizontalScrollBarPolicy(Qt.ScrollBarPolicy.ScrollBarAlwaysOff)
         self.list.setContextMenuPolicy(Qt.ContextMenuPolicy.CustomContextMenu)
+        self.list.setAccessibleName(self.tr("Chats"))
+        self.list.setAccessibleDescription(self.tr("F2 renames the selected chat, Delete deletes it"))
+        self.filter_edit.setAccessibleName(self.tr("Filter chats by title"))
+        self.list.installEventFilter(self)
         layout = QVBoxLayout(self)
         layout.setContentsMargins(8, 8, 4, 8)
         layout.addWidget(self.new_button)
@@ -78,6 +83,19 @@ class Sidebar(QWidget):
         if item is not None:
             self._current_id = int(item.data(ID_ROLE))
             self.session_selected.emit(self._current_id)
+
+    def eventFilter(self, watched: QObject, event: QEvent) -> bool:  # noqa: N802 - Qt override
+        # F2 / Delete on the list: the keyboard way to the context menu's Rename… / Delete….
+        if watched is self.list and event.type() == QEvent.Type.KeyPress and isinstance(event, QKeyEvent):
+            item = self.list.currentItem()
+            if item is not None and not event.modifiers():
+                if event.key() == Qt.Key.Key_F2:
+                    self.ask_rename(item)
+                    return True
+                if event.key() == Qt.Key.Key_Delete:
+                    self.ask_delete(item)
+                    return True
+        return super().eventFilter(watched, event)
 
     def _context_menu(self, pos) -> None:  # noqa: ANN001 - QPoint
         item = self.list.itemAt(pos)

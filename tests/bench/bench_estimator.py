@@ -8,7 +8,8 @@ was added in between (k-1's assistant blocks, then the user / tool_result messag
 prompt and tool schemas are not in the transcripts, which is why anchoring matters. Three methods:
 
 * ``precis``    anchored_estimate with the family of the model, thinking the API drops at a new
-                user turn removed, and the per-model calibration learned online (past requests only);
+                user turn removed, corrected by the per-model calibration (factor on the estimated
+                part, plus the additive bias) learned online from past requests only;
 * ``naive``     previous prompt + UTF-8 bytes/4 of the added text;
 * ``codepilot`` re-estimate the whole visible transcript at bytes/4 + 10 per message, no anchor.
 
@@ -178,8 +179,9 @@ def accuracy(files: list[Path] | None = None, calibrate: bool = True) -> dict[st
     """Relative error of the three methods over every request k > 1 of every transcript."""
     catalog = ModelCatalog()
     calibration = Calibration()
-    errors = {"precis": _Errors(), "precis_uncalibrated": _Errors(), "naive": _Errors(), "codepilot": _Errors(),
-              "precis_no_resets": _Errors()}
+    factor_only = Calibration()  # ablation: the factor learned as before, no bias
+    errors = {"precis": _Errors(), "precis_factor_only": _Errors(), "precis_uncalibrated": _Errors(),
+              "naive": _Errors(), "codepilot": _Errors(), "precis_no_resets": _Errors()}
     for path in files or corpus_files():
         requests = read_requests(path)
         visible: list[Content] = []
@@ -204,19 +206,27 @@ def accuracy(files: list[Path] | None = None, calibrate: bool = True) -> dict[st
                 continue
             prev = requests[k - 1].prompt
             factor = calibration.factor(req.model) if calibrate else 1.0
+            bias = calibration.bias(req.model) if calibrate else 0
             raw = anchored_estimate(prev, added, lambda: 0, removed=removed, family=info.family)
             est = anchored_estimate(prev, added, lambda: 0, removed=removed, family=info.family, factor=factor)
-            errors["precis"].add(est.tokens, req.prompt)
+            predicted = max(0, est.tokens + bias)  # what ContextMeter reports as `used`
+            errors["precis"].add(predicted, req.prompt)
             if req.prompt >= prev:  # the context did not shrink behind the transcript's back
-                errors["precis_no_resets"].add(est.tokens, req.prompt)
+                errors["precis_no_resets"].add(predicted, req.prompt)
+            old = anchored_estimate(prev, added, lambda: 0, removed=removed, family=info.family,
+                                    factor=factor_only.factor(req.model))
+            errors["precis_factor_only"].add(old.tokens, req.prompt)
             errors["precis_uncalibrated"].add(raw.tokens, req.prompt)
             errors["naive"].add(prev + sum(_payload_bytes(c) for _, c in req.added) / 4, req.prompt)
             codepilot = sum(_payload_bytes(c) / 4 + 10 for c in visible)
             errors["codepilot"].add(codepilot, req.prompt)
             # Learn only now that the real count is known: the next request uses it, this one did not.
-            calibration.observe(req.model, raw.added, req.prompt - prev)
+            calibration.observe_anchored(req.model, prev, raw.added, req.prompt,
+                                         anchor_model=requests[k - 1].model)
+            factor_only.observe(req.model, raw.added, req.prompt - prev)
     out = {name: e.summary() for name, e in errors.items()}
     out["calibration"] = {m: calibration.factor(m) for m in calibration.models()}  # type: ignore[assignment]
+    out["bias"] = {m: calibration.bias(m) for m in calibration.models()}  # type: ignore[assignment]
     return out
 
 
@@ -272,11 +282,12 @@ def main(argv: list[str] | None = None) -> int:
     base = acc["naive"]
     print("Accuracy: next-request prompt size, relative error over requests k>1")
     print(f"{'method':<22}{'n':>6}{'median':>10}{'p95':>10}{'mean':>10}{'median/naive':>14}{'p95/naive':>11}")
-    for name in ("precis", "precis_uncalibrated", "naive", "codepilot", "precis_no_resets"):
+    for name in ("precis", "precis_factor_only", "precis_uncalibrated", "naive", "codepilot", "precis_no_resets"):
         s = acc[name]
         print(f"{name:<22}{s['n']:>6}{s['median']:>10.3%}{s['p95']:>10.3%}{s['mean']:>10.3%}"
               f"{s['median'] / base['median']:>14.2f}{s['p95'] / base['p95']:>11.2f}")
     print("calibration factors learned:", {m: round(f, 3) for m, f in acc["calibration"].items()})
+    print("bias learned (tokens):", acc["bias"])
     print()
     print("Speed: whole-transcript estimate per turn (one new message), median of", args.turns, "turns")
     print(f"{'messages':>9}{'cached ms':>12}{'recompute ms':>15}{'speedup':>10}")

@@ -19,6 +19,12 @@ def role_of(msg: Message) -> str:
     return msg.role if isinstance(msg, StoredMessage) else str(msg.get("role", ""))
 
 
+def text_of(block: Block) -> str:
+    """A block's ``text`` as a string ("" when missing, None or not a string)."""
+    text = block.get("text")
+    return text if isinstance(text, str) else ""
+
+
 def content_of(msg: Message) -> list[Block]:
     raw = msg.content if isinstance(msg, StoredMessage) else msg.get("content", [])
     if isinstance(raw, str):
@@ -95,11 +101,15 @@ def tool_names(messages: Sequence[Message]) -> dict[str, Block]:
 
 
 def head_tail(text: str, limit: int, *, head_share: float = 0.7) -> str:
-    """Keep ``limit`` characters: 70 % head and 30 % tail around "[… N characters omitted …]"."""
+    """Keep ``limit`` characters: 70 % head and 30 % tail around "[… N characters omitted …]".
+
+    A text only a little over ``limit`` is returned whole: cutting it would add more marker than it removes.
+    """
     if len(text) <= limit:
         return text
     head = int(limit * head_share)
     tail = limit - head
     omitted = len(text) - head - tail
     end = text[len(text) - tail:] if tail else ""
-    return f"{text[:head]}\n[… {omitted:,} characters omitted …]\n{end}"
+    cut = f"{text[:head]}\n[… {omitted:,} characters omitted …]\n{end}"
+    return cut if len(cut) < len(text) else text

@@ -27,21 +27,22 @@ def canonical(obj: Any) -> str:
     return json.dumps(obj, sort_keys=True, ensure_ascii=False, separators=(",", ":"))
 
 
-def sorted_keys(obj: Any) -> Any:
-    """A deep copy whose dicts insert keys in sorted order (the SDK serialises in insertion order)."""
-    if isinstance(obj, dict):
-        return {k: sorted_keys(obj[k]) for k in sorted(obj)}
-    if isinstance(obj, list):
-        return [sorted_keys(v) for v in obj]
-    return obj
-
-
 def strip_cache_control(obj: Any) -> Any:
     """A deep copy without any cache_control key."""
     if isinstance(obj, dict):
         return {k: strip_cache_control(v) for k, v in obj.items() if k != "cache_control"}
     if isinstance(obj, list):
         return [strip_cache_control(v) for v in obj]
+    return obj
+
+
+def _sorted_without_cache_control(obj: Any) -> Any:
+    """A deep copy without cache_control whose dicts insert keys in sorted order (the SDK serialises in insertion
+    order, so equal requests give equal bytes). One pass: this copies the whole request every turn."""
+    if isinstance(obj, dict):
+        return {k: _sorted_without_cache_control(obj[k]) for k in sorted(obj) if k != "cache_control"}
+    if isinstance(obj, list):
+        return [_sorted_without_cache_control(v) for v in obj]
     return obj
 
 
@@ -86,9 +87,9 @@ def place_breakpoints(system: Sequence[Block], tools: Sequence[dict[str, Any]], 
     """
     mark = dict(cache_control or EPHEMERAL)
     long_mark = {**mark, "ttl": "1h"} if long_ttl else mark
-    system_out: list[Block] = sorted_keys(strip_cache_control(list(system)))
-    tools_out: list[dict[str, Any]] = sorted_keys(strip_cache_control(list(tools)))
-    messages_out: list[dict[str, Any]] = sorted_keys(strip_cache_control(list(messages)))
+    system_out: list[Block] = _sorted_without_cache_control(list(system))
+    tools_out: list[dict[str, Any]] = _sorted_without_cache_control(list(tools))
+    messages_out: list[dict[str, Any]] = _sorted_without_cache_control(list(messages))
     budget = MAX_BREAKPOINTS
 
     static = next((b for b in system_out if cacheable(b)), None)

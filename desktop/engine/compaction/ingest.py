@@ -12,6 +12,7 @@ import os
 import re
 from pathlib import Path
 
+from desktop.engine.compaction._shared import text_of
 from desktop.engine.types import Block
 
 LIMIT = 50_000
@@ -20,20 +21,21 @@ PREVIEW = 2_000
 _UNSAFE = re.compile(r"[^A-Za-z0-9_.-]+")
 
 
-def cap_content(content: list[Block] | str, *, key: str, spill_dir: Path, limit: int = LIMIT,
+def cap_content(content: list[Block] | str | None, *, key: str, spill_dir: Path, limit: int = LIMIT,
                 preview: int = PREVIEW) -> list[Block]:
     """Return ``content`` with every text block / tool_result over ``limit`` characters spilled to a file.
 
     ``key`` names the owner (message id or tool_use id); files are ``<key>-b<index>.txt`` in ``spill_dir``.
     Unchanged blocks are returned as the same objects; the input is never mutated.
     """
-    blocks: list[Block] = [{"type": "text", "text": content}] if isinstance(content, str) else list(content)
+    blocks: list[Block] = [{"type": "text", "text": content}] if isinstance(content, str) else list(content or [])
     out: list[Block] = []
     for index, block in enumerate(blocks):
         kind = block.get("type")
-        if kind == "text" and len(block.get("text", "")) > limit:
-            path = _spill(block["text"], spill_dir, f"{key}-b{index}")
-            out.append({**block, "text": _preview(block["text"], preview, path)})
+        text = text_of(block) if kind == "text" else ""
+        if len(text) > limit:
+            path = _spill(text, spill_dir, f"{key}-b{index}")
+            out.append({**block, "text": _preview(text, preview, path)})
         elif kind == "tool_result":
             out.append(_cap_tool_result(block, limit, preview, spill_dir, f"{key}-b{index}"))
         else:

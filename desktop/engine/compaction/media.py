@@ -1,7 +1,7 @@
 """Keep a request within the API's media limits: image/document count, pixel size, bytes per image.
 
 Limits (anthropic-api.md §2): 100 images+documents per request on 200K-window models (600 on 1M), 8,000 px per
-side, 2,000 px per side once a request holds more than 20 images, 5 MB per image. Every image in the request
+side, 2,000 px per side once a request holds more than 20 images, 5 MB per image as base64. Every image in the request
 counts, including resent history and images inside tool_result blocks. The output is deterministic (same input,
 same bytes) so the cached prefix survives: re-encoding uses fixed settings and no metadata.
 """
@@ -28,7 +28,9 @@ LIMIT_1M = 600
 MAX_SIDE = 8_000
 MANY_IMAGES_SIDE = 2_000
 MANY_IMAGES = 20
-MAX_IMAGE_BYTES = 5 * 1024 * 1024
+# Measured by the API on the base64 text (``image.source.base64``: "image exceeds 5 MB maximum: 5508916 bytes >
+# 5242880 bytes" for a 3.9 MB file), so raw bytes may be at most about 3.75 MB.
+MAX_IMAGE_BASE64 = 5 * 1024 * 1024
 MAX_PDF_BYTES = 32 * 1024 * 1024
 
 _FORMATS = {"PNG": "image/png", "JPEG": "image/jpeg", "GIF": "image/gif", "WEBP": "image/webp"}
@@ -164,24 +166,25 @@ def _fit_image_block(block: Block, max_side: int, where: str, on_error: str) -> 
     return {**block, "source": {**source, "media_type": media_type, "data": new_data}}, 1
 
 
-def _decoded_size(data: str) -> int:
-    return len(data) * 3 // 4 - data[-2:].count("=")
+def _b64_len(raw: bytes) -> int:
+    return -(-len(raw) // 3) * 4
 
 
 def _fit_image(data: str, max_side: int, where: str) -> tuple[str, str] | None:
     """(new base64, media type) when the image had to shrink, None when it is fine as is."""
     width, height = _image_size(data, where)
     if max(width, height) <= max_side:
-        if _decoded_size(data) > MAX_IMAGE_BYTES:
-            raise MediaError(f"image at {where} is {_decoded_size(data) / 1e6:.1f} MB; the limit is 5 MB")
+        if len(data) > MAX_IMAGE_BASE64:
+            raise MediaError(f"image at {where} is {len(data) / 1e6:.1f} MB as base64; the limit is 5 MB")
         return None
     key = (hashlib.blake2b(data.encode("ascii", "replace"), digest_size=16).digest(), max_side)
     if key in _RESIZED:
         _RESIZED.move_to_end(key)
         return _RESIZED[key]
     raw, fmt = _downscale(_b64decode(data, where), max_side, where)
-    if len(raw) > MAX_IMAGE_BYTES:
-        raise MediaError(f"image at {where} is {len(raw) / 1e6:.1f} MB after downscaling; the limit is 5 MB")
+    if _b64_len(raw) > MAX_IMAGE_BASE64:
+        raise MediaError(f"image at {where} is {_b64_len(raw) / 1e6:.1f} MB as base64 after downscaling; "
+                         "the limit is 5 MB")
     result = (base64.b64encode(raw).decode("ascii"), _FORMATS[fmt])
     _RESIZED[key] = result
     if len(_RESIZED) > 32:
@@ -285,7 +288,8 @@ def prepare_attachment(path: Path | str, *, max_side: int = MAX_SIDE) -> Block:
     if max(width, height) > max_side:
         raw, fmt = _downscale(raw, max_side, path.name)
         media_type = _FORMATS[fmt]
-    if len(raw) > MAX_IMAGE_BYTES:
-        raise MediaError(f"{path.name} is {len(raw) / 1e6:.1f} MB; images must be at most 5 MB")
+    if _b64_len(raw) > MAX_IMAGE_BASE64:
+        raise MediaError(f"{path.name} is {len(raw) / 1e6:.1f} MB; images must be at most 3.75 MB "
+                         "(5 MB once base64-encoded)")
     data = base64.b64encode(raw).decode("ascii")
     return {"type": "image", "source": {"type": "base64", "media_type": media_type, "data": data}}

@@ -20,6 +20,7 @@ from desktop.engine.compaction._shared import (
     head_tail,
     id_of,
     role_of,
+    text_of,
     tool_names,
     tool_result_text,
     with_content,
@@ -171,8 +172,9 @@ def plan_truncate(messages: Sequence[Message], horizon: int, *, after: int = OLD
     for msg in messages:
         if horizon < _mid(msg) <= target:
             for block in content_of(msg):
-                if block.get("type") == "text" and len(block.get("text", "")) > limit:
-                    gain += estimate_text(block["text"]) - estimate_text(head_tail(block["text"], limit))
+                text = text_of(block) if block.get("type") == "text" else ""
+                if len(text) > limit:
+                    gain += estimate_text(text) - estimate_text(head_tail(text, limit))
     return target if gain >= min_gain_tokens else horizon
 
 
@@ -192,9 +194,10 @@ def apply_truncate(messages: Sequence[Message], horizon: int, *, recent_horizon:
         new_blocks: list[Block] = []
         touched = False
         for index, block in enumerate(content_of(msg)):
-            text = block.get("text", "") if block.get("type") == "text" else ""
-            if len(text) > limit:
-                new_blocks.append({**block, "text": head_tail(text, limit)})
+            text = text_of(block) if block.get("type") == "text" else ""
+            cut = head_tail(text, limit)
+            if cut is not text:
+                new_blocks.append({**block, "text": cut})
                 changed.add((mid, index))
                 touched = True
             else:

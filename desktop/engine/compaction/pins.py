@@ -5,7 +5,14 @@ from __future__ import annotations
 import re
 from collections.abc import Sequence
 
-from desktop.engine.compaction._shared import Message, content_of, has_tool_result, meta_of, role_of
+from desktop.engine.compaction._shared import (
+    Message,
+    content_of,
+    has_tool_result,
+    head_tail,
+    meta_of,
+    role_of,
+)
 from desktop.engine.tokens import estimate_text
 
 BUDGET = 20_000
@@ -61,8 +68,7 @@ def _fit(text: str, tokens: int) -> str:
     chars = len(text)
     while chars > 0:
         chars = int(chars * 0.8)
-        head = int(chars * 0.7)
-        cut = f"{text[:head]}\n[… {len(text) - chars:,} characters omitted …]\n{text[len(text) - (chars - head):]}"
+        cut = head_tail(text, chars)
         if estimate_text(cut) <= tokens:
             return cut
     return ""

@@ -238,7 +238,8 @@ def problems(messages: Sequence[dict[str, Any]]) -> list[str]:
             issues.append(f"{where}: content must be a non-empty list of blocks")
             content = content if isinstance(content, list) else []
         issues.extend(_block_problems(where, role, content))
-        results = [b.get("tool_use_id") for b in content if isinstance(b, dict) and b.get("type") == "tool_result"]
+        # Ids compared as given; anything but a string (None, a list from a corrupt row) is compared by its repr.
+        results = [_key(b.get("tool_use_id")) for b in content if isinstance(b, dict) and b.get("type") == "tool_result"]
         if role == "user":
             missing = [i for i in pending if i not in results]
             if missing:
@@ -254,7 +255,7 @@ def problems(messages: Sequence[dict[str, Any]]) -> list[str]:
                 issues.append(f"{where}: tool_result blocks must come first")
             pending = []
         else:
-            pending = [b.get("id") for b in content if isinstance(b, dict) and b.get("type") == "tool_use"]
+            pending = [_key(b.get("id")) for b in content if isinstance(b, dict) and b.get("type") == "tool_use"]
             dup = [i for i in pending if i in seen]
             if dup:
                 issues.append(f"{where}: duplicate tool_use ids {dup}")
@@ -264,6 +265,10 @@ def problems(messages: Sequence[dict[str, Any]]) -> list[str]:
     if messages[-1].get("role") != "user":
         issues.append("the last message must be a user message")
     return issues
+
+
+def _key(value: Any) -> str | None:
+    return value if value is None or isinstance(value, str) else repr(value)
 
 
 def _block_problems(where: str, role: Any, content: list[Any]) -> list[str]:

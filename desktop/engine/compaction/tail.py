@@ -22,13 +22,13 @@ def split_tail(messages: Sequence[Message], window: int | None, *, min_tokens: i
     if not messages:
         return [], []
     cap = max_tokens if not window else min(max_tokens, int(window * max_fraction))
-    sizes = [estimate_message(content_of(m)) for m in messages]
     tokens = texts = 0
     start = len(messages)
-    for i in range(len(messages) - 1, -1, -1):
-        if start < len(messages) and tokens + sizes[i] > cap:
+    for i in range(len(messages) - 1, -1, -1):  # only the tail is estimated: O(tail), not O(history)
+        size = estimate_message(content_of(messages[i]))
+        if start < len(messages) and tokens + size > cap:
             break
-        tokens += sizes[i]
+        tokens += size
         texts += has_real_text(messages[i])
         start = i
         if tokens >= min_tokens and texts >= min_text_messages:
