@@ -9,6 +9,7 @@ from __future__ import annotations
 import datetime as _dt
 from typing import Any
 
+from desktop.engine.compaction.request_shape import signed
 from desktop.engine.types import Block, CompactionRecord, StoredMessage
 
 STATIC_SYSTEM = (
@@ -45,10 +46,11 @@ def summary_text(compaction: CompactionRecord) -> str:
 def _clean_block(block: Block) -> Block | None:
     kind = block.get("type")
     if kind == "text":
-        return {"type": "text", "text": block["text"]} if block.get("text", "").strip() else None
+        text = block.get("text")
+        return {"type": "text", "text": text} if isinstance(text, str) and text.strip() else None
     if kind == "thinking":
-        # Thinking without a signature is rejected by the API when sent back; it only mattered to that turn.
-        if not block.get("signature"):
+        # Thinking without a real signature is rejected by the API when sent back; it only mattered to that turn.
+        if not signed(block):
             return None
         return {"type": "thinking", "thinking": block.get("thinking", ""), "signature": block["signature"]}
     if kind == "redacted_thinking":

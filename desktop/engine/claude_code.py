@@ -27,6 +27,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, NamedTuple
 
+from desktop.engine.compaction.request_shape import signed
 from desktop.engine.types import Block, Role, Usage
 
 __all__ = [
@@ -50,7 +51,6 @@ _BOOKKEEPING = {
     "system": "system",
 }
 # Real thinking signatures are long base64 strings; redacted copies (e.g. "[REDACTED_SIGNATURE]") are not.
-_SIGNATURE_RE = re.compile(r"^[A-Za-z0-9+/=_-]{64,}$")
 _COMMAND_NAME_RE = re.compile(r"<command-name>\s*(.*?)\s*</command-name>", re.S)
 _COMMAND_ARGS_RE = re.compile(r"<command-args>\s*(.*?)\s*</command-args>", re.S)
 # User texts that are client output or notices, not a prompt worth naming the session after.
@@ -385,7 +385,7 @@ def _clean(block: Block, role: str, keep_thinking: bool) -> Block | None:
         return {"type": "text", "text": text} if isinstance(text, str) and text.strip() else None
     if kind == "thinking":
         sig, thinking = block.get("signature"), block.get("thinking")
-        if keep_thinking and role == "assistant" and isinstance(sig, str) and _SIGNATURE_RE.match(sig):
+        if keep_thinking and role == "assistant" and signed(block):
             return {
                 "type": "thinking",
                 "thinking": thinking if isinstance(thinking, str) else "",

@@ -60,7 +60,8 @@ class Settings:
     max_output_tokens: int = 8192
     max_retries: int = 2
     request_timeout: float = 600.0
-    # Per-model overrides: {"model-id": {"window": int, "input": $/MTok, "output": $/MTok, "media_limit": int}}
+    # Per-model overrides: {"model-id": {"window": int, "input_price": $/MTok, "output_price": $/MTok,
+    #                                   "max_output": int, "media_limit": int}}
     model_overrides: dict[str, dict[str, Any]] = field(default_factory=dict)
     # Compaction policy (fractions of the window unless named _tokens).
     auto_compact_ratio: float = 0.80

@@ -24,8 +24,9 @@ class Toast(QLabel):
         self.hide()
 
     def show_message(self, text: str, level: str = "info", msec: int = 4500) -> None:
+        # The hairline keeps the dark "info" toast distinct on a dark theme's dark chat background.
         self.setStyleSheet(f"#toast {{ {LEVEL_STYLE.get(level, LEVEL_STYLE['info'])} border-radius: 8px;"
-                           " padding: 8px 14px; }")
+                           " border: 1px solid rgba(255, 255, 255, 0.22); padding: 8px 14px; }")
         self.setText(text)
         self._place()
         self.show()

@@ -45,6 +45,17 @@ _SOURCE_TYPES = frozenset({"base64", "url", "file", "text", "content"})
 _ID = re.compile(r"^[A-Za-z0-9_-]{1,256}$")
 
 
+# A real signature is a long base64 token; transcripts may hold placeholders such as "[REDACTED_SIGNATURE]",
+# which the API rejects.
+SIGNATURE_RE = re.compile(r"^[A-Za-z0-9+/=_-]{64,}$")
+
+
+def signed(block: Block) -> bool:
+    """A thinking block the API will accept back: it carries a real signature."""
+    sig = block.get("signature")
+    return isinstance(sig, str) and bool(SIGNATURE_RE.match(sig))
+
+
 def _text(text: str) -> Block:
     return {"type": "text", "text": text}
 
@@ -70,7 +81,7 @@ def _clean_block(block: Any) -> Block | None:
             return None
         return out
     if kind == "thinking":
-        ok = isinstance(out.get("signature"), str) and out["signature"] and isinstance(out.get("thinking"), str)
+        ok = signed(out) and isinstance(out.get("thinking"), str)
         return out if ok else None
     if kind == "redacted_thinking":
         return out if isinstance(out.get("data"), str) and out["data"] else None
@@ -288,8 +299,8 @@ def _block_problems(where: str, role: Any, content: list[Any]) -> list[str]:
             issues.append(f"{at}: unknown keys {sorted(extra)}")
         if kind == "text" and not str(block.get("text", "")).strip():
             issues.append(f"{at}: empty text block")
-        if kind == "thinking" and not block.get("signature"):
-            issues.append(f"{at}: thinking without signature")
+        if kind == "thinking" and not signed(block):
+            issues.append(f"{at}: thinking without a valid signature")
         if kind == "tool_use" and (not _valid_id(block.get("id")) or not isinstance(block.get("input"), dict)):
             issues.append(f"{at}: malformed tool_use")
         if kind == "tool_result" and isinstance(block.get("content"), list):
