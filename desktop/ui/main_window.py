@@ -115,7 +115,10 @@ class MainWindow(QMainWindow):
         pane.setContentsMargins(0, 0, 0, 0)
         pane.setSpacing(2)
         pane.addLayout(header)
-        pane.addWidget(self.banner)
+        banner_row = QHBoxLayout()
+        banner_row.setContentsMargins(12, 0, 12, 0)  # the same side margins as the header
+        banner_row.addWidget(self.banner)
+        pane.addLayout(banner_row)
         pane.addWidget(self.chat, 1)
         pane.addWidget(self.status)
         pane.addWidget(self.composer)
