@@ -622,3 +622,15 @@ def test_sidebar_f2_renames_and_delete_asks(qtbot, monkeypatch):
         qtbot.keyClick(bar.list, Qt.Key.Key_Delete)
     assert renamed.args == [7, "Renamed"] and deleted.args == [7]
     assert bar.list.accessibleName() == "Chats"
+
+
+def test_imported_client_command_records_show_as_quiet_lines():
+    from desktop.ui.chat_model import segments_for
+
+    command = "<command-name>/review</command-name>\n<command-message>review</command-message>\n" \
+              "<command-args>167</command-args>"
+    assert [(s.kind, s.text) for s in segments_for([{"type": "text", "text": command}])] == [("note", "/review 167")]
+    out = segments_for([{"type": "text", "text": "<local-command-stdout>Bye</local-command-stdout>"}])
+    assert [(s.kind, s.text) for s in out] == [("note", "↳ Bye")]
+    typed = segments_for([{"type": "text", "text": "Please explain <command-name> tags"}])
+    assert typed[0].kind == "markdown"  # only whole records, not text that mentions the tags

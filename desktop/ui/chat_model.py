@@ -11,6 +11,7 @@ from __future__ import annotations
 import bisect
 import itertools
 import json
+import re
 from dataclasses import dataclass, field, replace
 from enum import IntEnum
 from typing import Any, Literal
@@ -175,6 +176,20 @@ def tool_result_line(block: Block) -> str:
     return head + preview + (f"  ({', '.join(extra)})" if extra else "")
 
 
+_COMMAND_RE = re.compile(r"^\s*<command-name>(.*?)</command-name>(?:.*?<command-args>(.*?)</command-args>)?",
+                         re.DOTALL)
+_STDOUT_RE = re.compile(r"^\s*<local-command-(stdout|stderr)>(.*?)</local-command-\1>\s*$", re.DOTALL)
+
+
+def _client_command_line(text: str) -> str | None:
+    """Claude Code's slash-command records (in imported sessions) shown as one quiet line, not raw tags."""
+    if m := _COMMAND_RE.match(text):
+        return _one_line(f"{m.group(1).strip()} {(m.group(2) or '').strip()}".strip())
+    if m := _STDOUT_RE.match(text):
+        return _one_line("↳ " + (m.group(2).strip() or "(no output)"))
+    return None
+
+
 def segments_for(content: list[Block]) -> tuple[Segment, ...]:
     """Content blocks -> what the delegate paints. Text stays Markdown; everything else is one muted line."""
     out: list[Segment] = []
@@ -182,7 +197,9 @@ def segments_for(content: list[Block]) -> tuple[Segment, ...]:
         kind = block.get("type")
         if kind == "text":
             if block.get("text"):
-                out.append(Segment("markdown", str(block["text"])))
+                text = str(block["text"])
+                client = _client_command_line(text)
+                out.append(Segment("note", client) if client else Segment("markdown", text))
         elif kind in ("tool_use", "server_tool_use", "mcp_tool_use"):
             out.append(Segment("tool", tool_use_line(block)))
         elif kind in ("tool_result", "web_search_tool_result", "mcp_tool_result"):
