@@ -163,3 +163,17 @@ def test_sigkill_during_compaction_leaves_old_or_new_state(cli_env, fake_api, pr
     con = sqlite3.connect(precis_home / "data" / "precis.db")
     assert con.execute("SELECT COUNT(*) FROM compactions").fetchone()[0] == 1
     con.close()
+
+
+def test_chat_recovers_from_overflow_headless_with_status_on_stderr(cli_env, fake_api, precis_home):
+    seed_long_session(precis_home)  # ~48K tokens
+    fake_api.window = 30_000  # the provider's real window is smaller than the catalog's 1M
+    fake_api.queue_text("still here")
+    res = run(["chat", "--session", "1", "and now?"], cli_env)
+    assert res.returncode == 0, res.stderr
+    assert res.stdout == "still here\n"
+    assert "Compressing context" in res.stderr
+    assert [r.status for r in fake_api.message_requests() if "precis-summary" not in str(r.body.get("system"))][:1] \
+        == [400]
+    ctx = json.loads(run(["context", "1", "--json"], cli_env).stdout)
+    assert ctx["window"] == 30_000 and ctx["summary_active"]

@@ -22,9 +22,10 @@ JSON list of replies (``"text"``, ``{"text": ...}``, ``{"tool_use": {"name", "in
 or an object ``{"replies": [...], "replay": [[blocks], ...]}``.
 
 Endpoints: POST /v1/messages (stream true/false), POST /v1/messages/count_tokens,
-GET /v1/models, GET /v1/models/{id}. Reply order for /v1/messages: queued scripted replies, then the
-deterministic summariser (marker ``<precis-summary-request>`` in the system prompt or last user
-message), then replay turns, then ``--reply`` text, then an echo of the last user text.
+GET /v1/models, GET /v1/models/{id}. Reply order for /v1/messages: a summary request (marker
+``<precis-summary-request>`` in the system prompt or last user message) gets a ``queue_summary`` reply or
+else the deterministic summariser, never a chat reply; other requests get queued scripted replies, then
+replay turns, then ``--reply`` text, then an echo of the last user text.
 Token counting: see :mod:`tests.fakeapi.counting`; prompt caching: :mod:`tests.fakeapi.cache`;
 faults: :mod:`tests.fakeapi.faults`.
 """

@@ -68,6 +68,7 @@ class FakeAnthropic:
         self.models = list(models)
         self.verbose = verbose
         self._replies: deque[Reply] = deque()
+        self._summary_replies: deque[Reply] = deque()
         self._replay: deque[Reply] = deque()
         self._faults: deque[Fault] = deque()
         self._log: list[RecordedRequest] = []
@@ -119,6 +120,11 @@ class FakeAnthropic:
     def queue_reply(self, *replies: Reply | str) -> None:
         with self._lock:
             self._replies.extend(Reply.text(r) if isinstance(r, str) else r for r in replies)
+
+    def queue_summary(self, *replies: Reply | str) -> None:
+        """Script the answers to summary requests (otherwise the deterministic summariser answers)."""
+        with self._lock:
+            self._summary_replies.extend(Reply.text(r) if isinstance(r, str) else r for r in replies)
 
     def queue_text(self, text: str, stop_reason: str | None = None) -> None:
         self.queue_reply(Reply.text(text, stop_reason))
@@ -207,10 +213,14 @@ class FakeAnthropic:
     def _choose_reply(self, body: dict[str, Any], prompt_tokens: int) -> tuple[Reply, deque[Reply] | None]:
         """The reply and the queue it came from (so a failed delivery can put it back)."""
         with self._lock:
+            # Summary requests never take the chat replies a test queued (a compaction before a turn would
+            # otherwise swallow that turn's scripted answer); queue_summary() scripts them explicitly.
+            if self.summariser.wants_summary(body):
+                if self._summary_replies:
+                    return self._summary_replies.popleft(), self._summary_replies
+                return Reply.text(self.summariser.summarise(body, prompt_tokens, self.counter)), None
             if self._replies:
                 return self._replies.popleft(), self._replies
-            if self.summariser.wants_summary(body):
-                return Reply.text(self.summariser.summarise(body, prompt_tokens, self.counter)), None
             if self._replay:
                 return self._replay.popleft(), self._replay
         if self.reply_text is not None:
