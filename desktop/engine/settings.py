@@ -11,7 +11,6 @@ from typing import Any
 import platformdirs
 
 DEFAULT_MODEL = "claude-sonnet-4-6"
-DEFAULT_SMALL_MODEL = "claude-haiku-4-5"
 
 
 @dataclass(frozen=True, slots=True)
@@ -71,7 +70,6 @@ class Settings:
     # 1-hour cache TTL on the stable prefix (system, summary): costs 2x to write, survives pauses. Some
     # Anthropic-compatible providers reject the ttl field: turn it off for them.
     long_cache_ttl: bool = True
-    first_run_done: bool = False
 
     @classmethod
     def load(cls, paths: Paths, env: dict[str, str] | None = None) -> Settings:

@@ -24,9 +24,6 @@ class Models:
     Compaction: type[pw.Model]
     KeyValue: type[pw.Model]
 
-    def all(self) -> list[type[pw.Model]]:
-        return [self.Session, self.Message, self.Compaction, self.KeyValue]
-
 
 def build_models(db: pw.Database) -> Models:
     class Base(pw.Model):

@@ -102,7 +102,6 @@ class ProviderForm(QWidget):
             small_model=self.small_model.text().strip(),
             max_output_tokens=self.max_output.value(),
             model_overrides={k: v for k, v in overrides.items() if v},
-            first_run_done=True,
         )
         return ProviderChoice(settings, self.api_key.text().strip(), self.run_only.isChecked())
 

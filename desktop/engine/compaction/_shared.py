@@ -7,7 +7,7 @@ Every function here is pure. Messages are either ``StoredMessage`` (history) or 
 from __future__ import annotations
 
 import dataclasses
-from collections.abc import Iterator, Sequence
+from collections.abc import Sequence
 from typing import Any
 
 from desktop.engine.types import Block, StoredMessage
@@ -82,12 +82,6 @@ def group_starts(messages: Sequence[Message]) -> list[int]:
         return []
     return [0] + [i for i in range(1, len(messages)) if is_plain_user(messages[i])]
 
-
-def iter_groups(messages: Sequence[Message]) -> Iterator[list[Message]]:
-    starts = group_starts(messages)
-    for n, start in enumerate(starts):
-        end = starts[n + 1] if n + 1 < len(starts) else len(messages)
-        yield list(messages[start:end])
 
 
 def tool_names(messages: Sequence[Message]) -> dict[str, Block]:
