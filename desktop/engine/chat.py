@@ -417,7 +417,7 @@ class ChatEngine:
             used = exact if exact else used
         last = next((m for m in reversed(g.history) if m.role == "assistant"), None)
         truncated = last is not None and detect_stop_reason(last.meta.get("stop_reason")) is not None
-        if used >= threshold or truncated or (self.compactor.has_prepared(session_id) and used >= threshold):
+        if used >= threshold or truncated:
             budget = self.compactor.budget(g.model)
             await self.compactor.compact(session_id, "auto", target=budget)
             g = await self.gather(session_id)
