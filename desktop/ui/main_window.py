@@ -387,7 +387,8 @@ class MainWindow(QMainWindow):
 
     def _on_command_output(self, session_id: int, title: str, text: str) -> None:
         if session_id == self.session_id:
-            self.chat_model.add_notice(text, title)
+            # The report is aligned plain text (the same as `precis context` prints): keep it monospaced.
+            self.chat_model.add_notice(f"```text\n{text}\n```", title)
             self.chat.scroll_to_bottom()
 
     def _on_context(self, session_id: int, snapshot: Any) -> None:
