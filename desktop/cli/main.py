@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import argparse
 import asyncio
+import contextlib
 import json
 import signal
 import sys
@@ -108,7 +109,8 @@ async def _stream_turn(ctx: Ctx, session_id: int, start: Any) -> int:
     ctx.engine.subscribe(on_event)
     loop = asyncio.get_running_loop()
     for sig in (signal.SIGINT, signal.SIGTERM):
-        loop.add_signal_handler(sig, ctx.engine.stop, session_id)
+        with contextlib.suppress(NotImplementedError):  # Windows: Ctrl+C still ends the process
+            loop.add_signal_handler(sig, ctx.engine.stop, session_id)
     reply = await start
     if wrote:
         sys.stdout.write("\n")

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import os
 import signal
 import sys
@@ -37,7 +38,8 @@ async def amain(app: QApplication, *, quit_after: float | None = None) -> int:
     app.lastWindowClosed.connect(closed.set)
     loop = asyncio.get_running_loop()
     for sig in (signal.SIGINT, signal.SIGTERM):
-        loop.add_signal_handler(sig, window.close)
+        with contextlib.suppress(NotImplementedError):  # Windows has no loop signal handlers
+            loop.add_signal_handler(sig, window.close)
     window.show()
     await window.start()
     if quit_after is not None:
