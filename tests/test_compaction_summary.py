@@ -35,7 +35,7 @@ def test_request_shape_sections_previous_summary_focus():
     assert "Update this existing summary" in body and "Earlier: set up repo" in body
     assert "User: Refactor the parser" in body and "[image]" in body
     assert "focus on: the parser API" in body
-    assert body.endswith("in English.")
+    assert body.endswith("in the language the user writes in (English if the user mixes languages).")
 
 
 def test_no_previous_summary_no_focus():

@@ -43,7 +43,8 @@ _LANGUAGES = {
     "zh": "Chinese (in the same script, simplified or traditional, that the user writes)",
     "ja": "Japanese",
     "ko": "Korean",
-    "en": "English",
+    # Not CJK: the user's own language (English, French, German, …); the model reads it off the transcript.
+    "en": "the language the user writes in (English if the user mixes languages)",
 }
 _HAN = re.compile(r"[\u3400-\u4dbf\u4e00-\u9fff\uf900-\ufaff]")
 _KANA = re.compile(r"[\u3040-\u30ff\u31f0-\u31ff\uff66-\uff9f]")
