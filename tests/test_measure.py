@@ -94,3 +94,27 @@ def test_snapshot_json_has_every_field():
     data = snap.to_json()
     for key in ("model", "window", "used", "next_turn", "state", "percent", "breakdown", "source"):
         assert key in data
+
+
+async def test_typing_adds_the_draft_to_the_latest_measurement(engine, fake_api):
+    sid = (await engine.store.create_session("d2", "claude-sonnet-4-6")).id
+    fake_api.queue_text("ok")
+    await engine.send(sid, "hi")
+    drafted = await engine.publish_draft(sid, "word " * 400)
+    full = await engine.measure(sid, draft="word " * 400)
+    assert (drafted.used, drafted.next_turn) == (full.used, full.next_turn)
+    assert (await engine.publish_draft(sid, "")).next_turn == (await engine.measure(sid)).next_turn
+
+
+async def test_spilled_content_is_marked_the_same_on_every_measurement(engine, fake_api):
+    sid = (await engine.store.create_session("spill", "claude-sonnet-4-6")).id
+    small = await engine.store.add_message(sid, "user", [{"type": "text", "text": "short"}])
+    await engine.store.add_message(sid, "assistant", [{"type": "text", "text": "ok"}])
+    huge = await engine.store.add_message(sid, "user", [{"type": "text", "text": "x" * 60_000},
+                                                        {"type": "text", "text": "question"}])
+    first = await engine.measure(sid)
+    second = await engine.measure(sid)
+    assert first.trimmed == second.trimmed == (huge.id,)
+    request = await engine.build_request(sid)
+    assert request["messages"][-1]["content"][-1]["text"] == "question"  # the small block is sent as is
+    assert small.id not in first.trimmed

@@ -8,6 +8,7 @@ a summary only when they are not enough, and a reactive recovery when the provid
 from __future__ import annotations
 
 import asyncio
+import dataclasses
 import time
 from collections.abc import Callable
 from dataclasses import dataclass, field, replace
@@ -36,7 +37,7 @@ from desktop.engine.events import (
     TurnError,
     UsageUpdate,
 )
-from desktop.engine.measure import ContextMeter, RequestFacts
+from desktop.engine.measure import ContextMeter, RequestFacts, draft_cost
 from desktop.engine.overflow import detect_stop_reason
 from desktop.engine.provider import Provider, StreamPart
 from desktop.engine.secrets import Credentials, load_credentials
@@ -99,6 +100,9 @@ class ChatEngine:
         self._media_limit: dict[int, int] = {}  # per session, after a media-count error
         self.clock: Callable[[], float] = time.time  # injectable: the replay benchmark runs on a fake clock
         self._last_request: dict[int, float] = {}
+        self._latest: dict[int, ContextSnapshot] = {}
+        # message id -> (request copy with huge blocks spilled, indices of those blocks)
+        self._spilled: dict[int, tuple[list[Block], list[int]]] = {}  # newest draft-less measurement per session
 
     # --- wiring -------------------------------------------------------------------------------------
     def subscribe(self, listener: Listener) -> Callable[[], None]:
@@ -273,8 +277,16 @@ class ChatEngine:
         for m in g.history:
             if m.status not in assemble.SENDABLE or not m.content:
                 continue
-            capped = cp.cap_content(m.content, key=f"m{m.id}", spill_dir=spill)
-            changed = [i for i, (a, b) in enumerate(zip(capped, m.content, strict=True)) if a is not b]
+            # Spilled content is remembered per message: the file is written (and checked) once, not on
+            # every measurement. Stored rows never change once complete, and ids are never reused.
+            cached = self._spilled.get(m.id)
+            if cached is None:
+                capped = cp.cap_content(m.content, key=f"m{m.id}", spill_dir=spill)
+                changed = [i for i, (a, b) in enumerate(zip(capped, m.content, strict=True)) if a is not b]
+                if changed:
+                    self._spilled[m.id] = (capped, changed)
+            else:
+                capped, changed = cached
             spilled.update((m.id, i) for i in changed)
             rows.append(replace(m, content=capped) if changed else m)
         h = g.horizons
@@ -354,7 +366,23 @@ class ChatEngine:
 
     async def publish_context(self, session_id: int, draft: str = "") -> ContextSnapshot:
         snapshot = await self.measure(session_id, draft)
+        self._publish(session_id, snapshot, draft)
+        return snapshot
+
+    def _publish(self, session_id: int, snapshot: ContextSnapshot, draft: str = "") -> None:
+        if not draft:
+            self._latest[session_id] = snapshot  # the base the typing path adds a draft to
         self.emit(ContextChanged(session_id, snapshot))
+
+    async def publish_draft(self, session_id: int, draft: str) -> ContextSnapshot:
+        """While the user types only the next-turn estimate changes: add the draft to the latest measurement
+        instead of re-reading and re-estimating the whole session on every pause in typing."""
+        base = self._latest.get(session_id)
+        if base is None:
+            return await self.publish_context(session_id, draft)
+        family = self.catalog.info(base.model).family
+        snapshot = dataclasses.replace(base, next_turn=base.next_turn + draft_cost(draft, family))
+        self._publish(session_id, snapshot, draft)
         return snapshot
 
     async def _ask_window(self, model: str) -> None:
@@ -541,7 +569,7 @@ class ChatEngine:
                              "will be compacted before the next turn.", "warning"))
         after = await self.gather(session_id)
         snap = await self.measure(session_id, g=after)
-        self.emit(ContextChanged(session_id, snap))
+        self._publish(session_id, snap)
         self.compactor.maybe_prepare(session_id, after, snap.used)
         return reply
 

@@ -49,6 +49,13 @@ class RequestFacts:
             return None
 
 
+def draft_cost(draft: str, family: str) -> int:
+    """Tokens the message being typed will add to the next request."""
+    if not draft.strip():
+        return 0
+    return tokens.estimate_text(draft, family=family) + tokens.MESSAGE_OVERHEAD
+
+
 def _block_category(block: Block) -> str:
     kind = block.get("type")
     if kind in MEDIA:
@@ -170,8 +177,7 @@ class ContextMeter:
         last_reply = next((m for m in reversed(history) if m.role == "assistant" and m.usage), None)
         last_usage: Usage | None = last_reply.usage if last_reply else None
         expected_output = min(last_usage.output_tokens if last_usage else 0, max_output)
-        draft_tokens = tokens.estimate_text(draft, family=family) if draft.strip() else 0
-        next_turn = used + expected_output + draft_tokens + (tokens.MESSAGE_OVERHEAD if draft_tokens else 0)
+        next_turn = used + expected_output + draft_cost(draft, family)
 
         breakdown = self._breakdown(session_id, model, system, tools, summary_tokens, pinned_tokens, sendable,
                                     used, info.window, max_output)

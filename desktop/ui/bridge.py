@@ -162,7 +162,7 @@ class Bridge(QObject):
         await self.refresh_sessions()
 
     async def measure(self, session_id: int, draft: str) -> None:
-        await self.engine.publish_context(session_id, draft)
+        await self.engine.publish_draft(session_id, draft)
 
     async def send(self, session_id: int, text: str, files: list[str] | None = None) -> None:
         if text.startswith("/") and not files and await self.engine.command(session_id, text):
