@@ -7,6 +7,7 @@ Never use qtbot.waitSignal inside an async test: await a future the signal resol
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import os
 
 os.environ.setdefault("QT_QPA_PLATFORM", "offscreen")  # before anything imports Qt
@@ -101,35 +102,30 @@ def fake_api(monkeypatch):
         yield srv
 
 
-async def _open_engine(settings_changes: dict | None = None):
-    """A real engine over a real store in this test's PRECIS_HOME, recording every event it emits."""
-    from desktop.engine.chat import ChatEngine
+@contextlib.asynccontextmanager
+async def _open_engine(settings_changes: dict | None = None, credentials=None):  # noqa: ANN001
+    """A real engine over a real store in this test's PRECIS_HOME (the app's own wiring), recording every
+    event it emits."""
     from desktop.engine.secrets import Credentials
-    from desktop.engine.settings import Paths, Settings
-    from desktop.store import Store
+    from desktop.runtime import open_runtime
 
-    paths = Paths.resolve().ensure()
-    settings = Settings.load(paths)
-    for name, value in (settings_changes or {}).items():
-        setattr(settings, name, value)
-    store = await Store.open(paths.database)
-    engine = ChatEngine(store, paths, settings, Credentials(api_key="test-key", source="env"))
-    engine.events = []  # type: ignore[attr-defined]
-    engine.subscribe(engine.events.append)  # type: ignore[attr-defined]
-    return engine
+    def adjust(settings) -> None:  # noqa: ANN001
+        for name, value in (settings_changes or {}).items():
+            setattr(settings, name, value)
 
-
-async def _close_engine(engine) -> None:  # noqa: ANN001
-    await engine.close()
-    await engine.store.close()
+    creds = Credentials(api_key="test-key", source="env") if credentials is None else credentials or None
+    async with open_runtime(credentials=creds, adjust=adjust) as runtime:
+        engine = runtime.engine
+        engine.events = []  # type: ignore[attr-defined]
+        engine.subscribe(engine.events.append)  # type: ignore[attr-defined]
+        yield engine
 
 
 @pytest.fixture
 async def engine(fake_api):
     """The engine against the loopback server (default settings)."""
-    eng = await _open_engine()
-    yield eng
-    await _close_engine(eng)
+    async with _open_engine() as eng:
+        yield eng
 
 
 @pytest.fixture
@@ -137,9 +133,16 @@ async def small_engine(fake_api, monkeypatch):
     """An engine whose model has an 8,000-token window, like the server's (compaction happens quickly)."""
     monkeypatch.setenv("PRECIS_CONTEXT_WINDOW", "8000")
     fake_api.window = 8_000
-    eng = await _open_engine({"max_output_tokens": 1024})
-    yield eng
-    await _close_engine(eng)
+    async with _open_engine({"max_output_tokens": 1024}) as eng:
+        yield eng
+
+
+_WINDOW_ENGINES: dict[int, object] = {}
+
+
+def engine_of(window):  # noqa: ANN001, ANN201
+    """The engine behind a test window (widgets never reach it; tests check what it stored)."""
+    return _WINDOW_ENGINES[id(window)]
 
 
 @pytest.fixture
@@ -148,15 +151,16 @@ async def window(qtbot, fake_api):
     from desktop.ui.bridge import Bridge
     from desktop.ui.main_window import MainWindow
 
-    engine = await _open_engine()
-    engine._credentials = None  # the window reads the key from the environment, as the app does
-    bridge = Bridge(engine)
-    win = MainWindow(bridge, engine.paths.config_dir / "window.ini")
-    win.show()
-    await win.start()
-    yield win
-    # Stop the engine side first so no late signal reaches a window that is being destroyed.
-    await bridge.close()
-    await _close_engine(engine)
+    # No credentials given: the window reads the key from the environment, as the app does.
+    async with _open_engine(credentials=False) as engine:
+        bridge = Bridge(engine)
+        win = MainWindow(bridge, engine.paths.config_dir / "window.ini")
+        _WINDOW_ENGINES[id(win)] = engine
+        win.show()
+        await win.start()
+        yield win
+        _WINDOW_ENGINES.pop(id(win), None)
+        # Stop the engine side first so no late signal reaches a window that is being destroyed.
+        await bridge.close()
     win.close()
     win.deleteLater()

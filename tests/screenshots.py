@@ -136,10 +136,9 @@ async def shoot(outdir: Path, srv: FakeAnthropic) -> None:
     window.grab().save(str(outdir / "window-error.png"))
     # A long conversation compacted with the Compact now button: the card, its summary opened.
     from desktop.engine.catalog import ModelCatalog
-    from desktop.engine.measure import ContextMeter
 
-    engine.catalog = ModelCatalog(engine.settings.model_overrides)  # forget the windows "learned" above
-    engine.meter = ContextMeter(engine.catalog, engine.calibration)
+    # Forget the windows "learned" above.
+    engine.replace_models(ModelCatalog(engine.settings.model_overrides), engine.calibration)
     await bridge.new_session()
     sid = window.session_id
     for i in range(6):

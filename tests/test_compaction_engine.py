@@ -5,6 +5,7 @@ from __future__ import annotations
 from desktop.engine.compaction import problems
 from desktop.engine.events import CompactionChanged, TurnError
 from tests.fakeapi import SUMMARY_MARKER, Fault
+from tests.requests import request_of
 
 WINDOW = 8_000
 WORDS = tuple(["alpha", "beta", "gamma", "delta", "epsilon", "zeta", "eta", "theta", "iota", "kappa", "lambda", "mu", "nu", "xi", "omicron", "pi", "rho", "sigma", "tau", "upsilon", "phi", "chi", "psi", "omega"])
@@ -62,13 +63,13 @@ async def test_manual_compaction_writes_the_boundary_and_undo_restores_originals
     assert "the tabs rule" in summary_requests(fake_api)[-1].body["messages"][0]["content"][0]["text"]
     history = await small_engine.store.messages(sid)
     assert len(history) == 12  # originals are never deleted
-    request = await small_engine.build_request(sid)
+    request = await request_of(small_engine, sid)
     assert len(request["messages"]) < before
     assert request["messages"][0]["content"][0]["text"].startswith("<conversation-summary>")
     assert any(isinstance(e, CompactionChanged) for e in small_engine.events)
     assert await small_engine.undo_compaction(sid)
     assert await small_engine.store.active_compaction(sid) is None
-    restored = await small_engine.build_request(sid)
+    restored = await request_of(small_engine, sid)
     assert "Instruction 0" in str(restored["messages"][0])
 
 
@@ -95,14 +96,14 @@ async def test_summary_not_smaller_is_rejected_and_three_failures_open_the_break
     sid = (await small_engine.store.create_session("b", "claude-test")).id
     await converse(small_engine, fake_api, sid, 6)
     for _ in range(3):
-        outcome = await small_engine.compact(sid, "manual") if _ == 0 else await small_engine.compactor.compact(sid, "auto")
+        outcome = await small_engine.compact(sid, "manual") if _ == 0 else await small_engine.compact(sid, "auto")
     state = await small_engine.store.get_state(sid)
     assert state["breaker_failures"] >= 3
     snap = await small_engine.measure(sid)
     assert snap.breaker_open
     # With the breaker open, automatic compaction snips instead of asking for a summary.
     asked = len(summary_requests(fake_api))
-    outcome = await small_engine.compactor.compact(sid, "auto", target=2_000)
+    outcome = await small_engine.compact(sid, "auto", target=2_000)
     assert len(summary_requests(fake_api)) == asked
     assert outcome.ok and outcome.record.trigger == "snip"
     # A manual compaction resets the breaker; a good summary closes it.
@@ -118,8 +119,8 @@ async def test_background_summary_is_used_at_the_next_send(small_engine, fake_ap
     small_engine.settings.auto_compact_ratio = 0.95
     sid = (await small_engine.store.create_session("bg", "claude-test")).id
     await converse(small_engine, fake_api, sid, 5)
-    await small_engine.compactor.wait_background(sid)
-    assert small_engine.compactor.has_prepared(sid)
+    await small_engine.tasks.wait(sid, "prepare")
+    assert summary_requests(fake_api) and not small_engine.busy(sid)  # prepared in the background
     asked = len(summary_requests(fake_api))
     small_engine.settings.auto_compact_ratio = 0.3  # the next send crosses the threshold
     fake_api.queue_text("after")
@@ -161,7 +162,7 @@ async def test_every_trigger_writes_the_boundary_the_same_way(small_engine, fake
     for trigger in ("manual", "auto", "reactive"):
         sid = (await small_engine.store.create_session(trigger, "claude-test")).id
         await converse(small_engine, fake_api, sid, 6)
-        outcome = await small_engine.compactor.compact(sid, trigger)
+        outcome = await small_engine.compact(sid, trigger)
         assert outcome.ok, (trigger, outcome.message)
         history = await small_engine.store.messages(sid)
         record = outcome.record
@@ -209,7 +210,7 @@ async def test_delete_message_and_clear_history_keep_the_boundary_consistent(sma
     outcome = await small_engine.compact(sid, "manual")
     covered = next(m for m in await small_engine.store.messages(sid) if m.id <= outcome.record.covers_through_message_id)
     await small_engine.delete_message(sid, covered.id)
-    request = await small_engine.build_request(sid)
+    request = await request_of(small_engine, sid)
     assert request["messages"][0]["content"][0]["text"].startswith("<conversation-summary>")
     assert problems(request["messages"]) == []
     await small_engine.clear_history(sid)

@@ -30,7 +30,7 @@ from desktop.ui.format import (
     state_color_hex,
 )
 from desktop.ui.gauge import ContextGauge
-from desktop.ui.hover_card import is_dark
+from desktop.ui.theme import is_dark
 
 WINDOW = 200_000
 BREAKDOWN = {

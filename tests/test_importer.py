@@ -13,7 +13,7 @@ import pytest
 
 from desktop.engine.claude_code import read_transcript
 from desktop.engine.compaction.request_shape import problems, repair
-from desktop.engine.importer import ImportFailed, import_claude_code, plan_import, write_import
+from desktop.engine.importer import ImportFailed, import_claude_code, plan_import
 from desktop.store import Store
 
 CORPUS = Path("/work/shared/corpus")
@@ -157,7 +157,7 @@ def test_a_failed_write_removes_the_half_written_session(store, tmp_path):
     plan = plan_import(read_transcript(path))
     plan.rows[1]["content"] = [{"type": "text", "text": {1, 2}}]  # not JSON-serialisable: the insert fails
     with pytest.raises(TypeError):
-        store.run(write_import, store.repo, plan)
+        store.run(store.repo.import_session, plan)
     assert store.run(store.repo.list_sessions) == []
 
 

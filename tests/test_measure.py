@@ -7,6 +7,7 @@ import pytest
 from desktop.engine.chat import ChatEngine
 from desktop.engine.context import ContextSnapshot, context_report, state_for
 from desktop.engine.secrets import Credentials
+from tests.requests import request_of
 
 
 def test_state_thresholds():
@@ -115,6 +116,6 @@ async def test_spilled_content_is_marked_the_same_on_every_measurement(engine, f
     first = await engine.measure(sid)
     second = await engine.measure(sid)
     assert first.trimmed == second.trimmed == (huge.id,)
-    request = await engine.build_request(sid)
+    request = await request_of(engine, sid)
     assert request["messages"][-1]["content"][-1]["text"] == "question"  # the small block is sent as is
     assert small.id not in first.trimmed

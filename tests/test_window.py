@@ -7,9 +7,8 @@ import asyncio
 import pytest
 from PySide6.QtCore import Qt
 
-from desktop.engine.chat import ChatEngine
-from desktop.engine.settings import Paths, Settings
-from desktop.store import Store
+from desktop.runtime import open_runtime
+from tests.conftest import engine_of
 from tests.fakeapi import Fault
 
 pytestmark = pytest.mark.qt
@@ -40,7 +39,7 @@ async def test_send_streams_reply_and_updates_gauge(window, fake_api, qtbot):
     assert window.composer.edit.toPlainText() == ""
     await until(lambda: window.gauge.snapshot() is not None and window.gauge.snapshot().source == "api")
     # The gauge shows exactly what `precis context` computes for the same session.
-    assert window.gauge.snapshot() == await window.bridge.engine.measure(window.session_id)
+    assert window.gauge.snapshot() == await engine_of(window).measure(window.session_id)
     assert window.gauge.snapshot().used >= reply.usage.prompt_tokens
     assert window.title_label.text() == "Hello"
 
@@ -66,7 +65,7 @@ async def test_stop_keeps_partial_reply(window, fake_api, qtbot):
     await until(lambda: message_rows(window)[1].status == "interrupted")
     hold.release.set()
     await until(lambda: window.composer.send_button.isVisible())
-    stored = await window.bridge.store.messages(window.session_id)
+    stored = await engine_of(window).store.messages(window.session_id)
     assert stored[1].status == "interrupted" and stored[1].content[0]["text"].startswith("b")
 
 
@@ -95,33 +94,31 @@ async def test_context_command_shows_card_not_stored(window, fake_api, qtbot):
     model = window.chat_model
     await until(lambda: any(model.row_at(i).kind == "notice" for i in range(model.rowCount())))
     assert len(fake_api.message_requests()) == 1
-    assert len(await window.bridge.store.messages(window.session_id)) == 2
+    assert len(await engine_of(window).store.messages(window.session_id)) == 2
 
 
 async def test_session_survives_restart_and_older_pages_load(qtbot, fake_api):
     from desktop.ui.bridge import PAGE_SIZE, Bridge
     from desktop.ui.main_window import MainWindow
 
-    paths = Paths.resolve().ensure()
-    store = await Store.open(paths.database)
-    sid = (await store.create_session("Long one")).id
-    await store.add_messages(sid, [{"role": "user" if i % 2 == 0 else "assistant",
-                                    "content": [{"type": "text", "text": f"message {i}"}]}
-                                   for i in range(PAGE_SIZE * 2 + 10)])
-    engine = ChatEngine(store, paths, Settings.load(paths))
-    bridge = Bridge(engine)
-    win = MainWindow(bridge, paths.config_dir / "window.ini")
-    win.show()
-    await win.start()
-    assert len(message_rows(win)) == PAGE_SIZE
-    assert message_rows(win)[-1].content[0]["text"] == f"message {PAGE_SIZE * 2 + 9}"
-    await bridge.load_older(sid, win.chat_model.oldest_message_id())
-    assert len(message_rows(win)) == PAGE_SIZE * 2
-    await bridge.close()
-    await engine.close()
+    async with open_runtime() as runtime:  # written by one process...
+        store = runtime.store
+        sid = (await store.create_session("Long one")).id
+        await store.add_messages(sid, [{"role": "user" if i % 2 == 0 else "assistant",
+                                        "content": [{"type": "text", "text": f"message {i}"}]}
+                                       for i in range(PAGE_SIZE * 2 + 10)])
+    async with open_runtime() as runtime:  # ...and opened by the next
+        bridge = Bridge(runtime.engine)
+        win = MainWindow(bridge, runtime.paths.config_dir / "window.ini")
+        win.show()
+        await win.start()
+        assert len(message_rows(win)) == PAGE_SIZE
+        assert message_rows(win)[-1].content[0]["text"] == f"message {PAGE_SIZE * 2 + 9}"
+        await bridge.load_older(sid, win.chat_model.oldest_message_id())
+        assert len(message_rows(win)) == PAGE_SIZE * 2
+        await bridge.close()
     win.close()
     win.deleteLater()
-    await store.close()
 
 
 def cards(win):
@@ -131,7 +128,7 @@ def cards(win):
 
 async def test_compaction_card_collapses_originals_and_undo_restores(window, fake_api, qtbot):
     sid = window.session_id
-    store = window.bridge.store
+    store = engine_of(window).store
     for i in range(6):  # ~48K tokens: more than the verbatim tail
         await store.add_message(sid, "user", [{"type": "text", "text": f"question {i} " + "dolor " * 3000}])
         await store.add_message(sid, "assistant", [{"type": "text", "text": f"answer {i} " + "lorem " * 800}])
@@ -175,7 +172,7 @@ async def test_overflow_that_survives_recovery_offers_two_ways_forward(window, f
     assert len([r for r in fake_api.message_requests() if r.status == 400]) == 2  # the first try and one retry
     window.banner.new_chat_button.click()
     await until(lambda: window.session_id != first)
-    assert (await window.bridge.store.messages(first))[0].content[0]["text"] == "hello"  # nothing lost
+    assert (await engine_of(window).store.messages(first))[0].content[0]["text"] == "hello"  # nothing lost
 
 
 async def test_hover_card_rows_after_a_streamed_turn(window, fake_api, qtbot):
@@ -206,7 +203,7 @@ async def test_huge_paste_is_sent_as_a_preview_and_marked_in_the_window(window, 
     await until(lambda: len(message_rows(window)) == 2 and message_rows(window)[1].status == "complete")
     sent = fake_api.message_requests()[-1].body["messages"][0]["content"][0]["text"]
     assert len(sent) < 5_000 and "full text saved to" in sent
-    stored = await window.bridge.store.messages(window.session_id)
+    stored = await engine_of(window).store.messages(window.session_id)
     assert stored[0].content[0]["text"] == big  # the window and the database keep everything
     model = window.chat_model
     await until(lambda: model.row_at(model.row_of(stored[0].id)).detail.get("trimmed"))
@@ -233,11 +230,11 @@ async def test_sidebar_new_rename_filter_and_delete(window, fake_api, qtbot, mon
     monkeypatch.setattr(QMessageBox, "question", lambda *a, **k: QMessageBox.StandardButton.Cancel)
     bar.ask_delete(bar.list.currentItem())
     await asyncio.sleep(0.1)
-    assert await window.bridge.store.get_session(second) is not None  # cancelled: nothing deleted
+    assert await engine_of(window).store.get_session(second) is not None  # cancelled: nothing deleted
     monkeypatch.setattr(QMessageBox, "question", lambda *a, **k: QMessageBox.StandardButton.Yes)
     bar.ask_delete(bar.list.currentItem())
     await until(lambda: bar.list.count() == 1)
-    assert await window.bridge.store.get_session(second) is None
+    assert await engine_of(window).store.get_session(second) is None
 
 
 async def test_edit_and_resend_from_the_message_menu(window, fake_api, qtbot):
@@ -258,7 +255,7 @@ async def test_edit_and_resend_from_the_message_menu(window, fake_api, qtbot):
     window.composer.send_button.click()
     await until(lambda: [m.content[0]["text"] if m.content else "" for m in message_rows(window)]
                 == ["better question", "second answer"])
-    stored = await window.bridge.store.messages(window.session_id)
+    stored = await engine_of(window).store.messages(window.session_id)
     assert [m.content[0]["text"] for m in stored] == ["better question", "second answer"]
 
 
@@ -291,7 +288,7 @@ async def test_window_geometry_is_remembered(window, fake_api, qtbot):
     await until(lambda: window.gauge.snapshot() is not None)  # start-up work has finished
     window.resize(700, 500)  # within the offscreen screen, which restoreGeometry clamps to
     window.close()
-    ini = window.bridge.engine.paths.config_dir / "window.ini"
+    ini = engine_of(window).paths.config_dir / "window.ini"
     saved = QSettings(str(ini), QSettings.Format.IniFormat).value("window/geometry")
     assert saved is not None
     from desktop.ui.main_window import MainWindow

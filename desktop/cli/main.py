@@ -9,12 +9,16 @@ import json
 import signal
 import sys
 from collections.abc import Sequence
-from contextlib import asynccontextmanager
-from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from desktop import __version__
+
+if TYPE_CHECKING:
+    from desktop.engine.events import EngineEvent
+    from desktop.engine.storage import Storage
+    from desktop.engine.types import SessionInfo
+    from desktop.runtime import Runtime
 
 
 class CliError(Exception):
@@ -25,34 +29,23 @@ def _status(text: str) -> None:
     print(f"precis: {text}", file=sys.stderr, flush=True)
 
 
-@dataclass
-class Ctx:
-    paths: Any
-    settings: Any
-    store: Any
-    engine: Any
+# How the terminal words what a session is doing (the window words it in its own, translatable, table).
+ACTIVITY_WORDS = {
+    "sending": "sending…",
+    "waiting": "waiting for the reply…",
+    "compacting": "Compressing context…",
+    "recovering": "Compressing context (the provider said it was too long), then resending…",
+}
 
 
-@asynccontextmanager
-async def open_ctx(model: str | None = None):
-    from desktop.engine.chat import ChatEngine
-    from desktop.engine.settings import Paths, Settings
-    from desktop.store import Store
+def _open(model: str | None = None) -> Any:
+    from desktop.runtime import open_runtime
 
-    paths = Paths.resolve().ensure()
-    settings = Settings.load(paths)
-    if model:
-        settings.model = model
-    store = await Store.open(paths.database)
-    engine = ChatEngine(store, paths, settings)
-    try:
-        yield Ctx(paths, settings, store, engine)
-    finally:
-        await engine.close()
-        await store.close()
+    # A process about to exit prepares nothing in the background: it would be aborted, unused.
+    return open_runtime(model=model, background=False)
 
 
-async def _session_or_fail(store: Any, session_id: int) -> Any:
+async def _session_or_fail(store: Storage, session_id: int) -> SessionInfo:
     session = await store.get_session(session_id)
     if session is None:
         raise CliError(f"no session with id {session_id}")
@@ -70,13 +63,13 @@ async def cmd_chat(args: argparse.Namespace) -> int:
         raise CliError("empty message")
     if not load_credentials().present:
         raise CliError("no API key: set ANTHROPIC_API_KEY (or ANTHROPIC_AUTH_TOKEN), or save one in Settings")
-    async with open_ctx(args.model) as ctx:
+    async with _open(args.model) as ctx:
         if args.session is not None:
             session = await _session_or_fail(ctx.store, args.session)
             if args.model:
                 await ctx.store.update_session(session.id, model=args.model)
         else:
-            session = await ctx.store.create_session("New chat", args.model or ctx.settings.model)
+            session = await _session_or_fail(ctx.store, await ctx.engine.new_session(args.model))
             _status(f"session {session.id}")
         if args.retry:
             start = ctx.engine.retry(session.id)
@@ -86,14 +79,26 @@ async def cmd_chat(args: argparse.Namespace) -> int:
         return await _stream_turn(ctx, session.id, start)
 
 
-async def _stream_turn(ctx: Ctx, session_id: int, start: Any) -> int:
+def _print_activity(event: EngineEvent, session_id: int | None = None) -> None:
+    """Activity and notices go to stderr, one line each."""
+    from desktop.engine.events import Notice, StatusChanged
+
+    if session_id is not None and event.session_id != session_id:
+        return
+    if isinstance(event, StatusChanged) and (words := ACTIVITY_WORDS.get(event.activity)):
+        _status(words)
+    elif isinstance(event, Notice) and event.level != "info":
+        _status(event.text)
+
+
+async def _stream_turn(ctx: Runtime, session_id: int, start: Any) -> int:
     """Run one turn, printing the reply to stdout and status to stderr; Ctrl+C stops it cleanly."""
-    from desktop.engine.events import StatusChanged, TextDelta, TurnError
+    from desktop.engine.events import TextDelta, TurnError
 
     errors: list[TurnError] = []
     wrote = False
 
-    def on_event(event: Any) -> None:
+    def on_event(event: EngineEvent) -> None:
         nonlocal wrote
         if event.session_id != session_id:
             return
@@ -101,10 +106,10 @@ async def _stream_turn(ctx: Ctx, session_id: int, start: Any) -> int:
             sys.stdout.write(event.text)
             sys.stdout.flush()
             wrote = True
-        elif isinstance(event, StatusChanged) and event.text:
-            _status(event.text)
         elif isinstance(event, TurnError):
             errors.append(event)
+        else:
+            _print_activity(event)
 
     ctx.engine.subscribe(on_event)
     loop = asyncio.get_running_loop()
@@ -135,7 +140,7 @@ def _attachment(path: Path) -> dict[str, Any]:
 
 
 async def cmd_sessions(args: argparse.Namespace) -> int:
-    async with open_ctx() as ctx:
+    async with _open() as ctx:
         sessions = await ctx.store.list_sessions()
     rows = [
         {
@@ -162,7 +167,7 @@ async def cmd_sessions(args: argparse.Namespace) -> int:
 async def cmd_export(args: argparse.Namespace) -> int:
     from desktop.engine.export import export_json, export_markdown
 
-    async with open_ctx() as ctx:
+    async with _open() as ctx:
         session = await _session_or_fail(ctx.store, args.id)
         messages = await ctx.store.messages(session.id)
         compactions = await ctx.store.compactions(session.id)
@@ -181,7 +186,7 @@ async def cmd_export(args: argparse.Namespace) -> int:
 async def cmd_context(args: argparse.Namespace) -> int:
     from desktop.engine.context import context_report
 
-    async with open_ctx() as ctx:
+    async with _open() as ctx:
         await _session_or_fail(ctx.store, args.id)
         snap = await ctx.engine.measure(args.id)
     if args.json:
@@ -193,17 +198,12 @@ async def cmd_context(args: argparse.Namespace) -> int:
 
 async def cmd_import_claude_code(args: argparse.Namespace) -> int:
     from desktop.engine.importer import ImportFailed, import_claude_code
-    from desktop.engine.settings import Paths
-    from desktop.store import Store
 
-    paths = Paths.resolve().ensure()
-    store = await Store.open(paths.database)
-    try:
-        result = await import_claude_code(store, args.path, args.title)
-    except ImportFailed as exc:
-        raise CliError(str(exc)) from None
-    finally:
-        await store.close()
+    async with _open() as ctx:
+        try:
+            result = await import_claude_code(ctx.store, args.path, args.title)
+        except ImportFailed as exc:
+            raise CliError(str(exc)) from None
     for line in result.status_lines():
         _status(line)
     print(result.session_id)
@@ -211,16 +211,9 @@ async def cmd_import_claude_code(args: argparse.Namespace) -> int:
 
 
 async def cmd_compact(args: argparse.Namespace) -> int:
-    from desktop.engine.events import Notice, StatusChanged
-
-    async with open_ctx() as ctx:
+    async with _open() as ctx:
         await _session_or_fail(ctx.store, args.id)
-
-        def on_event(event: Any) -> None:
-            if isinstance(event, StatusChanged | Notice) and event.text:
-                _status(event.text)
-
-        ctx.engine.subscribe(on_event)
+        ctx.engine.subscribe(_print_activity)
         outcome = await ctx.engine.compact(args.id, "manual", focus=args.focus)
     if not outcome.ok:
         raise CliError(outcome.message)

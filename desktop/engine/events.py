@@ -5,7 +5,9 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any
 
-from desktop.engine.types import StoredMessage, Usage
+from desktop.engine.context import ContextSnapshot
+from desktop.engine.tasks import Activity
+from desktop.engine.types import CompactionRecord, StoredMessage, Usage
 
 
 @dataclass(frozen=True, slots=True)
@@ -39,12 +41,6 @@ class TextDelta(EngineEvent):
 
 
 @dataclass(frozen=True, slots=True)
-class ThinkingDelta(EngineEvent):
-    message_id: int
-    text: str
-
-
-@dataclass(frozen=True, slots=True)
 class UsageUpdate(EngineEvent):
     message_id: int
     usage: Usage
@@ -52,10 +48,15 @@ class UsageUpdate(EngineEvent):
 
 @dataclass(frozen=True, slots=True)
 class StatusChanged(EngineEvent):
-    """Transient status line text ("Sending…", "Compressing context…"); empty string clears it."""
+    """What the session is doing now (views word the activity; they never read text). ``stopped``: it went
+    idle because the user pressed Stop."""
 
-    text: str
-    busy: bool = True
+    activity: Activity
+    stopped: bool = False
+
+    @property
+    def busy(self) -> bool:
+        return self.activity.busy
 
 
 @dataclass(frozen=True, slots=True)
@@ -76,16 +77,18 @@ class TurnError(EngineEvent):
 
 @dataclass(frozen=True, slots=True)
 class ContextChanged(EngineEvent):
-    """The session's context measurement changed (see desktop.engine.context.ContextSnapshot)."""
+    """The session's context measurement changed."""
 
-    snapshot: Any
+    snapshot: ContextSnapshot
 
 
 @dataclass(frozen=True, slots=True)
 class CompactionChanged(EngineEvent):
-    """A compaction was added or undone; views reload the compaction cards."""
+    """The session's compactions changed (added, undone, dropped by an edit); ``records`` is the new list,
+    oldest first, so views update without reading anything."""
 
     note: str = ""
+    records: tuple[CompactionRecord, ...] = ()
 
 
 @dataclass(frozen=True, slots=True)

@@ -5,17 +5,18 @@ repair makes them API-valid when the user continues the conversation. The last c
 recorded as a compaction row covering everything before its summary message, so continuing sends the summary
 instead of the 150K+ tokens of history it replaced.
 
-Pure engine code: no Qt, no SQL. Writing goes through the store's Repo methods on the database thread.
+Pure engine code: no Qt, no SQL. Writing goes through the Storage protocol, in one transaction.
 """
 
 from __future__ import annotations
 
 import asyncio
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 from desktop.engine.claude_code import ImportedMessage, Transcript, read_transcript
+from desktop.engine.storage import ImportPlan, Storage
 
 __all__ = [
     "ImportFailed",
@@ -24,27 +25,13 @@ __all__ = [
     "import_claude_code",
     "load_transcript",
     "plan_import",
-    "write_import",
 ]
 
-DEFAULT_TITLE = "Imported Claude Code session"
+IMPORTED_TITLE = "Imported Claude Code session"
 
 
 class ImportFailed(Exception):
     """The file cannot be imported; the message is one line meant for the user."""
-
-
-@dataclass(slots=True)
-class ImportPlan:
-    """What will be written: rows for ``Repo.add_messages`` and the compaction to record, if any."""
-
-    title: str
-    model: str | None
-    rows: list[dict[str, Any]]
-    # Index in ``rows`` of the summary message of the last compaction; rows before it are covered.
-    summary_index: int | None = None
-    summary: str = ""
-    compaction_stats: dict[str, Any] = field(default_factory=dict)
 
 
 @dataclass(slots=True)
@@ -119,7 +106,7 @@ def _last_model(t: Transcript) -> str | None:
 def plan_import(transcript: Transcript, title: str | None = None) -> ImportPlan:
     t = transcript
     plan = ImportPlan(
-        title=(title or "").strip() or t.title or DEFAULT_TITLE,
+        title=(title or "").strip() or t.title or IMPORTED_TITLE,
         model=_last_model(t),
         rows=[_row(m) for m in t.messages],
     )
@@ -134,43 +121,19 @@ def plan_import(transcript: Transcript, title: str | None = None) -> ImportPlan:
     return plan
 
 
-def write_import(repo: Any, plan: ImportPlan) -> ImportResult:
-    """Write ``plan`` as a new session. Runs on the database thread (``store.call(write_import, store.repo, p)``).
-
-    ``repo`` is a ``desktop.store.repo.Repo`` (not imported: the engine never depends on the store module).
-    A failure part-way deletes the half-written session.
-    """
-    session = repo.create_session(plan.title, plan.model)
-    try:
-        # The compaction covers Claude Code's own summary message too: the summary then goes out once, in front.
-        cut = plan.summary_index + 1 if plan.summary_index is not None else len(plan.rows)
-        repo.add_messages(session.id, plan.rows[:cut])
-        compaction = None
-        if plan.summary_index is not None:
-            through = repo.messages(session.id, newest=1)[0].id
-            compaction = repo.add_compaction(session.id, plan.summary, through, "manual", plan.compaction_stats)
-        repo.add_messages(session.id, plan.rows[cut:])
-        repo.update_session(session.id)  # updated_at: the new session sorts first
-    except BaseException:
-        repo.delete_session(session.id)
-        raise
+async def import_claude_code(store: Storage, path: str | Path, title: str | None = None) -> ImportResult:
+    """Parse ``path`` off the event loop's thread, then write it in one transaction: a crash or a failure
+    leaves the new session complete or absent, never partial."""
+    transcript = await asyncio.to_thread(load_transcript, path)
+    plan = plan_import(transcript, title)
+    session, compaction = await store.import_session(plan)
     return ImportResult(
         session_id=session.id,
         title=plan.title,
         model=plan.model,
         messages=len(plan.rows),
-        skipped_malformed=0,
-        skipped={},
+        skipped_malformed=transcript.skipped_malformed,
+        skipped=dict(transcript.skipped),
         compaction_id=compaction.id if compaction else None,
         covers_through_message_id=compaction.covers_through_message_id if compaction else None,
     )
-
-
-async def import_claude_code(store: Any, path: str | Path, title: str | None = None) -> ImportResult:
-    """Parse ``path`` off the event loop's thread, then write it through ``store`` (a ``Store``)."""
-    transcript = await asyncio.to_thread(load_transcript, path)
-    plan = plan_import(transcript, title)
-    result: ImportResult = await store.call(write_import, store.repo, plan)
-    result.skipped_malformed = transcript.skipped_malformed
-    result.skipped = dict(transcript.skipped)
-    return result

@@ -16,7 +16,7 @@ from desktop.engine import tokens
 from desktop.engine.calibration import Calibration
 from desktop.engine.catalog import ModelCatalog
 from desktop.engine.context import ContextSnapshot, reserved_output
-from desktop.engine.types import Block, CompactionRecord, StoredMessage, Usage
+from desktop.engine.types import Block, CompactionRecord, StoredMessage, Usage, is_sendable_status
 
 MEDIA = ("image", "document")
 
@@ -84,9 +84,6 @@ class ContextMeter:
         cache.estimates.set_family(family)
         return cache
 
-    def forget(self, session_id: int) -> None:
-        self._sessions.pop(session_id, None)
-
     def whole_estimate(self, session_id: int, model: str, system: list[Block], tools: list[dict[str, Any]],
                        prefix_blocks: list[Block], history: list[StoredMessage]) -> int:
         """Uncalibrated estimate of a whole request (cached per message)."""
@@ -117,7 +114,7 @@ class ContextMeter:
                horizons: dict[str, int] | None) -> tuple[StoredMessage, int] | None:
         """The newest reply whose request is comparable to the next one, and the uncalibrated estimate of what
         was added since it (its own content and everything after). None: estimate the whole request."""
-        sendable = [m for m in history if m.status in ("complete", "interrupted")]
+        sendable = [m for m in history if is_sendable_status(m.status)]
         reply = next((m for m in reversed(history) if m.role == "assistant" and m.usage and m.usage.prompt_tokens),
                      None)
         facts = RequestFacts.from_json(reply.meta.get("request")) if reply else None
@@ -131,6 +128,28 @@ class ContextMeter:
         family = self.catalog.info(model).family
         added = sum(tokens.estimate_message(m.content, family=family) for m in sendable if m.id >= reply.id)
         return reply, added
+
+    def used(self, session_id: int, model: str, system: list[Block], tools: list[dict[str, Any]],
+             compaction: CompactionRecord | None, sendable: list[StoredMessage],
+             horizons: dict[str, int] | None) -> tuple[int, str]:
+        """Tokens the next request carries, and whether the figure is anchored on the API ("api"), estimated
+        ("estimate") or there is nothing yet ("none"). The one formula every reader of the number uses."""
+        anchor = self.anchor(model, sendable, compaction, horizons)
+        if anchor is not None:
+            anchor_msg, added = anchor
+            assert anchor_msg.usage is not None
+            # Real anchor + calibrated estimate of what was added + the learned per-request bias (content a
+            # provider adds that no estimate sees).
+            est = anchor_msg.usage.prompt_tokens + round(added * self.calibration.factor(model))
+            return max(0, est + self.calibration.bias(model)), "api"
+        if sendable or compaction is not None:
+            prefix: list[Block] = []
+            if compaction is not None:
+                pins = compaction.stats.get("pins_text") or ""
+                prefix = [{"type": "text", "text": compaction.summary + "\n" + pins}]
+            whole = self.whole_estimate(session_id, model, system, tools, prefix, sendable)
+            return self.calibration.apply(model, whole), "estimate"
+        return 0, "none"
 
     def snapshot(
         self,
@@ -148,31 +167,17 @@ class ContextMeter:
         horizons: dict[str, int] | None = None,
         draft: str = "",
         trimmed: tuple[int, ...] = (),
+        refusal: str | None = None,  # why Compact now would refuse (None: it would compact)
     ) -> ContextSnapshot:
         info = self.catalog.info(model)
         family = info.family
-        sendable = [m for m in history if m.status in ("complete", "interrupted")]  # history is already shaped
-        summary_blocks: list[Block] = []
+        sendable = [m for m in history if is_sendable_status(m.status)]  # history is already shaped
         summary_tokens = pinned_tokens = 0
         if compaction is not None:
             summary_tokens = tokens.estimate_text(compaction.summary, family=family) + tokens.BLOCK_OVERHEAD
             pins = compaction.stats.get("pins_text") or ""
             pinned_tokens = tokens.estimate_text(pins, family=family) if pins else 0
-            summary_blocks = [{"type": "text", "text": compaction.summary + "\n" + pins}]
-
-        anchor = self.anchor(model, history, compaction, horizons)
-        if anchor is not None:
-            anchor_msg, added = anchor
-            assert anchor_msg.usage is not None
-            # Real anchor + calibrated estimate of what was added + the learned per-request bias (content a
-            # provider adds that no estimate sees).
-            est = anchor_msg.usage.prompt_tokens + round(added * self.calibration.factor(model))
-            used, source = max(0, est + self.calibration.bias(model)), "api"
-        elif sendable or compaction is not None:
-            whole = self.whole_estimate(session_id, model, system, tools, summary_blocks, sendable)
-            used, source = self.calibration.apply(model, whole), "estimate"
-        else:
-            used, source = 0, "none"
+        used, source = self.used(session_id, model, system, tools, compaction, sendable, horizons)
 
         last_reply = next((m for m in reversed(history) if m.role == "assistant" and m.usage), None)
         last_usage: Usage | None = last_reply.usage if last_reply else None
@@ -182,7 +187,6 @@ class ContextMeter:
         breakdown = self._breakdown(session_id, model, system, tools, summary_tokens, pinned_tokens, sendable,
                                     used, info.window, max_output)
         reply_cost = self.catalog.cost(model, last_usage) if last_usage else None
-        has_head = len(sendable) > 2
         return ContextSnapshot(
             model=model,
             window=info.window,
@@ -197,8 +201,8 @@ class ContextMeter:
             compactions=compaction_count,
             breaker_open=breaker_open,
             breakdown=breakdown,
-            can_compact=has_head,
-            compact_reason="" if has_head else "Nothing to compact yet: the conversation is too short.",
+            can_compact=refusal is None,
+            compact_reason=refusal or "",
             trimmed=trimmed,
         )
 

@@ -12,6 +12,18 @@ Role = Literal["user", "assistant"]
 Status = Literal["complete", "streaming", "interrupted", "error"]
 Block = dict[str, Any]
 
+# Statuses whose content the model has seen or should see again. 'error' rows are partial replies of failed
+# attempts: resending them would duplicate text on retry. 'streaming' rows belong to a live turn.
+SENDABLE: frozenset[str] = frozenset({"complete", "interrupted"})
+
+
+
+def is_sendable_status(status: str) -> bool:
+    return status in SENDABLE
+
+
+DEFAULT_TITLE = "New chat"  # a session still titled this takes its title from the first message
+
 
 @dataclass(slots=True)
 class Usage:
@@ -61,6 +73,11 @@ class StoredMessage:
     created_at: float = 0.0
     # Extra facts kept with a message (e.g. {"stop_reason": ..., "error": ..., "imported": true}).
     meta: dict[str, Any] = field(default_factory=dict)
+
+    @property
+    def sendable(self) -> bool:
+        """Requests carry this row (see SENDABLE)."""
+        return is_sendable_status(self.status) and bool(self.content)
 
 
 @dataclass(slots=True)

@@ -9,7 +9,8 @@ from typing import Any
 
 import peewee as pw
 
-from desktop.engine.types import CompactionRecord, SessionInfo, StoredMessage, Usage
+from desktop.engine.storage import ImportPlan, Loaded, Page, Since
+from desktop.engine.types import DEFAULT_TITLE, CompactionRecord, SessionInfo, StoredMessage, Usage
 from desktop.store import migrations
 from desktop.store.schema import Models, build_models
 
@@ -20,6 +21,10 @@ PRAGMAS = {
     "synchronous": "normal",
     "cache_size": -32000,
 }
+
+
+class StaleBoundary(ValueError):
+    """A compaction was computed on a boundary that is no longer the active one (another writer moved it)."""
 
 
 def _dumps(value: Any) -> str:
@@ -88,7 +93,7 @@ class Repo:
         )
 
     # --- sessions ----------------------------------------------------------------------------------
-    def create_session(self, title: str = "New chat", model: str | None = None) -> SessionInfo:
+    def create_session(self, title: str = DEFAULT_TITLE, model: str | None = None) -> SessionInfo:
         row = self.m.Session.create(title=title, model=model)
         return self._session(row)
 
@@ -103,11 +108,14 @@ class Repo:
             query = query.where(S.title.contains(title_filter))
         return [self._session(r) for r in query]
 
-    def update_session(self, session_id: int, **fields: Any) -> None:
+    def update_session(self, session_id: int, *, title: str | None = None, model: str | None = None) -> None:
         S = self.m.Session
-        allowed = {k: v for k, v in fields.items() if k in {"title", "model"}}
-        allowed["updated_at"] = time.time()
-        S.update(**allowed).where(S.id == session_id).execute()
+        fields: dict[str, Any] = {"updated_at": time.time()}
+        if title is not None:
+            fields["title"] = title
+        if model is not None:
+            fields["model"] = model
+        S.update(**fields).where(S.id == session_id).execute()
 
     def delete_session(self, session_id: int) -> None:
         with self.db.atomic():
@@ -126,11 +134,22 @@ class Repo:
         return state
 
     # --- messages ----------------------------------------------------------------------------------
+    def add_user_message(self, session_id: int, content: list[dict[str, Any]], *, title: str = "",
+                         meta: dict[str, Any] | None = None) -> StoredMessage:
+        """The user's message, committed before any request; a default-titled session takes ``title``."""
+        with self.db.atomic():
+            msg = self.add_message(session_id, "user", content, meta=meta)
+            if title:
+                S = self.m.Session
+                S.update(title=title).where((S.id == session_id) & (S.title.in_(("", DEFAULT_TITLE)))).execute()
+        return msg
+
     def add_message(
         self,
         session_id: int,
         role: str,
         content: list[dict[str, Any]],
+        *,
         status: str = "complete",
         model: str | None = None,
         usage: Usage | None = None,
@@ -175,6 +194,7 @@ class Repo:
     def update_message(
         self,
         message_id: int,
+        *,
         content: list[dict[str, Any]] | None = None,
         status: str | None = None,
         usage: Usage | None = None,
@@ -239,13 +259,15 @@ class Repo:
         """Delete one message. A compaction that covers it keeps covering its id range (ids are never reused)."""
         self.m.Message.delete().where(self.m.Message.id == message_id).execute()
 
-    def truncate_from(self, session_id: int, from_id: int) -> int:
+    def truncate_from(self, session_id: int, from_id: int) -> list[int]:
         """Delete messages with id >= from_id (edit-and-resend) and every compaction that reached into them,
-        in one transaction, so a summary of deleted content can never stay active."""
+        in one transaction, so a summary of deleted content can never stay active. Returns the deleted ids."""
         M, C = self.m.Message, self.m.Compaction
         with self.db.atomic():
+            ids = [r.id for r in M.select(M.id).where((M.session == session_id) & (M.id >= from_id))]
             C.delete().where((C.session == session_id) & (C.covers_through_message_id >= from_id)).execute()
-            return M.delete().where((M.session == session_id) & (M.id >= from_id)).execute()
+            M.delete().where((M.session == session_id) & (M.id >= from_id)).execute()
+        return ids
 
     def clear_history(self, session_id: int) -> None:
         M, C = self.m.Message, self.m.Compaction
@@ -267,13 +289,18 @@ class Repo:
         covers_through_message_id: int,
         trigger: str,
         stats: dict[str, Any],
+        *,
+        expected_active: int | None = None,
         state_changes: dict[str, Any] | None = None,
     ) -> CompactionRecord:
-        """Write a compaction row. The boundary only moves forward: an older boundary is refused.
+        """Write a compaction row. The boundary only moves forward: an older boundary is refused, and so is one
+        computed on top of a boundary that is no longer active (``expected_active``: its id, 0 for none).
         Session state changes (breaker reset, horizons) commit in the same transaction."""
         C = self.m.Compaction
         with self.db.atomic():
             current = self.active_compaction(session_id)
+            if expected_active is not None and (current.id if current else 0) != expected_active:
+                raise StaleBoundary("the conversation was compacted elsewhere meanwhile")
             if current and covers_through_message_id < current.covers_through_message_id:
                 raise ValueError("a compaction boundary can only move forward")
             row = C.create(
@@ -298,6 +325,59 @@ class Repo:
 
     def delete_compaction(self, compaction_id: int) -> None:
         self.m.Compaction.delete().where(self.m.Compaction.id == compaction_id).execute()
+
+    # --- one-trip reads ------------------------------------------------------------------------------
+    def load(self, session_id: int) -> Loaded | None:
+        """Everything a request is built from, in one read transaction."""
+        with self.db.atomic():
+            session = self.get_session(session_id)
+            if session is None:
+                return None
+            compactions = self.compactions(session_id)
+            after = compactions[-1].covers_through_message_id if compactions else 0
+            return Loaded(session, compactions, self.messages(session_id, after_id=after),
+                          self.get_state(session_id), self.usage_rows(session_id))
+
+    def since(self, session_id: int, after_id: int) -> Since | None:
+        with self.db.atomic():
+            session = self.get_session(session_id)
+            if session is None:
+                return None
+            active = self.active_compaction(session_id)
+            return Since(session, active.id if active else 0, self.get_state(session_id),
+                         self.messages(session_id, after_id=after_id))
+
+    def page(self, session_id: int, *, originals: bool = False, before_id: int | None = None,
+             hidden_through: int | None = None, size: int = 200) -> Page | None:
+        """The newest ``size`` messages (before ``before_id`` when scrolling up). Messages the active summary
+        replaced stay collapsed under its card unless ``originals``."""
+        with self.db.atomic():
+            session = self.get_session(session_id)
+            if session is None:
+                return None
+            compactions = self.compactions(session_id)
+            if hidden_through is None:
+                hidden_through = compactions[-1].covers_through_message_id if compactions and not originals else 0
+            rows = self.messages(session_id, after_id=hidden_through, before_id=before_id, newest=size)
+            older = bool(rows) and self.count_messages(session_id, before_id=rows[0].id,
+                                                       after_id=hidden_through) > 0
+            return Page(session, rows, older, hidden_through, compactions)
+
+    def import_session(self, plan: ImportPlan) -> tuple[SessionInfo, CompactionRecord | None]:
+        """Write a whole transcript as a new session in one transaction: a crash leaves it complete or absent."""
+        with self.db.atomic():
+            session = self.create_session(plan.title, plan.model)
+            # The compaction covers the transcript's own summary message too: the summary goes out once, in front.
+            cut = plan.summary_index + 1 if plan.summary_index is not None else len(plan.rows)
+            self.add_messages(session.id, plan.rows[:cut])
+            compaction = None
+            if plan.summary_index is not None:
+                through = self.messages(session.id, newest=1)[0].id
+                compaction = self.add_compaction(session.id, plan.summary, through, "manual",
+                                                 plan.compaction_stats)
+            self.add_messages(session.id, plan.rows[cut:])
+            self.update_session(session.id)  # updated_at: the new session sorts first
+            return self._session(self.m.Session.get_by_id(session.id)), compaction
 
     # --- key/value ---------------------------------------------------------------------------------
     def get_kv(self, key: str, default: Any = None) -> Any:

@@ -1,7 +1,7 @@
-"""Async facade over Repo: every call runs on one dedicated database thread.
+"""Async, typed access to the database: every method is one round trip to one dedicated database thread.
 
 peewee keeps one connection per thread, so a single worker thread gives one connection, no lock fights, and
-never a blocked UI thread (qt-desktop-notes §5).
+never a blocked UI thread. The methods mirror ``desktop.engine.storage.Storage``, which the engine depends on.
 """
 
 from __future__ import annotations
@@ -13,6 +13,8 @@ from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 from typing import Any, TypeVar
 
+from desktop.engine.storage import ImportPlan, Loaded, Page, Since
+from desktop.engine.types import DEFAULT_TITLE, Block, CompactionRecord, SessionInfo, StoredMessage, Usage
 from desktop.store.repo import Repo
 
 T = TypeVar("T")
@@ -23,6 +25,7 @@ class Store:
         self._repo = repo
         self._executor = executor
         self.path = repo.path
+        self.round_trips = 0  # calls that went to the database thread (the engine benchmark reads it)
 
     @classmethod
     async def open(cls, path: Path) -> Store:
@@ -35,7 +38,7 @@ class Store:
 
     @classmethod
     def open_sync(cls, path: Path) -> Store:
-        """For synchronous callers (CLI commands without a loop, tests): the same thread discipline."""
+        """For synchronous callers (tests): the same thread discipline."""
         executor = ThreadPoolExecutor(max_workers=1, thread_name_prefix="precis-db")
         repo = executor.submit(Repo, Path(path)).result()
         store = cls(repo, executor)
@@ -43,23 +46,14 @@ class Store:
         return store
 
     async def call(self, fn: Callable[..., T], *args: Any, **kwargs: Any) -> T:
+        self.round_trips += 1
         loop = asyncio.get_running_loop()
         return await loop.run_in_executor(self._executor, functools.partial(fn, *args, **kwargs))
 
     def run(self, fn: Callable[..., T], *args: Any, **kwargs: Any) -> T:
         """Blocking call on the database thread (never from the UI thread)."""
+        self.round_trips += 1
         return self._executor.submit(functools.partial(fn, *args, **kwargs)).result()
-
-    def __getattr__(self, name: str) -> Callable[..., Any]:
-        """``await store.add_message(...)`` runs ``Repo.add_message`` on the database thread."""
-        fn = getattr(self._repo, name)
-        if not callable(fn) or name.startswith("_"):
-            raise AttributeError(name)
-
-        async def bound(*args: Any, **kwargs: Any) -> Any:
-            return await self.call(fn, *args, **kwargs)
-
-        return bound
 
     @property
     def repo(self) -> Repo:
@@ -73,3 +67,105 @@ class Store:
     def close_sync(self) -> None:
         self.run(self._repo.close)
         self._executor.shutdown(wait=True)
+
+    # --- sessions -------------------------------------------------------------------------------------
+    async def create_session(self, title: str = DEFAULT_TITLE, model: str | None = None) -> SessionInfo:
+        return await self.call(self._repo.create_session, title, model)
+
+    async def get_session(self, session_id: int) -> SessionInfo | None:
+        return await self.call(self._repo.get_session, session_id)
+
+    async def list_sessions(self, title_filter: str = "") -> list[SessionInfo]:
+        return await self.call(self._repo.list_sessions, title_filter)
+
+    async def update_session(self, session_id: int, *, title: str | None = None, model: str | None = None) -> None:
+        await self.call(self._repo.update_session, session_id, title=title, model=model)
+
+    async def delete_session(self, session_id: int) -> None:
+        await self.call(self._repo.delete_session, session_id)
+
+    async def get_state(self, session_id: int) -> dict[str, Any]:
+        return await self.call(self._repo.get_state, session_id)
+
+    async def update_state(self, session_id: int, changes: dict[str, Any]) -> dict[str, Any]:
+        return await self.call(self._repo.update_state, session_id, changes)
+
+    # --- messages -------------------------------------------------------------------------------------
+    async def add_user_message(self, session_id: int, content: list[Block], *, title: str = "",
+                               meta: dict[str, Any] | None = None) -> StoredMessage:
+        return await self.call(self._repo.add_user_message, session_id, content, title=title, meta=meta)
+
+    async def add_message(self, session_id: int, role: str, content: list[Block], *, status: str = "complete",
+                          model: str | None = None, meta: dict[str, Any] | None = None,
+                          usage: Usage | None = None) -> StoredMessage:
+        return await self.call(self._repo.add_message, session_id, role, content, status=status, model=model,
+                               meta=meta, usage=usage)
+
+    async def add_messages(self, session_id: int, rows: list[dict[str, Any]]) -> int:
+        return await self.call(self._repo.add_messages, session_id, rows)
+
+    async def update_message(self, message_id: int, *, content: list[Block] | None = None,
+                             status: str | None = None, usage: Usage | None = None,
+                             meta: dict[str, Any] | None = None) -> None:
+        await self.call(self._repo.update_message, message_id, content=content, status=status, usage=usage,
+                        meta=meta)
+
+    async def get_message(self, message_id: int) -> StoredMessage | None:
+        return await self.call(self._repo.get_message, message_id)
+
+    async def messages(self, session_id: int, after_id: int = 0, before_id: int | None = None,
+                       newest: int | None = None) -> list[StoredMessage]:
+        return await self.call(self._repo.messages, session_id, after_id, before_id, newest)
+
+    async def user_messages(self, session_id: int, through_id: int) -> list[StoredMessage]:
+        return await self.call(self._repo.user_messages, session_id, through_id)
+
+    async def delete_message(self, message_id: int) -> None:
+        await self.call(self._repo.delete_message, message_id)
+
+    async def truncate_from(self, session_id: int, from_id: int) -> list[int]:
+        return await self.call(self._repo.truncate_from, session_id, from_id)
+
+    async def clear_history(self, session_id: int) -> None:
+        await self.call(self._repo.clear_history, session_id)
+
+    # --- one-trip reads -------------------------------------------------------------------------------
+    async def load(self, session_id: int) -> Loaded | None:
+        return await self.call(self._repo.load, session_id)
+
+    async def since(self, session_id: int, after_id: int) -> Since | None:
+        return await self.call(self._repo.since, session_id, after_id)
+
+    async def page(self, session_id: int, *, originals: bool = False, before_id: int | None = None,
+                   hidden_through: int | None = None, size: int = 200) -> Page | None:
+        return await self.call(self._repo.page, session_id, originals=originals, before_id=before_id,
+                               hidden_through=hidden_through, size=size)
+
+    # --- compactions ----------------------------------------------------------------------------------
+    async def add_compaction(self, session_id: int, summary: str, covers_through_message_id: int, trigger: str,
+                             stats: dict[str, Any], *, expected_active: int | None = None,
+                             state_changes: dict[str, Any] | None = None) -> CompactionRecord:
+        return await self.call(self._repo.add_compaction, session_id, summary, covers_through_message_id,
+                               trigger, stats, expected_active=expected_active, state_changes=state_changes)
+
+    async def active_compaction(self, session_id: int) -> CompactionRecord | None:
+        return await self.call(self._repo.active_compaction, session_id)
+
+    async def compactions(self, session_id: int) -> list[CompactionRecord]:
+        return await self.call(self._repo.compactions, session_id)
+
+    async def delete_compaction(self, compaction_id: int) -> None:
+        await self.call(self._repo.delete_compaction, compaction_id)
+
+    # --- imports and learned facts --------------------------------------------------------------------
+    async def import_session(self, plan: ImportPlan) -> tuple[SessionInfo, CompactionRecord | None]:
+        return await self.call(self._repo.import_session, plan)
+
+    async def get_kv(self, key: str, default: Any = None) -> Any:
+        return await self.call(self._repo.get_kv, key, default)
+
+    async def set_kv(self, key: str, value: Any) -> None:
+        await self.call(self._repo.set_kv, key, value)
+
+    async def integrity_check(self) -> str:
+        return await self.call(self._repo.integrity_check)

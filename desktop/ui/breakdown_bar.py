@@ -8,7 +8,7 @@ from PySide6.QtCore import QT_TRANSLATE_NOOP, QCoreApplication, QEvent, QRect, Q
 from PySide6.QtGui import QBrush, QColor, QHelpEvent, QPainter, QPainterPath, QPalette
 from PySide6.QtWidgets import QSizePolicy, QToolTip, QWidget
 
-from desktop.engine.context import CATEGORIES
+from desktop.ui.bridge import CATEGORIES
 from desktop.ui.format import fmt_percent, fmt_tokens, fmt_tokens_exact
 
 _CONTEXT = "BreakdownBar"

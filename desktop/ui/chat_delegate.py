@@ -49,6 +49,7 @@ from desktop.ui.markdown_render import (
     render_markdown,
     theme_for,
 )
+from desktop.ui.theme import is_dark
 
 MARGIN_V = 5
 MARGIN_H = 12
@@ -88,10 +89,6 @@ def _blend(a: QColor, b: QColor, t: float) -> QColor:
     )
 
 
-def is_dark(palette: QPalette) -> bool:
-    return palette.color(QPalette.ColorRole.Base).lightness() < 128
-
-
 CARD_SCHEME = "precis-card:"
 TRIMMED_TAG = "shortened in the context sent to the model"
 TRIMMED_TIP = (
@@ -127,7 +124,7 @@ def card_actions_html(detail: dict[str, Any], link_colour: str = "") -> str:
 
 def tag_colour(tag: str, palette: QPalette) -> QColor:
     """Text colour of a row's tag pill, readable on light and dark palettes."""
-    dark = is_dark(palette)
+    dark = is_dark(palette, QPalette.ColorRole.Base)
     for key, (light_hex, dark_hex) in TAG_COLOURS.items():
         if tag.startswith(key):
             return QColor(dark_hex if dark else light_hex)
@@ -149,7 +146,7 @@ class ChatDelegate(QStyledItemDelegate):
         self._docs: OrderedDict[Any, _DocEntry] = OrderedDict()
         self._heights: dict[tuple[Any, int, int, bool], int] = {}
         self._model: Any = None
-        self._dark = is_dark(view.palette())
+        self._dark = is_dark(view.palette(), QPalette.ColorRole.Base)
         self.doc_builds = 0  # for tests and benchmarks: how many documents were built
 
     # -- wiring -----------------------------------------------------------------------------------------------
@@ -172,7 +169,7 @@ class ChatDelegate(QStyledItemDelegate):
         """After a font or theme change."""
         self._docs.clear()
         self._heights.clear()
-        self._dark = is_dark(self._view.palette())
+        self._dark = is_dark(self._view.palette(), QPalette.ColorRole.Base)
 
     # -- geometry ----------------------------------------------------------------------------------------------
 

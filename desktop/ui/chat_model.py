@@ -18,7 +18,7 @@ from typing import Any, Literal
 
 from PySide6.QtCore import QAbstractListModel, QModelIndex, QPersistentModelIndex, Qt, QTimer
 
-from desktop.engine.types import Block, StoredMessage
+from desktop.ui.bridge import Block, StoredMessage
 from desktop.ui.markdown_render import extract_code_blocks
 
 RowKind = Literal["message", "tool", "compaction", "notice"]
@@ -455,6 +455,13 @@ class ChatModel(QAbstractListModel):
 
     def remove_message(self, message_id: int) -> None:
         self._remove_row(self.row_of(message_id))
+
+    def collapse_through(self, message_id: int) -> None:
+        """A summary now replaces every message up to ``message_id``: they leave the window (cards stay)."""
+        self._held = [r for r in self._held if not (isinstance(r.key, int) and r.key <= message_id)]
+        end = bisect.bisect_right(self._keys, (message_id, 1 << 62, 1 << 62))
+        for i in reversed([i for i in range(end) if isinstance(self._rows[i].key, int)]):
+            self._remove_row(i)
 
     # -- cards -----------------------------------------------------------------------------------------------
 

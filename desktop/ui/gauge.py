@@ -12,9 +12,10 @@ from PySide6.QtCore import QEasingCurve, QRectF, QSize, Qt, QVariantAnimation, S
 from PySide6.QtGui import QColor, QFont, QKeyEvent, QPainter, QPalette, QPen
 from PySide6.QtWidgets import QSizePolicy, QWidget
 
-from desktop.engine.context import ContextSnapshot
+from desktop.ui.bridge import ContextSnapshot
 from desktop.ui.format import fmt_percent, fmt_tokens, gauge_label, state_color_hex
-from desktop.ui.hover_card import HoverCard, is_dark
+from desktop.ui.hover_card import HoverCard
+from desktop.ui.theme import is_dark
 
 ANIMATION_MS = 250
 SPIN_MS = 1100

@@ -12,18 +12,15 @@ from PySide6.QtCore import QEvent, QPoint, QRect, Qt, QTimer, Signal
 from PySide6.QtGui import QBrush, QColor, QKeyEvent, QPainter, QPalette, QPixmap
 from PySide6.QtWidgets import QFrame, QGridLayout, QHBoxLayout, QLabel, QPushButton, QVBoxLayout, QWidget
 
-from desktop.engine.context import WARNING_RATIO, ContextSnapshot
 from desktop.ui.breakdown_bar import BreakdownBar, category_color, category_label, ordered_items
+from desktop.ui.bridge import WARNING_RATIO, ContextSnapshot
 from desktop.ui.format import fmt_cost, fmt_percent, fmt_tokens, fmt_tokens_exact, state_color_hex
+from desktop.ui.theme import is_dark
 
 OPEN_DELAY_MS = 200
 CLOSE_DELAY_MS = 300
 CARD_WIDTH = 300
 GAP = 6  # pixels between the gauge and the card
-
-
-def is_dark(palette: QPalette) -> bool:
-    return palette.color(QPalette.ColorRole.Window).lightness() < 128
 
 
 class HoverCard(QFrame):

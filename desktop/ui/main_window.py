@@ -21,10 +21,8 @@ from PySide6.QtWidgets import (
 )
 
 from desktop import APP_NAME
-from desktop.engine.importer import ImportFailed
-from desktop.engine.secrets import keyring_status, load_credentials
-from desktop.engine.types import SessionInfo, StoredMessage
-from desktop.ui.bridge import Bridge
+from desktop.ui.activity import activity_text, stopped_text
+from desktop.ui.bridge import Bridge, CompactionRecord, ImportFailed, Page, SessionInfo, events
 from desktop.ui.chat_model import ChatModel
 from desktop.ui.chat_view import ChatView
 from desktop.ui.composer import Composer
@@ -85,7 +83,7 @@ class MainWindow(QMainWindow):
         self.session_id: int | None = None
         self._editing: int | None = None  # the user message being edited in the composer
         self.hidden_through = 0  # messages up to this id are collapsed under the active compaction card
-        self._records: list[Any] = []
+        self._records: list[CompactionRecord] = []
 
         self.sidebar = Sidebar(self)
         self.title_label = QLabel(self)
@@ -129,13 +127,12 @@ class MainWindow(QMainWindow):
         self.splitter.setStretchFactor(1, 1)
         self.splitter.setSizes([240, 860])
 
-        creds = load_credentials()
-        self.welcome = WelcomePage(bridge.engine.settings, keyring_status(), creds.source, self)
+        self.welcome = WelcomePage(bridge.settings, bridge.keyring_status(), bridge.credentials_source(), self)
         self.stack = QStackedWidget(self)
         self.stack.addWidget(self.splitter)
         self.stack.addWidget(self.welcome)
         self.setCentralWidget(self.stack)
-        if not creds.present:
+        if not bridge.credentials_present():
             self.stack.setCurrentWidget(self.welcome)
 
         self._draft_timer = QTimer(self)
@@ -167,21 +164,12 @@ class MainWindow(QMainWindow):
 
     def _connect(self) -> None:
         b = self.bridge
+        b.event.connect(self._on_event)
         b.sessions_changed.connect(self._on_sessions)
         b.session_opened.connect(self._on_session_opened)
         b.older_loaded.connect(self._on_older)
-        b.message_added.connect(self._on_message_added)
-        b.message_updated.connect(self._on_message_updated)
-        b.text_delta.connect(self._on_text_delta)
-        b.status_changed.connect(self._on_status)
-        b.turn_error.connect(self._on_error)
-        b.busy_changed.connect(self._on_busy)
-        b.message_removed.connect(self._on_message_removed)
-        b.command_output.connect(self._on_command_output)
-        b.context_changed.connect(self._on_context)
         b.notice.connect(self._on_notice)
         b.failed.connect(self._on_failed)
-        b.compactions_changed.connect(self._on_compactions)
         self.gauge.compact_requested.connect(
             lambda: self.session_id is not None and b.spawn(b.compact(self.session_id)))
         self.composer.draft_changed.connect(lambda _t: self._draft_timer.start())
@@ -220,8 +208,7 @@ class MainWindow(QMainWindow):
     # --- actions --------------------------------------------------------------------------------------
     async def start(self) -> None:
         """Load the session list and open the newest session (or create the first one)."""
-        sessions = await self.bridge.store.list_sessions()
-        self._on_sessions(sessions)
+        sessions = await self.bridge.refresh_sessions()
         if sessions:
             await self.bridge.open_session(sessions[0].id)
         else:
@@ -314,8 +301,8 @@ class MainWindow(QMainWindow):
         self.status.setText("; ".join(result.status_lines()))
 
     def open_settings(self) -> None:
-        creds = load_credentials()
-        dialog = SettingsDialog(self.bridge.engine.settings, keyring_status(), creds.source, self)
+        dialog = SettingsDialog(self.bridge.settings, self.bridge.keyring_status(), self.bridge.credentials_source(),
+                                self)
         if dialog.exec():
             self._apply_choice(dialog.form.choice())
 
@@ -327,74 +314,83 @@ class MainWindow(QMainWindow):
         if error:
             self.banner.show_error(error, actions=())
             return
-        if load_credentials().present:
+        if self.bridge.credentials_present():
             self.stack.setCurrentWidget(self.splitter)
 
     # --- bridge signals -------------------------------------------------------------------------------
+    def _on_event(self, event: events.EngineEvent) -> None:
+        """Engine events, as the engine emitted them; only the open session's reach the views."""
+        if event.session_id != self.session_id:
+            return
+        match event:
+            case events.MessageAdded(message=msg):
+                self.chat_model.append_message(msg)
+                self.chat.scroll_to_bottom()
+            case events.MessageUpdated(message=msg) | events.TurnDone(message=msg):
+                self.chat_model.update_message(msg)
+            case events.MessageRemoved(message_id=mid):
+                self.chat_model.remove_message(mid)
+            case events.TextDelta(message_id=mid, text=text):
+                self.chat_model.append_text(mid, text)
+            case events.UsageUpdate(usage=usage):
+                if usage.output_tokens:
+                    self.status.setText(self.tr("%s · %s tokens") % (activity_text(self.bridge.activity(
+                        event.session_id)), f"{usage.output_tokens:,}"))
+            case events.StatusChanged():
+                self._on_status(event)
+            case events.TurnError(message=message, actions=actions):
+                self.banner.show_error(message, tuple(actions))
+            case events.CommandOutput(title=title, text=text):
+                # The report is aligned plain text (the same as `precis context` prints): keep it monospaced.
+                self.chat_model.add_notice(f"```text\n{text}\n```", title)
+                self.chat.scroll_to_bottom()
+            case events.ContextChanged(snapshot=snapshot):
+                self.gauge.set_snapshot(snapshot)
+                self.chat_model.set_trimmed(set(snapshot.trimmed))
+            case events.CompactionChanged(records=records):
+                self._on_compactions(list(records))
+            case events.Notice(text=text, level=level):
+                self.toast.show_message(text, level)
+
     def _on_sessions(self, sessions: list[SessionInfo]) -> None:
         self.sidebar.set_sessions(sessions)
         current = next((s for s in sessions if s.id == self.session_id), None)
         if current is not None:
             self.title_label.setText(current.title)
 
-    def _on_session_opened(self, session: SessionInfo, page: list[StoredMessage], has_older: bool,
-                           hidden_through: int) -> None:
+    def _on_session_opened(self, page: Page) -> None:
+        session = page.session
         self.session_id = session.id
-        self.hidden_through = hidden_through
+        self.hidden_through = page.hidden_through
         self.title_label.setText(session.title)
         self.sidebar.select(session.id)
         self.banner.hide()
         self.status.clear()
-        self.chat_model.set_messages(page, has_older)
+        self.chat_model.set_messages(page.messages, page.has_older)
+        self._records = list(page.compactions)  # what the page was cut by: seen, nothing to collapse
+        self._on_compactions(page.compactions)
         self.chat.scroll_to_bottom()
-        self.composer.set_busy(self.bridge.engine.busy(session.id))
+        activity = self.bridge.activity(session.id)
+        self.composer.set_busy(activity.busy)
+        self.gauge.set_busy(activity_text(activity) if activity.compacting else None)
         self.composer.edit.setFocus()
 
-    def _on_older(self, session_id: int, page: list[StoredMessage], has_older: bool) -> None:
+    def _on_older(self, session_id: int, page: Page) -> None:
         if session_id == self.session_id:
-            self.chat_model.prepend_older(page, has_older)
+            self.chat_model.prepend_older(page.messages, page.has_older)
             self.chat.older_request_done()
 
-    def _on_message_added(self, msg: StoredMessage) -> None:
-        if msg.session_id == self.session_id:
-            self.chat_model.append_message(msg)
-            self.chat.scroll_to_bottom()
-
-    def _on_message_updated(self, msg: StoredMessage) -> None:
-        if msg.session_id == self.session_id:
-            self.chat_model.update_message(msg)
-
-    def _on_text_delta(self, session_id: int, message_id: int, text: str) -> None:
-        if session_id == self.session_id:
-            self.chat_model.append_text(message_id, text)
-
-    def _on_status(self, session_id: int, text: str, busy: bool) -> None:
-        if session_id == self.session_id:
+    def _on_status(self, event: events.StatusChanged) -> None:
+        activity = event.activity
+        self.composer.set_busy(activity.busy)
+        # Compaction in progress shows on the gauge too (a moving segment and its description).
+        self.gauge.set_busy(activity_text(activity) if activity.compacting else None)
+        if event.stopped:
+            text = stopped_text()
             self.status.setText(text)
-            # Compaction in progress shows on the gauge too (a moving segment and its description).
-            working = busy and text.startswith(("Compressing", "Finishing the summary"))
-            self.gauge.set_busy(text if working else None)
-            if not busy and text:
-                QTimer.singleShot(4000, self.status, lambda t=text: self.status.text() == t and self.status.clear())
-
-    def _on_error(self, session_id: int, kind: str, message: str, actions: Any) -> None:
-        if session_id == self.session_id:
-            self.banner.show_error(message, tuple(actions or ("retry",)))
-
-    def _on_message_removed(self, session_id: int, message_id: int) -> None:
-        if session_id == self.session_id:
-            self.chat_model.remove_message(message_id)
-
-    def _on_command_output(self, session_id: int, title: str, text: str) -> None:
-        if session_id == self.session_id:
-            # The report is aligned plain text (the same as `precis context` prints): keep it monospaced.
-            self.chat_model.add_notice(f"```text\n{text}\n```", title)
-            self.chat.scroll_to_bottom()
-
-    def _on_context(self, session_id: int, snapshot: Any) -> None:
-        if session_id == self.session_id:
-            self.gauge.set_snapshot(snapshot)
-            self.chat_model.set_trimmed(set(snapshot.trimmed))
+            QTimer.singleShot(4000, self.status, lambda t=text: self.status.text() == t and self.status.clear())
+        else:
+            self.status.setText(activity_text(activity))
 
     def _on_failed(self, text: str) -> None:
         self.toast.show_message(text, "error", 8000)
@@ -403,23 +399,22 @@ class MainWindow(QMainWindow):
         if session_id == self.session_id:
             self.toast.show_message(text, level)
 
-    def _on_compactions(self, session_id: int, records: Any) -> None:
+    def _on_compactions(self, records: list[CompactionRecord]) -> None:
         """Compaction cards sit after the last message each compaction covers; they are views, never stored.
 
-        With originals collapsed only the active card shows; a boundary that moved (new compaction, undo)
-        reloads the page so what is collapsed matches it.
+        With originals collapsed only the active card shows. A boundary that moves forward collapses what it
+        now covers in place; one that moves back (undo, an edit) needs those messages again, so the page
+        is read again.
         """
-        if session_id != self.session_id:
+        if self.session_id is None:
             return
         active = records[-1].covers_through_message_id if records else 0
-        if self.hidden_through and self.hidden_through != active:
-            self.bridge.spawn(self.bridge.open_session(session_id))
+        if self.hidden_through and active < self.hidden_through:
+            self.bridge.spawn(self.bridge.open_session(self.session_id))
             return
-        if not self.hidden_through and records and not self._records_seen(records):
-            # A first compaction while the page shows everything: collapse what it replaced.
-            self._records = list(records)
-            self.bridge.spawn(self.bridge.open_session(session_id))
-            return
+        if active > self.hidden_through and not self._records_seen(records):
+            self.chat_model.collapse_through(active)
+            self.hidden_through = active
         self._records = list(records)
         self.chat_model.clear_cards("compaction")
         shown = records[-1:] if self.hidden_through else records
@@ -433,7 +428,7 @@ class MainWindow(QMainWindow):
             self.chat_model.set_card_detail(key, undoable=record is records[-1], record_id=record.id,
                                             originals_shown=not self.hidden_through)
 
-    def _records_seen(self, records: Any) -> bool:
+    def _records_seen(self, records: list[CompactionRecord]) -> bool:
         return [r.id for r in records] == [r.id for r in self._records]
 
     def _on_card_action(self, key: str, action: str) -> None:
@@ -450,7 +445,3 @@ class MainWindow(QMainWindow):
     def _measure_draft(self) -> None:
         if self.session_id is not None:
             self.bridge.spawn(self.bridge.measure(self.session_id, self.composer.edit.toPlainText()))
-
-    def _on_busy(self, session_id: int, busy: bool) -> None:
-        if session_id == self.session_id:
-            self.composer.set_busy(busy)

@@ -19,7 +19,7 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
-from desktop.engine.settings import Settings
+from desktop.ui.bridge import Settings
 
 WELCOME_WIDTH = 680  # px: the first-run page's column
 

@@ -16,7 +16,7 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
-from desktop.engine.types import SessionInfo
+from desktop.ui.bridge import SessionInfo
 
 ID_ROLE = Qt.ItemDataRole.UserRole
 

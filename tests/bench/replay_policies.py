@@ -492,7 +492,7 @@ class PrecisPolicy(Policy):
         await self.store.add_message(self.sid, "assistant", copy.deepcopy(step.reply))
 
     async def settle(self) -> None:
-        await self.engine.compactor.wait_background(self.sid)
+        await self.engine.tasks.wait(self.sid, "prepare")
 
     async def close(self) -> None:
         if self.engine is not None:

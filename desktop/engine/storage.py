@@ -1,0 +1,100 @@
+"""What the engine needs from persistence, as a Protocol: the engine never imports the store package.
+
+``desktop.store.Store`` implements it (the type checker verifies that where the two are wired together). Every
+method is one round trip to the database thread; the engine is written to need few of them per turn.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any, Protocol
+
+from desktop.engine.types import DEFAULT_TITLE, Block, CompactionRecord, SessionInfo, StoredMessage, Usage
+
+
+@dataclass(slots=True)
+class Loaded:
+    """A session as requests see it, read in one round trip."""
+
+    session: SessionInfo
+    compactions: list[CompactionRecord]  # oldest first; the last one is active
+    history: list[StoredMessage]  # every row after the active boundary, every status
+    state: dict[str, Any]
+    usage: list[tuple[str | None, Usage]] = field(default_factory=list)  # (model, usage) of every reply
+
+
+@dataclass(slots=True)
+class Since:
+    """What changed after a known row: the cheap read before each model call."""
+
+    session: SessionInfo
+    active_compaction_id: int  # 0: none
+    state: dict[str, Any]
+    rows: list[StoredMessage]  # rows with an id above the one asked for
+
+
+@dataclass(slots=True)
+class Page:
+    """What the window shows when a session opens (or scrolls up)."""
+
+    session: SessionInfo
+    messages: list[StoredMessage]
+    has_older: bool
+    hidden_through: int  # messages up to this id are collapsed under the active summary card
+    compactions: list[CompactionRecord]
+
+
+@dataclass(slots=True)
+class ImportPlan:
+    """A transcript to write as one new session, in one transaction (complete or absent, never partial)."""
+
+    title: str
+    model: str | None
+    rows: list[dict[str, Any]]
+    summary_index: int | None = None  # the compaction covers rows[: summary_index + 1]
+    summary: str = ""
+    compaction_stats: dict[str, Any] = field(default_factory=dict)
+
+
+class Storage(Protocol):
+    # sessions
+    async def create_session(self, title: str = DEFAULT_TITLE, model: str | None = None) -> SessionInfo: ...
+    async def get_session(self, session_id: int) -> SessionInfo | None: ...
+    async def list_sessions(self, title_filter: str = "") -> list[SessionInfo]: ...
+    async def update_session(self, session_id: int, *, title: str | None = None,
+                             model: str | None = None) -> None: ...
+    async def delete_session(self, session_id: int) -> None: ...
+    async def update_state(self, session_id: int, changes: dict[str, Any]) -> dict[str, Any]: ...
+
+    # messages
+    async def add_user_message(self, session_id: int, content: list[Block], *, title: str = "",
+                               meta: dict[str, Any] | None = None) -> StoredMessage: ...
+    async def add_message(self, session_id: int, role: str, content: list[Block], *, status: str = "complete",
+                          model: str | None = None, meta: dict[str, Any] | None = None) -> StoredMessage: ...
+    async def update_message(self, message_id: int, *, content: list[Block] | None = None,
+                             status: str | None = None, usage: Usage | None = None,
+                             meta: dict[str, Any] | None = None) -> None: ...
+    async def get_message(self, message_id: int) -> StoredMessage | None: ...
+    async def messages(self, session_id: int, after_id: int = 0) -> list[StoredMessage]: ...
+    async def user_messages(self, session_id: int, through_id: int) -> list[StoredMessage]: ...
+    async def delete_message(self, message_id: int) -> None: ...
+    async def truncate_from(self, session_id: int, from_id: int) -> list[int]: ...
+    async def clear_history(self, session_id: int) -> None: ...
+
+    # one-trip reads
+    async def load(self, session_id: int) -> Loaded | None: ...
+    async def since(self, session_id: int, after_id: int) -> Since | None: ...
+    async def page(self, session_id: int, *, originals: bool = False, before_id: int | None = None,
+                   hidden_through: int | None = None, size: int = 200) -> Page | None: ...
+
+    # compactions
+    async def add_compaction(self, session_id: int, summary: str, covers_through_message_id: int, trigger: str,
+                             stats: dict[str, Any], *, expected_active: int | None = None,
+                             state_changes: dict[str, Any] | None = None) -> CompactionRecord: ...
+    async def compactions(self, session_id: int) -> list[CompactionRecord]: ...
+    async def delete_compaction(self, compaction_id: int) -> None: ...
+
+    # imports and learned facts
+    async def import_session(self, plan: ImportPlan) -> tuple[SessionInfo, CompactionRecord | None]: ...
+    async def get_kv(self, key: str, default: Any = None) -> Any: ...
+    async def set_kv(self, key: str, value: Any) -> None: ...
