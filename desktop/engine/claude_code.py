@@ -347,13 +347,13 @@ def api_messages(messages: Iterable[ImportedMessage], *, keep_thinking: bool = T
                     rest.extend(_orphan_as_blocks(b))
             if rest:
                 add("user", rest)
-    out = [m for m in out if m["content"]]
+    out = [msg for msg in out if msg["content"]]
     merged: list[dict[str, Any]] = []
-    for m in out:
-        if merged and merged[-1]["role"] == m["role"]:
-            merged[-1]["content"].extend(m["content"])
+    for msg in out:
+        if merged and merged[-1]["role"] == msg["role"]:
+            merged[-1]["content"].extend(msg["content"])
         else:
-            merged.append(m)
+            merged.append(msg)
     if merged and merged[0]["role"] != "user":
         merged.insert(0, {"role": "user", "content": [{"type": "text", "text": "[Imported conversation]"}]})
     _strip_final_whitespace(merged)

@@ -207,7 +207,7 @@ def copy_anchor_index(href: str) -> int | None:
 class SafeTextDocument(QTextDocument):
     """A QTextDocument that never loads resources: markdown images (streaming path) stay unloaded."""
 
-    def loadResource(self, type: int, name: QUrl) -> Any:  # noqa: A002 (Qt's signature)
+    def loadResource(self, type: int, name: QUrl | str) -> Any:  # noqa: A002 (Qt's signature)
         return None
 
 

@@ -234,7 +234,7 @@ def problems(messages: Sequence[dict[str, Any]]) -> list[str]:
     if not messages:
         return ["no messages"]
     seen: set[str] = set()
-    pending: list[str] = []
+    pending: list[str | None] = []  # None when a tool_use has no id
     for n, msg in enumerate(messages):
         where = f"messages.{n}"
         extra = set(msg) - {"role", "content"}
