@@ -4,7 +4,7 @@ The file is one JSON object per line. Only ``user`` / ``assistant`` records are 
 else (progress, file-history-snapshot, queue-operation, system, summary, ...) is client bookkeeping that never
 reached the model and is skipped, except ``system/compact_boundary`` whose position and size we keep.
 
-Facts the parser relies on (see /work/shared/corpus/MANIFEST.md):
+Facts the parser relies on (each seen in real transcripts; tests/test_claude_code.py checks them on the corpus):
 * one API response is written as several ``assistant`` lines (one per content block) sharing ``message.id``;
   the lines repeat the usage, and ``output_tokens`` only becomes final on the last line;
 * tool results are ``user`` records holding ``tool_result`` blocks, one record per result;

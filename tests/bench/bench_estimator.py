@@ -61,7 +61,8 @@ def _records(path: Path) -> Iterator[dict[str, Any]]:
 
 
 def read_requests(path: Path) -> list[Request]:
-    """Main-chain requests of one transcript, up to its first compaction (MANIFEST.md caveats).
+    """Main-chain requests of one transcript, up to its first compaction (after it the prompt is a summary
+    plus the newest messages, so it no longer grows from the previous request by what was added).
 
     * one API response spans several lines sharing ``message.id``: the first line starts the request,
       the last line's usage is kept (input side is identical on all lines);

@@ -1,6 +1,6 @@
 """Make any message list API-valid (``repair``) and say what is wrong with one (``problems``).
 
-Rules enforced (anthropic-api.md §7): roles alternate starting and ending with user; every tool_use is answered by
+Rules enforced (what the Messages API rejects): roles alternate starting and ending with user; every tool_use is answered by
 a tool_result in the next message, tool_results first; no tool_result without its call; tool_use ids unique; no
 empty or whitespace-only text; no keys the API does not know; thinking only with its signature.
 
