@@ -1,9 +1,9 @@
 #!/usr/bin/env bash
 # One entry point for a fresh machine: creates .venv with Python >= 3.12, installs Précis and what its tests need.
 #   packaging/dev.sh app [ARGS]   install, then launch the window (or `precis ARGS`)
-#   packaging/dev.sh test [ARGS]  install, then run the whole test suite (what CI runs)
+#   packaging/dev.sh test [ARGS]  install, lint and type-check, then run the whole test suite (what CI runs)
 #   packaging/dev.sh bench        install, then run the benchmarks under tests/bench/
-#   packaging/dev.sh lint         ruff
+#   packaging/dev.sh lint         ruff and the mypy baseline check (packaging/typecheck.py)
 set -euo pipefail
 cd "$(dirname "$0")/.."
 ROOT=$(pwd)
@@ -57,6 +57,17 @@ install() {
   system_packages
 }
 
+checks() {
+  # Both always run, so one report shows every problem; either failing fails the command.
+  local rc=0
+  "$VENV/bin/ruff" check desktop tests || rc=1
+  "$VENV/bin/python" packaging/typecheck.py || rc=1
+  if [ "$rc" != 0 ]; then
+    echo "dev.sh: lint or type check failed" >&2
+    exit 1
+  fi
+}
+
 cmd=${1:-app}
 shift || true
 case "$cmd" in
@@ -66,8 +77,9 @@ case "$cmd" in
     ;;
   test)
     install
+    checks
     export QT_QPA_PLATFORM=offscreen
-    # SIGKILL guard: a hung Qt event loop can ignore SIGINT/SIGTERM (qt-desktop-notes §3.2).
+    # SIGKILL guard: a hung Qt event loop can ignore SIGINT and SIGTERM; SIGKILL always stops it.
     exec timeout -s KILL 1500 "$VENV/bin/python" -m pytest -q -p no:cacheprovider "$@"
     ;;
   bench)
@@ -77,7 +89,7 @@ case "$cmd" in
     ;;
   lint)
     install
-    exec "$VENV/bin/ruff" check desktop tests
+    checks
     ;;
   *)
     echo "usage: packaging/dev.sh app|test|bench|lint [ARGS]" >&2

@@ -19,6 +19,7 @@ os.environ.setdefault("QT_API", "pyside6")  # qasync must pick PySide6
 import qasync  # noqa: E402
 from PySide6.QtTest import QTest  # noqa: E402
 
+from tests.corpus import CORPUS
 from tests.fakeapi import FakeAnthropic, Fault
 
 REPLY = """Here is a small helper that reads a file safely:
@@ -108,8 +109,8 @@ async def shoot(outdir: Path, srv: FakeAnthropic) -> None:
     # (its recorded usage is real): the same session measured against smaller learned windows.
     from desktop.engine.importer import import_claude_code
 
-    corpus = Path(__file__).resolve().parents[2] / "shared" / "corpus" / "entire-cli" / "89" / "7eb280e769" / "12"
-    result = await import_claude_code(store, corpus / "full.jsonl", "Imported: refactoring session")
+    transcript = CORPUS / "entire-cli" / "89" / "7eb280e769" / "12" / "full.jsonl"
+    result = await import_claude_code(store, transcript, "Imported: refactoring session")
     await bridge.refresh_sessions()
     await bridge.open_session(result.session_id)
     imported_model = (await store.get_session(result.session_id)).model

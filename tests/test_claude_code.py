@@ -17,14 +17,16 @@ from desktop.engine.claude_code import (
     parse_lines,
     read_transcript,
 )
+from tests.corpus import (
+    CORPUS,
+    corpus_files,
+    corpus_params,
+    corpus_required,  # noqa: F401 (the fixture behind @needs_corpus)
+    needs_corpus,
+)
+from tests.corpus import relative_id as _rel
 
-CORPUS = Path("/work/shared/corpus")
-FILES = sorted(CORPUS.rglob("*.jsonl")) if CORPUS.is_dir() else []
-needs_corpus = pytest.mark.skipif(not FILES, reason="shared corpus not available")
-
-
-def _rel(path: Path) -> str:
-    return str(path.relative_to(CORPUS))
+FILES = corpus_files()
 
 
 def _raw_records(path: Path) -> list[dict[str, Any]]:
@@ -73,7 +75,7 @@ def assert_api_valid(msgs: list[dict[str, Any]]) -> None:
 
 
 @needs_corpus
-@pytest.mark.parametrize("path", FILES, ids=_rel)
+@pytest.mark.parametrize("path", corpus_params(FILES), ids=_rel)
 def test_corpus_file(path: Path) -> None:
     start = time.perf_counter()
     t = read_transcript(path)
@@ -126,7 +128,7 @@ def test_corpus_file(path: Path) -> None:
     assert t.models and "<synthetic>" not in t.models
 
 
-# Max prompt tokens (input + cache read + cache creation) from MANIFEST.md, checked file by file.
+# Max prompt tokens (input + cache read + cache creation) of each file, as the corpus's manifest records them.
 MANIFEST_MAX_PROMPT = {
     "spotter/4d5611e5-241a-462a-8d15-5122611a9569.jsonl": 164831,
     "spotter/4d5611e5-241a-462a-8d15-5122611a9569/subagents/agent-acompact-e1f845.jsonl": 173514,

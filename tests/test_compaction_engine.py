@@ -174,7 +174,7 @@ async def test_every_trigger_writes_the_boundary_the_same_way(small_engine, fake
 
 
 async def test_edit_and_resend_drops_summaries_of_deleted_messages(small_engine, fake_api):
-    """CodePilot's stale-summary bug: a summary of edited-away messages must never stay active."""
+    """A summary of edited-away messages must never stay active: it would put back text the user removed."""
     sid = (await small_engine.store.create_session("edit", "claude-test")).id
     await converse(small_engine, fake_api, sid, 6)
     outcome = await small_engine.compact(sid, "manual")

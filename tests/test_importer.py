@@ -15,13 +15,18 @@ from desktop.engine.claude_code import read_transcript
 from desktop.engine.compaction.request_shape import problems, repair
 from desktop.engine.importer import ImportFailed, import_claude_code, plan_import
 from desktop.store import Store
+from tests.corpus import (
+    CORPUS,
+    corpus_files,
+    corpus_params,
+    corpus_required,  # noqa: F401 (the fixture behind @needs_corpus)
+    needs_corpus,
+    relative_id,
+)
 
-CORPUS = Path("/work/shared/corpus")
-FILES = sorted(CORPUS.rglob("*.jsonl"))
-# A long tool-heavy session that Claude Code compacted once (MANIFEST.md #1).
+FILES = corpus_files()
+# A long tool-heavy session that Claude Code compacted once.
 COMPACTED = CORPUS / "spotter" / "4d5611e5-241a-462a-8d15-5122611a9569.jsonl"
-
-needs_corpus = pytest.mark.skipif(not FILES, reason="corpus not present")
 
 
 @pytest.fixture
@@ -42,7 +47,7 @@ def pairing_problems(messages):
 # --------------------------------------------------------------------------------------- every corpus file
 
 @needs_corpus
-@pytest.mark.parametrize("path", FILES, ids=[str(p.relative_to(CORPUS)) for p in FILES])
+@pytest.mark.parametrize("path", corpus_params(FILES), ids=relative_id)
 def test_every_corpus_file_imports_faithfully(store, path):
     t = read_transcript(path)
     result = import_sync(store, path)

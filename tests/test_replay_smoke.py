@@ -9,8 +9,9 @@ from __future__ import annotations
 
 import pytest
 
-from tests.bench.bench_replay import CORPUS, expected_signature, load_scenario, run_policy
+from tests.bench.bench_replay import expected_signature, load_scenario, run_policy
 from tests.bench.replay_policies import POLICIES
+from tests.corpus import CORPUS, require_corpus
 
 FILES = ("spotter/tool_heavy.jsonl", "spotter/short.jsonl")
 pytestmark = pytest.mark.timeout(60)
@@ -18,10 +19,8 @@ pytestmark = pytest.mark.timeout(60)
 
 @pytest.fixture(scope="module", params=FILES)
 def scenario(request):
-    path = CORPUS / request.param
-    if not path.exists():
-        pytest.skip(f"corpus file missing: {path}")
-    return load_scenario(path)
+    require_corpus(request.param)
+    return load_scenario(CORPUS / request.param)
 
 
 def test_scenario_reads_user_turns_and_recorded_replies(scenario):

@@ -1,4 +1,6 @@
-"""The real window with pytest-qt on the qasync loop, against the loopback server (qt-desktop-notes §3.1)."""
+"""The real window with pytest-qt on the qasync loop, against the loopback server.
+
+Async tests that touch Qt run on a qasync loop so Qt events and asyncio tasks share one thread (see conftest)."""
 
 from __future__ import annotations
 

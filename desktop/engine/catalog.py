@@ -1,6 +1,6 @@
 """Model catalog: context window, output ceiling, tokenizer family, prices, cache minimum, media limit.
 
-Facts come from the reference (anthropic-api.md §3-§5, Nov 2026); entries marked ``verified=False``
+Facts are Anthropic's published windows, limits and prices as of Nov 2026; entries marked ``verified=False``
 are inferred from a documented sibling and should be confirmed with ``client.models.retrieve``.
 An unknown model has window ``None`` ("capacity unknown"): never a made-up 200K.
 
@@ -65,11 +65,11 @@ def _e(window: int | None, max_output: int, family: Family, price: tuple[float, 
 
 # Keys are matched against the id and its dated / provider variants (see _lookup).
 CATALOG: dict[str, dict[str, Any]] = {
-    # 1M models at standard pricing (reference §5).
+    # 1M models at standard pricing.
     "claude-opus-4-8": _e(_M, 128_000, V47, (5, 25), 4096, True),
     "claude-opus-4-7": _e(_M, 128_000, V47, (5, 25), 4096, True),
     "claude-opus-4-6": _e(_M, 128_000, V3, (5, 25), 4096, True),
-    # Max output: 128K per the Jul 2026 models page, 64K in older copies [conflict].
+    # Max output: 128K in the Jul 2026 model list; older lists said 64K, so the larger figure is unconfirmed.
     "claude-sonnet-4-6": _e(_M, 128_000, V3, (3, 15), 2048, True),
     "claude-sonnet-5": _e(_M, 128_000, V47, (3, 15), 1024, True, verified=False),  # price, cache min: inferred
     "claude-fable-5": _e(_M, 128_000, V47, (10, 50), 2048, True),

@@ -4,7 +4,7 @@ The file is one JSON object per line. Only ``user`` / ``assistant`` records are 
 else (progress, file-history-snapshot, queue-operation, system, summary, ...) is client bookkeeping that never
 reached the model and is skipped, except ``system/compact_boundary`` whose position and size we keep.
 
-Facts the parser relies on (see /work/shared/corpus/MANIFEST.md):
+Facts the parser relies on (each seen in real transcripts; tests/test_claude_code.py checks them on the corpus):
 * one API response is written as several ``assistant`` lines (one per content block) sharing ``message.id``;
   the lines repeat the usage, and ``output_tokens`` only becomes final on the last line;
 * tool results are ``user`` records holding ``tool_result`` blocks, one record per result;
@@ -347,13 +347,13 @@ def api_messages(messages: Iterable[ImportedMessage], *, keep_thinking: bool = T
                     rest.extend(_orphan_as_blocks(b))
             if rest:
                 add("user", rest)
-    out = [m for m in out if m["content"]]
+    out = [msg for msg in out if msg["content"]]
     merged: list[dict[str, Any]] = []
-    for m in out:
-        if merged and merged[-1]["role"] == m["role"]:
-            merged[-1]["content"].extend(m["content"])
+    for msg in out:
+        if merged and merged[-1]["role"] == msg["role"]:
+            merged[-1]["content"].extend(msg["content"])
         else:
-            merged.append(m)
+            merged.append(msg)
     if merged and merged[0]["role"] != "user":
         merged.insert(0, {"role": "user", "content": [{"type": "text", "text": "[Imported conversation]"}]})
     _strip_final_whitespace(merged)

@@ -4,7 +4,8 @@ Only exact, known shapes count; loose substrings such as "max_tokens" or "contex
 appear in unrelated 400s, e.g. an invalid ``max_tokens`` value). The numbers in the message are parsed so the
 caller learns the true window and by how much the request overshot it.
 
-Reference: /work/shared/reference/anthropic-api.md §1.4, §2, §8. Pure Python: no Qt, no SDK import.
+The shapes are the error bodies the providers actually return (Anthropic, Bedrock, OpenAI-compatible servers,
+llama.cpp); each is quoted next to its pattern below. Pure Python: no Qt, no SDK import.
 """
 
 from __future__ import annotations
@@ -27,18 +28,18 @@ OverflowKind = Literal["context", "media", "truncated"]
 
 _N = r"(\d[\d,]*)"  # a count, possibly written with thousands separators
 
-# --- Anthropic (S5: claude-code#12186, Devon#88, pi#102): "prompt is too long: 208310 tokens > 200000 maximum".
+# --- Anthropic: "prompt is too long: 208310 tokens > 200000 maximum".
 _PTL = re.compile(rf"prompt is too long:\s*{_N}\s*tokens?\s*>\s*{_N}\s*maximum", re.I)
 # Same error where a proxy or older model drops the numbers; the phrase itself is specific enough.
 _PTL_BARE = re.compile(r"\bprompt is too long\b", re.I)
-# --- Anthropic, pre-4.5 models, input + max_tokens > window (docker-agent#569, continue#6080):
+# --- Anthropic, pre-4.5 models, input + max_tokens > window:
 # "input length and `max_tokens` exceed context limit: 178959 + 64000 > 200000, decrease input length or ..."
 _INPUT_PLUS_MAX = re.compile(
     rf"input length and `?max_tokens`? exceed context limit:\s*{_N}\s*\+\s*{_N}\s*>\s*{_N}", re.I
 )
-# --- AWS Bedrock (anthropic-api.md §8): "Input is too long for requested model."
+# --- AWS Bedrock: "Input is too long for requested model."
 _BEDROCK = re.compile(r"\binput is too long for requested model\b", re.I)
-# --- OpenAI wire (OpenAI, DeepSeek, vLLM, OpenRouter; vllm#20409, langchain#24058, CLIProxyAPI#497):
+# --- OpenAI wire (OpenAI, DeepSeek, vLLM, OpenRouter):
 # "This model's maximum context length is 131072 tokens. However, you requested 140000 tokens
 #  (130000 in the messages, 10000 in the completion). Please reduce ..."
 # "... However, your messages resulted in 140000 tokens. Please reduce ..."
@@ -52,11 +53,11 @@ _OAI_COMPLETION = re.compile(rf"{_N}\s*(?:in the completion|in the output)", re.
 _OAI_TOO_LARGE = re.compile(rf"max_(?:completion_)?tokens'?.{{0,40}}?is too large:\s*{_N}", re.I)
 # OpenAI's machine-readable code for the same error (error.code / error.type).
 _OAI_CODE = "context_length_exceeded"
-# --- llama.cpp server (tools/server): type "exceed_context_size_error", fields n_prompt_tokens / n_ctx,
+# --- llama.cpp's server: type "exceed_context_size_error", fields n_prompt_tokens / n_ctx,
 # "request (4476 tokens) exceeds the available context size (4096 tokens), try increasing it"
 _LLAMA = re.compile(rf"request \({_N} tokens\) exceeds the available context size \({_N} tokens\)", re.I)
 _LLAMA_TYPE = "exceed_context_size_error"
-# --- Anthropic media caps (claude-code #19822, #23392, #24541, #3397); recoverable by dropping old media:
+# --- Anthropic media caps (too many images or document pages in one request); recoverable by dropping old media:
 # "Too much media: 0 document pages + 102 images > 100"
 _MEDIA_PAGES = re.compile(rf"too much media:\s*{_N}\s*document pages?\s*\+\s*{_N}\s*images?\s*>\s*{_N}", re.I)
 # "too many images and documents: 104 + 1 > 100"
@@ -74,7 +75,7 @@ _NOT_OVERFLOW_TYPES = {
     "permission_error",
     "billing_error",
 }
-# --- HTTP 413 from Anthropic's edge (docs errors/request-size-limits): "Request exceeds the maximum size".
+# --- HTTP 413 from Anthropic's edge (body over its byte limit): "Request exceeds the maximum size".
 _TOO_LARGE = re.compile(r"request exceeds the maximum size|request_too_large|request entity too large", re.I)
 
 STOP_REASON_WINDOW = "model_context_window_exceeded"
@@ -240,7 +241,7 @@ def _walk_body(body: Any, texts: list[str], fields: dict[str, Any], types: list[
         if key in node:
             fields[key] = node[key]
     # OpenRouter wraps the upstream error: {"error": {"message": "Provider returned error",
-    # "metadata": {"raw": "<upstream body as a JSON string or plain text>"}}} (CLIProxyAPI#497).
+    # "metadata": {"raw": "<upstream body as a JSON string or plain text>"}}}; some proxies do the same.
     meta = node.get("metadata")
     if isinstance(meta, dict) and meta.get("raw") is not None:
         _walk_body(meta["raw"], texts, fields, types, depth + 1)

@@ -71,18 +71,17 @@ class Provider:
         """Stream one request; yields StreamParts; raises SDK exceptions on failure."""
         async with self.client.messages.stream(**request) as stream:
             async for event in stream:
-                etype = event.type
-                if etype == "message_start":
+                if event.type == "message_start":
                     yield StreamPart("usage", usage=_usage(event.message.usage))
-                elif etype == "content_block_start":
+                elif event.type == "content_block_start":
                     yield StreamPart("block_start", index=event.index, block=block_to_dict(event.content_block))
-                elif etype == "text":
+                elif event.type == "text":
                     yield StreamPart("text", text=event.text)
-                elif etype == "thinking":
+                elif event.type == "thinking":
                     yield StreamPart("thinking", text=event.thinking)
-                elif etype == "content_block_stop":
+                elif event.type == "content_block_stop":
                     yield StreamPart("block_stop", index=event.index, block=block_to_dict(event.content_block))
-                elif etype == "message_delta":
+                elif event.type == "message_delta":
                     yield StreamPart("usage", usage=_usage(stream.current_message_snapshot.usage),
                                      stop_reason=event.delta.stop_reason)
             final = await stream.get_final_message()

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import contextlib
 import os
+from collections.abc import Mapping
 from dataclasses import dataclass
 
 import keyring
@@ -52,12 +53,12 @@ def keyring_status() -> str | None:
     return None
 
 
-def load_credentials(env: dict[str, str] | None = None) -> Credentials:
-    env = os.environ if env is None else env
-    if env.get("ANTHROPIC_API_KEY"):
-        return Credentials(api_key=env["ANTHROPIC_API_KEY"], source="env")
-    if env.get("ANTHROPIC_AUTH_TOKEN"):
-        return Credentials(auth_token=env["ANTHROPIC_AUTH_TOKEN"], source="env")
+def load_credentials(env: Mapping[str, str] | None = None) -> Credentials:
+    environ: Mapping[str, str] = os.environ if env is None else env
+    if environ.get("ANTHROPIC_API_KEY"):
+        return Credentials(api_key=environ["ANTHROPIC_API_KEY"], source="env")
+    if environ.get("ANTHROPIC_AUTH_TOKEN"):
+        return Credentials(auth_token=environ["ANTHROPIC_AUTH_TOKEN"], source="env")
     if _session_key:
         return Credentials(api_key=_session_key, source="session")
     if keyring_status() is None:

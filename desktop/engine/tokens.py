@@ -5,8 +5,8 @@ count of a text is a small linear model over character classes that Python count
 (``bytes.translate`` / ``bytes.count``): UTF-8 bytes, ASCII punctuation, digits, spaces, newlines and
 CJK characters. Punctuation is what makes JSON and code denser than prose (JSON lands at ≈2.5-3 B/tok
 without a separate "is this JSON?" switch); spaces are cheap because indentation runs merge.
-The weights were fitted against ``ctok`` (a reconstruction of Claude's count_tokens) on the
-transcripts in /work/shared/corpus (tool output there is ≈3.1 B/tok on v3, ≈2.5 on v4.7).
+The weights were fitted against ``ctok`` (a reconstruction of Claude's count_tokens) on real Claude Code
+transcripts (the corpus the tests and benchmarks read; tool output there is ≈3.1 B/tok on v3, ≈2.5 on v4.7).
 
 Two tokenizer families: "v3" (Claude 3 … Opus/Sonnet 4.6, Haiku 4.5) and "v4.7" (Opus 4.7+, Sonnet 5,
 Fable 5, 5.x), which needs ≈1.3x as many tokens for the same English text.
@@ -77,7 +77,7 @@ TEXT_MODELS: dict[Family, TextModel] = {
 
 IMAGE_TOKEN_CAP = 1600  # the API downsizes larger images to about 1.15 MP ≈ 1,600 tokens
 IMAGE_PIXELS_PER_TOKEN = 750
-PDF_TOKENS_PER_PAGE = 2250  # docs: 1,500-3,000 per page (text plus the page image)
+PDF_TOKENS_PER_PAGE = 2250  # Anthropic gives 1,500-3,000 per page (text plus the page image): the middle
 PDF_BYTES_PER_PAGE = 60_000  # fallback page count when the page tree cannot be read
 MESSAGE_OVERHEAD = TEXT_MODELS[V3].message
 BLOCK_OVERHEAD = TEXT_MODELS[V3].block

@@ -1,7 +1,8 @@
 """Peewee models, built per database so several stores can live in one process (tests, benchmarks).
 
 Message ids use SQLite AUTOINCREMENT: an id is never handed out twice, even after deletes, so a compaction's
-``covers_through_message_id`` can never come to cover a message written after it (CodePilot's rowid-reuse bug).
+``covers_through_message_id`` can never come to cover a message written after it. (A plain rowid may be reused
+after the newest rows are deleted, and a summary would then silently claim messages it never saw.)
 """
 
 from __future__ import annotations

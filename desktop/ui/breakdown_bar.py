@@ -14,7 +14,7 @@ from desktop.ui.format import fmt_percent, fmt_tokens, fmt_tokens_exact
 _CONTEXT = "BreakdownBar"
 
 # Marked for lupdate; translated at runtime by category_label().
-_LABELS: dict[str, str] = {
+_LABELS: dict[str, object] = {  # QT_TRANSLATE_NOOP is typed as returning object; the values are str
     "system": QT_TRANSLATE_NOOP("BreakdownBar", "System prompt"),
     "tools": QT_TRANSLATE_NOOP("BreakdownBar", "Tools"),
     "summary": QT_TRANSLATE_NOOP("BreakdownBar", "Summary"),
@@ -40,7 +40,7 @@ _HUES: dict[str, str] = {
 
 
 def category_label(key: str) -> str:
-    return QCoreApplication.translate(_CONTEXT, _LABELS.get(key, key))
+    return QCoreApplication.translate(_CONTEXT, str(_LABELS.get(key, key)))
 
 
 def ordered_items(breakdown: Mapping[str, int]) -> list[tuple[str, int]]:

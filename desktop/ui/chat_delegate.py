@@ -3,7 +3,7 @@
 Why the caches: QListView asks every row for its height before the first paint, and a QTextDocument build
 (markdown-it + Pygments + setHtml) is the expensive step. Documents are kept per row (LRU) and only re-laid out
 when the width bucket changes; heights are cached by (row key, width bucket, content hash, theme) so a
-relayout of unchanged rows costs a dict lookup (qt-desktop-notes §9).
+relayout of unchanged rows costs a dict lookup.
 """
 
 from __future__ import annotations
@@ -152,7 +152,8 @@ class ChatDelegate(QStyledItemDelegate):
     # -- wiring -----------------------------------------------------------------------------------------------
 
     def attach_model(self, model: Any) -> None:
-        """Forward model.dataChanged as sizeHintChanged: a grown row must be re-measured (notes §9, bug 2)."""
+        """Forward model.dataChanged as sizeHintChanged: a row whose content grew (a streaming reply) must be
+        re-measured, and the view asks for a row's height again only on sizeHintChanged."""
         if self._model is not None:
             self._model.dataChanged.disconnect(self._on_data_changed)
         self._model = model
@@ -174,7 +175,7 @@ class ChatDelegate(QStyledItemDelegate):
     # -- geometry ----------------------------------------------------------------------------------------------
 
     def _viewport_width(self) -> int:
-        # option.rect is not reliable inside sizeHint (notes §9, bug 1); the viewport is.
+        # Inside sizeHint, option.rect is not a reliable source of the row's width; the viewport's width is.
         return max(self._view.viewport().width(), 120)
 
     @staticmethod

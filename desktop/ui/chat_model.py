@@ -16,7 +16,7 @@ from dataclasses import dataclass, field, replace
 from enum import IntEnum
 from typing import Any, Literal
 
-from PySide6.QtCore import QAbstractListModel, QModelIndex, QPersistentModelIndex, Qt, QTimer
+from PySide6.QtCore import QAbstractListModel, QByteArray, QModelIndex, QPersistentModelIndex, Qt, QTimer
 
 from desktop.ui.bridge import Block, StoredMessage
 from desktop.ui.markdown_render import extract_code_blocks
@@ -321,9 +321,9 @@ class ChatModel(QAbstractListModel):
             return str(msg.meta.get("error") or "") if msg else ""
         return None
 
-    def roleNames(self) -> dict[int, bytes]:
+    def roleNames(self) -> dict[int, QByteArray]:
         names = dict(super().roleNames())
-        names.update({r.value: r.name.lower().encode() for r in Roles})
+        names.update({r.value: QByteArray(r.name.lower().encode()) for r in Roles})
         return names
 
     # -- queries -------------------------------------------------------------------------------------------

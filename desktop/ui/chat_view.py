@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from typing import Any
+from typing import Any, cast
 
 from PySide6.QtCore import QEvent, QItemSelectionModel, QModelIndex, QPoint, QPointF, Qt, QUrl, Signal
 from PySide6.QtGui import (
@@ -108,7 +108,7 @@ class ChatView(QListView):
             key, y = self._anchor
             self._anchor = None
             self.doItemsLayout()  # heights of the new rows are needed now, not on the next idle pass
-            row = self.model().row_of(key)
+            row = cast(ChatModel, self.model()).row_of(key)
             if row >= 0:
                 bar = self.verticalScrollBar()
                 bar.setValue(bar.value() + self.visualRect(self.model().index(row, 0)).top() - y)
@@ -210,7 +210,7 @@ class ChatView(QListView):
         if index.isValid() and index.data(Roles.Kind) == "compaction":
             # The card's links as menu items, so the keyboard (menu key) reaches them too.
             key = str(index.data(Roles.Id))
-            row = self.model().row_at(index.row())
+            row = cast(ChatModel, self.model()).row_at(index.row())
             for action, label in card_actions(row.detail):
                 act = QAction(label, menu)
                 act.triggered.connect(lambda _=False, a=action: self.card_action.emit(key, a))

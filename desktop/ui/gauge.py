@@ -137,7 +137,7 @@ class ContextGauge(QWidget):
         dark = is_dark(pal)
         text = pal.color(QPalette.ColorRole.WindowText)
         snap = self._snapshot
-        if not self.has_data():
+        if snap is None or not self.has_data():
             # Muted grey: nothing measured yet, so no colour claims anything.
             return GaugeColors(
                 arc=_with_alpha(text, 0.25), track=_with_alpha(text, 0.14), text=_with_alpha(text, 0.5)

@@ -106,6 +106,7 @@ class HoverCard(QFrame):
             self._values[key] = value
         grid.setColumnStretch(1, 1)
         self._grid = grid
+        self._outer = outer
 
         for key in ("breaker", "status", "hint"):
             label = QLabel(self)
@@ -277,7 +278,7 @@ class HoverCard(QFrame):
         # One line: wrapping broke ids like "claude-sonnet-4-5-20250929" at a hyphen. When the id is too long,
         # its date stamp goes first (the family matters more), then the end; the tooltip has the full id.
         label = self._values["model"]
-        margins = self.layout().contentsMargins()
+        margins = self._outer.contentsMargins()
         room = max(40, CARD_WIDTH - margins.left() - margins.right() - self._grid.horizontalSpacing()
                    - max(lab.sizeHint().width() for lab in self._labels.values()))  # the label column
         metrics = label.fontMetrics()
@@ -292,8 +293,9 @@ class HoverCard(QFrame):
         # One line per non-zero category (swatch, name, tokens, share): the bar's tooltips, always visible.
         while self._legend.count():
             item = self._legend.takeAt(0)
-            if item.widget() is not None:
-                item.widget().deleteLater()
+            widget = item.widget() if item is not None else None
+            if widget is not None:
+                widget.deleteLater()
         items = [(k, v) for k, v in ordered_items(snap.breakdown) if v > 0]
         total = sum(v for _, v in items)
         right = Qt.AlignmentFlag.AlignRight | Qt.AlignmentFlag.AlignVCenter

@@ -6,7 +6,8 @@ Two paths:
   code block gets a "Copy" anchor ``precis-copy:N`` (N counts blocks in document order, see
   ``extract_code_blocks``).
 - ``fill_streaming_document``: Qt's own md4c parser with ``MarkdownNoHTML``, ~10x cheaper, re-run per chunk
-  while a reply streams (qt-desktop-notes §8).
+  while a reply streams (re-rendering the whole reply through markdown-it and Pygments on every chunk is
+  too slow).
 
 Qt's HTML subset is small (no CSS classes worth using, no <input>, partial tables), so the HTML emitted here
 uses attributes and inline styles Qt understands.
@@ -207,7 +208,7 @@ def copy_anchor_index(href: str) -> int | None:
 class SafeTextDocument(QTextDocument):
     """A QTextDocument that never loads resources: markdown images (streaming path) stay unloaded."""
 
-    def loadResource(self, type: int, name: QUrl) -> Any:  # noqa: A002 (Qt's signature)
+    def loadResource(self, type: int, name: QUrl | str) -> Any:  # noqa: A002 (Qt's signature)
         return None
 
 

@@ -19,7 +19,8 @@ class Toast(QLabel):
         self.setWordWrap(True)
         self.setAlignment(Qt.AlignmentFlag.AlignCenter)
         self.setAttribute(Qt.WidgetAttribute.WA_TransparentForMouseEvents)
-        self._timer = QTimer(self, singleShot=True, timeout=self.hide)
+        self._timer = QTimer(self, singleShot=True)
+        self._timer.timeout.connect(self.hide)
         host.installEventFilter(self)
         self.hide()
 
@@ -35,6 +36,8 @@ class Toast(QLabel):
 
     def _place(self) -> None:
         host = self.parentWidget()
+        if host is None:  # not placed until it has a window to sit in
+            return
         width = min(560, max(200, host.width() - 40))
         self.setFixedWidth(width)
         self.adjustSize()

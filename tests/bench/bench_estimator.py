@@ -2,7 +2,7 @@
 
 Run: ``.venv/bin/python -m tests.bench.bench_estimator`` (``--json`` for machine-readable output).
 
-Accuracy. For every request k > 1 of every session in /work/shared/corpus, predict its prompt size
+Accuracy. For every request k > 1 of every session in the corpus (see tests/corpus.py), predict its prompt size
 (input + cache_read + cache_creation) from request k-1's real prompt size plus an estimate of what
 was added in between (k-1's assistant blocks, then the user / tool_result messages after it). System
 prompt and tool schemas are not in the transcripts, which is why anchoring matters. Three methods:
@@ -32,8 +32,8 @@ from typing import Any
 from desktop.engine.calibration import Calibration
 from desktop.engine.catalog import ModelCatalog
 from desktop.engine.tokens import MessageEstimateCache, anchored_estimate, estimate_message
+from tests.corpus import corpus_files, corpus_or_exit
 
-CORPUS = Path("/work/shared/corpus")
 _CONVERSATION = ("user", "assistant")
 Content = list[dict[str, Any]] | str
 
@@ -61,7 +61,8 @@ def _records(path: Path) -> Iterator[dict[str, Any]]:
 
 
 def read_requests(path: Path) -> list[Request]:
-    """Main-chain requests of one transcript, up to its first compaction (MANIFEST.md caveats).
+    """Main-chain requests of one transcript, up to its first compaction (after it the prompt is a summary
+    plus the newest messages, so it no longer grows from the previous request by what was added).
 
     * one API response spans several lines sharing ``message.id``: the first line starts the request,
       the last line's usage is kept (input side is identical on all lines);
@@ -116,10 +117,6 @@ def _merge_roles(messages: list[tuple[str, Content]]) -> list[tuple[str, Content
         else:
             out.append((role, blocks))
     return out
-
-
-def corpus_files() -> list[Path]:
-    return sorted(CORPUS.rglob("*.jsonl"))
 
 
 # ------------------------------------------------------------------------------------------ methods
@@ -274,6 +271,7 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--json", action="store_true", help="print JSON instead of tables")
     parser.add_argument("--turns", type=int, default=20)
     args = parser.parse_args(argv)
+    corpus_or_exit()
     acc = accuracy()
     spd = speed(turns=args.turns)
     if args.json:

@@ -2,9 +2,9 @@
 
 Run: ``.venv/bin/python -m tests.bench.bench_replay [--quick] [--json] [--policies none,precis] [--jobs 2]``.
 
-For every transcript in /work/shared/corpus (subagent files included; fewer than 2 API calls skipped) the main
-chain becomes a list of steps: the user turn (typed text or tool results) and the assistant reply recorded for
-it. Each policy gets a fresh FakeAnthropic (window 200,000, its own prompt cache and counters, a FakeClock
+For every transcript in the corpus (found by tests/corpus.py; subagent files included; fewer than 2 API calls
+skipped) the main chain becomes a list of steps: the user turn (typed text or tool results) and the assistant
+reply recorded for it. Each policy gets a fresh FakeAnthropic (window 200,000, its own prompt cache and counters, a FakeClock
 advanced by the real gap between the recorded replies, 20 s when unknown) in replay mode, so the server answers
 every chat request with the recorded reply and every policy faces the same conversation. Summary requests go
 to the same server and are billed like any other request. See README-replay.md for the table and notes.
@@ -28,9 +28,9 @@ from desktop.engine.catalog import ModelCatalog
 from desktop.engine.claude_code import api_messages as to_api
 from desktop.engine.claude_code import read_transcript
 from tests.bench.replay_policies import POLICIES, WINDOW, Block, Step, block_text
+from tests.corpus import CORPUS, corpus_or_exit, relative_id
 from tests.fakeapi import FakeAnthropic, FakeClock, TokenCounter
 
-CORPUS = Path("/work/shared/corpus")
 DEFAULT_GAP = 20.0
 USER_TEXT_BUDGET = 20_000  # tokens of the user's newest typed texts expected verbatim in the final request
 LAST_PAIRS = 10
@@ -93,8 +93,7 @@ def load_scenario(path: Path) -> Scenario:
         gap = ts - previous if ts is not None and previous is not None else DEFAULT_GAP
         previous = ts if ts is not None else previous
         steps.append(Step(user["content"], reply["content"], max(0.0, gap)))
-    rel = str(path.relative_to(CORPUS)) if path.is_relative_to(CORPUS) else path.name
-    return Scenario(rel, t.models[0] if t.models else "claude-sonnet-4-5", t.title, steps)
+    return Scenario(relative_id(path), t.models[0] if t.models else "claude-sonnet-4-5", t.title, steps)
 
 
 def typed_texts(step: Step) -> list[str]:
@@ -102,10 +101,6 @@ def typed_texts(step: Step) -> list[str]:
         return []
     return [b["text"] for b in step.user if b.get("type") == "text" and b["text"].strip()
             and not b["text"].lstrip().startswith(_NOT_TYPED)]
-
-
-def corpus_files() -> list[Path]:
-    return sorted(CORPUS.rglob("*.jsonl"))
 
 
 # ----------------------------------------------------------------------------------------- one run
@@ -385,7 +380,7 @@ def totals(results: list[list[dict[str, Any]]]) -> list[dict[str, Any]]:
 
 
 def selected(quick: bool, only: list[str] | None) -> list[Path]:
-    files = corpus_files()
+    files = corpus_or_exit()
     if only:
         files = [f for f in files if any(o in str(f) for o in only)]
     elif quick:

@@ -3,7 +3,7 @@
 Run: ``.venv/bin/python -m tests.bench.bench_window`` (``--runs N``, ``--json``).
 
 Set-up. A throwaway PRECIS_HOME gets one session of 10,000 rows made from the corpus transcripts
-(/work/shared/corpus, imported with desktop.engine.importer and concatenated, cycling through the files), then
+(tests/corpus.py, imported with desktop.engine.importer and concatenated, cycling through the files), then
 a small newest session, so the window opens the small one at start. The loopback fake API
 (tests/fakeapi) stands in for Anthropic, so no request leaves the machine.
 
@@ -39,9 +39,9 @@ from typing import Any
 from desktop.engine.claude_code import read_transcript
 from desktop.engine.importer import plan_import
 from desktop.store.repo import Repo
+from tests.corpus import corpus_or_exit
 from tests.fakeapi import FakeAnthropic
 
-CORPUS = Path("/work/shared/corpus")
 ROOT = Path(__file__).resolve().parents[2]
 TARGET_ROWS = 10_000
 TARGETS = {"cold_start_ms": 1000.0, "first_paint_ms": 300.0, "peak_rss_mb": 350.0}
@@ -67,9 +67,7 @@ class Home:
 def build_home(path: Path, rows: int = TARGET_ROWS, *, big_newest: bool = False) -> Home:
     """A PRECIS_HOME whose database holds a ``rows``-message session built from the corpus (opened at start
     when ``big_newest``) and a 2-message session."""
-    files = sorted(CORPUS.rglob("*.jsonl"), key=lambda p: p.stat().st_size, reverse=True)
-    if not files:
-        raise SystemExit(f"no transcripts under {CORPUS}")
+    files = sorted(corpus_or_exit(), key=lambda p: p.stat().st_size, reverse=True)
     plans = [plan_import(read_transcript(p)) for p in files]
     data: list[dict[str, Any]] = []
     while len(data) < rows:

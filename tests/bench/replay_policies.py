@@ -5,10 +5,10 @@ tool results), what request goes to the server? The server answers with the tran
 the conversations stay identical and only the requests (and hence the bill) differ.
 
 * ``none``       everything, every time, no cache_control (a naive client);
-* ``codepilot``  CodePilot (codepilot-behaviour.md §1.1-§1.9): bytes/4 estimate + 10 per message, summary at
+* ``codepilot``  CodePilot's behaviour as modelled here: bytes/4 estimate + 10 per message, summary at
                  80 % keeping the newest 50 % of the window verbatim, 5,000 / 1,000-character age truncation,
                  the 70 % fallback history budget, no cache_control, one reactive retry on overflow;
-* ``claude-code`` Claude-Code-like (peer-systems.md §2.3): autocompact at window − min(max_out, 20K) − 13K by
+* ``claude-code`` Claude-Code-like: autocompact at window − min(max_out, 20K) − 13K by
                  the last real usage, time-based microcompact keeping the newest 5 compactable results, a
                  whole-history summary, cache_control on the system prompt and the last message;
 * ``precis``     the real ChatEngine, default Settings, driven through send_content().
@@ -44,7 +44,7 @@ PEER_MAX_TOKENS = 8_192
 CC_MAX_OUTPUT = 32_000
 EPHEMERAL = {"type": "ephemeral"}
 
-# CodePilot constants (codepilot-behaviour.md §1.1)
+# CodePilot-like policy constants
 CP_TRIGGER = 0.80
 CP_KEEP = 0.50
 CP_FALLBACK = 0.70
@@ -55,7 +55,7 @@ CP_OLD_AGE = 30
 CP_SUMMARY_INPUT_CHARS = 800
 CP_MARKER = "\n[...truncated...]\n"
 
-# Claude Code constants (peer-systems.md §2.3)
+# Claude-Code-like policy constants
 CC_SUMMARY_BUFFER = 20_000
 CC_AUTOCOMPACT_BUFFER = 13_000
 CC_KEEP_RESULTS = 5
@@ -239,7 +239,7 @@ def head_tail(text: str, limit: int) -> str:
 
 
 def cp_truncate(msg: Message, age: int) -> Message:
-    """CodePilot's microCompactMessage, applied to each block of a structured message."""
+    """CodePilot-like age truncation of one message (older messages cut harder), applied block by block."""
     limit = CP_OLD_LIMIT if age > CP_OLD_AGE else CP_RECENT_LIMIT
     out: list[Block] = []
     for b in msg["content"]:

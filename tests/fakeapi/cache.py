@@ -1,4 +1,4 @@
-"""Prompt-cache accounting modelled on the real API (reference: anthropic-api.md section 3).
+"""Prompt-cache accounting modelled on the real API's documented prompt-caching rules.
 
 * Prefix order tools -> system -> messages; every unit (tool, system block, message block) is a
   block boundary. The key of a prefix is a SHA-256 over the model name and the canonical JSON of

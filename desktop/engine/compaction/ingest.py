@@ -56,7 +56,7 @@ def _cap_tool_result(block: Block, limit: int, preview: int, spill_dir: Path, na
     if len(joined) <= limit:
         return block
     # All text sub-blocks collapse into one preview where the first one was; images and documents stay.
-    note = {"type": "text", "text": _preview(joined, preview, _spill(joined, spill_dir, name))}
+    note: Block | None = {"type": "text", "text": _preview(joined, preview, _spill(joined, spill_dir, name))}
     new: list[Block] = []
     for sub in content:
         if isinstance(sub, dict) and sub.get("type") == "text":

@@ -1,6 +1,6 @@
 """Keep a request within the API's media limits: image/document count, pixel size, bytes per image.
 
-Limits (anthropic-api.md §2): 100 images+documents per request on 200K-window models (600 on 1M), 8,000 px per
+Limits (the Messages API's documented ones): 100 images+documents per request on 200K-window models (600 on 1M), 8,000 px per
 side, 2,000 px per side once a request holds more than 20 images, 5 MB per image as base64. Every image in the request
 counts, including resent history and images inside tool_result blocks. The output is deterministic (same input,
 same bytes) so the cached prefix survives: re-encoding uses fixed settings and no metadata.

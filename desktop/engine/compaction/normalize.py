@@ -1,7 +1,7 @@
 """Flatten history into text for the summariser.
 
 Tool activity is rendered as escaped XML-ish markers (``<prior-tool-call …/>``), never as prose such as
-"(used Read: …)": prose markers were copied by models as fake tool calls after a compaction (CodePilot cd42f157).
+"(used Read: …)": after a compaction, models copy such prose markers and write fake tool calls as text.
 """
 
 from __future__ import annotations

@@ -1,6 +1,6 @@
 """Make any message list API-valid (``repair``) and say what is wrong with one (``problems``).
 
-Rules enforced (anthropic-api.md §7): roles alternate starting and ending with user; every tool_use is answered by
+Rules enforced (what the Messages API rejects): roles alternate starting and ending with user; every tool_use is answered by
 a tool_result in the next message, tool_results first; no tool_result without its call; tool_use ids unique; no
 empty or whitespace-only text; no keys the API does not know; thinking only with its signature.
 
@@ -234,7 +234,7 @@ def problems(messages: Sequence[dict[str, Any]]) -> list[str]:
     if not messages:
         return ["no messages"]
     seen: set[str] = set()
-    pending: list[str] = []
+    pending: list[str | None] = []  # None when a tool_use has no id
     for n, msg in enumerate(messages):
         where = f"messages.{n}"
         extra = set(msg) - {"role", "content"}
