@@ -46,3 +46,43 @@ def test_snip_keeps_last_group_even_if_too_big():
 def test_single_group_is_never_dropped():
     msgs = history()[:4]
     assert snip_to_fit(msgs, 1, est) == (msgs, [])
+
+
+def long_turn(rounds=30, prompt=True):
+    """One prompt, then ``rounds`` tool round trips of ~1K tokens each, ending on the last result."""
+    msgs = [_m(1, "user", [{"type": "text", "text": "fix the build"}])] if prompt else []
+    for r in range(rounds):
+        mid = len(msgs) + 1
+        msgs.append(_m(mid, "assistant", [{"type": "tool_use", "id": f"t{r}", "name": "Bash", "input": {}}]))
+        msgs.append(_m(mid + 1, "user", [{"type": "tool_result", "tool_use_id": f"t{r}", "content": "r" * 4_000}]))
+    return msgs
+
+
+def test_snip_drops_the_oldest_rounds_of_one_long_turn():
+    msgs = long_turn()
+    kept, dropped = snip_to_fit(msgs, 6_000, est)
+    assert dropped + kept == msgs and dropped
+    assert est(kept) <= 6_000 and est(msgs[len(dropped) - 2:]) > 6_000  # one round fewer would not fit
+    assert kept[0].role == "assistant" and dropped[-1].role == "user"  # the snip note goes first, then a call
+    assert kept[-1] is msgs[-1]
+    # API dicts (a request that must stand alone) keep the old rule unless asked.
+    dicts = [{"role": m.role, "content": m.content} for m in msgs]
+    assert snip_to_fit(dicts, 6_000, est_dicts) == (dicts, [])
+    kept_d, dropped_d = snip_to_fit(dicts, 6_000, est_dicts, in_turn=True)
+    assert len(kept_d) == len(kept)
+    assert snip_to_fit(msgs, 6_000, est, in_turn=False) == (msgs, [])
+
+
+def test_snip_in_turn_after_dropping_whole_groups():
+    msgs = history()[:8] + [_m(100 + m.id, m.role, m.content) for m in long_turn()]
+    kept, dropped = snip_to_fit(msgs, 6_000, est)
+    assert est(kept) <= 6_000 and len(dropped) > 8 and kept[0].role == "assistant"
+
+
+def test_snip_in_turn_only_when_it_fits():
+    msgs = long_turn()
+    assert snip_to_fit(msgs, 1_000, est) == (msgs, [])  # even the newest round is over: nothing dropped
+
+
+def est_dicts(msgs):
+    return 500 + sum(estimate_message(m["content"]) for m in msgs)

@@ -2,11 +2,13 @@
 
 Cheapest layer first: ``ingest`` caps huge content, ``microcompact`` clears old tool results and truncates old
 long texts in horizon batches, ``tail``/``pins``/``summary_prompt`` prepare an LLM summary, ``snip`` drops the
-oldest groups as a last resort; ``media``, ``request_shape`` and ``cache_breakpoints`` make the final request
+oldest groups (or, in one long turn, the oldest tool rounds) as a last resort; ``cut_points`` lists where a
+history may be cut behind a summary; ``media``, ``request_shape`` and ``cache_breakpoints`` make the final request
 valid and cache-friendly. Every function takes lists and returns new lists; inputs are never mutated (unchanged
 messages may be shared between input and output: treat them as read-only).
 """
 
+from desktop.engine.compaction._shared import cut_points
 from desktop.engine.compaction.cache_breakpoints import canonical, count_breakpoints, place_breakpoints
 from desktop.engine.compaction.ingest import cap_content
 from desktop.engine.compaction.media import CapReport, MediaError, cap_media, prepare_attachment
@@ -39,6 +41,7 @@ __all__ = [
     "cap_content",
     "cap_media",
     "count_breakpoints",
+    "cut_points",
     "drop_oldest_groups",
     "extract_summary",
     "flatten",

@@ -83,6 +83,62 @@ def group_starts(messages: Sequence[Message]) -> list[int]:
     return [0] + [i for i in range(1, len(messages)) if is_plain_user(messages[i])]
 
 
+def cut_points(messages: Sequence[Message]) -> list[int]:
+    """Ascending indices ``c`` (``1 <= c < len``) where ``messages`` may be cut into a head ``messages[:c]``, which a
+    summary (or a snip note) replaces, and a kept part ``messages[c:]``, sent after that summary.
+
+    A cut is valid when no tool_result kept answers a tool_use of the head (no pair straddles the cut) and the
+    first kept message can open a request once the summary block is in front (``assemble.with_summary``):
+
+    - a plain user message (a typed prompt, no tool_result): the summary becomes its first block. These *clean*
+      cuts keep whole exchanges together; ``is_plain_user(messages[c])`` tells them apart;
+    - an assistant message right after a user message (tool results or a prompt): the summary becomes a user
+      message of its own before it, so roles still alternate. These cuts fall between two tool rounds of one
+      turn, the only cuts a long agentic turn (one prompt, then hundreds of tool round trips) has.
+
+    Never between two consecutive assistant rows: a turn stored as several rows keeps its thinking in front of
+    its tool_use. Tool_results with no earlier tool_use (orphans) constrain nothing; repair makes them text.
+    """
+    n = len(messages)
+    if n < 2:
+        return []
+    blocked = [0] * (n + 1)  # difference array: +1 where a straddled range of cuts opens, -1 where it closes
+    last_use: dict[Any, int] = {}
+    roles: list[str] = []
+    results: list[bool] = []
+    for j, msg in enumerate(messages):
+        roles.append(role_of(msg))
+        answers = False
+        for block in content_of(msg):
+            kind = block.get("type")
+            if kind == "tool_result":
+                answers = True
+                i = last_use.get(_hashable(block.get("tool_use_id")))
+                if i is not None and i < j:
+                    blocked[i + 1] += 1  # cuts i+1 .. j would separate the call (in the head) from this result
+                    blocked[j + 1] -= 1
+            elif kind == "tool_use" and block.get("id") is not None:
+                last_use[_hashable(block["id"])] = j
+        results.append(answers)
+    out: list[int] = []
+    open_ranges = blocked[0]
+    for c in range(1, n):
+        open_ranges += blocked[c]
+        if open_ranges:
+            continue
+        clean = roles[c] == "user" and not results[c]
+        if clean or (roles[c] == "assistant" and roles[c - 1] == "user"):
+            out.append(c)
+    return out
+
+
+def _hashable(value: Any) -> Any:
+    try:
+        hash(value)
+    except TypeError:
+        return repr(value)
+    return value
+
 
 def tool_names(messages: Sequence[Message]) -> dict[str, Block]:
     """tool_use id -> the tool_use block, over all messages (the first occurrence wins)."""

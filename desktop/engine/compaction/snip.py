@@ -4,28 +4,59 @@ from __future__ import annotations
 
 from collections.abc import Callable, Sequence
 
-from desktop.engine.compaction._shared import Message, group_starts
+from desktop.engine.compaction._shared import Message, cut_points, group_starts
+from desktop.engine.types import StoredMessage
 
 
-def snip_to_fit(messages: Sequence[Message], budget_tokens: int,
-                estimate: Callable[[list[Message]], int]) -> tuple[list[Message], list[Message]]:
-    """Return (kept, dropped): the fewest oldest groups dropped so ``estimate(kept) <= budget_tokens``.
+def snip_to_fit(messages: Sequence[Message], budget_tokens: int, estimate: Callable[[list[Message]], int], *,
+                in_turn: bool | None = None) -> tuple[list[Message], list[Message]]:
+    """Return (kept, dropped), ``dropped + kept == messages``: the fewest oldest messages dropped so
+    ``estimate(kept) <= budget_tokens``.
 
-    A group is a plain user message and everything until the next one, so no tool pair is split and ``kept``
-    starts with a user message. The last group is always kept, even if it alone is over budget (check the
-    estimate again). ``estimate`` must grow with the list (it may add fixed costs such as system and tools);
-    it is called O(log groups) times.
+    Whole groups go first: a group is a plain user message and everything until the next one, so no tool pair
+    is split and ``kept`` starts with a user message. ``estimate`` must grow with the list (it may add fixed
+    costs such as system and tools); it is called O(log messages) times.
+
+    When even the newest group alone is over budget, and ``in_turn`` allows it, the oldest tool rounds of that
+    group (one long agentic turn: a prompt, then many tool round trips) are dropped too, at the cuts of
+    ``cut_points``: ``kept`` then starts with an assistant message whose calls are all answered in ``kept``, and
+    the newest rounds stay. That ``kept`` is only valid behind a summary or snip note (``assemble.with_summary``
+    makes the note a user message of its own), so ``in_turn`` defaults to True for history rows
+    (``StoredMessage``: a snip of history writes a compaction record whose note goes first) and to False for API
+    message dicts (a request that must stand alone). Without it, a session of one prompt and many tool rounds
+    could drop nothing at all.
+
+    Rounds are only dropped when that makes the request fit: if even the newest round is over budget, the
+    newest group is kept whole (dropping its older rounds would lose context and still not fit). Check the
+    estimate again when it matters.
     """
     items = list(messages)
-    starts = group_starts(items)
-    if len(starts) <= 1 or estimate(items) <= budget_tokens:
+    if estimate(items) <= budget_tokens:
         return items, []
-    lo, hi = 1, len(starts) - 1  # number of groups dropped; hi always keeps the last group
-    while lo < hi:
-        mid = (lo + hi) // 2
-        if estimate(items[starts[mid]:]) <= budget_tokens:
-            hi = mid
-        else:
-            lo = mid + 1
-    cut = starts[lo]
+    starts = group_starts(items)
+    cut = 0
+    if len(starts) > 1:
+        lo, hi = 1, len(starts) - 1  # number of groups dropped; hi always keeps the last group
+        while lo < hi:
+            mid = (lo + hi) // 2
+            if estimate(items[starts[mid]:]) <= budget_tokens:
+                hi = mid
+            else:
+                lo = mid + 1
+        cut = starts[lo]
+        if lo < len(starts) - 1 or estimate(items[cut:]) <= budget_tokens:
+            return items[cut:], items[:cut]
+    if in_turn is None:
+        in_turn = all(isinstance(m, StoredMessage) for m in items)
+    if in_turn and starts:
+        inner = [c for c in cut_points(items) if c > starts[-1]]
+        if inner and estimate(items[inner[-1]:]) <= budget_tokens:
+            lo, hi = 0, len(inner) - 1  # index in ``inner`` of the earliest cut that fits
+            while lo < hi:
+                mid = (lo + hi) // 2
+                if estimate(items[inner[mid]:]) <= budget_tokens:
+                    hi = mid
+                else:
+                    lo = mid + 1
+            cut = inner[lo]
     return items[cut:], items[:cut]
