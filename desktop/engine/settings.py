@@ -10,6 +10,8 @@ from typing import Any
 
 import platformdirs
 
+from desktop.engine import files
+
 DEFAULT_MODEL = "claude-sonnet-4-6"
 
 
@@ -31,9 +33,20 @@ class Paths:
         """Where huge tool output and pastes of one session are kept outside the requests."""
         return self.data_dir / "spill" / f"session-{session_id}"
 
+    @property
+    def window_state(self) -> Path:
+        """The window's geometry and splitter (QSettings, INI format)."""
+        return self.config_dir / "window.ini"
+
     def ensure(self) -> Paths:
+        """Create the folders readable by their owner only (0700), and tighten ones an older version left open.
+
+        The window-state file is created empty and 0600 here: Qt keeps an existing file's mode when it
+        rewrites it, and would otherwise create it world-readable.
+        """
         for d in (self.config_dir, self.data_dir, self.cache_dir):
-            d.mkdir(parents=True, exist_ok=True)
+            files.private_dir(d)
+        files.touch_private(self.window_state)
         return self
 
     @classmethod
@@ -93,10 +106,9 @@ class Settings:
         return settings
 
     def save(self, paths: Paths) -> None:
+        """Atomically, readable by the owner only (0600)."""
         paths.ensure()
-        tmp = paths.settings_file.with_suffix(".tmp")
-        tmp.write_text(json.dumps(asdict(self), indent=2, sort_keys=True), "utf-8")
-        os.replace(tmp, paths.settings_file)
+        files.write_private(paths.settings_file, json.dumps(asdict(self), indent=2, sort_keys=True))
 
     @property
     def summary_model(self) -> str:
