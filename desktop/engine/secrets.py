@@ -9,6 +9,8 @@ from dataclasses import dataclass
 import keyring
 import keyring.errors
 
+from desktop.engine import redact
+
 SERVICE = "precis"
 ACCOUNT = "anthropic-api-key"
 # Backends that would store the key in plain text or not at all: refuse them.
@@ -53,6 +55,13 @@ def keyring_status() -> str | None:
 
 
 def load_credentials(env: dict[str, str] | None = None) -> Credentials:
+    """The credentials to use; they are also remembered for redaction (errors and logs never show them)."""
+    creds = _load_credentials(env)
+    redact.remember(creds.api_key, creds.auth_token)
+    return creds
+
+
+def _load_credentials(env: dict[str, str] | None = None) -> Credentials:
     env = os.environ if env is None else env
     if env.get("ANTHROPIC_API_KEY"):
         return Credentials(api_key=env["ANTHROPIC_API_KEY"], source="env")
@@ -72,13 +81,14 @@ def load_credentials(env: dict[str, str] | None = None) -> Credentials:
 
 def save_api_key(key: str) -> None:
     """Store the key in the OS keyring, or raise KeyringUnavailable with a reason for the user."""
+    redact.remember(key)
     reason = keyring_status()
     if reason:
         raise KeyringUnavailable(reason)
     try:
         keyring.set_password(SERVICE, ACCOUNT, key)
     except keyring.errors.KeyringError as exc:
-        raise KeyringUnavailable(f"The system keyring refused the key: {exc}") from exc
+        raise KeyringUnavailable(redact.redact(f"The system keyring refused the key: {exc}", [key])) from exc
 
 
 def delete_api_key() -> None:
@@ -89,4 +99,5 @@ def delete_api_key() -> None:
 def use_for_this_run(key: str | None) -> None:
     """Keep the key in memory only, for this process."""
     global _session_key
+    redact.remember(key)
     _session_key = key or None
