@@ -24,21 +24,62 @@ find_python() {
   return 1
 }
 
+# Debian/Ubuntu packages of the shared libraries Qt loads (xcb for a desktop, offscreen for tests, libQt6Gui),
+# installed together whenever packaging/qt_libs.py finds one of them missing.
+QT_PACKAGES=(
+  libegl1 libgl1 libglx0 libfontconfig1 libfreetype6 libdbus-1-3 libglib2.0-0 libxkbcommon0
+  libxkbcommon-x11-0 libx11-xcb1 libxcb1 libxcb-cursor0 libxcb-icccm4 libxcb-keysyms1 libxcb-image0
+  libxcb-render-util0 libxcb-shape0 libxcb-randr0 libxcb-render0 libxcb-shm0 libxcb-sync1 libxcb-xfixes0
+  libxcb-xkb1 libxcb-util1 fonts-dejavu-core
+)
+
+QT_PROBE=0 QT_MISSING="" QT_UNMAPPED=""
+qt_probe() {
+  # Asks packaging/qt_libs.py what the window would fail to load: ldd on the xcb and offscreen platform plugins
+  # and libQt6Gui, plus a QApplication built on xcb when DISPLAY is set. (Importing PySide6.QtWidgets loads no
+  # platform plugin, so it proves nothing.) Sets QT_PROBE to its exit status (0 loads, 1 something missing,
+  # 2 not checked), QT_MISSING to the Debian packages it names, QT_UNMAPPED to libraries no package is known for.
+  local err
+  err=$(mktemp)
+  QT_PROBE=0
+  QT_MISSING=$("$VENV/bin/python" "$ROOT/packaging/qt_libs.py" 2>"$err") || QT_PROBE=$?
+  QT_UNMAPPED=$(sed -n 's/^qt_libs: \([^ ]*\) is missing and no known Debian package provides it$/\1/p' "$err" \
+                | tr '\n' ' ')
+  QT_UNMAPPED=${QT_UNMAPPED% }
+  if [ "$QT_PROBE" != 0 ] && [ "$QT_PROBE" != 1 ]; then
+    sed 's/^qt_libs:/dev.sh:/' "$err" >&2
+  fi
+  rm -f "$err"
+}
+
 system_packages() {
-  # Qt needs a few shared libraries even offscreen; install them on Debian/Ubuntu when missing and we may.
-  if "$VENV/bin/python" -c 'from PySide6.QtWidgets import QApplication' >/dev/null 2>&1; then
-    return 0
+  local tools=() pkgs=() extra=() what="" list
+  qt_probe
+  if [ "${cmd:-}" = test ]; then  # the suite starts the real window under Xvfb (xvfb-run needs xauth)
+    command -v Xvfb >/dev/null 2>&1 || tools+=(xvfb)
+    command -v xauth >/dev/null 2>&1 || tools+=(xauth)
   fi
+  [ "$QT_PROBE" = 1 ] || [ ${#tools[@]} -gt 0 ] || return 0
   if command -v apt-get >/dev/null 2>&1 && [ "$(id -u)" = 0 ]; then
-    echo "dev.sh: installing system libraries for Qt" >&2
-    apt-get update -qq
-    DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends \
-      libegl1 libgl1 libglx0 libfontconfig1 libfreetype6 libdbus-1-3 libglib2.0-0 libxkbcommon0 \
-      libxkbcommon-x11-0 libx11-xcb1 libxcb-cursor0 libxcb-icccm4 libxcb-keysyms1 libxcb-image0 \
-      libxcb-render-util0 libxcb-shape0 libxcb-randr0 libxcb-xkb1 fonts-dejavu-core >/dev/null
-  else
-    echo "dev.sh: Qt cannot load; install your distribution's Qt 6 runtime libraries (libEGL, libxkbcommon, fontconfig)" >&2
+    pkgs=(${tools[@]+"${tools[@]}"})
+    if [ "$QT_PROBE" = 1 ]; then
+      read -r -a extra <<<"$QT_MISSING"
+      pkgs+=("${QT_PACKAGES[@]}" ${extra[@]+"${extra[@]}"})
+      read -r -a pkgs <<<"$(printf '%s\n' "${pkgs[@]}" | awk '!seen[$0]++' | xargs)"
+    fi
+    echo "dev.sh: installing system packages: ${pkgs[*]}" >&2
+    if apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends \
+        "${pkgs[@]}" >/dev/null; then
+      tools=()
+      [ "$QT_PROBE" != 1 ] || qt_probe
+      [ "$QT_PROBE" = 1 ] || return 0
+    fi
   fi
+  # Not root, no apt-get, or the install failed: one sentence naming what is missing and what brings it.
+  [ "$QT_PROBE" != 1 ] || what="Qt's platform plugins cannot load their system libraries"
+  [ ${#tools[@]} -eq 0 ] || what="${what:+$what and }the tests need ${tools[*]}"
+  list=$(echo "$QT_MISSING" ${tools[@]+"${tools[@]}"} | xargs)
+  echo "dev.sh: $what; install ${list:+the Debian/Ubuntu packages $list}${QT_UNMAPPED:+${list:+ and }whatever provides $QT_UNMAPPED}${list:+ (sudo apt-get install $list)}." >&2
 }
 
 install() {

@@ -10,6 +10,7 @@ a window learned from a real overflow error is a hard ceiling on whichever of th
 
 from __future__ import annotations
 
+import math
 import os
 import re
 from collections.abc import Mapping
@@ -126,7 +127,12 @@ def _lookup(model: str, table: Mapping[str, Any]) -> tuple[str, Any] | None:
 
 
 def _positive(value: Any) -> bool:
-    return isinstance(value, int | float) and not isinstance(value, bool) and value > 0
+    """A finite count of at least 1 (not a bool, NaN, infinity or a fraction that would truncate to 0)."""
+    return isinstance(value, int | float) and not isinstance(value, bool) and value >= 1 and math.isfinite(value)
+
+
+def _price(value: Any) -> bool:
+    return isinstance(value, int | float) and not isinstance(value, bool) and value >= 0 and math.isfinite(value)
 
 
 def _env_window() -> int | None:
@@ -152,9 +158,11 @@ class ModelCatalog:
 
     def __init__(self, overrides: Mapping[str, Any] | None = None,
                  learned: Mapping[str, int] | None = None) -> None:
-        self._overrides = {str(k).lower(): v for k, v in (overrides or {}).items()}
-        self._learned: dict[str, int] = {str(k).lower(): int(v) for k, v in (learned or {}).items()
-                                         if _positive(v)}
+        # Anything but a mapping (a list left in settings.json, a corrupt stored value) means "none".
+        overrides = overrides if isinstance(overrides, Mapping) else {}
+        learned = learned if isinstance(learned, Mapping) else {}
+        self._overrides = {str(k).lower(): v for k, v in overrides.items()}
+        self._learned: dict[str, int] = {str(k).lower(): int(v) for k, v in learned.items() if _positive(v)}
 
     def info(self, model: str | None) -> ModelInfo:
         name = (model or "").strip()
@@ -185,9 +193,9 @@ class ModelCatalog:
                 changes[field] = int(value[field])
         for field, alias in (("input_price", "input"), ("output_price", "output")):
             price = value.get(field, value.get(alias))
-            if isinstance(price, int | float) and not isinstance(price, bool) and price >= 0:
+            if _price(price):
                 changes[field] = float(price)
-        if value.get("family") in (V3, V47):
+        if isinstance(value.get("family"), str) and value["family"] in (V3, V47):
             changes["family"] = value["family"]
         if "window" in changes:
             changes["window_source"] = "override"

@@ -3,10 +3,11 @@
 from __future__ import annotations
 
 import json
-from dataclasses import dataclass, field
+from collections.abc import Iterable
+from dataclasses import dataclass, field, replace
 from typing import Any
 
-from desktop.engine import overflow
+from desktop.engine import overflow, redact
 
 
 @dataclass(frozen=True, slots=True)
@@ -31,8 +32,18 @@ def _api_message(exc: Any) -> str:
     return str(exc)
 
 
-def classify(exc: BaseException) -> ChatError:
-    """Map an exception raised while talking to the provider to a ChatError."""
+def classify(exc: BaseException, secrets: Iterable[str | None] = ()) -> ChatError:
+    """Map an exception raised while talking to the provider to a ChatError.
+
+    The message never repeats a credential: ``secrets`` (the key or token in use), every key the app has
+    loaded (see ``redact.remember``) and anything shaped like a key or bearer token are removed, since
+    providers echo the key they rejected.
+    """
+    error = _classify(exc)
+    return replace(error, message=redact.redact(error.message, [*secrets, *redact.known_secrets()]))
+
+
+def _classify(exc: BaseException) -> ChatError:
     import anthropic  # imported on first use: the SDK costs most of the app's start-up time
 
     found = overflow.from_exception(exc)

@@ -10,6 +10,8 @@ from dataclasses import dataclass
 import keyring
 import keyring.errors
 
+from desktop.engine import redact
+
 SERVICE = "precis"
 ACCOUNT = "anthropic-api-key"
 # Backends that would store the key in plain text or not at all: refuse them.
@@ -54,6 +56,13 @@ def keyring_status() -> str | None:
 
 
 def load_credentials(env: Mapping[str, str] | None = None) -> Credentials:
+    """The credentials to use; they are also remembered for redaction (errors and logs never show them)."""
+    creds = _load_credentials(env)
+    redact.remember(creds.api_key, creds.auth_token)
+    return creds
+
+
+def _load_credentials(env: Mapping[str, str] | None = None) -> Credentials:
     environ: Mapping[str, str] = os.environ if env is None else env
     if environ.get("ANTHROPIC_API_KEY"):
         return Credentials(api_key=environ["ANTHROPIC_API_KEY"], source="env")
@@ -73,13 +82,14 @@ def load_credentials(env: Mapping[str, str] | None = None) -> Credentials:
 
 def save_api_key(key: str) -> None:
     """Store the key in the OS keyring, or raise KeyringUnavailable with a reason for the user."""
+    redact.remember(key)
     reason = keyring_status()
     if reason:
         raise KeyringUnavailable(reason)
     try:
         keyring.set_password(SERVICE, ACCOUNT, key)
     except keyring.errors.KeyringError as exc:
-        raise KeyringUnavailable(f"The system keyring refused the key: {exc}") from exc
+        raise KeyringUnavailable(redact.redact(f"The system keyring refused the key: {exc}", [key])) from exc
 
 
 def delete_api_key() -> None:
@@ -90,4 +100,5 @@ def delete_api_key() -> None:
 def use_for_this_run(key: str | None) -> None:
     """Keep the key in memory only, for this process."""
     global _session_key
+    redact.remember(key)
     _session_key = key or None

@@ -3,12 +3,16 @@
 from __future__ import annotations
 
 import json
+import math
 import os
-from dataclasses import asdict, dataclass, field, fields
+from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any
 
 import platformdirs
+
+from desktop.engine import files
+from desktop.engine.tokens import V3, V47
 
 DEFAULT_MODEL = "claude-sonnet-4-6"
 
@@ -31,9 +35,20 @@ class Paths:
         """Where huge tool output and pastes of one session are kept outside the requests."""
         return self.data_dir / "spill" / f"session-{session_id}"
 
+    @property
+    def window_state(self) -> Path:
+        """The window's geometry and splitter (QSettings, INI format)."""
+        return self.config_dir / "window.ini"
+
     def ensure(self) -> Paths:
+        """Create the folders readable by their owner only (0700), and tighten ones an older version left open.
+
+        The window-state file is created empty and 0600 here: Qt keeps an existing file's mode when it
+        rewrites it, and would otherwise create it world-readable.
+        """
         for d in (self.config_dir, self.data_dir, self.cache_dir):
-            d.mkdir(parents=True, exist_ok=True)
+            files.private_dir(d)
+        files.touch_private(self.window_state)
         return self
 
     @classmethod
@@ -49,6 +64,28 @@ class Paths:
             Path(platformdirs.user_data_dir("precis", appauthor=False)),
             Path(platformdirs.user_cache_dir("precis", appauthor=False)),
         )
+
+
+# Ranges a value from settings.json is clamped to (inclusive).
+INT_RANGES: dict[str, tuple[int, int]] = {
+    "max_output_tokens": (1, 128_000),
+    "max_retries": (0, 10),
+    "keep_tool_results": (0, 1_000),
+    "pin_budget_tokens": (0, 1_000_000),
+}
+FLOAT_RANGES: dict[str, tuple[float, float]] = {
+    "request_timeout": (1.0, 3_600.0),
+    "auto_compact_ratio": (0.05, 0.99),
+    "prepare_ratio": (0.05, 0.99),
+}
+OVERRIDE_COUNT_RANGES: dict[str, tuple[int, int]] = {
+    "window": (1, 10_000_000),
+    "max_output": (1, 1_000_000),
+    "min_cache_tokens": (1, 1_000_000),
+    "media_limit": (1, 100_000),
+}
+OVERRIDE_PRICES = ("input_price", "output_price", "input", "output")  # USD per million tokens
+MAX_PRICE = 100_000.0
 
 
 @dataclass(slots=True)
@@ -70,19 +107,31 @@ class Settings:
     # 1-hour cache TTL on the stable prefix (system, summary): costs 2x to write, survives pauses. Some
     # Anthropic-compatible providers reject the ttl field: turn it off for them.
     long_cache_ttl: bool = True
+    # What Settings.load had to fix or ignore in settings.json, one line each (never saved).
+    problems: list[str] = field(default_factory=list, compare=False, repr=False)
 
     @classmethod
     def load(cls, paths: Paths, env: dict[str, str] | None = None) -> Settings:
+        """The settings file's values, each checked: never raises.
+
+        A value of the wrong type falls back to its default, a number out of range is clamped, and each fix
+        is described in ``problems``; a missing file gives the defaults with no problem.
+        """
         env = os.environ if env is None else env
-        data: dict[str, Any] = {}
+        problems: list[str] = []
+        data: Any = {}
         try:
             data = json.loads(paths.settings_file.read_text("utf-8"))
         except FileNotFoundError:
             pass
-        except (OSError, ValueError):
-            data = {}  # a corrupt settings file must not stop the app; defaults apply
-        known = {f.name for f in fields(cls)}
-        settings = cls(**{k: v for k, v in data.items() if k in known})
+        except (OSError, ValueError, RecursionError) as exc:  # unreadable or not JSON: defaults apply
+            problems.append(f"settings.json could not be read ({type(exc).__name__}); using the defaults")
+            data = {}
+        if not isinstance(data, dict):
+            problems.append(f"settings.json holds {_kind(data)}, not an object; using the defaults")
+            data = {}
+        settings = cls(**_validated(data, problems))
+        settings.problems = problems
         # The ecosystem's environment names win over the file, like the SDK and Claude Code.
         if env.get("ANTHROPIC_BASE_URL"):
             settings.base_url = env["ANTHROPIC_BASE_URL"]
@@ -93,11 +142,167 @@ class Settings:
         return settings
 
     def save(self, paths: Paths) -> None:
+        """Atomically, readable by the owner only (0600)."""
         paths.ensure()
-        tmp = paths.settings_file.with_suffix(".tmp")
-        tmp.write_text(json.dumps(asdict(self), indent=2, sort_keys=True), "utf-8")
-        os.replace(tmp, paths.settings_file)
+        data = asdict(self)
+        data.pop("problems", None)
+        files.write_private(paths.settings_file, json.dumps(data, indent=2, sort_keys=True))
 
     @property
     def summary_model(self) -> str:
         return self.small_model or self.model
+
+
+# --- checking settings.json ------------------------------------------------------------------------------
+_DEFAULTS = Settings()
+
+
+def _show(value: Any) -> str:
+    """A short one-line rendering of a JSON value for a problem message."""
+    try:
+        text = json.dumps(value, ensure_ascii=False)
+    except (TypeError, ValueError, RecursionError):
+        text = type(value).__name__
+    return text if len(text) <= 40 else text[:37] + "..."
+
+
+def _kind(value: Any) -> str:
+    if value is None:
+        return "null"
+    if isinstance(value, bool):
+        return "a boolean"
+    if isinstance(value, int | float):
+        return "a number"
+    if isinstance(value, str):
+        return "a string"
+    if isinstance(value, list):
+        return "a list"
+    return "an object" if isinstance(value, dict) else type(value).__name__
+
+
+def _number(value: Any) -> float | None:
+    """A JSON number, or a string holding one, as a float (may be infinite); None for anything else or NaN."""
+    if isinstance(value, bool):
+        return None
+    if isinstance(value, str):
+        try:
+            value = float(value.strip())
+        except ValueError:
+            return None
+    if isinstance(value, int):
+        try:
+            return float(value)
+        except OverflowError:
+            return math.inf if value > 0 else -math.inf
+    if isinstance(value, float) and not math.isnan(value):
+        return value
+    return None
+
+
+def _clamp(name: str, value: Any, lo: float, hi: float, problems: list[str]) -> float | None:
+    n = _number(value)
+    if n is None:
+        return None
+    if n < lo or n > hi:
+        fixed = lo if n < lo else hi
+        problems.append(f"{name}: {_show(value)} is outside {_show(lo)}..{_show(hi)}; using {_show(fixed)}")
+        return fixed
+    return n
+
+
+def _int(name: str, value: Any, lo: int, hi: int, default: int, problems: list[str]) -> int:
+    n = _clamp(name, value, lo, hi, problems)
+    if n is None:
+        problems.append(f"{name}: expected a whole number, got {_show(value)}; using {default}")
+        return default
+    if n != math.floor(n):
+        problems.append(f"{name}: {_show(value)} is not a whole number; using {round(n)}")
+    return int(round(n))
+
+
+def _float(name: str, value: Any, lo: float, hi: float, default: float, problems: list[str]) -> float:
+    n = _clamp(name, value, lo, hi, problems)
+    if n is None:
+        problems.append(f"{name}: expected a number, got {_show(value)}; using {default}")
+        return default
+    return float(n)
+
+
+def _validated(data: dict[str, Any], problems: list[str]) -> dict[str, Any]:
+    """The known fields of a settings.json object, each of the right type and range (unknown keys are ignored)."""
+    out: dict[str, Any] = {}
+    for name in ("base_url", "model", "small_model"):
+        if name not in data:
+            continue
+        value = data[name]
+        if not isinstance(value, str) or (name == "model" and not value.strip()):
+            problems.append(f"{name}: expected {'a model id' if name == 'model' else 'text'}, got {_show(value)}; "
+                            f"using the default")
+            continue
+        out[name] = value
+    for name, (lo, hi) in INT_RANGES.items():
+        if name in data:
+            out[name] = _int(name, data[name], lo, hi, getattr(_DEFAULTS, name), problems)
+    for name, (flo, fhi) in FLOAT_RANGES.items():
+        if name in data:
+            out[name] = _float(name, data[name], flo, fhi, getattr(_DEFAULTS, name), problems)
+    if "long_cache_ttl" in data:
+        value = data["long_cache_ttl"]
+        if isinstance(value, bool):
+            out["long_cache_ttl"] = value
+        elif type(value) is int and value in (0, 1):
+            out["long_cache_ttl"] = bool(value)
+        else:
+            problems.append(f"long_cache_ttl: expected true or false, got {_show(value)}; using the default")
+    if "model_overrides" in data:
+        out["model_overrides"] = _overrides(data["model_overrides"], problems)
+    return out
+
+
+def _overrides(value: Any, problems: list[str]) -> dict[str, dict[str, Any]]:
+    """``{model: {...}}`` with known keys of the right type; ``{model: N}`` is read as ``{model: {"window": N}}``."""
+    if not isinstance(value, dict):
+        if value is not None:
+            problems.append(f"model_overrides: expected an object, got {_kind(value)}; ignored")
+        return {}
+    out: dict[str, dict[str, Any]] = {}
+    for model, over in value.items():
+        where = f"model_overrides[{_show(model)}]"
+        if not isinstance(model, str) or not model.strip():
+            problems.append("model_overrides: an empty model id; ignored")
+            continue
+        n = _number(over)
+        if n is not None and n > 0:
+            over = {"window": over}
+        if not isinstance(over, dict):
+            problems.append(f"{where}: expected an object or a window size, got {_show(over)}; ignored")
+            continue
+        clean: dict[str, Any] = {}
+        for key, item in over.items():
+            if key in OVERRIDE_COUNT_RANGES:
+                lo, hi = OVERRIDE_COUNT_RANGES[key]
+                count = _number(item)
+                if count == 0:
+                    continue  # a cleared field: no override
+                if count is None or count < 0:
+                    problems.append(f"{where}.{key}: expected a positive whole number, got {_show(item)}; ignored")
+                    continue
+                fixed = _clamp(f"{where}.{key}", max(count, lo), lo, hi, problems)
+                clean[key] = int(round(lo if fixed is None else fixed))
+            elif key in OVERRIDE_PRICES:
+                price = _number(item)
+                if price is None or price < 0:
+                    problems.append(f"{where}.{key}: expected a price of 0 or more, got {_show(item)}; ignored")
+                    continue
+                fixed = _clamp(f"{where}.{key}", price, 0.0, MAX_PRICE, problems)
+                clean[key] = 0.0 if fixed is None else float(fixed)
+            elif key == "family":
+                if item in (V3, V47):
+                    clean[key] = item
+                else:
+                    problems.append(f"{where}.family: expected {V3!r} or {V47!r}, got {_show(item)}; ignored")
+            else:
+                problems.append(f"{where}: unknown key {_show(key)} ignored")
+        if clean:
+            out[model] = clean
+    return out

@@ -35,7 +35,14 @@ class Repo:
     """All SQL lives here; every method is synchronous and must run on the database thread."""
 
     def __init__(self, path: Path):
-        path.parent.mkdir(parents=True, exist_ok=True)
+        from desktop.engine import files
+
+        path.parent.mkdir(parents=True, exist_ok=True, mode=files.PRIVATE_DIR)
+        # The history is private: create the file 0600 before SQLite does (it would use 0644), and SQLite gives
+        # -wal and -shm the database file's mode. Files an older version left world-readable are tightened.
+        files.touch_private(path)
+        for suffix in ("-wal", "-shm"):
+            files.tighten(path.with_name(path.name + suffix), files.PRIVATE_FILE)
         self.path = path
         self.db = pw.SqliteDatabase(str(path), pragmas=PRAGMAS, timeout=5)
         self.m: Models = build_models(self.db)
