@@ -9,6 +9,7 @@ from collections.abc import AsyncIterator, Callable
 from contextlib import asynccontextmanager
 from dataclasses import dataclass
 
+from desktop.engine import redact
 from desktop.engine.chat import ChatEngine, ToolRunner
 from desktop.engine.secrets import Credentials
 from desktop.engine.settings import Paths, Settings
@@ -27,7 +28,11 @@ class Runtime:
 async def open_runtime(*, model: str | None = None, credentials: Credentials | None = None,
                        tools: ToolRunner | None = None, background: bool = True,
                        adjust: Callable[[Settings], None] | None = None) -> AsyncIterator[Runtime]:
-    """Open the store and the engine for this process's PRECIS_HOME (or the platform folders); close both."""
+    """Open the store and the engine for this process's PRECIS_HOME (or the platform folders); close both.
+    Logs never show a credential from here on."""
+    redact.install_log_filter()
+    if credentials is not None:
+        redact.remember(credentials.api_key, credentials.auth_token)
     paths = Paths.resolve().ensure()
     settings = Settings.load(paths)
     if model:

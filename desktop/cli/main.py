@@ -64,6 +64,8 @@ async def cmd_chat(args: argparse.Namespace) -> int:
     if not load_credentials().present:
         raise CliError("no API key: set ANTHROPIC_API_KEY (or ANTHROPIC_AUTH_TOKEN), or save one in Settings")
     async with _open(args.model) as ctx:
+        for problem in ctx.settings.problems:
+            _status(problem)
         if args.session is not None:
             session = await _session_or_fail(ctx.store, args.session)
             if args.model:
@@ -176,7 +178,12 @@ async def cmd_export(args: argparse.Namespace) -> int:
     else:
         out = export_markdown(session, messages, compactions)
     if args.output:
-        Path(args.output).write_text(out + "\n", "utf-8")
+        from desktop.engine.files import write_private
+
+        try:
+            write_private(Path(args.output), out + "\n")  # an export holds the history: private, like it
+        except OSError as exc:
+            raise CliError(f"cannot write {args.output}: {exc.strerror or exc}") from None
         _status(f"wrote {args.output}")
     else:
         print(out)

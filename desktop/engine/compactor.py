@@ -13,11 +13,11 @@ from __future__ import annotations
 import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
-from typing import Any, Literal, Protocol
+from typing import Any, Literal, Protocol, cast
 
 from desktop.engine import compaction as cp
 from desktop.engine import overflow, tokens
-from desktop.engine.compaction._shared import group_starts
+from desktop.engine.compaction._shared import Message, group_starts
 from desktop.engine.context import reserved_output
 from desktop.engine.session import BREAKER_LIMIT, Gathered, SessionView, Shared
 from desktop.engine.types import CompactionRecord, StoredMessage, Usage
@@ -33,6 +33,11 @@ SUMMARY_MAX_TOKENS = 4096
 SUMMARY_RETRIES = 3  # a summarisation request that is itself too long: drop oldest groups and retry
 NEAR_THRESHOLD = 0.03  # ask count_tokens when the estimate is this close to a threshold
 NOTHING_YET = "Nothing to compact yet: everything is in the recent verbatim tail."
+
+
+def _rows(messages: list[Message]) -> list[StoredMessage]:
+    """The pure stages return the kind of message they were given: stored rows in, stored rows out."""
+    return cast(list[StoredMessage], messages)
 
 
 class Summariser(Protocol):
@@ -93,13 +98,15 @@ class Compactor:
         window = self.shared.catalog.info(g.model).window
         budget = self.budget(g.model)
         if not window or not budget:
-            return cp.split_tail(g.sendable, window)
+            head, tail = cp.split_tail(g.sendable, window)
+            return _rows(head), _rows(tail)
         factor = self.shared.calibration.factor(g.model) or 1.0
         room = int(budget * 0.5) - int(window * PIN_FRACTION) - SUMMARY_MAX_TOKENS // 4
         cap = max(500, min(40_000, int(window * TAIL_FRACTION), room))
         cap = int(cap / factor)  # the splitter counts in estimate units
-        return cp.split_tail(g.sendable, window, min_tokens=min(10_000, cap // 2), max_tokens=cap,
-                             min_text_messages=5 if cap >= 20_000 else 2, max_fraction=TAIL_FRACTION)
+        head, tail = cp.split_tail(g.sendable, window, min_tokens=min(10_000, cap // 2), max_tokens=cap,
+                                   min_text_messages=5 if cap >= 20_000 else 2, max_fraction=TAIL_FRACTION)
+        return _rows(head), _rows(tail)
 
     def refusal(self, g: Gathered) -> str | None:
         """Why Compact now would do nothing (None: it would compact). The button and compact() both ask this."""
@@ -207,7 +214,7 @@ class Compactor:
         replaced = sum(tokens.estimate_message(m.content) for m in head)
         if previous:
             replaced += tokens.estimate_text(previous)
-        messages = list(head)
+        messages: list[Message] = list(head)
         error = "no summary"
         started = time.monotonic()
         for _attempt in range(SUMMARY_RETRIES + 1):
@@ -278,7 +285,8 @@ class Compactor:
         def estimate(msgs: list[Any]) -> int:
             return fixed + int(factor * cache.total(msgs))
 
-        kept, dropped = cp.snip_to_fit(g.sendable, target, estimate)
+        _kept, snipped = cp.snip_to_fit(g.sendable, target, estimate)
+        dropped = _rows(snipped)
         if not dropped:
             return Outcome(False, "Nothing could be dropped: only the latest exchange is left.", before=before,
                            after=before)

@@ -93,7 +93,7 @@ class RedactingFilter(logging.Filter):
 
     def _secrets(self) -> list[str]:
         try:
-            return [*self.get_secrets(), *known_secrets()]
+            return [s for s in (*self.get_secrets(), *known_secrets()) if s]
         except Exception:  # a broken callback must not stop logging; the patterns still apply
             return list(known_secrets())
 

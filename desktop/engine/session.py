@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from collections import Counter
 from dataclasses import dataclass, field, replace
-from typing import Any
+from typing import Any, cast
 
 from desktop.engine import assemble
 from desktop.engine import compaction as cp
@@ -189,14 +189,15 @@ class SessionView:
             spilled.update((m.id, i) for i in changed)
             rows.append(replace(m, content=capped) if changed else m)
         horizons = {k: int(v) for k, v in (loaded.state.get("horizons") or {}).items()}
-        rows, cleared = cp.apply_clear(rows, horizons.get("clear", 0))
-        rows, cut = cp.apply_truncate(rows, horizons.get("old", 0), recent_horizon=horizons.get("recent", 0))
+        cleared_rows, cleared = cp.apply_clear(rows, horizons.get("clear", 0))
+        shaped, cut = cp.apply_truncate(cleared_rows, horizons.get("old", 0),
+                                        recent_horizon=horizons.get("recent", 0))
         return Gathered(
             session=loaded.session,
             model=self.shared.model_for(loaded.session),
             compactions=list(loaded.compactions),
             history=list(loaded.history),
-            sendable=rows,
+            sendable=cast(list[StoredMessage], shaped),  # rows in, rows out
             state=dict(loaded.state),
             system=assemble.system_blocks(),
             tools=[],
@@ -207,11 +208,10 @@ class SessionView:
     # --- requests ---------------------------------------------------------------------------------------
     def request(self, g: Gathered) -> dict[str, Any]:
         shared = self.shared
-        messages = assemble.with_summary(assemble.history_to_api(g.sendable), g.compaction)
-        messages = cp.repair(messages)
+        valid = cp.repair(assemble.with_summary(assemble.history_to_api(g.sendable), g.compaction))
         limit = self.media_limit or shared.catalog.info(g.model).media_limit
-        messages, _report = cp.cap_media(messages, limit=limit, on_error="omit")
-        system, tools, messages = cp.place_breakpoints(g.system, g.tools, messages,
+        capped, _report = cp.cap_media(valid, limit=limit, on_error="omit")
+        system, tools, messages = cp.place_breakpoints(g.system, g.tools, cast(list[dict[str, Any]], capped),
                                                         summary_present=g.compaction is not None,
                                                         long_ttl=shared.settings.long_cache_ttl)
         request: dict[str, Any] = {

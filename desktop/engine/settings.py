@@ -5,6 +5,7 @@ from __future__ import annotations
 import json
 import math
 import os
+from collections.abc import Mapping
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any
@@ -52,10 +53,10 @@ class Paths:
         return self
 
     @classmethod
-    def resolve(cls, env: dict[str, str] | None = None) -> Paths:
+    def resolve(cls, env: Mapping[str, str] | None = None) -> Paths:
         """PRECIS_HOME relocates everything (portable mode, tests); otherwise the platform's folders."""
-        env = os.environ if env is None else env
-        home = env.get("PRECIS_HOME")
+        environ: Mapping[str, str] = os.environ if env is None else env
+        home = environ.get("PRECIS_HOME")
         if home:
             root = Path(home).expanduser()
             return cls(root / "config", root / "data", root / "cache")
@@ -111,13 +112,13 @@ class Settings:
     problems: list[str] = field(default_factory=list, compare=False, repr=False)
 
     @classmethod
-    def load(cls, paths: Paths, env: dict[str, str] | None = None) -> Settings:
+    def load(cls, paths: Paths, env: Mapping[str, str] | None = None) -> Settings:
         """The settings file's values, each checked: never raises.
 
         A value of the wrong type falls back to its default, a number out of range is clamped, and each fix
         is described in ``problems``; a missing file gives the defaults with no problem.
         """
-        env = os.environ if env is None else env
+        environ: Mapping[str, str] = os.environ if env is None else env
         problems: list[str] = []
         data: Any = {}
         try:
@@ -133,12 +134,12 @@ class Settings:
         settings = cls(**_validated(data, problems))
         settings.problems = problems
         # The ecosystem's environment names win over the file, like the SDK and Claude Code.
-        if env.get("ANTHROPIC_BASE_URL"):
-            settings.base_url = env["ANTHROPIC_BASE_URL"]
-        if env.get("ANTHROPIC_MODEL"):
-            settings.model = env["ANTHROPIC_MODEL"]
-        if env.get("ANTHROPIC_SMALL_FAST_MODEL"):
-            settings.small_model = env["ANTHROPIC_SMALL_FAST_MODEL"]
+        if environ.get("ANTHROPIC_BASE_URL"):
+            settings.base_url = environ["ANTHROPIC_BASE_URL"]
+        if environ.get("ANTHROPIC_MODEL"):
+            settings.model = environ["ANTHROPIC_MODEL"]
+        if environ.get("ANTHROPIC_SMALL_FAST_MODEL"):
+            settings.small_model = environ["ANTHROPIC_SMALL_FAST_MODEL"]
         return settings
 
     def save(self, paths: Paths) -> None:

@@ -76,7 +76,7 @@ async def _bench_report(report: str, bridge: Bridge, window: MainWindow) -> None
 
         bridge.session_opened.connect(lambda *_: (window.chat.viewport().repaint(),
                                                   data.setdefault("painted_at", time.time())))
-        bridge.event.connect(on_event)
+        bridge.engine_event.connect(on_event)
         data["open_at"] = time.time()
         await bridge.open_session(sid)
         data["settled_at"] = await measured  # the gauge shows its figure: the session is really open
@@ -86,7 +86,8 @@ async def _bench_report(report: str, bridge: Bridge, window: MainWindow) -> None
 
 
 def make_app(argv: list[str] | None = None) -> QApplication:
-    app = QApplication.instance() or QApplication(argv or sys.argv)
+    existing = QApplication.instance()
+    app = existing if isinstance(existing, QApplication) else QApplication(argv or sys.argv)
     app.setApplicationName(APP_NAME)
     app.setApplicationDisplayName(APP_NAME)
     app.setOrganizationName("Precis")

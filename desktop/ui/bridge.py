@@ -1,6 +1,6 @@
 """The bridge: the widgets' only way to the engine, and the only ui module that imports it.
 
-Engine events pass through unchanged on one signal (``event``): adding an event means defining it in the
+Engine events pass through unchanged on one signal (``engine_event``): adding an event means defining it in the
 engine and handling it in a view. Reads (session list, pages) come back on their own signals. Widgets hold no
 business rules: they call the bridge's slots and render what its signals carry. The data types the widgets
 render are re-exported here, so widgets import nothing but ``desktop.ui``.
@@ -53,13 +53,16 @@ PAGE_SIZE = 200  # newest messages shown when a session opens; older ones load o
 class ProviderChoice(Protocol):
     """What the settings form hands over."""
 
-    settings: Settings
-    api_key: str  # empty: keep whatever is stored
-    run_only: bool  # keep the key in memory for this run instead of the keyring
+    @property
+    def settings(self) -> Settings: ...
+    @property
+    def api_key(self) -> str: ...  # empty: keep whatever is stored
+    @property
+    def run_only(self) -> bool: ...  # keep the key in memory for this run instead of the keyring
 
 
 class Bridge(QObject):
-    event = Signal(object)  # every engine event (desktop.engine.events), as the engine emitted it
+    engine_event = Signal(object)  # every engine event (desktop.engine.events), as the engine emitted it
     sessions_changed = Signal(object)  # list[SessionInfo]
     session_opened = Signal(object)  # Page: the newest page of a session
     older_loaded = Signal(int, object)  # session_id, Page of older messages
@@ -74,7 +77,7 @@ class Bridge(QObject):
         engine.subscribe(self._on_event)
 
     def _on_event(self, event: events.EngineEvent) -> None:
-        self.event.emit(event)
+        self.engine_event.emit(event)
         if isinstance(event, events.TurnDone):
             self.spawn(self.refresh_sessions())  # titles and order change with a finished turn
 

@@ -145,7 +145,7 @@ class MainWindow(QMainWindow):
     # --- construction ---------------------------------------------------------------------------------
     def _build_menu(self) -> None:
         file_menu = self.menuBar().addMenu(self.tr("&File"))
-        new = QAction(self.tr("&New chat"), self, shortcut=QKeySequence.StandardKey.New)
+        new = QAction(self.tr("&New chat"), self, shortcut=QKeySequence(QKeySequence.StandardKey.New))
         new.triggered.connect(lambda: self.bridge.spawn(self.bridge.new_session()))
         file_menu.addAction(new)
         self.import_action = QAction(self.tr("&Import Claude Code session…"), self)
@@ -154,17 +154,17 @@ class MainWindow(QMainWindow):
         clear = QAction(self.tr("&Clear history of this chat…"), self)
         clear.triggered.connect(self._clear_history)
         file_menu.addAction(clear)
-        settings = QAction(self.tr("&Settings…"), self, shortcut=QKeySequence.StandardKey.Preferences)
+        settings = QAction(self.tr("&Settings…"), self, shortcut=QKeySequence(QKeySequence.StandardKey.Preferences))
         settings.triggered.connect(self.open_settings)
         file_menu.addAction(settings)
         file_menu.addSeparator()
-        quit_action = QAction(self.tr("&Quit"), self, shortcut=QKeySequence.StandardKey.Quit)
+        quit_action = QAction(self.tr("&Quit"), self, shortcut=QKeySequence(QKeySequence.StandardKey.Quit))
         quit_action.triggered.connect(self.close)
         file_menu.addAction(quit_action)
 
     def _connect(self) -> None:
         b = self.bridge
-        b.event.connect(self._on_event)
+        b.engine_event.connect(self._on_event)
         b.sessions_changed.connect(self._on_sessions)
         b.session_opened.connect(self._on_session_opened)
         b.older_loaded.connect(self._on_older)
@@ -180,7 +180,7 @@ class MainWindow(QMainWindow):
         self.sidebar.delete_requested.connect(self._delete_session)
         self.sidebar.filter_changed.connect(lambda text: b.spawn(b.refresh_sessions(text)))
         self.composer.send_requested.connect(self._send)
-        self.composer.stop_requested.connect(lambda: self.session_id and b.stop(self.session_id))
+        self.composer.stop_requested.connect(self._stop)
         self.banner.retry_button.clicked.connect(self._retry)
         self.banner.compact_retry_button.clicked.connect(
             lambda: self._banner_action(self.bridge.compact_and_retry))
@@ -208,6 +208,8 @@ class MainWindow(QMainWindow):
     # --- actions --------------------------------------------------------------------------------------
     async def start(self) -> None:
         """Load the session list and open the newest session (or create the first one)."""
+        if problems := self.bridge.settings.problems:
+            self.toast.show_message("; ".join(problems), "warning", 8000)
         sessions = await self.bridge.refresh_sessions()
         if sessions:
             await self.bridge.open_session(sessions[0].id)
@@ -224,6 +226,10 @@ class MainWindow(QMainWindow):
             self.bridge.spawn(self.bridge.edit_and_resend(self.session_id, message_id, text))
             return
         self.bridge.spawn(self.bridge.send(self.session_id, text, files or []))
+
+    def _stop(self) -> None:
+        if self.session_id is not None:
+            self.bridge.stop(self.session_id)
 
     def _edit_message(self, message_id: int) -> None:
         """Put the message back in the composer; sending replaces it and everything after it."""
@@ -375,6 +381,10 @@ class MainWindow(QMainWindow):
         self.gauge.set_busy(activity_text(activity) if activity.compacting else None)
         self.composer.edit.setFocus()
 
+    def _clear_status(self, text: str) -> None:
+        if self.status.text() == text:
+            self.status.clear()
+
     def _on_older(self, session_id: int, page: Page) -> None:
         if session_id == self.session_id:
             self.chat_model.prepend_older(page.messages, page.has_older)
@@ -388,7 +398,7 @@ class MainWindow(QMainWindow):
         if event.stopped:
             text = stopped_text()
             self.status.setText(text)
-            QTimer.singleShot(4000, self.status, lambda t=text: self.status.text() == t and self.status.clear())
+            QTimer.singleShot(4000, self.status, lambda: self._clear_status(text))
         else:
             self.status.setText(activity_text(activity))
 
