@@ -298,3 +298,33 @@ async def test_window_geometry_is_remembered(window, fake_api, qtbot):
     again = MainWindow(window.bridge, ini)
     assert (again.width(), again.height()) == (700, 500)
     again.deleteLater()
+
+
+async def test_gauge_spinner_and_stop_follow_the_activity_not_its_wording(window, fake_api, qtbot, monkeypatch):
+    from desktop.ui import activity
+    from desktop.ui.bridge import Activity
+
+    # Reworded (as a translation would): the window must still know a compaction is running.
+    monkeypatch.setitem(activity.ACTIVITY_TEXT, Activity.COMPACTING, "Squeezing the context")
+    engine = engine_of(window)
+    sid = window.session_id
+    for i in range(12):
+        await engine.store.add_message(sid, "user" if i % 2 == 0 else "assistant",
+                                       [{"type": "text", "text": f"part {i} " + "lorem ipsum dolor " * 2500}])
+    await window.bridge.open_session(sid)
+    await until(lambda: window.gauge.snapshot() is not None and window.gauge.snapshot().can_compact)
+    assert window.gauge.card.compact_button.isEnabled()  # offered: the compactor would compact
+    hold = Fault.hold(after=1)
+    fake_api.queue_fault(hold)
+    window.gauge.compact_requested.emit()  # the hover card's Compact now
+    await until(hold.reached.is_set)
+    await until(window.gauge.is_busy)
+    assert window.status.text() == "Squeezing the context"
+    assert not window.gauge.card.compact_button.isEnabled()  # not twice at once
+    assert window.composer.stop_button.isVisibleTo(window)  # Stop is offered...
+    qtbot.mouseClick(window.composer.stop_button, Qt.MouseButton.LeftButton)  # ...and it works
+    await until(lambda: not window.gauge.is_busy())
+    hold.release.set()
+    await until(lambda: window.composer.send_button.isVisibleTo(window))
+    assert await engine.store.compactions(sid) == []  # stopped: nothing changed
+    assert not engine.busy(sid)

@@ -1,0 +1,91 @@
+"""The import graph: no cycles among engine modules (imports for type checking included), and widgets reach
+the engine only through the bridge."""
+
+from __future__ import annotations
+
+import ast
+import pathlib
+
+ROOT = pathlib.Path(__file__).resolve().parent.parent
+ENGINE = ROOT / "desktop" / "engine"
+UI = ROOT / "desktop" / "ui"
+# The ui modules allowed to import the engine: the bridge (the seam) and the composition root.
+UI_GATEWAYS = {"bridge", "app"}
+PACKAGE_CONSTANTS = {"desktop.APP_NAME", "desktop.APP_ID", "desktop.__version__"}  # names, not modules
+
+
+def module_name(path: pathlib.Path) -> str:
+    parts = path.relative_to(ROOT).with_suffix("").parts
+    return ".".join(parts[:-1] if parts[-1] == "__init__" else parts)
+
+
+def imports_of(path: pathlib.Path) -> set[str]:
+    """Every module this file imports anywhere (top level, in functions, under TYPE_CHECKING), absolute."""
+    package = module_name(path) if path.name == "__init__.py" else module_name(path).rpartition(".")[0]
+    names: set[str] = set()
+    for node in ast.walk(ast.parse(path.read_text("utf-8"))):
+        if isinstance(node, ast.Import):
+            names.update(alias.name for alias in node.names)
+        elif isinstance(node, ast.ImportFrom):
+            base = node.module or ""
+            if node.level:
+                anchor = package.split(".")[: len(package.split(".")) - node.level + 1]
+                base = ".".join([*anchor, base] if base else anchor)
+            names.add(base)
+            names.update(f"{base}.{alias.name}" for alias in node.names)  # `from pkg import module`
+    return names
+
+
+def engine_graph() -> dict[str, set[str]]:
+    files = {module_name(p): p for p in ENGINE.rglob("*.py")}
+    return {name: {m for m in imports_of(path) if m in files and m != name} for name, path in files.items()}
+
+
+def find_cycle(graph: dict[str, set[str]]) -> list[str] | None:
+    state: dict[str, int] = {}  # 1: on the current path, 2: done
+    path: list[str] = []
+
+    def visit(node: str) -> list[str] | None:
+        state[node] = 1
+        path.append(node)
+        for nxt in sorted(graph[node]):
+            if state.get(nxt) == 1:
+                return [*path[path.index(nxt):], nxt]
+            if nxt not in state and (cycle := visit(nxt)):
+                return cycle
+        path.pop()
+        state[node] = 2
+        return None
+
+    for start in sorted(graph):
+        if start not in state and (cycle := visit(start)):
+            return cycle
+    return None
+
+
+def test_find_cycle_sees_a_cycle_and_its_absence():
+    assert find_cycle({"a": {"b"}, "b": {"c"}, "c": {"a"}}) == ["a", "b", "c", "a"]
+    assert find_cycle({"a": {"b"}, "b": {"c"}, "c": set()}) is None
+
+
+def test_engine_modules_import_each_other_without_cycles():
+    graph = engine_graph()
+    assert "desktop.engine.chat" in graph and "desktop.engine.compactor" in graph["desktop.engine.chat"]
+    # A package importing its own modules is how it re-exports them; the modules must not import it back.
+    assert find_cycle(graph) is None
+
+
+def test_widgets_import_only_the_bridge_and_ui_modules():
+    offenders: dict[str, list[str]] = {}
+    for path in UI.glob("*.py"):
+        if path.stem in UI_GATEWAYS or path.name == "__init__.py":
+            continue
+        bad = sorted(m for m in imports_of(path) if m.startswith("desktop.")
+                     and not m.startswith("desktop.ui") and m not in PACKAGE_CONSTANTS)
+        if bad:
+            offenders[path.name] = bad
+    assert offenders == {}
+
+
+def test_the_bridge_never_reaches_the_database():
+    assert not any(m.startswith(("desktop.store", "peewee")) for m in imports_of(UI / "bridge.py"))
