@@ -62,8 +62,8 @@ def test_unknown_capacity_is_none(model: str) -> None:
 
 def test_prefix_does_not_fall_back_to_shorter_family() -> None:
     # claude-opus-4-9 must not inherit claude-opus-4's 200K.
-    assert ModelCatalog().window("claude-opus-4-9") is None
-    assert ModelCatalog().window("claude-opus-4-20250514") == 200_000
+    assert ModelCatalog().info("claude-opus-4-9").window is None
+    assert ModelCatalog().info("claude-opus-4-20250514").window == 200_000
 
 
 def test_families_and_cache_minimums() -> None:
@@ -97,9 +97,9 @@ def test_env_override_applies_to_all_models(monkeypatch: pytest.MonkeyPatch) -> 
 
 def test_env_override_ignores_garbage(monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setenv(ENV_WINDOW, "lots")
-    assert ModelCatalog().window("claude-haiku-4-5") == 200_000
+    assert ModelCatalog().info("claude-haiku-4-5").window == 200_000
     monkeypatch.setenv(ENV_WINDOW, "128_000")
-    assert ModelCatalog().window("claude-haiku-4-5") == 128_000
+    assert ModelCatalog().info("claude-haiku-4-5").window == 128_000
 
 
 def test_settings_overrides() -> None:
@@ -123,13 +123,13 @@ def test_learned_window_is_a_ceiling_and_serialisable() -> None:
     assert catalog.info("claude-opus-4-7").window == 800_000
     assert catalog.info("claude-opus-4-7").window_source == "learned"
     catalog.learn_window("mystery-model", 32_768)
-    assert catalog.window("mystery-model") == 32_768  # unknown capacity becomes known
+    assert catalog.info("mystery-model").window == 32_768  # unknown capacity becomes known
     catalog.learn_window("claude-haiku-4-5", 500_000)  # larger than the catalog: catalog stays
-    assert catalog.window("claude-haiku-4-5") == 200_000
+    assert catalog.info("claude-haiku-4-5").window == 200_000
 
     restored = ModelCatalog(learned=json.loads(json.dumps(catalog.learned())))
-    assert restored.window("claude-opus-4-7") == 800_000
-    assert restored.window("mystery-model") == 32_768
+    assert restored.info("claude-opus-4-7").window == 800_000
+    assert restored.info("mystery-model").window == 32_768
 
 
 def test_cost_arithmetic() -> None:

@@ -175,7 +175,6 @@ def test_openrouter_wrapped_upstream_json_and_text() -> None:
 def test_media_shapes() -> None:
     o = detect(400, INVALID, "Too much media: 0 document pages + 102 images > 100")
     assert (o.kind, o.media_count, o.media_limit, o.overshoot) == ("media", 102, 100, 2)
-    assert o.recoverable
     o = detect(400, INVALID, "too many images and documents: 104 + 1 > 100")
     assert (o.kind, o.media_count, o.media_limit, o.overshoot) == ("media", 105, 100, 5)
 

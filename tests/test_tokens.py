@@ -19,7 +19,6 @@ from desktop.engine.tokens import (
     V3,
     V47,
     MessageEstimateCache,
-    anchored_estimate,
     estimate_block,
     estimate_message,
     estimate_request,
@@ -298,26 +297,18 @@ def test_cache_accepts_stored_messages_and_family_switch() -> None:
 
 # --------------------------------------------------------------------------------------------- anchoring
 
-def test_anchored_versus_whole() -> None:
-    called = []
+def test_anchored_formula() -> None:
+    from desktop.engine.measure import anchored_used
 
-    def whole() -> int:
-        called.append(1)
-        return 12_345
-
-    no_anchor = anchored_estimate(None, [[{"type": "text", "text": PROSE}]], whole)
-    assert (no_anchor.tokens, no_anchor.source) == (12_345, "estimate")
     added = [[{"type": "text", "text": CODE}], [{"type": "tool_result", "tool_use_id": "t", "content": PROSE}]]
-    est = anchored_estimate(50_000, added, whole)
-    assert called == [1]  # whole() only runs without an anchor
-    assert est.source == "api"
-    assert est.tokens == 50_000 + sum(estimate_message(c) for c in added)
+    delta = sum(estimate_message(c) for c in added)
+    assert anchored_used(50_000, delta) == 50_000 + sum(estimate_message(c) for c in added)
     thinking = {"type": "thinking", "thinking": PROSE, "signature": "s"}
-    dropped = anchored_estimate(50_000, added, whole, removed=[thinking])
-    assert dropped.tokens == est.tokens - estimate_block(thinking)
-    scaled = anchored_estimate(50_000, added, whole, factor=1.5)
-    assert scaled.tokens == 50_000 + round(1.5 * est.added)  # the anchor itself is never scaled
-    assert anchored_estimate(100, [], whole, removed=[thinking] * 50).tokens == 0  # never negative
+    dropped = anchored_used(50_000, delta - estimate_block(thinking))
+    assert dropped == anchored_used(50_000, delta) - estimate_block(thinking)
+    scaled = anchored_used(50_000, delta, factor=1.5)
+    assert scaled == 50_000 + round(1.5 * delta)  # the anchor itself is never scaled
+    assert anchored_used(100, -50 * estimate_block(thinking)) == 0  # never negative
 
 
 # ------------------------------------------------------------------------------------------- calibration

@@ -201,9 +201,6 @@ class ModelCatalog:
             changes["window_source"] = "override"
         return replace(info, **changes)
 
-    def window(self, model: str | None) -> int | None:
-        return self.info(model).window
-
     def learn_window(self, model: str, window: int) -> bool:
         """Record a window the server reported (e.g. "N tokens > M maximum"). Returns whether it changed."""
         key = model.strip().lower()

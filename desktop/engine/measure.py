@@ -49,6 +49,23 @@ class RequestFacts:
             return None
 
 
+def anchored_used(anchor: int, delta: int, *, factor: float = 1.0, bias: int = 0) -> int:
+    """The one formula for an anchored measure: the previous request's real prompt size, plus the calibrated
+    estimate of what changed since (``delta``: added less removed, uncalibrated), plus the learned per-request
+    bias (content a provider adds that no estimate sees). The anchor itself is never scaled."""
+    return max(0, anchor + round(delta * factor) + bias)
+
+
+def _human(msg: StoredMessage) -> bool:
+    """A user message the person typed (not only tool results): a new turn starts there."""
+    return msg.role == "user" and any(b.get("type") != "tool_result" for b in msg.content)
+
+
+def _thinking_tokens(msg: StoredMessage, family: str) -> int:
+    return sum(tokens.estimate_block(b, family=family) for b in msg.content
+               if b.get("type") in ("thinking", "redacted_thinking"))
+
+
 def draft_cost(draft: str, family: str) -> int:
     """Tokens the message being typed will add to the next request."""
     if not draft.strip():
@@ -113,7 +130,8 @@ class ContextMeter:
     def anchor(self, model: str, history: list[StoredMessage], compaction: CompactionRecord | None,
                horizons: dict[str, int] | None) -> tuple[StoredMessage, int] | None:
         """The newest reply whose request is comparable to the next one, and the uncalibrated estimate of what
-        was added since it (its own content and everything after). None: estimate the whole request."""
+        changed since it (its own content and everything after, less thinking the API drops at a new turn).
+        None: estimate the whole request."""
         sendable = [m for m in history if is_sendable_status(m.status)]
         reply = next((m for m in reversed(history) if m.role == "assistant" and m.usage and m.usage.prompt_tokens),
                      None)
@@ -125,9 +143,18 @@ class ContextMeter:
         if (facts.boundary != (compaction.id if compaction else 0) or not same_horizons
                 or sum(1 for m in sendable if m.id <= facts.last_id) != facts.count):
             return None
-        family = self.catalog.info(model).family
-        added = sum(tokens.estimate_message(m.content, family=family) for m in sendable if m.id >= reply.id)
-        return reply, added
+        info = self.catalog.info(model)
+        family = info.family
+        since = [m for m in sendable if m.id >= reply.id]
+        delta = sum(tokens.estimate_message(m.content, family=family) for m in since)
+        new_turn = next((i for i in range(len(since) - 1, 0, -1) if _human(since[i])), None)
+        if not info.keeps_thinking and new_turn is not None:
+            # A new human turn: the API drops earlier turns' thinking. The anchor carried the thinking of its
+            # own turn so far, and the replies added before the new turn bring theirs only to this prompt.
+            turn_start = max((m.id for m in sendable if m.id < reply.id and _human(m)), default=0)
+            delta -= sum(_thinking_tokens(m, family) for m in sendable if turn_start < m.id < reply.id)
+            delta -= sum(_thinking_tokens(m, family) for m in since[:new_turn])
+        return reply, delta
 
     def used(self, session_id: int, model: str, system: list[Block], tools: list[dict[str, Any]],
              compaction: CompactionRecord | None, sendable: list[StoredMessage],
@@ -136,12 +163,10 @@ class ContextMeter:
         ("estimate") or there is nothing yet ("none"). The one formula every reader of the number uses."""
         anchor = self.anchor(model, sendable, compaction, horizons)
         if anchor is not None:
-            anchor_msg, added = anchor
+            anchor_msg, delta = anchor
             assert anchor_msg.usage is not None
-            # Real anchor + calibrated estimate of what was added + the learned per-request bias (content a
-            # provider adds that no estimate sees).
-            est = anchor_msg.usage.prompt_tokens + round(added * self.calibration.factor(model))
-            return max(0, est + self.calibration.bias(model)), "api"
+            return anchored_used(anchor_msg.usage.prompt_tokens, delta, factor=self.calibration.factor(model),
+                                 bias=self.calibration.bias(model)), "api"
         if sendable or compaction is not None:
             prefix: list[Block] = []
             if compaction is not None:

@@ -93,11 +93,6 @@ class Overflow:
     media_limit: int | None = None
     shape: str = ""  # which known error shape matched (for logs and tests)
 
-    @property
-    def recoverable(self) -> bool:
-        """Shrinking history / media or lowering max_tokens fixes all three kinds; retrying as is never does."""
-        return True
-
 
 def detect(
     status_code: int | None,

@@ -17,7 +17,7 @@ Public API other modules rely on:
     estimate_message(content) -> int            # content: list of blocks or a str; includes framing
     estimate_request(system, tools, messages) -> int
 All take an optional keyword ``family=`` (default "v3"); see :func:`family_for_model`.
-Incremental counting: :class:`MessageEstimateCache`. Usage anchoring: :func:`anchored_estimate`.
+Incremental counting: :class:`MessageEstimateCache`.
 Calibration against real usage lives in ``desktop.engine.calibration``.
 """
 
@@ -32,9 +32,9 @@ import math
 import operator
 import re
 import struct
-from collections.abc import Callable, Hashable, Iterable, Mapping, Sequence
+from collections.abc import Hashable, Iterable, Mapping, Sequence
 from dataclasses import dataclass
-from typing import Any, Literal
+from typing import Any
 
 from desktop.engine.types import Block
 
@@ -425,37 +425,3 @@ class MessageEstimateCache:
 
 
 _MISSING = object()
-
-
-# ----------------------------------------------------------------------------------------- anchoring
-
-@dataclass(frozen=True, slots=True)
-class Estimate:
-    tokens: int
-    source: Literal["api", "estimate"]  # "api": anchored on a real usage figure
-    anchor: int | None = None  # the real prompt size it started from
-    added: int = 0  # estimated tokens on top of the anchor (after calibration)
-
-
-def anchored_estimate(anchor_prompt_tokens: int | None, added: Iterable[list[Block] | str],
-                      whole: Callable[[], int], *, removed: Iterable[Block] = (),
-                      family: Family = DEFAULT_FAMILY, factor: float = 1.0) -> Estimate:
-    """Size of the next request.
-
-    With an anchor (prompt tokens of the previous request: input + cache_read + cache_creation),
-    only what changed is estimated: ``added`` is every message content appended since that request
-    (its assistant reply, then the new user message or tool results) and ``removed`` is content the
-    previous request carried but the next one will not, as blocks (e.g. thinking blocks the API
-    drops at a new user turn on models that do not keep them, see ``catalog.ModelInfo.keeps_thinking``). ``factor`` is the calibration correction applied to
-    the estimated part only; the real anchor is taken as is.
-
-    Without an anchor, ``whole()`` estimates the full request (system + tools + messages); it is
-    called only then, and the caller applies calibration inside it.
-    """
-    if anchor_prompt_tokens is None:
-        return Estimate(tokens=max(0, int(whole())), source="estimate")
-    delta = sum(estimate_message(c, family=family) for c in added)
-    delta -= sum(estimate_block(b, family=family) for b in removed)
-    delta = round(delta * factor)
-    return Estimate(tokens=max(0, anchor_prompt_tokens + delta), source="api",
-                    anchor=anchor_prompt_tokens, added=delta)

@@ -7,7 +7,7 @@ Accuracy. For every request k > 1 of every session in the corpus (see tests/corp
 was added in between (k-1's assistant blocks, then the user / tool_result messages after it). System
 prompt and tool schemas are not in the transcripts, which is why anchoring matters. Three methods:
 
-* ``precis``    anchored_estimate with the family of the model, thinking the API drops at a new
+* ``precis``    ContextMeter's formula (measure.anchored_used) with the family of the model, thinking the API drops at a new
                 user turn removed, corrected by the per-model calibration (factor on the estimated
                 part, plus the additive bias) learned online from past requests only;
 * ``naive``     previous prompt + UTF-8 bytes/4 of the added text;
@@ -31,7 +31,8 @@ from typing import Any
 
 from desktop.engine.calibration import Calibration
 from desktop.engine.catalog import ModelCatalog
-from desktop.engine.tokens import MessageEstimateCache, anchored_estimate, estimate_message
+from desktop.engine.measure import anchored_used
+from desktop.engine.tokens import MessageEstimateCache, estimate_block, estimate_message
 from tests.corpus import corpus_files, corpus_or_exit
 
 _CONVERSATION = ("user", "assistant")
@@ -204,23 +205,22 @@ def accuracy(files: list[Path] | None = None, calibrate: bool = True) -> dict[st
             prev = requests[k - 1].prompt
             factor = calibration.factor(req.model) if calibrate else 1.0
             bias = calibration.bias(req.model) if calibrate else 0
-            raw = anchored_estimate(prev, added, lambda: 0, removed=removed, family=info.family)
-            est = anchored_estimate(prev, added, lambda: 0, removed=removed, family=info.family, factor=factor)
-            predicted = max(0, est.tokens + bias)  # what ContextMeter reports as `used`
+            delta = (sum(estimate_message(c, family=info.family) for c in added)
+                     - sum(estimate_block(b, family=info.family) for b in removed))
+            predicted = anchored_used(prev, delta, factor=factor, bias=bias)  # ContextMeter's own formula
             errors["precis"].add(predicted, req.prompt)
             if req.prompt >= prev:  # the context did not shrink behind the transcript's back
                 errors["precis_no_resets"].add(predicted, req.prompt)
-            old = anchored_estimate(prev, added, lambda: 0, removed=removed, family=info.family,
-                                    factor=factor_only.factor(req.model))
-            errors["precis_factor_only"].add(old.tokens, req.prompt)
-            errors["precis_uncalibrated"].add(raw.tokens, req.prompt)
+            errors["precis_factor_only"].add(anchored_used(prev, delta, factor=factor_only.factor(req.model)),
+                                             req.prompt)
+            errors["precis_uncalibrated"].add(anchored_used(prev, delta), req.prompt)
             errors["naive"].add(prev + sum(_payload_bytes(c) for _, c in req.added) / 4, req.prompt)
             codepilot = sum(_payload_bytes(c) / 4 + 10 for c in visible)
             errors["codepilot"].add(codepilot, req.prompt)
             # Learn only now that the real count is known: the next request uses it, this one did not.
-            calibration.observe_anchored(req.model, prev, raw.added, req.prompt,
+            calibration.observe_anchored(req.model, prev, delta, req.prompt,
                                          anchor_model=requests[k - 1].model)
-            factor_only.observe(req.model, raw.added, req.prompt - prev)
+            factor_only.observe(req.model, delta, req.prompt - prev)
     out = {name: e.summary() for name, e in errors.items()}
     out["calibration"] = {m: calibration.factor(m) for m in calibration.models()}  # type: ignore[assignment]
     out["bias"] = {m: calibration.bias(m) for m in calibration.models()}  # type: ignore[assignment]
