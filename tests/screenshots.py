@@ -7,6 +7,7 @@ Run under Xvfb to see the real platform plugin (or offscreen):
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import os
 import shutil
 import subprocess
@@ -62,41 +63,41 @@ def screen(path: Path, window) -> None:  # noqa: ANN001
         window.grab().save(str(path))
 
 
-async def open_window():
-    """The real window over a real engine and store in PRECIS_HOME, at a fixed place and size."""
-    from desktop.engine.chat import ChatEngine
-    from desktop.engine.settings import Paths, Settings
-    from desktop.store import Store
+@contextlib.asynccontextmanager
+async def opened_window():  # noqa: ANN201
+    """The real window over a real engine and store in PRECIS_HOME (the app's own wiring), at a fixed place
+    and size."""
+    from desktop.runtime import open_runtime
     from desktop.ui.bridge import Bridge
     from desktop.ui.main_window import MainWindow
 
-    paths = Paths.resolve().ensure()
-    store = await Store.open(paths.database)
-    engine = ChatEngine(store, paths, Settings.load(paths))
-    bridge = Bridge(engine)
-    window = MainWindow(bridge, paths.config_dir / "window.ini")
-    window.resize(1100, 720)
-    window.move(0, 0)
-    window.show()
-    return store, engine, bridge, window
-
-
-async def close_window(store, engine, bridge, window) -> None:  # noqa: ANN001
-    window.close()
-    await bridge.close()
-    await engine.close()
-    await store.close()
+    async with open_runtime() as runtime:
+        bridge = Bridge(runtime.engine)
+        window = MainWindow(bridge, runtime.paths.config_dir / "window.ini")
+        window.resize(1100, 720)
+        window.move(0, 0)
+        window.show()
+        try:
+            yield runtime.store, runtime.engine, bridge, window
+        finally:
+            window.close()
+            await bridge.close()
 
 
 async def shoot(outdir: Path, srv: FakeAnthropic) -> None:
-    store, engine, bridge, window = await open_window()
+    from desktop.ui.bridge import events
+
+    async with opened_window() as (store, engine, bridge, window):
+        await _shoot(outdir, srv, store, engine, bridge, window, events)
+
+
+async def _shoot(outdir: Path, srv: FakeAnthropic, store, engine, bridge, window, events) -> None:  # noqa: ANN001
     await window.start()
     await asyncio.sleep(0.3)
     window.grab().save(str(outdir / "window-empty.png"))
 
     done = asyncio.Event()
-    bridge.turn_done.connect(lambda *_: done.set())
-    bridge.turn_error.connect(lambda *_: done.set())
+    bridge.engine_event.connect(lambda e: isinstance(e, events.TurnDone | events.TurnError) and done.set())
     srv.queue_text(REPLY)
     window.composer.edit.setPlainText("Write a Python helper that reads a file safely.")
     window.composer.send_button.click()
@@ -158,15 +159,13 @@ async def shoot(outdir: Path, srv: FakeAnthropic) -> None:
     window.chat.scrollToTop()
     await asyncio.sleep(0.4)
     screen(outdir / "window-compacted.png", window)
-    await close_window(store, engine, bridge, window)
 
 
 async def shoot_welcome(outdir: Path) -> None:
     """First run without any key: the welcome page guides to a working provider."""
-    store, engine, bridge, window = await open_window()
-    await asyncio.sleep(0.5)
-    screen(outdir / "window-welcome.png", window)
-    await close_window(store, engine, bridge, window)
+    async with opened_window() as (_store, _engine, _bridge, window):
+        await asyncio.sleep(0.5)
+        screen(outdir / "window-welcome.png", window)
 
 def main() -> int:
     outdir = Path(sys.argv[1] if len(sys.argv) > 1 else "docs/screenshots").resolve()
