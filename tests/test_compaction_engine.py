@@ -116,18 +116,39 @@ async def test_summary_not_smaller_is_rejected_and_three_failures_open_the_break
 
 async def test_background_summary_is_used_at_the_next_send(small_engine, fake_api):
     small_engine.settings.prepare_ratio = 0.3
-    small_engine.settings.auto_compact_ratio = 0.95
+    small_engine.settings.auto_compact_ratio = 0.7
     sid = (await small_engine.store.create_session("bg", "claude-test")).id
-    await converse(small_engine, fake_api, sid, 5)
-    await small_engine.tasks.wait(sid, "prepare")
+    for turn in range(12):  # prepared once the context grows to within two turns of the threshold
+        await converse(small_engine, fake_api, sid, 1, start=turn)
+        await small_engine.tasks.wait(sid, "prepare")
+        if summary_requests(fake_api):
+            break
     assert summary_requests(fake_api) and not small_engine.busy(sid)  # prepared in the background
+    assert await small_engine.store.active_compaction(sid) is None
     asked = len(summary_requests(fake_api))
-    small_engine.settings.auto_compact_ratio = 0.3  # the next send crosses the threshold
-    fake_api.queue_text("after")
-    await small_engine.send(sid, "next")
+    for turn in range(20, 26):  # the next sends cross the threshold
+        fake_api.queue_text(f"after {turn}")
+        await small_engine.send(sid, f"next {turn} " + prose(300, turn))
+        if await small_engine.store.active_compaction(sid) is not None:
+            break
     record = await small_engine.store.active_compaction(sid)
     assert record is not None and record.trigger == "background" and record.stats.get("prepared")
     assert len(summary_requests(fake_api)) == asked  # no new summary request: the prepared one was used
+
+
+async def test_no_background_summary_while_the_threshold_is_far(small_engine, fake_api):
+    small_engine.settings.prepare_ratio = 0.3
+    small_engine.settings.auto_compact_ratio = 0.95
+    sid = (await small_engine.store.create_session("far", "claude-test")).id
+    for i in range(5):  # an earlier part of the conversation: past the prepare mark already
+        await small_engine.store.add_message(sid, "user", [{"type": "text", "text": prose(250, i)}])
+        await small_engine.store.add_message(sid, "assistant", [{"type": "text", "text": prose(250, i + 9)}])
+    for turn in range(4):
+        fake_api.queue_text(f"short answer {turn}")
+        await small_engine.send(sid, f"short question {turn} " + prose(120, turn))
+        await small_engine.tasks.wait(sid, "prepare")
+    assert (await small_engine.measure(sid)).used > 0.3 * small_engine.compactor.budget("claude-test")
+    assert summary_requests(fake_api) == []  # past the prepare mark, but growing too slowly to need one
 
 
 async def test_overflow_recovers_invisibly_when_the_server_window_is_smaller(small_engine, fake_api, monkeypatch):

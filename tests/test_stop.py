@@ -69,7 +69,7 @@ async def test_stop_cancels_a_background_summary(small_engine, fake_api):
     small_engine.settings.prepare_ratio = 0.3  # ...and the next turn starts preparing one
     hold = Fault.hold(after=1)
     fake_api.queue_fault(Fault.slow(0), hold)  # the turn's own request, then the background summary
-    fake_api.queue_text("fine")
+    fake_api.queue_text("fine: " + prose(300, 98))  # the context grows fast: a summary will be needed soon
     await small_engine.send(sid, "one more " + prose(300, 99))
     await reached(hold)
     assert small_engine.tasks.activity(sid) == Activity.PREPARING

@@ -11,13 +11,16 @@ from __future__ import annotations
 
 import asyncio
 import dataclasses
+import hashlib
+import json
+import logging
 import time
 from collections.abc import Callable
 from typing import Any, Protocol
 
 from desktop.engine.calibration import Calibration
 from desktop.engine.catalog import ModelCatalog
-from desktop.engine.compactor import NEAR_THRESHOLD, Compactor, Outcome, Trigger
+from desktop.engine.compactor import DEEPEST_LEVEL, NEAR_THRESHOLD, Compactor, Outcome, Trigger
 from desktop.engine.context import ContextSnapshot, context_report
 from desktop.engine.errors import ChatError, classify
 from desktop.engine.events import (
@@ -47,10 +50,12 @@ from desktop.engine.tasks import Activity, TaskRegistry
 from desktop.engine.types import DEFAULT_TITLE, Block, StoredMessage
 
 TITLE_CHARS = 60
-RECOVERY_FRACTION = 0.5  # reactive compaction rebuilds the request within this share of the window
+RECOVERY_FRACTION = 0.5  # reactive compaction rebuilds the request within this share of the window (first try)
+RECOVERY_ATTEMPTS = 3  # retries after "too long" in one model call, each smaller than the last
 MAX_MODEL_CALLS = 50  # per turn: a model that keeps asking for tools is stopped here
 
 Listener = Callable[[EngineEvent], None]
+log = logging.getLogger(__name__)
 
 
 class ToolRunner(Protocol):
@@ -63,6 +68,13 @@ class TurnFailed(Exception):
     def __init__(self, error: ChatError):
         super().__init__(error.message)
         self.error = error
+
+
+def _fingerprint(request: dict[str, Any]) -> str:
+    """Identity of a request's content, to never resend one that failed."""
+    body = json.dumps([request.get("system"), request.get("tools"), request["messages"]], sort_keys=True,
+                      default=str)
+    return hashlib.sha256(body.encode()).hexdigest()
 
 
 def title_from(text: str) -> str:
@@ -448,11 +460,11 @@ class ChatEngine:
         return g
 
     async def _compact_in_turn(self, view: SessionView, g: Gathered, trigger: Trigger, target: int | None,
-                               activity: Activity) -> Gathered:
+                               activity: Activity, level: int = 0) -> Gathered:
         self._activity(view.session_id, activity)
         # A summary being prepared in the background is the cheapest way through: let it finish.
         await self.tasks.wait(view.session_id, "prepare")
-        outcome = await self.compactor.compact(view, g, trigger, target=target)
+        outcome = await self.compactor.compact(view, g, trigger, target=target, level=level)
         await self._settle(view, outcome, publish=False)
         return outcome.g or g
 
@@ -465,30 +477,48 @@ class ChatEngine:
         return None if last is None else max(0.0, self.clock() - last)
 
     async def _call(self, view: SessionView, g: Gathered) -> StoredMessage:
-        """One model call; on overflow (or too much media) recover once, invisibly."""
-        try:
-            return await self._attempt(view, g)
-        except TurnFailed as failed:
-            if failed.error.kind not in ("overflow", "media"):
-                raise
-            g = await self._recover(view, g, failed.error)
-            return await self._attempt(view, g)
+        """One model call. On overflow (or too much media) recover invisibly: each retry shrinks harder than the
+        last, a request that already failed is never sent again, and the attempts are bounded."""
+        failed: set[str] = set()
+        for attempt in range(RECOVERY_ATTEMPTS + 1):
+            try:
+                return await self._attempt(view, g)
+            except TurnFailed as error:
+                if error.error.kind not in ("overflow", "media") or attempt == RECOVERY_ATTEMPTS:
+                    raise
+                failed.add(_fingerprint(view.request(g)))
+                g = await self._recover(view, g, error.error, attempt, failed)
+        raise AssertionError("unreachable")
 
-    async def _recover(self, view: SessionView, g: Gathered, error: ChatError) -> Gathered:
-        """The provider said the request is too long (or has too much media): compact hard and rebuild."""
+    async def _recover(self, view: SessionView, g: Gathered, error: ChatError, attempt: int,
+                       failed: set[str]) -> Gathered:
+        """The provider said the request is too long (or has too much media): shrink, and make sure the next
+        request differs from every one that failed (else shrink harder, or give up with the error)."""
         sid = view.session_id
         found = error.detail.get("overflow")
         if error.kind == "media":
             count = found.media_count if found and found.media_count else None
-            limit = (found.media_limit if found and found.media_limit else self.catalog.info(g.model).media_limit)
-            view.media_limit = max(1, min(limit, count or limit) - 1) if count else max(1, limit // 2)
+            limit = view.media_limit or (found.media_limit if found and found.media_limit
+                                         else self.catalog.info(g.model).media_limit)
+            first = count is not None and attempt == 0
+            view.media_limit = max(1, min(limit, count or limit) - 1) if first else max(1, limit // 2)
+            log.info("session %s: media limit lowered to %s (attempt %s)", sid, view.media_limit, attempt + 1)
             self.emit(Notice(sid, "Older images were left out to stay under the provider's media limit.", "info"))
             return g
         if found is not None and found.limit:
             await self._learn_window(g.model, found.limit)
         window = self.catalog.info(g.model).window or (found.limit if found and found.limit else None)
-        target = int(window * RECOVERY_FRACTION) if window else None
-        g = await self._compact_in_turn(view, g, "reactive", target, Activity.RECOVERING)
+        for level in range(attempt, DEEPEST_LEVEL + 1):
+            # Harder each time: a smaller target and a deeper cut (inside a long turn when needed).
+            target = int(window * RECOVERY_FRACTION / (1 + level)) if window else None
+            g = await self._compact_in_turn(view, g, "reactive", target, Activity.RECOVERING, level=level)
+            log.info("session %s: reactive compaction, attempt %s, level %s, target %s", sid, attempt + 1, level,
+                     target)
+            if _fingerprint(view.request(g)) not in failed:
+                break
+        else:
+            log.warning("session %s: the context cannot be made smaller; giving up", sid)
+            raise TurnFailed(error)
         self._activity(sid, Activity.SENDING)
         return g
 
@@ -500,7 +530,7 @@ class ChatEngine:
         facts = view.facts(g)
         view.last_request = self.clock()
         row = await self.store.add_message(sid, "assistant", [], status="streaming", model=request["model"],
-                                           meta={"request": facts.to_json()})
+                                           meta={"request": facts.to_json(), "sent_at": view.last_request})
         view.remember(row)
         self.emit(MessageAdded(sid, row))
         self._activity(sid, Activity.WAITING)
@@ -566,6 +596,11 @@ class ChatEngine:
         self.emit(TurnError(session_id, error.kind, error.message, error.retryable, actions, detail=error.detail))
 
     def _maybe_prepare(self, view: SessionView, g: Gathered, used: int) -> None:
-        """Past the prepare mark, summarise in the background so the next send does not wait."""
-        if self.compactor.wants_prepare(g, used) and self.tasks.running(view.session_id, "prepare") is None:
+        """Past the prepare mark, summarise in the background so the next send does not wait; only when the
+        context grows fast enough to need it within two more turns (an unused summary is a billed waste)."""
+        growth = used - view.last_used if view.last_used is not None else None
+        view.last_used = used
+        threshold = self.compactor.threshold(g.model)
+        soon = threshold is not None and growth is not None and used + 2 * max(0, growth) >= threshold
+        if soon and self.compactor.wants_prepare(g, used) and self.tasks.running(view.session_id, "prepare") is None:
             self.tasks.start(view.session_id, "prepare", self.compactor.prepare(g))

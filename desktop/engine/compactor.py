@@ -19,7 +19,7 @@ from desktop.engine import compaction as cp
 from desktop.engine import overflow, tokens
 from desktop.engine.compaction._shared import Message, group_starts
 from desktop.engine.context import reserved_output
-from desktop.engine.session import BREAKER_LIMIT, Gathered, SessionView, Shared
+from desktop.engine.session import BREAKER_LIMIT, CACHE_TTL, Gathered, SessionView, Shared
 from desktop.engine.types import CompactionRecord, StoredMessage, Usage
 
 Trigger = Literal["auto", "manual", "reactive", "background"]
@@ -27,12 +27,14 @@ Trigger = Literal["auto", "manual", "reactive", "background"]
 TAIL_FRACTION = 0.3  # the verbatim tail takes at most this share of the window (and at most 40K tokens)
 PIN_FRACTION = 0.1  # pinned instructions take at most this share of the window (and at most the pin budget)
 MICRO_RATIO = 0.5  # microcompaction starts at this share of the budget
-CACHE_TTL = 300.0  # seconds: after this pause the prompt cache is cold and clearing costs nothing extra
 WARM_GAIN = 0.25  # while the cache is warm, clear only when it saves this share of the prompt
 SUMMARY_MAX_TOKENS = 4096
 SUMMARY_RETRIES = 3  # a summarisation request that is itself too long: drop oldest groups and retry
 NEAR_THRESHOLD = 0.03  # ask count_tokens when the estimate is this close to a threshold
+MIN_SAVING = 0.10  # an automatic summary must free at least this share of the context, or it is not committed
+DEEPEST_LEVEL = 3  # split levels tried for a deeper cut (each keeps at most half the previous tail)
 NOTHING_YET = "Nothing to compact yet: everything is in the recent verbatim tail."
+NOT_SMALLER = "The summary would not have made the context smaller; nothing was changed."
 
 
 def _rows(messages: list[Message]) -> list[StoredMessage]:
@@ -89,7 +91,7 @@ class Compactor:
         budget = self.budget(model)
         return int(budget * self.shared.settings.auto_compact_ratio) if budget else None
 
-    def split(self, g: Gathered) -> tuple[list[StoredMessage], list[StoredMessage]]:
+    def split(self, g: Gathered, level: int = 0) -> tuple[list[StoredMessage], list[StoredMessage]]:
         """Head to summarise and verbatim tail, sized so the compacted request lands well under the threshold.
 
         The tail is at most 40K tokens and TAIL_FRACTION of the window; in small windows its floors (10K tokens,
@@ -98,14 +100,15 @@ class Compactor:
         window = self.shared.catalog.info(g.model).window
         budget = self.budget(g.model)
         if not window or not budget:
-            head, tail = cp.split_tail(g.sendable, window)
+            head, tail = cp.split_tail(g.sendable, window, level=level)
             return _rows(head), _rows(tail)
         factor = self.shared.calibration.factor(g.model) or 1.0
         room = int(budget * 0.5) - int(window * PIN_FRACTION) - SUMMARY_MAX_TOKENS // 4
         cap = max(500, min(40_000, int(window * TAIL_FRACTION), room))
         cap = int(cap / factor)  # the splitter counts in estimate units
         head, tail = cp.split_tail(g.sendable, window, min_tokens=min(10_000, cap // 2), max_tokens=cap,
-                                   min_text_messages=5 if cap >= 20_000 else 2, max_fraction=TAIL_FRACTION)
+                                   min_text_messages=5 if cap >= 20_000 else 2, max_fraction=TAIL_FRACTION,
+                                   level=level)
         return _rows(head), _rows(tail)
 
     def refusal(self, g: Gathered) -> str | None:
@@ -123,10 +126,14 @@ class Compactor:
         """
         budget = self.budget(g.model)
         threshold = self.threshold(g.model)
-        if not budget or not threshold or used < MICRO_RATIO * budget:
+        # After a pause longer than the cache lifetime the prefix is re-written anyway: clearing old results
+        # then costs nothing extra, whatever the share of the budget in use. A restart (idle unknown) is not
+        # such a pause: nothing says the cache went cold.
+        cold = idle is not None and idle > CACHE_TTL
+        if not budget or not threshold or (used < MICRO_RATIO * budget and not cold):
             return None
         window = self.shared.catalog.info(g.model).window
-        cold = idle is None or idle > CACHE_TTL
+        cold = cold or idle is None
         near = used >= 0.9 * threshold
         factor = self.shared.calibration.factor(g.model) or 1.0
         floor = cp.min_clear_for(window)
@@ -153,8 +160,9 @@ class Compactor:
 
     # --- the one compaction function ------------------------------------------------------------------
     async def compact(self, view: SessionView, g: Gathered, trigger: Trigger, *, focus: str | None = None,
-                      target: int | None = None) -> Outcome:
-        """Summarise (or, failing that for automatic paths, snip) and write the boundary."""
+                      target: int | None = None, level: int = 0) -> Outcome:
+        """Summarise (or, failing that for automatic paths, snip) and write the boundary. ``level`` asks for a
+        deeper cut (a reactive retry that must not resend what already failed)."""
         store = self.shared.store
         before, _source = view.used(g)
         prepared = self._prepared.pop(view.session_id, None)
@@ -166,14 +174,20 @@ class Compactor:
         if prepared and prepared.boundary == g.boundary and trigger != "manual":
             record = await self._commit(view, g, prepared.covers_through, prepared.summary, "background",
                                         {**prepared.stats, "prepared": True}, before)
-            return await self._after(view, record, before, target)
-        head, _tail = self.split(g)
+            if record is not None:
+                return await self._after(view, record, before, target)
+        head, _tail = self.split(g, level)
         if not head:
             if trigger in ("auto", "reactive") and target is not None:
                 return await self._snip(view, g, target, before)
             return Outcome(False, NOTHING_YET, before=before, after=before)
         if trigger != "manual" and breaker >= BREAKER_LIMIT:
             return await self._snip(view, g, target or self._fit_target(g), before)
+        if trigger != "manual":
+            # A summary that frees little is followed a step later by another one: cut deeper instead.
+            while (level < DEEPEST_LEVEL and self._saving(g, head) < MIN_SAVING * before
+                   and len(deeper := self.split(g, level + 1)[0]) > len(head)):
+                level, head = level + 1, deeper
         summary, stats, error = await self._summarise(g, head, focus)
         if summary is None:
             failures = breaker + 1
@@ -188,7 +202,29 @@ class Compactor:
                 return outcome
             return Outcome(False, note, before=before, after=before)
         record = await self._commit(view, g, head[-1].id, summary, trigger, stats, before)
+        if record is None:
+            return Outcome(False, NOT_SMALLER, before=before, after=before,
+                           notices=[] if trigger == "manual" else [(NOT_SMALLER, "info")])
         return await self._after(view, record, before, target)
+
+    def _saving(self, g: Gathered, head: list[StoredMessage]) -> int:
+        """Calibrated tokens a summary of ``head`` could free at best (its messages, less a typical summary)."""
+        covered = sum(tokens.estimate_message(m.content) for m in head)
+        return self.shared.calibration.apply(g.model, max(0, covered - SUMMARY_MAX_TOKENS // 4))
+
+    @staticmethod
+    def _replaced(g: Gathered, covers_through: int) -> int:
+        """Estimated tokens the messages a compaction covers cost in requests today."""
+        return sum(tokens.estimate_message(m.content) for m in g.sendable if m.id <= covers_through)
+
+    @staticmethod
+    def _added(g: Gathered, summary: str, pins_text: str | None) -> int:
+        """Estimated tokens the new summary (and pins) add, less those of the summary it replaces."""
+        added = tokens.estimate_text(summary) + (tokens.estimate_text(pins_text) if pins_text else 0)
+        if g.compaction is not None:
+            added -= tokens.estimate_text(g.compaction.summary) + tokens.estimate_text(
+                g.compaction.stats.get("pins_text") or "")
+        return added
 
     def _fit_target(self, g: Gathered) -> int:
         budget = self.budget(g.model) or 200_000
@@ -249,8 +285,9 @@ class Compactor:
         return None, {}, error
 
     async def _commit(self, view: SessionView, g: Gathered, covers_through: int, summary: str, trigger: str,
-                      stats: dict[str, Any], before: int) -> CompactionRecord:
-        """Write the row with the pinned user instructions of everything it covers, and reset the breaker."""
+                      stats: dict[str, Any], before: int) -> CompactionRecord | None:
+        """Write the row with the pinned user instructions of everything it covers, and reset the breaker.
+        A compaction whose summary and pins are not smaller than what they replace is not written (None)."""
         shared = self.shared
         users = await shared.store.user_messages(view.session_id, through_id=covers_through)
         budget = shared.settings.pin_budget_tokens
@@ -260,12 +297,10 @@ class Compactor:
         pins = cp.pinned_instructions(users, budget)
         pins_text = cp.render_pins(pins)
         # Saved = what the covered messages cost in requests, less the summary and pins that replace them.
-        covered = sum(tokens.estimate_message(m.content) for m in g.sendable if m.id <= covers_through)
-        added = tokens.estimate_text(summary) + (tokens.estimate_text(pins_text) if pins_text else 0)
-        if g.compaction is not None:
-            added -= tokens.estimate_text(g.compaction.summary) + tokens.estimate_text(
-                g.compaction.stats.get("pins_text") or "")
-        saved = shared.calibration.apply(g.model, max(0, covered - added))
+        covered, added = self._replaced(g, covers_through), self._added(g, summary, pins_text)
+        if covered <= added:
+            return None
+        saved = shared.calibration.apply(g.model, covered - added)
         full_stats = {**stats, "tokens_before": before, "tokens_saved": saved, "pins": len(pins),
                       "pins_text": pins_text}
         changes = {"breaker_failures": 0} if trigger != "snip" else None
@@ -296,6 +331,8 @@ class Compactor:
         summary = f"{previous}\n\n{note}" if previous else note
         record = await self._commit(view, g, dropped[-1].id, summary, "snip",
                                     {"messages": len(dropped), "snipped": True}, before)
+        if record is None:
+            return Outcome(False, NOT_SMALLER, before=before, after=before)
         after_g = view.shape()
         after, _source = view.used(after_g)
         return Outcome(True, f"Dropped {len(dropped)} oldest messages from the context (no summary available).",

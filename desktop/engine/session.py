@@ -22,6 +22,8 @@ from desktop.engine.storage import Loaded, Storage
 from desktop.engine.types import Block, CompactionRecord, SessionInfo, StoredMessage, Usage
 
 BREAKER_LIMIT = 3  # consecutive summary failures that pause automatic summaries
+CACHE_TTL = 300.0  # seconds the default prompt cache lives; after a longer pause it is cold
+LONG_CACHE_TTL = 3600.0  # the 1-hour cache: its write costs 2x the input price instead of 1.25x
 
 
 @dataclass(slots=True)
@@ -85,6 +87,7 @@ class SessionView:
         self._cost: float | None = 0.0
         self.media_limit: int | None = None  # lowered after a provider's media-count error
         self.last_request: float | None = None  # clock time of this session's last model call
+        self.last_used: int | None = None  # the context size measured after the last turn
         # message id -> (request copy with huge blocks spilled, indices of those blocks)
         self._spilled: dict[int, tuple[list[Block], list[int]]] = {}
 
@@ -213,7 +216,8 @@ class SessionView:
         capped, _report = cp.cap_media(valid, limit=limit, on_error="omit")
         system, tools, messages = cp.place_breakpoints(g.system, g.tools, cast(list[dict[str, Any]], capped),
                                                         summary_present=g.compaction is not None,
-                                                        long_ttl=shared.settings.long_cache_ttl)
+                                                        long_ttl=shared.settings.long_cache_ttl
+                                                        and self.long_ttl_pays(g))
         request: dict[str, Any] = {
             "model": g.model,
             "max_tokens": shared.settings.max_output_tokens,
@@ -223,6 +227,15 @@ class SessionView:
         if tools:
             request["tools"] = tools
         return request
+
+    @staticmethod
+    def long_ttl_pays(g: Gathered) -> bool:
+        """The session's own rhythm picks the cache lifetime: the 1-hour write costs more and pays back only
+        when the user pauses longer than the 5-minute cache lives but not longer than the hour. Until such a
+        pause has been seen, the cheaper 5-minute write is used."""
+        sent = [float(m.meta.get("sent_at") or m.created_at) for m in g.history if m.role == "assistant"
+                and m.usage]
+        return any(CACHE_TTL < b - a <= LONG_CACHE_TTL for a, b in zip(sent, sent[1:], strict=False))
 
     def facts(self, g: Gathered) -> RequestFacts:
         """What is known about the request ``g`` makes, stored with its reply for the next anchored measure."""
