@@ -36,13 +36,7 @@ def snip_to_fit(messages: Sequence[Message], budget_tokens: int, estimate: Calla
     starts = group_starts(items)
     cut = 0
     if len(starts) > 1:
-        lo, hi = 1, len(starts) - 1  # number of groups dropped; hi always keeps the last group
-        while lo < hi:
-            mid = (lo + hi) // 2
-            if estimate(items[starts[mid]:]) <= budget_tokens:
-                hi = mid
-            else:
-                lo = mid + 1
+        lo = _earliest_fit(starts, 1, items, estimate, budget_tokens)  # groups dropped; the last one always stays
         cut = starts[lo]
         if lo < len(starts) - 1 or estimate(items[cut:]) <= budget_tokens:
             return items[cut:], items[:cut]
@@ -51,12 +45,19 @@ def snip_to_fit(messages: Sequence[Message], budget_tokens: int, estimate: Calla
     if in_turn and starts:
         inner = [c for c in cut_points(items) if c > starts[-1]]
         if inner and estimate(items[inner[-1]:]) <= budget_tokens:
-            lo, hi = 0, len(inner) - 1  # index in ``inner`` of the earliest cut that fits
-            while lo < hi:
-                mid = (lo + hi) // 2
-                if estimate(items[inner[mid]:]) <= budget_tokens:
-                    hi = mid
-                else:
-                    lo = mid + 1
-            cut = inner[lo]
+            cut = inner[_earliest_fit(inner, 0, items, estimate, budget_tokens)]
     return items[cut:], items[:cut]
+
+
+def _earliest_fit(cuts: Sequence[int], lo: int, items: list[Message], estimate: Callable[[list[Message]], int],
+                  budget_tokens: int) -> int:
+    """Index in ``cuts`` (from ``lo``) of the earliest cut whose tail fits, by bisection: the tail shrinks as the
+    cut moves later. The last cut is taken when none before it fits."""
+    hi = len(cuts) - 1
+    while lo < hi:
+        mid = (lo + hi) // 2
+        if estimate(items[cuts[mid]:]) <= budget_tokens:
+            hi = mid
+        else:
+            lo = mid + 1
+    return lo
