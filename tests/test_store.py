@@ -112,7 +112,7 @@ def test_migration_from_v1_keeps_data(tmp_path):
                        "VALUES (1, 'user', '[{\"type\":\"text\",\"text\":\"kept\"}]', NULL, 'complete', NULL, 1)")
     db.close()
     store = Store.open_sync(path)
-    assert migrations.schema_version(store.repo.db) == 2
+    assert migrations.schema_version(store.repo.db) == migrations.CURRENT_VERSION
     msgs = store.repo.messages(1)
     assert msgs[0].content == text("kept") and msgs[0].meta == {}
     assert store.repo.get_state(1) == {}

@@ -112,8 +112,9 @@ class SessionView:
         if fresh is None:
             raise LookupError(f"no session {self.session_id}")
         self._loaded = fresh
+        # Priced per model from the store's running totals (cost is linear in usage): no reply is read here.
         self._cost = 0.0
-        for model, usage in fresh.usage:
+        for model, usage in fresh.usage_totals.items():
             self._add_cost(model, usage)
         return self.shape()
 
@@ -122,6 +123,8 @@ class SessionView:
         return loaded.compactions[-1].covers_through_message_id if loaded.compactions else 0
 
     def _add_cost(self, model: str | None, usage: Usage | None, sign: int = 1) -> None:
+        """Add (sign=-1: take away) the price of ``usage``: a per-model total at a full load, one reply's
+        usage (or its previous usage) when the engine tells the view about a row; None once a price is unknown."""
         if self._cost is None or usage is None:
             return
         cost = self.shared.catalog.cost(model or self.shared.settings.model, usage)

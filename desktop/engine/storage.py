@@ -20,7 +20,10 @@ class Loaded:
     compactions: list[CompactionRecord]  # oldest first; the last one is active
     history: list[StoredMessage]  # every row after the active boundary, every status
     state: dict[str, Any]
-    usage: list[tuple[str | None, Usage]] = field(default_factory=list)  # (model, usage) of every reply
+    # Per model (None: replies stored without one), the summed usage of every stored reply of the session, the
+    # boundary's covered rows too: what its cost is priced from (prices are linear in usage). One entry per
+    # model, however long the history; the store keeps the sums as it writes and deletes rows.
+    usage_totals: dict[str | None, Usage] = field(default_factory=dict)
 
 
 @dataclass(slots=True)
@@ -70,7 +73,8 @@ class Storage(Protocol):
     async def add_user_message(self, session_id: int, content: list[Block], *, title: str = "",
                                meta: dict[str, Any] | None = None) -> StoredMessage: ...
     async def add_message(self, session_id: int, role: str, content: list[Block], *, status: str = "complete",
-                          model: str | None = None, meta: dict[str, Any] | None = None) -> StoredMessage: ...
+                          model: str | None = None, meta: dict[str, Any] | None = None,
+                          usage: Usage | None = None) -> StoredMessage: ...
     async def update_message(self, message_id: int, *, content: list[Block] | None = None,
                              status: str | None = None, usage: Usage | None = None,
                              meta: dict[str, Any] | None = None) -> None: ...

@@ -2,16 +2,20 @@
 
 v1: sessions, messages, compactions, kv (the foundation schema).
 v2: sessions.state and messages.meta, for engine state (breaker, horizons) and per-message facts.
+v3: usage_totals, per session and model the sums of the stored replies' usage (the session's cost without
+    reading every reply), built from the existing rows.
 """
 
 from __future__ import annotations
 
+from collections import defaultdict
+
 import peewee as pw
 from playhouse.migrate import SqliteMigrator, migrate
 
-from desktop.store.schema import Models
+from desktop.store.schema import Models, stored_usage
 
-CURRENT_VERSION = 2
+CURRENT_VERSION = 3
 
 
 def _v1(db: pw.SqliteDatabase, models: Models) -> None:
@@ -47,7 +51,50 @@ def _v2(db: pw.SqliteDatabase, models: Models) -> None:
     )
 
 
-STEPS = {1: _v1, 2: _v2}
+def _v3(db: pw.SqliteDatabase, models: Models) -> None:
+    # A new table: no existing table is rebuilt, so nothing can cascade. Created with the SQL v3 has (not from
+    # the current models, which a later version may change), like v1; NOT NULL is fine on a table created whole.
+    db.execute_sql(
+        "CREATE TABLE IF NOT EXISTS usage_totals ("
+        "session_id INTEGER NOT NULL REFERENCES sessions (id) ON DELETE CASCADE, model TEXT NOT NULL, "
+        "replies INTEGER NOT NULL, input_tokens INTEGER NOT NULL, output_tokens INTEGER NOT NULL, "
+        "cache_creation_input_tokens INTEGER NOT NULL, cache_read_input_tokens INTEGER NOT NULL, "
+        "PRIMARY KEY (session_id, model))"
+    )
+    rebuild_usage_totals(db)
+
+
+def rebuild_usage_totals(db: pw.SqliteDatabase) -> None:
+    """Recompute every session's usage totals from its stored rows (in the caller's transaction).
+
+    Usage is parsed the way the repo parses it when it keeps the totals (``stored_usage``); only messages of an
+    existing session count.
+    """
+    sums: dict[tuple[int, str], list[int]] = defaultdict(lambda: [0, 0, 0, 0, 0])
+    cursor = db.execute_sql(
+        "SELECT m.session_id, m.model, m.usage FROM messages AS m JOIN sessions AS s ON s.id = m.session_id "
+        "WHERE m.usage IS NOT NULL"
+    )
+    for session_id, model, text in cursor:
+        usage = stored_usage(text)
+        if usage is None:
+            continue
+        total = sums[(session_id, model or "")]
+        total[0] += 1
+        total[1] += usage.input_tokens
+        total[2] += usage.output_tokens
+        total[3] += usage.cache_creation_input_tokens
+        total[4] += usage.cache_read_input_tokens
+    db.execute_sql("DELETE FROM usage_totals")
+    for (session_id, model), total in sums.items():
+        db.execute_sql(
+            "INSERT INTO usage_totals (session_id, model, replies, input_tokens, output_tokens, "
+            "cache_creation_input_tokens, cache_read_input_tokens) VALUES (?, ?, ?, ?, ?, ?, ?)",
+            (session_id, model, *total),
+        )
+
+
+STEPS = {1: _v1, 2: _v2, 3: _v3}
 
 
 def schema_version(db: pw.SqliteDatabase) -> int:

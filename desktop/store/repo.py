@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import time
+from collections.abc import Iterable
 from pathlib import Path
 from typing import Any
 
@@ -12,7 +13,7 @@ import peewee as pw
 from desktop.engine.storage import ImportPlan, Loaded, Page, Since
 from desktop.engine.types import DEFAULT_TITLE, CompactionRecord, SessionInfo, StoredMessage, Usage
 from desktop.store import migrations
-from desktop.store.schema import Models, build_models
+from desktop.store.schema import Models, build_models, stored_usage
 
 PRAGMAS = {
     "journal_mode": "wal",
@@ -29,6 +30,25 @@ class StaleBoundary(ValueError):
 
 def _dumps(value: Any) -> str:
     return json.dumps(value, ensure_ascii=False, separators=(",", ":"))
+
+
+# Changes to usage_totals: model key ('' for none) -> [replies, input, output, cache creation, cache read].
+Tally = dict[str, list[int]]
+
+
+def _tally(rows: Iterable[tuple[str | None, Usage | None]], sign: int = 1, into: Tally | None = None) -> Tally:
+    """What (model, usage) rows add to the totals (``sign=-1``: what they take away). No usage: nothing."""
+    tally: Tally = {} if into is None else into
+    for model, usage in rows:
+        if usage is None:
+            continue
+        t = tally.setdefault(model or "", [0, 0, 0, 0, 0])
+        t[0] += sign
+        t[1] += sign * int(usage.input_tokens or 0)
+        t[2] += sign * int(usage.output_tokens or 0)
+        t[3] += sign * int(usage.cache_creation_input_tokens or 0)
+        t[4] += sign * int(usage.cache_read_input_tokens or 0)
+    return tally
 
 
 class Repo:
@@ -126,6 +146,8 @@ class Repo:
 
     def delete_session(self, session_id: int) -> None:
         with self.db.atomic():
+            # The cascade would take the totals too; said here so they never depend on the pragma.
+            self.m.UsageTotal.delete().where(self.m.UsageTotal.session == session_id).execute()
             self.m.Session.delete().where(self.m.Session.id == session_id).execute()
 
     def get_state(self, session_id: int) -> dict[str, Any]:
@@ -172,6 +194,8 @@ class Repo:
                 usage=_dumps(usage.to_json()) if usage else None,
                 meta=_dumps(meta or {}),
             )
+            if usage:
+                self._add_totals(session_id, _tally([(model, usage)]))
             S = self.m.Session
             S.update(updated_at=time.time()).where(S.id == session_id).execute()
         return self._message(self.m.Message.get_by_id(row.id))
@@ -196,6 +220,7 @@ class Repo:
         with self.db.atomic():
             for start in range(0, len(data), 500):
                 M.insert_many(data[start : start + 500]).execute()
+            self._add_totals(session_id, _tally((r.get("model"), r.get("usage") or None) for r in rows))
         return len(data)
 
     def update_message(
@@ -216,9 +241,20 @@ class Repo:
             fields["usage"] = _dumps(usage.to_json())
         if meta is not None:
             fields["meta"] = _dumps(meta)
-        if fields:
-            M = self.m.Message
+        if not fields:
+            return
+        M = self.m.Message
+        if usage is None:
             M.update(**fields).where(M.id == message_id).execute()
+            return
+        # A streaming reply's usage is written several times: the totals take the difference from what the row
+        # held, in the same transaction, so they stay exact.
+        with self.db.atomic():
+            old = M.select(M.session, M.model, M.usage).where(M.id == message_id).first()
+            M.update(**fields).where(M.id == message_id).execute()
+            if old is not None:
+                change = _tally([(old.model, stored_usage(old.usage))], -1, into=_tally([(old.model, usage)]))
+                self._add_totals(old.session_id, change)
 
     def get_message(self, message_id: int) -> StoredMessage | None:
         row = self.m.Message.get_or_none(self.m.Message.id == message_id)
@@ -243,11 +279,40 @@ class Repo:
             rows = list(query.order_by(M.id))
         return [self._message(r) for r in rows]
 
-    def usage_rows(self, session_id: int) -> list[tuple[str | None, Usage]]:
-        """(model, usage) of every reply in the session, for its cost; content is not decoded."""
-        M = self.m.Message
-        rows = M.select(M.model, M.usage).where((M.session == session_id) & M.usage.is_null(False))
-        return [(r.model, Usage.from_json(json.loads(r.usage))) for r in rows]
+    # --- usage totals --------------------------------------------------------------------------------
+    def _add_totals(self, session_id: int, tally: Tally) -> None:
+        """Apply a tally to the session's usage totals; called inside the transaction of the row write."""
+        T = self.m.UsageTotal
+        emptied = False
+        for model, (replies, inp, out, creation, read) in tally.items():
+            if not (replies or inp or out or creation or read):
+                continue
+            T.insert(session=session_id, model=model, replies=replies, input_tokens=inp, output_tokens=out,
+                     cache_creation_input_tokens=creation, cache_read_input_tokens=read).on_conflict(
+                conflict_target=[T.session, T.model],
+                update={
+                    T.replies: T.replies + pw.EXCLUDED.replies,
+                    T.input_tokens: T.input_tokens + pw.EXCLUDED.input_tokens,
+                    T.output_tokens: T.output_tokens + pw.EXCLUDED.output_tokens,
+                    T.cache_creation_input_tokens:
+                        T.cache_creation_input_tokens + pw.EXCLUDED.cache_creation_input_tokens,
+                    T.cache_read_input_tokens: T.cache_read_input_tokens + pw.EXCLUDED.cache_read_input_tokens,
+                },
+            ).execute()
+            emptied = emptied or replies < 0
+        if emptied:  # a model none of whose replies is left stored
+            T.delete().where((T.session == session_id) & (T.replies <= 0)).execute()
+
+    def usage_totals(self, session_id: int) -> dict[str | None, Usage]:
+        """Per model (None: replies stored without one), the sums of the usage of the session's stored replies:
+        one row per model, whatever the length of the history."""
+        T = self.m.UsageTotal
+        rows = T.select().where((T.session == session_id) & (T.replies > 0))
+        return {
+            (r.model or None): Usage(r.input_tokens, r.output_tokens, r.cache_creation_input_tokens,
+                                     r.cache_read_input_tokens)
+            for r in rows
+        }
 
     def user_messages(self, session_id: int, through_id: int) -> list[StoredMessage]:
         """User rows up to an id (the instructions a compaction pins verbatim)."""
@@ -263,24 +328,32 @@ class Repo:
         return query.count()
 
     def delete_message(self, message_id: int) -> None:
-        """Delete one message. A compaction that covers it keeps covering its id range (ids are never reused)."""
-        self.m.Message.delete().where(self.m.Message.id == message_id).execute()
+        """Delete one message. A compaction that covers it keeps covering its id range (ids are never reused).
+        Its usage leaves the session's totals: they are the sum over the rows still stored."""
+        M = self.m.Message
+        with self.db.atomic():
+            row = M.select(M.session, M.model, M.usage).where(M.id == message_id).first()
+            M.delete().where(M.id == message_id).execute()
+            if row is not None:
+                self._add_totals(row.session_id, _tally([(row.model, stored_usage(row.usage))], -1))
 
     def truncate_from(self, session_id: int, from_id: int) -> list[int]:
         """Delete messages with id >= from_id (edit-and-resend) and every compaction that reached into them,
         in one transaction, so a summary of deleted content can never stay active. Returns the deleted ids."""
         M, C = self.m.Message, self.m.Compaction
         with self.db.atomic():
-            ids = [r.id for r in M.select(M.id).where((M.session == session_id) & (M.id >= from_id))]
+            rows = list(M.select(M.id, M.model, M.usage).where((M.session == session_id) & (M.id >= from_id)))
             C.delete().where((C.session == session_id) & (C.covers_through_message_id >= from_id)).execute()
             M.delete().where((M.session == session_id) & (M.id >= from_id)).execute()
-        return ids
+            self._add_totals(session_id, _tally(((r.model, stored_usage(r.usage)) for r in rows), -1))
+        return [r.id for r in rows]
 
     def clear_history(self, session_id: int) -> None:
-        M, C = self.m.Message, self.m.Compaction
+        M, C, T = self.m.Message, self.m.Compaction, self.m.UsageTotal
         with self.db.atomic():
             C.delete().where(C.session == session_id).execute()
             M.delete().where(M.session == session_id).execute()
+            T.delete().where(T.session == session_id).execute()
             self.update_state(session_id, {"horizons": {}, "breaker_failures": 0})
 
     def sweep_streaming(self) -> int:
@@ -335,7 +408,8 @@ class Repo:
 
     # --- one-trip reads ------------------------------------------------------------------------------
     def load(self, session_id: int) -> Loaded | None:
-        """Everything a request is built from, in one read transaction."""
+        """Everything a request is built from, in one read transaction: the rows after the boundary and, for
+        the cost, the usage totals (one row per model; no reply before the boundary is read)."""
         with self.db.atomic():
             session = self.get_session(session_id)
             if session is None:
@@ -343,7 +417,7 @@ class Repo:
             compactions = self.compactions(session_id)
             after = compactions[-1].covers_through_message_id if compactions else 0
             return Loaded(session, compactions, self.messages(session_id, after_id=after),
-                          self.get_state(session_id), self.usage_rows(session_id))
+                          self.get_state(session_id), self.usage_totals(session_id))
 
     def since(self, session_id: int, after_id: int) -> Since | None:
         with self.db.atomic():

@@ -7,6 +7,7 @@ after the newest rows are deleted, and a summary would then silently claim messa
 
 from __future__ import annotations
 
+import json
 import time
 from dataclasses import dataclass
 from typing import Any
@@ -14,9 +15,23 @@ from typing import Any
 import peewee as pw
 from playhouse.sqlite_ext import AutoIncrementField
 
+from desktop.engine.types import Usage
+
 
 def _now() -> float:
     return time.time()
+
+
+def stored_usage(text: str | None) -> Usage | None:
+    """A ``messages.usage`` value as the usage totals count it: None for no usage, and for a value that is not
+    a usage object (never written by Précis; counting it as nothing keeps a migration from failing on it)."""
+    if not text:
+        return None
+    try:
+        data = json.loads(text)
+        return Usage.from_json(data) if isinstance(data, dict) else None
+    except (TypeError, ValueError):
+        return None
 
 
 @dataclass(frozen=True, slots=True)
@@ -26,6 +41,7 @@ class Models:
     Message: Any
     Compaction: Any
     KeyValue: Any
+    UsageTotal: Any
 
 
 def build_models(db: pw.Database) -> Models:
@@ -79,4 +95,26 @@ def build_models(db: pw.Database) -> Models:
         class Meta:
             table_name = "kv"
 
-    return Models(Session, Message, Compaction, KeyValue)
+    class UsageTotal(Base):
+        """Per session and model: the sums of the usage of the session's stored replies (schema v3).
+
+        Kept by ``Repo`` in the transaction of every write that adds, changes or deletes a reply's usage, so it
+        always equals the sum over the rows still stored: deleting a reply (delete, truncate, clear) takes its
+        usage out too, so the session cost is that of the stored conversation, not the bill already paid.
+        ``model`` is '' for replies stored without one (they are priced at the default model); a row goes when
+        its ``replies`` count reaches 0.
+        """
+
+        session = pw.ForeignKeyField(Session, on_delete="CASCADE", index=False)
+        model = pw.TextField(default="")
+        replies = pw.IntegerField(default=0)  # stored rows with a usage
+        input_tokens = pw.IntegerField(default=0)
+        output_tokens = pw.IntegerField(default=0)
+        cache_creation_input_tokens = pw.IntegerField(default=0)
+        cache_read_input_tokens = pw.IntegerField(default=0)
+
+        class Meta:
+            table_name = "usage_totals"
+            primary_key = pw.CompositeKey("session", "model")
+
+    return Models(Session, Message, Compaction, KeyValue, UsageTotal)
