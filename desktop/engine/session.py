@@ -22,6 +22,7 @@ from desktop.engine.storage import Loaded, Storage
 from desktop.engine.types import Block, CompactionRecord, SessionInfo, StoredMessage, Usage
 
 BREAKER_LIMIT = 3  # consecutive summary failures that pause automatic summaries
+INGEST_SHARE = 0.15  # one block never takes more than this share of a small window (about 3 characters a token)
 CACHE_TTL = 300.0  # seconds the default prompt cache lives; after a longer pause it is cold
 LONG_CACHE_TTL = 3600.0  # the 1-hour cache: its write costs 2x the input price instead of 1.25x
 
@@ -90,6 +91,7 @@ class SessionView:
         self.last_used: int | None = None  # the context size measured after the last turn
         # message id -> (request copy with huge blocks spilled, indices of those blocks)
         self._spilled: dict[int, tuple[list[Block], list[int]]] = {}
+        self._spill_limit = 0
 
     # --- keeping the rows ------------------------------------------------------------------------------
     async def gather(self) -> Gathered:
@@ -172,11 +174,23 @@ class SessionView:
             self._loaded.state = dict(state)
 
     # --- shaping ----------------------------------------------------------------------------------------
+    def ingest_limit(self, model: str) -> int:
+        """Characters one block may carry into requests: 50,000, less in small windows, where one round of
+        parallel tool results could otherwise be larger than the whole window."""
+        window = self.shared.catalog.info(model).window
+        if not window:
+            return cp.INGEST_LIMIT
+        return max(8_000, min(cp.INGEST_LIMIT, int(window * INGEST_SHARE * 3)))
+
     def shape(self) -> Gathered:
         """A Gathered from the rows in memory: huge content capped, old results cleared, old texts cut."""
         loaded = self._loaded
         assert loaded is not None, "gather() first"
         spill = self.shared.paths.spill_dir(self.session_id)
+        limit = self.ingest_limit(self.shared.model_for(loaded.session))
+        if limit != self._spill_limit:
+            self._spilled.clear()
+            self._spill_limit = limit
         rows = []
         spilled: set[tuple[int, int]] = set()
         for m in loaded.history:
@@ -186,7 +200,7 @@ class SessionView:
             # every measurement. Stored rows never change once complete, and ids are never reused.
             cached = self._spilled.get(m.id)
             if cached is None:
-                capped = cp.cap_content(m.content, key=f"m{m.id}", spill_dir=spill)
+                capped = cp.cap_content(m.content, key=f"m{m.id}", spill_dir=spill, limit=limit)
                 changed = [i for i, (a, b) in enumerate(zip(capped, m.content, strict=True)) if a is not b]
                 if changed and m.status == "complete":
                     self._spilled[m.id] = (capped, changed)

@@ -10,6 +10,7 @@ messages may be shared between input and output: treat them as read-only).
 
 from desktop.engine.compaction._shared import cut_points
 from desktop.engine.compaction.cache_breakpoints import canonical, count_breakpoints, place_breakpoints
+from desktop.engine.compaction.ingest import LIMIT as INGEST_LIMIT
 from desktop.engine.compaction.ingest import cap_content
 from desktop.engine.compaction.media import CapReport, MediaError, cap_media, prepare_attachment
 from desktop.engine.compaction.microcompact import (
@@ -32,6 +33,7 @@ from desktop.engine.compaction.summary_prompt import (
 from desktop.engine.compaction.tail import split_tail
 
 __all__ = [
+    "INGEST_LIMIT",
     "CapReport",
     "MediaError",
     "apply_clear",
