@@ -177,3 +177,37 @@ def test_chat_recovers_from_overflow_headless_with_status_on_stderr(cli_env, fak
         == [400]
     ctx = json.loads(run(["context", "1", "--json"], cli_env).stdout)
     assert ctx["window"] == 30_000 and ctx["summary_active"]
+
+
+def test_retry_after_a_complete_reply_is_refused_and_appends_nothing(cli_env, fake_api):
+    fake_api.queue_text("the one answer")
+    assert run(["chat", "--new", "question"], cli_env).returncode == 0
+    res = run(["chat", "--session", "1", "--retry"], cli_env)
+    assert res.returncode == 1 and "nothing to retry" in res.stderr
+    data = json.loads(run(["export", "1", "--format", "json"], cli_env).stdout)
+    assert [m["role"] for m in data["messages"]] == ["user", "assistant"]  # no second reply appended
+
+
+def test_sighup_stops_the_turn_like_sigterm(cli_env, fake_api, precis_home):
+    hold = Fault.hold(after=5, timeout=30)
+    fake_api.queue_fault(hold)
+    fake_api.queue_text("y" * 400)
+    proc = subprocess.Popen([sys.executable, "-m", "desktop", "chat", "hang up on me"], env=cli_env,
+                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    assert hold.reached.wait(30)
+    time.sleep(0.8)  # a progressive commit has happened
+    os.kill(proc.pid, signal.SIGHUP)
+    out, err = proc.communicate(timeout=20)
+    hold.release.set()
+    assert proc.returncode == 130, err  # stopped cleanly, not killed by the signal
+    data = json.loads(run(["export", "1", "--format", "json"], cli_env).stdout)
+    assert data["messages"][1]["status"] == "interrupted"
+
+
+def test_compact_words_a_provider_error_like_the_chat_does(cli_env, fake_api, precis_home):
+    seed_long_session(precis_home)
+    fake_api.queue_fault(*[Fault.custom(529, "overloaded_error", "Overloaded")] * 4)
+    res = run(["compact", "1"], cli_env)
+    assert res.returncode == 1
+    assert "overloaded" in res.stderr.lower()
+    assert "Error code" not in res.stderr and "{'type'" not in res.stderr  # no raw SDK text

@@ -29,6 +29,9 @@ def _status(text: str) -> None:
     print(f"precis: {text}", file=sys.stderr, flush=True)
 
 
+# Signals that stop a turn cleanly (the partial reply is kept, marked interrupted); a closed terminal is one.
+STOP_SIGNALS = tuple(getattr(signal, name) for name in ("SIGINT", "SIGTERM", "SIGHUP") if hasattr(signal, name))
+
 # How the terminal words what a session is doing (the window words it in its own, translatable, table).
 ACTIVITY_WORDS = {
     "sending": "sending…",
@@ -74,11 +77,14 @@ async def cmd_chat(args: argparse.Namespace) -> int:
             session = await _session_or_fail(ctx.store, await ctx.engine.new_session(args.model))
             _status(f"session {session.id}")
         if args.retry:
-            start = ctx.engine.retry(session.id)
-        else:
-            attachments = [_attachment(Path(p)) for p in args.attach]
-            start = ctx.engine.send(session.id, text, attachments)
-        return await _stream_turn(ctx, session.id, start)
+            from desktop.engine.chat import NothingToRetry
+
+            try:
+                return await _stream_turn(ctx, session.id, ctx.engine.retry(session.id))
+            except NothingToRetry as exc:
+                raise CliError(f"{exc} (session {session.id})") from None
+        attachments = [_attachment(Path(p)) for p in args.attach]
+        return await _stream_turn(ctx, session.id, ctx.engine.send(session.id, text, attachments))
 
 
 def _print_activity(event: EngineEvent, session_id: int | None = None) -> None:
@@ -115,7 +121,7 @@ async def _stream_turn(ctx: Runtime, session_id: int, start: Any) -> int:
 
     ctx.engine.subscribe(on_event)
     loop = asyncio.get_running_loop()
-    for sig in (signal.SIGINT, signal.SIGTERM):
+    for sig in STOP_SIGNALS:
         with contextlib.suppress(NotImplementedError):  # Windows: Ctrl+C still ends the process
             loop.add_signal_handler(sig, ctx.engine.stop, session_id)
     reply = await start

@@ -64,6 +64,10 @@ class ToolRunner(Protocol):
     async def run(self, session_id: int, calls: list[Block]) -> list[Block]: ...
 
 
+class NothingToRetry(ValueError):
+    """Retry was asked for, but the last reply is complete: resending would append a second answer."""
+
+
 class TurnFailed(Exception):
     def __init__(self, error: ChatError):
         super().__init__(error.message)
@@ -207,8 +211,14 @@ class ChatEngine:
         return await self._run_turn(session_id)
 
     async def retry(self, session_id: int) -> StoredMessage | None:
-        """Resend the stored history; the user's message is already there, failed partial replies are skipped."""
+        """Resend the stored history; the user's message is already there, failed partial replies are skipped.
+        Raises NothingToRetry when the newest reply is complete."""
         self._require_idle(session_id)
+        g = await self.view(session_id).gather()
+        last = g.sendable[-1] if g.sendable else None
+        if last is None or (last.role == "assistant" and last.status == "complete"
+                            and last.meta.get("stop_reason") != "tool_use"):
+            raise NothingToRetry("nothing to retry: the last reply is complete")
         return await self._run_turn(session_id)
 
     async def compact_and_retry(self, session_id: int) -> StoredMessage | None:

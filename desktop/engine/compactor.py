@@ -19,6 +19,7 @@ from desktop.engine import compaction as cp
 from desktop.engine import overflow, tokens
 from desktop.engine.compaction._shared import Message, group_starts
 from desktop.engine.context import reserved_output
+from desktop.engine.errors import classify
 from desktop.engine.session import BREAKER_LIMIT, CACHE_TTL, Gathered, SessionView, Shared
 from desktop.engine.types import CompactionRecord, StoredMessage, Usage
 
@@ -266,7 +267,7 @@ class Compactor:
                     messages = cp.drop_oldest_groups(messages, max(1, len(group_starts(messages)) // 4))
                     if messages:
                         continue
-                error = f"{type(exc).__name__}: {exc}"[:300]
+                error = classify(exc).message[:300]  # worded as the chat path words it
                 return None, {}, error
             summary = cp.extract_summary(text)
             problem = cp.validate_summary(summary, replaced)

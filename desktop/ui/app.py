@@ -41,7 +41,7 @@ async def _run_window(app: QApplication, runtime: Runtime, quit_after: float | N
     closed = asyncio.Event()
     app.lastWindowClosed.connect(closed.set)
     loop = asyncio.get_running_loop()
-    for sig in (signal.SIGINT, signal.SIGTERM):
+    for sig in (signal.SIGINT, signal.SIGTERM, *([signal.SIGHUP] if hasattr(signal, "SIGHUP") else [])):
         with contextlib.suppress(NotImplementedError):  # Windows has no loop signal handlers
             loop.add_signal_handler(sig, window.close)
     window.show()
