@@ -100,15 +100,17 @@ class Repo:
             created_at=row.created_at,
         )
 
-    def _session(self, row: Any) -> SessionInfo:
+    def _session(self, row: Any, *, counts: bool = True) -> SessionInfo:
+        """A session row; ``counts`` adds its message count and newest usage (a scan the list needs and a
+        turn does not)."""
         M = self.m.Message
-        count = M.select().where(M.session == row.id).count()
+        count = M.select().where(M.session == row.id).count() if counts else 0
         last = (
             M.select(M.usage)
             .where((M.session == row.id) & M.usage.is_null(False))
             .order_by(M.id.desc())
             .first()
-        )
+        ) if counts else None
         return SessionInfo(
             id=row.id,
             title=row.title,
@@ -420,10 +422,12 @@ class Repo:
                           self.get_state(session_id), self.usage_totals(session_id))
 
     def since(self, session_id: int, after_id: int) -> Since | None:
+        """What a model call needs to read: the session's own row, its boundary and state, new rows only."""
         with self.db.atomic():
-            session = self.get_session(session_id)
-            if session is None:
+            row = self.m.Session.get_or_none(self.m.Session.id == session_id)
+            if row is None:
                 return None
+            session = self._session(row, counts=False)
             active = self.active_compaction(session_id)
             return Since(session, active.id if active else 0, self.get_state(session_id),
                          self.messages(session_id, after_id=after_id))
