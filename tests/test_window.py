@@ -330,3 +330,61 @@ async def test_gauge_spinner_and_stop_follow_the_activity_not_its_wording(window
     await until(lambda: window.composer.send_button.isVisibleTo(window))
     assert await engine.store.compactions(sid) == []  # stopped: nothing changed
     assert not engine.busy(sid)
+
+
+async def test_an_edit_belongs_to_its_chat_and_esc_cancels_it(window, fake_api, qtbot):
+    engine = engine_of(window)
+    first = window.session_id
+    fake_api.queue_text("reply one")
+    window.composer.edit.setPlainText("first chat message")
+    window.composer.send_button.click()
+    await until(lambda: len(message_rows(window)) == 2 and message_rows(window)[1].status == "complete")
+    second = await window.bridge.new_session()
+    fake_api.queue_text("reply two")
+    window.composer.edit.setPlainText("second chat message")
+    window.composer.send_button.click()
+    await until(lambda: len(message_rows(window)) == 2 and message_rows(window)[1].status == "complete")
+    await window.bridge.open_session(first)
+    window._edit_message(message_rows(window)[0].id)  # "Edit and resend…" in chat 1
+    await window.bridge.open_session(second)  # ...then chat 2
+    assert window.composer.edit.toPlainText() == ""  # the edit stayed with chat 1
+    fake_api.queue_text("reply three")
+    window.composer.edit.setPlainText("a new message for chat 2")
+    window.composer.send_button.click()
+    await until(lambda: len(message_rows(window)) == 4 and message_rows(window)[3].status == "complete")
+    texts = [m.content[0]["text"] for m in await engine.store.messages(second)]
+    assert texts[0] == "second chat message"  # on main this history was deleted
+    assert len(await engine.store.messages(first)) == 2
+    # Esc leaves an edit without deleting anything.
+    window._edit_message(message_rows(window)[0].id)
+    assert window.composer.cancel_edit_button.isVisibleTo(window)
+    window.composer.edit.setFocus()
+    qtbot.keyClick(window.composer.edit, Qt.Key.Key_Escape)
+    assert window.composer.edit.toPlainText() == "" and not window.composer.cancel_edit_button.isVisibleTo(window)
+    assert len(await engine.store.messages(second)) == 4
+
+
+async def test_a_refused_attachment_keeps_the_draft(window, fake_api, qtbot, tmp_path):
+    script = tmp_path / "tool.py"
+    script.write_text("print('hi')\n", "utf-8")
+    window.composer.edit.setPlainText("please look at this")
+    window.composer.add_files([str(script)])
+    window.composer.send_button.click()
+    await until(lambda: window.toast.isVisible())
+    await asyncio.sleep(0.1)
+    assert window.composer.edit.toPlainText() == "please look at this"  # nothing lost
+    assert window.composer.attachments == [str(script)]
+    assert await engine_of(window).store.messages(window.session_id) == []  # and nothing stored
+
+
+async def test_edit_and_resend_refuses_another_chats_message(engine, fake_api):
+    one = await engine.new_session()
+    two = await engine.new_session()
+    fake_api.queue_text("a")
+    await engine.send(one, "in chat one")
+    fake_api.queue_text("b")
+    await engine.send(two, "in chat two")
+    foreign = (await engine.store.messages(one))[0].id
+    with pytest.raises(ValueError, match="not a user message of session"):
+        await engine.edit_and_resend(two, foreign, "oops")
+    assert len(await engine.store.messages(two)) == 2 and len(await engine.store.messages(one)) == 2

@@ -309,8 +309,12 @@ class ChatEngine:
         await self._reload(self.view(session_id), "delete")
 
     async def edit_and_resend(self, session_id: int, message_id: int, text: str) -> StoredMessage | None:
-        """Replace a user message and everything after it; summaries that covered any of it go too."""
+        """Replace a user message and everything after it; summaries that covered any of it go too. The message
+        must be one of this session's user messages: nothing is deleted otherwise."""
         self._require_idle(session_id)
+        target = await self.store.get_message(message_id)
+        if target is None or target.session_id != session_id or target.role != "user":
+            raise ValueError(f"message {message_id} is not a user message of session {session_id}")
         self._drop_background(session_id)
         for mid in await self.store.truncate_from(session_id, message_id):
             self.emit(MessageRemoved(session_id, mid))

@@ -67,6 +67,7 @@ class Bridge(QObject):
     session_opened = Signal(object)  # Page: the newest page of a session
     older_loaded = Signal(int, object)  # session_id, Page of older messages
     notice = Signal(int, str, str)  # session_id, text, level: feedback on the bridge's own work (attachments)
+    draft_taken = Signal(int)  # session_id: the composer's draft was committed (or ran as a command): clear it
     failed = Signal(str)  # an unexpected error in background work, in words for a toast
 
     def __init__(self, engine: ChatEngine, parent: QObject | None = None):
@@ -78,6 +79,9 @@ class Bridge(QObject):
 
     def _on_event(self, event: events.EngineEvent) -> None:
         self.engine_event.emit(event)
+        if isinstance(event, events.MessageAdded) and event.message.role == "user" and any(
+                b.get("type") != "tool_result" for b in event.message.content):
+            self.draft_taken.emit(event.session_id)  # the typed message is committed
         if isinstance(event, events.TurnDone):
             self.spawn(self.refresh_sessions())  # titles and order change with a finished turn
 
@@ -178,16 +182,19 @@ class Bridge(QObject):
     async def measure(self, session_id: int, draft: str) -> None:
         await self._engine.publish_draft(session_id, draft)
 
-    async def send(self, session_id: int, text: str, files: list[str] | None = None) -> None:
+    async def send(self, session_id: int, text: str, files: list[str] | None = None) -> bool:
+        """Run a command or send a message. False: refused before anything was stored (the draft stays)."""
         if text.startswith("/") and not files and await self._engine.command(session_id, text):
-            return
+            self.draft_taken.emit(session_id)
+            return True
         try:
             # Reading, checking and downscaling files is slow work: off the UI thread.
             blocks: list[Block] = await asyncio.to_thread(lambda: [prepare_attachment(p) for p in files or []])
         except (OSError, ValueError) as exc:
             self.notice.emit(session_id, f"Cannot attach: {exc}", "error")
-            return
+            return False
         await self._engine.send(session_id, text, blocks)
+        return True
 
     async def retry(self, session_id: int) -> None:
         await self._engine.retry(session_id)

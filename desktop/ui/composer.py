@@ -99,6 +99,10 @@ class Composer(QWidget):
         self.clear_attachments_button.setToolTip(self.tr("Remove the attachments"))
         self.clear_attachments_button.setAccessibleName(self.tr("Remove the attachments"))
         self.clear_attachments_button.hide()
+        self.cancel_edit_button = QPushButton(self.tr("Cancel edit"), self)
+        self.cancel_edit_button.setObjectName("cancel_edit_button")
+        self.cancel_edit_button.setToolTip(self.tr("Leave the edit; nothing is changed (Esc)"))
+        self.cancel_edit_button.hide()
         self.send_button = QPushButton(self.tr("Send"), self)
         self.send_button.setObjectName("send_button")
         self.send_button.setAccessibleName(self.tr("Send message"))
@@ -123,6 +127,7 @@ class Composer(QWidget):
         chips.addWidget(self.attachments_label)
         chips.addWidget(self.clear_attachments_button)
         chips.addStretch(1)
+        chips.addWidget(self.cancel_edit_button)
         buttons = QVBoxLayout()
         buttons.addWidget(self.attach_button)
         buttons.addStretch(1)
@@ -197,10 +202,12 @@ class Composer(QWidget):
         text = self.edit.toPlainText()
         if self._busy or (not text.strip() and not self._files):
             return
-        files = self.attachments
+        # The draft stays until the message is committed (clear()): a refused send loses nothing.
+        self.send_requested.emit(text, self.attachments)
+
+    def clear(self) -> None:
         self.edit.clear()
         self.clear_attachments()
-        self.send_requested.emit(text, files)
 
     def set_busy(self, busy: bool) -> None:
         # Keep keyboard focus on the button that replaced the focused one (Send <-> Stop).

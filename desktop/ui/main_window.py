@@ -6,7 +6,7 @@ from pathlib import Path
 from typing import Any
 
 from PySide6.QtCore import QSettings, Qt, QTimer
-from PySide6.QtGui import QAction, QCloseEvent, QKeySequence
+from PySide6.QtGui import QAction, QCloseEvent, QKeySequence, QShortcut
 from PySide6.QtWidgets import (
     QFileDialog,
     QHBoxLayout,
@@ -81,7 +81,7 @@ class MainWindow(QMainWindow):
         self.resize(1100, 760)
         self._qsettings = QSettings(str(settings_path), QSettings.Format.IniFormat)
         self.session_id: int | None = None
-        self._editing: int | None = None  # the user message being edited in the composer
+        self._editing: tuple[int, int] | None = None  # (session, user message) being edited in the composer
         self.hidden_through = 0  # messages up to this id are collapsed under the active compaction card
         self._records: list[CompactionRecord] = []
 
@@ -169,6 +169,7 @@ class MainWindow(QMainWindow):
         b.session_opened.connect(self._on_session_opened)
         b.older_loaded.connect(self._on_older)
         b.notice.connect(self._on_notice)
+        b.draft_taken.connect(lambda sid: sid == self.session_id and self.composer.clear())
         b.failed.connect(self._on_failed)
         self.gauge.compact_requested.connect(
             lambda: self.session_id is not None and b.spawn(b.compact(self.session_id)))
@@ -181,6 +182,9 @@ class MainWindow(QMainWindow):
         self.sidebar.filter_changed.connect(lambda text: b.spawn(b.refresh_sessions(text)))
         self.composer.send_requested.connect(self._send)
         self.composer.stop_requested.connect(self._stop)
+        self.composer.cancel_edit_button.clicked.connect(self.cancel_edit)
+        QShortcut(QKeySequence(Qt.Key.Key_Escape), self.composer.edit, self.cancel_edit,
+                  context=Qt.ShortcutContext.WidgetShortcut)
         self.banner.retry_button.clicked.connect(self._retry)
         self.banner.compact_retry_button.clicked.connect(
             lambda: self._banner_action(self.bridge.compact_and_retry))
@@ -220,28 +224,42 @@ class MainWindow(QMainWindow):
         if self.session_id is None:
             return
         self.banner.hide()
-        if self._editing is not None:
-            message_id, self._editing = self._editing, None
-            self.composer.edit.setPlaceholderText(self._placeholder)
-            self.bridge.spawn(self.bridge.edit_and_resend(self.session_id, message_id, text))
+        editing, self._editing = self._editing, None
+        self._show_editing(False)
+        if editing is not None and editing[0] == self.session_id:
+            self.bridge.spawn(self.bridge.edit_and_resend(self.session_id, editing[1], text))
             return
         self.bridge.spawn(self.bridge.send(self.session_id, text, files or []))
+
+    def _edit_message(self, message_id: int) -> None:
+        """Put the message back in the composer; sending replaces it and everything after it (in this chat)."""
+        row = self.chat_model.row_at(self.chat_model.row_of(message_id))
+        if row.message is None or self.session_id is None:
+            return
+        self._editing = (self.session_id, message_id)
+        text = "\n\n".join(b.get("text", "") for b in row.message.content if b.get("type") == "text")
+        self.composer.edit.setPlainText(text)
+        self._show_editing(True)
+        self.composer.edit.setFocus()
+        self.toast.show_message(self.tr("Editing a message: sending replaces it and every message after it. "
+                                        "Esc cancels."))
 
     def _stop(self) -> None:
         if self.session_id is not None:
             self.bridge.stop(self.session_id)
 
-    def _edit_message(self, message_id: int) -> None:
-        """Put the message back in the composer; sending replaces it and everything after it."""
-        row = self.chat_model.row_at(self.chat_model.row_of(message_id))
-        if row.message is None:
+    def cancel_edit(self) -> None:
+        """Leave an edit: the composer is emptied, nothing is deleted."""
+        if self._editing is None:
             return
-        self._editing = message_id
-        text = "\n\n".join(b.get("text", "") for b in row.message.content if b.get("type") == "text")
-        self.composer.edit.setPlainText(text)
-        self.composer.edit.setPlaceholderText(self.tr("Editing: sending replaces the message and what follows"))
-        self.composer.edit.setFocus()
-        self.toast.show_message(self.tr("Editing a message: sending replaces it and every message after it."))
+        self._editing = None
+        self._show_editing(False)
+        self.composer.clear()
+
+    def _show_editing(self, editing: bool) -> None:
+        self.composer.edit.setPlaceholderText(
+            self.tr("Editing: sending replaces the message and what follows") if editing else self._placeholder)
+        self.composer.cancel_edit_button.setVisible(editing)
 
     def _delete_message(self, message_id: int) -> None:
         if self.session_id is None:
@@ -366,6 +384,8 @@ class MainWindow(QMainWindow):
 
     def _on_session_opened(self, page: Page) -> None:
         session = page.session
+        if self._editing is not None and self._editing[0] != session.id:
+            self.cancel_edit()  # an edit belongs to its chat
         self.session_id = session.id
         self.hidden_through = page.hidden_through
         self.title_label.setText(session.title)
