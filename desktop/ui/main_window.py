@@ -169,7 +169,7 @@ class MainWindow(QMainWindow):
         b.session_opened.connect(self._on_session_opened)
         b.older_loaded.connect(self._on_older)
         b.notice.connect(self._on_notice)
-        b.draft_taken.connect(lambda sid: sid == self.session_id and self.composer.clear())
+        b.draft_taken.connect(self._on_draft_taken)
         b.failed.connect(self._on_failed)
         self.gauge.compact_requested.connect(
             lambda: self.session_id is not None and b.spawn(b.compact(self.session_id)))
@@ -243,6 +243,10 @@ class MainWindow(QMainWindow):
         self.composer.edit.setFocus()
         self.toast.show_message(self.tr("Editing a message: sending replaces it and every message after it. "
                                         "Esc cancels."))
+
+    def _on_draft_taken(self, session_id: int) -> None:
+        if session_id == self.session_id:
+            self.composer.clear()
 
     def _stop(self) -> None:
         if self.session_id is not None:
