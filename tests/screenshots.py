@@ -104,6 +104,13 @@ async def _shoot(outdir: Path, srv: FakeAnthropic, store, engine, bridge, window
     await asyncio.wait_for(done.wait(), 10)
     await asyncio.sleep(0.3)
     window.grab().save(str(outdir / "window-reply.png"))
+    # Editing the first message: the draft, the placeholder and the Cancel edit button (Esc leaves it).
+    first_user = next(window.chat_model.row_at(i).message for i in range(window.chat_model.rowCount())
+                      if window.chat_model.row_at(i).message and window.chat_model.row_at(i).message.role == "user")
+    window._edit_message(first_user.id)
+    await asyncio.sleep(0.3)
+    window.grab().save(str(outdir / "window-editing.png"))
+    window.cancel_edit()
     sid_first = window.session_id
 
     # The gauge's hover card at normal, warning and critical states, on a real imported Claude Code session
