@@ -211,3 +211,31 @@ def test_compact_words_a_provider_error_like_the_chat_does(cli_env, fake_api, pr
     assert res.returncode == 1
     assert "overloaded" in res.stderr.lower()
     assert "Error code" not in res.stderr and "{'type'" not in res.stderr  # no raw SDK text
+
+
+def _run_bytes(args, env, data: bytes):
+    return subprocess.run([sys.executable, "-m", "desktop", *args], env=env, input=data, capture_output=True,
+                          timeout=60)
+
+
+def test_input_that_is_not_clean_utf8_is_refused_before_anything_is_stored(cli_env, fake_api, precis_home):
+    for data in (b"caf\xe9 au lait", b"\xff\xfe" + "ok".encode("utf-16-le")[:-1]):
+        res = _run_bytes(["chat", "-"], cli_env, data)
+        assert res.returncode == 1, res.stderr
+        err = res.stderr.decode()
+        assert "nothing was saved" in err and "Traceback" not in err
+    bad_argv = subprocess.run([sys.executable, "-m", "desktop", "chat", b"caf\xe9".decode("utf-8", "surrogateescape")],
+                              env=cli_env, capture_output=True, text=True, timeout=60)
+    assert bad_argv.returncode == 1 and "nothing was saved" in bad_argv.stderr and "Traceback" not in bad_argv.stderr
+    assert json.loads(run(["sessions", "--json"], cli_env).stdout) == []  # no empty "New chat" left behind
+
+
+def test_utf8_with_a_bom_and_utf16_input_are_sent_as_text(cli_env, fake_api):
+    fake_api.queue_text("one")
+    assert _run_bytes(["chat", "-"], cli_env, "\ufeffhéllo".encode()).returncode == 0
+    fake_api.queue_text("two")
+    assert _run_bytes(["chat", "-"], cli_env, "wörld".encode("utf-16")).returncode == 0  # with its BOM
+    data = json.loads(run(["export", "1", "--format", "json"], cli_env).stdout)
+    assert data["messages"][0]["content"][0]["text"] == "héllo"
+    data = json.loads(run(["export", "2", "--format", "json"], cli_env).stdout)
+    assert data["messages"][0]["content"][0]["text"] == "wörld"

@@ -48,6 +48,31 @@ def _open(model: str | None = None) -> Any:
     return open_runtime(model=model, background=False)
 
 
+def decode_input(data: bytes) -> str:
+    """Standard input as text: UTF-8 (a BOM is dropped), or UTF-16 when it starts with its BOM. Anything else is
+    refused before anything is stored, never guessed."""
+    if data.startswith((b"\xff\xfe", b"\xfe\xff")):
+        try:
+            return data.decode("utf-16")
+        except UnicodeDecodeError as exc:
+            raise CliError(f"standard input is not valid UTF-16 text (byte {exc.start}); nothing was saved") from None
+    try:
+        return data.decode("utf-8-sig")
+    except UnicodeDecodeError as exc:
+        raise CliError(f"standard input is not UTF-8 text (byte {exc.start}); nothing was saved") from None
+
+
+def _message_text(message: str) -> str:
+    if message == "-":
+        return decode_input(sys.stdin.buffer.read())
+    # Python keeps undecodable argument bytes as lone surrogates; storing them would fail later.
+    bad = next((i for i, ch in enumerate(message) if "\udc80" <= ch <= "\udcff"), None)
+    if bad is not None:
+        raise CliError(f"the message is not valid text in this terminal's encoding (character {bad}); "
+                       "nothing was saved")
+    return message
+
+
 async def _session_or_fail(store: Storage, session_id: int) -> SessionInfo:
     session = await store.get_session(session_id)
     if session is None:
@@ -59,7 +84,7 @@ async def _session_or_fail(store: Storage, session_id: int) -> SessionInfo:
 async def cmd_chat(args: argparse.Namespace) -> int:
     from desktop.engine.secrets import load_credentials
 
-    text = sys.stdin.read() if args.message == "-" else args.message
+    text = _message_text(args.message)
     if args.retry and args.session is None:
         raise CliError("--retry needs --session ID")
     if not args.retry and not text.strip() and not args.attach:
