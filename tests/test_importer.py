@@ -261,3 +261,47 @@ async def test_window_import_failure_shows_the_reason_in_the_banner(window, tmp_
     assert "not a Claude Code JSONL transcript" in window.banner.label.text()
     assert window.banner.retry_button.isHidden()
     assert window.session_id == before
+
+
+ROWS = 30_000
+
+
+def test_a_kill_at_any_point_of_an_import_leaves_the_session_complete_or_absent(tmp_path, precis_home):
+    import random
+    import signal
+    import sqlite3
+    import time
+
+    path = tmp_path / "big.jsonl"
+    with path.open("w", encoding="utf-8") as fh:
+        for i in range(ROWS):
+            kind = "user" if i % 2 == 0 else "assistant"
+            fh.write(_line(kind, f"step {i} " + "context " * 40, mid=f"msg_{i}") + "\n")
+    command = [sys.executable, "-m", "desktop", "import-claude-code", str(path)]
+    # How long a whole import takes here, in a home of its own: the kills land anywhere within it.
+    started = time.monotonic()
+    subprocess.run(command, env={**os.environ, "PRECIS_HOME": str(tmp_path / "timing"),
+                                 "QT_QPA_PLATFORM": "offscreen"}, check=True, capture_output=True)
+    whole = time.monotonic() - started
+    env = {**os.environ, "PRECIS_HOME": str(precis_home), "QT_QPA_PLATFORM": "offscreen"}
+    db = precis_home / "data" / "precis.db"
+    rng = random.Random(7)
+    outcomes = set()
+    for _attempt in range(8):
+        proc = subprocess.Popen(command, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+        time.sleep(rng.uniform(0.3, 1.0) * whole)  # somewhere in start-up, parsing or writing
+        proc.send_signal(signal.SIGKILL)
+        proc.wait(10)
+        if not db.exists():
+            outcomes.add("no database yet")
+            continue
+        con = sqlite3.connect(db)
+        assert con.execute("PRAGMA integrity_check").fetchone()[0] == "ok"
+        for (sid,) in con.execute("SELECT id FROM sessions").fetchall():
+            count = con.execute("SELECT COUNT(*) FROM messages WHERE session_id = ?", (sid,)).fetchone()[0]
+            assert count == ROWS, f"a partial import of {count} messages is visible"
+            outcomes.add("complete")
+        if not con.execute("SELECT COUNT(*) FROM sessions").fetchone()[0]:
+            outcomes.add("absent")
+        con.close()
+    assert "absent" in outcomes or "no database yet" in outcomes  # kills did land before the end
