@@ -18,6 +18,7 @@ import time
 from collections.abc import Callable
 from typing import Any, Protocol
 
+from desktop.engine.assemble import summary_text
 from desktop.engine.calibration import Calibration
 from desktop.engine.catalog import ModelCatalog
 from desktop.engine.compactor import DEEPEST_LEVEL, NEAR_THRESHOLD, Compactor, Outcome, Trigger
@@ -345,8 +346,6 @@ class ChatEngine:
 
     async def new_chat_from_summary(self, session_id: int) -> int:
         """Start a fresh session that carries the summary and the pinned instructions of this one."""
-        from desktop.engine.assemble import summary_text
-
         await self.compact(session_id, "manual")
         g = await self.view(session_id).gather()
         title = g.session.title
