@@ -388,3 +388,21 @@ async def test_edit_and_resend_refuses_another_chats_message(engine, fake_api):
     with pytest.raises(ValueError, match="not a user message of session"):
         await engine.edit_and_resend(two, foreign, "oops")
     assert len(await engine.store.messages(two)) == 2 and len(await engine.store.messages(one)) == 2
+
+
+async def test_after_deleting_the_open_chat_a_typed_message_still_has_a_chat(window, fake_api, qtbot, monkeypatch):
+    from PySide6.QtWidgets import QMessageBox
+
+    engine = engine_of(window)
+    only = window.session_id
+    monkeypatch.setattr(QMessageBox, "question", lambda *a, **k: QMessageBox.StandardButton.Yes)
+    window._delete_session(only)
+    await until(lambda: window.session_id is not None and window.session_id != only)
+    assert await engine.store.get_session(only) is None
+    fake_api.queue_text("still here")
+    window.composer.edit.setPlainText("typed after the delete")
+    window.composer.send_button.click()
+    await until(lambda: len(message_rows(window)) == 2 and message_rows(window)[1].status == "complete")
+    stored = await engine.store.messages(window.session_id)
+    assert stored[0].content[0]["text"] == "typed after the delete"  # on main it was dropped silently
+    assert window.title_label.text() == "typed after the delete"

@@ -174,9 +174,10 @@ class Bridge(QObject):
         await self._engine.store.update_session(session_id, title=title.strip() or "Untitled")
         await self.refresh_sessions()
 
-    async def delete_session(self, session_id: int) -> None:
+    async def delete_session(self, session_id: int) -> list[SessionInfo]:
+        """Delete a chat; returns the sessions left."""
         await self._engine.delete_session(session_id)
-        await self.refresh_sessions()
+        return await self.refresh_sessions()
 
     # --- turns ----------------------------------------------------------------------------------------
     async def measure(self, session_id: int, draft: str) -> None:

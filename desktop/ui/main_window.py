@@ -304,7 +304,18 @@ class MainWindow(QMainWindow):
         if session_id == self.session_id:
             self.session_id = None
             self.chat_model.set_messages([], False)
-        self.bridge.spawn(self.bridge.delete_session(session_id))
+            self.title_label.clear()
+        self.bridge.spawn(self._delete_session_async(session_id))
+
+    async def _delete_session_async(self, session_id: int) -> None:
+        """After the open chat is deleted another one opens (a new one if none is left): a message typed next
+        always has a chat to go to."""
+        sessions = await self.bridge.delete_session(session_id)
+        if self.session_id is None:
+            if sessions:
+                await self.bridge.open_session(sessions[0].id)
+            else:
+                await self.bridge.new_session()
 
     def _choose_import(self) -> None:
         projects = Path.home() / ".claude" / "projects"
