@@ -406,3 +406,21 @@ async def test_after_deleting_the_open_chat_a_typed_message_still_has_a_chat(win
     stored = await engine.store.messages(window.session_id)
     assert stored[0].content[0]["text"] == "typed after the delete"  # on main it was dropped silently
     assert window.title_label.text() == "typed after the delete"
+
+
+async def test_f2_renames_the_chat_even_with_the_focus_in_the_composer(window, fake_api, qtbot, monkeypatch):
+    from PySide6.QtWidgets import QInputDialog
+
+    asked = []
+    monkeypatch.setattr(QInputDialog, "getText", lambda *a, **k: asked.append(1) or ("Renamed by F2", True))
+    window.composer.edit.setPlainText("a draft")
+    window.composer.edit.setFocus()
+    qtbot.keyClick(window.composer.edit, Qt.Key.Key_F2)
+    session = window.session_id
+    await until(lambda: window.title_label.text() == "Renamed by F2")
+    assert (await engine_of(window).store.get_session(session)).title == "Renamed by F2"
+    assert window.composer.edit.toPlainText() == "a draft"  # the name never went into the composer
+    assert await engine_of(window).store.messages(session) == []  # nor to the model
+    window.sidebar.list.setFocus()  # from the list too, and only one dialog
+    qtbot.keyClick(window.sidebar.list, Qt.Key.Key_F2)
+    assert len(asked) == 2

@@ -151,6 +151,10 @@ class MainWindow(QMainWindow):
         self.import_action = QAction(self.tr("&Import Claude Code session…"), self)
         self.import_action.triggered.connect(self._choose_import)
         file_menu.addAction(self.import_action)
+        rename = QAction(self.tr("&Rename chat…"), self, shortcut=QKeySequence(Qt.Key.Key_F2))
+        rename.setShortcutContext(Qt.ShortcutContext.WindowShortcut)  # F2 works wherever the focus is
+        rename.triggered.connect(self.sidebar.rename_current)
+        file_menu.addAction(rename)
         clear = QAction(self.tr("&Clear history of this chat…"), self)
         clear.triggered.connect(self._clear_history)
         file_menu.addAction(clear)

@@ -44,7 +44,8 @@ class Sidebar(QWidget):
         self.list.setHorizontalScrollBarPolicy(Qt.ScrollBarPolicy.ScrollBarAlwaysOff)
         self.list.setContextMenuPolicy(Qt.ContextMenuPolicy.CustomContextMenu)
         self.list.setAccessibleName(self.tr("Chats"))
-        self.list.setAccessibleDescription(self.tr("F2 renames the selected chat, Delete deletes it"))
+        self.list.setAccessibleDescription(self.tr("F2 renames the open chat (anywhere in the window); Delete on "
+                                                   "this list deletes the selected one"))
         self.filter_edit.setAccessibleName(self.tr("Filter chats by title"))
         self.list.installEventFilter(self)
         layout = QVBoxLayout(self)
@@ -89,7 +90,7 @@ class Sidebar(QWidget):
         if watched is self.list and event.type() == QEvent.Type.KeyPress and isinstance(event, QKeyEvent):
             item = self.list.currentItem()
             if item is not None and not event.modifiers():
-                if event.key() == Qt.Key.Key_F2:
+                if event.key() == Qt.Key.Key_F2:  # a sidebar on its own; in the window F2 is window-wide
                     self.ask_rename(item)
                     return True
                 if event.key() == Qt.Key.Key_Delete:
@@ -109,6 +110,12 @@ class Sidebar(QWidget):
             self.ask_rename(item)
         elif chosen is delete:
             self.ask_delete(item)
+
+    def rename_current(self) -> None:
+        """The window's Rename chat… (F2 wherever the focus is)."""
+        item = self.list.currentItem()
+        if item is not None:
+            self.ask_rename(item)
 
     def ask_rename(self, item: QListWidgetItem) -> None:
         title, ok = QInputDialog.getText(self, self.tr("Rename chat"), self.tr("Title:"), text=item.text())
