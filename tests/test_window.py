@@ -424,3 +424,13 @@ async def test_f2_renames_the_chat_even_with_the_focus_in_the_composer(window, f
     window.sidebar.list.setFocus()  # from the list too, and only one dialog
     qtbot.keyClick(window.sidebar.list, Qt.Key.Key_F2)
     assert len(asked) == 2
+
+
+async def test_a_long_status_line_is_elided_never_widens_the_window_and_clears(window, qtbot):
+    width = window.width()
+    window.status.FLASH_MS = 200
+    window.status.flash("imported 61 messages; skipped records: " + "progress, " * 300)
+    await asyncio.sleep(0.05)
+    assert window.width() == width and window.composer.send_button.isVisibleTo(window)
+    assert window.status.toolTip().startswith("imported 61 messages")  # the whole line is still readable
+    await until(lambda: window.status.text() == "")

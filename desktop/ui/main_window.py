@@ -6,7 +6,7 @@ from pathlib import Path
 from typing import Any
 
 from PySide6.QtCore import QSettings, Qt, QTimer
-from PySide6.QtGui import QAction, QCloseEvent, QKeySequence, QShortcut
+from PySide6.QtGui import QAction, QCloseEvent, QKeySequence, QResizeEvent, QShortcut
 from PySide6.QtWidgets import (
     QFileDialog,
     QHBoxLayout,
@@ -14,6 +14,7 @@ from PySide6.QtWidgets import (
     QMainWindow,
     QMessageBox,
     QPushButton,
+    QSizePolicy,
     QSplitter,
     QStackedWidget,
     QVBoxLayout,
@@ -73,6 +74,47 @@ class ErrorBanner(QWidget):
         self.show()
 
 
+class StatusLine(QLabel):
+    """One line under the chat: elided to the width it is given (a long line never widens the window), the
+    whole text in its tooltip; ``flash`` shows a line that clears itself."""
+
+    FLASH_MS = 6000
+
+    def __init__(self, parent: QWidget | None = None):
+        super().__init__(parent)
+        self._full = ""
+        self.setSizePolicy(QSizePolicy.Policy.Ignored, QSizePolicy.Policy.Preferred)
+        self.setMinimumWidth(1)
+
+    def setText(self, text: str) -> None:  # noqa: N802 - Qt override
+        self._full = text
+        self.setToolTip(text if self._elided(text) != text else "")
+        super().setText(self._elided(text))
+
+    def text(self) -> str:
+        return self._full
+
+    def flash(self, text: str) -> None:
+        self.setText(text)
+        QTimer.singleShot(self.FLASH_MS, self, lambda: self._clear_if(text))
+
+    def _clear_if(self, text: str) -> None:
+        if self.text() == text:
+            self.clear()
+
+    def clear(self) -> None:
+        self._full = ""
+        super().clear()
+
+    def _elided(self, text: str) -> str:
+        width = max(1, self.width() - self.contentsMargins().left() - self.contentsMargins().right())
+        return self.fontMetrics().elidedText(text, Qt.TextElideMode.ElideRight, width)
+
+    def resizeEvent(self, event: QResizeEvent) -> None:  # noqa: N802 - Qt override
+        super().setText(self._elided(self._full))
+        super().resizeEvent(event)
+
+
 class MainWindow(QMainWindow):
     def __init__(self, bridge: Bridge, settings_path: Path):
         super().__init__()
@@ -101,7 +143,7 @@ class MainWindow(QMainWindow):
         self.chat.setObjectName("chat_view")
         self.chat_model = ChatModel(self)
         self.chat.setModel(self.chat_model)
-        self.status = QLabel(self)
+        self.status = StatusLine(self)
         self.status.setObjectName("status_line")
         self.status.setContentsMargins(12, 0, 12, 0)
         self.composer = Composer(self)
@@ -341,7 +383,7 @@ class MainWindow(QMainWindow):
             self.status.clear()
             self.banner.show_error(self.tr("Import failed: %s") % exc, actions=())  # nothing to retry
             return
-        self.status.setText("; ".join(result.status_lines()))
+        self.status.flash("; ".join(result.status_lines()))
 
     def open_settings(self) -> None:
         dialog = SettingsDialog(self.bridge.settings, self.bridge.keyring_status(), self.bridge.credentials_source(),
@@ -420,10 +462,6 @@ class MainWindow(QMainWindow):
         self.gauge.set_busy(activity_text(activity) if activity.compacting else None)
         self.composer.edit.setFocus()
 
-    def _clear_status(self, text: str) -> None:
-        if self.status.text() == text:
-            self.status.clear()
-
     def _on_older(self, session_id: int, page: Page) -> None:
         if session_id == self.session_id:
             self.chat_model.prepend_older(page.messages, page.has_older)
@@ -435,9 +473,7 @@ class MainWindow(QMainWindow):
         # Compaction in progress shows on the gauge too (a moving segment and its description).
         self.gauge.set_busy(activity_text(activity) if activity.compacting else None)
         if event.stopped:
-            text = stopped_text()
-            self.status.setText(text)
-            QTimer.singleShot(4000, self.status, lambda: self._clear_status(text))
+            self.status.flash(stopped_text())
         else:
             self.status.setText(activity_text(activity))
 
