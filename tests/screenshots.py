@@ -111,6 +111,7 @@ async def _shoot(outdir: Path, srv: FakeAnthropic, store, engine, bridge, window
     await asyncio.sleep(0.3)
     window.grab().save(str(outdir / "window-editing.png"))
     window.cancel_edit()
+    window.toast.hide()
     sid_first = window.session_id
 
     # The gauge's hover card at normal, warning and critical states, on a real imported Claude Code session
