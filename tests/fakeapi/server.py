@@ -416,17 +416,26 @@ class _Handler(StreamingMixin, BaseHTTPRequestHandler):
         rec.reply = reply.content
         with fake._lock:
             fake.stats.add(result, output_tokens)
+        # A failed delivery puts the reply back, before the client can see the failure: a retry that races the
+        # hang-up must still get the same reply.
+        self._owed = (reply, source)
         try:
             if rec.stream:
                 self._stream(rec, body, reply, result, output_tokens, fault)
             else:
                 self._whole(rec, body, reply, fault)
         except Failed:
-            fake._give_back(reply, source)
+            self._return_reply()
         except (BrokenPipeError, ConnectionResetError):
             rec.outcome = "client_gone"
-            fake._give_back(reply, source)
+            self._return_reply()
             self.close_connection = True
+        self._owed = None
+
+    def _return_reply(self) -> None:
+        owed, self._owed = getattr(self, "_owed", None), None
+        if owed is not None:
+            self.fake._give_back(*owed)
 
     def _status_fault(self, rec: RecordedRequest, fault: Fault) -> None:
         if fault.body is not None:
@@ -462,6 +471,7 @@ class _Handler(StreamingMixin, BaseHTTPRequestHandler):
             self._hangup()
             raise Failed
         if fault is not None and fault.kind == "sse_error":
+            self._return_reply()
             self._send_error(rec, 529, "overloaded_error", fault.message)
             raise Failed
         if fault is not None and fault.kind == "slow":
@@ -473,12 +483,14 @@ class _Handler(StreamingMixin, BaseHTTPRequestHandler):
         if fault is not None and fault.kind == "malformed":
             text = json.dumps(message)
             rec.outcome = "dropped"
+            self._return_reply()
             self._send_json(200, text[: len(text) // 2], rec)
             raise Failed
         rec.outcome = "ok"
         self._send_json(200, message, rec)
 
     def _hangup(self) -> None:
+        self._return_reply()
         self.close_connection = True
         try:
             self.wfile.flush()

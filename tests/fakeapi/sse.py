@@ -28,6 +28,7 @@ class StreamingMixin:
     end_headers: Callable[[], None]
     _message_json: Callable[..., dict[str, Any]]
     _hangup: Callable[[], None]
+    _return_reply: Callable[[], None]
 
     def _chunk(self, data: bytes) -> None:
         self.wfile.write(b"%x\r\n%s\r\n" % (len(data), data))
@@ -63,6 +64,7 @@ class StreamingMixin:
                 rec.outcome = "error"
                 self._event("error", {"type": "error", "error": {"type": fault.error_type, "message": fault.message},
                                       "request_id": rec.request_id})
+                self._return_reply()  # before the client sees the end of the body
                 self._chunk(b"")  # a clean end of body: the error event is the last thing the client sees
                 raise Failed
             if fault.kind == "malformed":
