@@ -12,7 +12,7 @@ from collections.abc import Iterable
 from dataclasses import dataclass, field
 from typing import Any
 
-from desktop.engine import tokens
+from desktop.engine import assemble, tokens
 from desktop.engine.calibration import Calibration
 from desktop.engine.catalog import ModelCatalog
 from desktop.engine.context import ContextSnapshot, reserved_output
@@ -102,13 +102,14 @@ class ContextMeter:
         return cache
 
     def whole_estimate(self, session_id: int, model: str, system: list[Block], tools: list[dict[str, Any]],
-                       prefix_blocks: list[Block], history: list[StoredMessage]) -> int:
+                       compaction: CompactionRecord | None, history: list[StoredMessage]) -> int:
         """Uncalibrated estimate of a whole request (cached per message)."""
         family = self.catalog.info(model).family
         cache = self._cache(session_id, family)
         total = tokens.estimate_message(system, family=family) + tokens.estimate_tools(tools, family=family)
-        if prefix_blocks:
-            total += tokens.estimate_message(prefix_blocks, family=family)
+        if compaction is not None:  # the summary and pins, as requests carry them
+            total += tokens.estimate_message([{"type": "text", "text": assemble.summary_text(compaction)}],
+                                             family=family)
         return total + cache.estimates.total(history)
 
     def categories(self, session_id: int, model: str, history: Iterable[StoredMessage]) -> dict[str, int]:
@@ -168,11 +169,7 @@ class ContextMeter:
             return anchored_used(anchor_msg.usage.prompt_tokens, delta, factor=self.calibration.factor(model),
                                  bias=self.calibration.bias(model)), "api"
         if sendable or compaction is not None:
-            prefix: list[Block] = []
-            if compaction is not None:
-                pins = compaction.stats.get("pins_text") or ""
-                prefix = [{"type": "text", "text": compaction.summary + "\n" + pins}]
-            whole = self.whole_estimate(session_id, model, system, tools, prefix, sendable)
+            whole = self.whole_estimate(session_id, model, system, tools, compaction, sendable)
             return self.calibration.apply(model, whole), "estimate"
         return 0, "none"
 

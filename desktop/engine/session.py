@@ -257,8 +257,7 @@ class SessionView:
     def facts(self, g: Gathered) -> RequestFacts:
         """What is known about the request ``g`` makes, stored with its reply for the next anchored measure."""
         meter = self.shared.meter
-        prefix = [{"type": "text", "text": assemble.summary_text(g.compaction)}] if g.compaction else []
-        estimate = meter.whole_estimate(self.session_id, g.model, g.system, g.tools, prefix, g.sendable)
+        estimate = meter.whole_estimate(self.session_id, g.model, g.system, g.tools, g.compaction, g.sendable)
         anchor = meter.anchor(g.model, g.sendable, g.compaction, g.horizons)
         return RequestFacts(
             boundary=g.boundary,
