@@ -152,8 +152,10 @@ async def test_no_background_summary_while_the_threshold_is_far(small_engine, fa
 
 
 async def test_overflow_recovers_invisibly_when_the_server_window_is_smaller(small_engine, fake_api, monkeypatch):
-    # The estimator believes 8,000; the server really has 5,000.
+    # The estimator believes 8,000; the server really has 5,000. Summaries wait until 80 % of the believed
+    # room, so the requests outgrow the real window before any automatic summary.
     fake_api.window = 5_000
+    small_engine.settings.auto_compact_ratio = 0.8
     sid = (await small_engine.store.create_session("ptl", "claude-test")).id
     await converse(small_engine, fake_api, sid, 12)
     assert not [e for e in small_engine.events if isinstance(e, TurnError)]

@@ -92,6 +92,7 @@ async def test_stop_cancels_a_reactive_compaction_and_keeps_the_message(small_en
         await small_engine.store.add_message(sid, "user", [{"type": "text", "text": f"q{i} " + prose(200, i)}])
         await small_engine.store.add_message(sid, "assistant", [{"type": "text", "text": f"a{i} " + prose(200, i)}])
     fake_api.window = 5_400  # the provider's real window is smaller than the engine believes (8,000)
+    small_engine.settings.auto_compact_ratio = 0.8  # no automatic summary first: the request must overflow
     hold = Fault.hold(after=1)
     fake_api.queue_fault(Fault.slow(0), hold)  # the turn's request overflows; the recovery's summary is held
     turn = asyncio.ensure_future(small_engine.send(sid, "and now?"))

@@ -25,10 +25,14 @@ from desktop.engine.types import CompactionRecord, StoredMessage, Usage
 
 Trigger = Literal["auto", "manual", "reactive", "background"]
 
-TAIL_FRACTION = 0.3  # the verbatim tail takes at most this share of the window (and at most 40K tokens)
+# The verbatim tail grows to this share of the window (at most 40K tokens); a cut at a typed user message may
+# take it up to CLEAN_FRACTION, so whole exchanges stay together. Every token kept is read again by every later
+# request: a smaller tail is the larger part of what a summary saves.
+TAIL_FRACTION = 0.15
+CLEAN_FRACTION = 0.3
 PIN_FRACTION = 0.1  # pinned instructions take at most this share of the window (and at most the pin budget)
 MICRO_RATIO = 0.5  # microcompaction starts at this share of the budget
-WARM_GAIN = 0.25  # while the cache is warm, clear only when it saves this share of the prompt
+WARM_GAIN = 0.25  # while the cache is warm, clear only in batches that save this share of the prompt
 SUMMARY_MAX_TOKENS = 4096
 SUMMARY_RETRIES = 3  # a summarisation request that is itself too long: drop oldest groups and retry
 NEAR_THRESHOLD = 0.03  # ask count_tokens when the estimate is this close to a threshold
@@ -108,7 +112,7 @@ class Compactor:
         cap = max(500, min(40_000, int(window * TAIL_FRACTION), room))
         cap = int(cap / factor)  # the splitter counts in estimate units
         head, tail = cp.split_tail(g.sendable, window, min_tokens=min(10_000, cap // 2), max_tokens=cap,
-                                   min_text_messages=5 if cap >= 20_000 else 2, max_fraction=TAIL_FRACTION,
+                                   min_text_messages=5 if cap >= 20_000 else 2, max_fraction=CLEAN_FRACTION,
                                    level=level)
         return _rows(head), _rows(tail)
 
@@ -121,9 +125,11 @@ class Compactor:
     def plan_micro(self, g: Gathered, used: int, idle: float | None) -> dict[str, int] | None:
         """New microcompaction horizons when the context is past MICRO_RATIO of the budget (None: keep them).
 
-        Clearing edits blocks deep in the prompt, so the next request re-writes the cache from there. While the
-        cache is warm that is worth it only for a large gain (or close to the summary threshold); after a pause
-        longer than the cache TTL the prefix must be re-written anyway, so any batch is taken.
+        Clearing edits blocks deep in the prompt, so the next request re-writes the cache from there (1.25x
+        instead of 0.1x for everything after the edit). While the cache is warm that is worth it only for a
+        batch that saves WARM_GAIN of the prompt: small batches near the threshold, one a turn, each re-wrote the
+        whole prompt and cost more than the summary they put off. After a pause longer than the cache TTL the
+        prefix must be re-written anyway, so any batch is taken.
         """
         budget = self.budget(g.model)
         threshold = self.threshold(g.model)
@@ -135,10 +141,9 @@ class Compactor:
             return None
         window = self.shared.catalog.info(g.model).window
         cold = cold or idle is None
-        near = used >= 0.9 * threshold
         factor = self.shared.calibration.factor(g.model) or 1.0
         floor = cp.min_clear_for(window)
-        min_gain = floor if cold or near else max(floor, int(WARM_GAIN * used / factor))
+        min_gain = floor if cold else max(floor, int(WARM_GAIN * used / factor))
         sendable = g.sendable
         h = g.horizons
         new = {

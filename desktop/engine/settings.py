@@ -100,9 +100,11 @@ class Settings:
     # Per-model overrides: {"model-id": {"window": int, "input_price": $/MTok, "output_price": $/MTok,
     #                                   "max_output": int, "media_limit": int}}
     model_overrides: dict[str, dict[str, Any]] = field(default_factory=dict)
-    # Compaction policy (fractions of the window unless named _tokens).
-    auto_compact_ratio: float = 0.80
-    prepare_ratio: float = 0.70
+    # Compaction policy (fractions of the window unless named _tokens). Summaries start at half the input room:
+    # every token carried is read again by every later request, and the replay benchmark shows a smaller
+    # context after earlier summaries costs less in total than carrying more until 80 %.
+    auto_compact_ratio: float = 0.50
+    prepare_ratio: float = 0.40
     keep_tool_results: int = 8
     pin_budget_tokens: int = 20_000
     # 1-hour cache TTL on the stable prefix (system, summary): costs 2x to write, survives pauses. Some
