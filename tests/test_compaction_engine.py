@@ -244,3 +244,31 @@ async def test_delete_message_and_clear_history_keep_the_boundary_consistent(sma
     reply = await small_engine.send(sid, "hello again")
     assert reply.content[0]["text"] == "clean slate"
     assert [m["role"] for m in chat_requests(fake_api)[-1].body["messages"]] == ["user"]
+
+
+async def test_a_prepared_summary_that_frees_too_little_is_not_committed(small_engine, fake_api):
+    # A summary prepared on an older state may cover little of what the context is now: committing it re-writes
+    # the whole prompt cache for a saving under MIN_SAVING (seen: 51,935 -> 47,546 tokens at 100K).
+    from desktop.engine.compactor import MIN_SAVING, Prepared
+    from desktop.engine.tokens import estimate_message
+
+    small_engine.settings.prepare_ratio = 0.99  # only the summary this test prepares
+    sid = (await small_engine.store.create_session("stale", "claude-test")).id
+    await converse(small_engine, fake_api, sid, 8)
+    view = small_engine.view(sid)
+    g = await view.gather()
+    before, _source = view.used(g)
+    head, _tail = small_engine.compactor.split(g)
+    assert len(head) >= 2
+    # Prepared when only the oldest messages were old enough: the most of them that still save under 10 %.
+    sizes = [estimate_message(m.content) for m in head]
+    k = max(n for n in range(1, len(head)) if sum(sizes[:n]) < MIN_SAVING * before)
+    first = head[:k]
+    assert 2 <= k < len(head)
+    small_engine.compactor._prepared[sid] = Prepared(g.boundary, first[-1].id, "prepared: the first question", {})
+    asked = len(summary_requests(fake_api))
+    outcome = await small_engine.compact(sid, "auto")
+    assert outcome.ok, outcome.message
+    assert not outcome.record.stats.get("prepared")
+    assert outcome.record.covers_through_message_id == head[-1].id
+    assert len(summary_requests(fake_api)) == asked + 1  # a fresh summary of the whole head

@@ -178,8 +178,10 @@ class Compactor:
             state = await store.update_state(view.session_id, {"breaker_failures": 0})
             view.state_changed(state)
         if prepared and prepared.boundary == g.boundary and trigger != "manual":
+            # Made on an older state, it may cover little of the context now: then a fresh, deeper one pays.
             record = await self._commit(view, g, prepared.covers_through, prepared.summary, "background",
-                                        {**prepared.stats, "prepared": True}, before)
+                                        {**prepared.stats, "prepared": True}, before,
+                                        min_saving=int(MIN_SAVING * before))
             if record is not None:
                 return await self._after(view, record, before, target)
         head, _tail = self.split(g, level)
@@ -291,9 +293,10 @@ class Compactor:
         return None, {}, error
 
     async def _commit(self, view: SessionView, g: Gathered, covers_through: int, summary: str, trigger: str,
-                      stats: dict[str, Any], before: int) -> CompactionRecord | None:
+                      stats: dict[str, Any], before: int, min_saving: int = 0) -> CompactionRecord | None:
         """Write the row with the pinned user instructions of everything it covers, and reset the breaker.
-        A compaction whose summary and pins are not smaller than what they replace is not written (None)."""
+        A compaction whose summary and pins are not smaller than what they replace, or that saves under
+        ``min_saving`` tokens, is not written (None)."""
         shared = self.shared
         users = await shared.store.user_messages(view.session_id, through_id=covers_through)
         budget = shared.settings.pin_budget_tokens
@@ -307,6 +310,8 @@ class Compactor:
         if covered <= added:
             return None
         saved = shared.calibration.apply(g.model, covered - added)
+        if saved < min_saving:
+            return None
         full_stats = {**stats, "tokens_before": before, "tokens_saved": saved, "pins": len(pins),
                       "pins_text": pins_text}
         changes = {"breaker_failures": 0} if trigger != "snip" else None
