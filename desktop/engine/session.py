@@ -124,7 +124,7 @@ class SessionView:
         # Per-row caches, keyed by message id and checked by identity (a changed row is a new object): the
         # request copy with huge blocks spilled (the file is written once), the shaped copy, its estimate.
         self._capped: dict[int, tuple[StoredMessage, int, StoredMessage, list[int]]] = {}
-        self._shaped: dict[int, tuple[StoredMessage, tuple[Any, ...], StoredMessage, list[int]]] = {}
+        self._shaped: dict[int, tuple[StoredMessage, tuple[Any, ...], StoredMessage, list[tuple[int, int]]]] = {}
         self._estimates: dict[int, tuple[StoredMessage, str, RowEstimate, int]] = {}
         self._epoch = 0  # bumped by every change other than rows added at the end
         self._kept: _Kept | None = None
@@ -358,13 +358,14 @@ class SessionView:
         hit2 = self._shaped.get(m.id)
         if hit2 is not None and hit2[0] is capped and hit2[1] == key:
             return hit2[2], hit2[3]
-        row, indices = capped, list(spilled)
+        row: Any = capped  # the pure stages return the kind of message they are given: a row
+        indices = list(spilled)
         if cleared:
             row, more = cp.clear_message(row, calls)
             indices += more
         row, more = cp.truncate_message(row, cut)
         indices += more
-        shaped = cast(StoredMessage, row)
+        shaped: StoredMessage = row
         marks = [(m.id, i) for i in sorted(set(indices))]
         self._shaped[m.id] = (capped, key, shaped, marks)
         return shaped, marks

@@ -15,7 +15,6 @@ from __future__ import annotations
 
 import itertools
 import json
-import operator
 import re
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
@@ -277,11 +276,11 @@ class Repairer:
 
     def _assemble(self, had_rows: bool) -> list[dict[str, Any]]:
         turns = self._turns
+        out: list[dict[str, Any]] = []
         if not turns:
             out = [self._done({"role": "user", "content": [_text(EMPTY)]})] if had_rows else []
             self.block_counts = [1] * len(out)
             return out
-        out: list[dict[str, Any]] = []
         counts: list[int] = []
         if turns[0].role == "assistant":
             out.append(self._done({"role": "user", "content": [_text(LEADING_USER)]}))

@@ -77,11 +77,11 @@ def split_tail(messages: Sequence[Message], window: int | None, *, min_tokens: i
     cap = max_tokens if not window else min(max_tokens, int(window * max_fraction))
     if clean_max_tokens is None and window:
         clean_max_tokens = int(window * max_fraction)
-    sizes = _Suffix(items, sizes)
+    suffix = _Suffix(items, sizes)
     tokens = texts = 0
     start = len(items)
     for i in range(len(items) - 1, -1, -1):
-        size = sizes.size(i)
+        size = suffix.size(i)
         if start < len(items) and tokens + size > cap:
             break
         tokens += size
@@ -90,15 +90,15 @@ def split_tail(messages: Sequence[Message], window: int | None, *, min_tokens: i
         if tokens >= min_tokens and texts >= min_text_messages:
             break
     cuts = list(cuts) if cuts is not None else cut_points(items)
-    cut = _default_cut(items, cuts, start, cap, clean_max_tokens, sizes)
+    cut = _default_cut(items, cuts, start, cap, clean_max_tokens, suffix)
     for _ in range(max(0, level)):
         later = cuts[bisect.bisect_right(cuts, cut):]
         if not later:
             break
-        budget = min(cap, sizes.tail(cut)) // 2
+        budget = min(cap, suffix.tail(cut)) // 2
         fitting = later[-1]  # the newest cut when even the last round is over budget
         for c in reversed(later):  # earliest cut within budget = the largest tail that fits
-            if sizes.tail(c) > budget:
+            if suffix.tail(c) > budget:
                 break
             fitting = c
         cut = fitting
