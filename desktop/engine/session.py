@@ -7,6 +7,7 @@ new record, so the state after it is derived here without reading the session ag
 
 from __future__ import annotations
 
+import itertools
 from collections import Counter
 from dataclasses import dataclass, field, replace
 from typing import Any, cast
@@ -18,13 +19,16 @@ from desktop.engine.catalog import ModelCatalog
 from desktop.engine.context import ContextSnapshot
 from desktop.engine.measure import ContextMeter, Ledger, RequestFacts, RowEstimate, row_estimate
 from desktop.engine.settings import Paths, Settings
-from desktop.engine.storage import Loaded, Storage
+from desktop.engine.storage import Loaded, Segment, Storage, StoredEstimate
 from desktop.engine.types import Block, CompactionRecord, SessionInfo, StoredMessage, Usage
 
 BREAKER_LIMIT = 3  # consecutive summary failures that pause automatic summaries
 INGEST_SHARE = 0.15  # one block never takes more than this share of a small window (about 3 characters a token)
 CACHE_TTL = 300.0  # seconds the default prompt cache lives; after a longer pause it is cold
 LONG_CACHE_TTL = 3600.0  # the 1-hour cache: its write costs 2x the input price instead of 1.25x
+GLANCE_ROWS = 200  # newest rows a gauge reading decodes when a session opens (the anchor's turn, the tail)
+SAVE_BATCH = 5_000  # stored estimates written with one read
+SMALLEST_INGEST = 8_000  # the ingest limit never goes below this: smaller rows are shaped alike at any limit
 
 
 @dataclass(slots=True)
@@ -130,6 +134,14 @@ class SessionView:
         self._kept: _Kept | None = None
         self._repairer = cp.Repairer(finish=cp.canonical_copy)
         self._summary_rows: dict[int, dict[str, Any]] = {}
+        # The est_key the store holds per row, and numbers to write with the next read (no extra round trip).
+        self._stored_keys: dict[int, str] = {}
+        self._unsaved: dict[int, StoredEstimate] = {}
+
+    @property
+    def loaded(self) -> bool:
+        """The rows after the boundary are in memory (a gather happened since the last invalidation)."""
+        return self._loaded is not None
 
     # --- keeping the rows ------------------------------------------------------------------------------
     async def gather(self) -> Gathered:
@@ -139,9 +151,10 @@ class SessionView:
         loaded = self._loaded
         if loaded is not None:
             last = loaded.history[-1].id if loaded.history else self._floor(loaded)
-            since = await store.since(self.session_id, last)
+            since = await store.since(self.session_id, last, self._take_unsaved())
             if since is None:
                 raise LookupError(f"no session {self.session_id}")
+            self._stored_keys.update(since.estimate_keys)
             active = loaded.compactions[-1].id if loaded.compactions else 0
             if since.active_compaction_id == active:
                 loaded.session, loaded.state = since.session, since.state
@@ -152,6 +165,7 @@ class SessionView:
         if fresh is None:
             raise LookupError(f"no session {self.session_id}")
         self._loaded = fresh
+        self._stored_keys = dict(fresh.estimate_keys)
         self._changed()
         self._capped.clear()
         self._shaped.clear()
@@ -161,6 +175,15 @@ class SessionView:
         for model, usage in fresh.usage_totals.items():
             self._add_cost(model, usage)
         return self.shape()
+
+    def _take_unsaved(self) -> list[StoredEstimate]:
+        """Numbers to store with the next read, at most SAVE_BATCH (a whole session estimated at once is
+        stored over the next reads, so no turn waits for all of it)."""
+        if len(self._unsaved) <= SAVE_BATCH:
+            out, self._unsaved = list(self._unsaved.values()), {}
+            return out
+        keys = list(itertools.islice(self._unsaved, SAVE_BATCH))
+        return [self._unsaved.pop(k) for k in keys]
 
     @staticmethod
     def _floor(loaded: Loaded) -> int:
@@ -199,6 +222,7 @@ class SessionView:
             old = history[at - 1]
             history[at - 1] = msg
             self._changed(at - 1)
+            self._stored_keys.pop(msg.id, None)  # a rewritten row's stored numbers were cleared with it
             self._add_cost(old.model, old.usage, -1)
         else:
             history.insert(at, msg)
@@ -234,6 +258,56 @@ class SessionView:
     def state_changed(self, state: dict[str, Any]) -> None:
         if self._loaded is not None:
             self._loaded.state = dict(state)
+
+    async def glance(self) -> Gathered:
+        """The session as its gauge sees it, without reading it whole: the sums of the numbers stored per row
+        (for the shape each row has now), the newest rows, and only the rows whose numbers are missing or stale
+        decoded and estimated (their numbers are stored for the next time). For measuring only: requests and
+        compactions need ``gather``. The ``ledger`` holds the newest rows; ``ledger.older`` counts the rest."""
+        shared, store = self.shared, self.shared.store
+        head = await store.since(self.session_id, 2**62)
+        if head is None:
+            raise LookupError(f"no session {self.session_id}")
+        model = shared.model_for(head.session)
+        limit = self.ingest_limit(model)
+        family = shared.catalog.info(model).family
+        horizons = {k: int(v) for k, v in (head.state.get("horizons") or {}).items()}
+        ov = await store.overview(self.session_id, segments(family, limit, horizons), GLANCE_ROWS)
+        if ov is None:
+            raise LookupError(f"no session {self.session_id}")
+        unknown = [m for m in ov.unknown if m.sendable]
+        newest = [m for m in ov.newest if m.sendable]
+        calls = cp.tool_names([*unknown, *newest])
+        count, tokens_, results, media = ov.count, ov.tokens, ov.results, ov.media
+        changed = {(mid, -1) for mid in ov.trimmed}
+        save: list[StoredEstimate] = []
+        for m in unknown:
+            missed: set[str] = set()
+            shaped, marks = self._shape_row(m, limit, horizons, calls, missed)
+            est, _v3 = self._estimate(shaped, family)
+            count, tokens_, results, media = count + 1, tokens_ + est.tokens, results + est.results, media + est.media
+            changed.update(marks)
+            if not missed:  # a cleared result whose call was not read could be labelled otherwise
+                save.append(StoredEstimate(m.id, estimate_key(family, limit, horizons, m), est.tokens, est.results,
+                                           est.media, bool(marks)))
+        rows = []
+        for m in newest:
+            shaped, marks = self._shape_row(m, limit, horizons, calls)
+            rows.append(shaped)
+            changed.update(marks)
+        if save:
+            await store.set_estimates(save)
+        reply = next((m for m in reversed(rows) if m.role == "assistant" and m.usage and m.usage.prompt_tokens),
+                     None)
+        cost: float | None = 0.0
+        for name, usage in ov.usage_totals.items():
+            price = shared.catalog.cost(name or shared.settings.model, usage)
+            cost = None if price is None or cost is None else cost + price
+        return Gathered(
+            session=ov.session, model=model, compactions=ov.compactions, history=ov.newest, sendable=rows,
+            state=ov.state, system=assemble.system_blocks(), tools=[], cost=cost, changed=changed,
+            ledger=Ledger(rows, [m.id for m in rows], count, tokens_, results, media, reply),
+        )
 
     # --- shaping ----------------------------------------------------------------------------------------
     def ingest_limit(self, model: str) -> int:
@@ -331,6 +405,10 @@ class SessionView:
         if shaped.role == "assistant" and shaped.usage and shaped.usage.prompt_tokens:
             kept.reply = shaped
         cp.extend_cuts(kept.cuts, kept.last_use, kept.rows, j)
+        key = estimate_key(kept.family, kept.limit, kept.horizons, m)
+        if self._stored_keys.get(m.id) != key:
+            self._unsaved[m.id] = StoredEstimate(m.id, key, est.tokens, est.results, est.media, bool(marks))
+            self._stored_keys[m.id] = key
 
     def _shape_row(self, m: StoredMessage, limit: int, horizons: dict[str, int], calls: dict[str, Block],
                    missed: set[str] | None = None) -> tuple[StoredMessage, list[tuple[int, int]]]:
@@ -498,6 +576,43 @@ class SessionView:
             trimmed=tuple(sorted({mid for mid, _block in g.changed})),
             refusal=refusal,
         )
+
+
+def _largest_block(content: list[Block]) -> int:
+    """Characters of the largest block the ingest cap measures (a text, or a tool result's text)."""
+    sizes = [0]
+    for block in content:
+        if block.get("type") == "text":
+            sizes.append(len(cp.text_of(block)))
+        elif block.get("type") == "tool_result":
+            sizes.append(len(cp.tool_result_text(block)))
+    return max(sizes)
+
+
+def estimate_key(family: str, limit: int, horizons: dict[str, int], m: StoredMessage) -> str:
+    """Names the shape a row's stored numbers are for: the tokenizer family, the ingest limit (``*`` when no
+    block is over the smallest one: the same at any limit), cleared (``c``) and cut old (``o``) or recent
+    (``r``) behind the horizons."""
+    cap = str(limit) if _largest_block(m.content) > SMALLEST_INGEST else "*"
+    return f"{family}|{cap}|{_shape_code(m.id, horizons)}"
+
+
+def _shape_code(message_id: int, horizons: dict[str, int]) -> str:
+    cleared = "c" if message_id <= horizons.get("clear", 0) else ""
+    tier = ("o" if message_id <= horizons.get("old", 0) else "r" if message_id <= horizons.get("recent", 0)
+            else "")
+    return cleared + tier
+
+
+def segments(family: str, limit: int, horizons: dict[str, int]) -> list[Segment]:
+    """The id ranges within which every row has the same shape code, with the keys stored numbers may have."""
+    points = sorted({0, *(v for v in horizons.values() if v > 0)})
+    bounds = [*points, 2**62]
+    out = []
+    for lo, hi in itertools.pairwise(bounds):
+        code = _shape_code(hi, horizons)
+        out.append(Segment(lo, hi, (f"{family}|{limit}|{code}", f"{family}|*|{code}")))
+    return out
 
 
 def _rhythm(m: StoredMessage, pause: bool, last: float | None) -> tuple[bool, float | None]:

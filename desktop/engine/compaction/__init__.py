@@ -8,7 +8,7 @@ valid and cache-friendly. Every function takes lists and returns new lists; inpu
 messages may be shared between input and output: treat them as read-only).
 """
 
-from desktop.engine.compaction._shared import cut_points, extend_cuts, tool_names
+from desktop.engine.compaction._shared import cut_points, extend_cuts, text_of, tool_names, tool_result_text
 from desktop.engine.compaction.cache_breakpoints import (
     canonical,
     canonical_copy,
@@ -51,7 +51,9 @@ __all__ = [
     "clear_message",
     "extend_cuts",
     "mark_breakpoints",
+    "text_of",
     "tool_names",
+    "tool_result_text",
     "truncate_message",
     "CapReport",
     "MediaError",
