@@ -116,3 +116,20 @@ async def test_the_open_reading_is_exact_when_the_newest_rows_are_all_there(engi
     snap = fresh.snapshot(g, refusal=engine.compactor.refusal(g))
     assert snap == exact
     assert cp.problems(engine.view(sid).request(await engine.view(sid).gather())["messages"]) == []
+
+
+async def test_an_import_stores_the_numbers_the_engine_would_give_its_rows(engine):
+    from desktop.engine.measure import new_row_estimate
+    from desktop.engine.storage import ImportPlan
+
+    plan = ImportPlan("imported", "claude-sonnet-4-6", rows(60))
+    for row in plan.rows:
+        row["estimate"] = new_row_estimate(row["content"], plan.model)
+    session, _ = await engine.store.import_session(plan)
+    before = {m.id: stored(engine, m.id) for m in await engine.store.messages(session.id)}
+    assert all(v[0] for v in before.values())
+    view = engine.view(session.id)
+    await view.gather()
+    assert view._unsaved == {}  # the view finds every row's numbers already right
+    await view.gather()
+    assert {mid: stored(engine, mid) for mid in before} == before

@@ -9,6 +9,7 @@ calibration. The breakdown by category is estimated per message (cached) and sca
 from __future__ import annotations
 
 import bisect
+import itertools
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Any
@@ -16,7 +17,9 @@ from typing import Any
 from desktop.engine import assemble, tokens
 from desktop.engine.calibration import Calibration
 from desktop.engine.catalog import ModelCatalog
+from desktop.engine.compaction._shared import text_of, tool_result_text
 from desktop.engine.context import ContextSnapshot, reserved_output
+from desktop.engine.storage import Segment, StoredEstimate
 from desktop.engine.types import Block, CompactionRecord, StoredMessage, Usage
 
 MEDIA = ("image", "document")
@@ -124,6 +127,56 @@ class Ledger:
                      None)
         return cls(list(rows), [m.id for m in rows], len(rows), sum(e.tokens for e in ests),
                    sum(e.results for e in ests), sum(e.media for e in ests), reply)
+
+
+SMALLEST_INGEST = 8_000  # the ingest limit never goes below this: smaller rows are shaped alike at any limit
+
+
+def _largest_block(content: list[Block]) -> int:
+    """Characters of the largest block the ingest cap measures (a text, or a tool result's text)."""
+    sizes = [0]
+    for block in content:
+        if block.get("type") == "text":
+            sizes.append(len(text_of(block)))
+        elif block.get("type") == "tool_result":
+            sizes.append(len(tool_result_text(block)))
+    return max(sizes)
+
+
+def estimate_key(family: str, limit: int, horizons: dict[str, int], m: StoredMessage) -> str:
+    """Names the shape a row's stored numbers are for: the tokenizer family, the ingest limit (``*`` when no
+    block is over the smallest one: the same at any limit), cleared (``c``) and cut old (``o``) or recent
+    (``r``) behind the horizons."""
+    cap = str(limit) if _largest_block(m.content) > SMALLEST_INGEST else "*"
+    return f"{family}|{cap}|{_shape_code(m.id, horizons)}"
+
+
+def _shape_code(message_id: int, horizons: dict[str, int]) -> str:
+    cleared = "c" if message_id <= horizons.get("clear", 0) else ""
+    tier = ("o" if message_id <= horizons.get("old", 0) else "r" if message_id <= horizons.get("recent", 0)
+            else "")
+    return cleared + tier
+
+
+def segments(family: str, limit: int, horizons: dict[str, int]) -> list[Segment]:
+    """The id ranges within which every row has the same shape code, with the keys stored numbers may have."""
+    points = sorted({0, *(v for v in horizons.values() if v > 0)})
+    bounds = [*points, 2**62]
+    out = []
+    for lo, hi in itertools.pairwise(bounds):
+        code = _shape_code(hi, horizons)
+        out.append(Segment(lo, hi, (f"{family}|{limit}|{code}", f"{family}|*|{code}")))
+    return out
+
+
+def new_row_estimate(content: list[Block], model: str | None, message_id: int = 0) -> StoredEstimate | None:
+    """The numbers of a row written with no horizon over it (an import), when its shape cannot depend on the
+    session's ingest limit (no block over the smallest one); None: estimated when first read."""
+    if _largest_block(content) > SMALLEST_INGEST:
+        return None
+    family = tokens.family_for_model(model)
+    est = row_estimate(content, family)
+    return StoredEstimate(message_id, f"{family}|*|", est.tokens, est.results, est.media, False)
 
 
 def _human(msg: StoredMessage) -> bool:

@@ -17,9 +17,18 @@ from desktop.engine import compaction as cp
 from desktop.engine.calibration import Calibration
 from desktop.engine.catalog import ModelCatalog
 from desktop.engine.context import ContextSnapshot
-from desktop.engine.measure import ContextMeter, Ledger, RequestFacts, RowEstimate, row_estimate
+from desktop.engine.measure import (
+    SMALLEST_INGEST,
+    ContextMeter,
+    Ledger,
+    RequestFacts,
+    RowEstimate,
+    estimate_key,
+    row_estimate,
+    segments,
+)
 from desktop.engine.settings import Paths, Settings
-from desktop.engine.storage import Loaded, Segment, Storage, StoredEstimate
+from desktop.engine.storage import Loaded, Storage, StoredEstimate
 from desktop.engine.types import Block, CompactionRecord, SessionInfo, StoredMessage, Usage
 
 BREAKER_LIMIT = 3  # consecutive summary failures that pause automatic summaries
@@ -28,7 +37,6 @@ CACHE_TTL = 300.0  # seconds the default prompt cache lives; after a longer paus
 LONG_CACHE_TTL = 3600.0  # the 1-hour cache: its write costs 2x the input price instead of 1.25x
 GLANCE_ROWS = 200  # newest rows a gauge reading decodes when a session opens (the anchor's turn, the tail)
 SAVE_BATCH = 5_000  # stored estimates written with one read
-SMALLEST_INGEST = 8_000  # the ingest limit never goes below this: smaller rows are shaped alike at any limit
 
 
 @dataclass(slots=True)
@@ -316,7 +324,7 @@ class SessionView:
         window = self.shared.catalog.info(model).window
         if not window:
             return cp.INGEST_LIMIT
-        return max(8_000, min(cp.INGEST_LIMIT, int(window * INGEST_SHARE * 3)))
+        return max(SMALLEST_INGEST, min(cp.INGEST_LIMIT, int(window * INGEST_SHARE * 3)))
 
     def shape(self) -> Gathered:
         """A Gathered from the rows in memory: huge content capped, old results cleared, old texts cut.
@@ -576,43 +584,6 @@ class SessionView:
             trimmed=tuple(sorted({mid for mid, _block in g.changed})),
             refusal=refusal,
         )
-
-
-def _largest_block(content: list[Block]) -> int:
-    """Characters of the largest block the ingest cap measures (a text, or a tool result's text)."""
-    sizes = [0]
-    for block in content:
-        if block.get("type") == "text":
-            sizes.append(len(cp.text_of(block)))
-        elif block.get("type") == "tool_result":
-            sizes.append(len(cp.tool_result_text(block)))
-    return max(sizes)
-
-
-def estimate_key(family: str, limit: int, horizons: dict[str, int], m: StoredMessage) -> str:
-    """Names the shape a row's stored numbers are for: the tokenizer family, the ingest limit (``*`` when no
-    block is over the smallest one: the same at any limit), cleared (``c``) and cut old (``o``) or recent
-    (``r``) behind the horizons."""
-    cap = str(limit) if _largest_block(m.content) > SMALLEST_INGEST else "*"
-    return f"{family}|{cap}|{_shape_code(m.id, horizons)}"
-
-
-def _shape_code(message_id: int, horizons: dict[str, int]) -> str:
-    cleared = "c" if message_id <= horizons.get("clear", 0) else ""
-    tier = ("o" if message_id <= horizons.get("old", 0) else "r" if message_id <= horizons.get("recent", 0)
-            else "")
-    return cleared + tier
-
-
-def segments(family: str, limit: int, horizons: dict[str, int]) -> list[Segment]:
-    """The id ranges within which every row has the same shape code, with the keys stored numbers may have."""
-    points = sorted({0, *(v for v in horizons.values() if v > 0)})
-    bounds = [*points, 2**62]
-    out = []
-    for lo, hi in itertools.pairwise(bounds):
-        code = _shape_code(hi, horizons)
-        out.append(Segment(lo, hi, (f"{family}|{limit}|{code}", f"{family}|*|{code}")))
-    return out
 
 
 def _rhythm(m: StoredMessage, pause: bool, last: float | None) -> tuple[bool, float | None]:
