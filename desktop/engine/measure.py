@@ -172,7 +172,7 @@ def segments(family: str, limit: int, horizons: dict[str, int]) -> list[Segment]
 def new_row_estimate(content: list[Block], model: str | None, message_id: int = 0) -> StoredEstimate | None:
     """The numbers of a row written with no horizon over it (an import), when its shape cannot depend on the
     session's ingest limit (no block over the smallest one); None: estimated when first read."""
-    if _largest_block(content) > SMALLEST_INGEST:
+    if not content or _largest_block(content) > SMALLEST_INGEST:
         return None
     family = tokens.family_for_model(model)
     est = row_estimate(content, family)

@@ -107,6 +107,10 @@ def _v4(db: pw.SqliteDatabase, models: Models) -> None:
         migrator.add_column("messages", "est_media", pw.IntegerField(null=True)),
         migrator.add_column("messages", "est_trimmed", pw.IntegerField(null=True)),
     )
+    # The numbers sit after the content in each record, so summing them from the table would read every
+    # row's content from disk; this index holds what the sums read.
+    db.execute_sql("CREATE INDEX IF NOT EXISTS messages_estimates ON messages "
+                   "(session_id, id, status, est_key, est, est_results, est_media, est_trimmed)")
 
 
 STEPS = {1: _v1, 2: _v2, 3: _v3, 4: _v4}

@@ -475,8 +475,9 @@ class Repo:
             compactions = self.compactions(session_id)
             after = compactions[-1].covers_through_message_id if compactions else 0
             M = self.m.Message
-            base = ((M.session == session_id) & (M.id > after) & M.status.in_(SENDABLE_SQL)
-                    & (M.content != "[]"))
+            # Rows with numbers are sendable by content (the engine stores numbers only for rows with content):
+            # their sums read the estimates index alone. The rest are decoded.
+            base = (M.session == session_id) & (M.id > after) & M.status.in_(SENDABLE_SQL)
             count = tokens = results = media = 0
             trimmed: list[int] = []
             unknown: list[Any] = []
@@ -487,8 +488,8 @@ class Repo:
                                        pw.fn.SUM(M.est_media)).where(known).tuples().get())
                 count, tokens, results, media = count + n, tokens + (t or 0), results + (r or 0), media + (m or 0)
                 trimmed += [i for (i,) in M.select(M.id).where(known & (M.est_trimmed == 1)).tuples()]
-                unknown += list(M.select().where(where & (M.est_key.is_null() | M.est_key.not_in(list(seg.keys))))
-                                .order_by(M.id))
+                stale = where & (M.est_key.is_null() | M.est_key.not_in(list(seg.keys))) & (M.content != "[]")
+                unknown += list(M.select().where(stale).order_by(M.id))
             recent = list(M.select().where((M.session == session_id) & (M.id > after)).order_by(M.id.desc())
                           .limit(newest))
             recent.reverse()

@@ -80,7 +80,9 @@ def build_models(db: pw.Database) -> Models:
 
         class Meta:
             table_name = "messages"
-            indexes = ((("session", "id"), False),)
+            indexes = ((("session", "id"), False),
+                       (("session", "id", "status", "est_key", "est", "est_results", "est_media", "est_trimmed"),
+                        False))
 
     class Compaction(Base):
         id = AutoIncrementField()
