@@ -371,7 +371,9 @@ class ChatEngine:
         await self._ask_window(g.model)
 
         def snapshot() -> ContextSnapshot:
-            return view.snapshot(g, draft=draft, refusal=self.compactor.refusal(g))
+            # A reading at open holds the newest rows only: older ones are there to compact.
+            older = g.ledger is not None and g.ledger.older > 0
+            return view.snapshot(g, draft=draft, refusal=None if older else self.compactor.refusal(g))
 
         # Estimating a long uncached session takes a while: keep it off the loop (the UI thread in the app).
         return await asyncio.to_thread(snapshot)
@@ -383,9 +385,11 @@ class ChatEngine:
         return snapshot
 
     async def publish_context(self, session_id: int) -> ContextSnapshot:
+        """Measure and publish. A session whose rows are not in memory (just opened) is read from the numbers
+        stored per row, not decoded whole: its first request reads it."""
         await self._load()
         view = self.view(session_id)
-        return await self._publish(view, await view.gather())
+        return await self._publish(view, await (view.gather() if view.loaded else view.glance()))
 
     async def publish_draft(self, session_id: int, draft: str) -> ContextSnapshot:
         """While the user types only the next-turn estimate changes: add the draft to the latest measurement

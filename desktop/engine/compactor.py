@@ -102,10 +102,14 @@ class Compactor:
         The tail is at most 40K tokens and TAIL_FRACTION of the window; in small windows its floors (10K tokens,
         5 text messages) shrink with it, or every turn would need a new summary.
         """
+        memo = g.memo.get(("split", level))
+        if memo is not None:  # the same state splits the same way: the Compact now rule and compact() share it
+            return memo
         window = self.shared.catalog.info(g.model).window
         budget = self.budget(g.model)
         if not window or not budget:
-            head, tail = cp.split_tail(g.sendable, window, level=level)
+            head, tail = cp.split_tail(g.sendable, window, level=level, cuts=g.cuts, sizes=g.row_tokens)
+            g.memo[("split", level)] = (_rows(head), _rows(tail))
             return _rows(head), _rows(tail)
         factor = self.shared.calibration.factor(g.model) or 1.0
         room = int(budget * 0.5) - int(window * PIN_FRACTION) - SUMMARY_MAX_TOKENS // 4
@@ -113,7 +117,8 @@ class Compactor:
         cap = int(cap / factor)  # the splitter counts in estimate units
         head, tail = cp.split_tail(g.sendable, window, min_tokens=min(10_000, cap // 2), max_tokens=cap,
                                    min_text_messages=5 if cap >= 20_000 else 2, max_fraction=CLEAN_FRACTION,
-                                   level=level)
+                                   level=level, cuts=g.cuts, sizes=g.row_tokens)
+        g.memo[("split", level)] = (_rows(head), _rows(tail))
         return _rows(head), _rows(tail)
 
     def refusal(self, g: Gathered) -> str | None:

@@ -16,6 +16,7 @@ from pathlib import Path
 from typing import Any
 
 from desktop.engine.claude_code import ImportedMessage, Transcript, read_transcript
+from desktop.engine.measure import new_row_estimate
 from desktop.engine.storage import ImportPlan, Storage
 
 __all__ = [
@@ -110,6 +111,8 @@ def plan_import(transcript: Transcript, title: str | None = None) -> ImportPlan:
         model=_last_model(t),
         rows=[_row(m) for m in t.messages],
     )
+    for row in plan.rows:  # the gauge of an imported session is summed from these when it first opens
+        row["estimate"] = new_row_estimate(row["content"], plan.model)
     for mark in reversed(t.compactions):
         # The summary message Claude Code injected right after the boundary; nothing to cover at index 0.
         at = mark.index

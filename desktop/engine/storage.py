@@ -24,6 +24,47 @@ class Loaded:
     # boundary's covered rows too: what its cost is priced from (prices are linear in usage). One entry per
     # model, however long the history; the store keeps the sums as it writes and deletes rows.
     usage_totals: dict[str | None, Usage] = field(default_factory=dict)
+    estimate_keys: dict[int, str] = field(default_factory=dict)  # message id -> the est_key stored with it
+
+
+@dataclass(frozen=True, slots=True)
+class StoredEstimate:
+    """The engine's numbers for one row (see ``measure.RowEstimate``), valid for the shape ``key`` names."""
+
+    message_id: int
+    key: str
+    tokens: int
+    results: int
+    media: int
+    trimmed: bool
+
+
+@dataclass(frozen=True, slots=True)
+class Segment:
+    """An id range (``lo`` < id <= ``hi``) whose rows are all shaped the same way: stored numbers count when
+    their key is one of ``keys``."""
+
+    lo: int
+    hi: int
+    keys: tuple[str, ...]
+
+
+@dataclass(slots=True)
+class Overview:
+    """A session as its gauge sees it, read without decoding the rows whose numbers are stored."""
+
+    session: SessionInfo
+    compactions: list[CompactionRecord]
+    state: dict[str, Any]
+    usage_totals: dict[str | None, Usage]
+    count: int  # sendable rows after the boundary whose stored numbers count
+    tokens: int
+    results: int
+    media: int
+    trimmed: list[int]  # ... of which requests carry these shortened
+    newest: list[StoredMessage]  # the newest rows after the boundary (every status), decoded
+    unknown: list[StoredMessage]  # sendable rows whose numbers are missing or for another shape, decoded
+    estimate_keys: dict[int, str] = field(default_factory=dict)  # for the decoded rows
 
 
 @dataclass(slots=True)
@@ -34,6 +75,7 @@ class Since:
     active_compaction_id: int  # 0: none
     state: dict[str, Any]
     rows: list[StoredMessage]  # rows with an id above the one asked for
+    estimate_keys: dict[int, str] = field(default_factory=dict)  # message id -> the est_key stored with it
 
 
 @dataclass(slots=True)
@@ -87,7 +129,10 @@ class Storage(Protocol):
 
     # one-trip reads
     async def load(self, session_id: int) -> Loaded | None: ...
-    async def since(self, session_id: int, after_id: int) -> Since | None: ...
+    async def since(self, session_id: int, after_id: int,
+                    estimates: list[StoredEstimate] | None = None) -> Since | None: ...
+    async def overview(self, session_id: int, segments: list[Segment], newest: int) -> Overview | None: ...
+    async def set_estimates(self, estimates: list[StoredEstimate]) -> None: ...
     async def page(self, session_id: int, *, originals: bool = False, before_id: int | None = None,
                    hidden_through: int | None = None, size: int = 200) -> Page | None: ...
 

@@ -4,6 +4,9 @@ v1: sessions, messages, compactions, kv (the foundation schema).
 v2: sessions.state and messages.meta, for engine state (breaker, horizons) and per-message facts.
 v3: usage_totals, per session and model the sums of the stored replies' usage (the session's cost without
     reading every reply), built from the existing rows.
+v4: per-message estimate columns (est_key, est, est_results, est_media, est_trimmed): the numbers the engine
+    gives for a row as requests carry it, so a session's gauge is a SUM without decoding its rows. Left NULL
+    here; the engine fills them as it reads rows (a row without them is decoded and estimated when needed).
 """
 
 from __future__ import annotations
@@ -15,7 +18,7 @@ from playhouse.migrate import SqliteMigrator, migrate
 
 from desktop.store.schema import Models, stored_usage
 
-CURRENT_VERSION = 3
+CURRENT_VERSION = 4
 
 
 def _v1(db: pw.SqliteDatabase, models: Models) -> None:
@@ -94,7 +97,23 @@ def rebuild_usage_totals(db: pw.SqliteDatabase) -> None:
         )
 
 
-STEPS = {1: _v1, 2: _v2, 3: _v3}
+def _v4(db: pw.SqliteDatabase, models: Models) -> None:
+    # Nullable columns only: a plain ALTER TABLE ADD COLUMN each, no table rebuild (see _v2).
+    migrator = SqliteMigrator(db)
+    migrate(
+        migrator.add_column("messages", "est_key", pw.TextField(null=True)),
+        migrator.add_column("messages", "est", pw.IntegerField(null=True)),
+        migrator.add_column("messages", "est_results", pw.IntegerField(null=True)),
+        migrator.add_column("messages", "est_media", pw.IntegerField(null=True)),
+        migrator.add_column("messages", "est_trimmed", pw.IntegerField(null=True)),
+    )
+    # The numbers sit after the content in each record, so summing them from the table would read every
+    # row's content from disk; this index holds what the sums read.
+    db.execute_sql("CREATE INDEX IF NOT EXISTS messages_estimates ON messages "
+                   "(session_id, id, status, est_key, est, est_results, est_media, est_trimmed)")
+
+
+STEPS = {1: _v1, 2: _v2, 3: _v3, 4: _v4}
 
 
 def schema_version(db: pw.SqliteDatabase) -> int:

@@ -10,7 +10,7 @@ from typing import Any
 
 import peewee as pw
 
-from desktop.engine.storage import ImportPlan, Loaded, Page, Since
+from desktop.engine.storage import ImportPlan, Loaded, Overview, Page, Segment, Since, StoredEstimate
 from desktop.engine.types import DEFAULT_TITLE, CompactionRecord, SessionInfo, StoredMessage, Usage
 from desktop.store import migrations
 from desktop.store.schema import Models, build_models, stored_usage
@@ -49,6 +49,17 @@ def _tally(rows: Iterable[tuple[str | None, Usage | None]], sign: int = 1, into:
         t[3] += sign * int(usage.cache_creation_input_tokens or 0)
         t[4] += sign * int(usage.cache_read_input_tokens or 0)
     return tally
+
+
+def _estimate_fields(est: StoredEstimate | None) -> dict[str, Any]:
+    """The v4 columns of a row: the engine's numbers for it, or NULLs (estimated when first needed)."""
+    if est is None:
+        return {"est_key": None, "est": None, "est_results": None, "est_media": None, "est_trimmed": None}
+    return {"est_key": est.key, "est": est.tokens, "est_results": est.results, "est_media": est.media,
+            "est_trimmed": int(est.trimmed)}
+
+
+SENDABLE_SQL = ("complete", "interrupted")  # types.SENDABLE, as the queries filter it
 
 
 class Repo:
@@ -216,6 +227,7 @@ class Repo:
                 "usage": _dumps(r["usage"].to_json()) if r.get("usage") else None,
                 "meta": _dumps(r.get("meta") or {}),
                 "created_at": now,
+                **_estimate_fields(r.get("estimate")),
             }
             for r in rows
         ]
@@ -237,6 +249,7 @@ class Repo:
         fields: dict[str, Any] = {}
         if content is not None:
             fields["content"] = _dumps(content)
+            fields.update(_estimate_fields(None))  # numbers for the old content would be wrong
         if status is not None:
             fields["status"] = status
         if usage is not None:
@@ -409,6 +422,10 @@ class Repo:
         self.m.Compaction.delete().where(self.m.Compaction.id == compaction_id).execute()
 
     # --- one-trip reads ------------------------------------------------------------------------------
+    def _rows_and_keys(self, query: Any) -> tuple[list[StoredMessage], dict[int, str]]:
+        rows = list(query)
+        return [self._message(r) for r in rows], {r.id: r.est_key for r in rows if r.est_key}
+
     def load(self, session_id: int) -> Loaded | None:
         """Everything a request is built from, in one read transaction: the rows after the boundary and, for
         the cost, the usage totals (one row per model; no reply before the boundary is read)."""
@@ -418,19 +435,68 @@ class Repo:
                 return None
             compactions = self.compactions(session_id)
             after = compactions[-1].covers_through_message_id if compactions else 0
-            return Loaded(session, compactions, self.messages(session_id, after_id=after),
-                          self.get_state(session_id), self.usage_totals(session_id))
+            M = self.m.Message
+            rows, keys = self._rows_and_keys(
+                M.select().where((M.session == session_id) & (M.id > after)).order_by(M.id))
+            return Loaded(session, compactions, rows, self.get_state(session_id), self.usage_totals(session_id),
+                          keys)
 
-    def since(self, session_id: int, after_id: int) -> Since | None:
-        """What a model call needs to read: the session's own row, its boundary and state, new rows only."""
+    def since(self, session_id: int, after_id: int, estimates: list[StoredEstimate] | None = None) -> Since | None:
+        """What a model call needs to read: the session's own row, its boundary and state, new rows only; the
+        engine's numbers for rows it estimated since the last call are written in the same trip."""
         with self.db.atomic():
+            if estimates:
+                self.set_estimates(estimates)
             row = self.m.Session.get_or_none(self.m.Session.id == session_id)
             if row is None:
                 return None
             session = self._session(row, counts=False)
             active = self.active_compaction(session_id)
-            return Since(session, active.id if active else 0, self.get_state(session_id),
-                         self.messages(session_id, after_id=after_id))
+            M = self.m.Message
+            rows, keys = self._rows_and_keys(
+                M.select().where((M.session == session_id) & (M.id > after_id)).order_by(M.id))
+            return Since(session, active.id if active else 0, self.get_state(session_id), rows, keys)
+
+    def set_estimates(self, estimates: list[StoredEstimate]) -> None:
+        """Store the engine's numbers for rows (one UPDATE per row, in one transaction)."""
+        with self.db.atomic():
+            self.db.connection().executemany(
+                "UPDATE messages SET est_key = ?, est = ?, est_results = ?, est_media = ?, est_trimmed = ? "
+                "WHERE id = ?", [(e.key, e.tokens, e.results, e.media, int(e.trimmed), e.message_id)
+                                 for e in estimates])
+
+    def overview(self, session_id: int, segments: list[Segment], newest: int) -> Overview | None:
+        """The gauge's reading of a session: per segment, the sums of the stored numbers that are for the shape
+        the engine names; the rows whose numbers are missing or for another shape, decoded; the newest rows."""
+        with self.db.atomic():
+            session = self.get_session(session_id)
+            if session is None:
+                return None
+            compactions = self.compactions(session_id)
+            after = compactions[-1].covers_through_message_id if compactions else 0
+            M = self.m.Message
+            # Rows with numbers are sendable by content (the engine stores numbers only for rows with content):
+            # their sums read the estimates index alone. The rest are decoded.
+            base = (M.session == session_id) & (M.id > after) & M.status.in_(SENDABLE_SQL)
+            count = tokens = results = media = 0
+            trimmed: list[int] = []
+            unknown: list[Any] = []
+            for seg in segments:
+                where = base & (M.id > seg.lo) & (M.id <= seg.hi)
+                known = where & M.est_key.in_(list(seg.keys))
+                n, t, r, m = (M.select(pw.fn.COUNT(M.id), pw.fn.SUM(M.est), pw.fn.SUM(M.est_results),
+                                       pw.fn.SUM(M.est_media)).where(known).tuples().get())
+                count, tokens, results, media = count + n, tokens + (t or 0), results + (r or 0), media + (m or 0)
+                trimmed += [i for (i,) in M.select(M.id).where(known & (M.est_trimmed == 1)).tuples()]
+                stale = where & (M.est_key.is_null() | M.est_key.not_in(list(seg.keys))) & (M.content != "[]")
+                unknown += list(M.select().where(stale).order_by(M.id))
+            recent = list(M.select().where((M.session == session_id) & (M.id > after)).order_by(M.id.desc())
+                          .limit(newest))
+            recent.reverse()
+            keys = {r.id: r.est_key for r in [*unknown, *recent] if r.est_key}
+            return Overview(session, compactions, self.get_state(session_id), self.usage_totals(session_id),
+                            count, tokens, results, media, trimmed, [self._message(r) for r in recent],
+                            [self._message(r) for r in unknown], keys)
 
     def page(self, session_id: int, *, originals: bool = False, before_id: int | None = None,
              hidden_through: int | None = None, size: int = 200) -> Page | None:

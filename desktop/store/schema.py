@@ -71,10 +71,18 @@ def build_models(db: pw.Database) -> Models:
         model = pw.TextField(null=True)
         meta = pw.TextField(null=True, default="{}")  # schema v2
         created_at = pw.FloatField(default=_now)
+        # schema v4: the engine's estimate of the row as requests carry it, for the shape named by est_key
+        est_key = pw.TextField(null=True)
+        est = pw.IntegerField(null=True)
+        est_results = pw.IntegerField(null=True)
+        est_media = pw.IntegerField(null=True)
+        est_trimmed = pw.IntegerField(null=True)
 
         class Meta:
             table_name = "messages"
-            indexes = ((("session", "id"), False),)
+            indexes = ((("session", "id"), False),
+                       (("session", "id", "status", "est_key", "est", "est_results", "est_media", "est_trimmed"),
+                        False))
 
     class Compaction(Base):
         id = AutoIncrementField()

@@ -13,7 +13,7 @@ from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 from typing import Any, TypeVar
 
-from desktop.engine.storage import ImportPlan, Loaded, Page, Since
+from desktop.engine.storage import ImportPlan, Loaded, Overview, Page, Segment, Since, StoredEstimate
 from desktop.engine.types import DEFAULT_TITLE, Block, CompactionRecord, SessionInfo, StoredMessage, Usage
 from desktop.store.repo import Repo
 
@@ -133,8 +133,15 @@ class Store:
     async def load(self, session_id: int) -> Loaded | None:
         return await self.call(self._repo.load, session_id)
 
-    async def since(self, session_id: int, after_id: int) -> Since | None:
-        return await self.call(self._repo.since, session_id, after_id)
+    async def since(self, session_id: int, after_id: int,
+                    estimates: list[StoredEstimate] | None = None) -> Since | None:
+        return await self.call(self._repo.since, session_id, after_id, estimates)
+
+    async def overview(self, session_id: int, segments: list[Segment], newest: int) -> Overview | None:
+        return await self.call(self._repo.overview, session_id, segments, newest)
+
+    async def set_estimates(self, estimates: list[StoredEstimate]) -> None:
+        await self.call(self._repo.set_estimates, estimates)
 
     async def page(self, session_id: int, *, originals: bool = False, before_id: int | None = None,
                    hidden_through: int | None = None, size: int = 200) -> Page | None:

@@ -126,6 +126,10 @@ def make_rows(n: int, seed: int, cut: int | None = None) -> list[dict[str, Any]]
             rows.append({"role": "assistant", "content": [{"type": "text", "text": text}], "model": MODEL,
                          "usage": usage, "meta": {"stop_reason": "end_turn"}})
             prompt += out
+    from desktop.engine.measure import new_row_estimate
+
+    for row in rows:  # the numbers an imported row carries (engine-written rows get theirs at the next read)
+        row["estimate"] = new_row_estimate(row["content"], MODEL)
     return rows
 
 

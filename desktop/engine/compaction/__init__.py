@@ -8,21 +8,31 @@ valid and cache-friendly. Every function takes lists and returns new lists; inpu
 messages may be shared between input and output: treat them as read-only).
 """
 
-from desktop.engine.compaction._shared import cut_points
-from desktop.engine.compaction.cache_breakpoints import canonical, count_breakpoints, place_breakpoints
+from desktop.engine.compaction._shared import cut_points, extend_cuts, text_of, tool_names, tool_result_text
+from desktop.engine.compaction.cache_breakpoints import (
+    canonical,
+    canonical_copy,
+    count_breakpoints,
+    mark_breakpoints,
+    place_breakpoints,
+)
 from desktop.engine.compaction.ingest import LIMIT as INGEST_LIMIT
 from desktop.engine.compaction.ingest import cap_content
 from desktop.engine.compaction.media import CapReport, MediaError, cap_media, prepare_attachment
 from desktop.engine.compaction.microcompact import (
+    OLD_LIMIT,
+    RECENT_LIMIT,
     apply_clear,
     apply_truncate,
+    clear_message,
     min_clear_for,
     plan_clear,
     plan_truncate,
+    truncate_message,
 )
 from desktop.engine.compaction.normalize import flatten
 from desktop.engine.compaction.pins import pinned_instructions, render_pins
-from desktop.engine.compaction.request_shape import problems, repair
+from desktop.engine.compaction.request_shape import Repairer, problems, repair
 from desktop.engine.compaction.snip import snip_to_fit
 from desktop.engine.compaction.summary_prompt import (
     build_summary_request,
@@ -34,6 +44,17 @@ from desktop.engine.compaction.tail import split_tail
 
 __all__ = [
     "INGEST_LIMIT",
+    "OLD_LIMIT",
+    "RECENT_LIMIT",
+    "Repairer",
+    "canonical_copy",
+    "clear_message",
+    "extend_cuts",
+    "mark_breakpoints",
+    "text_of",
+    "tool_names",
+    "tool_result_text",
+    "truncate_message",
     "CapReport",
     "MediaError",
     "apply_clear",

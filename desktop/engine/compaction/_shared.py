@@ -132,6 +132,33 @@ def cut_points(messages: Sequence[Message]) -> list[int]:
     return out
 
 
+def extend_cuts(cuts: list[int], last_use: dict[Any, int], messages: Sequence[Message], j: int) -> None:
+    """``cut_points`` kept as messages arrive: ``cuts`` and ``last_use`` (tool_use id -> index) describe
+    ``messages[:j]``; this adds ``messages[j]``. A result answering an earlier call blocks every cut from just after
+    that call through ``j``; the cut before ``j`` is then judged as ``cut_points`` judges it."""
+    msg = messages[j]
+    answers = False
+    blocked_from: int | None = None
+    for block in content_of(msg):
+        kind = block.get("type")
+        if kind == "tool_result":
+            answers = True
+            i = last_use.get(_hashable(block.get("tool_use_id")))
+            if i is not None and i < j:
+                blocked_from = i + 1 if blocked_from is None else min(blocked_from, i + 1)
+        elif kind == "tool_use" and block.get("id") is not None:
+            last_use[_hashable(block["id"])] = j
+    if blocked_from is not None:
+        while cuts and cuts[-1] >= blocked_from:
+            cuts.pop()
+        return  # the cut before j is blocked too (i < j)
+    if j < 1:
+        return
+    role, before = role_of(msg), role_of(messages[j - 1])
+    if (role == "user" and not answers) or (role == "assistant" and before == "user"):
+        cuts.append(j)
+
+
 def _hashable(value: Any) -> Any:
     try:
         hash(value)

@@ -67,6 +67,11 @@ def cacheable(block: Block) -> bool:
     return kind != "text" or bool(str(block.get("text", "")).strip())
 
 
+def canonical_copy(obj: Any) -> Any:
+    """The copy ``place_breakpoints`` starts from: no cache_control, keys in sorted order (see below)."""
+    return _sorted_without_cache_control(obj)
+
+
 def place_breakpoints(system: Sequence[Block], tools: Sequence[dict[str, Any]], messages: Sequence[dict[str, Any]],
                       *, summary_present: bool, cache_control: dict[str, str] | None = None,
                       stride: int = STRIDE, long_ttl: bool = False,
@@ -85,46 +90,53 @@ def place_breakpoints(system: Sequence[Block], tools: Sequence[dict[str, Any]], 
     write instead of 1.25x, but it survives the 5-25 minute pauses of real sessions. Longer TTLs come first in
     the prefix, as the API requires.
     """
+    return mark_breakpoints(_sorted_without_cache_control(list(system)), _sorted_without_cache_control(list(tools)),
+                            _sorted_without_cache_control(list(messages)), summary_present=summary_present,
+                            cache_control=cache_control, stride=stride, long_ttl=long_ttl)
+
+
+def mark_breakpoints(system: Sequence[Block], tools: Sequence[dict[str, Any]], messages: Sequence[dict[str, Any]],
+                     *, summary_present: bool, cache_control: dict[str, str] | None = None,
+                     stride: int = STRIDE, long_ttl: bool = False, block_counts: Sequence[int] | None = None,
+                     ) -> tuple[list[Block], list[dict[str, Any]], list[dict[str, Any]]]:
+    """``place_breakpoints`` on parts already in their canonical copy (``canonical_copy``), which are never
+    mutated: the few marked blocks and the messages holding them are copied, every other message is shared with
+    the input. Only the blocks near the end (and the first message) are looked at, so a caller that keeps each
+    message's canonical copy (and, in ``block_counts``, each message's block count) pays for the marks only."""
     mark = dict(cache_control or EPHEMERAL)
     long_mark = {**mark, "ttl": "1h"} if long_ttl else mark
-    system_out: list[Block] = _sorted_without_cache_control(list(system))
-    tools_out: list[dict[str, Any]] = _sorted_without_cache_control(list(tools))
-    messages_out: list[dict[str, Any]] = _sorted_without_cache_control(list(messages))
+    system_out, tools_out, messages_out = list(system), list(tools), list(messages)
     budget = MAX_BREAKPOINTS
 
-    static = next((b for b in system_out if cacheable(b)), None)
+    static = next((i for i, b in enumerate(system_out) if cacheable(b)), None)
     if static is not None:
-        static["cache_control"] = dict(long_mark)
+        system_out[static] = {**system_out[static], "cache_control": dict(long_mark)}
         budget -= 1
     elif tools_out:
-        tools_out[-1]["cache_control"] = dict(long_mark)
+        tools_out[-1] = {**tools_out[-1], "cache_control": dict(long_mark)}
         budget -= 1
 
-    # Flat index of every top-level message block: (message index, block index).
-    flat = [(mi, bi) for mi, m in enumerate(messages_out) for bi in range(len(m.get("content") or []))
-            if isinstance(m.get("content"), list)]
+    counts = list(block_counts) if block_counts is not None else [
+        len(m.get("content") or []) if isinstance(m.get("content"), list) else 0 for m in messages_out]
+    flat = _Flat(messages_out, counts)
     chosen: list[int] = []
-
-    def block_at(g: int) -> Block:
-        mi, bi = flat[g]
-        return messages_out[mi]["content"][bi]
 
     def eligible_at_or_before(g: int, floor: int) -> int | None:
         while g > floor:
-            if cacheable(block_at(g)):
+            if cacheable(flat.block(g)):
                 return g
             g -= 1
         return None
 
-    end = eligible_at_or_before(len(flat) - 1, -1)
+    end = eligible_at_or_before(flat.total - 1, -1)
     if end is not None and budget > 0:
         chosen.append(end)
         budget -= 1
     floor = -1
     summary_pick: int | None = None
     if summary_present and budget > 0 and messages_out:
-        first = [g for g, (mi, _) in enumerate(flat) if mi == 0]
-        marked = [g for g in first if _is_summary(block_at(g))]
+        first = list(range(counts[0]))  # the first message's blocks are global indices 0 .. n-1
+        marked = [g for g in first if _is_summary(flat.block(g))]
         pick = marked[-1] if marked else eligible_at_or_before(first[-1], -1) if first else None
         if pick is not None and pick not in chosen:
             chosen.append(pick)
@@ -140,9 +152,42 @@ def place_breakpoints(system: Sequence[Block], tools: Sequence[dict[str, Any]], 
         anchor -= stride
     intermediate = [g for g in chosen if g != end and g != summary_pick]
     stable = {summary_pick, min(intermediate)} if intermediate else {summary_pick}
+    copied: dict[int, dict[str, Any]] = {}
     for g in chosen:
-        block_at(g)["cache_control"] = dict(long_mark if g in stable else mark)
+        mi, bi = flat.where(g)
+        msg = copied.get(mi)
+        if msg is None:
+            msg = copied[mi] = {**messages_out[mi], "content": list(messages_out[mi]["content"])}
+            messages_out[mi] = msg
+        msg["content"][bi] = {**msg["content"][bi], "cache_control": dict(long_mark if g in stable else mark)}
     return system_out, tools_out, messages_out
+
+
+class _Flat:
+    """Global block index <-> (message index, block index), found from the nearest end: the breakpoints sit at the
+    end of the conversation and in its first message, so a long history is never walked."""
+
+    def __init__(self, messages: Sequence[dict[str, Any]], counts: Sequence[int]):
+        self._messages = messages
+        self._counts = counts
+        self.total = sum(counts)
+        self._mi = len(counts)  # cursor: message self._mi starts at global index self._base
+        self._base = self.total
+
+    def where(self, g: int) -> tuple[int, int]:
+        if g < self._counts[0] if self._counts else False:
+            return 0, g
+        while g < self._base:
+            self._mi -= 1
+            self._base -= self._counts[self._mi]
+        while self._mi < len(self._counts) and g >= self._base + self._counts[self._mi]:
+            self._base += self._counts[self._mi]
+            self._mi += 1
+        return self._mi, g - self._base
+
+    def block(self, g: int) -> Block:
+        mi, bi = self.where(g)
+        return self._messages[mi]["content"][bi]
 
 
 def _is_summary(block: Block) -> bool:

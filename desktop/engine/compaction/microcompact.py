@@ -98,18 +98,25 @@ def apply_clear(messages: Sequence[Message], horizon: int) -> tuple[list[Message
         if mid > horizon:
             out.append(msg)
             continue
-        new_blocks: list[Block] = []
-        touched = False
-        for index, block in enumerate(content_of(msg)):
-            cleared = _cleared(block, calls) if block.get("type") == "tool_result" else None
-            if cleared is None:
-                new_blocks.append(block)
-            else:
-                new_blocks.append(cleared)
-                changed.add((mid, index))
-                touched = True
-        out.append(with_content(msg, new_blocks) if touched else msg)
+        new, indices = clear_message(msg, calls)
+        out.append(new)
+        changed.update((mid, i) for i in indices)
     return out, changed
+
+
+def clear_message(msg: Message, calls: dict[str, Block]) -> tuple[Message, list[int]]:
+    """One message's tool results cleared (``calls``: every tool_use by id, for the labels), and the indices of
+    the blocks that changed; the same object back when none did."""
+    new_blocks: list[Block] = []
+    indices: list[int] = []
+    for index, block in enumerate(content_of(msg)):
+        cleared = _cleared(block, calls) if block.get("type") == "tool_result" else None
+        if cleared is None:
+            new_blocks.append(block)
+        else:
+            new_blocks.append(cleared)
+            indices.append(index)
+    return (with_content(msg, new_blocks) if indices else msg), indices
 
 
 def _cleared(block: Block, calls: dict[str, Block]) -> Block | None:
@@ -188,19 +195,25 @@ def apply_truncate(messages: Sequence[Message], horizon: int, *, recent_horizon:
     for msg in messages:
         mid = _mid(msg)
         limit = old_limit if mid <= horizon else recent_limit if mid <= recent_horizon else None
-        if limit is None or role_of(msg) not in ("user", "assistant"):
-            out.append(msg)
-            continue
-        new_blocks: list[Block] = []
-        touched = False
-        for index, block in enumerate(content_of(msg)):
-            text = text_of(block) if block.get("type") == "text" else ""
-            cut = head_tail(text, limit)
-            if cut is not text:
-                new_blocks.append({**block, "text": cut})
-                changed.add((mid, index))
-                touched = True
-            else:
-                new_blocks.append(block)
-        out.append(with_content(msg, new_blocks) if touched else msg)
+        new, indices = truncate_message(msg, limit)
+        out.append(new)
+        changed.update((mid, i) for i in indices)
     return out, changed
+
+
+def truncate_message(msg: Message, limit: int | None) -> tuple[Message, list[int]]:
+    """One message's long texts cut to ``limit`` (None: left whole), and the indices of the blocks that changed;
+    the same object back when none did."""
+    if limit is None or role_of(msg) not in ("user", "assistant"):
+        return msg, []
+    new_blocks: list[Block] = []
+    indices: list[int] = []
+    for index, block in enumerate(content_of(msg)):
+        text = text_of(block) if block.get("type") == "text" else ""
+        cut = head_tail(text, limit)
+        if cut is not text:
+            new_blocks.append({**block, "text": cut})
+            indices.append(index)
+        else:
+            new_blocks.append(block)
+    return (with_content(msg, new_blocks) if indices else msg), indices

@@ -13,9 +13,11 @@ keeps thinking of the latest turn, and it must lead that turn).
 
 from __future__ import annotations
 
+import itertools
 import json
 import re
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, field
 from typing import Any
 
 from desktop.engine.compaction._shared import Message, content_of, role_of
@@ -161,51 +163,150 @@ def repair(messages: Sequence[Message]) -> list[dict[str, Any]]:
 
     Returns [] only for an empty input.
     """
-    turns: list[tuple[str, list[Block]]] = []
-    for msg in messages:
+    return Repairer().update(messages)
+
+
+Finish = Callable[[dict[str, Any]], dict[str, Any]]
+
+
+@dataclass(slots=True)
+class _Turn:
+    """Consecutive input rows of one role, merged, and what repairing them gave."""
+
+    role: str
+    blocks: list[Block]
+    first_row: int  # index of its first input row
+    out: list[dict[str, Any]] = field(default_factory=list)  # its repaired message(s), after ``finish``
+    counts: list[int] = field(default_factory=list)  # blocks of each message of ``out``
+    media: int = 0  # images and documents in ``out`` (inside tool results too)
+    added: list[str] = field(default_factory=list)  # tool_use ids it added to ``seen``
+    pending_before: list[str] = field(default_factory=list)
+
+
+class Repairer:
+    """``repair`` for a list that grows at its end, as a session's rows do between requests.
+
+    The rows are compared with those of the previous call by identity: when the new list only adds rows, only the
+    open end is redone (the last turn, which a new row of the same role extends and whose answer to pending
+    calls depends on being last); any other change redoes the whole list, reusing each row's cleaned blocks.
+    The output is always equal to ``repair`` of the same rows. ``finish`` transforms each repaired message once,
+    when it is made (the caller's canonical copy); messages of the output are shared between calls: read-only.
+    """
+
+    def __init__(self, finish: Finish | None = None):
+        self._finish = finish
+        self._rows: list[Message] = []
+        self._cleaned: list[list[Block]] = []
+        self._turns: list[_Turn] = []
+        self._seen: set[str] = set()
+        self._pending: list[str] = []
+        self.media = 0  # images and documents in the last output
+        self.block_counts: list[int] = []  # blocks of each message of the last output
+
+    def _clean(self, msg: Message) -> list[Block]:
         role = role_of(msg)
         if role not in ("user", "assistant"):
-            continue
-        blocks = _for_role(role, [b for b in (_clean_block(x) for x in content_of(msg)) if b])
-        if not blocks:
-            continue
-        if turns and turns[-1][0] == role:
-            if role == "assistant":
-                blocks = [b for b in blocks if b["type"] not in ("thinking", "redacted_thinking")]
-            turns[-1] = (role, turns[-1][1] + blocks)
-        else:
-            turns.append((role, blocks))
-    if not turns:
-        return [{"role": "user", "content": [_text(EMPTY)]}] if messages else []
-    if turns[0][0] == "assistant":
-        turns.insert(0, ("user", [_text(LEADING_USER)]))
+            return []
+        return _for_role(role, [b for b in (_clean_block(x) for x in content_of(msg)) if b])
 
-    out: list[dict[str, Any]] = []
-    seen: set[str] = set()
-    pending: list[str] = []  # tool_use ids of the previous assistant message
-    for n, (role, blocks) in enumerate(turns):
-        if role == "assistant":
+    def update(self, messages: Sequence[Message]) -> list[dict[str, Any]]:
+        rows = list(messages)
+        old = self._rows
+        # Identity first (C speed); rows equal by value repair the same way, so they count as the same too.
+        same = len(old) <= len(rows) and old == rows[:len(old)]
+        if same:  # only rows were added: the closed turns stay, the open end is redone
+            cleaned = self._cleaned + [self._clean(r) for r in rows[len(old):]]
+            start = len(old)
+            if self._turns:
+                last = self._turns.pop()  # merged with what follows, or last no more
+                self._seen.difference_update(last.added)
+                self.media -= last.media
+                self._pending = last.pending_before
+                start = last.first_row
+        else:  # anything else: every turn again, each row's cleaned blocks reused
+            reuse = {id(r): c for r, c in zip(old, self._cleaned, strict=True)}
+            cleaned = [reuse[id(r)] if id(r) in reuse else self._clean(r) for r in rows]
+            self._turns, self._seen, self._pending = [], set(), []
+            self.media, start = 0, 0
+        self._rows, self._cleaned = rows, cleaned
+        turns = self._turns
+        new_from = len(turns)
+        for i in range(start, len(rows)):
+            blocks = cleaned[i]
+            if not blocks:
+                continue
+            role = role_of(rows[i])
+            if turns and turns[-1].role == role:  # never a closed turn: the open one was popped above
+                if role == "assistant":
+                    blocks = [b for b in blocks if b["type"] not in ("thinking", "redacted_thinking")]
+                turns[-1].blocks = turns[-1].blocks + blocks
+            else:
+                turns.append(_Turn(role, blocks, i))
+        for n in range(new_from, len(turns)):
+            self._repair_turn(turns[n], last=n == len(turns) - 1)
+        return self._assemble(bool(rows))
+
+    def _repair_turn(self, turn: _Turn, *, last: bool) -> None:
+        turn.pending_before = self._pending
+        if turn.role == "assistant":
             fixed: list[Block] = []
-            pending = []
-            for block in blocks:
+            pending: list[str] = []
+            for block in turn.blocks:
                 if block["type"] == "tool_use":
-                    if block["id"] in seen:
+                    if block["id"] in self._seen:
                         fixed.append(_text(tool_call_marker(block)))
                         continue
-                    seen.add(block["id"])
+                    self._seen.add(block["id"])
+                    turn.added.append(block["id"])
                     pending.append(block["id"])
                 fixed.append(block)
             fixed = [b for b in fixed if b["type"] != "text" or b["text"].strip()]
-            out.append({"role": "assistant", "content": fixed})
-            if pending and n == len(turns) - 1:
+            out = [{"role": "assistant", "content": fixed}]
+            if pending and last:
                 out.append({"role": "user", "content": _answer(pending, [])})
                 pending = []
+            self._pending = pending
         else:
-            out.append({"role": "user", "content": _answer(pending, blocks)})
-            pending = []
-    if out[-1]["role"] == "assistant":
-        out.append({"role": "user", "content": [_text(TRAILING_USER)]})
-    return out
+            out = [{"role": "user", "content": _answer(self._pending, turn.blocks)}]
+            self._pending = []
+        turn.out = [self._finish(m) for m in out] if self._finish else out
+        turn.counts = [len(m["content"]) for m in turn.out]
+        turn.media = sum(_media_in(m) for m in turn.out)
+        self.media += turn.media
+
+    def _assemble(self, had_rows: bool) -> list[dict[str, Any]]:
+        turns = self._turns
+        out: list[dict[str, Any]] = []
+        if not turns:
+            out = [self._done({"role": "user", "content": [_text(EMPTY)]})] if had_rows else []
+            self.block_counts = [1] * len(out)
+            return out
+        counts: list[int] = []
+        if turns[0].role == "assistant":
+            out.append(self._done({"role": "user", "content": [_text(LEADING_USER)]}))
+            counts.append(1)
+        out.extend(itertools.chain.from_iterable(t.out for t in turns))
+        counts.extend(itertools.chain.from_iterable(t.counts for t in turns))
+        if out[-1]["role"] == "assistant":
+            out.append(self._done({"role": "user", "content": [_text(TRAILING_USER)]}))
+            counts.append(1)
+        self.block_counts = counts
+        return out
+
+    def _done(self, msg: dict[str, Any]) -> dict[str, Any]:
+        return self._finish(msg) if self._finish else msg
+
+
+def _media_in(msg: dict[str, Any]) -> int:
+    """Images and documents of one message, top level and inside tool results (what the media limit counts)."""
+    n = 0
+    for block in msg["content"]:
+        kind = block.get("type")
+        if kind in ("image", "document"):
+            n += 1
+        elif kind == "tool_result" and isinstance(block.get("content"), list):
+            n += sum(1 for sub in block["content"] if isinstance(sub, dict) and sub.get("type") in ("image", "document"))
+    return n
 
 
 def _answer(pending: list[str], blocks: list[Block]) -> list[Block]:

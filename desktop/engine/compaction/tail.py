@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import bisect
 from collections.abc import Sequence
 
 from desktop.engine.compaction._shared import Message, content_of, cut_points, has_real_text, is_plain_user
@@ -11,8 +12,9 @@ from desktop.engine.tokens import estimate_message
 class _Suffix:
     """Token sizes of ``messages[c:]``, estimated lazily from the newest message back (O(tail), not O(history))."""
 
-    def __init__(self, messages: Sequence[Message]):
+    def __init__(self, messages: Sequence[Message], sizes: Sequence[int] | None = None):
         self._messages = messages
+        self._sizes = sizes  # estimate_message of each message, when the caller keeps them
         self._totals = [0]  # _totals[k]: tokens of the newest k messages
 
     def size(self, i: int) -> int:
@@ -24,7 +26,9 @@ class _Suffix:
         n = len(self._messages)
         while len(self._totals) <= n - c:
             k = len(self._totals)
-            self._totals.append(self._totals[-1] + estimate_message(content_of(self._messages[n - k])))
+            size = (self._sizes[n - k] if self._sizes is not None
+                    else estimate_message(content_of(self._messages[n - k])))
+            self._totals.append(self._totals[-1] + size)
         return self._totals[n - c]
 
     def within(self, c: int, limit: int | None) -> bool:
@@ -39,7 +43,8 @@ class _Suffix:
 
 def split_tail(messages: Sequence[Message], window: int | None, *, min_tokens: int = 10_000,
                min_text_messages: int = 5, max_tokens: int = 40_000, max_fraction: float = 0.5,
-               clean_max_tokens: int | None = None, level: int = 0) -> tuple[list[Message], list[Message]]:
+               clean_max_tokens: int | None = None, level: int = 0, cuts: Sequence[int] | None = None,
+               sizes: Sequence[int] | None = None) -> tuple[list[Message], list[Message]]:
     """Split post-boundary ``messages`` into (head to summarise, verbatim tail); ``head + tail == messages``.
 
     The tail grows from the newest message until it holds ``min_tokens`` and ``min_text_messages`` messages with
@@ -62,6 +67,9 @@ def split_tail(messages: Sequence[Message], window: int | None, *, min_tokens: i
     deeper than the one before while a later cut exists; once none does, the same split comes back (compare the
     head lengths to see that no progress is left). ``cut_points`` gives the cuts themselves to a caller that
     prefers to choose. An empty head means there is nothing to compact (at that level).
+
+    ``cuts`` (``cut_points(messages)``) and ``sizes`` (``estimate_message`` of each message) may be given by a
+    caller that keeps them as messages arrive: the split then reads only the tail.
     """
     if not messages:
         return [], []
@@ -69,11 +77,11 @@ def split_tail(messages: Sequence[Message], window: int | None, *, min_tokens: i
     cap = max_tokens if not window else min(max_tokens, int(window * max_fraction))
     if clean_max_tokens is None and window:
         clean_max_tokens = int(window * max_fraction)
-    sizes = _Suffix(items)
+    suffix = _Suffix(items, sizes)
     tokens = texts = 0
     start = len(items)
     for i in range(len(items) - 1, -1, -1):
-        size = sizes.size(i)
+        size = suffix.size(i)
         if start < len(items) and tokens + size > cap:
             break
         tokens += size
@@ -81,16 +89,16 @@ def split_tail(messages: Sequence[Message], window: int | None, *, min_tokens: i
         start = i
         if tokens >= min_tokens and texts >= min_text_messages:
             break
-    cuts = cut_points(items)
-    cut = _default_cut(items, cuts, start, cap, clean_max_tokens, sizes)
+    cuts = list(cuts) if cuts is not None else cut_points(items)
+    cut = _default_cut(items, cuts, start, cap, clean_max_tokens, suffix)
     for _ in range(max(0, level)):
-        later = [c for c in cuts if c > cut]
+        later = cuts[bisect.bisect_right(cuts, cut):]
         if not later:
             break
-        budget = min(cap, sizes.tail(cut)) // 2
+        budget = min(cap, suffix.tail(cut)) // 2
         fitting = later[-1]  # the newest cut when even the last round is over budget
         for c in reversed(later):  # earliest cut within budget = the largest tail that fits
-            if sizes.tail(c) > budget:
+            if suffix.tail(c) > budget:
                 break
             fitting = c
         cut = fitting
@@ -108,7 +116,7 @@ def _default_cut(items: list[Message], cuts: list[int], start: int, cap: int, cl
     below = next((c for c in reversed(cuts) if c <= start), None)
     if below is not None and sizes.within(below, cap):
         return below
-    above = next((c for c in cuts if c > start), None)
-    if above is not None:
-        return above
+    at = bisect.bisect_right(cuts, start)
+    if at < len(cuts):
+        return cuts[at]  # the nearest cut after the growth point
     return below if below is not None else clean
