@@ -272,3 +272,23 @@ async def test_a_prepared_summary_that_frees_too_little_is_not_committed(small_e
     assert not outcome.record.stats.get("prepared")
     assert outcome.record.covers_through_message_id == head[-1].id
     assert len(summary_requests(fake_api)) == asked + 1  # a fresh summary of the whole head
+
+
+async def test_a_history_many_windows_long_is_summarised_in_chunks_that_each_fit(small_engine, fake_api):
+    # A giant history once sent summary requests of 3.6-8.7x the window before falling back to a snip; each
+    # summary request is now sized to fit before it is sent, oldest part first, with nothing dropped.
+    sid = (await small_engine.store.create_session("giant", "claude-test")).id
+    for i in range(60):  # ~36,000 tokens: 4.5 windows of 8,000
+        await small_engine.store.add_message(sid, "user", [{"type": "text", "text": f"q{i} " + prose(250, i)}])
+        await small_engine.store.add_message(sid, "assistant", [{"type": "text", "text": f"a{i} " + prose(200, i)}])
+    outcome = await small_engine.compact(sid, "manual")
+    assert outcome.ok, outcome.message
+    asked = summary_requests(fake_api)
+    assert len(asked) >= 4
+    assert all(r.status == 200 and r.prompt_tokens <= fake_api.window for r in asked)
+    stats = outcome.record.stats
+    assert stats["chunks"] == len(asked) and stats["dropped_for_length"] == 0
+    # The chunks run oldest first, each folding in the summary so far.
+    first, last = (r.body["messages"][0]["content"][0]["text"] for r in (asked[0], asked[-1]))
+    assert "q0 " in first and "<previous-summary>" not in first
+    assert "<previous-summary>" in last

@@ -37,6 +37,8 @@ SUMMARY_MAX_TOKENS = 4096
 SUMMARY_RETRIES = 3  # a summarisation request that is itself too long: drop oldest groups and retry
 NEAR_THRESHOLD = 0.03  # ask count_tokens when the estimate is this close to a threshold
 MIN_SAVING = 0.10  # an automatic summary must free at least this share of the context, or it is not committed
+CHUNK_SHARE = 0.8  # a summary request's transcript takes at most this share of what is left of the window
+SUMMARY_PROMPT_TOKENS = 1_000  # the summary system prompt and instructions around the transcript
 DEEPEST_LEVEL = 3  # split levels tried for a deeper cut (each keeps at most half the previous tail)
 NOTHING_YET = "Nothing to compact yet: everything is in the recent verbatim tail."
 NOT_SMALLER = "The summary would not have made the context smaller; nothing was changed."
@@ -256,16 +258,69 @@ class Compactor:
                f"~{int(record.stats.get('tokens_saved', max(0, before - after))):,} tokens saved")
         return Outcome(True, msg, record, before, after, g=g)
 
+    def _chunks(self, head: list[StoredMessage], model: str) -> list[list[StoredMessage]]:
+        """``head`` in consecutive parts, oldest first, each small enough that its summary request (with the
+        summary so far folded in) fits the summary model's window: one part when it all fits."""
+        window = self.shared.catalog.info(model).window
+        if not window:
+            return [head]
+        factor = self.shared.calibration.factor(model) or 1.0
+        # Room for the transcript: the window less the reply, the rolling summary and the prompt around them
+        # (each at most an eighth or a sixteenth of a small window).
+        reply, prompt = min(SUMMARY_MAX_TOKENS, window // 8), min(SUMMARY_PROMPT_TOKENS, window // 16)
+        room = max(500, int((window - 2 * reply) * CHUNK_SHARE / factor) - prompt)
+        chunks: list[list[StoredMessage]] = [[]]
+        size = 0
+        for message in head:
+            cost = tokens.estimate_message(message.content)
+            if chunks[-1] and size + cost > room:
+                chunks.append([])
+                size = 0
+            chunks[-1].append(message)
+            size += cost
+        return chunks
+
     async def _summarise(self, g: Gathered, head: list[StoredMessage],
                          focus: str | None) -> tuple[str | None, dict[str, Any], str]:
+        """One summary of ``head`` on top of the active one; a head larger than the summary model's window is
+        summarised in parts, oldest first, each folding in the summary so far."""
         model = self.shared.settings.summary_model
         previous = g.compaction.summary if g.compaction else None
         replaced = sum(tokens.estimate_message(m.content) for m in head)
         if previous:
             replaced += tokens.estimate_text(previous)
+        started = time.monotonic()
+        chunks = self._chunks(head, model)
+        total: dict[str, int] = {}
+        dropped = 0
+        for chunk in chunks:
+            summary, usage, lost, error = await self._summarise_part(chunk, previous, focus, model)
+            if summary is None:
+                return None, {}, error
+            previous, dropped = summary, dropped + lost
+            for key, value in usage.to_json().items():
+                total[key] = total.get(key, 0) + value
+        assert previous is not None
+        problem = cp.validate_summary(previous, replaced)
+        if problem:
+            return None, {}, problem
+        return previous, {
+            "messages": len(head),
+            "summarised_tokens": replaced,
+            "summary_tokens": tokens.estimate_text(previous),
+            "summary_model": model,
+            "summary_usage": total,  # summed over the parts
+            "chunks": len(chunks),
+            "dropped_for_length": dropped,
+            "seconds": round(time.monotonic() - started, 3),
+            "focus": focus or "",
+        }, ""
+
+    async def _summarise_part(self, head: list[StoredMessage], previous: str | None, focus: str | None,
+                              model: str) -> tuple[str | None, Usage, int, str]:
+        """(summary, usage, messages dropped for length, error) of one summary request."""
         messages: list[Message] = list(head)
         error = "no summary"
-        started = time.monotonic()
         for _attempt in range(SUMMARY_RETRIES + 1):
             req = cp.build_summary_request(messages, previous_summary=previous, focus=focus,
                                            max_tokens=SUMMARY_MAX_TOKENS)
@@ -280,22 +335,14 @@ class Compactor:
                     if messages:
                         continue
                 error = classify(exc).message[:300]  # worded as the chat path words it
-                return None, {}, error
+                return None, Usage(), 0, error
             summary = cp.extract_summary(text)
-            problem = cp.validate_summary(summary, replaced)
+            problem = cp.validate_summary(summary, sum(tokens.estimate_message(m.content) for m in head)
+                                          + (tokens.estimate_text(previous) if previous else 0))
             if problem:
-                return None, {}, problem
-            return summary, {
-                "messages": len(head),
-                "summarised_tokens": replaced,
-                "summary_tokens": tokens.estimate_text(summary),
-                "summary_model": model,
-                "summary_usage": usage.to_json(),
-                "dropped_for_length": len(head) - len(messages),
-                "seconds": round(time.monotonic() - started, 3),
-                "focus": focus or "",
-            }, ""
-        return None, {}, error
+                return None, Usage(), 0, problem
+            return summary, usage, len(head) - len(messages), ""
+        return None, Usage(), 0, error
 
     async def _commit(self, view: SessionView, g: Gathered, covers_through: int, summary: str, trigger: str,
                       stats: dict[str, Any], before: int, min_saving: int = 0) -> CompactionRecord | None:
