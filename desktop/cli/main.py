@@ -38,6 +38,7 @@ ACTIVITY_WORDS = {
     "waiting": "waiting for the reply…",
     "compacting": "Compressing context…",
     "recovering": "Compressing context (the provider said it was too long), then resending…",
+    "tools": "running tools…",
 }
 
 

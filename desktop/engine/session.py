@@ -8,6 +8,7 @@ new record, so the state after it is derived here without reading the session ag
 from __future__ import annotations
 
 from collections import Counter
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field, replace
 from typing import Any, cast
 
@@ -38,6 +39,8 @@ class Shared:
     calibration: Calibration
     meter: ContextMeter
     counts: Counter[str] = field(default_factory=Counter)  # gathers and measures, for the engine benchmark
+    # The tool runner's definitions for a session (from its state: the workspace); None: no tools.
+    tool_definitions: Callable[[int, Mapping[str, Any]], list[dict[str, Any]]] | None = None
 
     def model_for(self, session: SessionInfo) -> str:
         return session.model or self.settings.model
@@ -220,7 +223,7 @@ class SessionView:
             sendable=cast(list[StoredMessage], shaped),  # rows in, rows out
             state=dict(loaded.state),
             system=assemble.system_blocks(),
-            tools=[],
+            tools=defs(self.session_id, loaded.state) if (defs := self.shared.tool_definitions) else [],
             cost=self._cost,
             changed=spilled | cleared | cut,
         )

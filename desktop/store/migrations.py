@@ -4,6 +4,8 @@ v1: sessions, messages, compactions, kv (the foundation schema).
 v2: sessions.state and messages.meta, for engine state (breaker, horizons) and per-message facts.
 v3: usage_totals, per session and model the sums of the stored replies' usage (the session's cost without
     reading every reply), built from the existing rows.
+v4: tool_audit (what each tool call asked, how it was decided, how it ended) and tool_approvals (saved "always"
+    answers, bound to the server's origin hash).
 """
 
 from __future__ import annotations
@@ -15,7 +17,7 @@ from playhouse.migrate import SqliteMigrator, migrate
 
 from desktop.store.schema import Models, stored_usage
 
-CURRENT_VERSION = 3
+CURRENT_VERSION = 4
 
 
 def _v1(db: pw.SqliteDatabase, models: Models) -> None:
@@ -94,7 +96,23 @@ def rebuild_usage_totals(db: pw.SqliteDatabase) -> None:
         )
 
 
-STEPS = {1: _v1, 2: _v2, 3: _v3}
+def _v4(db: pw.SqliteDatabase, models: Models) -> None:
+    # New tables only, created whole with the SQL v4 has (see v3).
+    db.execute_sql(
+        "CREATE TABLE IF NOT EXISTS tool_audit (id INTEGER PRIMARY KEY AUTOINCREMENT, "
+        "session_id INTEGER NOT NULL REFERENCES sessions (id) ON DELETE CASCADE, tool_use_id TEXT NOT NULL, "
+        "server TEXT NOT NULL, tool TEXT NOT NULL, arguments TEXT NOT NULL, decision TEXT NOT NULL, "
+        "outcome TEXT NOT NULL, is_error INTEGER NOT NULL, exit_code INTEGER, duration REAL, "
+        "created_at REAL NOT NULL)"
+    )
+    db.execute_sql("CREATE INDEX IF NOT EXISTS tool_audit_session_id ON tool_audit (session_id, id)")
+    db.execute_sql(
+        "CREATE TABLE IF NOT EXISTS tool_approvals (id INTEGER PRIMARY KEY AUTOINCREMENT, server TEXT NOT NULL, "
+        "tool TEXT NOT NULL, origin TEXT NOT NULL, created_at REAL NOT NULL, UNIQUE (server, tool, origin))"
+    )
+
+
+STEPS = {1: _v1, 2: _v2, 3: _v3, 4: _v4}
 
 
 def schema_version(db: pw.SqliteDatabase) -> int:
