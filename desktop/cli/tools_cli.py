@@ -110,7 +110,7 @@ async def cmd_mcp(args: argparse.Namespace) -> int:
     config = load_config(target)
     for problem in config.problems:
         _status(problem)
-    rows = [{"name": s.name, "transport": s.transport, "enabled": s.enabled, "where": s.where}
+    rows: list[dict[str, Any]] = [{"name": s.name, "transport": s.transport, "enabled": s.enabled, "where": s.where}
             for s in config.servers]
     if args.check:
         from desktop.tools.mcp_host import McpServer

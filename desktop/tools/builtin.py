@@ -21,6 +21,7 @@ from anthropic.lib.tools.agent_toolset import (
     beta_write_tool,
 )
 
+from desktop.engine.types import Block
 from desktop.tools.run_command import run_command
 from desktop.tools.types import BUILTIN, ToolOutcome, ToolSpec
 from desktop.tools.workspace import SPILL_PREFIX, OutsideWorkspace, Workspace
@@ -102,10 +103,10 @@ class BuiltinTools:
             return ToolOutcome(f"{name}: invalid arguments ({exc})", is_error=True)
         return ToolOutcome(self._scrub(result))
 
-    def _scrub(self, content: Any) -> str | list[Any]:
+    def _scrub(self, content: Any) -> str | list[Block]:
         if isinstance(content, str):
             return self.workspace.scrub(content)
-        return list(content)
+        return [dict(b) for b in content]
 
     async def _read_spill(self, arguments: dict[str, Any]) -> ToolOutcome:
         if self.spill_dir is None or not self.spill_dir.is_dir():
@@ -119,7 +120,7 @@ class BuiltinTools:
             return ToolOutcome(f"read: {exc}", is_error=True)
         except ToolError as exc:
             return ToolOutcome(str(exc.content).replace(str(self.spill_dir), "@spill"), is_error=True)
-        return ToolOutcome(result if isinstance(result, str) else list(result))
+        return ToolOutcome(result if isinstance(result, str) else [dict(b) for b in result])
 
     def diff(self, name: str, arguments: dict[str, Any]) -> str | None:
         """What a write or an edit would change, as a unified diff (None for other tools or a bad path)."""

@@ -151,7 +151,8 @@ class Toolbox:
     async def _one(self, session_id: int, call: Block, specs: dict[str, ToolSpec]) -> tuple[ToolOutcome, str]:
         use_id = str(call.get("id") or "")
         name = str(call.get("name") or "")
-        arguments = call.get("input") if isinstance(call.get("input"), dict) else {}
+        given = call.get("input")
+        arguments: dict[str, Any] = dict(given) if isinstance(given, dict) else {}
         spec = specs.get(name)
         if spec is None:
             return ToolOutcome(f"unknown tool {name!r}: it is not offered in this chat", is_error=True), ""
