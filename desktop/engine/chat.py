@@ -363,6 +363,16 @@ class ChatEngine:
                                          meta={"carried_over": True, "synthetic": True})
         return new.id
 
+    async def session_state(self, session_id: int) -> dict[str, Any]:
+        return dict((await self.view(session_id).gather()).state)
+
+    async def update_state(self, session_id: int, changes: dict[str, Any]) -> dict[str, Any]:
+        """Change a session's state (e.g. its workspace: the tools its requests offer) and measure it again."""
+        state = await self.store.update_state(session_id, changes)
+        self.view(session_id).state_changed(state)
+        await self.publish_context(session_id)
+        return state
+
     async def new_session(self, model: str | None = None) -> int:
         session = await self.store.create_session(DEFAULT_TITLE, model or self.settings.model)
         return session.id

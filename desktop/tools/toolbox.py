@@ -75,6 +75,11 @@ class Toolbox:
         self.emit(McpChanged(0, tuple(s.status for s in self.servers.values())))
 
     # --- MCP servers ----------------------------------------------------------------------------------------
+    def save_config(self) -> list[str]:
+        from desktop.tools.mcp_config import save_config
+
+        return save_config(self.mcp_path, McpConfig([s.config for s in self.servers.values()]))
+
     async def start_servers(self) -> None:
         await asyncio.gather(*(s.start() for s in self.servers.values() if s.config.enabled))
 
