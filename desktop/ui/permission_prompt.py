@@ -8,8 +8,8 @@ from __future__ import annotations
 
 import html
 
-from PySide6.QtCore import Qt, Signal
-from PySide6.QtGui import QKeySequence, QShortcut
+from PySide6.QtCore import QEvent, QObject, Qt, Signal
+from PySide6.QtGui import QKeyEvent
 from PySide6.QtWidgets import QFrame, QHBoxLayout, QLabel, QPushButton, QTextEdit, QVBoxLayout, QWidget
 
 from desktop.ui.bridge import Answer, PermissionRequest
@@ -58,9 +58,25 @@ class PermissionPrompt(QFrame):
         layout.addWidget(self.title)
         layout.addWidget(self.details)
         layout.addLayout(buttons)
-        QShortcut(QKeySequence(Qt.Key.Key_Escape), self, lambda: self._answer(Answer.DENY),
-                  context=Qt.ShortcutContext.WidgetWithChildrenShortcut)
+        for child in (self.details, self.once, self.chat, self.always, self.deny):
+            child.installEventFilter(self)
         self.hide()
+
+    def eventFilter(self, watched: QObject, event: QEvent) -> bool:  # noqa: N802 - Qt override
+        # Esc denies wherever the focus is inside the prompt (a button would otherwise swallow it).
+        if event.type() in (QEvent.Type.KeyPress, QEvent.Type.ShortcutOverride) and isinstance(event, QKeyEvent) \
+                and event.key() == Qt.Key.Key_Escape:
+            if event.type() == QEvent.Type.KeyPress:
+                self._answer(Answer.DENY)
+            event.accept()
+            return True
+        return False
+
+    def keyPressEvent(self, event: QKeyEvent) -> None:  # noqa: N802 - Qt override
+        if event.key() == Qt.Key.Key_Escape:  # reaches here from any of the prompt's widgets
+            self._answer(Answer.DENY)
+            return
+        super().keyPressEvent(event)
 
     @property
     def current(self) -> PermissionRequest | None:
