@@ -56,6 +56,7 @@ class ToolsUi(QObject):
         self.prompt = PermissionPrompt(window)
         pane.insertWidget(pane.indexOf(window.status), self.prompt)
         self.dialog: McpDialog | None = None
+        self._picked = 0  # workspace choices made, so a slower read of the old one never wins
         self.mcp_action = QAction(self.tr("&MCP servers and tool permissions…"), window)
         self.mcp_action.triggered.connect(self.open_mcp)
         file_menu = window.menuBar().actions()[0].menu()
@@ -75,8 +76,10 @@ class ToolsUi(QObject):
         self.bridge.spawn(self._load_workspace(page.session.id))
 
     async def _load_workspace(self, session_id: int) -> None:
+        picked = self._picked
         folder = await self.bridge.workspace(session_id)
-        if session_id == self.window.session_id:
+        # A folder picked while this read was under way is newer than what it read.
+        if session_id == self.window.session_id and picked == self._picked:
             self.workspace.show_folder(folder)
 
     def choose_workspace(self) -> None:
@@ -89,6 +92,7 @@ class ToolsUi(QObject):
         session_id = self.window.session_id
         if session_id is None:
             return
+        self._picked += 1
         self.workspace.show_folder(folder)
         self.bridge.spawn(self.bridge.set_workspace(session_id, folder))
 
