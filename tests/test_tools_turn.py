@@ -266,3 +266,16 @@ async def test_sigkill_mid_loop_then_restart_leaves_every_tool_use_answered(fake
         await rt.engine.send(sid, "what happened?")
     body = fake_api.message_requests()[-1].body
     assert problems(body["messages"]) == []
+
+
+async def test_repeating_a_call_whose_result_changes_is_progress(fake_api, tmp_path):
+    ws = make_workspace(tmp_path / "ws")
+    (ws / "n").write_text("0")
+    for _ in range(6):
+        fake_api.queue_tool_use("run", {"command": "echo $(( $(cat n) + 1 )) > n; cat n"})
+    fake_api.queue_text("counted to six")
+    async with tool_runtime(workspace=ws, yes=True) as rt:
+        sid = await rt.engine.new_session()
+        reply = await rt.engine.send(sid, "count")
+    assert reply is not None and reply.content[0]["text"] == "counted to six"
+    assert (ws / "n").read_text().strip() == "6"

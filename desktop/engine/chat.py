@@ -54,9 +54,10 @@ from desktop.engine.types import DEFAULT_TITLE, Block, StoredMessage
 TITLE_CHARS = 60
 RECOVERY_FRACTION = 0.5  # reactive compaction rebuilds the request within this share of the window (first try)
 RECOVERY_ATTEMPTS = 3  # retries after "too long" in one model call, each smaller than the last
-# Diminishing returns: a tool round whose reply is under SMALL_CONTINUATION output tokens and asks only for calls
-# already answered in this turn made no progress; SMALL_CONTINUATIONS of them in a row end the turn. (Small
-# rounds alone are normal agentic work: a reply that only calls a tool is usually under 500 tokens.)
+# Diminishing returns: a tool round whose reply is under SMALL_CONTINUATION output tokens and whose calls all
+# repeat calls of this turn that gave the same results made no progress; SMALL_CONTINUATIONS of them in a row
+# end the turn. (Small rounds alone are normal agentic work: a reply that only calls a tool is usually under
+# 500 tokens, and re-running a command after an edit gives a new result.)
 SMALL_CONTINUATION = 500
 SMALL_CONTINUATIONS = 3
 
@@ -441,22 +442,22 @@ class ChatEngine:
         reply: StoredMessage | None = None
         g: Gathered | None = None
         small = 0  # tool rounds in a row that made no progress
-        asked: set[str] = set()  # the calls of this turn, as (name, input)
+        seen: set[str] = set()  # the calls of this turn with their results, as (name, input, result)
         try:
             for _call in range(max(1, self.settings.max_model_calls)):
                 g = await self._prepare_call(view)
                 reply = await self._call(view, g)
                 if reply.status != "complete" or not self._wants_tools(reply):
                     break
-                calls = {json.dumps([b.get("name"), b.get("input")], sort_keys=True, default=str)
-                         for b in reply.content if b.get("type") == "tool_use"}
-                stale = _output_tokens(reply) < SMALL_CONTINUATION and calls <= asked
+                results = {r.get("tool_use_id"): r.get("content") for r in await self._answer_tools(view, reply)}
+                rounds = {json.dumps([b.get("name"), b.get("input"), results.get(b.get("id"))], sort_keys=True,
+                                     default=str) for b in reply.content if b.get("type") == "tool_use"}
+                stale = _output_tokens(reply) < SMALL_CONTINUATION and rounds <= seen
                 small = small + 1 if stale else 0
-                asked |= calls
-                await self._answer_tools(view, reply)
+                seen |= rounds
                 if small >= SMALL_CONTINUATIONS:
                     self.emit(Notice(session_id, f"Stopped after {small} tool rounds in a row that only repeated "
-                                     "earlier calls; send a message to continue.", "warning"))
+                                     "earlier calls with the same results; send a message to continue.", "warning"))
                     break
             else:
                 self.emit(Notice(session_id, f"Stopped after {self.settings.max_model_calls} model calls in one "
@@ -475,7 +476,7 @@ class ChatEngine:
             self._maybe_prepare(view, after, snapshot.used)
         return reply
 
-    async def _answer_tools(self, view: SessionView, reply: StoredMessage) -> None:
+    async def _answer_tools(self, view: SessionView, reply: StoredMessage) -> list[Block]:
         """Run the reply's tool calls and store their results. Whatever happens (a stop, a runner that ends the
         turn) every tool_use gets its tool_result: cancelled calls are answered as such before the stop ends
         the turn."""
@@ -498,6 +499,7 @@ class ChatEngine:
         await self._store_results(view, results)
         if end is not None:
             raise end
+        return results
 
     async def _store_results(self, view: SessionView, results: list[Block]) -> None:
         answer = await self.store.add_message(view.session_id, "user", results)
