@@ -64,7 +64,8 @@ def _text(content: Any) -> str:
 
 def _record(ledger: Ledger, call: Block, result: Block) -> None:
     name = str(call.get("name") or "")
-    args = call.get("input") if isinstance(call.get("input"), dict) else {}
+    given = call.get("input")
+    args: dict[str, Any] = given if isinstance(given, dict) else {}
     path = str(args.get("file_path") or args.get("notebook_path") or args.get("path") or "")
     text = _text(result.get("content"))
     failed = bool(result.get("is_error"))
