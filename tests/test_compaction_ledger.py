@@ -66,3 +66,35 @@ async def test_a_summary_of_a_tool_session_carries_the_ledger(fake_api, tmp_path
     first_user = fake_api.message_requests()[-1].body["messages"][0]["content"][0]["text"]
     assert "<artifact-ledger>" in first_user and "Files read: src/config.py" in first_user
     assert "- exit 4 (4)" in first_user
+
+
+async def test_after_a_summary_the_files_touched_last_come_back_fresh_from_disk(fake_api, tmp_path, monkeypatch):
+    from tests.tools_helpers import make_workspace, tool_runtime
+
+    monkeypatch.setenv("PRECIS_CONTEXT_WINDOW", "8000")
+    fake_api.window = 8_000
+    ws = make_workspace(tmp_path / "ws")
+    (ws / "gone.py").write_text("soon deleted\n")
+    async with tool_runtime(workspace=ws, yes=True, settings={"max_output_tokens": 1024}) as rt:
+        sid = await rt.engine.new_session()
+        fake_api.queue_tool_use("read", {"file_path": "gone.py"}, id="r0")
+        fake_api.queue_tool_use("read", {"file_path": "src/main.py"}, id="r1")
+        fake_api.queue_tool_use("edit", {"file_path": "src/config.py", "old_string": "open(path)",
+                                         "new_string": "open(path, encoding='utf-8')"}, id="r2")
+        fake_api.queue_text("edited")
+        await rt.engine.send(sid, "Fix it. " * 50)
+        (ws / "gone.py").unlink()
+        (ws / "src" / "main.py").write_text("# changed on disk after the read\n")
+        for n in range(6):
+            fake_api.queue_text(f"reply {n}")
+            await rt.engine.send(sid, f"Next step {n}. " * 150)
+        outcome = await rt.engine.compact(sid, "manual")
+        assert outcome.ok, outcome.message
+        fake_api.queue_text("after")
+        await rt.engine.send(sid, "go on")
+    head = fake_api.message_requests()[-1].body["messages"][0]["content"][0]["text"]
+    files = head.split("<recent-files>")[1]
+    # The edited file first, then the read one as it is now; the deleted file is left out.
+    assert files.index("=== src/config.py ===") < files.index("=== src/main.py ===")
+    assert "encoding='utf-8'" in files and "# changed on disk after the read" in files
+    assert "gone.py ===" not in files

@@ -103,6 +103,7 @@ class ChatEngine:
         self.tasks = TaskRegistry(self._jobs_changed)
         self.tools = tools
         self.shared.tool_definitions = tools.definitions if tools is not None else None
+        self.shared.file_snapshots = getattr(tools, "snapshot_files", None)
         # A process about to exit (the CLI) prepares nothing in the background: it would be aborted unused.
         self.background = background
         self._credentials = credentials

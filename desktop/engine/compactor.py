@@ -19,6 +19,7 @@ from desktop.engine import compaction as cp
 from desktop.engine import overflow, tokens
 from desktop.engine.compaction._shared import Message, group_starts
 from desktop.engine.compaction.ledger import build as build_ledger
+from desktop.engine.compaction.ledger import recent_files
 from desktop.engine.compaction.ledger import render as render_ledger
 from desktop.engine.context import reserved_output
 from desktop.engine.errors import classify
@@ -303,8 +304,12 @@ class Compactor:
         previous = g.compaction.stats.get("ledger") if g.compaction is not None else None
         ledger = build_ledger([m for m in g.history if m.id <= covers_through], previous)
         ledger_text = render_ledger(ledger)
-        if ledger_text:
-            pins_text = f"{pins_text}\n\n{ledger_text}" if pins_text else ledger_text
+        # The files read or edited last, fresh from disk now (fixed in this record, so the cached prefix holds).
+        snapshots = shared.file_snapshots
+        files_text = snapshots(view.session_id, recent_files(ledger)) if snapshots and recent_files(ledger) else ""
+        for extra in (ledger_text, files_text):
+            if extra:
+                pins_text = f"{pins_text}\n\n{extra}" if pins_text else extra
         # Saved = what the covered messages cost in requests, less the summary and pins that replace them.
         covered, added = self._replaced(g, covers_through), self._added(g, summary, pins_text)
         if covered <= added:

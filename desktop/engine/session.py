@@ -41,6 +41,8 @@ class Shared:
     counts: Counter[str] = field(default_factory=Counter)  # gathers and measures, for the engine benchmark
     # The tool runner's definitions for a session (from its state: the workspace); None: no tools.
     tool_definitions: Callable[[int, Mapping[str, Any]], list[dict[str, Any]]] | None = None
+    # Reads workspace files back after a summary (session id, workspace-relative paths -> text); None: none.
+    file_snapshots: Callable[[int, list[str]], str] | None = None
 
     def model_for(self, session: SessionInfo) -> str:
         return session.model or self.settings.model

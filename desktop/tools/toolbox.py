@@ -33,6 +33,9 @@ from desktop.tools.types import BUILTIN, ToolOutcome, ToolSpec
 from desktop.tools.workspace import Workspace
 
 EXCERPT = 300
+REINJECT_FILES = 5  # after a summary: at most this many files back in the context
+REINJECT_FILE_CHARS = 20_000  # about 5K tokens each
+REINJECT_TOTAL_TOKENS = 50_000
 log = logging.getLogger(__name__)
 _UNSET: Any = object()
 
@@ -142,6 +145,36 @@ class Toolbox:
 
     def pending(self) -> list[str]:
         return list(self._pending)
+
+    # --- after a summary -------------------------------------------------------------------------------------
+    def snapshot_files(self, session_id: int, paths: list[str]) -> str:
+        """The files, as they are on disk now, within the re-injection budget (files gone or unreadable are
+        skipped); '' when there is no workspace or nothing to show."""
+        from desktop.engine.tokens import estimate_text
+
+        workspace = self.workspace(session_id)
+        if workspace is None:
+            return ""
+        parts, total = [], 0
+        for rel in paths[:REINJECT_FILES]:
+            try:
+                path = workspace.resolve(rel)
+                if not path.is_file() or path.stat().st_size > 4 * REINJECT_FILE_CHARS:
+                    continue
+                text = path.read_text("utf-8")
+            except (OSError, UnicodeDecodeError, ValueError):
+                continue
+            if len(text) > REINJECT_FILE_CHARS:
+                text = text[:REINJECT_FILE_CHARS] + "\n[… cut: read the rest with the read tool]"
+            cost = estimate_text(text)
+            if total + cost > REINJECT_TOTAL_TOKENS:
+                break
+            total += cost
+            parts.append(f"=== {workspace.relative(path)} ===\n{text}")
+        if not parts:
+            return ""
+        return ("<recent-files>\nThe files read or edited last before the summary, as they are on disk now:\n\n"
+                + "\n\n".join(parts) + "\n</recent-files>")
 
     # --- running ---------------------------------------------------------------------------------------------
     async def run(self, session_id: int, calls: list[Block]) -> list[Block]:

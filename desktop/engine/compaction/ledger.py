@@ -99,3 +99,15 @@ def render(ledger: Ledger) -> str:
         lines.extend(f"- {e}" for e in ledger["errors"])
     lines.append(FOOTER)
     return "\n".join(lines)
+
+
+REINJECT_FILES = 5
+
+
+def recent_files(ledger: Ledger, limit: int = REINJECT_FILES) -> list[str]:
+    """The files touched last, newest first: edited ones before read ones (an edit is the freshest interest)."""
+    out: list[str] = []
+    for path in [*reversed(ledger.get("written") or []), *reversed(ledger.get("read") or [])]:
+        if path not in out and not path.startswith("@spill/"):
+            out.append(path)
+    return out[:limit]
