@@ -154,4 +154,9 @@ async def test_the_mcp_page_lists_restarts_and_shows_the_log(qtbot, fake_api, pr
         await until(lambda: toolbox.servers["calc"].state == "disabled")
         saved = json.loads((precis_home / "config" / "mcp.json").read_text())
         assert saved["mcpServers"]["calc"]["disabled"] is True
+        source = precis_home / "claude_desktop_config.json"
+        source.write_text(json.dumps({"mcpServers": {"calc2": server_config()}}))
+        await page.import_claude_desktop(str(source))
+        assert page.message.text() == "Imported 1 server(s): calc2"
+        await until(lambda: page.servers.count() == 2 and toolbox.servers["calc2"].state == "ready", 30)
         dialog.close()

@@ -83,6 +83,18 @@ class Toolbox:
 
         return save_config(self.mcp_path, McpConfig([s.config for s in self.servers.values()]))
 
+    async def import_claude_desktop(self, source: Path | None = None) -> tuple[list[str], list[str]]:
+        """Add Claude Desktop's servers to mcp.json and start the new ones. Returns (names, problems)."""
+        from desktop.tools.mcp_config import import_claude_desktop
+
+        names, problems = await asyncio.to_thread(import_claude_desktop, self.mcp_path, source)
+        config = await asyncio.to_thread(load_config, self.mcp_path)
+        for server in config.servers:
+            if server.name in names and server.name not in self.servers:
+                self.servers[server.name] = McpServer(server, self.paths.cache_dir / "mcp", self._server_changed)
+        await asyncio.gather(*(self.servers[n].start() for n in names if n in self.servers))
+        return names, problems
+
     async def start_servers(self) -> None:
         await asyncio.gather(*(s.start() for s in self.servers.values() if s.config.enabled))
 

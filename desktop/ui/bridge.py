@@ -306,6 +306,17 @@ class Bridge(QObject):
         else:
             await server.stop()
 
+    async def import_claude_desktop(self, path: str = "") -> str:
+        """Import Claude Desktop's MCP servers; the result in words for the page."""
+        if self._toolbox is None:
+            return ""
+        from pathlib import Path
+
+        names, problems = await self._toolbox.import_claude_desktop(Path(path) if path else None)
+        if names:
+            return f"Imported {len(names)} server(s): {', '.join(names)}"
+        return "; ".join(problems) or "Nothing new to import"
+
     async def approvals(self) -> list[SavedApproval]:
         store = self._toolbox.policy.approvals if self._toolbox is not None else None
         return await store.approvals() if store is not None else []

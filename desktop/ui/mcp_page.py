@@ -36,6 +36,9 @@ class McpPage(QWidget):
         self.servers.setAccessibleName(self.tr("MCP servers (check to enable)"))
         self.restart_button = QPushButton(self.tr("&Restart"), self)
         self.refresh_button = QPushButton(self.tr("Re&fresh"), self)
+        self.import_button = QPushButton(self.tr("&Import from Claude Desktop"), self)
+        self.message = QLabel(self)
+        self.message.setObjectName("mcp_message")
         self.log = QPlainTextEdit(self)
         self.log.setObjectName("mcp_log")
         self.log.setReadOnly(True)
@@ -43,13 +46,14 @@ class McpPage(QWidget):
         self.approvals = QListWidget(self)
         self.approvals.setObjectName("saved_approvals")
         self.revoke_button = QPushButton(self.tr("Re&voke"), self)
-        config = QLabel(self.tr("Servers come from mcp.json in the config folder ({\"mcpServers\": …}); "
-                                "use `precis mcp import-claude-desktop` to add Claude Desktop's."), self)
+        config = QLabel(self.tr("Servers come from mcp.json in the config folder ({\"mcpServers\": …}), or "
+                                "from Claude Desktop's configuration. Check a server to enable it."), self)
         config.setWordWrap(True)
         row = QHBoxLayout()
         row.addWidget(self.restart_button)
         row.addWidget(self.refresh_button)
-        row.addStretch(1)
+        row.addWidget(self.import_button)
+        row.addWidget(self.message, 1)
         layout = QVBoxLayout(self)
         layout.addWidget(QLabel(self.tr("<b>MCP servers</b>"), self))
         layout.addWidget(config)
@@ -66,6 +70,11 @@ class McpPage(QWidget):
         self.restart_button.clicked.connect(self._restart)
         self.refresh_button.clicked.connect(lambda: bridge.spawn(self.reload()))
         self.revoke_button.clicked.connect(self._revoke)
+        self.import_button.clicked.connect(lambda: bridge.spawn(self.import_claude_desktop()))
+
+    async def import_claude_desktop(self, path: str = "") -> None:
+        self.message.setText(await self.bridge.import_claude_desktop(path))
+        await self.reload()
 
     async def reload(self) -> None:
         self.fill(self.bridge.mcp_servers())
