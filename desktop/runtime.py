@@ -5,15 +5,22 @@ The window, every CLI command, the importer and the tests open Précis through `
 
 from __future__ import annotations
 
-from collections.abc import AsyncIterator, Callable
+from collections.abc import AsyncIterator, Callable, Iterable
 from contextlib import asynccontextmanager
-from dataclasses import dataclass
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
 
 from desktop.engine import redact
 from desktop.engine.chat import ChatEngine, ToolRunner
 from desktop.engine.secrets import Credentials
 from desktop.engine.settings import Paths, Settings
 from desktop.store import Store
+from desktop.store.tool_log import AuditEntry, ToolLog
+from desktop.tools.permissions import Asker, PermissionPolicy
+from desktop.tools.toolbox import Toolbox
+
+ToolboxFactory = Callable[[Paths, Settings, ToolLog], Toolbox]
 
 
 @dataclass(slots=True)
@@ -22,14 +29,35 @@ class Runtime:
     settings: Settings
     store: Store
     engine: ChatEngine
+    tool_log: ToolLog | None = None
+    toolbox: Toolbox | None = field(default=None)
+
+
+def toolbox_factory(*, workspace: Path | None | Any = ..., allow: Iterable[str] = (), yes: bool = False,
+                    asker: Asker | None | str = "events") -> ToolboxFactory:
+    """How the window (defaults: each chat's own workspace, prompts through events) and ``precis chat`` (a fixed
+    workspace or none, --allow/--yes, a terminal prompt or nobody to ask) build their toolbox."""
+
+    def make(paths: Paths, settings: Settings, log: ToolLog) -> Toolbox:
+        policy = PermissionPolicy(log, allow=allow, yes=yes, auto_read_only=settings.auto_approve_read_only)
+
+        async def audit(**entry: Any) -> None:
+            await log.record(AuditEntry(**entry))
+
+        kwargs: dict[str, Any] = {} if workspace is ... else {"workspace": workspace}
+        return Toolbox(paths, policy, audit=audit, asker=asker, **kwargs)
+
+    return make
 
 
 @asynccontextmanager
 async def open_runtime(*, model: str | None = None, credentials: Credentials | None = None,
-                       tools: ToolRunner | None = None, background: bool = True,
+                       tools: ToolRunner | None = None, toolbox: ToolboxFactory | None = None,
+                       background: bool = True,
                        adjust: Callable[[Settings], None] | None = None) -> AsyncIterator[Runtime]:
     """Open the store and the engine for this process's PRECIS_HOME (or the platform folders); close both.
-    Logs never show a credential from here on."""
+    ``toolbox`` builds the tool runner (``tools`` gives one ready-made). Logs never show a credential from here
+    on."""
     redact.install_log_filter()
     if credentials is not None:
         redact.remember(credentials.api_key, credentials.auth_token)
@@ -40,9 +68,14 @@ async def open_runtime(*, model: str | None = None, credentials: Credentials | N
     if adjust is not None:
         adjust(settings)
     store = await Store.open(paths.database)
-    engine = ChatEngine(store, paths, settings, credentials, tools=tools, background=background)
+    tool_log = ToolLog(store)
+    await tool_log.answer_orphans()  # a crash mid-tool: every tool_use gets its (interrupted) result
+    box = toolbox(paths, settings, tool_log) if toolbox is not None else None
+    engine = ChatEngine(store, paths, settings, credentials, tools=box or tools, background=background)
     try:
-        yield Runtime(paths, settings, store, engine)
+        yield Runtime(paths, settings, store, engine, tool_log, box)
     finally:
         await engine.close()
+        if box is not None:
+            await box.close()
         await store.close()

@@ -64,15 +64,15 @@ def screen(path: Path, window) -> None:  # noqa: ANN001
 
 
 @contextlib.asynccontextmanager
-async def opened_window():  # noqa: ANN201
+async def opened_window(tools: bool = False):  # noqa: ANN201
     """The real window over a real engine and store in PRECIS_HOME (the app's own wiring), at a fixed place
     and size."""
-    from desktop.runtime import open_runtime
+    from desktop.runtime import open_runtime, toolbox_factory
     from desktop.ui.bridge import Bridge
     from desktop.ui.main_window import MainWindow
 
-    async with open_runtime() as runtime:
-        bridge = Bridge(runtime.engine)
+    async with open_runtime(toolbox=toolbox_factory() if tools else None) as runtime:
+        bridge = Bridge(runtime.engine, runtime.toolbox)
         window = MainWindow(bridge, runtime.paths.config_dir / "window.ini")
         window.resize(1100, 720)
         window.move(0, 0)
@@ -175,6 +175,81 @@ async def shoot_welcome(outdir: Path) -> None:
         await asyncio.sleep(0.5)
         screen(outdir / "window-welcome.png", window)
 
+async def shoot_tools(outdir: Path, srv: FakeAnthropic) -> None:
+    """A chat with a workspace: read, grep, an edit approved on its diff, a command, a stdio MCP server's tool;
+    then the tool cards (one expanded) and the MCP page."""
+    import json
+
+    from desktop.tools.permissions import Answer
+    from desktop.ui.bridge import tool_events
+
+    home = Path(os.environ["PRECIS_HOME"])
+    (home / "config").mkdir(parents=True, exist_ok=True)
+    repo = Path(__file__).resolve().parent.parent
+    (home / "config" / "mcp.json").write_text(json.dumps({"mcpServers": {"calc": {
+        "command": sys.executable, "args": ["-m", "tests.mcp_server"], "cwd": str(repo)}}}))
+    ws = Path(tempfile.mkdtemp(prefix="precis-ws-")) / "demo-project"
+    (ws / "src").mkdir(parents=True)
+    (ws / "src" / "config.py").write_text("import tomllib\n\n\ndef parse_config(path):\n"
+                                          "    with open(path) as f:\n        return tomllib.loads(f.read())\n")
+    (ws / "src" / "main.py").write_text("from config import parse_config\n\nsettings = parse_config('app.toml')\n")
+    async with opened_window(tools=True) as (_store, engine, bridge, window):
+        await window.start()
+        toolbox = bridge._toolbox
+        await wait_for(lambda: toolbox.servers["calc"].state == "ready", 30)
+        await bridge.new_session()
+        await asyncio.sleep(0.3)
+        QTest.mouseMove(window.composer)
+        window.gauge.card.close_card()
+        window.tools.set_workspace(str(ws))
+        await asyncio.sleep(0.3)
+        toolbox.policy.allow = frozenset({"read", "grep", "run", "mcp__calc__add"})
+        srv.queue_tool_use("read", {"file_path": "src/config.py"}, text="Let me look at the parser first.")
+        srv.queue_tool_use("grep", {"pattern": "parse_config"})
+        srv.queue_tool_use("edit", {"file_path": "src/config.py", "old_string": "    with open(path) as f:\n"
+                                    "        return tomllib.loads(f.read())",
+                                    "new_string": "    with open(path, \"rb\") as f:\n        return tomllib.load(f)"})
+        srv.queue_tool_use("run", {"command": "python3 -c \"import ast,sys; ast.parse(open('src/config.py').read());"
+                                   " print('syntax ok')\""})
+        srv.queue_tool_use("mcp__calc__add", {"a": 20, "b": 22})
+        srv.queue_text("`parse_config` now opens the file in binary mode and uses `tomllib.load`, as the "
+                       "standard library requires; the syntax check passes and the MCP calculator agrees: 42.")
+        from desktop.ui.bridge import events
+
+        done = asyncio.Event()
+        asked = asyncio.Event()
+
+        def on_event(e) -> None:  # noqa: ANN001
+            if isinstance(e, tool_events.PermissionAsked):
+                asked.set()
+            elif isinstance(e, events.TurnError) or (isinstance(e, events.TurnDone) and not any(
+                    b.get("type") == "tool_use" for b in e.message.content)):
+                done.set()
+
+        bridge.engine_event.connect(on_event)
+        window.composer.edit.setPlainText("parse_config fails on binary TOML reads; fix it and check.")
+        window.composer.send_button.click()
+        await asyncio.wait_for(asked.wait(), 20)
+        await asyncio.sleep(0.5)
+        screen(outdir / "window-tools-permission.png", window)
+        window.tools.prompt._answer(Answer.ONCE)
+        await asyncio.wait_for(done.wait(), 30)
+        await asyncio.sleep(0.5)
+        model = window.chat_model
+        run_result = next(i for i in range(model.rowCount()) if model.row_at(i).message
+                          and any("syntax ok" in str(b.get("content")) for b in model.row_at(i).message.content))
+        model.toggle_expanded(run_result)
+        await asyncio.sleep(0.3)
+        window.chat.scroll_to_bottom()
+        await asyncio.sleep(0.4)
+        screen(outdir / "window-tools-cards.png", window)
+        dialog = window.tools.open_mcp()
+        dialog.move(0, 0)
+        await asyncio.sleep(1.0)
+        screen(outdir / "window-mcp-page.png", dialog)
+        dialog.close()
+
+
 def main() -> int:
     outdir = Path(sys.argv[1] if len(sys.argv) > 1 else "docs/screenshots").resolve()
     outdir.mkdir(parents=True, exist_ok=True)
@@ -188,6 +263,7 @@ def main() -> int:
         os.environ["ANTHROPIC_BASE_URL"] = srv.base_url
         os.environ["ANTHROPIC_API_KEY"] = "test-key"
         asyncio.run(shoot(outdir, srv), loop_factory=lambda: qasync.QEventLoop(app))
+        asyncio.run(shoot_tools(outdir, srv), loop_factory=lambda: qasync.QEventLoop(app))
     print(f"screenshots in {outdir}")
     return 0
 

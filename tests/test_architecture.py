@@ -54,3 +54,27 @@ def test_only_the_store_imports_peewee():
         and any(n.split(".")[0] in ("peewee", "playhouse", "sqlite3") for n in imported_modules(p))
     ]
     assert offenders == []
+
+
+def test_the_tools_package_never_imports_qt_and_the_engine_never_imports_it():
+    tools = list((ROOT / "desktop" / "tools").rglob("*.py"))
+    assert tools
+    qt = {str(p.relative_to(ROOT)): sorted(n for n in imported_modules(p) if n.split(".")[0] in QT_MODULES)
+          for p in tools}
+    assert {k: v for k, v in qt.items() if v} == {}
+    engine = {str(p.relative_to(ROOT)): sorted(n for n in imported_modules(p) if n.startswith("desktop.tools"))
+              for p in (ROOT / "desktop" / "engine").rglob("*.py")}
+    assert {k: v for k, v in engine.items() if v} == {}
+
+
+def test_importing_every_tools_module_loads_no_qt():
+    modules = [".".join(p.relative_to(ROOT).with_suffix("").parts).removesuffix(".__init__")
+               for p in (ROOT / "desktop" / "tools").rglob("*.py")]
+    code = (
+        "import importlib, sys\n"
+        f"for m in {modules!r}: importlib.import_module(m)\n"
+        f"bad = [m for m in sys.modules if m.split('.')[0] in {QT_MODULES!r}]\n"
+        "print(bad); raise SystemExit(1 if bad else 0)\n"
+    )
+    res = subprocess.run([sys.executable, "-c", code], cwd=ROOT, capture_output=True, text=True)
+    assert res.returncode == 0, res.stdout + res.stderr

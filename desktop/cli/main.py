@@ -38,14 +38,15 @@ ACTIVITY_WORDS = {
     "waiting": "waiting for the reply…",
     "compacting": "Compressing context…",
     "recovering": "Compressing context (the provider said it was too long), then resending…",
+    "tools": "running tools…",
 }
 
 
-def _open(model: str | None = None) -> Any:
+def _open(model: str | None = None, toolbox: Any = None) -> Any:
     from desktop.runtime import open_runtime
 
     # A process about to exit prepares nothing in the background: it would be aborted, unused.
-    return open_runtime(model=model, background=False)
+    return open_runtime(model=model, background=False, toolbox=toolbox)
 
 
 def decode_input(data: bytes) -> str:
@@ -91,9 +92,12 @@ async def cmd_chat(args: argparse.Namespace) -> int:
         raise CliError("empty message")
     if not load_credentials().present:
         raise CliError("no API key: set ANTHROPIC_API_KEY (or ANTHROPIC_AUTH_TOKEN), or save one in Settings")
-    async with _open(args.model) as ctx:
+    from desktop.cli.tools_cli import chat_toolbox, start_servers
+
+    async with _open(args.model, chat_toolbox(args)) as ctx:
         for problem in ctx.settings.problems:
             _status(problem)
+        await start_servers(ctx.toolbox)
         if args.session is not None:
             session = await _session_or_fail(ctx.store, args.session)
             if args.model:
@@ -152,6 +156,8 @@ async def _stream_turn(ctx: Runtime, session_id: int, start: Any) -> int:
     reply = await start
     if wrote:
         sys.stdout.write("\n")
+    if errors and errors[-1].kind == "tool_permission":
+        raise CliError(f"{errors[-1].message}; the turn ended (session {session_id})")
     if errors:
         raise CliError(f"{errors[-1].message} (your message is saved in session {session_id}; "
                        f"retry with `precis chat --session {session_id} --retry`)")
@@ -260,6 +266,8 @@ async def cmd_compact(args: argparse.Namespace) -> int:
 
 
 def build_parser() -> argparse.ArgumentParser:
+    from desktop.cli.tools_cli import add_chat_arguments, add_mcp_commands
+
     parser = argparse.ArgumentParser(prog="precis", description="Précis: a chat client for Claude.")
     parser.add_argument("--version", action="version", version=f"precis {__version__}")
     sub = parser.add_subparsers(dest="command")
@@ -272,6 +280,7 @@ def build_parser() -> argparse.ArgumentParser:
     chat.add_argument("--attach", action="append", default=[], metavar="FILE", help="attach an image or PDF")
     chat.add_argument("--retry", action="store_true", help="resend the session's last message (no MESSAGE)")
     chat.add_argument("message", nargs="?", default="", help="the message; '-' reads standard input")
+    add_chat_arguments(chat)
 
     sessions = sub.add_parser("sessions", help="list sessions")
     sessions.add_argument("--json", action="store_true")
@@ -293,8 +302,16 @@ def build_parser() -> argparse.ArgumentParser:
     compact.add_argument("id", type=int)
     compact.add_argument("--focus", help="what the summary should keep in particular")
 
+    add_mcp_commands(sub)
+
     sub.add_parser("gui", help="open the window (the default)")
     return parser
+
+
+async def _cmd_mcp(args: argparse.Namespace) -> int:
+    from desktop.cli.tools_cli import cmd_mcp
+
+    return await cmd_mcp(args)
 
 
 COMMANDS = {
@@ -304,6 +321,7 @@ COMMANDS = {
     "context": cmd_context,
     "import-claude-code": cmd_import_claude_code,
     "compact": cmd_compact,
+    "mcp": _cmd_mcp,
 }
 
 

@@ -16,7 +16,7 @@ import json
 import logging
 import time
 from collections.abc import Callable
-from typing import Any, Protocol
+from typing import Any
 
 from desktop.engine.assemble import summary_text
 from desktop.engine.calibration import Calibration
@@ -48,21 +48,24 @@ from desktop.engine.session import Gathered, SessionView, Shared
 from desktop.engine.settings import Paths, Settings
 from desktop.engine.storage import Storage
 from desktop.engine.tasks import Activity, TaskRegistry
+from desktop.engine.tooling import EndTurn, ToolRunner, cancelled_results
 from desktop.engine.types import DEFAULT_TITLE, Block, StoredMessage
 
 TITLE_CHARS = 60
 RECOVERY_FRACTION = 0.5  # reactive compaction rebuilds the request within this share of the window (first try)
 RECOVERY_ATTEMPTS = 3  # retries after "too long" in one model call, each smaller than the last
-MAX_MODEL_CALLS = 50  # per turn: a model that keeps asking for tools is stopped here
+# Diminishing returns: a tool round whose reply is under SMALL_CONTINUATION output tokens and whose calls all
+# repeat calls of this turn that gave the same results made no progress; SMALL_CONTINUATIONS of them in a row
+# end the turn. (Small rounds alone are normal agentic work: a reply that only calls a tool is usually under
+# 500 tokens, and re-running a command after an edit gives a new result.)
+SMALL_CONTINUATION = 500
+SMALL_CONTINUATIONS = 3
 
 Listener = Callable[[EngineEvent], None]
 log = logging.getLogger(__name__)
 
 
-class ToolRunner(Protocol):
-    """Answers the tool_use blocks of a reply with tool_result blocks (one per call, is_error on failure)."""
-
-    async def run(self, session_id: int, calls: list[Block]) -> list[Block]: ...
+__all__ = ["ChatEngine", "NothingToRetry", "ToolRunner", "TurnFailed"]
 
 
 class NothingToRetry(ValueError):
@@ -82,6 +85,10 @@ def _fingerprint(request: dict[str, Any]) -> str:
     return hashlib.sha256(body.encode()).hexdigest()
 
 
+def _output_tokens(reply: StoredMessage) -> int:
+    return reply.usage.output_tokens if reply.usage else 0
+
+
 def title_from(text: str) -> str:
     return " ".join(text.split())[:TITLE_CHARS]
 
@@ -95,6 +102,8 @@ class ChatEngine:
         self.compactor = Compactor(self.shared, lambda: self.provider)
         self.tasks = TaskRegistry(self._jobs_changed)
         self.tools = tools
+        self.shared.tool_definitions = tools.definitions if tools is not None else None
+        self.shared.file_snapshots = getattr(tools, "snapshot_files", None)
         # A process about to exit (the CLI) prepares nothing in the background: it would be aborted unused.
         self.background = background
         self._credentials = credentials
@@ -356,6 +365,16 @@ class ChatEngine:
                                          meta={"carried_over": True, "synthetic": True})
         return new.id
 
+    async def session_state(self, session_id: int) -> dict[str, Any]:
+        return dict((await self.view(session_id).gather()).state)
+
+    async def update_state(self, session_id: int, changes: dict[str, Any]) -> dict[str, Any]:
+        """Change a session's state (e.g. its workspace: the tools its requests offer) and measure it again."""
+        state = await self.store.update_state(session_id, changes)
+        self.view(session_id).state_changed(state)
+        await self.publish_context(session_id)
+        return state
+
     async def new_session(self, model: str | None = None) -> int:
         session = await self.store.create_session(DEFAULT_TITLE, model or self.settings.model)
         return session.id
@@ -427,18 +446,30 @@ class ChatEngine:
         view = self.view(session_id)
         reply: StoredMessage | None = None
         g: Gathered | None = None
+        small = 0  # tool rounds in a row that made no progress
+        seen: set[str] = set()  # the calls of this turn with their results, as (name, input, result)
         try:
-            for _call in range(MAX_MODEL_CALLS):
+            for _call in range(max(1, self.settings.max_model_calls)):
                 g = await self._prepare_call(view)
                 reply = await self._call(view, g)
                 if reply.status != "complete" or not self._wants_tools(reply):
                     break
-                assert self.tools is not None
-                calls = [b for b in reply.content if b.get("type") == "tool_use"]
-                results = await self.tools.run(session_id, calls)
-                answer = await self.store.add_message(session_id, "user", results)
-                view.remember(answer)
-                self.emit(MessageAdded(session_id, answer))
+                results = {r.get("tool_use_id"): r.get("content") for r in await self._answer_tools(view, reply)}
+                rounds = {json.dumps([b.get("name"), b.get("input"), results.get(b.get("id"))], sort_keys=True,
+                                     default=str) for b in reply.content if b.get("type") == "tool_use"}
+                stale = _output_tokens(reply) < SMALL_CONTINUATION and rounds <= seen
+                small = small + 1 if stale else 0
+                seen |= rounds
+                if small >= SMALL_CONTINUATIONS:
+                    self.emit(Notice(session_id, f"Stopped after {small} tool rounds in a row that only repeated "
+                                     "earlier calls with the same results; send a message to continue.", "warning"))
+                    break
+            else:
+                self.emit(Notice(session_id, f"Stopped after {self.settings.max_model_calls} model calls in one "
+                                 "turn (the per-turn limit in Settings); send a message to continue.", "warning"))
+        except EndTurn as end:
+            self.emit(TurnError(session_id, "tool_permission", end.reason, False, ()))
+            reply = None
         except TurnFailed as failed:
             self._report(session_id, failed.error)
             reply = None
@@ -449,6 +480,36 @@ class ChatEngine:
         if reply is not None and reply.status == "complete" and self.background:
             self._maybe_prepare(view, after, snapshot.used)
         return reply
+
+    async def _answer_tools(self, view: SessionView, reply: StoredMessage) -> list[Block]:
+        """Run the reply's tool calls and store their results. Whatever happens (a stop, a runner that ends the
+        turn) every tool_use gets its tool_result: cancelled calls are answered as such before the stop ends
+        the turn."""
+        assert self.tools is not None
+        sid = view.session_id
+        calls = [b for b in reply.content if b.get("type") == "tool_use"]
+        self._activity(sid, Activity.TOOLS)
+        end: EndTurn | None = None
+        try:
+            results = await self.tools.run(sid, calls)
+        except asyncio.CancelledError:
+            await asyncio.shield(self._store_results(view, cancelled_results(calls)))
+            raise
+        except EndTurn as stop:
+            end, results = stop, stop.results
+        except Exception as exc:  # noqa: BLE001 - a broken runner still answers every call
+            log.exception("session %s: the tool runner failed", sid)
+            results = [{**r, "content": f"[tool runner failed: {type(exc).__name__}: {exc}]"}
+                       for r in cancelled_results(calls)]
+        await self._store_results(view, results)
+        if end is not None:
+            raise end
+        return results
+
+    async def _store_results(self, view: SessionView, results: list[Block]) -> None:
+        answer = await self.store.add_message(view.session_id, "user", results)
+        view.remember(answer)
+        self.emit(MessageAdded(view.session_id, answer))
 
     def _wants_tools(self, reply: StoredMessage) -> bool:
         return (self.tools is not None and reply.meta.get("stop_reason") == "tool_use"

@@ -18,6 +18,9 @@ from typing import Any, Literal, Protocol, cast
 from desktop.engine import compaction as cp
 from desktop.engine import overflow, tokens
 from desktop.engine.compaction._shared import Message, group_starts
+from desktop.engine.compaction.ledger import build as build_ledger
+from desktop.engine.compaction.ledger import recent_files
+from desktop.engine.compaction.ledger import render as render_ledger
 from desktop.engine.context import reserved_output
 from desktop.engine.errors import classify
 from desktop.engine.session import BREAKER_LIMIT, CACHE_TTL, Gathered, SessionView, Shared
@@ -357,6 +360,16 @@ class Compactor:
             budget = min(budget, int(window * PIN_FRACTION))
         pins = cp.pinned_instructions(users, budget)
         pins_text = cp.render_pins(pins)
+        # The artifact ledger of everything covered so far (the previous one folded in), sent with the pins.
+        previous = g.compaction.stats.get("ledger") if g.compaction is not None else None
+        ledger = build_ledger([m for m in g.history if m.id <= covers_through], previous)
+        ledger_text = render_ledger(ledger)
+        # The files read or edited last, fresh from disk now (fixed in this record, so the cached prefix holds).
+        snapshots = shared.file_snapshots
+        files_text = snapshots(view.session_id, recent_files(ledger)) if snapshots and recent_files(ledger) else ""
+        for extra in (ledger_text, files_text):
+            if extra:
+                pins_text = f"{pins_text}\n\n{extra}" if pins_text else extra
         # Saved = what the covered messages cost in requests, less the summary and pins that replace them.
         covered, added = self._replaced(g, covers_through), self._added(g, summary, pins_text)
         if covered <= added:
@@ -365,7 +378,7 @@ class Compactor:
         if saved < min_saving:
             return None
         full_stats = {**stats, "tokens_before": before, "tokens_saved": saved, "pins": len(pins),
-                      "pins_text": pins_text}
+                      "pins_text": pins_text, "ledger": ledger}
         changes = {"breaker_failures": 0} if trigger != "snip" else None
         record = await shared.store.add_compaction(view.session_id, summary, covers_through, trigger, full_stats,
                                                    expected_active=g.boundary, state_changes=changes)

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import itertools
 from collections import Counter
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field, replace
 from typing import Any, cast
 
@@ -50,6 +51,10 @@ class Shared:
     calibration: Calibration
     meter: ContextMeter
     counts: Counter[str] = field(default_factory=Counter)  # gathers and measures, for the engine benchmark
+    # The tool runner's definitions for a session (from its state: the workspace); None: no tools.
+    tool_definitions: Callable[[int, Mapping[str, Any]], list[dict[str, Any]]] | None = None
+    # Reads workspace files back after a summary (session id, workspace-relative paths -> text); None: none.
+    file_snapshots: Callable[[int, list[str]], str] | None = None
 
     def model_for(self, session: SessionInfo) -> str:
         return session.model or self.settings.model
@@ -387,7 +392,7 @@ class SessionView:
             sendable=rows,
             state=dict(loaded.state),
             system=assemble.system_blocks(),
-            tools=[],
+            tools=defs(self.session_id, loaded.state) if (defs := self.shared.tool_definitions) else [],
             cost=self._cost,
             changed=set(changed),
             ledger=ledger,

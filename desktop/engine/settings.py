@@ -73,6 +73,7 @@ INT_RANGES: dict[str, tuple[int, int]] = {
     "max_retries": (0, 10),
     "keep_tool_results": (0, 1_000),
     "pin_budget_tokens": (0, 1_000_000),
+    "max_model_calls": (1, 1_000),
 }
 FLOAT_RANGES: dict[str, tuple[float, float]] = {
     "request_timeout": (1.0, 3_600.0),
@@ -110,6 +111,9 @@ class Settings:
     # 1-hour cache TTL on the stable prefix (system, summary): costs 2x to write, survives pauses. Some
     # Anthropic-compatible providers reject the ttl field: turn it off for them.
     long_cache_ttl: bool = True
+    # Tools: model calls one turn may make; read-only tools run without asking only when this is on.
+    max_model_calls: int = 50
+    auto_approve_read_only: bool = False
     # What Settings.load had to fix or ignore in settings.json, one line each (never saved).
     problems: list[str] = field(default_factory=list, compare=False, repr=False)
 
@@ -249,14 +253,16 @@ def _validated(data: dict[str, Any], problems: list[str]) -> dict[str, Any]:
     for name, (flo, fhi) in FLOAT_RANGES.items():
         if name in data:
             out[name] = _float(name, data[name], flo, fhi, getattr(_DEFAULTS, name), problems)
-    if "long_cache_ttl" in data:
-        value = data["long_cache_ttl"]
+    for name in ("long_cache_ttl", "auto_approve_read_only"):
+        if name not in data:
+            continue
+        value = data[name]
         if isinstance(value, bool):
-            out["long_cache_ttl"] = value
+            out[name] = value
         elif type(value) is int and value in (0, 1):
-            out["long_cache_ttl"] = bool(value)
+            out[name] = bool(value)
         else:
-            problems.append(f"long_cache_ttl: expected true or false, got {_show(value)}; using the default")
+            problems.append(f"{name}: expected true or false, got {_show(value)}; using the default")
     if "model_overrides" in data:
         out["model_overrides"] = _overrides(data["model_overrides"], problems)
     return out

@@ -27,6 +27,7 @@ class Activity(enum.StrEnum):
     COMPACTING = "compacting"  # a summary (or snip) is being made before the user can go on
     RECOVERING = "recovering"  # the provider said "too long": compacting harder, then resending
     PREPARING = "preparing"  # a summary is being prepared in the background; sending stays possible
+    TOOLS = "tools"  # running the tools the model asked for (or waiting for a permission answer)
 
     @property
     def busy(self) -> bool:

@@ -7,6 +7,8 @@ v3: usage_totals, per session and model the sums of the stored replies' usage (t
 v4: per-message estimate columns (est_key, est, est_results, est_media, est_trimmed): the numbers the engine
     gives for a row as requests carry it, so a session's gauge is a SUM without decoding its rows. Left NULL
     here; the engine fills them as it reads rows (a row without them is decoded and estimated when needed).
+v5: tool_audit (what each tool call asked, how it was decided, how it ended) and tool_approvals (saved "always"
+    answers, bound to the server's origin hash).
 """
 
 from __future__ import annotations
@@ -18,7 +20,7 @@ from playhouse.migrate import SqliteMigrator, migrate
 
 from desktop.store.schema import Models, stored_usage
 
-CURRENT_VERSION = 4
+CURRENT_VERSION = 5
 
 
 def _v1(db: pw.SqliteDatabase, models: Models) -> None:
@@ -113,7 +115,23 @@ def _v4(db: pw.SqliteDatabase, models: Models) -> None:
                    "(session_id, id, status, est_key, est, est_results, est_media, est_trimmed)")
 
 
-STEPS = {1: _v1, 2: _v2, 3: _v3, 4: _v4}
+def _v5(db: pw.SqliteDatabase, models: Models) -> None:
+    # New tables only, created whole with the SQL v5 has (see v3).
+    db.execute_sql(
+        "CREATE TABLE IF NOT EXISTS tool_audit (id INTEGER PRIMARY KEY AUTOINCREMENT, "
+        "session_id INTEGER NOT NULL REFERENCES sessions (id) ON DELETE CASCADE, tool_use_id TEXT NOT NULL, "
+        "server TEXT NOT NULL, tool TEXT NOT NULL, arguments TEXT NOT NULL, decision TEXT NOT NULL, "
+        "outcome TEXT NOT NULL, is_error INTEGER NOT NULL, exit_code INTEGER, duration REAL, "
+        "created_at REAL NOT NULL)"
+    )
+    db.execute_sql("CREATE INDEX IF NOT EXISTS tool_audit_session_id ON tool_audit (session_id, id)")
+    db.execute_sql(
+        "CREATE TABLE IF NOT EXISTS tool_approvals (id INTEGER PRIMARY KEY AUTOINCREMENT, server TEXT NOT NULL, "
+        "tool TEXT NOT NULL, origin TEXT NOT NULL, created_at REAL NOT NULL, UNIQUE (server, tool, origin))"
+    )
+
+
+STEPS = {1: _v1, 2: _v2, 3: _v3, 4: _v4, 5: _v5}
 
 
 def schema_version(db: pw.SqliteDatabase) -> int:

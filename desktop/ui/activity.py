@@ -14,6 +14,7 @@ ACTIVITY_TEXT: dict[Activity, str] = {
     Activity.COMPACTING: "Compressing context…",
     Activity.RECOVERING: "Context too long: compressing and resending…",
     Activity.PREPARING: "Preparing a summary in the background…",
+    Activity.TOOLS: "Running tools…",
 }
 
 

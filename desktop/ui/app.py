@@ -18,7 +18,7 @@ from PySide6.QtWidgets import QApplication  # noqa: E402
 
 from desktop import APP_ID, APP_NAME
 from desktop.resources import icon_path, stylesheet
-from desktop.runtime import Runtime, open_runtime
+from desktop.runtime import Runtime, open_runtime, toolbox_factory
 
 if TYPE_CHECKING:
     from desktop.ui.bridge import Bridge
@@ -26,7 +26,7 @@ if TYPE_CHECKING:
 
 
 async def amain(app: QApplication, *, quit_after: float | None = None) -> int:
-    async with open_runtime() as runtime:
+    async with open_runtime(toolbox=toolbox_factory()) as runtime:
         return await _run_window(app, runtime, quit_after)
 
 
@@ -34,7 +34,7 @@ async def _run_window(app: QApplication, runtime: Runtime, quit_after: float | N
     from desktop.ui.bridge import Bridge
     from desktop.ui.main_window import MainWindow
 
-    bridge = Bridge(runtime.engine)
+    bridge = Bridge(runtime.engine, runtime.toolbox)
     window = MainWindow(bridge, runtime.paths.config_dir / "window.ini")
 
     app.setQuitOnLastWindowClosed(False)

@@ -26,6 +26,10 @@ from desktop.engine.settings import Settings
 from desktop.engine.storage import Page
 from desktop.engine.tasks import Activity
 from desktop.engine.types import Block, CompactionRecord, SessionInfo, StoredMessage
+from desktop.tools import events as tool_events
+from desktop.tools.mcp_host import ServerStatus
+from desktop.tools.permissions import Answer, PermissionRequest, SavedApproval
+from desktop.tools.toolbox import Toolbox
 
 __all__ = [
     "CATEGORIES",
@@ -43,6 +47,11 @@ __all__ = [
     "Settings",
     "StoredMessage",
     "events",
+    "tool_events",
+    "Answer",
+    "PermissionRequest",
+    "SavedApproval",
+    "ServerStatus",
 ]
 
 log = logging.getLogger(__name__)
@@ -70,12 +79,15 @@ class Bridge(QObject):
     draft_taken = Signal(int)  # session_id: the composer's draft was committed (or ran as a command): clear it
     failed = Signal(str)  # an unexpected error in background work, in words for a toast
 
-    def __init__(self, engine: ChatEngine, parent: QObject | None = None):
+    def __init__(self, engine: ChatEngine, toolbox: Toolbox | None = None, parent: QObject | None = None):
         super().__init__(parent)
         self._engine = engine
+        self._toolbox = toolbox
         self._tasks: set[asyncio.Task[Any]] = set()
         self._closed = False
         engine.subscribe(self._on_event)
+        if toolbox is not None:
+            toolbox.subscribe(self.engine_event.emit)  # tool events reach the views on the same signal
 
     def _on_event(self, event: events.EngineEvent) -> None:
         self.engine_event.emit(event)
@@ -106,6 +118,9 @@ class Bridge(QObject):
 
     async def close(self) -> None:
         self._closed = True
+        if self._toolbox is not None:
+            for request_id in self._toolbox.pending():
+                self._toolbox.answer(request_id, None)
         for task in list(self._tasks):
             task.cancel()
         await asyncio.gather(*self._tasks, return_exceptions=True)
@@ -245,3 +260,68 @@ class Bridge(QObject):
         await loop.run_in_executor(None, choice.settings.save, self._engine.paths)
         await self._engine.reconfigure(choice.settings)
         return None
+
+    # --- tools ----------------------------------------------------------------------------------------
+    @property
+    def has_tools(self) -> bool:
+        return self._toolbox is not None
+
+    def answer_permission(self, request_id: str, answer: Answer | None) -> bool:
+        """The inline prompt's answer (None: closed, which denies)."""
+        return self._toolbox.answer(request_id, answer) if self._toolbox is not None else False
+
+    async def workspace(self, session_id: int) -> str:
+        return str((await self._engine.session_state(session_id)).get("workspace") or "")
+
+    async def set_workspace(self, session_id: int, folder: str) -> None:
+        """The chat's workspace folder ('' for none): its built-in tools work there, from the next request on."""
+        await self._engine.update_state(session_id, {"workspace": folder or None})
+
+    def mcp_servers(self) -> list[ServerStatus]:
+        if self._toolbox is None:
+            return []
+        return [s.status for _name, s in sorted(self._toolbox.servers.items())]
+
+    def mcp_log(self, name: str) -> str:
+        server = self._toolbox.servers.get(name) if self._toolbox is not None else None
+        return server.log_tail() if server is not None else ""
+
+    async def start_mcp_servers(self) -> None:
+        if self._toolbox is not None:
+            await self._toolbox.start_servers()
+
+    async def restart_mcp_server(self, name: str) -> None:
+        if self._toolbox is not None and (server := self._toolbox.servers.get(name)) is not None:
+            await server.restart()
+
+    async def set_mcp_enabled(self, name: str, enabled: bool) -> None:
+        """The per-server switch: saved in mcp.json, the server started or stopped now."""
+        box = self._toolbox
+        if box is None or (server := box.servers.get(name)) is None:
+            return
+        server.config.enabled = enabled
+        await asyncio.to_thread(box.save_config)
+        if enabled:
+            await server.restart()
+        else:
+            await server.stop()
+
+    async def import_claude_desktop(self, path: str = "") -> str:
+        """Import Claude Desktop's MCP servers; the result in words for the page."""
+        if self._toolbox is None:
+            return ""
+        from pathlib import Path
+
+        names, problems = await self._toolbox.import_claude_desktop(Path(path) if path else None)
+        if names:
+            return f"Imported {len(names)} server(s): {', '.join(names)}"
+        return "; ".join(problems) or "Nothing new to import"
+
+    async def approvals(self) -> list[SavedApproval]:
+        store = self._toolbox.policy.approvals if self._toolbox is not None else None
+        return await store.approvals() if store is not None else []
+
+    async def revoke_approval(self, approval_id: int) -> None:
+        if self._toolbox is not None and self._toolbox.policy.approvals is not None:
+            await self._toolbox.policy.approvals.revoke_approval(approval_id)
+            self._toolbox.policy.forget_saved()

@@ -306,6 +306,10 @@ class ChatDelegate(QStyledItemDelegate):
             painter.setPen(pen)
             painter.setBrush(fill)
             painter.drawRoundedRect(geo.bubble, RADIUS, RADIUS)
+        else:  # a tool card: a faint outline, no fill, so a run of steps reads as a list
+            painter.setPen(QPen(_blend(base, text, 0.14), 1.0))
+            painter.setBrush(Qt.BrushStyle.NoBrush)
+            painter.drawRoundedRect(geo.bubble, RADIUS, RADIUS)
         if option.state & QStyle.StateFlag.State_HasFocus and self._view.hasFocus():
             painter.setPen(QPen(palette.color(QPalette.ColorRole.Highlight), 1.5))
             painter.setBrush(Qt.BrushStyle.NoBrush)

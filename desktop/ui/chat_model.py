@@ -190,18 +190,57 @@ def _client_command_line(text: str) -> str | None:
     return None
 
 
-def segments_for(content: list[Block]) -> tuple[Segment, ...]:
-    """Content blocks -> what the delegate paints. Text stays Markdown; everything else is one muted line."""
+# A tool call's live state (from the tools' events): status and seconds it took.
+ToolStates = dict[str, tuple[str, float | None]]
+TOOL_STATUS_WORDS = {"asking": "waiting for your permission", "running": "running…", "ok": "✓", "error": "✖ error",
+                     "denied": "denied", "cancelled": "cancelled"}
+EXPANDED_CHARS = 20_000  # an expanded tool card shows this much of an input or an output
+
+
+def _tool_status(block: Block, states: ToolStates | None) -> str:
+    state = (states or {}).get(str(block.get("id") or ""))
+    if state is None:
+        return ""
+    status, took = state
+    words = TOOL_STATUS_WORDS.get(status, status)
+    return f"  ·  {words}" + (f" {took:.2f} s" if took is not None and status not in ("running", "asking") else "")
+
+
+def _fenced(text: str, lang: str = "") -> str:
+    cut = text if len(text) <= EXPANDED_CHARS else text[:EXPANDED_CHARS] + "\n…"
+    fence = "````" if "```" in cut else "```"
+    return f"{fence}{lang}\n{cut}\n{fence}"
+
+
+def _expanded(block: Block) -> Segment:
+    """The full input of a call or output of a result, for an expanded tool card."""
+    if block.get("type") == "tool_use":
+        return Segment("markdown", _fenced(json.dumps(block.get("input"), ensure_ascii=False, indent=2), "json"))
+    text, other = _result_text(block.get("content"))
+    extra = f"\n\n({other} image{'s' if other > 1 else ''} or documents)" if other else ""
+    return Segment("markdown", _fenced(text or "(no output)") + extra)
+
+
+def segments_for(content: list[Block], states: ToolStates | None = None,
+                 expanded: bool = False) -> tuple[Segment, ...]:
+    """Content blocks -> what the delegate paints. Text stays Markdown; everything else is one muted line (a
+    tool card: the call, its status and duration; its result's first line), and an expanded card adds the full
+    input and output."""
     out: list[Segment] = []
     for block in content:
         kind = block.get("type")
+        if expanded and kind in ("tool_use", "tool_result"):
+            head = tool_use_line(block) + _tool_status(block, states) if kind == "tool_use" else \
+                tool_result_line(block)
+            out.extend((Segment("tool" if kind == "tool_use" else "result", head), _expanded(block)))
+            continue
         if kind == "text":
             if block.get("text"):
                 text = str(block["text"])
                 client = _client_command_line(text)
                 out.append(Segment("note", client) if client else Segment("markdown", text))
         elif kind in ("tool_use", "server_tool_use", "mcp_tool_use"):
-            out.append(Segment("tool", tool_use_line(block)))
+            out.append(Segment("tool", tool_use_line(block) + _tool_status(block, states)))
         elif kind in ("tool_result", "web_search_tool_result", "mcp_tool_result"):
             out.append(Segment("result", tool_result_line(block)))
         elif kind == "thinking":
@@ -238,15 +277,17 @@ def _own_copy(msg: StoredMessage) -> StoredMessage:
     return replace(msg, content=[dict(b) for b in msg.content], meta=dict(msg.meta))
 
 
-def _message_row(msg: StoredMessage) -> ChatRow:
+def _message_row(msg: StoredMessage, states: ToolStates | None = None, expanded: bool = False) -> ChatRow:
     own = _own_copy(msg)
     row = ChatRow(
         key=own.id,
         sort_key=(own.id, 0, 0),
         kind=_row_kind(own),
-        segments=segments_for(own.content),
+        segments=segments_for(own.content, states, expanded),
         message=own,
     )
+    if expanded:
+        row.detail["expanded"] = True
     row.refresh()
     return row
 
@@ -282,6 +323,38 @@ class ChatModel(QAbstractListModel):
         self._emit_timer.setSingleShot(True)
         self._emit_timer.setInterval(STREAM_EMIT_MS)
         self._emit_timer.timeout.connect(self.flush)
+        self.tool_states: ToolStates = {}  # tool_use id -> (status, seconds), from the tools' events
+        self._expanded: set[int] = set()  # message ids of tool cards shown with their full input and output
+
+    def _row(self, msg: StoredMessage) -> ChatRow:
+        return _message_row(msg, self.tool_states, msg.id in self._expanded)
+
+    # -- tool cards ----------------------------------------------------------------------------------------
+
+    def set_tool_state(self, tool_use_id: str, status: str, duration: float | None = None) -> None:
+        """A call's live status (asking, running, ok, error, denied, cancelled) on the card that made it."""
+        self.tool_states[tool_use_id] = (status, duration)
+        for i, row in enumerate(self._rows):
+            msg = row.message
+            if msg is not None and msg.role == "assistant" and any(
+                    b.get("type") == "tool_use" and b.get("id") == tool_use_id for b in msg.content):
+                row.segments = segments_for(msg.content, self.tool_states, bool(row.detail.get("expanded")))
+                row.refresh()
+                self._changed(i)
+
+    def toggle_expanded(self, i: int) -> bool:
+        """Expand (or collapse) a tool card to its full input and output. False: the row is not a tool card."""
+        if not 0 <= i < len(self._rows) or self._rows[i].kind != "tool" or self._rows[i].message is None:
+            return False
+        row = self._rows[i]
+        assert row.message is not None
+        expanded = not row.detail.get("expanded")
+        (self._expanded.add if expanded else self._expanded.discard)(row.message.id)
+        row.detail["expanded"] = expanded
+        row.segments = segments_for(row.message.content, self.tool_states, expanded)
+        row.refresh()
+        self._changed(i)
+        return True
 
     # -- Qt API ------------------------------------------------------------------------------------------
 
@@ -360,7 +433,7 @@ class ChatModel(QAbstractListModel):
     def set_messages(self, newest_page: list[StoredMessage], has_older: bool) -> None:
         """Replace everything (session switch): the newest page, oldest first. Cards are dropped."""
         self._dirty.clear()
-        rows = sorted((_message_row(m) for m in newest_page), key=lambda r: r.sort_key)
+        rows = sorted((self._row(m) for m in newest_page), key=lambda r: r.sort_key)
         cut = _budget_cut(rows, FIRST_PAGE_CHAR_BUDGET, MIN_FIRST_ROWS)
         self.beginResetModel()
         # QListView measures every row before the first paint; a page of long Markdown answers would cost
@@ -385,7 +458,7 @@ class ChatModel(QAbstractListModel):
         self._has_older = has_older
         held, self._held = self._held, []
         held_ids = {r.key for r in held}
-        fresh = [_message_row(m) for m in page if self.row_of(m.id) < 0 and m.id not in held_ids]
+        fresh = [self._row(m) for m in page if self.row_of(m.id) < 0 and m.id not in held_ids]
         self._insert_sorted(sorted(held + fresh, key=lambda r: r.sort_key))
 
     def append_message(self, msg: StoredMessage) -> None:
@@ -393,14 +466,18 @@ class ChatModel(QAbstractListModel):
         if self.row_of(msg.id) >= 0:
             self.update_message(msg)
             return
-        self._insert_sorted([_message_row(msg)])
+        self._insert_sorted([self._row(msg)])
 
     def update_message(self, msg: StoredMessage) -> None:
         """Replace a message (final text, status, usage) by id; ignored if it is outside the window."""
         i = self.row_of(msg.id)
         if i < 0:
             return
-        self._rows[i] = _message_row(msg)
+        trimmed = self._rows[i].detail.get("trimmed")
+        self._rows[i] = self._row(msg)
+        if trimmed:
+            self._rows[i].detail["trimmed"] = True
+            self._rows[i].refresh()
         self._changed(i)
 
     def append_text(self, message_id: int, delta: str) -> None:
@@ -436,7 +513,8 @@ class ChatModel(QAbstractListModel):
             if i >= 0:
                 row = self._rows[i]
                 if row.message is not None:
-                    row.segments = segments_for(row.message.content)
+                    row.segments = segments_for(row.message.content, self.tool_states,
+                                                bool(row.detail.get("expanded")))
                     row.kind = _row_kind(row.message)  # a tool-only turn that gained text is a message again
                 row.refresh()
                 self._changed(i)

@@ -183,6 +183,9 @@ class MainWindow(QMainWindow):
         self._build_menu()
         self._connect()
         self._restore_geometry()
+        from desktop.ui.tools_ui import ToolsUi
+
+        self.tools = ToolsUi(self, header, pane)
 
     # --- construction ---------------------------------------------------------------------------------
     def _build_menu(self) -> None:

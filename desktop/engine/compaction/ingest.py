@@ -73,7 +73,10 @@ def _preview(text: str, size: int, path: Path) -> str:
     cut = head.rfind("\n")
     if cut >= size // 2:  # end on a whole line unless that would throw most of the preview away
         head = head[:cut]
-    return f"{head}\n[Output truncated: {len(text):,} characters; full text saved to {path}]"
+    # A virtual path, never the machine's absolute one: the read tool maps @spill/ to this session's spill folder.
+    lines = text.count("\n") + 1
+    return (f"{head}\n[Output truncated: {len(text):,} characters; full text saved to @spill/{path.name} "
+            f"({lines:,} lines): read more with the read tool, file_path \"@spill/{path.name}\" and a view_range]")
 
 
 def _spill(text: str, spill_dir: Path, name: str) -> Path:

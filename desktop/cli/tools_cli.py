@@ -1,0 +1,133 @@
+"""The CLI's side of tools: `precis chat --workspace/--allow/--yes`, the terminal permission prompt, and
+`precis mcp list | import-claude-desktop`."""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import json
+import sys
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from desktop.runtime import ToolboxFactory
+    from desktop.tools.permissions import Answer, PermissionRequest
+
+ANSWERS = {"o": "once", "c": "chat", "a": "always", "d": "deny", "": "deny"}
+
+
+def _status(text: str) -> None:
+    print(f"precis: {text}", file=sys.stderr, flush=True)
+
+
+def add_chat_arguments(chat: argparse.ArgumentParser) -> None:
+    chat.add_argument("--workspace", metavar="DIR", help="folder the built-in tools work in (none: no built-in "
+                      "tools)")
+    chat.add_argument("--allow", default="", metavar="TOOL,...", help="tools that run without asking")
+    chat.add_argument("--yes", action="store_true", help="run every tool without asking")
+
+
+def add_mcp_commands(sub: Any) -> None:
+    mcp = sub.add_parser("mcp", help="MCP servers")
+    mcp_sub = mcp.add_subparsers(dest="mcp_command", required=True)
+    listing = mcp_sub.add_parser("list", help="list the configured MCP servers")
+    listing.add_argument("--json", action="store_true")
+    listing.add_argument("--check", action="store_true", help="start each enabled server and list its tools")
+    imp = mcp_sub.add_parser("import-claude-desktop", help="add Claude Desktop's MCP servers")
+    imp.add_argument("path", nargs="?", help="claude_desktop_config.json (default: Claude Desktop's own)")
+
+
+async def terminal_asker(request: PermissionRequest) -> Answer | None:
+    """Ask on the terminal (stderr for the question, stdin for the answer); end of input denies."""
+    from desktop.tools.permissions import Answer
+
+    lines = [f"{request.spec.name} ({request.server_label}) wants to run with:", request.arguments_text(1_500)]
+    if request.diff:
+        lines.append(request.diff[:4_000])
+    lines.append("Allow? [o]nce / for this [c]hat / [a]lways for this tool / [d]eny: ")
+    sys.stderr.write("\n".join(lines))
+    sys.stderr.flush()
+    try:
+        reply = await asyncio.to_thread(sys.stdin.readline)
+    except (OSError, ValueError):
+        return None
+    if not reply:
+        return None
+    return Answer(ANSWERS.get(reply.strip().lower()[:1], "deny"))
+
+
+def chat_toolbox(args: argparse.Namespace) -> ToolboxFactory:
+    from desktop.cli.main import CliError
+    from desktop.runtime import toolbox_factory
+
+    workspace: Path | None = None
+    if args.workspace:
+        workspace = Path(args.workspace).expanduser()
+        if not workspace.is_dir():
+            raise CliError(f"--workspace {args.workspace}: not a folder")
+    interactive = sys.stdin.isatty() and args.message != "-"
+    allow = [a for a in args.allow.split(",") if a.strip()]
+    return toolbox_factory(workspace=workspace, allow=allow, yes=args.yes,
+                           asker=terminal_asker if interactive else None)
+
+
+def _print_tool_event(event: Any) -> None:
+    from desktop.tools.events import ToolCallFinished
+
+    if isinstance(event, ToolCallFinished):
+        _status(f"tool {event.name}: {event.status} ({event.duration:.2f} s)")
+
+
+async def start_servers(toolbox: Any) -> None:
+    toolbox.subscribe(_print_tool_event)
+    for problem in toolbox.mcp_problems:
+        _status(f"mcp.json: {problem}")
+    await toolbox.start_servers()
+    for server in toolbox.servers.values():
+        if server.state == "failed":
+            _status(f"MCP server {server.config.name} did not start: {server.error} (log: {server.log_path})")
+
+
+async def cmd_mcp(args: argparse.Namespace) -> int:
+    from desktop.cli.main import CliError
+    from desktop.engine.settings import Paths
+    from desktop.tools.mcp_config import import_claude_desktop, load_config
+
+    paths = Paths.resolve().ensure()
+    target = paths.config_dir / "mcp.json"
+    if args.mcp_command == "import-claude-desktop":
+        source = Path(args.path).expanduser() if args.path else None
+        imported, problems = import_claude_desktop(target, source)
+        for problem in problems:
+            _status(problem)
+        if not imported and problems:
+            raise CliError(problems[0])
+        _status(f"imported {len(imported)} server(s) into {target}")
+        for name in imported:
+            print(name)
+        return 0
+    config = load_config(target)
+    for problem in config.problems:
+        _status(problem)
+    rows: list[dict[str, Any]] = [{"name": s.name, "transport": s.transport, "enabled": s.enabled, "where": s.where}
+            for s in config.servers]
+    if args.check:
+        from desktop.tools.mcp_host import McpServer
+
+        for row, server_config in zip(rows, config.servers, strict=True):
+            server = McpServer(server_config, paths.cache_dir / "mcp")
+            status = await server.start()
+            row |= {"state": status.state, "error": status.error, "tools": list(status.tools)}
+            await server.stop()
+    if args.json:
+        print(json.dumps(rows, ensure_ascii=False, indent=2))
+        return 0
+    if not rows:
+        _status(f"no MCP servers configured ({target})")
+    for row in rows:
+        state = row.get("state") or ("enabled" if row["enabled"] else "disabled")
+        tools = f"  tools: {', '.join(row['tools'])}" if row.get("tools") else ""
+        error = f"  error: {row['error']}" if row.get("error") else ""
+        print(f"{row['name']}  [{row['transport']}, {state}]  {row['where']}{tools}{error}")
+    return 0

@@ -1,0 +1,113 @@
+"""The artifact ledger: files read and written, commands run with their exit codes, tool errors, derived from
+the stored tool calls a summary covers. It is kept with the compaction (folded into the next one) and sent next
+to the summary, like the pinned instructions, so a summary can never forget which files were touched.
+
+Deterministic: the same stored calls give the same ledger, in first-seen order, each list capped (newest kept).
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Iterable, Sequence
+from typing import Any
+
+from desktop.engine.compaction._shared import Message, content_of, role_of
+from desktop.engine.types import Block
+
+HEADER = "<artifact-ledger>\nWhat the tools did in the summarised part (from the stored calls, not from memory):"
+FOOTER = "</artifact-ledger>"
+CAPS = {"read": 60, "written": 60, "commands": 40, "errors": 20}
+READS = {"read", "Read", "NotebookRead"}
+WRITES = {"write", "Write", "edit", "Edit", "MultiEdit", "NotebookEdit"}
+RUNS = {"run", "Bash"}
+_EXIT = re.compile(r"\[exit code (-?\d+)\]\s*$")
+
+Ledger = dict[str, list[Any]]
+
+
+def _empty() -> Ledger:
+    return {k: [] for k in CAPS}
+
+
+def _add(items: list[Any], value: Any, cap: int) -> None:
+    if value in items:
+        items.remove(value)  # seen again: it moves to the newest end
+    items.append(value)
+    del items[:-cap]
+
+
+def build(messages: Sequence[Message], previous: dict[str, Any] | None = None) -> Ledger:
+    ledger = _empty()
+    for key in CAPS:
+        for value in (previous or {}).get(key) or []:
+            _add(ledger[key], list(value) if isinstance(value, list) else value, CAPS[key])
+    calls: dict[str, Block] = {}
+    for msg in messages:
+        blocks: Iterable[Block] = [b for b in content_of(msg) if isinstance(b, dict)]
+        if role_of(msg) == "assistant":
+            for b in blocks:
+                if b.get("type") == "tool_use" and isinstance(b.get("id"), str):
+                    calls[b["id"]] = b
+            continue
+        for b in blocks:
+            if b.get("type") != "tool_result" or (call := calls.get(str(b.get("tool_use_id")))) is None:
+                continue
+            _record(ledger, call, b)
+    return ledger
+
+
+def _text(content: Any) -> str:
+    if isinstance(content, str):
+        return content
+    return "\n".join(str(c.get("text", "")) for c in content or [] if isinstance(c, dict) and c.get("type") == "text")
+
+
+def _record(ledger: Ledger, call: Block, result: Block) -> None:
+    name = str(call.get("name") or "")
+    given = call.get("input")
+    args: dict[str, Any] = given if isinstance(given, dict) else {}
+    path = str(args.get("file_path") or args.get("notebook_path") or args.get("path") or "")
+    text = _text(result.get("content"))
+    failed = bool(result.get("is_error"))
+    if name in RUNS:
+        command = " ".join(str(args.get("command") or "").split())[:200]
+        found = _EXIT.search(text)
+        code = int(found.group(1)) if found else (1 if failed else 0)
+        _add(ledger["commands"], [command, code], CAPS["commands"])
+    elif not failed and path and name in READS:
+        _add(ledger["read"], path, CAPS["read"])
+    elif not failed and path and name in WRITES:
+        _add(ledger["written"], path, CAPS["written"])
+    if failed and name not in RUNS:
+        first = next((ln.strip() for ln in text.splitlines() if ln.strip()), "error")
+        _add(ledger["errors"], f"{name} {path}".strip() + f": {first[:160]}", CAPS["errors"])
+
+
+def render(ledger: Ledger) -> str:
+    if not any(ledger.get(k) for k in CAPS):
+        return ""
+    lines = [HEADER]
+    if ledger["written"]:
+        lines.append("Files written or edited: " + ", ".join(ledger["written"]))
+    if ledger["read"]:
+        lines.append("Files read: " + ", ".join(ledger["read"]))
+    if ledger["commands"]:
+        lines.append("Commands run (exit code):")
+        lines.extend(f"- {cmd} ({code})" for cmd, code in ledger["commands"])
+    if ledger["errors"]:
+        lines.append("Tool errors:")
+        lines.extend(f"- {e}" for e in ledger["errors"])
+    lines.append(FOOTER)
+    return "\n".join(lines)
+
+
+REINJECT_FILES = 5
+
+
+def recent_files(ledger: Ledger, limit: int = REINJECT_FILES) -> list[str]:
+    """The files touched last, newest first: edited ones before read ones (an edit is the freshest interest)."""
+    out: list[str] = []
+    for path in [*reversed(ledger.get("written") or []), *reversed(ledger.get("read") or [])]:
+        if path not in out and not path.startswith("@spill/"):
+            out.append(path)
+    return out[:limit]

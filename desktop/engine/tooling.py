@@ -1,0 +1,42 @@
+"""The engine's side of tools: what a tool runner must do. The engine never imports an implementation."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from typing import Any, Protocol
+
+from desktop.engine.types import Block
+
+
+class ToolRunner(Protocol):
+    """Answers the tool_use blocks of a reply with tool_result blocks (one per call, is_error on failure), and
+    says which tools a session's requests offer (in a fixed order, so they stay in the cached prefix)."""
+
+    def definitions(self, session_id: int, state: Mapping[str, Any]) -> list[dict[str, Any]]: ...
+
+    async def run(self, session_id: int, calls: list[Block]) -> list[Block]: ...
+
+
+class FileSnapshots(Protocol):
+    """A runner that can read a session's workspace files (optional): after a summary, the files the model read
+    or edited last are put back, as they are on disk at that moment."""
+
+    def snapshot_files(self, session_id: int, paths: list[str]) -> str: ...
+
+
+class EndTurn(Exception):  # noqa: N818 - a stop, not a failure
+    """The runner answered the calls (``results``, stored as usual) but the turn must end here with ``reason``,
+    e.g. a tool needs approval in a run where nobody can be asked."""
+
+    def __init__(self, reason: str, results: list[Block]):
+        super().__init__(reason)
+        self.reason = reason
+        self.results = results
+
+
+CANCELLED = "[cancelled: the user pressed Stop before this tool finished]"
+
+
+def cancelled_results(calls: list[Block]) -> list[Block]:
+    return [{"type": "tool_result", "tool_use_id": c.get("id"), "is_error": True, "content": CANCELLED}
+            for c in calls if c.get("id")]

@@ -1,0 +1,44 @@
+"""Events of the tools package: a call started or finished, a permission is asked or settled, an MCP server
+changed. They are engine events (they carry a session id) and reach the views the same way."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any
+
+from desktop.engine.events import EngineEvent
+from desktop.tools.mcp_host import ServerStatus
+from desktop.tools.permissions import PermissionRequest
+
+
+@dataclass(frozen=True, slots=True)
+class ToolCallStarted(EngineEvent):
+    tool_use_id: str
+    name: str
+    server: str
+    arguments: dict[str, Any] = field(default_factory=dict)
+
+
+@dataclass(frozen=True, slots=True)
+class ToolCallFinished(EngineEvent):
+    tool_use_id: str
+    name: str
+    status: str  # ok | error | denied | cancelled
+    duration: float
+    excerpt: str = ""
+
+
+@dataclass(frozen=True, slots=True)
+class PermissionAsked(EngineEvent):
+    request: PermissionRequest
+
+
+@dataclass(frozen=True, slots=True)
+class PermissionSettled(EngineEvent):
+    request_id: str
+    answer: str  # once | chat | always | deny | none (closed or timed out)
+
+
+@dataclass(frozen=True, slots=True)
+class McpChanged(EngineEvent):
+    servers: tuple[ServerStatus, ...] = ()

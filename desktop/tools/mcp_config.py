@@ -1,0 +1,192 @@
+"""MCP server configuration: ``mcp.json`` in the config folder, in the de-facto shape
+``{"mcpServers": {name: {command, args, env, cwd} | {url, headers}}}``.
+
+Unknown keys are kept as they are (other tools write them too). ``disabled: true`` switches a server off.
+Secrets (env values, headers) are kept in the keyring; the file holds the placeholder ``KEYRING`` in their
+place. When no keyring is usable the values stay in the file (0600), and ``problems`` says so.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import logging
+import os
+import sys
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import keyring
+import keyring.errors
+
+from desktop.engine.files import write_private
+
+CONFIG_NAME = "mcp.json"
+KEYRING = "<keyring>"
+SERVICE = "precis-mcp"
+log = logging.getLogger(__name__)
+
+
+@dataclass(slots=True)
+class McpServerConfig:
+    name: str
+    command: str = ""
+    args: list[str] = field(default_factory=list)
+    env: dict[str, str] = field(default_factory=dict)
+    cwd: str | None = None
+    url: str = ""
+    headers: dict[str, str] = field(default_factory=dict)
+    enabled: bool = True
+    extra: dict[str, Any] = field(default_factory=dict)  # unknown keys, written back unchanged
+
+    @property
+    def transport(self) -> str:
+        return "http" if self.url else "stdio"
+
+    @property
+    def origin(self) -> str:
+        """Hash of what the server is (command + args, or URL): a saved approval is bound to it."""
+        what = self.url if self.url else json.dumps([self.command, *self.args])
+        return hashlib.sha256(what.encode()).hexdigest()[:32]
+
+    @property
+    def where(self) -> str:
+        return self.url or " ".join([self.command, *self.args])
+
+    @classmethod
+    def from_json(cls, name: str, data: dict[str, Any]) -> McpServerConfig:
+        known = {"command", "args", "env", "cwd", "url", "headers", "disabled", "enabled"}
+        args = data.get("args") or []
+        return cls(
+            name=name,
+            command=str(data.get("command") or ""),
+            args=[str(a) for a in args] if isinstance(args, list) else [],
+            env={str(k): str(v) for k, v in (data.get("env") or {}).items()} if isinstance(data.get("env"), dict)
+            else {},
+            cwd=str(data["cwd"]) if data.get("cwd") else None,
+            url=str(data.get("url") or ""),
+            headers={str(k): str(v) for k, v in (data.get("headers") or {}).items()}
+            if isinstance(data.get("headers"), dict) else {},
+            enabled=not data.get("disabled", False) and data.get("enabled", True) is not False,
+            extra={k: v for k, v in data.items() if k not in known},
+        )
+
+    def to_json(self) -> dict[str, Any]:
+        out: dict[str, Any] = dict(self.extra)
+        if self.url:
+            out["url"] = self.url
+            if self.headers:
+                out["headers"] = dict(self.headers)
+        else:
+            out["command"] = self.command
+            if self.args:
+                out["args"] = list(self.args)
+            if self.env:
+                out["env"] = dict(self.env)
+            if self.cwd:
+                out["cwd"] = self.cwd
+        if not self.enabled:
+            out["disabled"] = True
+        return out
+
+
+@dataclass(slots=True)
+class McpConfig:
+    servers: list[McpServerConfig] = field(default_factory=list)
+    problems: list[str] = field(default_factory=list)
+
+    def get(self, name: str) -> McpServerConfig | None:
+        return next((s for s in self.servers if s.name == name), None)
+
+
+def _secret_user(server: str, kind: str, key: str) -> str:
+    return f"{server}:{kind}:{key}"
+
+
+def _reveal(config: McpServerConfig, problems: list[str]) -> None:
+    for kind, values in (("env", config.env), ("header", config.headers)):
+        for key, value in list(values.items()):
+            if value != KEYRING:
+                continue
+            try:
+                secret = keyring.get_password(SERVICE, _secret_user(config.name, kind, key))
+            except keyring.errors.KeyringError:
+                secret = None
+            if secret is None:
+                problems.append(f"{config.name}: the secret {key} is not in the keyring")
+                secret = ""
+            values[key] = secret
+
+
+def load_config(path: Path) -> McpConfig:
+    """Never raises: an unreadable file or a bad entry is a problem line, the rest is used."""
+    problems: list[str] = []
+    try:
+        data = json.loads(path.read_text("utf-8"))
+    except FileNotFoundError:
+        return McpConfig()
+    except (OSError, ValueError) as exc:
+        return McpConfig([], [f"{path.name} could not be read ({type(exc).__name__})"])
+    servers_json = data.get("mcpServers") if isinstance(data, dict) else None
+    if not isinstance(servers_json, dict):
+        return McpConfig([], [f"{path.name} has no mcpServers object"] if data else [])
+    servers = []
+    for name, entry in servers_json.items():
+        if not isinstance(entry, dict) or not (entry.get("command") or entry.get("url")):
+            problems.append(f"{name}: needs a command or a url")
+            continue
+        server = McpServerConfig.from_json(str(name), entry)
+        _reveal(server, problems)
+        servers.append(server)
+    return McpConfig(servers, problems)
+
+
+def save_config(path: Path, config: McpConfig) -> list[str]:
+    """Write the file with secrets moved to the keyring. Returns problems (e.g. no keyring: kept in the file)."""
+    problems: list[str] = []
+    out: dict[str, Any] = {}
+    for server in config.servers:
+        entry = server.to_json()
+        for kind, field_name in (("env", "env"), ("header", "headers")):
+            values = entry.get(field_name)
+            if not values:
+                continue
+            hidden = {}
+            for key, value in values.items():
+                try:
+                    keyring.set_password(SERVICE, _secret_user(server.name, kind, key), value)
+                    hidden[key] = KEYRING
+                except keyring.errors.KeyringError:
+                    problems.append(f"{server.name}: no keyring; {key} is kept in {path.name} (readable by you only)")
+                    hidden[key] = value
+            entry[field_name] = hidden
+        out[server.name] = entry
+    write_private(path, json.dumps({"mcpServers": out}, indent=2, ensure_ascii=False) + "\n")
+    return problems
+
+
+def claude_desktop_config_path() -> Path:
+    """Where Claude Desktop keeps its configuration on this platform."""
+    if sys.platform == "darwin":
+        return Path.home() / "Library" / "Application Support" / "Claude" / "claude_desktop_config.json"
+    if sys.platform == "win32":
+        return Path(os.environ.get("APPDATA", Path.home() / "AppData" / "Roaming")) / "Claude" / \
+            "claude_desktop_config.json"
+    return Path(os.environ.get("XDG_CONFIG_HOME", Path.home() / ".config")) / "Claude" / "claude_desktop_config.json"
+
+
+def import_claude_desktop(target: Path, source: Path | None = None) -> tuple[list[str], list[str]]:
+    """Merge Claude Desktop's servers into ``target`` (an existing name is kept). Returns (imported, problems)."""
+    source = source or claude_desktop_config_path()
+    if not source.is_file():
+        return [], [f"no Claude Desktop configuration at {source}"]
+    theirs = load_config(source)
+    ours = load_config(target)
+    imported = []
+    for server in theirs.servers:
+        if ours.get(server.name) is None:
+            ours.servers.append(server)
+            imported.append(server.name)
+    problems = theirs.problems + save_config(target, ours)
+    return imported, problems

@@ -1,0 +1,212 @@
+"""Connections to MCP servers (the official ``mcp`` client), one owner task per server.
+
+The client's context (anyio task groups) is entered and left by the same task, which lives as long as the
+connection; calls come from any task. Starting, listing and calling are bounded by timeouts, so a hung server is
+an error, never a hung turn. A server's stderr goes to a log file the window shows; a crashed server is marked
+failed and can be restarted.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import logging
+import re
+import time
+from collections.abc import Callable
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any, TextIO
+
+from anthropic.lib.tools._beta_functions import ToolError
+from anthropic.lib.tools.mcp import UnsupportedMCPValueError, mcp_content
+
+from desktop.engine.types import Block
+from desktop.tools.mcp_config import McpServerConfig
+from desktop.tools.types import ToolOutcome, ToolSpec
+
+START_TIMEOUT = 30.0
+CALL_TIMEOUT = 120.0
+LOG_TAIL = 20_000
+_NAME = re.compile(r"[^A-Za-z0-9_-]+")
+log = logging.getLogger(__name__)
+
+
+def tool_name(server: str, tool: str) -> str:
+    """The name the model calls: mcp__<server>__<tool>, within the API's 64 characters."""
+    return f"mcp__{_NAME.sub('_', server)}__{_NAME.sub('_', tool)}"[:64]
+
+
+@dataclass(frozen=True, slots=True)
+class ServerStatus:
+    name: str
+    state: str  # disabled | stopped | starting | ready | failed
+    error: str = ""
+    tools: tuple[str, ...] = ()
+    where: str = ""
+
+
+class McpServer:
+    def __init__(self, config: McpServerConfig, log_dir: Path, changed: Callable[[McpServer], None] | None = None):
+        self.config = config
+        self.log_path = log_dir / f"{_NAME.sub('_', config.name)}.log"
+        self.state = "stopped" if config.enabled else "disabled"
+        self.error = ""
+        self.specs: list[ToolSpec] = []
+        self._client: Any = None
+        self._task: asyncio.Task[None] | None = None
+        self._stop: asyncio.Event | None = None
+        self._changed = changed
+
+    @property
+    def status(self) -> ServerStatus:
+        return ServerStatus(self.config.name, self.state, self.error, tuple(s.tool for s in self.specs),
+                            self.config.where)
+
+    def _set(self, state: str, error: str = "") -> None:
+        self.state, self.error = state, error
+        if self._changed is not None:
+            self._changed(self)
+
+    def log_tail(self) -> str:
+        try:
+            data = self.log_path.read_bytes()[-LOG_TAIL:]
+        except OSError:
+            return ""
+        return data.decode(errors="replace")
+
+    def _params(self) -> Any:
+        if self.config.url:
+            from mcp.client.streamable_http import streamable_http_client
+            from mcp.shared._httpx_utils import create_mcp_http_client
+
+            http = create_mcp_http_client(headers=self.config.headers or None)
+            return streamable_http_client(self.config.url, http_client=http)
+        from mcp.client.stdio import StdioServerParameters
+
+        return StdioServerParameters(command=self.config.command, args=self.config.args,
+                                     env=self.config.env or None, cwd=self.config.cwd or None)
+
+    async def start(self, timeout: float = START_TIMEOUT) -> ServerStatus:
+        if self.state == "ready" or not self.config.enabled:
+            return self.status
+        self._set("starting")
+        ready: asyncio.Future[None] = asyncio.get_running_loop().create_future()
+        self._stop = asyncio.Event()
+        self._task = asyncio.ensure_future(self._own(ready, self._stop))
+        try:
+            await asyncio.wait_for(asyncio.shield(ready), timeout)
+        except TimeoutError:
+            await self._halt()
+            self._set("failed", f"did not answer within {timeout:g} s")
+        except Exception as exc:  # noqa: BLE001 - any start failure is the server's error, in words
+            await self._halt()
+            self._set("failed", _describe(exc))
+        return self.status
+
+    async def _own(self, ready: asyncio.Future[None], stop: asyncio.Event) -> None:
+        from mcp import Client
+
+        self.log_path.parent.mkdir(parents=True, exist_ok=True, mode=0o700)
+        errlog: TextIO = open(self.log_path, "a", encoding="utf-8", errors="replace")  # noqa: SIM115 - kept open
+        errlog.write(f"--- {time.strftime('%Y-%m-%d %H:%M:%S')} starting {self.config.where}\n")
+        errlog.flush()
+        try:
+            params = self._params()
+            if self.config.url:
+                client = Client(params, read_timeout_seconds=CALL_TIMEOUT)
+            else:
+                from mcp.client.stdio import stdio_client
+
+                client = Client(stdio_client(params, errlog=errlog), read_timeout_seconds=CALL_TIMEOUT)
+            async with client:
+                listed = await client.list_tools()
+                self.specs = [self._spec(t) for t in sorted(listed.tools, key=lambda t: t.name)]
+                self._client = client
+                if not ready.done():
+                    ready.set_result(None)
+                self._set("ready")
+                await stop.wait()
+        except BaseException as exc:
+            if not ready.done():
+                ready.set_exception(exc if isinstance(exc, Exception) else RuntimeError("cancelled"))
+            elif not stop.is_set() and isinstance(exc, Exception):
+                self._set("failed", _describe(exc))
+            if not isinstance(exc, Exception):
+                raise
+        finally:
+            self._client = None
+            errlog.close()
+
+    def _spec(self, tool: Any) -> ToolSpec:
+        name = tool_name(self.config.name, tool.name)
+        definition = {"name": name, "description": (tool.description or "")[:2000],
+                      "input_schema": tool.input_schema or {"type": "object"}}
+        read_only = bool(tool.annotations and tool.annotations.read_only_hint)
+        return ToolSpec(name, self.config.name, tool.name, definition, read_only, self.config.origin)
+
+    async def call(self, tool: str, arguments: dict[str, Any], timeout: float = CALL_TIMEOUT) -> ToolOutcome:
+        client = self._client
+        if client is None or self.state != "ready":
+            return ToolOutcome(f"MCP server {self.config.name} is not running ({self.error or self.state}); "
+                               "restart it in Settings", is_error=True)
+        try:
+            result = await asyncio.wait_for(client.call_tool(tool, arguments), timeout)
+        except TimeoutError:
+            self._set("failed", f"{tool} did not answer within {timeout:g} s")
+            await self._halt()
+            return ToolOutcome(f"MCP server {self.config.name}: {tool} did not answer within {timeout:g} s; "
+                               "the server was stopped", is_error=True)
+        except Exception as exc:  # noqa: BLE001 - a crashed server is an error result, never a failed turn
+            self._set("failed", _describe(exc))
+            await self._halt()
+            return ToolOutcome(f"MCP server {self.config.name} failed: {_describe(exc)}", is_error=True)
+        return convert_result(result)
+
+    async def _halt(self) -> None:
+        if self._stop is not None:
+            self._stop.set()
+        task, self._task = self._task, None
+        if task is not None and not task.done():
+            try:
+                await asyncio.wait_for(asyncio.shield(task), 10)
+            except (TimeoutError, Exception):  # noqa: BLE001 - a server that will not stop is cancelled
+                task.cancel()
+                with contextlib.suppress(BaseException):
+                    await task
+        self._client = None
+
+    async def stop(self) -> None:
+        await self._halt()
+        self.specs = []
+        self._set("stopped" if self.config.enabled else "disabled")
+
+    async def restart(self) -> ServerStatus:
+        await self.stop()
+        return await self.start()
+
+
+def convert_result(result: Any) -> ToolOutcome:
+    blocks: list[Block] = []
+    for item in result.content:
+        try:
+            blocks.append(dict(mcp_content(item)))
+        except UnsupportedMCPValueError as exc:
+            blocks.append({"type": "text", "text": f"[{exc}]"})
+    if not blocks and result.structured_content is not None:
+        import json
+
+        blocks = [{"type": "text", "text": json.dumps(result.structured_content, ensure_ascii=False)}]
+    if all(b.get("type") == "text" for b in blocks):
+        text = "\n".join(str(b.get("text", "")) for b in blocks)
+        return ToolOutcome(text or "(no output)", is_error=bool(result.is_error))
+    return ToolOutcome(blocks, is_error=bool(result.is_error))
+
+
+def _describe(exc: BaseException) -> str:
+    if isinstance(exc, ToolError):
+        return str(exc)
+    if isinstance(exc, BaseExceptionGroup):
+        return "; ".join(_describe(e) for e in exc.exceptions)
+    text = str(exc) or type(exc).__name__
+    return text.splitlines()[0][:300]

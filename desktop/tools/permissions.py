@@ -1,0 +1,152 @@
+"""The permission policy: every call asks by default, and what the user answered decides the next ones.
+
+Answers: Allow once / Allow for this chat / Always for this tool (saved, bound to a hash of the server's
+command or URL, so it never carries to another server) / Deny. No answer (closed prompt, timeout, nobody to
+ask) denies. Read-only tools are approved without asking only when the user opted in.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import logging
+import uuid
+from collections.abc import Awaitable, Callable, Iterable
+from dataclasses import dataclass, field
+from enum import StrEnum
+from typing import Any, Protocol
+
+from desktop.tools.types import BUILTIN, ToolSpec
+
+ASK_TIMEOUT = 300.0  # seconds a prompt waits before it counts as Deny
+log = logging.getLogger(__name__)
+
+
+class Answer(StrEnum):
+    ONCE = "once"
+    CHAT = "chat"
+    ALWAYS = "always"
+    DENY = "deny"
+
+
+@dataclass(frozen=True, slots=True)
+class PermissionRequest:
+    """What a prompt shows: server, tool and arguments (and the diff of a write or an edit)."""
+
+    session_id: int
+    tool_use_id: str
+    spec: ToolSpec
+    arguments: dict[str, Any]
+    diff: str | None = None
+    id: str = field(default_factory=lambda: uuid.uuid4().hex)
+
+    @property
+    def server_label(self) -> str:
+        return "built-in" if self.spec.server == BUILTIN else self.spec.server
+
+    def arguments_text(self, limit: int = 4_000) -> str:
+        text = json.dumps(self.arguments, ensure_ascii=False, indent=2)
+        return text if len(text) <= limit else text[:limit] + "\n…"
+
+
+@dataclass(frozen=True, slots=True)
+class SavedApproval:
+    id: int
+    server: str
+    tool: str
+    origin: str
+    created_at: float
+
+
+class ApprovalStore(Protocol):
+    """Where "Always for this tool" answers live (the store implements it)."""
+
+    async def approvals(self) -> list[SavedApproval]: ...
+    async def save_approval(self, server: str, tool: str, origin: str) -> SavedApproval: ...
+    async def revoke_approval(self, approval_id: int) -> bool: ...
+
+
+Asker = Callable[[PermissionRequest], Awaitable[Answer | None]]
+
+
+@dataclass(frozen=True, slots=True)
+class Verdict:
+    allowed: bool
+    how: str  # asked:once | asked:chat | asked:always | saved | chat | allow-list | yes | read-only | denied | ...
+    reason: str = ""
+
+
+def _key(spec: ToolSpec) -> tuple[str, str, str]:
+    return (spec.server, spec.tool, spec.origin)
+
+
+class PermissionPolicy:
+    """One per process. ``allow``: tool names (or server:tool) approved up front (``precis chat --allow``);
+    ``yes``: approve everything; ``auto_read_only``: the opt-in for read-only tools."""
+
+    def __init__(self, approvals: ApprovalStore | None = None, *, allow: Iterable[str] = (), yes: bool = False,
+                 auto_read_only: bool = False, timeout: float = ASK_TIMEOUT):
+        self.approvals = approvals
+        self.allow = frozenset(a.strip() for a in allow if a.strip())
+        self.yes = yes
+        self.auto_read_only = auto_read_only
+        self.timeout = timeout
+        self._chat: dict[int, set[tuple[str, str, str]]] = {}
+        self._saved: set[tuple[str, str, str]] | None = None
+        self._ask_lock: dict[int, asyncio.Lock] = {}
+
+    async def _saved_keys(self) -> set[tuple[str, str, str]]:
+        if self._saved is None:
+            saved = await self.approvals.approvals() if self.approvals else []
+            self._saved = {(a.server, a.tool, a.origin) for a in saved}
+        return self._saved
+
+    def forget_saved(self) -> None:
+        """Saved approvals changed elsewhere (revoked in Settings): read them again."""
+        self._saved = None
+
+    def reset_chat(self, session_id: int) -> None:
+        self._chat.pop(session_id, None)
+
+    def _listed(self, spec: ToolSpec) -> bool:
+        return bool({spec.name, spec.tool, f"{spec.server}:{spec.tool}", "*"} & self.allow)
+
+    async def decide(self, request: PermissionRequest, asker: Asker | None) -> Verdict:
+        spec = request.spec
+        if self.yes:
+            return Verdict(True, "yes")
+        if self._listed(spec):
+            return Verdict(True, "allow-list")
+        if spec.read_only and self.auto_read_only:
+            return Verdict(True, "read-only")
+        if _key(spec) in self._chat.get(request.session_id, set()):
+            return Verdict(True, "chat")
+        if _key(spec) in await self._saved_keys():
+            return Verdict(True, "saved")
+        if asker is None:
+            return Verdict(False, "denied", f"the tool {spec.name} needs approval and nobody can be asked "
+                                            f"(run with --allow {spec.name} or --yes)")
+        # One prompt at a time per chat: answers given to the first may approve the next.
+        lock = self._ask_lock.setdefault(request.session_id, asyncio.Lock())
+        async with lock:
+            if _key(spec) in self._chat.get(request.session_id, set()) or _key(spec) in await self._saved_keys():
+                return Verdict(True, "chat")
+            try:
+                answer = await asyncio.wait_for(asker(request), self.timeout)
+            except TimeoutError:
+                answer = None
+        return await self._apply(request, answer)
+
+    async def _apply(self, request: PermissionRequest, answer: Answer | None) -> Verdict:
+        spec = request.spec
+        if answer is None:
+            return Verdict(False, "timeout", f"no answer for {spec.name}: denied")
+        if answer == Answer.DENY:
+            return Verdict(False, "denied", f"the user denied {spec.name}")
+        if answer == Answer.CHAT:
+            self._chat.setdefault(request.session_id, set()).add(_key(spec))
+        elif answer == Answer.ALWAYS:
+            if self.approvals is not None:
+                await self.approvals.save_approval(spec.server, spec.tool, spec.origin)
+            (await self._saved_keys()).add(_key(spec))
+        return Verdict(True, f"asked:{answer.value}")

@@ -1,0 +1,78 @@
+"""The run tool: one shell command in the workspace, in its own process group, with a timeout and an output cap.
+
+Each call is a fresh shell (no state carries from one call to the next). A timeout or a cancellation (Stop)
+kills the whole process group, so nothing the command started keeps running.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import os
+import signal
+import sys
+from pathlib import Path
+
+from desktop.tools.types import ToolOutcome
+
+DEFAULT_TIMEOUT = 120.0
+MAX_TIMEOUT = 600.0
+OUTPUT_CAP = 1_000_000  # characters kept of a command's output; the ingest cap decides what requests carry
+
+
+def command_env() -> dict[str, str]:
+    """The process environment without the app's own credentials: a command must not print the API key."""
+    return {k: v for k, v in os.environ.items() if not k.startswith(("ANTHROPIC_", "PRECIS_"))}
+
+
+def _kill_group(proc: asyncio.subprocess.Process) -> None:
+    if proc.returncode is not None:
+        return
+    with contextlib.suppress(ProcessLookupError, PermissionError):
+        if sys.platform != "win32":
+            os.killpg(proc.pid, signal.SIGKILL)
+        else:  # pragma: no cover - no process groups
+            proc.kill()
+
+
+async def run_command(command: str, cwd: Path, timeout: float | None = None) -> ToolOutcome:
+    limit = min(MAX_TIMEOUT, max(1.0, float(timeout or DEFAULT_TIMEOUT)))
+    proc = await asyncio.create_subprocess_shell(
+        command, cwd=cwd, stdin=asyncio.subprocess.DEVNULL, stdout=asyncio.subprocess.PIPE,
+        stderr=asyncio.subprocess.STDOUT, env=command_env(), start_new_session=sys.platform != "win32")
+    assert proc.stdout is not None
+    chunks: list[bytes] = []
+    size = 0
+    cut = False
+
+    async def read_all() -> None:
+        nonlocal size, cut
+        assert proc.stdout is not None
+        while data := await proc.stdout.read(65536):
+            if size < OUTPUT_CAP * 4:  # bytes: enough for OUTPUT_CAP characters of any UTF-8
+                chunks.append(data)
+            size += len(data)
+        await proc.wait()
+
+    try:
+        await asyncio.wait_for(read_all(), limit)
+    except TimeoutError:
+        _kill_group(proc)
+        await proc.wait()
+        text = b"".join(chunks).decode(errors="replace")[:OUTPUT_CAP]
+        return ToolOutcome(f"{text}\n[timed out after {limit:g} s: the command was killed]".lstrip("\n"),
+                           is_error=True)
+    except asyncio.CancelledError:
+        _kill_group(proc)
+        with contextlib.suppress(Exception):
+            await asyncio.shield(proc.wait())
+        raise
+    finally:
+        _kill_group(proc)  # a background child left holding the pipe
+    text = b"".join(chunks).decode(errors="replace")
+    if len(text) > OUTPUT_CAP:
+        text, cut = text[:OUTPUT_CAP], True
+    code = proc.returncode if proc.returncode is not None else -1
+    tail = f"\n[output cut at {OUTPUT_CAP:,} characters]" if cut else ""
+    body = (text.rstrip("\n") + tail) or "(no output)"
+    return ToolOutcome(f"{body}\n[exit code {code}]", is_error=code != 0, exit_code=code)

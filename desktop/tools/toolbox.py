@@ -1,0 +1,267 @@
+"""The tool runner the engine calls: per chat workspace tools and the configured MCP servers, each call
+permission-checked, run concurrently with the others of its reply, timed, logged in the audit log, cancellable.
+
+A session's workspace is kept in its state (``workspace``), so it survives restarts; the CLI fixes one for its
+run instead (``precis chat --workspace DIR``; none: no built-in tools).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+import time
+from collections.abc import Callable, Mapping
+from pathlib import Path
+from typing import Any, Protocol
+
+from desktop.engine.events import EngineEvent
+from desktop.engine.settings import Paths
+from desktop.engine.tooling import EndTurn
+from desktop.engine.types import Block
+from desktop.tools.builtin import BuiltinTools, builtin_specs
+from desktop.tools.events import (
+    McpChanged,
+    PermissionAsked,
+    PermissionSettled,
+    ToolCallFinished,
+    ToolCallStarted,
+)
+from desktop.tools.mcp_config import McpConfig, load_config
+from desktop.tools.mcp_host import McpServer
+from desktop.tools.permissions import Answer, Asker, PermissionPolicy, PermissionRequest
+from desktop.tools.types import BUILTIN, ToolOutcome, ToolSpec
+from desktop.tools.workspace import Workspace
+
+EXCERPT = 300
+REINJECT_FILES = 5  # after a summary: at most this many files back in the context
+REINJECT_FILE_CHARS = 20_000  # about 5K tokens each
+REINJECT_TOTAL_TOKENS = 50_000
+log = logging.getLogger(__name__)
+_UNSET: Any = object()
+
+
+class AuditSink(Protocol):
+    async def record(self, entry: Any) -> None: ...
+
+
+class Toolbox:
+    def __init__(self, paths: Paths, policy: PermissionPolicy, *, audit: Callable[..., Any] | None = None,
+                 workspace: Path | None = _UNSET, asker: Asker | None | str = "events",
+                 mcp: McpConfig | None = None):
+        self.paths = paths
+        self.policy = policy
+        self._audit = audit  # builds and stores an audit entry: audit(**fields) -> awaitable
+        self._fixed = workspace  # _UNSET: each session's own; None: no built-in tools
+        self._asker: Asker | None = self._ask_by_event if asker == "events" else asker  # type: ignore[assignment]
+        self._listeners: list[Callable[[EngineEvent], None]] = []
+        self._workspaces: dict[int, Workspace | None] = {}
+        self._pending: dict[str, asyncio.Future[Answer | None]] = {}
+        config = mcp if mcp is not None else load_config(self.mcp_path)
+        self.mcp_problems = list(config.problems)
+        self.servers: dict[str, McpServer] = {
+            s.name: McpServer(s, paths.cache_dir / "mcp", self._server_changed) for s in config.servers}
+
+    @property
+    def mcp_path(self) -> Path:
+        return self.paths.config_dir / "mcp.json"
+
+    # --- events ------------------------------------------------------------------------------------------
+    def subscribe(self, listener: Callable[[EngineEvent], None]) -> Callable[[], None]:
+        self._listeners.append(listener)
+        return lambda: self._listeners.remove(listener)
+
+    def emit(self, event: EngineEvent) -> None:
+        for listener in list(self._listeners):
+            listener(event)
+
+    def _server_changed(self, _server: McpServer) -> None:
+        self.emit(McpChanged(0, tuple(s.status for s in self.servers.values())))
+
+    # --- MCP servers ----------------------------------------------------------------------------------------
+    def save_config(self) -> list[str]:
+        from desktop.tools.mcp_config import save_config
+
+        return save_config(self.mcp_path, McpConfig([s.config for s in self.servers.values()]))
+
+    async def import_claude_desktop(self, source: Path | None = None) -> tuple[list[str], list[str]]:
+        """Add Claude Desktop's servers to mcp.json and start the new ones. Returns (names, problems)."""
+        from desktop.tools.mcp_config import import_claude_desktop
+
+        names, problems = await asyncio.to_thread(import_claude_desktop, self.mcp_path, source)
+        config = await asyncio.to_thread(load_config, self.mcp_path)
+        for server in config.servers:
+            if server.name in names and server.name not in self.servers:
+                self.servers[server.name] = McpServer(server, self.paths.cache_dir / "mcp", self._server_changed)
+        await asyncio.gather(*(self.servers[n].start() for n in names if n in self.servers))
+        return names, problems
+
+    async def start_servers(self) -> None:
+        await asyncio.gather(*(s.start() for s in self.servers.values() if s.config.enabled))
+
+    async def close(self) -> None:
+        for future in self._pending.values():
+            if not future.done():
+                future.set_result(None)
+        await asyncio.gather(*(s.stop() for s in self.servers.values()), return_exceptions=True)
+
+    # --- workspaces -----------------------------------------------------------------------------------------
+    def workspace(self, session_id: int, state: Mapping[str, Any] | None = None) -> Workspace | None:
+        if self._fixed is not _UNSET:
+            return Workspace.at(self._fixed) if self._fixed is not None else None
+        if state is not None:
+            folder = state.get("workspace")
+            current = self._workspaces.get(session_id)
+            if not folder:
+                self._workspaces[session_id] = None
+            elif current is None or str(current.root) != str(folder):
+                try:
+                    self._workspaces[session_id] = Workspace.at(folder)
+                except OSError as exc:
+                    log.warning("session %s: workspace unavailable: %s", session_id, exc)
+                    self._workspaces[session_id] = None
+        return self._workspaces.get(session_id)
+
+    def specs(self, session_id: int, state: Mapping[str, Any] | None = None) -> list[ToolSpec]:
+        """Built-in tools first, then each ready MCP server's tools, by server name then tool name."""
+        out = builtin_specs() if self.workspace(session_id, state) is not None else []
+        for name in sorted(self.servers):
+            server = self.servers[name]
+            if server.state == "ready":
+                out.extend(server.specs)
+        return out
+
+    def definitions(self, session_id: int, state: Mapping[str, Any]) -> list[dict[str, Any]]:
+        return [dict(s.definition) for s in self.specs(session_id, state)]
+
+    # --- permission prompts ----------------------------------------------------------------------------------
+    async def _ask_by_event(self, request: PermissionRequest) -> Answer | None:
+        """The window answers through ``answer()``; nobody listening (no view) means no answer."""
+        if not self._listeners:
+            return None
+        future: asyncio.Future[Answer | None] = asyncio.get_running_loop().create_future()
+        self._pending[request.id] = future
+        self.emit(PermissionAsked(request.session_id, request))
+        try:
+            return await future
+        finally:
+            self._pending.pop(request.id, None)
+            answer = future.result() if future.done() and not future.cancelled() else None
+            self.emit(PermissionSettled(request.session_id, request.id, answer.value if answer else "none"))
+
+    def answer(self, request_id: str, answer: Answer | None) -> bool:
+        future = self._pending.get(request_id)
+        if future is None or future.done():
+            return False
+        future.set_result(answer)
+        return True
+
+    def pending(self) -> list[str]:
+        return list(self._pending)
+
+    # --- after a summary -------------------------------------------------------------------------------------
+    def snapshot_files(self, session_id: int, paths: list[str]) -> str:
+        """The files, as they are on disk now, within the re-injection budget (files gone or unreadable are
+        skipped); '' when there is no workspace or nothing to show."""
+        from desktop.engine.tokens import estimate_text
+
+        workspace = self.workspace(session_id)
+        if workspace is None:
+            return ""
+        parts, total = [], 0
+        for rel in paths[:REINJECT_FILES]:
+            try:
+                path = workspace.resolve(rel)
+                if not path.is_file() or path.stat().st_size > 4 * REINJECT_FILE_CHARS:
+                    continue
+                text = path.read_text("utf-8")
+            except (OSError, UnicodeDecodeError, ValueError):
+                continue
+            if len(text) > REINJECT_FILE_CHARS:
+                text = text[:REINJECT_FILE_CHARS] + "\n[… cut: read the rest with the read tool]"
+            cost = estimate_text(text)
+            if total + cost > REINJECT_TOTAL_TOKENS:
+                break
+            total += cost
+            parts.append(f"=== {workspace.relative(path)} ===\n{text}")
+        if not parts:
+            return ""
+        return ("<recent-files>\nThe files read or edited last before the summary, as they are on disk now:\n\n"
+                + "\n\n".join(parts) + "\n</recent-files>")
+
+    # --- running ---------------------------------------------------------------------------------------------
+    async def run(self, session_id: int, calls: list[Block]) -> list[Block]:
+        specs = {s.name: s for s in self.specs(session_id)}
+        outcomes = await asyncio.gather(*(self._one(session_id, call, specs) for call in calls))
+        results = [_result(call, outcome) for call, (outcome, _stop) in zip(calls, outcomes, strict=True)]
+        stops = [stop for _outcome, stop in outcomes if stop]
+        if stops:
+            raise EndTurn(stops[0], results)
+        return results
+
+    async def _one(self, session_id: int, call: Block, specs: dict[str, ToolSpec]) -> tuple[ToolOutcome, str]:
+        use_id = str(call.get("id") or "")
+        name = str(call.get("name") or "")
+        given = call.get("input")
+        arguments: dict[str, Any] = dict(given) if isinstance(given, dict) else {}
+        spec = specs.get(name)
+        if spec is None:
+            return ToolOutcome(f"unknown tool {name!r}: it is not offered in this chat", is_error=True), ""
+        workspace = self.workspace(session_id)
+        builtin = BuiltinTools(workspace, self.paths.spill_dir(session_id)) if spec.server == BUILTIN and \
+            workspace is not None else None
+        diff = builtin.diff(spec.tool, arguments) if builtin is not None else None
+        request = PermissionRequest(session_id, use_id, spec, dict(arguments), diff)
+        verdict = await self.policy.decide(request, self._asker)
+        if not verdict.allowed:
+            await self._record(session_id, use_id, spec, arguments, verdict.how, "denied", True)
+            self.emit(ToolCallFinished(session_id, use_id, name, "denied", 0.0, verdict.reason))
+            stop = verdict.reason if self._asker is None else ""
+            return ToolOutcome(f"Permission denied: {verdict.reason}", is_error=True), stop
+        self.emit(ToolCallStarted(session_id, use_id, name, spec.server, dict(arguments)))
+        started = time.monotonic()
+        try:
+            if builtin is not None:
+                outcome = await builtin.call(spec.tool, dict(arguments))
+            elif spec.server in self.servers:
+                outcome = await self.servers[spec.server].call(spec.tool, dict(arguments))
+            else:
+                outcome = ToolOutcome(f"{name}: no workspace is set for this chat", is_error=True)
+        except asyncio.CancelledError:
+            took = time.monotonic() - started
+            self.emit(ToolCallFinished(session_id, use_id, name, "cancelled", took, ""))
+            asyncio.ensure_future(self._record(session_id, use_id, spec, arguments, verdict.how, "cancelled", True,
+                                               duration=took))
+            raise
+        except Exception as exc:  # noqa: BLE001 - a failing tool is an error result, never a failed turn
+            log.exception("tool %s failed", name)
+            outcome = ToolOutcome(f"{name} failed: {type(exc).__name__}: {exc}", is_error=True)
+        took = time.monotonic() - started
+        status = "error" if outcome.is_error else "ok"
+        self.emit(ToolCallFinished(session_id, use_id, name, status, took, outcome.text()[:EXCERPT]))
+        await self._record(session_id, use_id, spec, arguments, verdict.how, status, outcome.is_error,
+                           exit_code=outcome.exit_code, duration=took)
+        return outcome, ""
+
+    async def _record(self, session_id: int, use_id: str, spec: ToolSpec, arguments: dict[str, Any], how: str,
+                      outcome: str, is_error: bool, *, exit_code: int | None = None,
+                      duration: float | None = None) -> None:
+        log.info("session %s: tool %s (%s) %s [%s] %.3fs", session_id, spec.name, spec.server, outcome, how,
+                 duration or 0.0)
+        if self._audit is None:
+            return
+        try:
+            await self._audit(session_id=session_id, tool_use_id=use_id, server=spec.server, tool=spec.tool,
+                              arguments=arguments, decision=how, outcome=outcome, is_error=is_error,
+                              exit_code=exit_code, duration=duration)
+        except Exception:  # noqa: BLE001 - the audit log never fails a call
+            log.exception("audit record failed")
+
+
+def _result(call: Block, outcome: ToolOutcome) -> Block:
+    content: Any = outcome.content
+    if isinstance(content, str) and not content.strip():
+        content = "(no output)"
+    block: Block = {"type": "tool_result", "tool_use_id": call.get("id"), "content": content}
+    if outcome.is_error:
+        block["is_error"] = True
+    return block

@@ -1,0 +1,133 @@
+"""The window's tools: the workspace picker in the chat header, the inline permission prompt, live status on
+the tool cards (Enter, Space or a double click expands a card to its full input and output), the MCP page.
+
+Attached to the main window after it is built, so the window's own code stays about chatting.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+from PySide6.QtCore import QEvent, QObject, Qt
+from PySide6.QtGui import QAction, QKeyEvent
+from PySide6.QtWidgets import QFileDialog, QMenu, QToolButton, QWidget
+
+from desktop.ui.bridge import Bridge, Page, events, tool_events
+from desktop.ui.chat_model import Roles
+from desktop.ui.mcp_page import McpDialog
+from desktop.ui.permission_prompt import PermissionPrompt
+
+if TYPE_CHECKING:
+    from desktop.ui.main_window import MainWindow
+
+
+class WorkspaceButton(QToolButton):
+    def __init__(self, parent: QWidget | None = None):
+        super().__init__(parent)
+        self.setObjectName("workspace_button")
+        self.setPopupMode(QToolButton.ToolButtonPopupMode.InstantPopup)
+        self.setToolButtonStyle(Qt.ToolButtonStyle.ToolButtonTextOnly)
+        self.folder = ""
+        menu = QMenu(self)
+        self.choose_action = menu.addAction(self.tr("Choose workspace folder…"))
+        self.clear_action = menu.addAction(self.tr("No workspace (no built-in tools)"))
+        self.setMenu(menu)
+        self.show_folder("")
+
+    def show_folder(self, folder: str) -> None:
+        self.folder = folder
+        name = Path(folder).name if folder else ""
+        self.setText(self.tr("Workspace: {name}").format(name=name) if name else self.tr("No workspace"))
+        self.setToolTip(folder or self.tr("Pick a folder so the model can read, search, edit and run commands "
+                                          "in it (each call asks first)."))
+        self.setAccessibleName(self.text())
+        self.clear_action.setEnabled(bool(folder))
+
+
+class ToolsUi(QObject):
+    def __init__(self, window: MainWindow, header: Any, pane: Any):
+        super().__init__(window)
+        self.window = window
+        self.bridge: Bridge = window.bridge
+        self.workspace = WorkspaceButton(window)
+        self.workspace.setVisible(self.bridge.has_tools)
+        header.insertWidget(1, self.workspace)
+        self.prompt = PermissionPrompt(window)
+        pane.insertWidget(pane.indexOf(window.status), self.prompt)
+        self.dialog: McpDialog | None = None
+        self._picked = 0  # workspace choices made, so a slower read of the old one never wins
+        self.mcp_action = QAction(self.tr("&MCP servers and tool permissions…"), window)
+        self.mcp_action.triggered.connect(self.open_mcp)
+        file_menu = window.menuBar().actions()[0].menu()
+        if isinstance(file_menu, QMenu):
+            file_menu.insertAction(file_menu.actions()[-2], self.mcp_action)  # before the separator and Quit
+        self.workspace.choose_action.triggered.connect(self.choose_workspace)
+        self.workspace.clear_action.triggered.connect(lambda: self.set_workspace(""))
+        self.prompt.answered.connect(self.bridge.answer_permission)
+        self.bridge.engine_event.connect(self._on_event)
+        self.bridge.session_opened.connect(self._on_opened)
+        window.chat.installEventFilter(self)
+        window.chat.doubleClicked.connect(lambda index: window.chat_model.toggle_expanded(index.row()))
+        self.bridge.spawn(self.bridge.start_mcp_servers())  # in the background: a slow server never blocks
+
+    # --- workspace ------------------------------------------------------------------------------------------
+    def _on_opened(self, page: Page) -> None:
+        self.bridge.spawn(self._load_workspace(page.session.id))
+
+    async def _load_workspace(self, session_id: int) -> None:
+        picked = self._picked
+        folder = await self.bridge.workspace(session_id)
+        # A folder picked while this read was under way is newer than what it read.
+        if session_id == self.window.session_id and picked == self._picked:
+            self.workspace.show_folder(folder)
+
+    def choose_workspace(self) -> None:
+        folder = QFileDialog.getExistingDirectory(self.window, self.tr("Workspace folder"),
+                                                  self.workspace.folder or str(Path.home()))
+        if folder:
+            self.set_workspace(folder)
+
+    def set_workspace(self, folder: str) -> None:
+        session_id = self.window.session_id
+        if session_id is None:
+            return
+        self._picked += 1
+        self.workspace.show_folder(folder)
+        self.bridge.spawn(self.bridge.set_workspace(session_id, folder))
+
+    # --- events ---------------------------------------------------------------------------------------------
+    def _on_event(self, event: events.EngineEvent) -> None:
+        model = self.window.chat_model
+        if isinstance(event, tool_events.PermissionAsked):
+            model.set_tool_state(event.request.tool_use_id, "asking")
+            self.prompt.ask(event.request)
+        elif isinstance(event, tool_events.PermissionSettled):
+            self.prompt.settled(event.request_id)
+        elif isinstance(event, tool_events.ToolCallStarted):
+            model.set_tool_state(event.tool_use_id, "running")
+        elif isinstance(event, tool_events.ToolCallFinished):
+            model.set_tool_state(event.tool_use_id, event.status, event.duration)
+        elif isinstance(event, tool_events.McpChanged) and self.dialog is not None and self.dialog.isVisible():
+            self.dialog.page.fill(list(event.servers))
+
+    def eventFilter(self, watched: QObject, event: QEvent) -> bool:  # noqa: N802 - Qt override
+        if event.type() == QEvent.Type.KeyPress and isinstance(event, QKeyEvent) and not event.modifiers() and \
+                event.key() in (Qt.Key.Key_Return, Qt.Key.Key_Enter, Qt.Key.Key_Space):
+            index = self.window.chat.currentIndex()
+            if index.isValid() and index.data(Roles.Kind) == "tool":
+                return self.window.chat_model.toggle_expanded(index.row())
+        return False
+
+    # --- MCP ------------------------------------------------------------------------------------------------
+    def open_mcp(self) -> McpDialog:
+        if self.dialog is None:
+            self.dialog = McpDialog(self.bridge, self.window)
+        else:
+            self.bridge.spawn(self.dialog.page.reload())
+        self.dialog.show()
+        self.dialog.raise_()
+        return self.dialog
+
+    def close(self) -> None:
+        self.prompt.close_all()

@@ -1,0 +1,180 @@
+"""A scripted 200-round tool session: Précis against a Claude-Code-like policy and no context management.
+
+``python -m tests.bench.bench_tools [--rounds 200] [--window 200000]``
+
+The session is one prompt followed by ``--rounds`` tool rounds (read, grep, run in turn), each tool output sized
+like a real one: its length is drawn (seeded) from the tool_result sizes of the same tool in the corpus. Every
+policy faces the same requests and the same scripted replies on the test server (prompt-cache accounting like
+the API). Figures: billed input equivalents (input + 1.25 x cache writes + 0.1 x cache reads) as a ratio to the
+Claude-Code-like policy, cache-read share, peak request, errors reaching the user. Then the loop's own overhead
+per tool round: one real multi-step turn (the engine's loop and a tool runner answering instantly) timed with
+the server's own time taken out.
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import json
+import os
+import random
+import sys
+import tempfile
+import time
+from collections.abc import Mapping
+from typing import Any
+
+from tests.bench.bench_replay import Scenario, load_scenario, run_policy
+from tests.bench.bench_turn_scale import TimedFake
+from tests.bench.replay_policies import Step
+from tests.corpus import CORPUS, corpus_or_exit
+
+TOOLS = ("Read", "Grep", "Bash")  # the corpus's names (the Claude-Code-like policy clears these)
+FALLBACK = {"Read": [6_000], "Grep": [1_500], "Bash": [2_000]}
+
+
+def corpus_sizes(limit_files: int = 40) -> dict[str, list[int]]:
+    """tool_result lengths (characters) per tool name, from the corpus's transcripts."""
+    sizes: dict[str, list[int]] = {t: [] for t in TOOLS}
+    files = sorted(corpus_or_exit(), key=lambda f: f.stat().st_size)[-limit_files:]
+    for path in files:
+        names: dict[str, str] = {}
+        for step in load_scenario(path).steps:
+            for b in step.user:
+                if b.get("type") == "tool_result" and names.get(b.get("tool_use_id", "")) in sizes:
+                    content = b.get("content")
+                    text = content if isinstance(content, str) else json.dumps(content)
+                    sizes[names[b["tool_use_id"]]].append(len(text))
+            for b in step.reply:
+                if b.get("type") == "tool_use":
+                    names[b.get("id", "")] = b.get("name", "")
+    return {k: v or FALLBACK[k] for k, v in sizes.items()}
+
+
+def _output(n: int, size: int) -> str:
+    words = ["src/app.py", "def", "return", "config", "value", "error", "line", "import", "test", "path"]
+    line = [f"{n:04d}"]
+    out, length = [], 0
+    i = 0
+    while length < size:
+        word = words[(i * 7 + n) % len(words)]
+        line.append(word)
+        i += 1
+        if len(line) > 12:
+            text = " ".join(line)
+            out.append(text)
+            length += len(text) + 1
+            line = [f"{n:04d}"]
+    return "\n".join(out)[:size]
+
+
+def scenario(rounds: int, seed: int = 7) -> Scenario:
+    sizes = corpus_sizes()
+    rng = random.Random(seed)
+    steps: list[Step] = []
+    user: list[dict[str, Any]] = [{"type": "text", "text": "Find every caller of parse_config and make it read "
+                                   "UTF-8; run the tests after each change."}]
+    for n in range(rounds):
+        tool = TOOLS[n % 3]
+        use_id = f"toolu_{n:04d}"
+        arg = {"Read": {"file_path": f"src/module_{n % 17}.py"}, "Grep": {"pattern": f"parse_config_{n % 11}"},
+               "Bash": {"command": f"pytest -q tests/test_{n % 13}.py"}}[tool]
+        reply = [{"type": "text", "text": f"Step {n}: checking."}, {"type": "tool_use", "id": use_id, "name": tool,
+                                                                   "input": arg}]
+        steps.append(Step(user, reply, 5.0))
+        user = [{"type": "tool_result", "tool_use_id": use_id, "content": _output(n, rng.choice(sizes[tool]))}]
+    steps.append(Step(user, [{"type": "text", "text": "All callers now read UTF-8."}], 5.0))
+    return Scenario("tools-200", "claude-sonnet-4-6", "tool session", steps)
+
+
+# ---------------------------------------------------------------------------------------------- the loop
+
+class ScriptedTools:
+    """A tool runner that answers each call at once with the scenario's output (so only the loop is timed)."""
+
+    def __init__(self, outputs: dict[str, Any]):
+        self.outputs = outputs
+        self.seconds = 0.0
+
+    def definitions(self, session_id: int, state: Mapping[str, Any]) -> list[dict[str, Any]]:
+        from desktop.tools.builtin import DEFINITIONS
+
+        return [dict(d) for d in DEFINITIONS]
+
+    async def run(self, session_id: int, calls: list[dict[str, Any]]) -> list[dict[str, Any]]:
+        started = time.perf_counter()
+        results = [{"type": "tool_result", "tool_use_id": c["id"], "content": self.outputs[c["id"]]} for c in calls]
+        self.seconds += time.perf_counter() - started
+        return results
+
+
+async def loop_overhead(sc: Scenario, window: int) -> dict[str, float]:
+    from desktop.engine.secrets import Credentials
+    from desktop.runtime import open_runtime
+
+    outputs = {b["tool_use_id"]: b["content"] for s in sc.steps for b in s.user if b.get("type") == "tool_result"}
+    tools = ScriptedTools(outputs)
+    srv = TimedFake(window=window)
+    srv.start()
+    os.environ.update(ANTHROPIC_BASE_URL=srv.base_url, ANTHROPIC_API_KEY="test-key",
+                      PRECIS_HOME=tempfile.mkdtemp(prefix="precis-bench-tools-"))
+    srv.set_replay([s.reply for s in sc.steps])
+
+    def adjust(settings: Any) -> None:
+        settings.max_model_calls = len(sc.steps) + 5
+
+    try:
+        async with open_runtime(credentials=Credentials(api_key="test-key", source="env"), tools=tools,
+                                adjust=adjust, background=False) as rt:
+            sid = await rt.engine.new_session(sc.model)
+            started = time.perf_counter()
+            await rt.engine.send_content(sid, sc.steps[0].user)
+            wall = time.perf_counter() - started
+            calls = len(srv.message_requests())
+    finally:
+        srv.stop()
+    rounds = len(sc.steps) - 1
+    engine = wall - srv.served - tools.seconds
+    return {"rounds": rounds, "model_calls": calls, "wall_s": wall, "server_s": srv.served,
+            "overhead_ms_per_round": 1000 * engine / rounds,
+            "overhead_share": engine / wall if wall else 0.0,
+            "overhead_vs_server": engine / srv.served if srv.served else 0.0}
+
+
+# ---------------------------------------------------------------------------------------------- report
+
+def main(argv: list[str] | None = None) -> int:
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--rounds", type=int, default=200)
+    ap.add_argument("--window", type=int, default=200_000)
+    ap.add_argument("--json", action="store_true")
+    args = ap.parse_args(argv)
+    if not CORPUS.exists():
+        print("corpus not found; tool output sizes fall back to fixed values", file=sys.stderr)
+    sc = scenario(args.rounds)
+    rows = []
+    for policy in ("none", "claude-code", "precis"):
+        r = asyncio.run(run_policy(policy, sc, args.window))
+        rows.append({"policy": policy, "billed": r.billed, "read_share": r.read_share, "largest": r.largest,
+                     "errors": r.errors, "summaries": r.summaries})
+    base = next(r["billed"] for r in rows if r["policy"] == "claude-code")
+    overhead = asyncio.run(loop_overhead(sc, args.window))
+    if args.json:
+        print(json.dumps({"policies": rows, "loop": overhead}, indent=1))
+        return 0
+    chars = sum(len(json.dumps(b)) for s in sc.steps for b in s.user)
+    print(f"{args.rounds} tool rounds, {chars:,} characters of tool output, window {args.window:,}")
+    print("| policy | billed input-eq | × Claude-Code-like | cache-read share | largest request | errors | summaries |")
+    print("|---|---|---|---|---|---|---|")
+    for r in rows:
+        print(f"| {r['policy']} | {r['billed'] / 1e6:.2f}M | {r['billed'] / base:.3f} | {100 * r['read_share']:.1f} % "
+              f"| {r['largest']:,} | {r['errors']} | {r['summaries']} |")
+    print(f"\nloop: {overhead['model_calls']} model calls in one turn, {overhead['wall_s']:.1f} s wall, server "
+          f"{overhead['server_s']:.1f} s; engine overhead {overhead['overhead_ms_per_round']:.1f} ms per tool round "
+          f"({100 * overhead['overhead_share']:.0f} % of the turn's wall time, {overhead['overhead_vs_server']:.2f}× "
+          "the server's time)")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,100 @@
+"""The artifact ledger: derived from stored tool calls, folded across compactions, sent next to the summary."""
+
+from __future__ import annotations
+
+from desktop.engine.compaction.ledger import build, render
+from desktop.engine.types import StoredMessage
+
+
+def call(i: int, mid: int, name: str, **args) -> StoredMessage:
+    return StoredMessage(mid, 1, "assistant", [{"type": "tool_use", "id": f"t{i}", "name": name, "input": args}])
+
+
+def result(i: int, mid: int, text: str, error: bool = False) -> StoredMessage:
+    block = {"type": "tool_result", "tool_use_id": f"t{i}", "content": text}
+    if error:
+        block["is_error"] = True
+    return StoredMessage(mid, 1, "user", [block])
+
+
+HISTORY = [
+    call(1, 1, "read", file_path="src/a.py"), result(1, 2, "code"),
+    call(2, 3, "edit", file_path="src/a.py", old_string="x", new_string="y"), result(2, 4, "edited"),
+    call(3, 5, "run", command="pytest -q"), result(3, 6, "1 failed\n[exit code 1]", error=True),
+    call(4, 7, "Bash", command="ls"), result(4, 8, "a.py"),
+    call(5, 9, "write", file_path="../out.txt", content="x"), result(5, 10, "write: outside", error=True),
+    call(6, 11, "Read", file_path="src/b.py"), result(6, 12, "more"),
+]
+
+
+def test_the_ledger_names_files_commands_with_exit_codes_and_errors():
+    ledger = build(HISTORY)
+    assert ledger["read"] == ["src/a.py", "src/b.py"] and ledger["written"] == ["src/a.py"]
+    assert ledger["commands"] == [["pytest -q", 1], ["ls", 0]]
+    assert ledger["errors"] == ["write ../out.txt: write: outside"]
+    text = render(ledger)
+    assert "Files written or edited: src/a.py" in text and "- pytest -q (1)" in text
+    assert render(build(HISTORY)) == text  # deterministic
+
+
+def test_a_later_compaction_folds_the_previous_ledger_in():
+    first = build(HISTORY[:4])
+    later = build(HISTORY[4:], previous=first)
+    assert later == build(HISTORY)
+    assert render(build([])) == ""
+
+
+async def test_a_summary_of_a_tool_session_carries_the_ledger(fake_api, tmp_path, monkeypatch):
+    from tests.tools_helpers import make_workspace, tool_runtime
+
+    monkeypatch.setenv("PRECIS_CONTEXT_WINDOW", "8000")
+    fake_api.window = 8_000
+    ws = make_workspace(tmp_path / "ws")
+    async with tool_runtime(workspace=ws, yes=True, settings={"max_output_tokens": 1024}) as rt:
+        sid = await rt.engine.new_session()
+        fake_api.queue_tool_use("read", {"file_path": "src/config.py"}, id="r1")
+        fake_api.queue_tool_use("run", {"command": "exit 4"}, id="r2")
+        fake_api.queue_text("looked")
+        await rt.engine.send(sid, "Look around. " * 50)
+        for n in range(6):
+            fake_api.queue_text(f"reply {n}")
+            await rt.engine.send(sid, f"Next step {n}. " * 150)
+        outcome = await rt.engine.compact(sid, "manual")
+        assert outcome.ok, outcome.message
+        fake_api.queue_text("after")
+        await rt.engine.send(sid, "go on")
+    first_user = fake_api.message_requests()[-1].body["messages"][0]["content"][0]["text"]
+    assert "<artifact-ledger>" in first_user and "Files read: src/config.py" in first_user
+    assert "- exit 4 (4)" in first_user
+
+
+async def test_after_a_summary_the_files_touched_last_come_back_fresh_from_disk(fake_api, tmp_path, monkeypatch):
+    from tests.tools_helpers import make_workspace, tool_runtime
+
+    monkeypatch.setenv("PRECIS_CONTEXT_WINDOW", "8000")
+    fake_api.window = 8_000
+    ws = make_workspace(tmp_path / "ws")
+    (ws / "gone.py").write_text("soon deleted\n")
+    async with tool_runtime(workspace=ws, yes=True, settings={"max_output_tokens": 1024}) as rt:
+        sid = await rt.engine.new_session()
+        fake_api.queue_tool_use("read", {"file_path": "gone.py"}, id="r0")
+        fake_api.queue_tool_use("read", {"file_path": "src/main.py"}, id="r1")
+        fake_api.queue_tool_use("edit", {"file_path": "src/config.py", "old_string": "open(path)",
+                                         "new_string": "open(path, encoding='utf-8')"}, id="r2")
+        fake_api.queue_text("edited")
+        await rt.engine.send(sid, "Fix it. " * 50)
+        (ws / "gone.py").unlink()
+        (ws / "src" / "main.py").write_text("# changed on disk after the read\n")
+        for n in range(6):
+            fake_api.queue_text(f"reply {n}")
+            await rt.engine.send(sid, f"Next step {n}. " * 150)
+        outcome = await rt.engine.compact(sid, "manual")
+        assert outcome.ok, outcome.message
+        fake_api.queue_text("after")
+        await rt.engine.send(sid, "go on")
+    head = fake_api.message_requests()[-1].body["messages"][0]["content"][0]["text"]
+    files = head.split("<recent-files>")[1]
+    # The edited file first, then the read one as it is now; the deleted file is left out.
+    assert files.index("=== src/config.py ===") < files.index("=== src/main.py ===")
+    assert "encoding='utf-8'" in files and "# changed on disk after the read" in files
+    assert "gone.py ===" not in files

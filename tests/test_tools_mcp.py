@@ -1,0 +1,134 @@
+"""MCP servers through the official client, against a real stdio server written with the mcp package's
+server side (tests/mcp_server.py): tools offered and called in a turn, stderr captured, a crashed or hung
+server is a clear error and restarts, and the configuration's shape and import."""
+
+from __future__ import annotations
+
+import json
+import sys
+
+from desktop.engine.events import TurnError
+from desktop.tools.mcp_config import (
+    KEYRING,
+    McpConfig,
+    McpServerConfig,
+    import_claude_desktop,
+    load_config,
+    save_config,
+)
+from desktop.tools.mcp_host import McpServer
+from tests.tools_helpers import tool_runtime
+
+
+def server_config(name: str = "calc", **extra) -> dict:
+    return {"command": sys.executable, "args": ["-m", "tests.mcp_server"], "cwd": str(_repo()), **extra}
+
+
+def _repo():
+    from pathlib import Path
+
+    return Path(__file__).resolve().parent.parent
+
+
+def write_mcp(home, servers: dict) -> None:
+    config = home / "config"
+    config.mkdir(parents=True, exist_ok=True)
+    (config / "mcp.json").write_text(json.dumps({"mcpServers": servers}))
+
+
+async def test_a_stdio_server_tool_is_offered_and_called_in_a_turn(fake_api, precis_home, tmp_path):
+    write_mcp(precis_home, {"calc": server_config()})
+    fake_api.queue_tool_use("mcp__calc__add", {"a": 20, "b": 22}, id="tm")
+    fake_api.queue_tool_use("mcp__calc__shout", {"text": "hi"}, id="ts")
+    fake_api.queue_text("42 it is")
+    async with tool_runtime(workspace=None, allow=["mcp__calc__shout"],
+                            settings={"auto_approve_read_only": True}) as rt:
+        await rt.toolbox.start_servers()
+        server = rt.toolbox.servers["calc"]
+        assert server.state == "ready", server.error
+        sid = await rt.engine.new_session()
+        reply = await rt.engine.send(sid, "add them")
+        messages = await rt.store.messages(sid)
+        audit = await rt.tool_log.audit(sid)
+        log_text = server.log_tail()
+    results = {b["tool_use_id"]: b for m in messages for b in m.content if b.get("type") == "tool_result"}
+    assert results["tm"]["content"] == "42" and results["ts"]["content"] == "HI"
+    assert reply is not None and reply.content[0]["text"] == "42 it is"
+    names = [t["name"] for t in fake_api.message_requests()[0].body["tools"]]
+    assert names == sorted(names) and "mcp__calc__add" in names  # a fixed order, no built-ins without a workspace
+    assert [(a.server, a.tool, a.decision) for a in audit] == [("calc", "add", "read-only"),
+                                                             ("calc", "shout", "allow-list")]
+    assert "precis-test MCP server starting" in log_text and "shouting hi" in log_text
+
+
+async def test_a_crashed_server_is_an_error_result_and_restarts(precis_home, tmp_path):
+    server = McpServer(McpServerConfig.from_json("calc", server_config()), tmp_path / "logs")
+    assert (await server.start()).state == "ready"
+    crashed = await server.call("crash", {})
+    assert crashed.is_error and "calc" in crashed.text() and server.state == "failed"
+    again = await server.call("add", {"a": 1, "b": 1})
+    assert again.is_error and "restart" in again.text()
+    assert (await server.restart()).state == "ready"
+    assert (await server.call("add", {"a": 1, "b": 1})).text() == "2"
+    await server.stop()
+
+
+async def test_a_hung_server_call_times_out(precis_home, tmp_path):
+    server = McpServer(McpServerConfig.from_json("calc", server_config()), tmp_path / "logs")
+    await server.start()
+    hung = await server.call("hang", {}, timeout=1.0)
+    assert hung.is_error and "did not answer within 1 s" in hung.text() and server.state == "failed"
+    await server.stop()
+
+
+async def test_a_server_that_cannot_start_is_a_clear_failure(tmp_path):
+    bad = McpServer(McpServerConfig.from_json("nope", {"command": str(tmp_path / "missing-binary")}), tmp_path)
+    status = await bad.start(timeout=10)
+    assert status.state == "failed" and status.error
+    silent = McpServer(McpServerConfig.from_json("mute", {"command": "sleep", "args": ["30"]}), tmp_path)
+    status = await silent.start(timeout=1.0)
+    assert status.state == "failed" and "did not answer within 1 s" in status.error
+
+
+async def test_a_failed_server_never_hangs_the_turn(fake_api, precis_home):
+    write_mcp(precis_home, {"calc": server_config()})
+    fake_api.queue_tool_use("mcp__calc__crash", {}, id="tc")
+    fake_api.queue_text("the server broke")
+    async with tool_runtime(workspace=None, yes=True) as rt:
+        await rt.toolbox.start_servers()
+        sid = await rt.engine.new_session()
+        reply = await rt.engine.send(sid, "crash it")
+        messages = await rt.store.messages(sid)
+    assert reply is not None and not [e for e in rt.events if isinstance(e, TurnError)]
+    result = next(b for m in messages for b in m.content if b.get("type") == "tool_result")
+    assert result["is_error"] and "calc failed" in result["content"]
+
+
+def test_config_keeps_unknown_keys_the_enable_switch_and_secrets_out_of_the_file(tmp_path, memory_keyring):
+    path = tmp_path / "mcp.json"
+    path.write_text(json.dumps({"mcpServers": {
+        "a": {"command": "srv", "args": ["--x"], "env": {"TOKEN": "s3cret"}, "autoApprove": ["read"]},
+        "b": {"url": "https://example.test/mcp", "headers": {"Authorization": "Bearer abc"}, "disabled": True},
+        "broken": {"args": []}}}))
+    config = load_config(path)
+    assert [s.name for s in config.servers] == ["a", "b"] and config.problems == ["broken: needs a command or a url"]
+    assert config.get("b").enabled is False and config.get("b").transport == "http"
+    assert save_config(path, config) == []
+    written = json.loads(path.read_text())["mcpServers"]
+    assert written["a"]["env"]["TOKEN"] == KEYRING and written["a"]["autoApprove"] == ["read"]
+    assert "abc" not in path.read_text() and "s3cret" not in path.read_text()
+    again = load_config(path)
+    assert again.get("a").env["TOKEN"] == "s3cret" and again.get("b").headers["Authorization"] == "Bearer abc"
+    assert again.get("a").origin != McpServerConfig("a", command="srv").origin  # bound to command and args
+
+
+def test_import_from_claude_desktop_adds_new_servers_only(tmp_path):
+    source = tmp_path / "claude_desktop_config.json"
+    source.write_text(json.dumps({"mcpServers": {"fs": {"command": "npx", "args": ["fs"]},
+                                                 "calc": {"command": "other"}}, "globalShortcut": "x"}))
+    target = tmp_path / "mcp.json"
+    save_config(target, McpConfig([McpServerConfig("calc", command="mine")]))
+    imported, problems = import_claude_desktop(target, source)
+    assert imported == ["fs"] and problems == []
+    merged = load_config(target)
+    assert merged.get("calc").command == "mine" and merged.get("fs").args == ["fs"]

@@ -1,0 +1,162 @@
+"""Tools in the real window (pytest-qt on the qasync loop) against the loopback server: the inline permission
+prompt and each of its answers, tool cards with status and expansion, the workspace picker, the MCP page."""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import json
+
+import pytest
+from PySide6.QtCore import Qt
+
+from desktop.engine.secrets import Credentials
+from desktop.runtime import open_runtime, toolbox_factory
+from tests.test_tools_mcp import server_config, write_mcp
+from tests.test_window import message_rows, until
+from tests.tools_helpers import make_workspace
+
+pytestmark = pytest.mark.qt
+
+
+@contextlib.asynccontextmanager
+async def tool_window(qtbot):
+    from desktop.ui.bridge import Bridge
+    from desktop.ui.main_window import MainWindow
+
+    async with open_runtime(credentials=Credentials(api_key="test-key", source="env"),
+                            toolbox=toolbox_factory()) as rt:
+        bridge = Bridge(rt.engine, rt.toolbox)
+        win = MainWindow(bridge, rt.paths.config_dir / "window.ini")
+        qtbot.addWidget(win)
+        win.show()
+        await win.start()
+        win.runtime = rt
+        try:
+            yield win
+        finally:
+            await bridge.close()
+            win.close()
+
+
+async def _with_workspace(win, tmp_path):
+    ws = make_workspace(tmp_path / "ws")
+    win.tools.set_workspace(str(ws))
+    for _ in range(200):
+        if await win.bridge.workspace(win.session_id) == str(ws):
+            return ws
+        await asyncio.sleep(0.02)
+    raise AssertionError("the workspace was not stored")
+
+
+def _results(win):
+    return {b["tool_use_id"]: b for m in message_rows(win) if m.role == "user" for b in m.content
+            if b.get("type") == "tool_result"}
+
+
+EDIT = {"file_path": "src/config.py", "old_string": "open(path).read()", "new_string": "open(path).read(10)"}
+
+
+@pytest.mark.parametrize(("press", "allowed"), [("once", True), ("chat", True), ("always", True),
+                                                ("deny", False), ("escape", False), ("alt-o", True)])
+async def test_each_answer_of_the_inline_prompt(qtbot, fake_api, tmp_path, press, allowed):
+    async with tool_window(qtbot) as win:
+        ws = await _with_workspace(win, tmp_path)
+        fake_api.queue_tool_use("edit", EDIT, id="te")
+        fake_api.queue_text("done")
+        win._send("Read ten characters.")
+        prompt = win.tools.prompt
+        await until(lambda: prompt.isVisible())
+        # The prompt shows the tool, its server and the diff, and takes the keyboard focus (on Deny).
+        assert "edit" in prompt.title.text() and "built-in" in prompt.title.text()
+        details = prompt.details.toPlainText()
+        assert "-    return open(path).read()" in details and "+    return open(path).read(10)" in details
+        assert prompt.deny.hasFocus()
+        if press == "escape":
+            qtbot.keyClick(prompt.deny, Qt.Key.Key_Escape)
+        elif press == "alt-o":
+            qtbot.keyClick(prompt.deny, Qt.Key.Key_O, Qt.KeyboardModifier.AltModifier)
+        else:
+            qtbot.mouseClick(getattr(prompt, press), Qt.MouseButton.LeftButton)
+        await until(lambda: not win.bridge.busy(win.session_id) and len(message_rows(win)) == 4)
+        result = _results(win)["te"]
+        saved = await win.runtime.tool_log.approvals()
+        chat_grants = win.runtime.toolbox.policy._chat.get(win.session_id, set())
+    assert not prompt.isVisible()
+    assert ("read(10)" in (ws / "src" / "config.py").read_text()) is allowed
+    assert bool(result.get("is_error")) is not allowed
+    assert [a.tool for a in saved] == (["edit"] if press == "always" else [])
+    assert bool(chat_grants) is (press == "chat")
+
+
+async def test_tool_cards_show_status_and_expand_to_full_input_and_output(qtbot, fake_api, tmp_path):
+    async with tool_window(qtbot) as win:
+        await _with_workspace(win, tmp_path)
+        win.runtime.toolbox.policy.yes = True
+        fake_api.queue_tool_use("run", {"command": "seq 1 50"}, id="tr")
+        fake_api.queue_text("counted")
+        win._send("count")
+        await until(lambda: not win.bridge.busy(win.session_id) and len(message_rows(win)) == 4)
+        model = win.chat_model
+        call = next(i for i in range(model.rowCount()) if model.row_at(i).message
+                    and any(b.get("type") == "tool_use" for b in model.row_at(i).message.content))
+        line = model.row_at(call).segments[0].text
+        assert line.startswith("⚙ run seq 1 50") and "✓" in line and line.endswith(" s")
+        result_row = call + 1
+        assert model.row_at(result_row).kind == "tool" and "+50 lines" in model.row_at(result_row).segments[0].text
+        win.chat.setFocus()
+        win.chat.setCurrentIndex(model.index(result_row, 0))
+        qtbot.keyClick(win.chat, Qt.Key.Key_Return)
+        assert model.row_at(result_row).detail.get("expanded")
+        full = model.row_at(result_row).segments[1].text
+        assert "1\n2\n3" in full and "50\n[exit code 0]" in full
+        qtbot.keyClick(win.chat, Qt.Key.Key_Space)
+        assert not model.row_at(result_row).detail.get("expanded")
+
+
+async def test_the_workspace_picker_sets_the_chats_tools(qtbot, fake_api, tmp_path):
+    async with tool_window(qtbot) as win:
+        button = win.tools.workspace
+        assert button.isVisible() and button.text() == "No workspace"
+        fake_api.queue_text("no tools")
+        win._send("hi")
+        await until(lambda: not win.bridge.busy(win.session_id) and len(message_rows(win)) == 2)
+        assert "tools" not in fake_api.message_requests()[-1].body
+        ws = await _with_workspace(win, tmp_path)
+        assert button.text() == "Workspace: ws"
+        fake_api.queue_text("tools now")
+        win._send("again")
+        await until(lambda: not win.bridge.busy(win.session_id) and len(message_rows(win)) == 4)
+        assert [t["name"] for t in fake_api.message_requests()[-1].body["tools"]][0] == "read"
+        assert await win.bridge.workspace(win.session_id) == str(ws)
+        # Another chat has its own workspace (none yet).
+        await win.bridge.new_session()
+        await until(lambda: button.text() == "No workspace")
+
+
+async def test_the_mcp_page_lists_restarts_and_shows_the_log(qtbot, fake_api, precis_home):
+    write_mcp(precis_home, {"calc": server_config()})
+    async with tool_window(qtbot) as win:
+        toolbox = win.runtime.toolbox
+        await until(lambda: toolbox.servers["calc"].state == "ready", 30)
+        await toolbox.policy.approvals.save_approval("calc", "add", toolbox.servers["calc"].config.origin)
+        dialog = win.tools.open_mcp()
+        page = dialog.page
+        await until(lambda: page.servers.count() == 1 and page.approvals.count() == 1)
+        assert "calc  [ready]" in page.servers.item(0).text() and "add" in page.servers.item(0).text()
+        assert "precis-test MCP server starting" in page.log.toPlainText()
+        qtbot.mouseClick(page.restart_button, Qt.MouseButton.LeftButton)
+        await until(lambda: page.log.toPlainText().count("starting") >= 2, 30)
+        page.approvals.setCurrentRow(0)
+        qtbot.mouseClick(page.revoke_button, Qt.MouseButton.LeftButton)
+        await until(lambda: page.approvals.count() == 0)
+        page.servers.item(0).setCheckState(Qt.CheckState.Unchecked)
+        await until(lambda: toolbox.servers["calc"].state == "disabled")
+        saved = json.loads((precis_home / "config" / "mcp.json").read_text())
+        assert saved["mcpServers"]["calc"]["disabled"] is True
+        source = precis_home / "claude_desktop_config.json"
+        source.write_text(json.dumps({"mcpServers": {"calc2": server_config()}}))
+        await page.import_claude_desktop(str(source))
+        assert page.message.text() == "Imported 1 server(s): calc2"
+        await until(lambda: page.servers.count() == 2 and toolbox.servers["calc2"].state == "ready", 30)
+        dialog.close()
