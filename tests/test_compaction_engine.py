@@ -292,3 +292,31 @@ async def test_a_history_many_windows_long_is_summarised_in_chunks_that_each_fit
     first, last = (r.body["messages"][0]["content"][0]["text"] for r in (asked[0], asked[-1]))
     assert "q0 " in first and "<previous-summary>" not in first
     assert "<previous-summary>" in last
+
+
+async def test_a_summary_that_would_free_little_waits_while_there_is_room(small_engine, fake_api):
+    # Past the threshold, but nearly all of the context is the newest tool round: a summary now frees under
+    # MIN_SAVING, and the deeper cut it would need drops the newest tool results. With room left it waits.
+    from desktop.engine.compactor import MIN_SAVING
+
+    sid = (await small_engine.store.create_session("wait", "claude-test")).id
+    add = small_engine.store.add_message
+    for i in range(3):
+        await add(sid, "user", [{"type": "text", "text": f"q{i} " + prose(20, i)}])
+        await add(sid, "assistant", [{"type": "text", "text": f"a{i} " + prose(20, i)}])
+    await add(sid, "user", [{"type": "text", "text": "read the three logs"}])
+    await add(sid, "assistant", [{"type": "tool_use", "id": f"t{k}", "name": "read", "input": {"path": f"{k}.log"}}
+                                 for k in range(3)])
+    await add(sid, "user", [{"type": "tool_result", "tool_use_id": f"t{k}", "content": prose(700, k)}
+                            for k in range(3)])
+    view = small_engine.view(sid)
+    g = await view.gather()
+    used, _source = view.used(g)
+    budget = small_engine.compactor.budget("claude-test")
+    assert 0.3 * budget < used < 0.8 * budget
+    head, _tail = small_engine.compactor.split(g)
+    assert small_engine.compactor._saving(g, head) < MIN_SAVING * used
+    small_engine.settings.auto_compact_ratio = 0.9 * used / budget  # past the threshold
+    assert not small_engine.compactor.needs_summary(g, used)
+    # Close to the end of the room it compacts after all (deeper, if it must).
+    assert small_engine.compactor.needs_summary(g, int(0.85 * budget))

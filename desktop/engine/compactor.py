@@ -42,6 +42,7 @@ NEAR_THRESHOLD = 0.03  # ask count_tokens when the estimate is this close to a t
 MIN_SAVING = 0.10  # an automatic summary must free at least this share of the context, or it is not committed
 CHUNK_SHARE = 0.8  # a summary request's transcript takes at most this share of what is left of the window
 SUMMARY_PROMPT_TOKENS = 1_000  # the summary system prompt and instructions around the transcript
+DEFER_RATIO = 0.8  # below this share of the budget an automatic summary that frees under MIN_SAVING waits
 DEEPEST_LEVEL = 3  # split levels tried for a deeper cut (each keeps at most half the previous tail)
 NOTHING_YET = "Nothing to compact yet: everything is in the recent verbatim tail."
 NOT_SMALLER = "The summary would not have made the context smaller; nothing was changed."
@@ -171,8 +172,17 @@ class Compactor:
         if threshold is None:
             return False
         last = next((m for m in reversed(g.history) if m.role == "assistant"), None)
-        truncated = last is not None and overflow.detect_stop_reason(last.meta.get("stop_reason")) is not None
-        return used >= threshold or truncated
+        if last is not None and overflow.detect_stop_reason(last.meta.get("stop_reason")) is not None:
+            return True
+        if used < threshold:
+            return False
+        # A summary that frees little now (the context is mostly the verbatim tail) would be followed by another
+        # one soon, or need a deeper cut through the newest tool results: while there is room, let the head grow.
+        budget = self.budget(g.model)
+        if budget and used < DEFER_RATIO * budget:
+            head, _tail = self.split(g)
+            return self._saving(g, head) >= MIN_SAVING * used
+        return True
 
     # --- the one compaction function ------------------------------------------------------------------
     async def compact(self, view: SessionView, g: Gathered, trigger: Trigger, *, focus: str | None = None,
@@ -421,7 +431,10 @@ class Compactor:
         if not budget or used < self.shared.settings.prepare_ratio * budget or g.breaker_open:
             return False
         ready = self._prepared.get(g.session.id)
-        return not (ready and ready.boundary == g.boundary)
+        if ready and ready.boundary == g.boundary:
+            return False
+        head, _tail = self.split(g)  # a summary that would wait (see needs_summary) is not made early either
+        return self._saving(g, head) >= MIN_SAVING * used
 
     async def prepare(self, g: Gathered) -> None:
         head, _tail = self.split(g)
