@@ -320,3 +320,21 @@ async def test_a_summary_that_would_free_little_waits_while_there_is_room(small_
     assert not small_engine.compactor.needs_summary(g, used)
     # Close to the end of the room it compacts after all (deeper, if it must).
     assert small_engine.compactor.needs_summary(g, int(0.85 * budget))
+
+
+async def test_a_summary_keeps_the_newest_ten_tool_rounds_verbatim_when_they_fit(small_engine, fake_api):
+    from desktop.engine.compactor import KEEP_ROUNDS
+
+    sid = (await small_engine.store.create_session("rounds", "claude-test")).id
+    add = small_engine.store.add_message
+    await add(sid, "user", [{"type": "text", "text": "fix the build " + prose(200, 1)}])
+    for r in range(30):
+        await add(sid, "assistant", [{"type": "tool_use", "id": f"t{r}", "name": "run", "input": {"n": r}}])
+        await add(sid, "user", [{"type": "tool_result", "tool_use_id": f"t{r}", "content": prose(60, r)}])
+    await add(sid, "assistant", [{"type": "text", "text": "done " + prose(30, 3)}])
+    outcome = await small_engine.compact(sid, "manual")
+    assert outcome.ok, outcome.message
+    view = small_engine.view(sid)
+    request = view.request(await view.gather())
+    kept = [b["tool_use_id"] for m in request["messages"] for b in m["content"] if b.get("type") == "tool_result"]
+    assert kept[-KEEP_ROUNDS:] == [f"t{r}" for r in range(30 - KEEP_ROUNDS, 30)]

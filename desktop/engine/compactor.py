@@ -42,6 +42,7 @@ NEAR_THRESHOLD = 0.03  # ask count_tokens when the estimate is this close to a t
 MIN_SAVING = 0.10  # an automatic summary must free at least this share of the context, or it is not committed
 CHUNK_SHARE = 0.8  # a summary request's transcript takes at most this share of what is left of the window
 SUMMARY_PROMPT_TOKENS = 1_000  # the summary system prompt and instructions around the transcript
+KEEP_ROUNDS = 10  # the newest tool rounds a summary leaves verbatim while they fit CLEAN_FRACTION of the window
 DEFER_RATIO = 0.8  # below this share of the budget an automatic summary that frees under MIN_SAVING waits
 DEEPEST_LEVEL = 3  # split levels tried for a deeper cut (each keeps at most half the previous tail)
 NOTHING_YET = "Nothing to compact yet: everything is in the recent verbatim tail."
@@ -124,8 +125,32 @@ class Compactor:
         head, tail = cp.split_tail(g.sendable, window, min_tokens=min(10_000, cap // 2), max_tokens=cap,
                                    min_text_messages=5 if cap >= 20_000 else 2, max_fraction=CLEAN_FRACTION,
                                    level=level, cuts=g.cuts, sizes=g.row_tokens)
+        if level == 0:
+            head, tail = self._with_recent_rounds(g, head, tail, int(window * CLEAN_FRACTION / factor))
         g.memo[("split", level)] = (_rows(head), _rows(tail))
         return _rows(head), _rows(tail)
+
+    @staticmethod
+    def _with_recent_rounds(g: Gathered, head: list[Message], tail: list[Message],
+                            limit: int) -> tuple[list[Message], list[Message]]:
+        """The split moved earlier so the tail keeps the newest KEEP_ROUNDS tool rounds whole, when the tail
+        then stays within ``limit`` (estimate units): what the model was just doing stays verbatim."""
+        rows = g.sendable
+        if not head:
+            return head, tail
+        answered = [i for i, m in enumerate(rows) if any(b.get("type") == "tool_result" for b in m.content)]
+        if not answered:
+            return head, tail
+        oldest = answered[-KEEP_ROUNDS] if len(answered) >= KEEP_ROUNDS else answered[0]
+        start = len(head)
+        cuts = g.cuts if g.cuts is not None else cp.cut_points(rows)
+        cut = max((c for c in cuts if c < oldest), default=None)  # before the call that result answers
+        if cut is None or cut >= start:
+            return head, tail
+        sizes = g.row_tokens or [tokens.estimate_message(m.content) for m in rows]
+        if sum(sizes[cut:]) > limit:
+            return head, tail
+        return list(rows[:cut]), list(rows[cut:])
 
     def refusal(self, g: Gathered) -> str | None:
         """Why Compact now would do nothing (None: it would compact). The button and compact() both ask this."""
