@@ -23,6 +23,7 @@ from desktop.engine.calibration import Calibration
 from desktop.engine.catalog import ModelCatalog
 from desktop.engine.compactor import DEEPEST_LEVEL, NEAR_THRESHOLD, Compactor, Outcome, Trigger
 from desktop.engine.context import ContextSnapshot, context_report
+from desktop.engine.continuation import NothingToContinue, as_continuation, is_cut
 from desktop.engine.errors import ChatError, classify
 from desktop.engine.events import (
     CommandOutput,
@@ -217,10 +218,21 @@ class ChatEngine:
         self._require_idle(session_id)
         g = await self.view(session_id).gather()
         last = g.sendable[-1] if g.sendable else None
+        if is_cut(last):  # a continuation that failed: retrying it resumes the cut reply again
+            return await self._run_turn(session_id, continuing=True)
         if last is None or (last.role == "assistant" and last.status == "complete"
                             and last.meta.get("stop_reason") != "tool_use"):
             raise NothingToRetry("nothing to retry: the last reply is complete")
         return await self._run_turn(session_id)
+
+    async def continue_reply(self, session_id: int) -> StoredMessage | None:
+        """Resume the newest reply the provider cut short (output limit, full window): the model continues
+        the same assistant turn, in a linked row. Raises NothingToContinue when the newest reply is whole."""
+        self._require_idle(session_id)
+        g = await self.view(session_id).gather()
+        if not is_cut(g.sendable[-1] if g.sendable else None):
+            raise NothingToContinue("nothing to continue: the newest reply was not cut short")
+        return await self._run_turn(session_id, continuing=True)
 
     async def compact_and_retry(self, session_id: int) -> StoredMessage | None:
         await self.compact(session_id, "manual")
@@ -414,19 +426,19 @@ class ChatEngine:
             await self.store.set_kv("learned_windows", self.catalog.learned())
 
     # --- the turn -----------------------------------------------------------------------------------
-    async def _run_turn(self, session_id: int) -> StoredMessage | None:
-        return await self.tasks.run(session_id, "turn", self._turn(session_id), None)
+    async def _run_turn(self, session_id: int, continuing: bool = False) -> StoredMessage | None:
+        return await self.tasks.run(session_id, "turn", self._turn(session_id, continuing), None)
 
-    async def _turn(self, session_id: int) -> StoredMessage | None:
+    async def _turn(self, session_id: int, continuing: bool = False) -> StoredMessage | None:
         """Model calls until the model stops for something other than tools; the gauge is measured at the end."""
         await self._load()
         view = self.view(session_id)
         reply: StoredMessage | None = None
         g: Gathered | None = None
         try:
-            for _call in range(MAX_MODEL_CALLS):
+            for call in range(MAX_MODEL_CALLS):
                 g = await self._prepare_call(view)
-                reply = await self._call(view, g)
+                reply = await self._call(view, g, continuing=continuing and call == 0)
                 if reply.status != "complete" or not self._wants_tools(reply):
                     break
                 assert self.tools is not None
@@ -489,13 +501,13 @@ class ChatEngine:
             last = reply.created_at if reply else None
         return None if last is None else max(0.0, self.clock() - last)
 
-    async def _call(self, view: SessionView, g: Gathered) -> StoredMessage:
+    async def _call(self, view: SessionView, g: Gathered, *, continuing: bool = False) -> StoredMessage:
         """One model call. On overflow (or too much media) recover invisibly: each retry shrinks harder than the
         last, a request that already failed is never sent again, and the attempts are bounded."""
         failed: set[str] = set()
         for attempt in range(RECOVERY_ATTEMPTS + 1):
             try:
-                return await self._attempt(view, g)
+                return await self._attempt(view, g, continuing=continuing)
             except TurnFailed as error:
                 if error.error.kind not in ("overflow", "media") or attempt == RECOVERY_ATTEMPTS:
                     raise
@@ -535,15 +547,25 @@ class ChatEngine:
         self._activity(sid, Activity.SENDING)
         return g
 
-    async def _attempt(self, view: SessionView, g: Gathered) -> StoredMessage:
+    async def _attempt(self, view: SessionView, g: Gathered, *, continuing: bool = False) -> StoredMessage:
         """One request and its streamed reply. Raises TurnFailed with the typed error; a stop keeps the partial
-        reply, marked interrupted, and ends the turn."""
+        reply, marked interrupted, and ends the turn. ``continuing``: the request ends with the cut reply,
+        which the model resumes in a new row linked to it."""
         sid = view.session_id
         request = view.request(g)
+        meta: dict[str, Any] = {}
+        if continuing:
+            cut = g.sendable[-1] if g.sendable else None
+            if cut is None or not is_cut(cut):  # e.g. a summary now covers it
+                raise TurnFailed(ChatError("bad_request", "The cut reply is no longer in the context; "
+                                                          "ask the model to go on instead.", False))
+            request = as_continuation(request)
+            meta["continues"] = cut.id
         facts = view.facts(g)
         view.last_request = self.clock()
         row = await self.store.add_message(sid, "assistant", [], status="streaming", model=request["model"],
-                                           meta={"request": facts.to_json(), "sent_at": view.last_request})
+                                           meta={"request": facts.to_json(), "sent_at": view.last_request,
+                                                 **meta})
         view.remember(row)
         self.emit(MessageAdded(sid, row))
         self._activity(sid, Activity.WAITING)

@@ -22,6 +22,9 @@ def is_sendable_status(status: str) -> bool:
     return status in SENDABLE
 
 
+# Stop reasons of a reply the provider cut short: it is marked, and Continue resumes it.
+CUT_STOP_REASONS: frozenset[str] = frozenset({"max_tokens", "model_context_window_exceeded"})
+
 DEFAULT_TITLE = "New chat"  # a session still titled this takes its title from the first message
 
 

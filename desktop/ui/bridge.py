@@ -21,14 +21,16 @@ from desktop.engine import secrets as _secrets
 from desktop.engine.chat import ChatEngine
 from desktop.engine.compaction.media import prepare_attachment
 from desktop.engine.context import CATEGORIES, LABELS, WARNING_RATIO, ContextSnapshot
+from desktop.engine.continuation import NothingToContinue
 from desktop.engine.importer import ImportFailed, ImportResult
 from desktop.engine.settings import Settings
 from desktop.engine.storage import Page
 from desktop.engine.tasks import Activity
-from desktop.engine.types import Block, CompactionRecord, SessionInfo, StoredMessage
+from desktop.engine.types import CUT_STOP_REASONS, Block, CompactionRecord, SessionInfo, StoredMessage
 
 __all__ = [
     "CATEGORIES",
+    "CUT_STOP_REASONS",
     "LABELS",
     "WARNING_RATIO",
     "Activity",
@@ -199,6 +201,13 @@ class Bridge(QObject):
 
     async def retry(self, session_id: int) -> None:
         await self._engine.retry(session_id)
+
+    async def continue_reply(self, session_id: int) -> None:
+        """Resume the newest reply the provider cut short; a whole one is left alone (said in a toast)."""
+        try:
+            await self._engine.continue_reply(session_id)
+        except NothingToContinue as exc:
+            self.notice.emit(session_id, str(exc), "info")
 
     async def edit_and_resend(self, session_id: int, message_id: int, text: str) -> None:
         """Replace a user message and everything after it, then send; summaries that covered any of it go."""

@@ -336,6 +336,12 @@ class MainWindow(QMainWindow):
         self.banner.hide()
         self.bridge.spawn(self.bridge.retry(self.session_id))
 
+    def continue_reply(self) -> None:
+        """Resume the newest reply the provider cut short."""
+        if self.session_id is not None and not self.bridge.busy(self.session_id):
+            self.banner.hide()
+            self.bridge.spawn(self.bridge.continue_reply(self.session_id))
+
     def _banner_action(self, action: Any) -> None:
         if self.session_id is not None:
             self.banner.hide()
@@ -517,6 +523,9 @@ class MainWindow(QMainWindow):
         return [r.id for r in records] == [r.id for r in self._records]
 
     def _on_card_action(self, key: str, action: str) -> None:
+        if action == "continue":  # a cut reply's own link (the key is its message id)
+            self.continue_reply()
+            return
         card = self.chat_model.card(key)
         if card is None or self.session_id is None:
             return
