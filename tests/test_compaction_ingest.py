@@ -23,7 +23,8 @@ def test_tool_result_string_is_spilled_with_preview_and_marker(tmp_path):
     path = tmp_path / "toolu_1-b0.txt"
     assert path.read_text() == text
     assert stat.S_IMODE(os.stat(path).st_mode) == 0o600
-    assert new.endswith(f"[Output truncated: 123,456 characters; full text saved to {path}]")
+    assert new.endswith(f"[Output truncated: 123,456 characters; the full text is kept by the app as {path.name}]")
+    assert str(path.parent) not in new  # no path of the user's machine in a request
     preview = new.split("\n[Output truncated")[0]
     assert 1_000 <= len(preview) <= 2_000
     assert text.startswith(preview) and text[len(preview)] == "\n"  # cut at a line end
@@ -56,7 +57,7 @@ def test_name_collision_with_other_content_does_not_overwrite(tmp_path):
     assert (tmp_path / "k-b0.txt").read_text() == "something else"
     spilled = [p for p in tmp_path.iterdir() if p.name != "k-b0.txt"]
     assert len(spilled) == 1 and spilled[0].read_text() == _big(60_000)
-    assert str(spilled[0]) in out[0]["text"]
+    assert spilled[0].name in out[0]["text"] and str(tmp_path) not in out[0]["text"]
 
 
 def test_unsafe_key_is_sanitised(tmp_path):

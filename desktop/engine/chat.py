@@ -70,6 +70,14 @@ class NothingToRetry(ValueError):
     """Retry was asked for, but the last reply is complete: resending would append a second answer."""
 
 
+class MessageTooLong(ValueError):
+    """The message alone cannot fit the model's context window: nothing was stored (the draft stays)."""
+
+
+# Characters under which a message is not measured before sending: it fits any window worth chatting in.
+LONG_MESSAGE_CHARS = 8_000
+
+
 class TurnFailed(Exception):
     def __init__(self, error: ChatError):
         super().__init__(error.message)
@@ -207,10 +215,30 @@ class ChatEngine:
         if not content:
             raise ValueError("empty message")
         self._require_idle(session_id)
+        await self._check_fits(session_id, content)
         user = await self.store.add_user_message(session_id, content, title=title_from(title_hint), meta=meta)
         self.view(session_id).remember(user)
         self.emit(MessageAdded(session_id, user))
         return await self._run_turn(session_id)
+
+    async def _check_fits(self, session_id: int, content: list[Block]) -> None:
+        """A long text is sent whole, never cut: one that cannot fit the window even alone is refused before
+        anything is stored, in words the user can act on."""
+        texts = [str(b.get("text", "")) for b in content if b.get("type") == "text"]
+        if sum(len(t) for t in texts) < LONG_MESSAGE_CHARS:
+            return
+        await self._load()
+        session = await self.store.get_session(session_id)
+        model = self.shared.model_for(session) if session is not None else self.settings.model
+        room = self.compactor.budget(model)
+        if room is None:  # capacity unknown: the provider will say
+            return
+        need = sum(draft_cost(t, self.catalog.info(model).family) for t in texts)
+        if need > room:
+            raise MessageTooLong(
+                f"This message is about {need:,} tokens, more than the {room:,} the model {model} can read "
+                f"(its context window less the room kept for the reply). Nothing was sent: shorten it or "
+                f"split it into parts.")
 
     async def retry(self, session_id: int) -> StoredMessage | None:
         """Resend the stored history; the user's message is already there, failed partial replies are skipped.

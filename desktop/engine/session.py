@@ -200,7 +200,9 @@ class SessionView:
             # every measurement. Stored rows never change once complete, and ids are never reused.
             cached = self._spilled.get(m.id)
             if cached is None:
-                capped = cp.cap_content(m.content, key=f"m{m.id}", spill_dir=spill, limit=limit)
+                # Tool output only: a person's own text is sent whole while it fits (checked before sending).
+                capped = cp.cap_content(m.content, key=f"m{m.id}", spill_dir=spill, limit=limit,
+                                        texts=False)
                 changed = [i for i, (a, b) in enumerate(zip(capped, m.content, strict=True)) if a is not b]
                 if changed and m.status == "complete":
                     self._spilled[m.id] = (capped, changed)

@@ -18,7 +18,7 @@ from PySide6.QtCore import QObject, Signal
 from desktop.engine import events
 from desktop.engine import importer as _importer
 from desktop.engine import secrets as _secrets
-from desktop.engine.chat import ChatEngine
+from desktop.engine.chat import ChatEngine, MessageTooLong
 from desktop.engine.compaction.media import prepare_attachment
 from desktop.engine.context import CATEGORIES, LABELS, WARNING_RATIO, ContextSnapshot
 from desktop.engine.continuation import NothingToContinue
@@ -196,7 +196,11 @@ class Bridge(QObject):
         except (OSError, ValueError) as exc:
             self.notice.emit(session_id, f"Cannot attach: {exc}", "error")
             return False
-        await self._engine.send(session_id, text, blocks)
+        try:
+            await self._engine.send(session_id, text, blocks)
+        except MessageTooLong as exc:
+            self.notice.emit(session_id, str(exc), "error")
+            return False
         return True
 
     async def retry(self, session_id: int) -> None:
