@@ -92,6 +92,7 @@ class SessionInfo:
     updated_at: float
     message_count: int = 0
     last_usage: Usage | None = None
+    profile: str | None = None  # provider profile name (None: the active profile)
 
 
 @dataclass(slots=True)

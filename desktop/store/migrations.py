@@ -15,7 +15,7 @@ from playhouse.migrate import SqliteMigrator, migrate
 
 from desktop.store.schema import Models, stored_usage
 
-CURRENT_VERSION = 3
+CURRENT_VERSION = 4
 
 
 def _v1(db: pw.SqliteDatabase, models: Models) -> None:
@@ -94,7 +94,12 @@ def rebuild_usage_totals(db: pw.SqliteDatabase) -> None:
         )
 
 
-STEPS = {1: _v1, 2: _v2, 3: _v3}
+def _v4(db: pw.SqliteDatabase, models: Models) -> None:
+    # A chat remembers its provider profile: a nullable column, a plain ALTER TABLE (nothing is rebuilt).
+    migrate(SqliteMigrator(db).add_column("sessions", "profile", pw.TextField(null=True)))
+
+
+STEPS = {1: _v1, 2: _v2, 3: _v3, 4: _v4}
 
 
 def schema_version(db: pw.SqliteDatabase) -> int:
