@@ -42,6 +42,7 @@ from desktop.engine.events import (
 )
 from desktop.engine.measure import ContextMeter, draft_cost
 from desktop.engine.overflow import detect_stop_reason
+from desktop.engine.profiles import Profile, find
 from desktop.engine.provider import Provider
 from desktop.engine.reply import ReplyRecorder
 from desktop.engine.secrets import Credentials, load_credentials
@@ -49,7 +50,7 @@ from desktop.engine.session import Gathered, SessionView, Shared
 from desktop.engine.settings import Paths, Settings
 from desktop.engine.storage import Storage
 from desktop.engine.tasks import Activity, TaskRegistry
-from desktop.engine.types import DEFAULT_TITLE, Block, StoredMessage
+from desktop.engine.types import DEFAULT_TITLE, Block, SessionInfo, StoredMessage
 
 TITLE_CHARS = 60
 RECOVERY_FRACTION = 0.5  # reactive compaction rebuilds the request within this share of the window (first try)
@@ -108,6 +109,8 @@ class ChatEngine:
         self.background = background
         self._credentials = credentials
         self._provider: Provider | None = None
+        self._providers: dict[str, Provider] = {}  # chats on another profile than the active one
+        self._retired: list[Provider] = []
         self._listeners: list[Listener] = []
         self._views: dict[int, SessionView] = {}
         self._latest: dict[int, ContextSnapshot] = {}  # newest draft-less measurement per session
@@ -161,9 +164,25 @@ class ChatEngine:
     @property
     def provider(self) -> Provider:
         if self._provider is None:
-            creds = self._credentials or load_credentials()
+            creds = self._credentials or load_credentials(profile=self.active_profile)
             self._provider = Provider(self.settings, creds)
         return self._provider
+
+    @property
+    def active_profile(self) -> Profile | None:
+        return find(self.settings.profiles, self.settings.profile)
+
+    def provider_for(self, session: SessionInfo) -> Provider:
+        """The client of the chat's own profile (the active one unless the chat remembers another)."""
+        name = session.profile
+        profile = find(self.settings.profiles, name) if name and name != self.settings.profile else None
+        if profile is None or self._credentials is not None:  # given credentials (tests, CLI) go everywhere
+            return self.provider
+        provider = self._providers.get(profile.name)
+        if provider is None:
+            settings = profile.applied_to(self.settings).with_env()
+            provider = self._providers[profile.name] = Provider(settings, load_credentials(profile=profile))
+        return provider
 
     async def _load(self) -> None:
         """Learned facts (calibration, windows from overflow errors) persist across runs."""
@@ -185,14 +204,15 @@ class ChatEngine:
         self.shared.settings = settings
         self._credentials = credentials
         self.replace_models(ModelCatalog(settings.model_overrides, self.catalog.learned()), self.calibration)
-        if self._provider is not None:
-            await self._provider.close()
-            self._provider = None
+        # A reply streaming meanwhile keeps the client it started with; the old clients close with the engine.
+        self._retired += [p for p in (self._provider, *self._providers.values()) if p is not None]
+        self._provider, self._providers = None, {}
 
     async def close(self) -> None:
         await self.tasks.close()
-        if self._provider is not None:
-            await self._provider.close()
+        for provider in (self._provider, *self._providers.values(), *self._retired):
+            if provider is not None:
+                await provider.close()
 
     def busy(self, session_id: int) -> bool:
         return self.tasks.busy(session_id)
@@ -397,8 +417,26 @@ class ChatEngine:
         return new.id
 
     async def new_session(self, model: str | None = None) -> int:
-        session = await self.store.create_session(DEFAULT_TITLE, model or self.settings.model)
+        session = await self.store.create_session(DEFAULT_TITLE, model or self.settings.model,
+                                                  self.settings.profile or None)
         return session.id
+
+    async def set_chat_model(self, session_id: int, model: str, profile: str | None = None) -> None:
+        """The chat's own model (and profile) from now on; the next request and the gauge use it."""
+        self._require_idle(session_id)
+        await self.store.update_session(session_id, model=model.strip(), profile=profile)
+        await self._reload(self.view(session_id), "model")
+
+    async def models_for(self, session_id: int) -> list[dict[str, Any]]:
+        """The models the chat's provider lists (GET /v1/models); [] when it does not answer."""
+        session = await self.store.get_session(session_id)
+        if session is None:
+            return []
+        try:
+            return await self.provider_for(session).models()
+        except Exception:  # noqa: BLE001 - a provider without the endpoint: the catalog still fills the picker
+            log.info("session %s: the provider lists no models", session_id)
+            return []
 
     # --- measuring ------------------------------------------------------------------------------------
     async def measure(self, session_id: int, draft: str = "") -> ContextSnapshot:
@@ -505,7 +543,7 @@ class ChatEngine:
         if threshold is None:
             return g
         if source == "estimate" and abs(used - threshold) <= NEAR_THRESHOLD * threshold:
-            exact = await self.provider.count_tokens(view.request(g))
+            exact = await self.provider_for(g.session).count_tokens(view.request(g))
             used = exact if exact else used
         if self.compactor.needs_summary(g, used):
             g = await self._compact_in_turn(view, g, "auto", self.compactor.budget(g.model), Activity.COMPACTING)
@@ -600,7 +638,7 @@ class ChatEngine:
         recorder = ReplyRecorder(self.store, row)
         recorder.start_clock()
         try:
-            async for part in self.provider.stream(request):
+            async for part in self.provider_for(g.session).stream(request):
                 recorder.apply(part)
                 if part.kind == "usage" and part.usage is not None:
                     self.emit(UsageUpdate(sid, row.id, part.usage))

@@ -23,13 +23,22 @@ from desktop.engine.compaction.media import prepare_attachment
 from desktop.engine.context import CATEGORIES, LABELS, WARNING_RATIO, ContextSnapshot
 from desktop.engine.continuation import NothingToContinue
 from desktop.engine.importer import ImportFailed, ImportResult
+from desktop.engine.probe import ProbeResult, probe
+from desktop.engine.profiles import ANTHROPIC, AUTH_KINDS, AUTH_WORDS, PRESETS, Profile, find, preset
 from desktop.engine.settings import Settings
 from desktop.engine.storage import Page
 from desktop.engine.tasks import Activity
 from desktop.engine.types import CUT_STOP_REASONS, Block, CompactionRecord, SessionInfo, StoredMessage
 
 __all__ = [
+    "ANTHROPIC",
+    "AUTH_KINDS",
+    "AUTH_WORDS",
+    "PRESETS",
     "CATEGORIES",
+    "ProbeResult",
+    "Profile",
+    "preset",
     "CUT_STOP_REASONS",
     "LABELS",
     "WARNING_RATIO",
@@ -61,6 +70,8 @@ class ProviderChoice(Protocol):
     def api_key(self) -> str: ...  # empty: keep whatever is stored
     @property
     def run_only(self) -> bool: ...  # keep the key in memory for this run instead of the keyring
+    @property
+    def profile(self) -> Profile | None: ...  # whose key it is (None: the settings' own profile)
 
 
 class Bridge(QObject):
@@ -71,11 +82,14 @@ class Bridge(QObject):
     notice = Signal(int, str, str)  # session_id, text, level: feedback on the bridge's own work (attachments)
     draft_taken = Signal(int)  # session_id: the composer's draft was committed (or ran as a command): clear it
     failed = Signal(str)  # an unexpected error in background work, in words for a toast
+    models_listed = Signal(int, object)  # session_id, list[str]: the models the chat's picker offers
+    connection_tested = Signal(object)  # ProbeResult of Test connection
 
     def __init__(self, engine: ChatEngine, parent: QObject | None = None):
         super().__init__(parent)
         self._engine = engine
         self._tasks: set[asyncio.Task[Any]] = set()
+        self._listed: dict[str, list[str]] = {}  # profile name -> what its provider lists (asked once)
         self._closed = False
         engine.subscribe(self._on_event)
 
@@ -123,13 +137,11 @@ class Bridge(QObject):
     def activity(self, session_id: int) -> Activity:
         return self._engine.tasks.activity(session_id)
 
-    @staticmethod
-    def credentials_present() -> bool:
-        return _secrets.load_credentials().present
+    def credentials_present(self) -> bool:
+        return _secrets.load_credentials(profile=self._engine.active_profile).present
 
-    @staticmethod
-    def credentials_source() -> str:
-        return _secrets.load_credentials().source
+    def credentials_source(self) -> str:
+        return _secrets.load_credentials(profile=self._engine.active_profile).source
 
     @staticmethod
     def keyring_status() -> str | None:
@@ -247,14 +259,50 @@ class Bridge(QObject):
     async def apply_provider_choice(self, choice: ProviderChoice) -> str | None:
         """Save settings (file) and the key (keyring, or memory for this run). Returns an error for the user."""
         loop = asyncio.get_running_loop()
+        profile = choice.profile or find(choice.settings.profiles, choice.settings.profile)
+        account = profile.keyring_account if profile else _secrets.ACCOUNT
         if choice.api_key:
             if choice.run_only:
                 _secrets.use_for_this_run(choice.api_key)
             else:
                 try:
-                    await loop.run_in_executor(None, _secrets.save_api_key, choice.api_key)
+                    await loop.run_in_executor(None, _secrets.save_api_key, choice.api_key, account)
                 except _secrets.KeyringUnavailable as exc:
                     return str(exc)
         await loop.run_in_executor(None, choice.settings.save, self._engine.paths)
         await self._engine.reconfigure(choice.settings)
+        self._listed.clear()
         return None
+
+    async def test_connection(self, profile: Profile, api_key: str = "") -> ProbeResult:
+        """One tiny request with the profile (and the key typed, else its stored one); the result in words."""
+        if api_key:
+            bearer = profile.auth == "bearer"
+            creds = _secrets.Credentials(None if bearer else api_key, api_key if bearer else None, "typed")
+        else:
+            creds = _secrets.load_credentials(profile=profile)
+        result = await probe(self._engine.settings, profile, creds)
+        if result.models:
+            self._listed[profile.name] = result.models
+        self.connection_tested.emit(result)
+        return result
+
+    # --- the chat's model -----------------------------------------------------------------------------
+    async def list_models(self, session_id: int) -> list[str]:
+        """The picker's models: what the chat's provider lists (asked once per profile), then the catalog."""
+        session = await self._engine.store.get_session(session_id)
+        if session is None:
+            return []
+        name = session.profile or self._engine.settings.profile
+        if name not in self._listed:
+            self._listed[name] = [m["id"] for m in await self._engine.models_for(session_id)]
+        listed = self._listed[name]
+        models = [*listed, *[m for m in self._engine.catalog.known_models() if m not in listed]]
+        self.models_listed.emit(session_id, models)
+        return models
+
+    async def set_chat_model(self, session_id: int, model: str) -> None:
+        """The chat's model from now on (stored with the chat, with the profile it belongs to)."""
+        if model.strip():
+            await self._engine.set_chat_model(session_id, model, self._engine.settings.profile or None)
+            await self.refresh_sessions()

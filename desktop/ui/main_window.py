@@ -8,6 +8,7 @@ from typing import Any
 from PySide6.QtCore import QSettings, Qt, QTimer
 from PySide6.QtGui import QAction, QCloseEvent, QKeySequence, QResizeEvent, QShortcut
 from PySide6.QtWidgets import (
+    QComboBox,
     QFileDialog,
     QHBoxLayout,
     QLabel,
@@ -126,6 +127,7 @@ class MainWindow(QMainWindow):
         self._editing: tuple[int, int] | None = None  # (session, user message) being edited in the composer
         self.hidden_through = 0  # messages up to this id are collapsed under the active compaction card
         self._records: list[CompactionRecord] = []
+        self._settings_dialog: SettingsDialog | None = None
 
         self.sidebar = Sidebar(self)
         self.title_label = QLabel(self)
@@ -133,9 +135,20 @@ class MainWindow(QMainWindow):
         self.title_label.setStyleSheet("font-weight: 600;")
         self.gauge = ContextGauge(self)
         self.gauge.setObjectName("context_gauge")
+        # The chat's own model: what the provider lists plus the catalog, or any name typed.
+        self.model_picker = QComboBox(self)
+        self.model_picker.setObjectName("model_picker")
+        self.model_picker.setEditable(True)
+        self.model_picker.setInsertPolicy(QComboBox.InsertPolicy.NoInsert)
+        self.model_picker.setMinimumContentsLength(18)
+        self.model_picker.setSizeAdjustPolicy(QComboBox.SizeAdjustPolicy.AdjustToMinimumContentsLengthWithIcon)
+        self.model_picker.setToolTip(self.tr("The model this chat uses (stored with the chat)"))
+        self.model_picker.setAccessibleName(self.tr("Model of this chat"))
+        self._chat_model_name = ""
         header = QHBoxLayout()
         header.setContentsMargins(12, 8, 12, 4)
         header.addWidget(self.title_label, 1)
+        header.addWidget(self.model_picker)
         header.addWidget(self.gauge)
 
         self.banner = ErrorBanner(self)
@@ -240,6 +253,13 @@ class MainWindow(QMainWindow):
         self.chat.edit_requested.connect(self._edit_message)
         self.chat.delete_requested.connect(self._delete_message)
         self.welcome.form.submitted.connect(self._apply_choice)
+        self.welcome.form.test_requested.connect(lambda p, key: b.spawn(b.test_connection(p, key)))
+        b.connection_tested.connect(self._on_connection_tested)
+        b.models_listed.connect(self._on_models_listed)
+        self.model_picker.activated.connect(lambda _i: self._pick_model())
+        line = self.model_picker.lineEdit()
+        if line is not None:
+            line.editingFinished.connect(self._pick_model)
 
     def _restore_geometry(self) -> None:
         geometry = self._qsettings.value("window/geometry")
@@ -263,8 +283,9 @@ class MainWindow(QMainWindow):
         sessions = await self.bridge.refresh_sessions()
         if sessions:
             await self.bridge.open_session(sessions[0].id)
-        else:
+        elif self.stack.currentWidget() is not self.welcome:
             await self.bridge.new_session()
+        # On the first run the first chat is made once the welcome form is submitted, with the model chosen.
 
     def _send(self, text: str, files: list[str] | None = None) -> None:
         if self.session_id is None:
@@ -391,11 +412,51 @@ class MainWindow(QMainWindow):
             return
         self.status.flash("; ".join(result.status_lines()))
 
-    def open_settings(self) -> None:
+    def open_settings(self) -> SettingsDialog:
+        """The profiles dialog (window-modal; the loop keeps running, so Test connection can answer)."""
         dialog = SettingsDialog(self.bridge.settings, self.bridge.keyring_status(), self.bridge.credentials_source(),
                                 self)
-        if dialog.exec():
-            self._apply_choice(dialog.form.choice())
+        dialog.setAttribute(Qt.WidgetAttribute.WA_DeleteOnClose)
+        dialog.accepted.connect(lambda: self._apply_choice(dialog.form.choice()))
+        dialog.form.test_requested.connect(lambda p, key: self.bridge.spawn(self.bridge.test_connection(p, key)))
+        self._settings_dialog = dialog
+        dialog.finished.connect(lambda _r: setattr(self, "_settings_dialog", None))
+        dialog.open()
+        return dialog
+
+    def _on_connection_tested(self, result: Any) -> None:
+        for form in (self.welcome.form, self._settings_dialog.form if self._settings_dialog else None):
+            if form is not None:
+                form.show_test_result(result.ok, result.text)
+
+    # --- the chat's model -----------------------------------------------------------------------------
+    def _show_chat_model(self, model: str) -> None:
+        self._chat_model_name = model
+        self.model_picker.blockSignals(True)
+        self.model_picker.setEditText(model)
+        self.model_picker.blockSignals(False)
+
+    def _on_models_listed(self, session_id: int, models: list[str]) -> None:
+        if session_id != self.session_id:
+            return
+        current = self._chat_model_name
+        self.model_picker.blockSignals(True)
+        self.model_picker.clear()
+        self.model_picker.addItems(models if current in models or not current else [current, *models])
+        self.model_picker.setEditText(current)
+        self.model_picker.blockSignals(False)
+
+    def _pick_model(self) -> None:
+        model = self.model_picker.currentText().strip()
+        if self.session_id is None or not model or model == self._chat_model_name:
+            return
+        if self.bridge.busy(self.session_id):
+            self._show_chat_model(self._chat_model_name)
+            self.toast.show_message(self.tr("The model can change when the reply has finished."))
+            return
+        self._chat_model_name = model
+        self.bridge.spawn(self.bridge.set_chat_model(self.session_id, model))
+        self.toast.show_message(self.tr("This chat now uses %s.") % model)
 
     def _apply_choice(self, choice: ProviderChoice) -> None:
         self.bridge.spawn(self._apply_choice_async(choice))
@@ -407,6 +468,12 @@ class MainWindow(QMainWindow):
             return
         if self.bridge.credentials_present():
             self.stack.setCurrentWidget(self.splitter)
+            if self.session_id is None:  # the first run: the first chat, with the model just chosen
+                sessions = await self.bridge.refresh_sessions()
+                if sessions:
+                    await self.bridge.open_session(sessions[0].id)
+                else:
+                    await self.bridge.new_session()
 
     # --- bridge signals -------------------------------------------------------------------------------
     def _on_event(self, event: events.EngineEvent) -> None:
@@ -453,9 +520,13 @@ class MainWindow(QMainWindow):
         session = page.session
         if self._editing is not None and self._editing[0] != session.id:
             self.cancel_edit()  # an edit belongs to its chat
+        switched = self.session_id != session.id
         self.session_id = session.id
         self.hidden_through = page.hidden_through
         self.title_label.setText(session.title)
+        self._show_chat_model(session.model or self.bridge.settings.model)
+        if switched or self.model_picker.count() == 0:
+            self.bridge.spawn(self.bridge.list_models(session.id))
         self.sidebar.select(session.id)
         self.banner.hide()
         self.status.clear()
@@ -476,6 +547,7 @@ class MainWindow(QMainWindow):
     def _on_status(self, event: events.StatusChanged) -> None:
         activity = event.activity
         self.composer.set_busy(activity.busy)
+        self.model_picker.setEnabled(not activity.busy)
         # Compaction in progress shows on the gauge too (a moving segment and its description).
         self.gauge.set_busy(activity_text(activity) if activity.compacting else None)
         if event.stopped:
