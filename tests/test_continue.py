@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import asyncio
 import json
 
 import pytest
@@ -86,7 +87,7 @@ async def test_the_window_marks_a_cut_reply_and_its_continue_link_resumes_it(win
     assert model.continuable_message_id() == cut.id
     assert "Cut off: output limit reached" in view.delegate.document(index).toPlainText()
     view.scrollTo(index)
-    qtbot.wait(50)
+    await asyncio.sleep(0.05)
     rect = view.visualRect(index)
     point = next(QPoint(x, y) for y in range(rect.top(), rect.bottom(), 2) for x in range(rect.left(), rect.right(), 3)
                  if view.anchor_at(QPoint(x, y)).endswith("continue"))

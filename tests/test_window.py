@@ -202,6 +202,10 @@ async def test_sidebar_new_rename_filter_and_delete(window, fake_api, qtbot, mon
 
     bar = window.sidebar
     first = window.session_id
+    fake_api.queue_text("hello")  # New chat reuses an empty chat: the first one gets a message
+    window.composer.edit.setPlainText("first chat")
+    window.composer.send_button.click()
+    await until(lambda: len(message_rows(window)) == 2 and window.composer.send_button.isVisible())
     bar.new_button.click()
     await until(lambda: window.session_id != first and bar.list.count() == 2)
     second = window.session_id

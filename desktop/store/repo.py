@@ -128,6 +128,10 @@ class Repo:
         row = self.m.Session.create(title=title, model=model, profile=profile)
         return self._session(row)
 
+    def data_version(self) -> int:
+        """Changes whenever another connection (another process: the CLI) commits to the database."""
+        return int(self.db.execute_sql("PRAGMA data_version").fetchone()[0])
+
     def get_session(self, session_id: int) -> SessionInfo | None:
         row = self.m.Session.get_or_none(self.m.Session.id == session_id)
         return self._session(row) if row else None

@@ -73,6 +73,9 @@ class Store:
                              profile: str | None = None) -> SessionInfo:
         return await self.call(self._repo.create_session, title, model, profile)
 
+    async def data_version(self) -> int:
+        return await self.call(self._repo.data_version)
+
     async def get_session(self, session_id: int) -> SessionInfo | None:
         return await self.call(self._repo.get_session, session_id)
 

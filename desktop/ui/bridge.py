@@ -28,7 +28,14 @@ from desktop.engine.profiles import ANTHROPIC, AUTH_KINDS, AUTH_WORDS, PRESETS, 
 from desktop.engine.settings import Settings
 from desktop.engine.storage import Page
 from desktop.engine.tasks import Activity
-from desktop.engine.types import CUT_STOP_REASONS, Block, CompactionRecord, SessionInfo, StoredMessage
+from desktop.engine.types import (
+    CUT_STOP_REASONS,
+    DEFAULT_TITLE,
+    Block,
+    CompactionRecord,
+    SessionInfo,
+    StoredMessage,
+)
 
 __all__ = [
     "ANTHROPIC",
@@ -90,6 +97,8 @@ class Bridge(QObject):
         self._engine = engine
         self._tasks: set[asyncio.Task[Any]] = set()
         self._listed: dict[str, list[str]] = {}  # profile name -> what its provider lists (asked once)
+        self._data_version: int | None = None
+        self.session_filter = ""  # the sidebar's filter, kept for refreshes the bridge starts itself
         self._closed = False
         engine.subscribe(self._on_event)
 
@@ -149,8 +158,10 @@ class Bridge(QObject):
         return _secrets.keyring_status()
 
     # --- reads ----------------------------------------------------------------------------------------
-    async def refresh_sessions(self, title_filter: str = "") -> list[SessionInfo]:
-        sessions = await self._engine.store.list_sessions(title_filter)
+    async def refresh_sessions(self, title_filter: str | None = None) -> list[SessionInfo]:
+        if title_filter is not None:
+            self.session_filter = title_filter
+        sessions = await self._engine.store.list_sessions(self.session_filter)
         self.sessions_changed.emit(sessions)
         return sessions
 
@@ -164,6 +175,16 @@ class Bridge(QObject):
         # Measuring a long session takes a moment: the window is usable meanwhile, the gauge fills in after.
         self.spawn(self._engine.publish_context(session_id))
 
+    async def watch_database(self) -> bool:
+        """Another process (the CLI) wrote to the database: the session list is read again. Cheap to poll: one
+        PRAGMA on the store's thread."""
+        version = await self._engine.store.data_version()
+        changed = self._data_version is not None and version != self._data_version
+        self._data_version = version
+        if changed:
+            await self.refresh_sessions()
+        return changed
+
     async def load_older(self, session_id: int, before_id: int, hidden_through: int = 0) -> None:
         page = await self._engine.store.page(session_id, before_id=before_id, hidden_through=hidden_through,
                                              size=PAGE_SIZE)
@@ -171,7 +192,14 @@ class Bridge(QObject):
             self.older_loaded.emit(session_id, page)
 
     # --- sessions -------------------------------------------------------------------------------------
-    async def new_session(self) -> int:
+    async def new_session(self, reuse: int | None = None) -> int:
+        """Open a new chat; ``reuse``: the open chat, taken instead when it is still empty and untitled (New
+        chat never piles up empty chats)."""
+        if reuse is not None:
+            current = await self._engine.store.get_session(reuse)
+            if current is not None and current.message_count == 0 and current.title == DEFAULT_TITLE:
+                await self.open_session(reuse)
+                return reuse
         session_id = await self._engine.new_session()
         await self.refresh_sessions()
         await self.open_session(session_id)

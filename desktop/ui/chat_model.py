@@ -104,7 +104,8 @@ class ChatRow:
         expanded = bool(self.detail.get("expanded"))
         self.content_hash = hash((self.kind, self.title, status, self.segments, expanded,
                                   bool(self.detail.get("originals_shown")), bool(self.detail.get("trimmed")),
-                                  self.cut_reason, bool(self.detail.get("continuable"))))
+                                  self.cut_reason, bool(self.detail.get("continuable")),
+                                  bool(self.detail.get("undoable"))))
         self._code_blocks = None
         lines = [self.title] if self.title else []
         lines.extend(seg.text for seg in self.segments)

@@ -116,6 +116,9 @@ class StatusLine(QLabel):
         super().resizeEvent(event)
 
 
+WATCH_MS = 1500  # how often the database is checked for chats another process wrote
+
+
 class MainWindow(QMainWindow):
     def __init__(self, bridge: Bridge, settings_path: Path):
         super().__init__()
@@ -190,6 +193,12 @@ class MainWindow(QMainWindow):
         if not bridge.credentials_present():
             self.stack.setCurrentWidget(self.welcome)
 
+        # Another process (the CLI) may add chats while the window is open: the bridge watches the database.
+        self._watch_timer = QTimer(self)
+        self._watch_timer.setInterval(WATCH_MS)
+        self._watch_timer.start()
+        self._drafts: dict[int, tuple[str, list[str]]] = {}  # per chat: what was typed and not sent
+        self._keep_card: tuple[int, int] | None = None  # (compaction id, y): Show originals keeps the card put
         self._draft_timer = QTimer(self)
         self._draft_timer.setSingleShot(True)
         self._draft_timer.setInterval(300)
@@ -201,7 +210,7 @@ class MainWindow(QMainWindow):
     def _build_menu(self) -> None:
         file_menu = self.menuBar().addMenu(self.tr("&File"))
         new = QAction(self.tr("&New chat"), self, shortcut=QKeySequence(QKeySequence.StandardKey.New))
-        new.triggered.connect(lambda: self.bridge.spawn(self.bridge.new_session()))
+        new.triggered.connect(self.new_chat)
         file_menu.addAction(new)
         self.import_action = QAction(self.tr("&Import Claude Code session…"), self)
         self.import_action.triggered.connect(self._choose_import)
@@ -235,7 +244,8 @@ class MainWindow(QMainWindow):
         self.composer.draft_changed.connect(lambda _t: self._draft_timer.start())
         self._draft_timer.timeout.connect(self._measure_draft)
         self.sidebar.session_selected.connect(lambda sid: b.spawn(b.open_session(sid)))
-        self.sidebar.new_requested.connect(lambda: b.spawn(b.new_session()))
+        self.sidebar.new_requested.connect(self.new_chat)
+        self._watch_timer.timeout.connect(lambda: b.spawn(b.watch_database()))
         self.sidebar.rename_requested.connect(lambda sid, t: b.spawn(b.rename_session(sid, t)))
         self.sidebar.delete_requested.connect(self._delete_session)
         self.sidebar.filter_changed.connect(lambda text: b.spawn(b.refresh_sessions(text)))
@@ -270,6 +280,8 @@ class MainWindow(QMainWindow):
             self.splitter.restoreState(splitter)
 
     def closeEvent(self, event: QCloseEvent) -> None:  # noqa: N802 - Qt override
+        self._watch_timer.stop()
+        self.composer.discard_pasted()
         self._qsettings.setValue("window/geometry", self.saveGeometry())
         self._qsettings.setValue("window/splitter", self.splitter.saveState())
         self._qsettings.sync()
@@ -311,7 +323,13 @@ class MainWindow(QMainWindow):
         self.toast.show_message(self.tr("Editing a message: sending replaces it and every message after it. "
                                         "Esc cancels."))
 
+    def new_chat(self) -> None:
+        """Ctrl+N and the sidebar's New: the open chat is reused while it is empty and untitled."""
+        self.bridge.spawn(self.bridge.new_session(reuse=self.session_id))
+        self.composer.edit.setFocus()
+
     def _on_draft_taken(self, session_id: int) -> None:
+        self._drafts.pop(session_id, None)  # sent: it is a message now, no longer a draft
         if session_id == self.session_id:
             self.composer.clear()
 
@@ -521,6 +539,15 @@ class MainWindow(QMainWindow):
         if self._editing is not None and self._editing[0] != session.id:
             self.cancel_edit()  # an edit belongs to its chat
         switched = self.session_id != session.id
+        if switched:  # each chat keeps its own draft
+            text, files = self.composer.take_draft()
+            if self.session_id is not None:
+                if text.strip() or files:
+                    self._drafts[self.session_id] = (text, files)
+                text, files = "", []
+            # After the open chat was deleted, what was typed moves on with the window rather than vanish.
+            saved_text, saved_files = self._drafts.pop(session.id, ("", []))
+            self.composer.set_draft("\n\n".join(t for t in (saved_text, text) if t), saved_files + files)
         self.session_id = session.id
         self.hidden_through = page.hidden_through
         self.title_label.setText(session.title)
@@ -533,7 +560,9 @@ class MainWindow(QMainWindow):
         self.chat_model.set_messages(page.messages, page.has_older)
         self._records = list(page.compactions)  # what the page was cut by: seen, nothing to collapse
         self._on_compactions(page.compactions)
-        self.chat.scroll_to_bottom()
+        keep, self._keep_card = self._keep_card, None
+        if not (keep and not switched and self._scroll_card_to(*keep)):
+            self.chat.scroll_to_bottom()
         activity = self.bridge.activity(session.id)
         self.composer.set_busy(activity.busy)
         self.gauge.set_busy(activity_text(activity) if activity.compacting else None)
@@ -591,6 +620,18 @@ class MainWindow(QMainWindow):
             self.chat_model.set_card_detail(key, undoable=record is records[-1], record_id=record.id,
                                             originals_shown=not self.hidden_through)
 
+    def _scroll_card_to(self, record_id: int, y: int) -> bool:
+        """Put the card of compaction ``record_id`` at ``y`` in the viewport; False when it is not shown."""
+        row = next((i for i in range(self.chat_model.rowCount())
+                    if self.chat_model.row_at(i).detail.get("record_id") == record_id), -1)
+        if row < 0:
+            return False
+        self.chat.doItemsLayout()
+        index = self.chat_model.index(row)
+        bar = self.chat.verticalScrollBar()
+        bar.setValue(bar.value() + self.chat.visualRect(index).top() - y)
+        return True
+
     def _records_seen(self, records: list[CompactionRecord]) -> bool:
         return [r.id for r in records] == [r.id for r in self._records]
 
@@ -604,6 +645,9 @@ class MainWindow(QMainWindow):
         if action == "summary":
             self.chat_model.set_card_detail(key, expanded=not card.detail.get("expanded"))
         elif action == "originals":
+            # The page is read again with (or without) the originals: the card stays where it is on screen.
+            index = self.chat_model.index(self.chat_model.row_of(key))
+            self._keep_card = (int(card.detail.get("record_id", 0)), self.chat.visualRect(index).top())
             self.bridge.spawn(self.bridge.open_session(self.session_id, originals=bool(self.hidden_through)))
         elif action == "undo":
             self.bridge.spawn(self.bridge.undo_compaction(self.session_id))
