@@ -134,3 +134,46 @@ async def test_pasted_images_temp_files_are_removed_once_sent_or_discarded(windo
     window.composer.clear_attachments_button.click()
     assert not dropped.exists()
 
+
+
+async def test_an_edit_borrows_the_composer_and_gives_the_draft_back(window, fake_api, qtbot):
+    await send(window, fake_api, "the original")
+    window.composer.edit.setPlainText("my unsent draft")
+    user = message_rows(window)[0].id
+    window._edit_message(user)
+    assert window.composer.edit.toPlainText() == "the original"
+    window.cancel_edit()
+    assert window.composer.edit.toPlainText() == "my unsent draft"  # on main the edit overwrote it
+    window._edit_message(user)
+    window.composer.edit.setPlainText("the better original")
+    fake_api.queue_text("better answer")
+    window.composer.send_button.click()
+    await until(lambda: [m.content[0].get("text") for m in message_rows(window)] == ["the better original",
+                                                                                      "better answer"])
+    assert window.composer.edit.toPlainText() == "my unsent draft"
+
+
+async def test_drafts_survive_a_restart(window, fake_api, qtbot):
+    from desktop.ui.bridge import Bridge
+    from desktop.ui.main_window import MainWindow
+
+    await send(window, fake_api, "first chat")
+    one = window.session_id
+    window.composer.edit.setPlainText("draft one")
+    window.new_chat()
+    await until(lambda: window.session_id != one)
+    window.composer.edit.setPlainText("draft two")
+    two = window.session_id
+    engine = engine_of(window)
+    window.close()
+    await window.bridge.close()
+    bridge = Bridge(engine)
+    again = MainWindow(bridge, engine.paths.config_dir / "window.ini")
+    qtbot.addWidget(again)
+    again.show()
+    await again.start()
+    assert again.session_id == two and again.composer.edit.toPlainText() == "draft two"
+    await bridge.open_session(one)
+    assert again.composer.edit.toPlainText() == "draft one"
+    await bridge.close()
+    again.close()

@@ -98,6 +98,7 @@ class Bridge(QObject):
         self._tasks: set[asyncio.Task[Any]] = set()
         self._listed: dict[str, list[str]] = {}  # profile name -> what its provider lists (asked once)
         self._data_version: int | None = None
+        self._draft_save: asyncio.Task[None] | None = None
         self.session_filter = ""  # the sidebar's filter, kept for refreshes the bridge starts itself
         self._closed = False
         engine.subscribe(self._on_event)
@@ -130,6 +131,8 @@ class Bridge(QObject):
         self.failed.emit(f"Something went wrong: {type(exc).__name__}: {exc}")
 
     async def close(self) -> None:
+        if self._draft_save is not None:  # the drafts of a closing window are written before anything stops
+            await asyncio.gather(self._draft_save, return_exceptions=True)
         self._closed = True
         for task in list(self._tasks):
             task.cancel()
@@ -174,6 +177,28 @@ class Bridge(QObject):
         self._engine.session_changed(session_id)
         # Measuring a long session takes a moment: the window is usable meanwhile, the gauge fills in after.
         self.spawn(self._engine.publish_context(session_id))
+
+    def save_drafts(self, drafts: dict[int, tuple[str, list[str]]]) -> None:
+        """Keep every chat's unsent draft in the database (a restart or a crash does not lose typed text)."""
+        value = {str(sid): {"text": text, "files": files} for sid, (text, files) in drafts.items()}
+        previous = self._draft_save
+
+        async def save() -> None:
+            if previous is not None:  # in order: the newest drafts win
+                await asyncio.gather(previous, return_exceptions=True)
+            await self._engine.store.set_kv("drafts", value)
+
+        if not self._closed:
+            self._draft_save = asyncio.ensure_future(save())
+
+    async def load_drafts(self) -> dict[int, tuple[str, list[str]]]:
+        stored = await self._engine.store.get_kv("drafts", {})
+        out: dict[int, tuple[str, list[str]]] = {}
+        for key, item in (stored.items() if isinstance(stored, dict) else []):
+            if isinstance(item, dict) and str(key).isdigit():
+                files = [str(f) for f in item.get("files") or [] if isinstance(f, str)]
+                out[int(key)] = (str(item.get("text") or ""), files)
+        return out
 
     async def watch_database(self) -> bool:
         """Another process (the CLI) wrote to the database: the session list is read again. Cheap to poll: one

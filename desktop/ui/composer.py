@@ -206,9 +206,9 @@ class Composer(QWidget):
         self._files = list(files)
         self._show_attachments()
 
-    def discard_pasted(self) -> None:
+    def discard_pasted(self, keep: set[str] | None = None) -> None:
         """Temp files of pasted images no draft holds any more (the window closes)."""
-        for path in self._pasted:
+        for path in self._pasted - (keep or set()):
             with contextlib.suppress(OSError):
                 os.unlink(path)
         self._pasted.clear()

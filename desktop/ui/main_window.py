@@ -198,6 +198,7 @@ class MainWindow(QMainWindow):
         self._watch_timer.setInterval(WATCH_MS)
         self._watch_timer.start()
         self._drafts: dict[int, tuple[str, list[str]]] = {}  # per chat: what was typed and not sent
+        self._stash: tuple[str, list[str]] | None = None  # the open chat's draft while a message is edited
         self._keep_card: tuple[int, int] | None = None  # (compaction id, y): Show originals keeps the card put
         self._draft_timer = QTimer(self)
         self._draft_timer.setSingleShot(True)
@@ -281,7 +282,8 @@ class MainWindow(QMainWindow):
 
     def closeEvent(self, event: QCloseEvent) -> None:  # noqa: N802 - Qt override
         self._watch_timer.stop()
-        self.composer.discard_pasted()
+        drafts = self._save_drafts()
+        self.composer.discard_pasted(keep={f for _t, files in drafts.values() for f in files})
         self._qsettings.setValue("window/geometry", self.saveGeometry())
         self._qsettings.setValue("window/splitter", self.splitter.saveState())
         self._qsettings.sync()
@@ -292,6 +294,7 @@ class MainWindow(QMainWindow):
         """Load the session list and open the newest session (or create the first one)."""
         if problems := self.bridge.settings.problems:
             self.toast.show_message("; ".join(problems), "warning", 8000)
+        self._drafts = await self.bridge.load_drafts()  # what was typed and not sent before a restart
         sessions = await self.bridge.refresh_sessions()
         if sessions:
             await self.bridge.open_session(sessions[0].id)
@@ -315,13 +318,30 @@ class MainWindow(QMainWindow):
         row = self.chat_model.row_at(self.chat_model.row_of(message_id))
         if row.message is None or self.session_id is None:
             return
+        if self._editing is None:  # the draft steps aside for the edit and comes back after it
+            self._stash = self.composer.take_draft()
         self._editing = (self.session_id, message_id)
         text = "\n\n".join(b.get("text", "") for b in row.message.content if b.get("type") == "text")
-        self.composer.edit.setPlainText(text)
+        self.composer.set_draft(text, [])
         self._show_editing(True)
         self.composer.edit.setFocus()
         self.toast.show_message(self.tr("Editing a message: sending replaces it and every message after it. "
                                         "Esc cancels."))
+
+    def all_drafts(self) -> dict[int, tuple[str, list[str]]]:
+        """Every chat's unsent draft, the open chat's included (its own while an edit borrows the composer)."""
+        drafts = dict(self._drafts)
+        if self.session_id is not None:
+            current = self._stash if self._editing is not None else (self.composer.edit.toPlainText(),
+                                                                     self.composer.attachments)
+            if current is not None and (current[0].strip() or current[1]):
+                drafts[self.session_id] = current
+        return drafts
+
+    def _save_drafts(self) -> dict[int, tuple[str, list[str]]]:
+        drafts = self.all_drafts()
+        self.bridge.save_drafts(drafts)
+        return drafts
 
     def new_chat(self) -> None:
         """Ctrl+N and the sidebar's New: the open chat is reused while it is empty and untitled."""
@@ -332,6 +352,10 @@ class MainWindow(QMainWindow):
         self._drafts.pop(session_id, None)  # sent: it is a message now, no longer a draft
         if session_id == self.session_id:
             self.composer.clear()
+            if self._editing is None and self._stash is not None:  # an edit was sent: the draft comes back
+                self.composer.set_draft(*self._stash)
+                self._stash = None
+        self._save_drafts()
 
     def _stop(self) -> None:
         if self.session_id is not None:
@@ -343,7 +367,8 @@ class MainWindow(QMainWindow):
             return
         self._editing = None
         self._show_editing(False)
-        self.composer.clear()
+        self.composer.set_draft(*(self._stash or ("", [])))
+        self._stash = None
 
     def _show_editing(self, editing: bool) -> None:
         self.composer.edit.setPlaceholderText(
@@ -392,6 +417,7 @@ class MainWindow(QMainWindow):
             self.bridge.spawn(self.bridge.load_older(self.session_id, oldest, self.hidden_through))
 
     def _delete_session(self, session_id: int) -> None:
+        self._drafts.pop(session_id, None)
         if session_id == self.session_id:
             self.session_id = None
             self.chat_model.set_messages([], False)
@@ -653,5 +679,6 @@ class MainWindow(QMainWindow):
             self.bridge.spawn(self.bridge.undo_compaction(self.session_id))
 
     def _measure_draft(self) -> None:
+        self._save_drafts()
         if self.session_id is not None:
             self.bridge.spawn(self.bridge.measure(self.session_id, self.composer.edit.toPlainText()))
