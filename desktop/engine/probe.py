@@ -58,9 +58,10 @@ async def probe(settings: Settings, profile: Profile, credentials: Credentials) 
                 result.lines.insert(0, f"The test message to {model} failed: {error.message}")
             return result
         result.ok = True
-        how = "no key needed" if credentials.source == "not_needed" else AUTH_WORDS[profile.auth].lower()
+        how = ("no key was needed" if credentials.source == "not_needed"
+               else f"the {AUTH_WORDS[profile.auth]} was accepted")
         result.lines.insert(0, f"Connected: {model} answered a test message ({usage.input_tokens} tokens in, "
-                               f"{usage.output_tokens} out; {how} accepted).")
+                               f"{usage.output_tokens} out); {how}.")
         window = next((m["window"] for m in listed if m["id"] == model and m.get("window")), None)
         info = ModelCatalog(settings.model_overrides).info(model)
         if window:

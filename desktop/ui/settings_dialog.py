@@ -204,8 +204,10 @@ class ProviderForm(QWidget):
                 field_edit.setToolTip(self.tr("Set by %s for this run; not saved") % var)
                 names.append(var)
         if names:
-            self.env_note.setText(self.tr("%s override the profile for this run only; they are never saved.")
-                                  % ", ".join(names))
+            self.env_note.setText(
+                (self.tr("%s overrides this profile for this run only; it is never saved.") if len(names) == 1
+                 else self.tr("%s override this profile for this run only; they are never saved."))
+                % ", ".join(names))
             self.env_note.show()
 
     def profile(self) -> Profile:
@@ -272,7 +274,8 @@ class WelcomePage(QWidget):
             self.tr(
                 "Précis talks to Claude through the Anthropic API or any Anthropic-compatible provider.<br>"
                 "1. Paste an API key (from console.anthropic.com, or your provider).<br>"
-                "2. Leave the base URL empty for Anthropic, or enter your provider's URL.<br>"
+                "2. Pick your provider's profile (Anthropic, OpenRouter, DeepSeek, a local server…); Test "
+                "connection checks it.<br>"
                 "3. Pick a model. You can change all of this later in Settings."
             ),
             self,
