@@ -180,7 +180,7 @@ class ChatEngine:
             return self.provider
         provider = self._providers.get(profile.name)
         if provider is None:
-            settings = profile.applied_to(self.settings).with_env()
+            settings = self.settings.with_profile(profile).with_env()
             provider = self._providers[profile.name] = Provider(settings, load_credentials(profile=profile))
         return provider
 

@@ -28,7 +28,7 @@ class ProbeResult:
 
 async def probe(settings: Settings, profile: Profile, credentials: Credentials) -> ProbeResult:
     """List the models, send one tiny message to the profile's model, and report auth, models and window."""
-    settings = profile.applied_to(settings).with_env()
+    settings = settings.with_profile(profile).with_env()
     model = settings.model
     result = ProbeResult(False)
     provider = Provider(settings, credentials)

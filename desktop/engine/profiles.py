@@ -7,10 +7,7 @@ account (see secrets.py). The presets carry the Anthropic-compatible base URLs t
 from __future__ import annotations
 
 from dataclasses import asdict, dataclass, field, replace
-from typing import TYPE_CHECKING, Any, Literal, cast
-
-if TYPE_CHECKING:
-    from desktop.engine.settings import Settings
+from typing import Any, Literal, cast
 
 AuthKind = Literal["x-api-key", "bearer", "none"]
 AUTH_KINDS: tuple[AuthKind, ...] = ("x-api-key", "bearer", "none")
@@ -51,17 +48,6 @@ class Profile:
             out.long_cache_ttl = data["long_cache_ttl"]
         if isinstance(data.get("model_overrides"), dict):
             out.model_overrides = {str(k): dict(v) for k, v in data["model_overrides"].items() if isinstance(v, dict)}
-        return out
-
-    def applied_to(self, settings: Settings) -> Settings:
-        """``settings`` as this profile uses them (its URL, models, overrides and cache choice)."""
-        overrides = {k: dict(v) for k, v in settings.model_overrides.items()}
-        for model, over in self.model_overrides.items():
-            overrides[model] = {**overrides.get(model, {}), **over}
-        out = replace(settings, base_url=self.base_url, model=self.model or settings.model,
-                      small_model=self.small_model, long_cache_ttl=self.long_cache_ttl,
-                      model_overrides=overrides, profile=self.name)
-        out.env_overrides = {}
         return out
 
     @property

@@ -6,7 +6,7 @@ import json
 import math
 import os
 from collections.abc import Mapping
-from dataclasses import asdict, dataclass, field
+from dataclasses import asdict, dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
@@ -146,9 +146,20 @@ class Settings:
         settings.problems = problems
         active = find(settings.profiles, settings.profile)
         if active is not None:  # the profile's URL, models and overrides are the ones in use
-            settings = active.applied_to(settings)
+            settings = settings.with_profile(active)
             settings.problems = problems
         return settings.with_env(environ)
+
+    def with_profile(self, profile: Profile) -> Settings:
+        """These settings as ``profile`` uses them (its URL, models, overrides and cache choice)."""
+        overrides = {k: dict(v) for k, v in self.model_overrides.items()}
+        for model, over in profile.model_overrides.items():
+            overrides[model] = {**overrides.get(model, {}), **over}
+        out = replace(self, base_url=profile.base_url, model=profile.model or self.model,
+                      small_model=profile.small_model, long_cache_ttl=profile.long_cache_ttl,
+                      model_overrides=overrides, profile=profile.name)
+        out.env_overrides = {}
+        return out
 
     def with_env(self, env: Mapping[str, str] | None = None) -> Settings:
         """The ecosystem's environment names win over the file and the profile, like the SDK and Claude Code,

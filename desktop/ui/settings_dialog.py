@@ -242,7 +242,7 @@ class ProviderForm(QWidget):
         profiles = [p for p in self._settings.profiles if p.name not in (profile.name, self.profile_box.currentText())]
         plain = replace(self._settings, max_output_tokens=self.max_output.value(), profiles=[*profiles, profile])
         plain.env_overrides = {}
-        settings = profile.applied_to(plain).with_env({var: str(getattr(self._settings, name))
+        settings = plain.with_profile(profile).with_env({var: str(getattr(self._settings, name))
                                                        for name, var in ENV_NAMES.items()
                                                        if name in self._settings.env_overrides})
         return ProviderChoice(settings, self.api_key.text().strip(), self.run_only.isChecked(), profile)
