@@ -167,6 +167,42 @@ async def _shoot(outdir: Path, srv: FakeAnthropic, store, engine, bridge, window
     window.chat.scrollToTop()
     await asyncio.sleep(0.4)
     screen(outdir / "window-compacted.png", window)
+    window.toast.hide()
+
+    # A reply the provider cut at max_tokens: marked, with Continue.
+    await bridge.new_session()
+    done.clear()
+    srv.queue_text("There are three ways to stream a large file in Python. The first reads it in fixed-size "
+                   "chunks with `file.read(65536)` in a loop, which keeps memory flat; the second iterates over "
+                   "the file object line by line, which suits text; the third", stop_reason="max_tokens")
+    window.composer.edit.setPlainText("How do I stream a large file without loading it all?")
+    window.composer.send_button.click()
+    await asyncio.wait_for(done.wait(), 10)
+    await asyncio.sleep(0.4)
+    window.toast.hide()
+    screen(outdir / "window-cut-reply.png", window)
+
+    # The chat's model picker, open: what the provider lists, then the catalog.
+    await wait_for(lambda: window.model_picker.count() > 0)
+    window.model_picker.showPopup()
+    await asyncio.sleep(0.5)
+    screen(outdir / "window-model-picker.png", window)
+    window.model_picker.hidePopup()
+    await asyncio.sleep(0.2)
+
+    # The profiles dialog: Test connection's answer, then the presets.
+    dialog = window.open_settings()
+    dialog.move(120, 40)
+    await asyncio.sleep(0.3)
+    dialog.form.test_button.click()
+    await wait_for(lambda: dialog.form.test_result.isVisible(), 10)
+    await asyncio.sleep(0.3)
+    screen(outdir / "window-profiles.png", dialog.window().parentWidget() or window)
+    dialog.form.profile_box.showPopup()
+    await asyncio.sleep(0.5)
+    screen(outdir / "window-profiles-presets.png", window)
+    dialog.form.profile_box.hidePopup()
+    dialog.reject()
 
 
 async def shoot_welcome(outdir: Path) -> None:

@@ -110,8 +110,10 @@ async def test_typing_adds_the_draft_to_the_latest_measurement(engine, fake_api)
 async def test_spilled_content_is_marked_the_same_on_every_measurement(engine, fake_api):
     sid = (await engine.store.create_session("spill", "claude-sonnet-4-6")).id
     small = await engine.store.add_message(sid, "user", [{"type": "text", "text": "short"}])
-    await engine.store.add_message(sid, "assistant", [{"type": "text", "text": "ok"}])
-    huge = await engine.store.add_message(sid, "user", [{"type": "text", "text": "x" * 60_000},
+    await engine.store.add_message(sid, "assistant", [{"type": "tool_use", "id": "toolu_1", "name": "read",
+                                                        "input": {}}])
+    huge = await engine.store.add_message(sid, "user", [{"type": "tool_result", "tool_use_id": "toolu_1",
+                                                         "content": "x" * 60_000},
                                                         {"type": "text", "text": "question"}])
     first = await engine.measure(sid)
     second = await engine.measure(sid)

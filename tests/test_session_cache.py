@@ -114,7 +114,7 @@ def reference_shape(view: SessionView, history: list[Any], horizons: dict[str, i
     for m in history:
         if not m.sendable:
             continue
-        capped = cp.cap_content(m.content, key=f"m{m.id}", spill_dir=spill, limit=limit)
+        capped = cp.cap_content(m.content, key=f"m{m.id}", spill_dir=spill, limit=limit, texts=False)
         marks = [i for i, (a, b) in enumerate(zip(capped, m.content, strict=True)) if a is not b]
         changed.update((m.id, i) for i in marks)
         rows.append(dataclasses.replace(m, content=capped) if marks else m)

@@ -137,3 +137,25 @@ async def test_async_facade_runs_on_one_db_thread(tmp_path):
     assert len(names) == 1 and next(iter(names)).startswith("precis-db")
     assert threading.current_thread().name not in names
     await store.close()
+
+
+def test_v6_adds_the_chat_profile_and_keeps_every_message(tmp_path):
+    import peewee as pw
+
+    from desktop.store import migrations
+    from desktop.store.repo import Repo
+    from desktop.store.schema import build_models
+
+    path = tmp_path / "v3.db"
+    db = pw.SqliteDatabase(str(path))
+    migrations.upgrade(db, build_models(db), target=3)
+    db.execute_sql("INSERT INTO sessions (id, title, model, created_at, updated_at) VALUES (1, 's', 'm', 1, 1)")
+    db.execute_sql("INSERT INTO messages (session_id, role, content, status, created_at) "
+                   "VALUES (1, 'user', '[{\"type\": \"text\", \"text\": \"hi\"}]', 'complete', 1)")
+    db.close()
+    repo = Repo(path)
+    assert migrations.schema_version(repo.db) == migrations.CURRENT_VERSION == 6
+    assert repo.get_session(1).profile is None and len(repo.messages(1)) == 1
+    repo.update_session(1, profile="DeepSeek", model="deepseek-v4-pro")
+    assert (repo.get_session(1).profile, repo.get_session(1).model) == ("DeepSeek", "deepseek-v4-pro")
+    repo.close()

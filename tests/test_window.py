@@ -197,29 +197,15 @@ async def test_hover_card_rows_after_a_streamed_turn(window, fake_api, qtbot):
     assert "last API response" in card.value("source").text()
 
 
-async def test_huge_paste_is_sent_as_a_preview_and_marked_in_the_window(window, fake_api, qtbot):
-    from desktop.ui.chat_delegate import TRIMMED_TAG
-
-    big = "\n".join(f"log line {i}: " + "x" * 60 for i in range(1200))  # ~86K characters
-    fake_api.queue_text("I read the preview.")
-    window.composer.edit.setPlainText(big)
-    window.composer.send_button.click()
-    await until(lambda: len(message_rows(window)) == 2 and message_rows(window)[1].status == "complete")
-    sent = fake_api.message_requests()[-1].body["messages"][0]["content"][0]["text"]
-    assert len(sent) < 5_000 and "full text saved to" in sent
-    stored = await engine_of(window).store.messages(window.session_id)
-    assert stored[0].content[0]["text"] == big  # the window and the database keep everything
-    model = window.chat_model
-    await until(lambda: model.row_at(model.row_of(stored[0].id)).detail.get("trimmed"))
-    index = model.index(model.row_of(stored[0].id))
-    assert window.chat.delegate._tag(index) == TRIMMED_TAG
-
-
 async def test_sidebar_new_rename_filter_and_delete(window, fake_api, qtbot, monkeypatch):
     from PySide6.QtWidgets import QInputDialog, QMessageBox
 
     bar = window.sidebar
     first = window.session_id
+    fake_api.queue_text("hello")  # New chat reuses an empty chat: the first one gets a message
+    window.composer.edit.setPlainText("first chat")
+    window.composer.send_button.click()
+    await until(lambda: len(message_rows(window)) == 2 and window.composer.send_button.isVisible())
     bar.new_button.click()
     await until(lambda: window.session_id != first and bar.list.count() == 2)
     second = window.session_id

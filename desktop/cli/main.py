@@ -88,7 +88,9 @@ async def cmd_chat(args: argparse.Namespace) -> int:
     text = _message_text(args.message)
     if args.retry and args.session is None:
         raise CliError("--retry needs --session ID")
-    if not args.retry and not text.strip() and not args.attach:
+    if args.resume and args.session is None:
+        raise CliError("--continue needs --session ID")
+    if not (args.retry or args.resume) and not text.strip() and not args.attach:
         raise CliError("empty message")
     if not load_credentials().present:
         raise CliError("no API key: set ANTHROPIC_API_KEY (or ANTHROPIC_AUTH_TOKEN), or save one in Settings")
@@ -111,6 +113,13 @@ async def cmd_chat(args: argparse.Namespace) -> int:
             try:
                 return await _stream_turn(ctx, session.id, ctx.engine.retry(session.id))
             except NothingToRetry as exc:
+                raise CliError(f"{exc} (session {session.id})") from None
+        if args.resume:
+            from desktop.engine.continuation import NothingToContinue
+
+            try:
+                return await _stream_turn(ctx, session.id, ctx.engine.continue_reply(session.id))
+            except NothingToContinue as exc:
                 raise CliError(f"{exc} (session {session.id})") from None
         attachments = [_attachment(Path(p)) for p in args.attach]
         return await _stream_turn(ctx, session.id, ctx.engine.send(session.id, text, attachments))
@@ -164,6 +173,11 @@ async def _stream_turn(ctx: Runtime, session_id: int, start: Any) -> int:
     if reply is not None and reply.status == "interrupted":
         _status("stopped; the partial reply is kept")
         return 130
+    from desktop.engine.continuation import is_cut
+
+    if is_cut(reply):  # complete as far as the provider goes, but not finished: say so, and how to go on
+        assert reply is not None
+        _status(f"reply cut by {reply.meta.get('stop_reason')}; run `precis chat --session {session_id} --continue`")
     return 0
 
 
@@ -279,6 +293,8 @@ def build_parser() -> argparse.ArgumentParser:
     chat.add_argument("--model", help="model id for this session")
     chat.add_argument("--attach", action="append", default=[], metavar="FILE", help="attach an image or PDF")
     chat.add_argument("--retry", action="store_true", help="resend the session's last message (no MESSAGE)")
+    chat.add_argument("--continue", dest="resume", action="store_true",
+                      help="resume the session's newest reply where the provider cut it short (no MESSAGE)")
     chat.add_argument("message", nargs="?", default="", help="the message; '-' reads standard input")
     add_chat_arguments(chat)
 

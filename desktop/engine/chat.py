@@ -23,6 +23,7 @@ from desktop.engine.calibration import Calibration
 from desktop.engine.catalog import ModelCatalog
 from desktop.engine.compactor import DEEPEST_LEVEL, NEAR_THRESHOLD, Compactor, Outcome, Trigger
 from desktop.engine.context import ContextSnapshot, context_report
+from desktop.engine.continuation import NothingToContinue, as_continuation, is_cut
 from desktop.engine.errors import ChatError, classify
 from desktop.engine.events import (
     CommandOutput,
@@ -41,6 +42,7 @@ from desktop.engine.events import (
 )
 from desktop.engine.measure import ContextMeter, draft_cost
 from desktop.engine.overflow import detect_stop_reason
+from desktop.engine.profiles import Profile, find
 from desktop.engine.provider import Provider
 from desktop.engine.reply import ReplyRecorder
 from desktop.engine.secrets import Credentials, load_credentials
@@ -49,7 +51,7 @@ from desktop.engine.settings import Paths, Settings
 from desktop.engine.storage import Storage
 from desktop.engine.tasks import Activity, TaskRegistry
 from desktop.engine.tooling import EndTurn, ToolRunner, cancelled_results
-from desktop.engine.types import DEFAULT_TITLE, Block, StoredMessage
+from desktop.engine.types import DEFAULT_TITLE, Block, SessionInfo, StoredMessage
 
 TITLE_CHARS = 60
 RECOVERY_FRACTION = 0.5  # reactive compaction rebuilds the request within this share of the window (first try)
@@ -70,6 +72,14 @@ __all__ = ["ChatEngine", "NothingToRetry", "ToolRunner", "TurnFailed"]
 
 class NothingToRetry(ValueError):
     """Retry was asked for, but the last reply is complete: resending would append a second answer."""
+
+
+class MessageTooLong(ValueError):
+    """The message alone cannot fit the model's context window: nothing was stored (the draft stays)."""
+
+
+# Characters under which a message is not measured before sending: it fits any window worth chatting in.
+LONG_MESSAGE_CHARS = 8_000
 
 
 class TurnFailed(Exception):
@@ -108,6 +118,8 @@ class ChatEngine:
         self.background = background
         self._credentials = credentials
         self._provider: Provider | None = None
+        self._providers: dict[str, Provider] = {}  # chats on another profile than the active one
+        self._retired: list[Provider] = []
         self._listeners: list[Listener] = []
         self._views: dict[int, SessionView] = {}
         self._latest: dict[int, ContextSnapshot] = {}  # newest draft-less measurement per session
@@ -161,9 +173,25 @@ class ChatEngine:
     @property
     def provider(self) -> Provider:
         if self._provider is None:
-            creds = self._credentials or load_credentials()
+            creds = self._credentials or load_credentials(profile=self.active_profile)
             self._provider = Provider(self.settings, creds)
         return self._provider
+
+    @property
+    def active_profile(self) -> Profile | None:
+        return find(self.settings.profiles, self.settings.profile)
+
+    def provider_for(self, session: SessionInfo) -> Provider:
+        """The client of the chat's own profile (the active one unless the chat remembers another)."""
+        name = session.profile
+        profile = find(self.settings.profiles, name) if name and name != self.settings.profile else None
+        if profile is None or self._credentials is not None:  # given credentials (tests, CLI) go everywhere
+            return self.provider
+        provider = self._providers.get(profile.name)
+        if provider is None:
+            settings = self.settings.with_profile(profile).with_env()
+            provider = self._providers[profile.name] = Provider(settings, load_credentials(profile=profile))
+        return provider
 
     async def _load(self) -> None:
         """Learned facts (calibration, windows from overflow errors) persist across runs."""
@@ -185,14 +213,15 @@ class ChatEngine:
         self.shared.settings = settings
         self._credentials = credentials
         self.replace_models(ModelCatalog(settings.model_overrides, self.catalog.learned()), self.calibration)
-        if self._provider is not None:
-            await self._provider.close()
-            self._provider = None
+        # A reply streaming meanwhile keeps the client it started with; the old clients close with the engine.
+        self._retired += [p for p in (self._provider, *self._providers.values()) if p is not None]
+        self._provider, self._providers = None, {}
 
     async def close(self) -> None:
         await self.tasks.close()
-        if self._provider is not None:
-            await self._provider.close()
+        for provider in (self._provider, *self._providers.values(), *self._retired):
+            if provider is not None:
+                await provider.close()
 
     def busy(self, session_id: int) -> bool:
         return self.tasks.busy(session_id)
@@ -215,10 +244,30 @@ class ChatEngine:
         if not content:
             raise ValueError("empty message")
         self._require_idle(session_id)
+        await self._check_fits(session_id, content)
         user = await self.store.add_user_message(session_id, content, title=title_from(title_hint), meta=meta)
         self.view(session_id).remember(user)
         self.emit(MessageAdded(session_id, user))
         return await self._run_turn(session_id)
+
+    async def _check_fits(self, session_id: int, content: list[Block]) -> None:
+        """A long text is sent whole, never cut: one that cannot fit the window even alone is refused before
+        anything is stored, in words the user can act on."""
+        texts = [str(b.get("text", "")) for b in content if b.get("type") == "text"]
+        if sum(len(t) for t in texts) < LONG_MESSAGE_CHARS:
+            return
+        await self._load()
+        session = await self.store.get_session(session_id)
+        model = self.shared.model_for(session) if session is not None else self.settings.model
+        room = self.compactor.budget(model)
+        if room is None:  # capacity unknown: the provider will say
+            return
+        need = sum(draft_cost(t, self.catalog.info(model).family) for t in texts)
+        if need > room:
+            raise MessageTooLong(
+                f"This message is about {need:,} tokens, more than the {room:,} the model {model} can read "
+                f"(its context window less the room kept for the reply). Nothing was sent: shorten it or "
+                f"split it into parts.")
 
     async def retry(self, session_id: int) -> StoredMessage | None:
         """Resend the stored history; the user's message is already there, failed partial replies are skipped.
@@ -226,10 +275,21 @@ class ChatEngine:
         self._require_idle(session_id)
         g = await self.view(session_id).gather()
         last = g.sendable[-1] if g.sendable else None
+        if is_cut(last):  # a continuation that failed: retrying it resumes the cut reply again
+            return await self._run_turn(session_id, continuing=True)
         if last is None or (last.role == "assistant" and last.status == "complete"
                             and last.meta.get("stop_reason") != "tool_use"):
             raise NothingToRetry("nothing to retry: the last reply is complete")
         return await self._run_turn(session_id)
+
+    async def continue_reply(self, session_id: int) -> StoredMessage | None:
+        """Resume the newest reply the provider cut short (output limit, full window): the model continues
+        the same assistant turn, in a linked row. Raises NothingToContinue when the newest reply is whole."""
+        self._require_idle(session_id)
+        g = await self.view(session_id).gather()
+        if not is_cut(g.sendable[-1] if g.sendable else None):
+            raise NothingToContinue("nothing to continue: the newest reply was not cut short")
+        return await self._run_turn(session_id, continuing=True)
 
     async def compact_and_retry(self, session_id: int) -> StoredMessage | None:
         await self.compact(session_id, "manual")
@@ -376,8 +436,26 @@ class ChatEngine:
         return state
 
     async def new_session(self, model: str | None = None) -> int:
-        session = await self.store.create_session(DEFAULT_TITLE, model or self.settings.model)
+        session = await self.store.create_session(DEFAULT_TITLE, model or self.settings.model,
+                                                  self.settings.profile or None)
         return session.id
+
+    async def set_chat_model(self, session_id: int, model: str, profile: str | None = None) -> None:
+        """The chat's own model (and profile) from now on; the next request and the gauge use it."""
+        self._require_idle(session_id)
+        await self.store.update_session(session_id, model=model.strip(), profile=profile)
+        await self._reload(self.view(session_id), "model")
+
+    async def models_for(self, session_id: int) -> list[dict[str, Any]]:
+        """The models the chat's provider lists (GET /v1/models); [] when it does not answer."""
+        session = await self.store.get_session(session_id)
+        if session is None:
+            return []
+        try:
+            return await self.provider_for(session).models()
+        except Exception:  # noqa: BLE001 - a provider without the endpoint: the catalog still fills the picker
+            log.info("session %s: the provider lists no models", session_id)
+            return []
 
     # --- measuring ------------------------------------------------------------------------------------
     async def measure(self, session_id: int, draft: str = "") -> ContextSnapshot:
@@ -437,10 +515,10 @@ class ChatEngine:
             await self.store.set_kv("learned_windows", self.catalog.learned())
 
     # --- the turn -----------------------------------------------------------------------------------
-    async def _run_turn(self, session_id: int) -> StoredMessage | None:
-        return await self.tasks.run(session_id, "turn", self._turn(session_id), None)
+    async def _run_turn(self, session_id: int, continuing: bool = False) -> StoredMessage | None:
+        return await self.tasks.run(session_id, "turn", self._turn(session_id, continuing), None)
 
-    async def _turn(self, session_id: int) -> StoredMessage | None:
+    async def _turn(self, session_id: int, continuing: bool = False) -> StoredMessage | None:
         """Model calls until the model stops for something other than tools; the gauge is measured at the end."""
         await self._load()
         view = self.view(session_id)
@@ -449,9 +527,9 @@ class ChatEngine:
         small = 0  # tool rounds in a row that made no progress
         seen: set[str] = set()  # the calls of this turn with their results, as (name, input, result)
         try:
-            for _call in range(max(1, self.settings.max_model_calls)):
+            for call in range(max(1, self.settings.max_model_calls)):
                 g = await self._prepare_call(view)
-                reply = await self._call(view, g)
+                reply = await self._call(view, g, continuing=continuing and call == 0)
                 if reply.status != "complete" or not self._wants_tools(reply):
                     break
                 results = {r.get("tool_use_id"): r.get("content") for r in await self._answer_tools(view, reply)}
@@ -530,7 +608,7 @@ class ChatEngine:
         if threshold is None:
             return g
         if source == "estimate" and abs(used - threshold) <= NEAR_THRESHOLD * threshold:
-            exact = await self.provider.count_tokens(view.request(g))
+            exact = await self.provider_for(g.session).count_tokens(view.request(g))
             used = exact if exact else used
         if self.compactor.needs_summary(g, used):
             g = await self._compact_in_turn(view, g, "auto", self.compactor.budget(g.model), Activity.COMPACTING)
@@ -554,13 +632,13 @@ class ChatEngine:
             last = reply.created_at if reply else None
         return None if last is None else max(0.0, self.clock() - last)
 
-    async def _call(self, view: SessionView, g: Gathered) -> StoredMessage:
+    async def _call(self, view: SessionView, g: Gathered, *, continuing: bool = False) -> StoredMessage:
         """One model call. On overflow (or too much media) recover invisibly: each retry shrinks harder than the
         last, a request that already failed is never sent again, and the attempts are bounded."""
         failed: set[str] = set()
         for attempt in range(RECOVERY_ATTEMPTS + 1):
             try:
-                return await self._attempt(view, g)
+                return await self._attempt(view, g, continuing=continuing)
             except TurnFailed as error:
                 if error.error.kind not in ("overflow", "media") or attempt == RECOVERY_ATTEMPTS:
                     raise
@@ -600,22 +678,32 @@ class ChatEngine:
         self._activity(sid, Activity.SENDING)
         return g
 
-    async def _attempt(self, view: SessionView, g: Gathered) -> StoredMessage:
+    async def _attempt(self, view: SessionView, g: Gathered, *, continuing: bool = False) -> StoredMessage:
         """One request and its streamed reply. Raises TurnFailed with the typed error; a stop keeps the partial
-        reply, marked interrupted, and ends the turn."""
+        reply, marked interrupted, and ends the turn. ``continuing``: the request ends with the cut reply,
+        which the model resumes in a new row linked to it."""
         sid = view.session_id
         request = view.request(g)
+        meta: dict[str, Any] = {}
+        if continuing:
+            cut = g.sendable[-1] if g.sendable else None
+            if cut is None or not is_cut(cut):  # e.g. a summary now covers it
+                raise TurnFailed(ChatError("bad_request", "The cut reply is no longer in the context; "
+                                                          "ask the model to go on instead.", False))
+            request = as_continuation(request)
+            meta["continues"] = cut.id
         facts = view.facts(g)
         view.last_request = self.clock()
         row = await self.store.add_message(sid, "assistant", [], status="streaming", model=request["model"],
-                                           meta={"request": facts.to_json(), "sent_at": view.last_request})
+                                           meta={"request": facts.to_json(), "sent_at": view.last_request,
+                                                 **meta})
         view.remember(row)
         self.emit(MessageAdded(sid, row))
         self._activity(sid, Activity.WAITING)
         recorder = ReplyRecorder(self.store, row)
         recorder.start_clock()
         try:
-            async for part in self.provider.stream(request):
+            async for part in self.provider_for(g.session).stream(request):
                 recorder.apply(part)
                 if part.kind == "usage" and part.usage is not None:
                     self.emit(UsageUpdate(sid, row.id, part.usage))

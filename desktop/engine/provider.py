@@ -58,12 +58,15 @@ class Provider:
         }
         if settings.base_url:
             kwargs["base_url"] = settings.base_url
+        import anthropic  # imported on first use: the SDK costs most of the app's start-up time
+
         if credentials.api_key:
             kwargs["api_key"] = credentials.api_key
         elif credentials.auth_token:
             kwargs["auth_token"] = credentials.auth_token
             kwargs["api_key"] = None
-        import anthropic  # imported on first use: the SDK costs most of the app's start-up time
+        elif credentials.source == "not_needed":  # a local server: send no key at all
+            kwargs["default_headers"] = {"X-Api-Key": anthropic.Omit(), "Authorization": anthropic.Omit()}
 
         self.client = anthropic.AsyncAnthropic(**kwargs)
 
@@ -114,6 +117,11 @@ class Provider:
         except Exception:
             return None, None
         return getattr(info, "max_input_tokens", None), getattr(info, "max_tokens", None)
+
+    async def models(self, timeout: float = 5.0) -> list[dict[str, Any]]:
+        """What GET /v1/models lists (id, and the window when the provider says); raises on failure."""
+        page = await asyncio.wait_for(self.client.with_options(max_retries=0).models.list(limit=100), timeout)
+        return [{"id": m.id, "window": getattr(m, "max_input_tokens", None)} for m in page.data]
 
     async def close(self) -> None:
         await self.client.close()

@@ -11,6 +11,7 @@ import keyring
 import keyring.errors
 
 from desktop.engine import redact
+from desktop.engine.profiles import Profile
 
 SERVICE = "precis"
 ACCOUNT = "anthropic-api-key"
@@ -26,11 +27,11 @@ class KeyringUnavailable(RuntimeError):
 class Credentials:
     api_key: str | None = None
     auth_token: str | None = None  # bearer token used by Anthropic-compatible providers
-    source: str = "none"  # env | keyring | session | none
+    source: str = "none"  # env | keyring | session | none | not_needed (a local server without keys)
 
     @property
     def present(self) -> bool:
-        return bool(self.api_key or self.auth_token)
+        return bool(self.api_key or self.auth_token) or self.source == "not_needed"
 
 
 _session_key: str | None = None
@@ -55,46 +56,50 @@ def keyring_status() -> str | None:
     return None
 
 
-def load_credentials(env: Mapping[str, str] | None = None) -> Credentials:
-    """The credentials to use; they are also remembered for redaction (errors and logs never show them)."""
-    creds = _load_credentials(env)
+def load_credentials(env: Mapping[str, str] | None = None, profile: Profile | None = None) -> Credentials:
+    """The credentials to use (for ``profile``: its own key, sent the way it authenticates); they are also
+    remembered for redaction (errors and logs never show them)."""
+    creds = _load_credentials(env, profile)
     redact.remember(creds.api_key, creds.auth_token)
     return creds
 
 
-def _load_credentials(env: Mapping[str, str] | None = None) -> Credentials:
+def _load_credentials(env: Mapping[str, str] | None, profile: Profile | None) -> Credentials:
     environ: Mapping[str, str] = os.environ if env is None else env
     if environ.get("ANTHROPIC_API_KEY"):
         return Credentials(api_key=environ["ANTHROPIC_API_KEY"], source="env")
     if environ.get("ANTHROPIC_AUTH_TOKEN"):
         return Credentials(auth_token=environ["ANTHROPIC_AUTH_TOKEN"], source="env")
+    bearer = profile is not None and profile.auth == "bearer"
     if _session_key:
-        return Credentials(api_key=_session_key, source="session")
+        return Credentials(None if bearer else _session_key, _session_key if bearer else None, "session")
     if keyring_status() is None:
         try:
-            stored = keyring.get_password(SERVICE, ACCOUNT)
+            stored = keyring.get_password(SERVICE, profile.keyring_account if profile else ACCOUNT)
         except keyring.errors.KeyringError:
             stored = None
         if stored:
-            return Credentials(api_key=stored, source="keyring")
+            return Credentials(None if bearer else stored, stored if bearer else None, "keyring")
+    if profile is not None and profile.auth == "none":
+        return Credentials(source="not_needed")
     return Credentials()
 
 
-def save_api_key(key: str) -> None:
+def save_api_key(key: str, account: str = ACCOUNT) -> None:
     """Store the key in the OS keyring, or raise KeyringUnavailable with a reason for the user."""
     redact.remember(key)
     reason = keyring_status()
     if reason:
         raise KeyringUnavailable(reason)
     try:
-        keyring.set_password(SERVICE, ACCOUNT, key)
+        keyring.set_password(SERVICE, account, key)
     except keyring.errors.KeyringError as exc:
         raise KeyringUnavailable(redact.redact(f"The system keyring refused the key: {exc}", [key])) from exc
 
 
-def delete_api_key() -> None:
+def delete_api_key(account: str = ACCOUNT) -> None:
     with contextlib.suppress(keyring.errors.KeyringError):
-        keyring.delete_password(SERVICE, ACCOUNT)
+        keyring.delete_password(SERVICE, account)
 
 
 def use_for_this_run(key: str | None) -> None:

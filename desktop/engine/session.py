@@ -432,7 +432,8 @@ class SessionView:
             capped, spilled = hit[2], hit[3]
         else:
             spill = self.shared.paths.spill_dir(self.session_id)
-            content = cp.cap_content(m.content, key=f"m{m.id}", spill_dir=spill, limit=limit)
+            # Tool output only: a person's own text is sent whole while it fits (checked before sending).
+            content = cp.cap_content(m.content, key=f"m{m.id}", spill_dir=spill, limit=limit, texts=False)
             spilled = [i for i, (a, b) in enumerate(zip(content, m.content, strict=True)) if a is not b]
             capped = replace(m, content=content) if spilled else m
             self._capped[m.id] = (m, limit, capped, spilled)

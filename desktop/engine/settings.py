@@ -6,13 +6,14 @@ import json
 import math
 import os
 from collections.abc import Mapping
-from dataclasses import asdict, dataclass, field
+from dataclasses import asdict, dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
 import platformdirs
 
 from desktop.engine import files
+from desktop.engine.profiles import Profile, find
 from desktop.engine.tokens import V3, V47
 
 DEFAULT_MODEL = "claude-sonnet-4-6"
@@ -67,6 +68,10 @@ class Paths:
         )
 
 
+# Settings fields an environment variable overrides for a run.
+ENV_FIELDS = {"base_url": "ANTHROPIC_BASE_URL", "model": "ANTHROPIC_MODEL",
+              "small_model": "ANTHROPIC_SMALL_FAST_MODEL"}
+
 # Ranges a value from settings.json is clamped to (inclusive).
 INT_RANGES: dict[str, tuple[int, int]] = {
     "max_output_tokens": (1, 128_000),
@@ -114,8 +119,14 @@ class Settings:
     # Tools: model calls one turn may make; read-only tools run without asking only when this is on.
     max_model_calls: int = 50
     auto_approve_read_only: bool = False
+    # The provider profile in use ("" : the fields above as they are) and the profiles the user saved.
+    profile: str = ""
+    profiles: list[Profile] = field(default_factory=list)
     # What Settings.load had to fix or ignore in settings.json, one line each (never saved).
     problems: list[str] = field(default_factory=list, compare=False, repr=False)
+    # Fields an ANTHROPIC_* environment value overrides for this run: field -> the value without it. The
+    # environment is a runtime override: save() writes these values, never the environment's.
+    env_overrides: dict[str, Any] = field(default_factory=dict, compare=False, repr=False)
 
     @classmethod
     def load(cls, paths: Paths, env: Mapping[str, str] | None = None) -> Settings:
@@ -139,20 +150,41 @@ class Settings:
             data = {}
         settings = cls(**_validated(data, problems))
         settings.problems = problems
-        # The ecosystem's environment names win over the file, like the SDK and Claude Code.
-        if environ.get("ANTHROPIC_BASE_URL"):
-            settings.base_url = environ["ANTHROPIC_BASE_URL"]
-        if environ.get("ANTHROPIC_MODEL"):
-            settings.model = environ["ANTHROPIC_MODEL"]
-        if environ.get("ANTHROPIC_SMALL_FAST_MODEL"):
-            settings.small_model = environ["ANTHROPIC_SMALL_FAST_MODEL"]
-        return settings
+        active = find(settings.profiles, settings.profile)
+        if active is not None:  # the profile's URL, models and overrides are the ones in use
+            settings = settings.with_profile(active)
+            settings.problems = problems
+        return settings.with_env(environ)
+
+    def with_profile(self, profile: Profile) -> Settings:
+        """These settings as ``profile`` uses them (its URL, models, overrides and cache choice)."""
+        overrides = {k: dict(v) for k, v in self.model_overrides.items()}
+        for model, over in profile.model_overrides.items():
+            overrides[model] = {**overrides.get(model, {}), **over}
+        out = replace(self, base_url=profile.base_url, model=profile.model or self.model,
+                      small_model=profile.small_model, long_cache_ttl=profile.long_cache_ttl,
+                      model_overrides=overrides, profile=profile.name)
+        out.env_overrides = {}
+        return out
+
+    def with_env(self, env: Mapping[str, str] | None = None) -> Settings:
+        """The ecosystem's environment names win over the file and the profile, like the SDK and Claude Code,
+        for this run only (remembered in env_overrides so that save() never writes them)."""
+        environ: Mapping[str, str] = os.environ if env is None else env
+        for name, var in ENV_FIELDS.items():
+            value = environ.get(var)
+            if value and getattr(self, name) != value:
+                self.env_overrides.setdefault(name, getattr(self, name))
+                setattr(self, name, value)
+        return self
 
     def save(self, paths: Paths) -> None:
-        """Atomically, readable by the owner only (0600)."""
+        """Atomically, readable by the owner only (0600); environment overrides are not saved."""
         paths.ensure()
         data = asdict(self)
         data.pop("problems", None)
+        data.pop("env_overrides", None)
+        data.update(self.env_overrides)
         files.write_private(paths.settings_file, json.dumps(data, indent=2, sort_keys=True))
 
     @property
@@ -265,6 +297,15 @@ def _validated(data: dict[str, Any], problems: list[str]) -> dict[str, Any]:
             problems.append(f"{name}: expected true or false, got {_show(value)}; using the default")
     if "model_overrides" in data:
         out["model_overrides"] = _overrides(data["model_overrides"], problems)
+    if isinstance(data.get("profile"), str):
+        out["profile"] = data["profile"].strip()
+    if isinstance(data.get("profiles"), list):
+        profiles = [Profile.from_json(p) for p in data["profiles"]]
+        out["profiles"] = [p for p in profiles if p is not None]
+        for profile in out["profiles"]:
+            profile.model_overrides = _overrides(profile.model_overrides, problems)
+        if len(out["profiles"]) < len(profiles):
+            problems.append("profiles: an entry without a name was ignored")
     return out
 
 

@@ -22,6 +22,9 @@ def is_sendable_status(status: str) -> bool:
     return status in SENDABLE
 
 
+# Stop reasons of a reply the provider cut short: it is marked, and Continue resumes it.
+CUT_STOP_REASONS: frozenset[str] = frozenset({"max_tokens", "model_context_window_exceeded"})
+
 DEFAULT_TITLE = "New chat"  # a session still titled this takes its title from the first message
 
 
@@ -89,6 +92,7 @@ class SessionInfo:
     updated_at: float
     message_count: int = 0
     last_usage: Usage | None = None
+    profile: str | None = None  # provider profile name (None: the active profile)
 
 
 @dataclass(slots=True)

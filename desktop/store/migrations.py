@@ -9,6 +9,7 @@ v4: per-message estimate columns (est_key, est, est_results, est_media, est_trim
     here; the engine fills them as it reads rows (a row without them is decoded and estimated when needed).
 v5: tool_audit (what each tool call asked, how it was decided, how it ended) and tool_approvals (saved "always"
     answers, bound to the server's origin hash).
+v6: sessions.profile, the provider profile a chat uses (NULL: the active one).
 """
 
 from __future__ import annotations
@@ -20,7 +21,7 @@ from playhouse.migrate import SqliteMigrator, migrate
 
 from desktop.store.schema import Models, stored_usage
 
-CURRENT_VERSION = 5
+CURRENT_VERSION = 6
 
 
 def _v1(db: pw.SqliteDatabase, models: Models) -> None:
@@ -131,7 +132,12 @@ def _v5(db: pw.SqliteDatabase, models: Models) -> None:
     )
 
 
-STEPS = {1: _v1, 2: _v2, 3: _v3, 4: _v4, 5: _v5}
+def _v6(db: pw.SqliteDatabase, models: Models) -> None:
+    # A chat remembers its provider profile: a nullable column, a plain ALTER TABLE (nothing is rebuilt).
+    migrate(SqliteMigrator(db).add_column("sessions", "profile", pw.TextField(null=True)))
+
+
+STEPS = {1: _v1, 2: _v2, 3: _v3, 4: _v4, 5: _v5, 6: _v6}
 
 
 def schema_version(db: pw.SqliteDatabase) -> int:

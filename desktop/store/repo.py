@@ -130,12 +130,18 @@ class Repo:
             updated_at=row.updated_at,
             message_count=count,
             last_usage=Usage.from_json(json.loads(last.usage)) if last else None,
+            profile=row.profile,
         )
 
     # --- sessions ----------------------------------------------------------------------------------
-    def create_session(self, title: str = DEFAULT_TITLE, model: str | None = None) -> SessionInfo:
-        row = self.m.Session.create(title=title, model=model)
+    def create_session(self, title: str = DEFAULT_TITLE, model: str | None = None,
+                       profile: str | None = None) -> SessionInfo:
+        row = self.m.Session.create(title=title, model=model, profile=profile)
         return self._session(row)
+
+    def data_version(self) -> int:
+        """Changes whenever another connection (another process: the CLI) commits to the database."""
+        return int(self.db.execute_sql("PRAGMA data_version").fetchone()[0])
 
     def get_session(self, session_id: int) -> SessionInfo | None:
         row = self.m.Session.get_or_none(self.m.Session.id == session_id)
@@ -148,13 +154,16 @@ class Repo:
             query = query.where(S.title.contains(title_filter))
         return [self._session(r) for r in query]
 
-    def update_session(self, session_id: int, *, title: str | None = None, model: str | None = None) -> None:
+    def update_session(self, session_id: int, *, title: str | None = None, model: str | None = None,
+                       profile: str | None = None) -> None:
         S = self.m.Session
         fields: dict[str, Any] = {"updated_at": time.time()}
         if title is not None:
             fields["title"] = title
         if model is not None:
             fields["model"] = model
+        if profile is not None:
+            fields["profile"] = profile
         S.update(**fields).where(S.id == session_id).execute()
 
     def delete_session(self, session_id: int) -> None:

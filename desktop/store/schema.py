@@ -53,6 +53,7 @@ def build_models(db: pw.Database) -> Models:
         id = AutoIncrementField()
         title = pw.TextField(default="New chat")
         model = pw.TextField(null=True)
+        profile = pw.TextField(null=True)  # the provider profile the chat uses (NULL: the active one)
         created_at = pw.FloatField(default=_now)
         updated_at = pw.FloatField(default=_now, index=True)
         # Per-session engine state: breaker failures, microcompaction horizons, settings (schema v2).

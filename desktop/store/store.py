@@ -69,8 +69,12 @@ class Store:
         self._executor.shutdown(wait=True)
 
     # --- sessions -------------------------------------------------------------------------------------
-    async def create_session(self, title: str = DEFAULT_TITLE, model: str | None = None) -> SessionInfo:
-        return await self.call(self._repo.create_session, title, model)
+    async def create_session(self, title: str = DEFAULT_TITLE, model: str | None = None,
+                             profile: str | None = None) -> SessionInfo:
+        return await self.call(self._repo.create_session, title, model, profile)
+
+    async def data_version(self) -> int:
+        return await self.call(self._repo.data_version)
 
     async def get_session(self, session_id: int) -> SessionInfo | None:
         return await self.call(self._repo.get_session, session_id)
@@ -78,8 +82,9 @@ class Store:
     async def list_sessions(self, title_filter: str = "") -> list[SessionInfo]:
         return await self.call(self._repo.list_sessions, title_filter)
 
-    async def update_session(self, session_id: int, *, title: str | None = None, model: str | None = None) -> None:
-        await self.call(self._repo.update_session, session_id, title=title, model=model)
+    async def update_session(self, session_id: int, *, title: str | None = None, model: str | None = None,
+                             profile: str | None = None) -> None:
+        await self.call(self._repo.update_session, session_id, title=title, model=model, profile=profile)
 
     async def delete_session(self, session_id: int) -> None:
         await self.call(self._repo.delete_session, session_id)

@@ -18,21 +18,39 @@ from PySide6.QtCore import QObject, Signal
 from desktop.engine import events
 from desktop.engine import importer as _importer
 from desktop.engine import secrets as _secrets
-from desktop.engine.chat import ChatEngine
+from desktop.engine.chat import ChatEngine, MessageTooLong
 from desktop.engine.compaction.media import prepare_attachment
 from desktop.engine.context import CATEGORIES, LABELS, WARNING_RATIO, ContextSnapshot
+from desktop.engine.continuation import NothingToContinue
 from desktop.engine.importer import ImportFailed, ImportResult
+from desktop.engine.probe import ProbeResult, probe
+from desktop.engine.profiles import ANTHROPIC, AUTH_KINDS, AUTH_WORDS, PRESETS, Profile, find, preset
 from desktop.engine.settings import Settings
 from desktop.engine.storage import Page
 from desktop.engine.tasks import Activity
-from desktop.engine.types import Block, CompactionRecord, SessionInfo, StoredMessage
+from desktop.engine.types import (
+    CUT_STOP_REASONS,
+    DEFAULT_TITLE,
+    Block,
+    CompactionRecord,
+    SessionInfo,
+    StoredMessage,
+)
 from desktop.tools import events as tool_events
 from desktop.tools.mcp_host import ServerStatus
 from desktop.tools.permissions import Answer, PermissionRequest, SavedApproval
 from desktop.tools.toolbox import Toolbox
 
 __all__ = [
+    "ANTHROPIC",
+    "AUTH_KINDS",
+    "AUTH_WORDS",
+    "PRESETS",
     "CATEGORIES",
+    "ProbeResult",
+    "Profile",
+    "preset",
+    "CUT_STOP_REASONS",
     "LABELS",
     "WARNING_RATIO",
     "Activity",
@@ -68,6 +86,8 @@ class ProviderChoice(Protocol):
     def api_key(self) -> str: ...  # empty: keep whatever is stored
     @property
     def run_only(self) -> bool: ...  # keep the key in memory for this run instead of the keyring
+    @property
+    def profile(self) -> Profile | None: ...  # whose key it is (None: the settings' own profile)
 
 
 class Bridge(QObject):
@@ -78,12 +98,18 @@ class Bridge(QObject):
     notice = Signal(int, str, str)  # session_id, text, level: feedback on the bridge's own work (attachments)
     draft_taken = Signal(int)  # session_id: the composer's draft was committed (or ran as a command): clear it
     failed = Signal(str)  # an unexpected error in background work, in words for a toast
+    models_listed = Signal(int, object)  # session_id, list[str]: the models the chat's picker offers
+    connection_tested = Signal(object)  # ProbeResult of Test connection
 
     def __init__(self, engine: ChatEngine, toolbox: Toolbox | None = None, parent: QObject | None = None):
         super().__init__(parent)
         self._engine = engine
         self._toolbox = toolbox
         self._tasks: set[asyncio.Task[Any]] = set()
+        self._listed: dict[str, list[str]] = {}  # profile name -> what its provider lists (asked once)
+        self._data_version: int | None = None
+        self._draft_save: asyncio.Task[None] | None = None
+        self.session_filter = ""  # the sidebar's filter, kept for refreshes the bridge starts itself
         self._closed = False
         engine.subscribe(self._on_event)
         if toolbox is not None:
@@ -117,6 +143,8 @@ class Bridge(QObject):
         self.failed.emit(f"Something went wrong: {type(exc).__name__}: {exc}")
 
     async def close(self) -> None:
+        if self._draft_save is not None:  # the drafts of a closing window are written before anything stops
+            await asyncio.gather(self._draft_save, return_exceptions=True)
         self._closed = True
         if self._toolbox is not None:
             for request_id in self._toolbox.pending():
@@ -136,13 +164,11 @@ class Bridge(QObject):
     def activity(self, session_id: int) -> Activity:
         return self._engine.tasks.activity(session_id)
 
-    @staticmethod
-    def credentials_present() -> bool:
-        return _secrets.load_credentials().present
+    def credentials_present(self) -> bool:
+        return _secrets.load_credentials(profile=self._engine.active_profile).present
 
-    @staticmethod
-    def credentials_source() -> str:
-        return _secrets.load_credentials().source
+    def credentials_source(self) -> str:
+        return _secrets.load_credentials(profile=self._engine.active_profile).source
 
     @staticmethod
     def keyring_status() -> str | None:
@@ -150,8 +176,10 @@ class Bridge(QObject):
         return _secrets.keyring_status()
 
     # --- reads ----------------------------------------------------------------------------------------
-    async def refresh_sessions(self, title_filter: str = "") -> list[SessionInfo]:
-        sessions = await self._engine.store.list_sessions(title_filter)
+    async def refresh_sessions(self, title_filter: str | None = None) -> list[SessionInfo]:
+        if title_filter is not None:
+            self.session_filter = title_filter
+        sessions = await self._engine.store.list_sessions(self.session_filter)
         self.sessions_changed.emit(sessions)
         return sessions
 
@@ -165,6 +193,38 @@ class Bridge(QObject):
         # Measuring a long session takes a moment: the window is usable meanwhile, the gauge fills in after.
         self.spawn(self._engine.publish_context(session_id))
 
+    def save_drafts(self, drafts: dict[int, tuple[str, list[str]]]) -> None:
+        """Keep every chat's unsent draft in the database (a restart or a crash does not lose typed text)."""
+        value = {str(sid): {"text": text, "files": files} for sid, (text, files) in drafts.items()}
+        previous = self._draft_save
+
+        async def save() -> None:
+            if previous is not None:  # in order: the newest drafts win
+                await asyncio.gather(previous, return_exceptions=True)
+            await self._engine.store.set_kv("drafts", value)
+
+        if not self._closed:
+            self._draft_save = asyncio.ensure_future(save())
+
+    async def load_drafts(self) -> dict[int, tuple[str, list[str]]]:
+        stored = await self._engine.store.get_kv("drafts", {})
+        out: dict[int, tuple[str, list[str]]] = {}
+        for key, item in (stored.items() if isinstance(stored, dict) else []):
+            if isinstance(item, dict) and str(key).isdigit():
+                files = [str(f) for f in item.get("files") or [] if isinstance(f, str)]
+                out[int(key)] = (str(item.get("text") or ""), files)
+        return out
+
+    async def watch_database(self) -> bool:
+        """Another process (the CLI) wrote to the database: the session list is read again. Cheap to poll: one
+        PRAGMA on the store's thread."""
+        version = await self._engine.store.data_version()
+        changed = self._data_version is not None and version != self._data_version
+        self._data_version = version
+        if changed:
+            await self.refresh_sessions()
+        return changed
+
     async def load_older(self, session_id: int, before_id: int, hidden_through: int = 0) -> None:
         page = await self._engine.store.page(session_id, before_id=before_id, hidden_through=hidden_through,
                                              size=PAGE_SIZE)
@@ -172,7 +232,14 @@ class Bridge(QObject):
             self.older_loaded.emit(session_id, page)
 
     # --- sessions -------------------------------------------------------------------------------------
-    async def new_session(self) -> int:
+    async def new_session(self, reuse: int | None = None) -> int:
+        """Open a new chat; ``reuse``: the open chat, taken instead when it is still empty and untitled (New
+        chat never piles up empty chats)."""
+        if reuse is not None:
+            current = await self._engine.store.get_session(reuse)
+            if current is not None and current.message_count == 0 and current.title == DEFAULT_TITLE:
+                await self.open_session(reuse)
+                return reuse
         session_id = await self._engine.new_session()
         await self.refresh_sessions()
         await self.open_session(session_id)
@@ -209,11 +276,22 @@ class Bridge(QObject):
         except (OSError, ValueError) as exc:
             self.notice.emit(session_id, f"Cannot attach: {exc}", "error")
             return False
-        await self._engine.send(session_id, text, blocks)
+        try:
+            await self._engine.send(session_id, text, blocks)
+        except MessageTooLong as exc:
+            self.notice.emit(session_id, str(exc), "error")
+            return False
         return True
 
     async def retry(self, session_id: int) -> None:
         await self._engine.retry(session_id)
+
+    async def continue_reply(self, session_id: int) -> None:
+        """Resume the newest reply the provider cut short; a whole one is left alone (said in a toast)."""
+        try:
+            await self._engine.continue_reply(session_id)
+        except NothingToContinue as exc:
+            self.notice.emit(session_id, str(exc), "info")
 
     async def edit_and_resend(self, session_id: int, message_id: int, text: str) -> None:
         """Replace a user message and everything after it, then send; summaries that covered any of it go."""
@@ -249,16 +327,19 @@ class Bridge(QObject):
     async def apply_provider_choice(self, choice: ProviderChoice) -> str | None:
         """Save settings (file) and the key (keyring, or memory for this run). Returns an error for the user."""
         loop = asyncio.get_running_loop()
+        profile = choice.profile or find(choice.settings.profiles, choice.settings.profile)
+        account = profile.keyring_account if profile else _secrets.ACCOUNT
         if choice.api_key:
             if choice.run_only:
                 _secrets.use_for_this_run(choice.api_key)
             else:
                 try:
-                    await loop.run_in_executor(None, _secrets.save_api_key, choice.api_key)
+                    await loop.run_in_executor(None, _secrets.save_api_key, choice.api_key, account)
                 except _secrets.KeyringUnavailable as exc:
                     return str(exc)
         await loop.run_in_executor(None, choice.settings.save, self._engine.paths)
         await self._engine.reconfigure(choice.settings)
+        self._listed.clear()
         return None
 
     # --- tools ----------------------------------------------------------------------------------------
@@ -325,3 +406,35 @@ class Bridge(QObject):
         if self._toolbox is not None and self._toolbox.policy.approvals is not None:
             await self._toolbox.policy.approvals.revoke_approval(approval_id)
             self._toolbox.policy.forget_saved()
+    async def test_connection(self, profile: Profile, api_key: str = "") -> ProbeResult:
+        """One tiny request with the profile (and the key typed, else its stored one); the result in words."""
+        if api_key:
+            bearer = profile.auth == "bearer"
+            creds = _secrets.Credentials(None if bearer else api_key, api_key if bearer else None, "typed")
+        else:
+            creds = _secrets.load_credentials(profile=profile)
+        result = await probe(self._engine.settings, profile, creds)
+        if result.models:
+            self._listed[profile.name] = result.models
+        self.connection_tested.emit(result)
+        return result
+
+    # --- the chat's model -----------------------------------------------------------------------------
+    async def list_models(self, session_id: int) -> list[str]:
+        """The picker's models: what the chat's provider lists (asked once per profile), then the catalog."""
+        session = await self._engine.store.get_session(session_id)
+        if session is None:
+            return []
+        name = session.profile or self._engine.settings.profile
+        if name not in self._listed:
+            self._listed[name] = [m["id"] for m in await self._engine.models_for(session_id)]
+        listed = self._listed[name]
+        models = [*listed, *[m for m in self._engine.catalog.known_models() if m not in listed]]
+        self.models_listed.emit(session_id, models)
+        return models
+
+    async def set_chat_model(self, session_id: int, model: str) -> None:
+        """The chat's model from now on (stored with the chat, with the profile it belongs to)."""
+        if model.strip():
+            await self._engine.set_chat_model(session_id, model, self._engine.settings.profile or None)
+            await self.refresh_sessions()

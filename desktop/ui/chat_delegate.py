@@ -14,6 +14,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from PySide6.QtCore import (
+    QCoreApplication,
     QEvent,
     QModelIndex,
     QPersistentModelIndex,
@@ -120,6 +121,23 @@ def card_actions_html(detail: dict[str, Any], link_colour: str = "") -> str:
     style = f' style="color:{link_colour}"' if link_colour else ""
     links = [f'<a href="{CARD_SCHEME}{action}"{style}>{label}</a>' for action, label in card_actions(detail)]
     return "<p>" + " · ".join(links) + "</p>"
+
+
+def cut_text(reason: str) -> str:
+    """What a reply the provider cut short says under its text."""
+    if reason == "model_context_window_exceeded":
+        return QCoreApplication.translate("ChatDelegate", "Cut off: the context window is full")
+    return QCoreApplication.translate("ChatDelegate", "Cut off: output limit reached")
+
+
+def cut_html(reason: str, continuable: bool, muted: str, link_colour: str = "") -> str:
+    """The cut marker, with Continue (our own link, like the card actions) on the newest reply."""
+    line = html.escape(cut_text(reason))
+    if continuable:
+        style = f' style="color:{link_colour}"' if link_colour else ""
+        label = html.escape(QCoreApplication.translate("ChatDelegate", "Continue"))
+        line += f' · <a href="{CARD_SCHEME}continue"{style}>{label}</a>'
+    return f'<p style="color:{muted}; margin-top:6px">{line}</p>'
 
 
 def tag_colour(tag: str, palette: QPalette) -> QColor:
@@ -250,6 +268,8 @@ class ChatDelegate(QStyledItemDelegate):
                 code_start += _count_code(seg.text)
             else:
                 chunks.append(_line_html(seg, theme.muted))
+        if row.cut_reason:
+            chunks.append(cut_html(row.cut_reason, bool(row.detail.get("continuable")), theme.muted, theme.link))
         doc.setHtml("".join(chunks))
         return doc
 

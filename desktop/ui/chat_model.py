@@ -18,7 +18,7 @@ from typing import Any, Literal
 
 from PySide6.QtCore import QAbstractListModel, QByteArray, QModelIndex, QPersistentModelIndex, Qt, QTimer
 
-from desktop.ui.bridge import Block, StoredMessage
+from desktop.ui.bridge import CUT_STOP_REASONS, Block, StoredMessage
 from desktop.ui.markdown_render import extract_code_blocks
 
 RowKind = Literal["message", "tool", "compaction", "notice"]
@@ -86,6 +86,15 @@ class ChatRow:
         return self.message.status if self.message else "complete"
 
     @property
+    def cut_reason(self) -> str:
+        """The stop reason of a finished reply the provider cut short ('' otherwise)."""
+        msg = self.message
+        if msg is None or msg.role != "assistant" or msg.status != "complete":
+            return ""
+        reason = str(msg.meta.get("stop_reason") or "")
+        return reason if reason in CUT_STOP_REASONS else ""
+
+    @property
     def is_user_bubble(self) -> bool:
         return self.kind == "message" and self.message is not None and self.message.role == "user"
 
@@ -94,7 +103,9 @@ class ChatRow:
         status = self.message.status if self.message else ""
         expanded = bool(self.detail.get("expanded"))
         self.content_hash = hash((self.kind, self.title, status, self.segments, expanded,
-                                  bool(self.detail.get("originals_shown")), bool(self.detail.get("trimmed"))))
+                                  bool(self.detail.get("originals_shown")), bool(self.detail.get("trimmed")),
+                                  self.cut_reason, bool(self.detail.get("continuable")),
+                                  bool(self.detail.get("undoable"))))
         self._code_blocks = None
         lines = [self.title] if self.title else []
         lines.extend(seg.text for seg in self.segments)
@@ -125,6 +136,8 @@ def accessible_status(row: ChatRow) -> str:
         return "Error" + (f": {detail}" if detail else "")
     if row.status == "streaming":
         return "Still being written"
+    if row.cut_reason:
+        return "Cut off" + (": Continue resumes it" if row.detail.get("continuable") else "")
     if row.detail.get("trimmed"):
         return "Shortened in the context sent to the model"
     return ""
@@ -443,6 +456,7 @@ class ChatModel(QAbstractListModel):
         self._keys = [r.sort_key for r in self._rows]
         self._has_older = has_older
         self.endResetModel()
+        self._mark_continuable()
 
     def release_held(self) -> bool:
         """Show the next chunk of held rows above the window; False when nothing is held."""
@@ -467,6 +481,7 @@ class ChatModel(QAbstractListModel):
             self.update_message(msg)
             return
         self._insert_sorted([self._row(msg)])
+        self._mark_continuable()
 
     def update_message(self, msg: StoredMessage) -> None:
         """Replace a message (final text, status, usage) by id; ignored if it is outside the window."""
@@ -479,6 +494,7 @@ class ChatModel(QAbstractListModel):
             self._rows[i].detail["trimmed"] = True
             self._rows[i].refresh()
         self._changed(i)
+        self._mark_continuable()
 
     def append_text(self, message_id: int, delta: str) -> None:
         """Streaming: add ``delta`` to the message's last text block (a new one if the last block is not text).
@@ -533,6 +549,21 @@ class ChatModel(QAbstractListModel):
 
     def remove_message(self, message_id: int) -> None:
         self._remove_row(self.row_of(message_id))
+        self._mark_continuable()
+
+    def _mark_continuable(self) -> None:
+        """Only the newest message can be continued, and only when the provider cut it short."""
+        newest = next((i for i in range(len(self._rows) - 1, -1, -1) if self._rows[i].message is not None), -1)
+        for i, row in enumerate(self._rows):
+            wanted = i == newest and bool(row.cut_reason)
+            if bool(row.detail.get("continuable")) != wanted:
+                row.detail["continuable"] = wanted
+                row.refresh()
+                self._changed(i)
+
+    def continuable_message_id(self) -> int | None:
+        """The cut reply Continue would resume, if the newest message is one."""
+        return next((int(r.key) for r in self._rows if r.detail.get("continuable")), None)
 
     def collapse_through(self, message_id: int) -> None:
         """A summary now replaces every message up to ``message_id``: they leave the window (cards stay)."""

@@ -231,6 +231,10 @@ class ChatView(QListView):
                 link.triggered.connect(lambda: QGuiApplication.clipboard().setText(href))
                 menu.addAction(link)
             key = index.data(Roles.Id)
+            if isinstance(key, int) and cast(ChatModel, self.model()).row_at(index.row()).detail.get("continuable"):
+                resume = QAction("Continue the reply", menu)
+                resume.triggered.connect(lambda: self.card_action.emit(str(key), "continue"))
+                menu.addAction(resume)
             if isinstance(key, int) and index.data(Roles.Status) != "streaming":
                 menu.addSeparator()
                 # Only what the user typed can be edited (a tool-result row has the user role too).

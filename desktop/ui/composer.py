@@ -6,6 +6,7 @@ and turned into content blocks by the engine (desktop.engine.compaction.media.pr
 
 from __future__ import annotations
 
+import contextlib
 import os
 import tempfile
 from pathlib import Path
@@ -153,6 +154,7 @@ class Composer(QWidget):
         self.edit.document().documentLayout().documentSizeChanged.connect(self._fit_height)
         self._busy = False
         self._files: list[str] = []
+        self._pasted: set[str] = set()  # temp files of pasted images: removed once sent or discarded
 
     def _fit_height(self) -> None:
         """Grow with the draft up to MAX_LINES (then scroll), shrink back to MIN_HEIGHT when it is sent."""
@@ -178,11 +180,38 @@ class Composer(QWidget):
         fd, name = tempfile.mkstemp(prefix="precis-paste-", suffix=".png")
         os.close(fd)
         image.save(name, "PNG")
+        self._pasted.add(name)
         self.add_files([name])
 
     def clear_attachments(self) -> None:
+        """Drop the attachments (sent, or removed by the user): pasted images' temp files go with them."""
+        for path in self._files:
+            if path in self._pasted:
+                self._pasted.discard(path)
+                with contextlib.suppress(OSError):
+                    os.unlink(path)
         self._files = []
         self._show_attachments()
+
+    def take_draft(self) -> tuple[str, list[str]]:
+        """The draft (text, attachments) leaves the composer to be kept for its chat; nothing is deleted."""
+        draft = (self.edit.toPlainText(), list(self._files))
+        self.edit.clear()
+        self._files = []
+        self._show_attachments()
+        return draft
+
+    def set_draft(self, text: str, files: list[str]) -> None:
+        self.edit.setPlainText(text)
+        self._files = list(files)
+        self._show_attachments()
+
+    def discard_pasted(self, keep: set[str] | None = None) -> None:
+        """Temp files of pasted images no draft holds any more (the window closes)."""
+        for path in self._pasted - (keep or set()):
+            with contextlib.suppress(OSError):
+                os.unlink(path)
+        self._pasted.clear()
 
     def _show_attachments(self) -> None:
         names = [Path(p).name for p in self._files]

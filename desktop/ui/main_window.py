@@ -8,6 +8,7 @@ from typing import Any
 from PySide6.QtCore import QSettings, Qt, QTimer
 from PySide6.QtGui import QAction, QCloseEvent, QKeySequence, QResizeEvent, QShortcut
 from PySide6.QtWidgets import (
+    QComboBox,
     QFileDialog,
     QHBoxLayout,
     QLabel,
@@ -115,6 +116,9 @@ class StatusLine(QLabel):
         super().resizeEvent(event)
 
 
+WATCH_MS = 1500  # how often the database is checked for chats another process wrote
+
+
 class MainWindow(QMainWindow):
     def __init__(self, bridge: Bridge, settings_path: Path):
         super().__init__()
@@ -126,6 +130,7 @@ class MainWindow(QMainWindow):
         self._editing: tuple[int, int] | None = None  # (session, user message) being edited in the composer
         self.hidden_through = 0  # messages up to this id are collapsed under the active compaction card
         self._records: list[CompactionRecord] = []
+        self._settings_dialog: SettingsDialog | None = None
 
         self.sidebar = Sidebar(self)
         self.title_label = QLabel(self)
@@ -133,9 +138,20 @@ class MainWindow(QMainWindow):
         self.title_label.setStyleSheet("font-weight: 600;")
         self.gauge = ContextGauge(self)
         self.gauge.setObjectName("context_gauge")
+        # The chat's own model: what the provider lists plus the catalog, or any name typed.
+        self.model_picker = QComboBox(self)
+        self.model_picker.setObjectName("model_picker")
+        self.model_picker.setEditable(True)
+        self.model_picker.setInsertPolicy(QComboBox.InsertPolicy.NoInsert)
+        self.model_picker.setMinimumContentsLength(18)
+        self.model_picker.setSizeAdjustPolicy(QComboBox.SizeAdjustPolicy.AdjustToMinimumContentsLengthWithIcon)
+        self.model_picker.setToolTip(self.tr("The model this chat uses (stored with the chat)"))
+        self.model_picker.setAccessibleName(self.tr("Model of this chat"))
+        self._chat_model_name = ""
         header = QHBoxLayout()
         header.setContentsMargins(12, 8, 12, 4)
         header.addWidget(self.title_label, 1)
+        header.addWidget(self.model_picker)
         header.addWidget(self.gauge)
 
         self.banner = ErrorBanner(self)
@@ -177,6 +193,13 @@ class MainWindow(QMainWindow):
         if not bridge.credentials_present():
             self.stack.setCurrentWidget(self.welcome)
 
+        # Another process (the CLI) may add chats while the window is open: the bridge watches the database.
+        self._watch_timer = QTimer(self)
+        self._watch_timer.setInterval(WATCH_MS)
+        self._watch_timer.start()
+        self._drafts: dict[int, tuple[str, list[str]]] = {}  # per chat: what was typed and not sent
+        self._stash: tuple[str, list[str]] | None = None  # the open chat's draft while a message is edited
+        self._keep_card: tuple[int, int] | None = None  # (compaction id, y): Show originals keeps the card put
         self._draft_timer = QTimer(self)
         self._draft_timer.setSingleShot(True)
         self._draft_timer.setInterval(300)
@@ -191,7 +214,7 @@ class MainWindow(QMainWindow):
     def _build_menu(self) -> None:
         file_menu = self.menuBar().addMenu(self.tr("&File"))
         new = QAction(self.tr("&New chat"), self, shortcut=QKeySequence(QKeySequence.StandardKey.New))
-        new.triggered.connect(lambda: self.bridge.spawn(self.bridge.new_session()))
+        new.triggered.connect(self.new_chat)
         file_menu.addAction(new)
         self.import_action = QAction(self.tr("&Import Claude Code session…"), self)
         self.import_action.triggered.connect(self._choose_import)
@@ -225,7 +248,8 @@ class MainWindow(QMainWindow):
         self.composer.draft_changed.connect(lambda _t: self._draft_timer.start())
         self._draft_timer.timeout.connect(self._measure_draft)
         self.sidebar.session_selected.connect(lambda sid: b.spawn(b.open_session(sid)))
-        self.sidebar.new_requested.connect(lambda: b.spawn(b.new_session()))
+        self.sidebar.new_requested.connect(self.new_chat)
+        self._watch_timer.timeout.connect(lambda: b.spawn(b.watch_database()))
         self.sidebar.rename_requested.connect(lambda sid, t: b.spawn(b.rename_session(sid, t)))
         self.sidebar.delete_requested.connect(self._delete_session)
         self.sidebar.filter_changed.connect(lambda text: b.spawn(b.refresh_sessions(text)))
@@ -243,6 +267,13 @@ class MainWindow(QMainWindow):
         self.chat.edit_requested.connect(self._edit_message)
         self.chat.delete_requested.connect(self._delete_message)
         self.welcome.form.submitted.connect(self._apply_choice)
+        self.welcome.form.test_requested.connect(lambda p, key: b.spawn(b.test_connection(p, key)))
+        b.connection_tested.connect(self._on_connection_tested)
+        b.models_listed.connect(self._on_models_listed)
+        self.model_picker.activated.connect(lambda _i: self._pick_model())
+        line = self.model_picker.lineEdit()
+        if line is not None:
+            line.editingFinished.connect(self._pick_model)
 
     def _restore_geometry(self) -> None:
         geometry = self._qsettings.value("window/geometry")
@@ -253,6 +284,9 @@ class MainWindow(QMainWindow):
             self.splitter.restoreState(splitter)
 
     def closeEvent(self, event: QCloseEvent) -> None:  # noqa: N802 - Qt override
+        self._watch_timer.stop()
+        drafts = self._save_drafts()
+        self.composer.discard_pasted(keep={f for _t, files in drafts.values() for f in files})
         self._qsettings.setValue("window/geometry", self.saveGeometry())
         self._qsettings.setValue("window/splitter", self.splitter.saveState())
         self._qsettings.sync()
@@ -263,11 +297,13 @@ class MainWindow(QMainWindow):
         """Load the session list and open the newest session (or create the first one)."""
         if problems := self.bridge.settings.problems:
             self.toast.show_message("; ".join(problems), "warning", 8000)
+        self._drafts = await self.bridge.load_drafts()  # what was typed and not sent before a restart
         sessions = await self.bridge.refresh_sessions()
         if sessions:
             await self.bridge.open_session(sessions[0].id)
-        else:
+        elif self.stack.currentWidget() is not self.welcome:
             await self.bridge.new_session()
+        # On the first run the first chat is made once the welcome form is submitted, with the model chosen.
 
     def _send(self, text: str, files: list[str] | None = None) -> None:
         if self.session_id is None:
@@ -285,17 +321,44 @@ class MainWindow(QMainWindow):
         row = self.chat_model.row_at(self.chat_model.row_of(message_id))
         if row.message is None or self.session_id is None:
             return
+        if self._editing is None:  # the draft steps aside for the edit and comes back after it
+            self._stash = self.composer.take_draft()
         self._editing = (self.session_id, message_id)
         text = "\n\n".join(b.get("text", "") for b in row.message.content if b.get("type") == "text")
-        self.composer.edit.setPlainText(text)
+        self.composer.set_draft(text, [])
         self._show_editing(True)
         self.composer.edit.setFocus()
         self.toast.show_message(self.tr("Editing a message: sending replaces it and every message after it. "
                                         "Esc cancels."))
 
+    def all_drafts(self) -> dict[int, tuple[str, list[str]]]:
+        """Every chat's unsent draft, the open chat's included (its own while an edit borrows the composer)."""
+        drafts = dict(self._drafts)
+        if self.session_id is not None:
+            current = self._stash if self._editing is not None else (self.composer.edit.toPlainText(),
+                                                                     self.composer.attachments)
+            if current is not None and (current[0].strip() or current[1]):
+                drafts[self.session_id] = current
+        return drafts
+
+    def _save_drafts(self) -> dict[int, tuple[str, list[str]]]:
+        drafts = self.all_drafts()
+        self.bridge.save_drafts(drafts)
+        return drafts
+
+    def new_chat(self) -> None:
+        """Ctrl+N and the sidebar's New: the open chat is reused while it is empty and untitled."""
+        self.bridge.spawn(self.bridge.new_session(reuse=self.session_id))
+        self.composer.edit.setFocus()
+
     def _on_draft_taken(self, session_id: int) -> None:
+        self._drafts.pop(session_id, None)  # sent: it is a message now, no longer a draft
         if session_id == self.session_id:
             self.composer.clear()
+            if self._editing is None and self._stash is not None:  # an edit was sent: the draft comes back
+                self.composer.set_draft(*self._stash)
+                self._stash = None
+        self._save_drafts()
 
     def _stop(self) -> None:
         if self.session_id is not None:
@@ -307,7 +370,8 @@ class MainWindow(QMainWindow):
             return
         self._editing = None
         self._show_editing(False)
-        self.composer.clear()
+        self.composer.set_draft(*(self._stash or ("", [])))
+        self._stash = None
 
     def _show_editing(self, editing: bool) -> None:
         self.composer.edit.setPlaceholderText(
@@ -339,6 +403,12 @@ class MainWindow(QMainWindow):
         self.banner.hide()
         self.bridge.spawn(self.bridge.retry(self.session_id))
 
+    def continue_reply(self) -> None:
+        """Resume the newest reply the provider cut short."""
+        if self.session_id is not None and not self.bridge.busy(self.session_id):
+            self.banner.hide()
+            self.bridge.spawn(self.bridge.continue_reply(self.session_id))
+
     def _banner_action(self, action: Any) -> None:
         if self.session_id is not None:
             self.banner.hide()
@@ -350,6 +420,7 @@ class MainWindow(QMainWindow):
             self.bridge.spawn(self.bridge.load_older(self.session_id, oldest, self.hidden_through))
 
     def _delete_session(self, session_id: int) -> None:
+        self._drafts.pop(session_id, None)
         if session_id == self.session_id:
             self.session_id = None
             self.chat_model.set_messages([], False)
@@ -388,11 +459,51 @@ class MainWindow(QMainWindow):
             return
         self.status.flash("; ".join(result.status_lines()))
 
-    def open_settings(self) -> None:
+    def open_settings(self) -> SettingsDialog:
+        """The profiles dialog (window-modal; the loop keeps running, so Test connection can answer)."""
         dialog = SettingsDialog(self.bridge.settings, self.bridge.keyring_status(), self.bridge.credentials_source(),
                                 self)
-        if dialog.exec():
-            self._apply_choice(dialog.form.choice())
+        dialog.setAttribute(Qt.WidgetAttribute.WA_DeleteOnClose)
+        dialog.accepted.connect(lambda: self._apply_choice(dialog.form.choice()))
+        dialog.form.test_requested.connect(lambda p, key: self.bridge.spawn(self.bridge.test_connection(p, key)))
+        self._settings_dialog = dialog
+        dialog.finished.connect(lambda _r: setattr(self, "_settings_dialog", None))
+        dialog.open()
+        return dialog
+
+    def _on_connection_tested(self, result: Any) -> None:
+        for form in (self.welcome.form, self._settings_dialog.form if self._settings_dialog else None):
+            if form is not None:
+                form.show_test_result(result.ok, result.text)
+
+    # --- the chat's model -----------------------------------------------------------------------------
+    def _show_chat_model(self, model: str) -> None:
+        self._chat_model_name = model
+        self.model_picker.blockSignals(True)
+        self.model_picker.setEditText(model)
+        self.model_picker.blockSignals(False)
+
+    def _on_models_listed(self, session_id: int, models: list[str]) -> None:
+        if session_id != self.session_id:
+            return
+        current = self._chat_model_name
+        self.model_picker.blockSignals(True)
+        self.model_picker.clear()
+        self.model_picker.addItems(models if current in models or not current else [current, *models])
+        self.model_picker.setEditText(current)
+        self.model_picker.blockSignals(False)
+
+    def _pick_model(self) -> None:
+        model = self.model_picker.currentText().strip()
+        if self.session_id is None or not model or model == self._chat_model_name:
+            return
+        if self.bridge.busy(self.session_id):
+            self._show_chat_model(self._chat_model_name)
+            self.toast.show_message(self.tr("The model can change when the reply has finished."))
+            return
+        self._chat_model_name = model
+        self.bridge.spawn(self.bridge.set_chat_model(self.session_id, model))
+        self.toast.show_message(self.tr("This chat now uses %s.") % model)
 
     def _apply_choice(self, choice: ProviderChoice) -> None:
         self.bridge.spawn(self._apply_choice_async(choice))
@@ -404,6 +515,12 @@ class MainWindow(QMainWindow):
             return
         if self.bridge.credentials_present():
             self.stack.setCurrentWidget(self.splitter)
+            if self.session_id is None:  # the first run: the first chat, with the model just chosen
+                sessions = await self.bridge.refresh_sessions()
+                if sessions:
+                    await self.bridge.open_session(sessions[0].id)
+                else:
+                    await self.bridge.new_session()
 
     # --- bridge signals -------------------------------------------------------------------------------
     def _on_event(self, event: events.EngineEvent) -> None:
@@ -450,16 +567,31 @@ class MainWindow(QMainWindow):
         session = page.session
         if self._editing is not None and self._editing[0] != session.id:
             self.cancel_edit()  # an edit belongs to its chat
+        switched = self.session_id != session.id
+        if switched:  # each chat keeps its own draft
+            text, files = self.composer.take_draft()
+            if self.session_id is not None:
+                if text.strip() or files:
+                    self._drafts[self.session_id] = (text, files)
+                text, files = "", []
+            # After the open chat was deleted, what was typed moves on with the window rather than vanish.
+            saved_text, saved_files = self._drafts.pop(session.id, ("", []))
+            self.composer.set_draft("\n\n".join(t for t in (saved_text, text) if t), saved_files + files)
         self.session_id = session.id
         self.hidden_through = page.hidden_through
         self.title_label.setText(session.title)
+        self._show_chat_model(session.model or self.bridge.settings.model)
+        if switched or self.model_picker.count() == 0:
+            self.bridge.spawn(self.bridge.list_models(session.id))
         self.sidebar.select(session.id)
         self.banner.hide()
         self.status.clear()
         self.chat_model.set_messages(page.messages, page.has_older)
         self._records = list(page.compactions)  # what the page was cut by: seen, nothing to collapse
         self._on_compactions(page.compactions)
-        self.chat.scroll_to_bottom()
+        keep, self._keep_card = self._keep_card, None
+        if not (keep and not switched and self._scroll_card_to(*keep)):
+            self.chat.scroll_to_bottom()
         activity = self.bridge.activity(session.id)
         self.composer.set_busy(activity.busy)
         self.gauge.set_busy(activity_text(activity) if activity.compacting else None)
@@ -473,6 +605,7 @@ class MainWindow(QMainWindow):
     def _on_status(self, event: events.StatusChanged) -> None:
         activity = event.activity
         self.composer.set_busy(activity.busy)
+        self.model_picker.setEnabled(not activity.busy)
         # Compaction in progress shows on the gauge too (a moving segment and its description).
         self.gauge.set_busy(activity_text(activity) if activity.compacting else None)
         if event.stopped:
@@ -516,20 +649,39 @@ class MainWindow(QMainWindow):
             self.chat_model.set_card_detail(key, undoable=record is records[-1], record_id=record.id,
                                             originals_shown=not self.hidden_through)
 
+    def _scroll_card_to(self, record_id: int, y: int) -> bool:
+        """Put the card of compaction ``record_id`` at ``y`` in the viewport; False when it is not shown."""
+        row = next((i for i in range(self.chat_model.rowCount())
+                    if self.chat_model.row_at(i).detail.get("record_id") == record_id), -1)
+        if row < 0:
+            return False
+        self.chat.doItemsLayout()
+        index = self.chat_model.index(row)
+        bar = self.chat.verticalScrollBar()
+        bar.setValue(bar.value() + self.chat.visualRect(index).top() - y)
+        return True
+
     def _records_seen(self, records: list[CompactionRecord]) -> bool:
         return [r.id for r in records] == [r.id for r in self._records]
 
     def _on_card_action(self, key: str, action: str) -> None:
+        if action == "continue":  # a cut reply's own link (the key is its message id)
+            self.continue_reply()
+            return
         card = self.chat_model.card(key)
         if card is None or self.session_id is None:
             return
         if action == "summary":
             self.chat_model.set_card_detail(key, expanded=not card.detail.get("expanded"))
         elif action == "originals":
+            # The page is read again with (or without) the originals: the card stays where it is on screen.
+            index = self.chat_model.index(self.chat_model.row_of(key))
+            self._keep_card = (int(card.detail.get("record_id", 0)), self.chat.visualRect(index).top())
             self.bridge.spawn(self.bridge.open_session(self.session_id, originals=bool(self.hidden_through)))
         elif action == "undo":
             self.bridge.spawn(self.bridge.undo_compaction(self.session_id))
 
     def _measure_draft(self) -> None:
+        self._save_drafts()
         if self.session_id is not None:
             self.bridge.spawn(self.bridge.measure(self.session_id, self.composer.edit.toPlainText()))

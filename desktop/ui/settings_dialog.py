@@ -1,4 +1,5 @@
-"""Provider settings: base URL, model, small model, API key. The key goes to the OS keyring only."""
+"""Provider settings as profiles (presets for known providers): base URL, auth, models, overrides, key, and
+Test connection. The key goes to the OS keyring only, one per profile."""
 
 from __future__ import annotations
 
@@ -7,19 +8,23 @@ from dataclasses import dataclass, replace
 from PySide6.QtCore import Qt, Signal
 from PySide6.QtWidgets import (
     QCheckBox,
+    QComboBox,
     QDialog,
     QDialogButtonBox,
+    QDoubleSpinBox,
     QFormLayout,
+    QFrame,
     QHBoxLayout,
     QLabel,
     QLineEdit,
     QPushButton,
+    QScrollArea,
     QSpinBox,
     QVBoxLayout,
     QWidget,
 )
 
-from desktop.ui.bridge import Settings
+from desktop.ui.bridge import ANTHROPIC, AUTH_KINDS, AUTH_WORDS, PRESETS, Profile, Settings, preset
 
 WELCOME_WIDTH = 680  # px: the first-run page's column
 
@@ -29,23 +34,57 @@ class ProviderChoice:
     settings: Settings
     api_key: str  # empty: keep whatever is stored
     run_only: bool  # keep the key in memory for this run instead of the keyring
+    profile: Profile | None = None  # the profile the key belongs to (None: the settings' own)
+
+
+ENV_NAMES = {"base_url": "ANTHROPIC_BASE_URL", "model": "ANTHROPIC_MODEL", "small_model": "ANTHROPIC_SMALL_FAST_MODEL"}
+
+
+def current_profile(settings: Settings) -> Profile:
+    """The profile the settings use; settings from before profiles existed become one (values without the
+    environment's overrides)."""
+    saved = next((p for p in settings.profiles if p.name == settings.profile), None)
+    if saved is not None:
+        return replace(saved, model_overrides={k: dict(v) for k, v in saved.model_overrides.items()})
+    found = preset(settings.profile) if settings.profile else None
+    if found is not None:
+        return found
+
+    def own(name: str) -> str:
+        return str(settings.env_overrides.get(name, getattr(settings, name)))
+
+    model = own("model")
+    over = settings.model_overrides.get(model)
+    return Profile("Custom" if own("base_url") else ANTHROPIC, own("base_url"), "x-api-key", model, own("small_model"),
+                   {model: dict(over)} if over else {}, settings.long_cache_ttl)
 
 
 class ProviderForm(QWidget):
-    """The fields shared by the Settings dialog and the first-run page."""
+    """The fields shared by the Settings dialog (the profiles dialog) and the first-run page."""
 
     submitted = Signal(object)  # ProviderChoice
+    test_requested = Signal(object, str)  # Profile, the key typed (empty: the stored one)
 
     def __init__(self, settings: Settings, keyring_problem: str | None, key_source: str,
                  parent: QWidget | None = None):
         super().__init__(parent)
         self._settings = settings
-        self.base_url = QLineEdit(settings.base_url, self)
+        self._profiles = {p.name: p for p in settings.profiles}
+        self.profile_box = QComboBox(self)
+        self.profile_box.setObjectName("profile_box")
+        self.profile_box.setAccessibleName(self.tr("Provider profile"))
+        self.profile_name = QLineEdit(self)
+        self.profile_name.setObjectName("profile_name")
+        self.base_url = QLineEdit(self)
         self.base_url.setObjectName("base_url")
         self.base_url.setPlaceholderText("https://api.anthropic.com (default)")
-        self.model = QLineEdit(settings.model, self)
+        self.auth = QComboBox(self)
+        self.auth.setObjectName("auth_kind")
+        for kind in AUTH_KINDS:
+            self.auth.addItem(self.tr(AUTH_WORDS[kind]), kind)
+        self.model = QLineEdit(self)
         self.model.setObjectName("model")
-        self.small_model = QLineEdit(settings.small_model, self)
+        self.small_model = QLineEdit(self)
         self.small_model.setObjectName("small_model")
         self.small_model.setPlaceholderText(self.tr("used for summaries; empty = the chat model"))
         self.max_output = QSpinBox(self)
@@ -56,8 +95,19 @@ class ProviderForm(QWidget):
         self.window_override.setObjectName("window_override")
         self.window_override.setRange(0, 10_000_000)
         self.window_override.setSingleStep(1000)
-        self.window_override.setSpecialValueText(self.tr("from the model catalog"))
-        self.window_override.setValue(int(settings.model_overrides.get(settings.model, {}).get("window", 0)))
+        self.window_override.setSpecialValueText(self.tr("from the provider or the catalog"))
+        self.input_price = QDoubleSpinBox(self)
+        self.output_price = QDoubleSpinBox(self)
+        for box, name in ((self.input_price, "input_price"), (self.output_price, "output_price")):
+            box.setObjectName(name)
+            box.setRange(0, 1000)
+            box.setDecimals(2)
+            box.setPrefix("$")
+            box.setSuffix(self.tr(" / M tokens"))
+            box.setSpecialValueText(self.tr("from the catalog"))
+        self.long_ttl = QCheckBox(self.tr("Keep the prompt cache for an hour (turn off if the provider rejects it)"),
+                                  self)
+        self.long_ttl.setObjectName("long_cache_ttl")
         self.api_key = QLineEdit(self)
         self.api_key.setObjectName("api_key")
         self.api_key.setEchoMode(QLineEdit.EchoMode.Password)
@@ -74,44 +124,136 @@ class ProviderForm(QWidget):
         self.run_only.setObjectName("run_only")
         self.run_only.setChecked(bool(keyring_problem))
         self.run_only.setEnabled(not keyring_problem)  # without a keyring, run-only is the only safe choice
+        self.test_button = QPushButton(self.tr("Test connection"), self)
+        self.test_button.setObjectName("test_connection")
+        self.test_button.setToolTip(self.tr("Send one tiny request and report the models, the window and the key"))
+        self.test_result = QLabel(self)
+        self.test_result.setObjectName("test_result")
+        self.test_result.setWordWrap(True)
+        self.test_result.setTextInteractionFlags(Qt.TextInteractionFlag.TextSelectableByMouse)
+        self.test_result.hide()
+        self.env_note = QLabel(self)
+        self.env_note.setObjectName("env_note")
+        self.env_note.setWordWrap(True)
+        self.env_note.hide()
 
         form = QFormLayout()
+        form.addRow(self.tr("Profile"), self.profile_box)
+        form.addRow(self.tr("Name"), self.profile_name)
         form.addRow(self.tr("Base URL"), self.base_url)
+        form.addRow(self.tr("Authentication"), self.auth)
         form.addRow(self.tr("Model"), self.model)
         form.addRow(self.tr("Small model"), self.small_model)
         form.addRow(self.tr("Max output tokens"), self.max_output)
         form.addRow(self.tr("Context window"), self.window_override)
+        prices = QHBoxLayout()
+        prices.addWidget(self.input_price)
+        prices.addWidget(self.output_price)
+        form.addRow(self.tr("Prices (in, out)"), prices)
+        form.addRow("", self.long_ttl)
         form.addRow(self.tr("API key"), self.api_key)
+        test_row = QHBoxLayout()
+        test_row.addWidget(self.test_button)
+        test_row.addStretch(1)
         layout = QVBoxLayout(self)
         layout.setContentsMargins(0, 0, 0, 0)
         layout.addLayout(form)
+        layout.addWidget(self.env_note)
         layout.addWidget(self.keyring_note)
         layout.addWidget(self.run_only)
+        layout.addLayout(test_row)
+        layout.addWidget(self.test_result)
+
+        current = current_profile(settings)
+        names = [current.name, *[n for n in self._profiles if n != current.name],
+                 *[p.name for p in PRESETS if p.name != current.name and p.name not in self._profiles]]
+        self._profiles.setdefault(current.name, current)
+        self.profile_box.addItems(names)
+        self.profile_box.currentTextChanged.connect(self._pick)
+        self.test_button.clicked.connect(lambda: self.test_requested.emit(self.profile(), self.api_key.text().strip()))
+        self._show(current)
+        self._mark_env()
+
+    # --- profiles ---------------------------------------------------------------------------------------
+    def _pick(self, name: str) -> None:
+        profile = self._profiles.get(name) or preset(name)
+        if profile is not None:
+            self._show(profile)
+            self.test_result.hide()
+
+    def _show(self, profile: Profile) -> None:
+        self.profile_name.setText(profile.name)
+        self.base_url.setText(profile.base_url)
+        self.auth.setCurrentIndex(max(0, self.auth.findData(profile.auth)))
+        self.model.setText(profile.model)
+        self.small_model.setText(profile.small_model)
+        over = profile.model_overrides.get(profile.model, {})
+        self.window_override.setValue(int(over.get("window", 0)))
+        self.input_price.setValue(float(over.get("input_price", 0.0)))
+        self.output_price.setValue(float(over.get("output_price", 0.0)))
+        self.long_ttl.setChecked(profile.long_cache_ttl)
+
+    def _mark_env(self) -> None:
+        """Fields an environment variable overrides show its value, read-only: it is not saved."""
+        names = []
+        for name, var in ENV_NAMES.items():
+            if name in self._settings.env_overrides:
+                field_edit: QLineEdit = getattr(self, name)
+                field_edit.setText(str(getattr(self._settings, name)))
+                field_edit.setEnabled(False)
+                field_edit.setToolTip(self.tr("Set by %s for this run; not saved") % var)
+                names.append(var)
+        if names:
+            self.env_note.setText(
+                (self.tr("%s overrides this profile for this run only; it is never saved.") if len(names) == 1
+                 else self.tr("%s override this profile for this run only; they are never saved."))
+                % ", ".join(names))
+            self.env_note.show()
+
+    def profile(self) -> Profile:
+        """The profile as the fields describe it (an environment override keeps the profile's own value)."""
+        name = self.profile_name.text().strip() or self.profile_box.currentText() or "Custom"
+        base = self._profiles.get(self.profile_box.currentText()) or Profile(name)
+
+        def value(field_name: str) -> str:
+            edit: QLineEdit = getattr(self, field_name)
+            return str(getattr(base, field_name)) if not edit.isEnabled() else edit.text().strip()
+
+        model = value("model") or self._settings.model
+        overrides = {k: dict(v) for k, v in base.model_overrides.items()}
+        over = overrides.setdefault(model, {})
+        for key, number in (("window", self.window_override.value()), ("input_price", self.input_price.value()),
+                            ("output_price", self.output_price.value())):
+            if number:
+                over[key] = number
+            else:
+                over.pop(key, None)
+        return Profile(name, value("base_url"), self.auth.currentData(), model, value("small_model"),
+                       {k: v for k, v in overrides.items() if v}, self.long_ttl.isChecked())
+
+    def show_test_result(self, ok: bool, text: str) -> None:
+        self.test_result.setText(text)
+        colour = "#1a7f37" if ok else "#b42318"
+        self.test_result.setStyleSheet(f"color: {colour};")
+        self.test_result.show()
 
     def choice(self) -> ProviderChoice:
-        overrides = {k: dict(v) for k, v in self._settings.model_overrides.items()}
-        model = self.model.text().strip() or self._settings.model
-        if self.window_override.value():
-            overrides.setdefault(model, {})["window"] = self.window_override.value()
-        else:
-            overrides.get(model, {}).pop("window", None)
-        settings = replace(
-            self._settings,
-            base_url=self.base_url.text().strip(),
-            model=model,
-            small_model=self.small_model.text().strip(),
-            max_output_tokens=self.max_output.value(),
-            model_overrides={k: v for k, v in overrides.items() if v},
-        )
-        return ProviderChoice(settings, self.api_key.text().strip(), self.run_only.isChecked())
+        profile = self.profile()
+        profiles = [p for p in self._settings.profiles if p.name not in (profile.name, self.profile_box.currentText())]
+        plain = replace(self._settings, max_output_tokens=self.max_output.value(), profiles=[*profiles, profile])
+        plain.env_overrides = {}
+        settings = plain.with_profile(profile).with_env({var: str(getattr(self._settings, name))
+                                                       for name, var in ENV_NAMES.items()
+                                                       if name in self._settings.env_overrides})
+        return ProviderChoice(settings, self.api_key.text().strip(), self.run_only.isChecked(), profile)
 
 
 class SettingsDialog(QDialog):
     def __init__(self, settings: Settings, keyring_problem: str | None, key_source: str,
                  parent: QWidget | None = None):
         super().__init__(parent)
-        self.setWindowTitle(self.tr("Settings"))
-        self.setMinimumWidth(460)
+        self.setWindowTitle(self.tr("Settings · Provider profiles"))
+        self.setMinimumWidth(560)
         self.form = ProviderForm(settings, keyring_problem, key_source, self)
         buttons = QDialogButtonBox(QDialogButtonBox.StandardButton.Save | QDialogButtonBox.StandardButton.Cancel)
         buttons.accepted.connect(self.accept)
@@ -132,7 +274,8 @@ class WelcomePage(QWidget):
             self.tr(
                 "Précis talks to Claude through the Anthropic API or any Anthropic-compatible provider.<br>"
                 "1. Paste an API key (from console.anthropic.com, or your provider).<br>"
-                "2. Leave the base URL empty for Anthropic, or enter your provider's URL.<br>"
+                "2. Pick your provider's profile (Anthropic, OpenRouter, DeepSeek, a local server…); Test "
+                "connection checks it.<br>"
                 "3. Pick a model. You can change all of this later in Settings."
             ),
             self,
@@ -157,8 +300,17 @@ class WelcomePage(QWidget):
         layout.addSpacing(6)
         layout.addWidget(self.start_button, 0, Qt.AlignmentFlag.AlignRight)
         layout.addStretch(1)
-        outer = QHBoxLayout(self)
+        # Scrolls on a short screen instead of making the whole window that tall.
+        inner = QWidget(self)
+        outer = QHBoxLayout(inner)
         outer.setContentsMargins(48, 32, 48, 32)
         outer.addStretch(1)
         outer.addWidget(column, 100)
         outer.addStretch(1)
+        scroll = QScrollArea(self)
+        scroll.setWidgetResizable(True)
+        scroll.setFrameShape(QFrame.Shape.NoFrame)
+        scroll.setWidget(inner)
+        page = QVBoxLayout(self)
+        page.setContentsMargins(0, 0, 0, 0)
+        page.addWidget(scroll)

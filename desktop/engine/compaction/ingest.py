@@ -22,17 +22,18 @@ _UNSAFE = re.compile(r"[^A-Za-z0-9_.-]+")
 
 
 def cap_content(content: list[Block] | str | None, *, key: str, spill_dir: Path, limit: int = LIMIT,
-                preview: int = PREVIEW) -> list[Block]:
+                preview: int = PREVIEW, texts: bool = True) -> list[Block]:
     """Return ``content`` with every text block / tool_result over ``limit`` characters spilled to a file.
 
     ``key`` names the owner (message id or tool_use id); files are ``<key>-b<index>.txt`` in ``spill_dir``.
+    ``texts=False`` caps tool output only: what a person wrote (a long paste) is sent whole.
     Unchanged blocks are returned as the same objects; the input is never mutated.
     """
     blocks: list[Block] = [{"type": "text", "text": content}] if isinstance(content, str) else list(content or [])
     out: list[Block] = []
     for index, block in enumerate(blocks):
         kind = block.get("type")
-        text = text_of(block) if kind == "text" else ""
+        text = text_of(block) if kind == "text" and texts else ""
         if len(text) > limit:
             path = _spill(text, spill_dir, f"{key}-b{index}")
             out.append({**block, "text": _preview(text, preview, path)})
