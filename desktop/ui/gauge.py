@@ -204,6 +204,12 @@ class ContextGauge(QWidget):
     def minimumSizeHint(self) -> QSize:  # noqa: N802
         return QSize(20, 20)
 
+    def hideEvent(self, event) -> None:  # noqa: N802
+        # The card is a window of its own: it goes when its anchor goes (a closed or minimised window), and so
+        # is never still on screen, painting, while the gauge and its children are destroyed.
+        self.card.hide()
+        super().hideEvent(event)
+
     def enterEvent(self, event) -> None:  # noqa: N802
         self.card.anchor_entered()
         super().enterEvent(event)
