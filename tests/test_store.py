@@ -6,6 +6,7 @@ import sqlite3
 
 import pytest
 
+from desktop.engine.storage import StorageError
 from desktop.engine.types import Usage
 from desktop.store import Store, migrations
 
@@ -125,7 +126,7 @@ def test_newer_schema_is_refused(tmp_path):
     con = sqlite3.connect(path)
     con.execute("PRAGMA user_version = 99")
     con.close()
-    with pytest.raises(RuntimeError, match="newer Précis"):
+    with pytest.raises(StorageError, match="newer Précis"):
         Store.open_sync(path)
 
 

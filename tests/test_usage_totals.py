@@ -193,7 +193,7 @@ def test_migration_from_v2_builds_the_totals_and_keeps_every_row(tmp_path):
 
     store = Store.open_sync(path)
     repo = store.repo
-    assert migrations.schema_version(repo.db) == migrations.CURRENT_VERSION == 3
+    assert migrations.schema_version(repo.db) == migrations.CURRENT_VERSION
     assert repo.db.execute_sql("SELECT * FROM messages ORDER BY id").fetchall() == before
     assert len(before) == 80 and len(repo.compactions(1)) == 1
     for sid in (1, 2, 3):
@@ -222,7 +222,7 @@ def test_migration_counts_unparsable_usage_as_none(tmp_path):
                            "VALUES (?, 'assistant', '[]', ?, 'complete', 'm', 1)", (sid, usage))
     db.close()
     repo = Repo(path)
-    assert migrations.schema_version(repo.db) == 3
+    assert migrations.schema_version(repo.db) == migrations.CURRENT_VERSION
     assert repo.usage_totals(1) == {"m": Usage(5, 6, 7, 8)}
     assert table_rows(repo) == [(1, "m", 1)]
     repo.delete_message(2)  # the unparsable row leaves nothing behind either

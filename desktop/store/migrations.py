@@ -4,6 +4,8 @@ v1: sessions, messages, compactions, kv (the foundation schema).
 v2: sessions.state and messages.meta, for engine state (breaker, horizons) and per-message facts.
 v3: usage_totals, per session and model the sums of the stored replies' usage (the session's cost without
     reading every reply), built from the existing rows.
+v4: session_locks, the per-session lock a running turn holds (pid, host, heartbeat), so a second process on
+    the same session waits or refuses instead of sending a merged history.
 """
 
 from __future__ import annotations
@@ -15,7 +17,7 @@ from playhouse.migrate import SqliteMigrator, migrate
 
 from desktop.store.schema import Models, stored_usage
 
-CURRENT_VERSION = 3
+CURRENT_VERSION = 4
 
 
 def _v1(db: pw.SqliteDatabase, models: Models) -> None:
@@ -94,7 +96,15 @@ def rebuild_usage_totals(db: pw.SqliteDatabase) -> None:
         )
 
 
-STEPS = {1: _v1, 2: _v2, 3: _v3}
+def _v4(db: pw.SqliteDatabase, models: Models) -> None:
+    # A new table, no foreign key: a lock row of a deleted session is harmless and goes with the next claim.
+    db.execute_sql(
+        "CREATE TABLE IF NOT EXISTS session_locks (session_id INTEGER NOT NULL PRIMARY KEY, pid INTEGER NOT NULL, "
+        "host TEXT NOT NULL, heartbeat REAL NOT NULL)"
+    )
+
+
+STEPS = {1: _v1, 2: _v2, 3: _v3, 4: _v4}
 
 
 def schema_version(db: pw.SqliteDatabase) -> int:

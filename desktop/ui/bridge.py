@@ -22,8 +22,9 @@ from desktop.engine.chat import ChatEngine
 from desktop.engine.compaction.media import prepare_attachment
 from desktop.engine.context import CATEGORIES, LABELS, WARNING_RATIO, ContextSnapshot
 from desktop.engine.importer import ImportFailed, ImportResult
+from desktop.engine.session_lock import SessionBusy
 from desktop.engine.settings import Settings
-from desktop.engine.storage import Page
+from desktop.engine.storage import Page, StorageError
 from desktop.engine.tasks import Activity
 from desktop.engine.types import Block, CompactionRecord, SessionInfo, StoredMessage
 
@@ -101,6 +102,10 @@ class Bridge(QObject):
         if task.cancelled() or task.exception() is None:
             return
         exc = task.exception()
+        if isinstance(exc, StorageError | SessionBusy):  # already one sentence for the user
+            log.warning("%s", exc)
+            self.failed.emit(str(exc))
+            return
         log.error("background task failed", exc_info=exc)
         self.failed.emit(f"Something went wrong: {type(exc).__name__}: {exc}")
 
