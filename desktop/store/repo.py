@@ -92,7 +92,7 @@ def _sweep(con: Any, now: float) -> int:
 class _Facts:
     """What a look at an existing database file found, without writing to it."""
 
-    uri: str  # how it was opened read-only
+    uri: str  # the file's URI, without parameters
     version: int
     tables: frozenset[str]
     orphans: bool  # rows a crash left 'streaming'
@@ -118,8 +118,11 @@ def _probe(path: Path) -> _Facts | None:
         raise errors.from_os_error(exc, path) from None
     base = "file:" + urllib.parse.quote(str(path.resolve()))
     last: Exception | None = None
-    # Read-only media: a WAL database whose -shm cannot be created opens only as immutable.
-    for uri in (base + "?mode=ro", base + "?mode=ro&immutable=1"):
+    # Without a -wal file the main file holds everything: read it as immutable, which creates no -wal or -shm
+    # (a damaged or foreign file is refused without a byte written next to it). With one, read through it.
+    wal = path.with_name(path.name + "-wal").exists()
+    tries = (base + "?mode=ro", base + "?mode=ro&immutable=1") if wal else (base + "?mode=ro&immutable=1",)
+    for uri in tries:
         try:
             con = sqlite3.connect(uri, uri=True, timeout=errors.busy_timeout())
             try:
@@ -129,7 +132,7 @@ def _probe(path: Path) -> _Facts | None:
                     "SELECT 1 FROM messages WHERE status='streaming' LIMIT 1").fetchone() is not None
             finally:
                 con.close()
-            return _Facts(uri, version, tables, orphans)
+            return _Facts(base, version, tables, orphans)
         except sqlite3.Error as exc:
             last = exc
             if getattr(exc, "sqlite_errorname", "").startswith(("SQLITE_NOTADB", "SQLITE_CORRUPT")):
@@ -189,9 +192,18 @@ class Repo:
             return True
         if facts.version != migrations.CURRENT_VERSION:
             return False
-        self.db = pw.SqliteDatabase(facts.uri, uri=True, pragmas=_read_pragmas(), timeout=errors.busy_timeout())
+        # Read-only media: a WAL database whose -shm cannot be created opens only as immutable.
+        for uri in (facts.uri + "?mode=ro", facts.uri + "?mode=ro&immutable=1"):
+            self.db = pw.SqliteDatabase(uri, uri=True, pragmas=_read_pragmas(), timeout=errors.busy_timeout())
+            try:
+                self.db.connect()
+                self.db.execute_sql("SELECT 1 FROM sessions LIMIT 1").fetchall()
+                break
+            except pw.OperationalError as exc:
+                self.db.close()
+                if "immutable" in uri:
+                    raise errors.translate(exc, self.path) from None
         self.m = build_models(self.db)
-        self.db.connect()
         if facts.orphans:
             self._sweep_quietly()
         return True
