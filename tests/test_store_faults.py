@@ -168,6 +168,15 @@ def test_a_lock_held_before_the_reply_is_waited_out(hold, home, db, fake_api):
     assert data["messages"][-1]["content"][0]["text"] == "waited for the lock"
 
 
+def _streamed_so_far(db):
+    con = sqlite3.connect(db)
+    try:
+        row = con.execute("SELECT content FROM messages WHERE role='assistant' AND status='streaming'").fetchone()
+    finally:
+        con.close()
+    return row is not None and json.loads(row[0]) != []
+
+
 def _chat_with_lock_during_reply(home, db, fake_api, hold_seconds, env):
     """Start a reply, let 40 deltas stream, take the database's lock, let the reply finish under it."""
     hold = Fault.hold(after=40, timeout=60)
@@ -176,6 +185,9 @@ def _chat_with_lock_during_reply(home, db, fake_api, hold_seconds, env):
     proc = subprocess.Popen([sys.executable, "-m", "desktop", "chat", "--session", "1", "during the lock"],
                             env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
     assert hold.reached.wait(30)
+    deadline = time.monotonic() + 30
+    while time.monotonic() < deadline and not _streamed_so_far(db):  # the clock commits what came before
+        time.sleep(0.05)
     with lock_held(db, hold_seconds):
         hold.release.set()  # the rest of the reply arrives while the lock is held
     out, err = proc.communicate(timeout=120)
@@ -339,11 +351,10 @@ def test_a_dead_process_lock_is_taken_over(home, db, fake_api):
     first, hold = _start_held_chat(env, fake_api)
     first.kill()
     first.wait(10)
-    hold.release.set()
-    fake_api.queue_text("after the crash")
+    hold.release.set()  # the server puts the undelivered reply back: the next request gets it
     res = run(["chat", "--session", "1", "again"], env)
     assert res.returncode == 0, res.stderr
-    assert res.stdout == "after the crash\n"
+    assert res.stdout == "a" * 400 + "\n"
 
 
 def test_a_compaction_whose_boundary_moved_says_so(home, fake_api):
