@@ -93,6 +93,8 @@ async def cmd_chat(args: argparse.Namespace) -> int:
         raise CliError("empty message")
     if not load_credentials().present:
         raise CliError("no API key: set ANTHROPIC_API_KEY (or ANTHROPIC_AUTH_TOKEN), or save one in Settings")
+    # Checked before the database is opened: a refused file leaves no empty new chat behind.
+    attachments = [_attachment(Path(p)) for p in args.attach]
     async with _open(args.model) as ctx:
         for problem in ctx.settings.problems:
             _status(problem)
@@ -110,7 +112,6 @@ async def cmd_chat(args: argparse.Namespace) -> int:
                 return await _stream_turn(ctx, session.id, ctx.engine.retry(session.id))
             except NothingToRetry as exc:
                 raise CliError(f"{exc} (session {session.id})") from None
-        attachments = [_attachment(Path(p)) for p in args.attach]
         return await _stream_turn(ctx, session.id, ctx.engine.send(session.id, text, attachments))
 
 

@@ -276,11 +276,12 @@ def _read_checked(path: Path) -> tuple[str, bytes]:
         fd = os.open(path, os.O_RDONLY | getattr(os, "O_NONBLOCK", 0) | getattr(os, "O_BINARY", 0))
     except OSError as exc:
         raise MediaError(f"cannot read {path.name}: {exc.strerror or exc}") from exc
+    info = os.fstat(fd)
+    if not stat.S_ISREG(info.st_mode):
+        os.close(fd)
+        kind = "a folder" if stat.S_ISDIR(info.st_mode) else "not a regular file (a device, pipe or socket)"
+        raise MediaError(f"{path.name} is {kind}; attach an image or PDF file")
     with os.fdopen(fd, "rb") as fh:
-        info = os.fstat(fh.fileno())
-        if not stat.S_ISREG(info.st_mode):
-            kind = "a folder" if stat.S_ISDIR(info.st_mode) else "not a regular file (a device, pipe or socket)"
-            raise MediaError(f"{path.name} is {kind}; attach an image or PDF file")
         try:
             head = fh.read(16)
             media_type = _sniff(head)
