@@ -185,6 +185,7 @@ class ChatEngine:
 
     async def close(self) -> None:
         await self.tasks.close()
+        await self.locks.settle()
         if self._provider is not None:
             await self._provider.close()
 

@@ -51,6 +51,7 @@ class SessionLocks:
         self.pid = os.getpid()
         self.host = socket.gethostname()
         self._held: dict[int, int] = {}
+        self._releasing: set[asyncio.Task[None]] = set()
 
     def held(self, session_id: int) -> bool:
         return session_id in self._held
@@ -72,9 +73,21 @@ class SessionLocks:
         finally:
             beat.cancel()
             del self._held[session_id]
-            # Shielded: a stopped turn still gives the lock back (else others wait for it to go stale).
-            with contextlib.suppress(StorageError):
-                await asyncio.shield(self.store.release_session(session_id, self.pid))
+            # In the background, so the caller gets its reply without one more round trip; the database thread
+            # runs calls in order, so a later claim of this process cannot overtake it. A stopped turn still
+            # gives the lock back (else others wait for it to go stale).
+            task = asyncio.ensure_future(self._release(session_id))
+            self._releasing.add(task)
+            task.add_done_callback(self._releasing.discard)
+
+    async def _release(self, session_id: int) -> None:
+        with contextlib.suppress(StorageError):
+            await self.store.release_session(session_id, self.pid)
+
+    async def settle(self) -> None:
+        """Wait for the locks being given back (before the store closes)."""
+        if self._releasing:
+            await asyncio.gather(*self._releasing, return_exceptions=True)
 
     async def _claim(self, session_id: int) -> None:
         started = time.monotonic()
