@@ -380,3 +380,37 @@ def test_a_compaction_whose_boundary_moved_says_so(home, fake_api):
     con = sqlite3.connect(home / "data" / "precis.db")
     assert [r[0] for r in con.execute("SELECT summary FROM compactions")] == ["elsewhere"]
     con.close()
+
+
+# --- in-process: what the window sees ------------------------------------------------------------------------
+async def test_a_reply_that_cannot_be_saved_is_kept_and_retry_saves_it_without_a_new_request(
+        fake_api, precis_home, monkeypatch):
+    """The final commit waits (bounded), then reports one sentence; the reply stays in memory and Retry commits
+    it instead of asking the model again."""
+    import asyncio
+
+    from desktop.engine.events import TurnError
+    from tests.conftest import _open_engine
+
+    monkeypatch.setenv("PRECIS_BUSY_TIMEOUT", "0.1")
+    monkeypatch.setenv("PRECIS_LOCK_WAIT", "0.5")
+    async with _open_engine() as engine:
+        sid = await engine.new_session()
+        hold = Fault.hold(after=3, timeout=60)
+        fake_api.queue_fault(hold)
+        fake_api.queue_text("k" * 200)
+        turn = asyncio.ensure_future(engine.send(sid, "keep my reply"))
+        assert await asyncio.to_thread(hold.reached.wait, 30)
+        db = precis_home / "data" / "precis.db"
+        with lock_held(db):  # held until the reply has failed to land
+            hold.release.set()
+            assert await turn is None
+        errors = [e for e in engine.events if isinstance(e, TurnError)]
+        assert len(errors) == 1 and errors[0].kind == "storage" and errors[0].retryable
+        assert "could not be saved" in errors[0].message and "\n" not in errors[0].message
+        requests = len(fake_api.message_requests())
+        reply = await engine.retry(sid)  # the lock is free now
+        assert reply is not None and reply.status == "complete" and reply.content[0]["text"] == "k" * 200
+        assert len(fake_api.message_requests()) == requests  # saved, not asked again
+        stored = await engine.store.messages(sid)
+        assert [m.role for m in stored] == ["user", "assistant"] and stored[1].status == "complete"
