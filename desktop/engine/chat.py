@@ -445,7 +445,10 @@ class ChatEngine:
 
     async def _learn_window(self, model: str, window: int) -> None:
         if self.catalog.learn_window(model, window):
-            await self.store.set_kv("learned_windows", self.catalog.learned())
+            try:
+                await self.store.set_kv("learned_windows", self.catalog.learned())
+            except StorageError as exc:  # a read-only command (or disk): known for this run, learned again later
+                log.info("learned window not stored: %s", exc)
 
     # --- the turn -----------------------------------------------------------------------------------
     async def _run_turn(self, session_id: int) -> StoredMessage | None:
