@@ -15,10 +15,14 @@ from desktop.engine import redact
 from desktop.engine.chat import ChatEngine, ToolRunner
 from desktop.engine.secrets import Credentials
 from desktop.engine.settings import Paths, Settings
+from desktop.engine.storage import StorageError
 from desktop.store import Store
+from desktop.store import errors as store_errors
 from desktop.store.tool_log import AuditEntry, ToolLog
 from desktop.tools.permissions import Asker, PermissionPolicy
 from desktop.tools.toolbox import Toolbox
+
+__all__ = ["Runtime", "StorageError", "open_runtime"]
 
 ToolboxFactory = Callable[[Paths, Settings, ToolLog], Toolbox]
 
@@ -54,22 +58,31 @@ def toolbox_factory(*, workspace: Path | None | Any = ..., allow: Iterable[str] 
 async def open_runtime(*, model: str | None = None, credentials: Credentials | None = None,
                        tools: ToolRunner | None = None, toolbox: ToolboxFactory | None = None,
                        background: bool = True,
-                       adjust: Callable[[Settings], None] | None = None) -> AsyncIterator[Runtime]:
+                       adjust: Callable[[Settings], None] | None = None,
+                       readonly: bool = False) -> AsyncIterator[Runtime]:
     """Open the store and the engine for this process's PRECIS_HOME (or the platform folders); close both.
     ``toolbox`` builds the tool runner (``tools`` gives one ready-made). Logs never show a credential from here
-    on."""
+    on. ``readonly``: a command that only reads creates no folder and writes nothing to the database (it works
+    on read-only media and while another program holds the lock). A folder or database that cannot be used
+    raises ``StorageError`` with the sentence to show."""
     redact.install_log_filter()
     if credentials is not None:
         redact.remember(credentials.api_key, credentials.auth_token)
-    paths = Paths.resolve().ensure()
+    paths = Paths.resolve()
+    if not readonly:
+        try:
+            paths.ensure()
+        except OSError as exc:
+            raise store_errors.from_os_error(exc, paths.data_dir) from None
     settings = Settings.load(paths)
     if model:
         settings.model = model
     if adjust is not None:
         adjust(settings)
-    store = await Store.open(paths.database)
+    store = await Store.open(paths.database, readonly=readonly)
     tool_log = ToolLog(store)
-    await tool_log.answer_orphans()  # a crash mid-tool: every tool_use gets its (interrupted) result
+    if not readonly:
+        await tool_log.answer_orphans()  # a crash mid-tool: every tool_use gets its (interrupted) result
     box = toolbox(paths, settings, tool_log) if toolbox is not None else None
     engine = ChatEngine(store, paths, settings, credentials, tools=box or tools, background=background)
     try:

@@ -6,11 +6,12 @@ import argparse
 import asyncio
 import contextlib
 import json
+import logging
 import signal
 import sys
 from collections.abc import Sequence
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, NoReturn
 
 from desktop import __version__
 
@@ -42,11 +43,12 @@ ACTIVITY_WORDS = {
 }
 
 
-def _open(model: str | None = None, toolbox: Any = None) -> Any:
+def _open(model: str | None = None, toolbox: Any = None, *, readonly: bool = False) -> Any:
     from desktop.runtime import open_runtime
 
-    # A process about to exit prepares nothing in the background: it would be aborted, unused.
-    return open_runtime(model=model, background=False, toolbox=toolbox)
+    # A process about to exit prepares nothing in the background: it would be aborted, unused. A command that
+    # only reads opens the database without writing (works on a locked database and on read-only media).
+    return open_runtime(model=model, background=False, toolbox=toolbox, readonly=readonly)
 
 
 def decode_input(data: bytes) -> str:
@@ -96,6 +98,8 @@ async def cmd_chat(args: argparse.Namespace) -> int:
         raise CliError("no API key: set ANTHROPIC_API_KEY (or ANTHROPIC_AUTH_TOKEN), or save one in Settings")
     from desktop.cli.tools_cli import chat_toolbox, start_servers
 
+    # Checked before the database is opened: a refused file leaves no empty new chat behind.
+    attachments = [_attachment(Path(p)) for p in args.attach]
     async with _open(args.model, chat_toolbox(args)) as ctx:
         for problem in ctx.settings.problems:
             _status(problem)
@@ -121,7 +125,6 @@ async def cmd_chat(args: argparse.Namespace) -> int:
                 return await _stream_turn(ctx, session.id, ctx.engine.continue_reply(session.id))
             except NothingToContinue as exc:
                 raise CliError(f"{exc} (session {session.id})") from None
-        attachments = [_attachment(Path(p)) for p in args.attach]
         return await _stream_turn(ctx, session.id, ctx.engine.send(session.id, text, attachments))
 
 
@@ -168,6 +171,9 @@ async def _stream_turn(ctx: Runtime, session_id: int, start: Any) -> int:
     if errors and errors[-1].kind == "tool_permission":
         raise CliError(f"{errors[-1].message}; the turn ended (session {session_id})")
     if errors:
+        if unsaved := errors[-1].detail.get("storage"):
+            raise CliError(f"the reply above could not be saved: {unsaved} (your message is saved in session "
+                           f"{session_id})")
         raise CliError(f"{errors[-1].message} (your message is saved in session {session_id}; "
                        f"retry with `precis chat --session {session_id} --retry`)")
     if reply is not None and reply.status == "interrupted":
@@ -193,7 +199,7 @@ def _attachment(path: Path) -> dict[str, Any]:
 
 
 async def cmd_sessions(args: argparse.Namespace) -> int:
-    async with _open() as ctx:
+    async with _open(readonly=True) as ctx:
         sessions = await ctx.store.list_sessions()
     rows = [
         {
@@ -220,7 +226,7 @@ async def cmd_sessions(args: argparse.Namespace) -> int:
 async def cmd_export(args: argparse.Namespace) -> int:
     from desktop.engine.export import export_json, export_markdown
 
-    async with _open() as ctx:
+    async with _open(readonly=True) as ctx:
         session = await _session_or_fail(ctx.store, args.id)
         messages = await ctx.store.messages(session.id)
         compactions = await ctx.store.compactions(session.id)
@@ -244,7 +250,7 @@ async def cmd_export(args: argparse.Namespace) -> int:
 async def cmd_context(args: argparse.Namespace) -> int:
     from desktop.engine.context import context_report
 
-    async with _open() as ctx:
+    async with _open(readonly=True) as ctx:
         await _session_or_fail(ctx.store, args.id)
         snap = await ctx.engine.measure(args.id)
     if args.json:
@@ -279,16 +285,37 @@ async def cmd_compact(args: argparse.Namespace) -> int:
     return 0
 
 
+class _Parser(argparse.ArgumentParser):
+    """Bad arguments get one line (no usage block) and exit code 2."""
+
+    def error(self, message: str) -> NoReturn:
+        self.exit(2, f"precis: error: {message} (see `{self.prog} --help`)\n")
+
+
+def session_id(text: str) -> int:
+    """A session id as SQLite can hold it (a larger number can name no session)."""
+    try:
+        value = int(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"{text!r} is not a session id (a whole number)") from None
+    if not 1 <= value <= MAX_ID:
+        raise argparse.ArgumentTypeError(f"{text[:40]} is not a session id (ids go from 1 to {MAX_ID})")
+    return value
+
+
+MAX_ID = 2**63 - 1
+
+
 def build_parser() -> argparse.ArgumentParser:
     from desktop.cli.tools_cli import add_chat_arguments, add_mcp_commands
 
-    parser = argparse.ArgumentParser(prog="precis", description="Précis: a chat client for Claude.")
+    parser = _Parser(prog="precis", description="Précis: a chat client for Claude.")
     parser.add_argument("--version", action="version", version=f"precis {__version__}")
-    sub = parser.add_subparsers(dest="command")
+    sub = parser.add_subparsers(dest="command", parser_class=_Parser)
 
     chat = sub.add_parser("chat", help="send one message and stream the reply")
     group = chat.add_mutually_exclusive_group()
-    group.add_argument("--session", type=int, help="continue this session")
+    group.add_argument("--session", type=session_id, help="continue this session")
     group.add_argument("--new", action="store_true", help="start a new session (the default)")
     chat.add_argument("--model", help="model id for this session")
     chat.add_argument("--attach", action="append", default=[], metavar="FILE", help="attach an image or PDF")
@@ -302,12 +329,12 @@ def build_parser() -> argparse.ArgumentParser:
     sessions.add_argument("--json", action="store_true")
 
     export = sub.add_parser("export", help="export a session")
-    export.add_argument("id", type=int)
+    export.add_argument("id", type=session_id)
     export.add_argument("--format", choices=("md", "json"), default="md")
     export.add_argument("--output", "-o")
 
     context = sub.add_parser("context", help="show how full a session's context window is")
-    context.add_argument("id", type=int)
+    context.add_argument("id", type=session_id)
     context.add_argument("--json", action="store_true")
 
     imp = sub.add_parser("import-claude-code", help="import a Claude Code session (.jsonl) as a new session")
@@ -315,7 +342,7 @@ def build_parser() -> argparse.ArgumentParser:
     imp.add_argument("--title", help="session title (default: the first prompt)")
 
     compact = sub.add_parser("compact", help="summarise the older part of a session now")
-    compact.add_argument("id", type=int)
+    compact.add_argument("id", type=session_id)
     compact.add_argument("--focus", help="what the summary should keep in particular")
 
     add_mcp_commands(sub)
@@ -348,10 +375,18 @@ def main(argv: Sequence[str] | None = None) -> int:
         from desktop.ui.app import run_app
 
         return run_app()
+    from desktop.engine.session_lock import SessionBusy
+    from desktop.engine.storage import StorageError
+
     try:
         return asyncio.run(COMMANDS[args.command](args))
-    except CliError as exc:
+    except (CliError, StorageError, SessionBusy) as exc:
         print(f"precis: error: {exc}", file=sys.stderr)
         return 1
     except KeyboardInterrupt:
         return 130
+    except Exception as exc:  # noqa: BLE001 - last resort: one line, the details in the log
+        logging.getLogger("desktop.cli").debug("unexpected failure", exc_info=True)
+        print(f"precis: error: unexpected {type(exc).__name__}: {str(exc)[:200]} (a bug in Précis; please "
+              "report it)", file=sys.stderr)
+        return 70

@@ -47,8 +47,9 @@ from desktop.engine.provider import Provider
 from desktop.engine.reply import ReplyRecorder
 from desktop.engine.secrets import Credentials, load_credentials
 from desktop.engine.session import Gathered, SessionView, Shared
+from desktop.engine.session_lock import SessionBusy, SessionLocks
 from desktop.engine.settings import Paths, Settings
-from desktop.engine.storage import Storage
+from desktop.engine.storage import StaleBoundary, Storage, StorageError
 from desktop.engine.tasks import Activity, TaskRegistry
 from desktop.engine.tooling import EndTurn, ToolRunner, cancelled_results
 from desktop.engine.types import DEFAULT_TITLE, Block, SessionInfo, StoredMessage
@@ -111,6 +112,8 @@ class ChatEngine:
         self.shared = Shared(store, paths, settings, catalog, calibration, ContextMeter(catalog, calibration))
         self.compactor = Compactor(self.shared, lambda: self.provider)
         self.tasks = TaskRegistry(self._jobs_changed)
+        self.locks = SessionLocks(store)
+        self._unsaved: dict[int, ReplyRecorder] = {}  # a finished reply whose final commit failed  # another process's turn in the same session waits or is refused
         self.tools = tools
         self.shared.tool_definitions = tools.definitions if tools is not None else None
         self.shared.file_snapshots = getattr(tools, "snapshot_files", None)
@@ -219,6 +222,7 @@ class ChatEngine:
 
     async def close(self) -> None:
         await self.tasks.close()
+        await self.locks.settle()
         for provider in (self._provider, *self._providers.values(), *self._retired):
             if provider is not None:
                 await provider.close()
@@ -245,10 +249,13 @@ class ChatEngine:
             raise ValueError("empty message")
         self._require_idle(session_id)
         await self._check_fits(session_id, content)
-        user = await self.store.add_user_message(session_id, content, title=title_from(title_hint), meta=meta)
-        self.view(session_id).remember(user)
-        self.emit(MessageAdded(session_id, user))
-        return await self._run_turn(session_id)
+        # The session's lock first: a message stored while another process runs a turn here would go out in
+        # that process's next request. Refused (SessionBusy): nothing was stored.
+        async with self.locks.hold(session_id):
+            user = await self.store.add_user_message(session_id, content, title=title_from(title_hint), meta=meta)
+            self.view(session_id).remember(user)
+            self.emit(MessageAdded(session_id, user))
+            return await self._run_turn(session_id)
 
     async def _check_fits(self, session_id: int, content: list[Block]) -> None:
         """A long text is sent whole, never cut: one that cannot fit the window even alone is refused before
@@ -273,23 +280,35 @@ class ChatEngine:
         """Resend the stored history; the user's message is already there, failed partial replies are skipped.
         Raises NothingToRetry when the newest reply is complete."""
         self._require_idle(session_id)
-        g = await self.view(session_id).gather()
-        last = g.sendable[-1] if g.sendable else None
-        if is_cut(last):  # a continuation that failed: retrying it resumes the cut reply again
-            return await self._run_turn(session_id, continuing=True)
-        if last is None or (last.role == "assistant" and last.status == "complete"
-                            and last.meta.get("stop_reason") != "tool_use"):
-            raise NothingToRetry("nothing to retry: the last reply is complete")
-        return await self._run_turn(session_id)
+        async with self.locks.hold(session_id):
+            if (unsaved := self._unsaved.get(session_id)) is not None:
+                return await self._save_unsaved(session_id, unsaved)
+            g = await self.view(session_id).gather()
+            last = g.sendable[-1] if g.sendable else None
+            if is_cut(last):  # a continuation that failed: retrying it resumes the cut reply again
+                return await self._run_turn(session_id, continuing=True)
+            if last is None or (last.role == "assistant" and last.status == "complete"
+                                and last.meta.get("stop_reason") != "tool_use"):
+                raise NothingToRetry("nothing to retry: the last reply is complete")
+            return await self._run_turn(session_id)
+
+    async def _save_unsaved(self, session_id: int, recorder: ReplyRecorder) -> StoredMessage:
+        """Commit a reply that arrived whole but could not be saved (the database was locked or full)."""
+        reply = await recorder.flush("complete", meta={**recorder.reply.meta, "stop_reason": recorder.stop_reason})
+        del self._unsaved[session_id]
+        self.view(session_id).remember(reply)
+        self.emit(TurnDone(session_id, reply))
+        return reply
 
     async def continue_reply(self, session_id: int) -> StoredMessage | None:
         """Resume the newest reply the provider cut short (output limit, full window): the model continues
         the same assistant turn, in a linked row. Raises NothingToContinue when the newest reply is whole."""
         self._require_idle(session_id)
-        g = await self.view(session_id).gather()
-        if not is_cut(g.sendable[-1] if g.sendable else None):
-            raise NothingToContinue("nothing to continue: the newest reply was not cut short")
-        return await self._run_turn(session_id, continuing=True)
+        async with self.locks.hold(session_id):
+            g = await self.view(session_id).gather()
+            if not is_cut(g.sendable[-1] if g.sendable else None):
+                raise NothingToContinue("nothing to continue: the newest reply was not cut short")
+            return await self._run_turn(session_id, continuing=True)
 
     async def compact_and_retry(self, session_id: int) -> StoredMessage | None:
         await self.compact(session_id, "manual")
@@ -318,10 +337,25 @@ class ChatEngine:
         if self.busy(session_id):
             return Outcome(False, "A reply is streaming: compact when it has finished.")
         stopped = Outcome(False, "Compaction stopped; nothing changed.")
-        job = self._compact_now(session_id, trigger, focus, target)
+        job = self._compact_locked(session_id, trigger, focus, target)
         outcome = await self.tasks.run(session_id, "compact", job, stopped)
         self.emit(Notice(session_id, outcome.message, "info" if outcome.ok else "warning"))
         return outcome
+
+    async def _compact_locked(self, session_id: int, trigger: Trigger, focus: str | None,
+                              target: int | None) -> Outcome:
+        """A compaction outside a turn holds the session's lock like a turn, and checks that the boundary it
+        read is still the active one when it commits."""
+        try:
+            async with self.locks.hold(session_id):
+                return await self._compact_now(session_id, trigger, focus, target)
+        except SessionBusy as busy:
+            return Outcome(False, str(busy).replace("nothing was sent or saved", "nothing was compacted"))
+        except StaleBoundary:
+            self.view(session_id).invalidate()
+            return Outcome(False, "This chat was compacted elsewhere (another window or command) while this "
+                           "summary was being written; nothing was changed here. Compact again if it is still "
+                           "needed.")
 
     async def _compact_now(self, session_id: int, trigger: Trigger, focus: str | None,
                            target: int | None) -> Outcome:
@@ -386,13 +420,14 @@ class ChatEngine:
         if target is None or target.session_id != session_id or target.role != "user":
             raise ValueError(f"message {message_id} is not a user message of session {session_id}")
         self._drop_background(session_id)
-        for mid in await self.store.truncate_from(session_id, message_id):
-            self.emit(MessageRemoved(session_id, mid))
-        view = self.view(session_id)
-        view.invalidate()
-        g = await view.gather()
-        self.emit(CompactionChanged(session_id, "edit", tuple(g.compactions)))
-        return await self.send(session_id, text)
+        async with self.locks.hold(session_id):
+            for mid in await self.store.truncate_from(session_id, message_id):
+                self.emit(MessageRemoved(session_id, mid))
+            view = self.view(session_id)
+            view.invalidate()
+            g = await view.gather()
+            self.emit(CompactionChanged(session_id, "edit", tuple(g.compactions)))
+            return await self.send(session_id, text)
 
     async def clear_history(self, session_id: int) -> None:
         self._require_idle(session_id)
@@ -512,7 +547,10 @@ class ChatEngine:
 
     async def _learn_window(self, model: str, window: int) -> None:
         if self.catalog.learn_window(model, window):
-            await self.store.set_kv("learned_windows", self.catalog.learned())
+            try:
+                await self.store.set_kv("learned_windows", self.catalog.learned())
+            except StorageError as exc:  # a read-only command (or disk): known for this run, learned again later
+                log.info("learned window not stored: %s", exc)
 
     # --- the turn -----------------------------------------------------------------------------------
     async def _run_turn(self, session_id: int, continuing: bool = False) -> StoredMessage | None:
@@ -711,8 +749,9 @@ class ChatEngine:
                     self._activity(sid, Activity.STREAMING)
                     self.emit(TextDelta(sid, row.id, part.text))
                 elif part.kind == "block_stop":
-                    await recorder.flush()
+                    recorder.commit_soon()
             recorder.stop_clock()
+            # Waits out another program's lock (bounded, see the store); a failure keeps the reply in memory.
             reply = await recorder.flush("complete", meta={**row.meta, "stop_reason": recorder.stop_reason})
         except asyncio.CancelledError:
             recorder.stop_clock()
@@ -721,6 +760,12 @@ class ChatEngine:
             view.remember(reply)
             self.emit(TurnDone(sid, reply))
             return reply
+        except StorageError as exc:
+            recorder.stop_clock()
+            self._unsaved[sid] = recorder
+            raise TurnFailed(ChatError("storage", f"The reply could not be saved: {exc} It is kept in memory: "
+                                       "Retry saves it without asking the model again.", True,
+                                       detail={"storage": str(exc)})) from exc
         except Exception as exc:  # noqa: BLE001 - every failure becomes a typed error for the user
             recorder.stop_clock()
             error = classify(exc)

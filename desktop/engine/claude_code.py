@@ -118,7 +118,7 @@ class _Parser:
                 continue
             try:
                 rec = json.loads(line)
-            except ValueError:
+            except (ValueError, RecursionError):  # not JSON, or nested deeper than a record can be
                 self.t.skipped_malformed += 1
                 continue
             if not isinstance(rec, dict) or not self._record(rec):

@@ -64,6 +64,9 @@ def load_transcript(path: str | Path) -> Transcript:
     """Read and parse ``path``; any reason it cannot be imported becomes ImportFailed (one line)."""
     p = Path(path)
     try:
+        # A device or a pipe would be read forever (or block waiting for a writer): refused from stat.
+        if p.exists() and not p.is_dir() and not p.is_file():
+            raise ImportFailed(f"{p} is not a regular file (a device, pipe or socket); import a .jsonl file")
         transcript = read_transcript(p)
     except FileNotFoundError:
         raise ImportFailed(f"no such file: {p}") from None

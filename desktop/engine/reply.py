@@ -1,7 +1,9 @@
 """One streamed reply: folds stream parts into content blocks and commits them as they arrive.
 
-Text is committed on a clock and at every block end, so a crash loses at most FLUSH_INTERVAL of it and a
-stalled stream still gets what arrived saved.
+Text is committed on a clock and at every block end, so a crash loses at most FLUSH_INTERVAL of it plus the time
+one commit takes, and a stalled stream still gets what arrived saved. The clock keeps its cadence whatever a
+commit takes, and no commit ever holds up the stream: while another program holds the database's lock, the text
+stays in memory and the next tick (or the final commit, which waits) writes it.
 """
 
 from __future__ import annotations
@@ -14,7 +16,7 @@ from desktop.engine.provider import StreamPart
 from desktop.engine.storage import Storage
 from desktop.engine.types import Block, Status, StoredMessage, Usage
 
-FLUSH_INTERVAL = 0.5  # seconds between progressive commits of streamed text
+FLUSH_INTERVAL = 0.4  # seconds between progressive commits (the README promises at most 0.5 s lost)
 
 
 class ReplyRecorder:
@@ -28,6 +30,8 @@ class ReplyRecorder:
         self._dirty = False
         self._lock = asyncio.Lock()
         self._clock: asyncio.Task[None] | None = None
+        self._pending: asyncio.Future[None] | None = None  # the progressive commit in flight
+        self._final = False
 
     def start_clock(self) -> None:
         self._clock = asyncio.ensure_future(self._tick())
@@ -38,11 +42,25 @@ class ReplyRecorder:
             self._clock = None
 
     async def _tick(self) -> None:
+        loop = asyncio.get_running_loop()
+        due = loop.time()
         while True:
-            await asyncio.sleep(FLUSH_INTERVAL)
-            if self._dirty:
-                with contextlib.suppress(Exception):  # the next flush (or the final one) reports a failure
-                    await self.flush()
+            # A fixed cadence: a slow commit does not push the next one later.
+            due = max(due + FLUSH_INTERVAL, loop.time())
+            await asyncio.sleep(due - loop.time())
+            self.commit_soon()
+
+    def commit_soon(self) -> None:
+        """Commit what arrived, in the background, unless a commit is already in flight (the next tick takes
+        what arrives meanwhile). Never waits: the stream goes on while the database is slow or locked."""
+        if self._dirty and (self._pending is None or self._pending.done()):
+            self._pending = asyncio.ensure_future(self._progressive())
+
+    async def _progressive(self) -> None:
+        if self._final:  # the final commit has begun: it carries this text
+            return
+        with contextlib.suppress(Exception):  # kept in memory (flush marks it dirty again); the next tick retries
+            await self.flush()
 
     def apply(self, part: StreamPart) -> None:
         """Fold one stream part into the reply's blocks."""
@@ -71,11 +89,23 @@ class ReplyRecorder:
 
     async def flush(self, status: Status = "streaming", meta: dict | None = None) -> StoredMessage:
         """Commit what arrived so far (and the final status and meta)."""
+        if status != "streaming":
+            # Never let a progressive commit land after the final one (it would write 'streaming' back).
+            self._final = True
+            pending = self._pending
+            if pending is not None and not pending.done() and pending is not asyncio.current_task():
+                with contextlib.suppress(BaseException):
+                    await asyncio.shield(pending)
         async with self._lock:
             content = self.content
             kept = self.usage if self.usage.prompt_tokens else None
             self._dirty = False
-            await self.store.update_message(self.reply.id, content=content, status=status, usage=kept, meta=meta)
+            try:
+                await self.store.update_message(self.reply.id, content=content, status=status, usage=kept,
+                                                meta=meta)
+            except BaseException:
+                self._dirty = True  # not committed: the text stays in memory for the next try
+                raise
             self.reply = replace(self.reply, content=content, status=status, usage=kept,
                                  meta=meta if meta is not None else self.reply.meta)
             return self.reply

@@ -12,6 +12,42 @@ from typing import Any, Protocol
 from desktop.engine.types import DEFAULT_TITLE, Block, CompactionRecord, SessionInfo, StoredMessage, Usage
 
 
+class StorageError(Exception):
+    """The database could not do what was asked. ``str()`` is one sentence for the user: what happened, where,
+    and what to do. Raised by the store for every database or file-system failure it meets."""
+
+
+class StorageLocked(StorageError):
+    """Another program held the database's write lock for longer than a write waits."""
+
+
+class StorageReadOnly(StorageError):
+    """The database (or its folder) cannot be written: read-only media, permissions."""
+
+
+class StorageFull(StorageError):
+    """The disk (or the file size allowed) is full."""
+
+
+class StorageUnusable(StorageError):
+    """The database cannot be opened at all: damaged, truncated, foreign, from a newer version, or not reachable
+    (its folder is a file). It was left untouched."""
+
+
+class StaleBoundary(ValueError):
+    """A compaction was computed on a boundary that is no longer the active one (another writer moved it)."""
+
+
+@dataclass(frozen=True, slots=True)
+class LockHolder:
+    """Who runs a turn in a session right now (a row of ``session_locks``)."""
+
+    session_id: int
+    pid: int
+    host: str
+    heartbeat: float  # wall clock of its last sign of life
+
+
 @dataclass(slots=True)
 class Loaded:
     """A session as requests see it, read in one round trip."""
@@ -149,3 +185,10 @@ class Storage(Protocol):
     async def import_session(self, plan: ImportPlan) -> tuple[SessionInfo, CompactionRecord | None]: ...
     async def get_kv(self, key: str, default: Any = None) -> Any: ...
     async def set_kv(self, key: str, value: Any) -> None: ...
+
+    # the per-session lock of a running turn (other processes on the same database respect it)
+    async def claim_session(self, session_id: int, pid: int, host: str, stale_after: float) -> LockHolder | None:
+        """Take the session's lock for this process; returns None when taken, else the live holder."""
+        ...
+    async def beat_session(self, session_id: int, pid: int) -> None: ...
+    async def release_session(self, session_id: int, pid: int) -> None: ...

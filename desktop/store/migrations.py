@@ -10,6 +10,8 @@ v4: per-message estimate columns (est_key, est, est_results, est_media, est_trim
 v5: tool_audit (what each tool call asked, how it was decided, how it ended) and tool_approvals (saved "always"
     answers, bound to the server's origin hash).
 v6: sessions.profile, the provider profile a chat uses (NULL: the active one).
+v7: session_locks, the per-session lock a running turn holds (pid, host, heartbeat), so a second process on
+    the same session waits or refuses instead of sending a merged history.
 """
 
 from __future__ import annotations
@@ -21,7 +23,7 @@ from playhouse.migrate import SqliteMigrator, migrate
 
 from desktop.store.schema import Models, stored_usage
 
-CURRENT_VERSION = 6
+CURRENT_VERSION = 7
 
 
 def _v1(db: pw.SqliteDatabase, models: Models) -> None:
@@ -137,7 +139,15 @@ def _v6(db: pw.SqliteDatabase, models: Models) -> None:
     migrate(SqliteMigrator(db).add_column("sessions", "profile", pw.TextField(null=True)))
 
 
-STEPS = {1: _v1, 2: _v2, 3: _v3, 4: _v4, 5: _v5, 6: _v6}
+def _v7(db: pw.SqliteDatabase, models: Models) -> None:
+    # A new table, no foreign key: a lock row of a deleted session is harmless and goes with the next claim.
+    db.execute_sql(
+        "CREATE TABLE IF NOT EXISTS session_locks (session_id INTEGER NOT NULL PRIMARY KEY, pid INTEGER NOT NULL, "
+        "host TEXT NOT NULL, heartbeat REAL NOT NULL)"
+    )
+
+
+STEPS = {1: _v1, 2: _v2, 3: _v3, 4: _v4, 5: _v5, 6: _v6, 7: _v7}
 
 
 def schema_version(db: pw.SqliteDatabase) -> int:

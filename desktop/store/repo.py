@@ -3,17 +3,38 @@
 from __future__ import annotations
 
 import json
+import logging
+import os
+import socket
+import sqlite3
 import time
+import urllib.parse
 from collections.abc import Iterable
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 import peewee as pw
 
-from desktop.engine.storage import ImportPlan, Loaded, Overview, Page, Segment, Since, StoredEstimate
+from desktop.engine.storage import (
+    ImportPlan,
+    Loaded,
+    LockHolder,
+    Overview,
+    Page,
+    Segment,
+    Since,
+    StaleBoundary,
+    StorageUnusable,
+    StoredEstimate,
+)
 from desktop.engine.types import DEFAULT_TITLE, CompactionRecord, SessionInfo, StoredMessage, Usage
-from desktop.store import migrations
-from desktop.store.schema import Models, build_models, stored_usage
+from desktop.store import errors, migrations
+from desktop.store.schema import build_models, stored_usage
+
+log = logging.getLogger(__name__)
+
+__all__ = ["Repo", "StaleBoundary"]
 
 PRAGMAS = {
     "journal_mode": "wal",
@@ -24,8 +45,103 @@ PRAGMAS = {
 }
 
 
-class StaleBoundary(ValueError):
-    """A compaction was computed on a boundary that is no longer the active one (another writer moved it)."""
+def _read_pragmas() -> dict[str, Any]:
+    # No journal_mode or synchronous: setting them can write; a read needs neither.
+    return {"foreign_keys": 1, "busy_timeout": int(errors.busy_timeout() * 1000), "cache_size": -32000,
+            "query_only": 1}
+
+
+# A turn's session lock is stale when nothing refreshed it for this long (or its process is gone).
+LOCK_STALE_AFTER = 60.0
+HOST = socket.gethostname()
+
+
+def pid_alive(pid: int) -> bool:
+    if pid <= 0:
+        return False
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except PermissionError:  # someone else's process: it exists
+        return True
+    except OSError:
+        return False
+    return True
+
+
+def _live(pid: int, host: str, heartbeat: float, now: float, stale_after: float) -> bool:
+    """Whether a session lock's holder may still be running its turn."""
+    if now - heartbeat > stale_after:
+        return False
+    return host != HOST or pid_alive(pid)
+
+
+def _sweep(con: Any, now: float) -> int:
+    """Rows left 'streaming' become 'interrupted', except in sessions whose turn still runs in another process.
+    ``con`` is a DB-API connection or a peewee database (both have ``execute``/``execute_sql``)."""
+    run = getattr(con, "execute_sql", None) or con.execute
+    has_locks = run("SELECT 1 FROM sqlite_master WHERE type='table' AND name='session_locks'").fetchone()
+    busy: list[int] = []
+    if has_locks:
+        busy = [sid for sid, pid, host, beat in run("SELECT session_id, pid, host, heartbeat FROM session_locks")
+                if pid != os.getpid() and _live(pid, host, beat, now, LOCK_STALE_AFTER)]
+    marks = ",".join("?" * len(busy))
+    where = f" AND session_id NOT IN ({marks})" if busy else ""
+    return run(f"UPDATE messages SET status='interrupted' WHERE status='streaming'{where}", busy).rowcount
+
+
+@dataclass(frozen=True, slots=True)
+class _Facts:
+    """What a look at an existing database file found, without writing to it."""
+
+    uri: str  # the file's URI, without parameters
+    version: int
+    tables: frozenset[str]
+    orphans: bool  # rows a crash left 'streaming'
+
+    def refuse_foreign_or_newer(self, path: Path) -> None:
+        if self.tables and "sessions" not in self.tables:
+            raise errors.damaged(path, "is another program's SQLite database (it has no Précis tables)")
+        if self.version > migrations.CURRENT_VERSION:
+            raise StorageUnusable(
+                f"The database {path} was written by a newer Précis (schema {self.version}; this one knows "
+                f"{migrations.CURRENT_VERSION}); it was left untouched. Use the newer Précis, or to start fresh "
+                f"move it aside (for example rename it to {path.name}.newer).")
+
+
+def _probe(path: Path) -> _Facts | None:
+    """Open an existing, non-empty database read-only and read its schema version and tables (None: no file)."""
+    try:
+        if path.stat().st_size == 0:
+            return None
+    except FileNotFoundError:
+        return None
+    except OSError as exc:
+        raise errors.from_os_error(exc, path) from None
+    base = "file:" + urllib.parse.quote(str(path.resolve()))
+    last: Exception | None = None
+    # Without a -wal file the main file holds everything: read it as immutable, which creates no -wal or -shm
+    # (a damaged or foreign file is refused without a byte written next to it). With one, read through it.
+    wal = path.with_name(path.name + "-wal").exists()
+    tries = (base + "?mode=ro", base + "?mode=ro&immutable=1") if wal else (base + "?mode=ro&immutable=1",)
+    for uri in tries:
+        try:
+            con = sqlite3.connect(uri, uri=True, timeout=errors.busy_timeout())
+            try:
+                version = con.execute("PRAGMA user_version").fetchone()[0]
+                tables = frozenset(r[0] for r in con.execute("SELECT name FROM sqlite_master WHERE type='table'"))
+                orphans = "messages" in tables and con.execute(
+                    "SELECT 1 FROM messages WHERE status='streaming' LIMIT 1").fetchone() is not None
+            finally:
+                con.close()
+            return _Facts(base, version, tables, orphans)
+        except sqlite3.Error as exc:
+            last = exc
+            if getattr(exc, "sqlite_errorname", "").startswith(("SQLITE_NOTADB", "SQLITE_CORRUPT")):
+                break
+    assert last is not None
+    raise errors.translate(last, path) from None
 
 
 def _dumps(value: Any) -> str:
@@ -65,20 +181,79 @@ SENDABLE_SQL = ("complete", "interrupted")  # types.SENDABLE, as the queries fil
 class Repo:
     """All SQL lives here; every method is synchronous and must run on the database thread."""
 
-    def __init__(self, path: Path):
+    def __init__(self, path: Path, *, readonly: bool = False):
+        self.path = path
+        self.readonly = readonly
+        # Before SQLite sees the file: not a database, cut short, another program's, newer: left untouched.
+        errors.check_file(path)
+        facts = _probe(path)
+        if facts is not None:
+            facts.refuse_foreign_or_newer(path)
+        if readonly and self._open_read_only(facts):
+            return
+        self.readonly = False
+        self._open_writable()
+
+    def _open_read_only(self, facts: _Facts | None) -> bool:
+        """A read-only command's open: no file created, no migration, no pragma written. False when the schema
+        needs an upgrade (the writable open does it)."""
+        if facts is None or not facts.tables:  # no database yet: an empty one in memory reads as no sessions
+            self.db = pw.SqliteDatabase(":memory:", pragmas={"foreign_keys": 1})
+            self.m = build_models(self.db)
+            self.db.connect()
+            migrations.upgrade(self.db, self.m)
+            self.db.execute_sql("PRAGMA query_only = 1")
+            return True
+        if facts.version != migrations.CURRENT_VERSION:
+            return False
+        # Read-only media: a WAL database whose -shm cannot be created opens only as immutable.
+        for uri in (facts.uri + "?mode=ro", facts.uri + "?mode=ro&immutable=1"):
+            self.db = pw.SqliteDatabase(uri, uri=True, pragmas=_read_pragmas(), timeout=errors.busy_timeout())
+            try:
+                self.db.connect()
+                self.db.execute_sql("SELECT 1 FROM sessions LIMIT 1").fetchall()
+                break
+            except pw.OperationalError as exc:
+                self.db.close()
+                if "immutable" in uri:
+                    raise errors.translate(exc, self.path) from None
+        self.m = build_models(self.db)
+        if facts.orphans:
+            self._sweep_quietly()
+        return True
+
+    def _open_writable(self) -> None:
         from desktop.engine import files
 
-        path.parent.mkdir(parents=True, exist_ok=True, mode=files.PRIVATE_DIR)
-        # The history is private: create the file 0600 before SQLite does (it would use 0644), and SQLite gives
-        # -wal and -shm the database file's mode. Files an older version left world-readable are tightened.
-        files.touch_private(path)
+        path = self.path
+        try:
+            path.parent.mkdir(parents=True, exist_ok=True, mode=files.PRIVATE_DIR)
+            # The history is private: create the file 0600 before SQLite does (it would use 0644), and SQLite
+            # gives -wal and -shm the database file's mode. Files an older version left world-readable are
+            # tightened.
+            files.touch_private(path)
+        except OSError as exc:
+            raise errors.from_os_error(exc, path) from None
         for suffix in ("-wal", "-shm"):
             files.tighten(path.with_name(path.name + suffix), files.PRIVATE_FILE)
-        self.path = path
-        self.db = pw.SqliteDatabase(str(path), pragmas=PRAGMAS, timeout=5)
-        self.m: Models = build_models(self.db)
+        wait = errors.busy_timeout()
+        self.db = pw.SqliteDatabase(str(path), pragmas={**PRAGMAS, "busy_timeout": int(wait * 1000)}, timeout=wait)
+        self.m = build_models(self.db)
         self.db.connect()
         migrations.upgrade(self.db, self.m)
+
+    def _sweep_quietly(self) -> None:
+        """A read-only command found replies a crash left 'streaming': mark them interrupted if the lock is free
+        at once, else leave them (the next writer does it); a read never waits for the write lock."""
+        try:
+            con = sqlite3.connect(str(self.path), timeout=0.2)
+            try:
+                with con:
+                    _sweep(con, time.time())
+            finally:
+                con.close()
+        except sqlite3.Error as exc:
+            log.debug("streaming rows left as they are: %s", exc)
 
     def close(self) -> None:
         if not self.db.is_closed():
@@ -381,9 +556,33 @@ class Repo:
             self.update_state(session_id, {"horizons": {}, "breaker_failures": 0})
 
     def sweep_streaming(self) -> int:
-        """After a crash, rows left 'streaming' become 'interrupted' (their committed text is kept)."""
-        M = self.m.Message
-        return M.update(status="interrupted").where(M.status == "streaming").execute()
+        """After a crash, rows left 'streaming' become 'interrupted' (their committed text is kept); a reply
+        another process is streaming right now (its session lock is live) is left alone."""
+        if self.readonly:
+            return 0
+        with self.db.atomic():
+            return _sweep(self.db, time.time())
+
+    # --- the per-session lock of a running turn -------------------------------------------------------
+    def claim_session(self, session_id: int, pid: int, host: str, stale_after: float) -> LockHolder | None:
+        """Take the session's lock for ``pid`` unless another live process holds it (returned then)."""
+        now = time.time()
+        with self.db.atomic("IMMEDIATE"):
+            row = self.db.execute_sql("SELECT pid, host, heartbeat FROM session_locks WHERE session_id = ?",
+                                      (session_id,)).fetchone()
+            if row is not None and (row[0], row[1]) != (pid, host) and _live(row[0], row[1], row[2], now,
+                                                                          stale_after):
+                return LockHolder(session_id, row[0], row[1], row[2])
+            self.db.execute_sql("INSERT OR REPLACE INTO session_locks (session_id, pid, host, heartbeat) "
+                                "VALUES (?, ?, ?, ?)", (session_id, pid, host, now))
+        return None
+
+    def beat_session(self, session_id: int, pid: int) -> None:
+        self.db.execute_sql("UPDATE session_locks SET heartbeat = ? WHERE session_id = ? AND pid = ?",
+                            (time.time(), session_id, pid))
+
+    def release_session(self, session_id: int, pid: int) -> None:
+        self.db.execute_sql("DELETE FROM session_locks WHERE session_id = ? AND pid = ?", (session_id, pid))
 
     # --- compactions -------------------------------------------------------------------------------
     def add_compaction(

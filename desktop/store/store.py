@@ -8,14 +8,56 @@ from __future__ import annotations
 
 import asyncio
 import functools
+import logging
+import sqlite3
+import time
 from collections.abc import Callable
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 from typing import Any, TypeVar
 
-from desktop.engine.storage import ImportPlan, Loaded, Overview, Page, Segment, Since, StoredEstimate
+import peewee as pw
+
+from desktop.engine.storage import (
+    ImportPlan,
+    Loaded,
+    LockHolder,
+    Overview,
+    Page,
+    Segment,
+    Since,
+    StorageError,
+    StoredEstimate,
+)
 from desktop.engine.types import DEFAULT_TITLE, Block, CompactionRecord, SessionInfo, StoredMessage, Usage
+from desktop.store import errors
 from desktop.store.repo import Repo
+
+log = logging.getLogger(__name__)
+
+# What a database operation may raise that the user must read as one sentence (see errors.translate).
+_FAILURES = (pw.PeeweeException, sqlite3.Error, OSError, OverflowError)
+
+
+def guarded(path: Path, fn: Callable[..., T], *args: Any, **kwargs: Any) -> T:
+    """Run one database operation on the database thread. While another program holds the write lock it is
+    retried (every repo method is one transaction, so a failed try changed nothing) for up to
+    ``errors.lock_wait()``; any failure comes out as a ``StorageError`` sentence."""
+    started = time.monotonic()
+    pause = 0.05
+    while True:
+        try:
+            return fn(*args, **kwargs)
+        except StorageError:
+            raise
+        except _FAILURES as exc:
+            waited = time.monotonic() - started
+            if errors.is_locked(exc) and waited < errors.lock_wait():
+                time.sleep(min(pause, max(0.0, errors.lock_wait() - waited)))
+                pause = min(pause * 2, 0.5)
+                continue
+            log.debug("database operation %s failed", getattr(fn, "__name__", fn), exc_info=True)
+            raise errors.translate(exc, path, waited=waited) from None
 
 T = TypeVar("T")
 
@@ -28,32 +70,48 @@ class Store:
         self.round_trips = 0  # calls that went to the database thread (the engine benchmark reads it)
 
     @classmethod
-    async def open(cls, path: Path) -> Store:
+    async def open(cls, path: Path, *, readonly: bool = False) -> Store:
+        """Open (and upgrade) the database. ``readonly``: for commands that only read; opens without writing
+        anything when the schema is current, so it works on a locked database and on read-only media."""
         executor = ThreadPoolExecutor(max_workers=1, thread_name_prefix="precis-db")
         loop = asyncio.get_running_loop()
-        repo = await loop.run_in_executor(executor, Repo, Path(path))
+        try:
+            repo = await loop.run_in_executor(executor, functools.partial(
+                guarded, Path(path), Repo, Path(path), readonly=readonly))
+        except BaseException:
+            executor.shutdown(wait=False)
+            raise
         store = cls(repo, executor)
         await store.call(repo.sweep_streaming)
         return store
 
     @classmethod
-    def open_sync(cls, path: Path) -> Store:
+    def open_sync(cls, path: Path, *, readonly: bool = False) -> Store:
         """For synchronous callers (tests): the same thread discipline."""
         executor = ThreadPoolExecutor(max_workers=1, thread_name_prefix="precis-db")
-        repo = executor.submit(Repo, Path(path)).result()
+        try:
+            repo = executor.submit(guarded, Path(path), Repo, Path(path), readonly=readonly).result()
+        except BaseException:
+            executor.shutdown(wait=False)
+            raise
         store = cls(repo, executor)
         store.run(repo.sweep_streaming)
         return store
 
+    @property
+    def readonly(self) -> bool:
+        return self._repo.readonly
+
     async def call(self, fn: Callable[..., T], *args: Any, **kwargs: Any) -> T:
         self.round_trips += 1
         loop = asyncio.get_running_loop()
-        return await loop.run_in_executor(self._executor, functools.partial(fn, *args, **kwargs))
+        return await loop.run_in_executor(self._executor, functools.partial(guarded, self.path, fn, *args,
+                                                                            **kwargs))
 
     def run(self, fn: Callable[..., T], *args: Any, **kwargs: Any) -> T:
         """Blocking call on the database thread (never from the UI thread)."""
         self.round_trips += 1
-        return self._executor.submit(functools.partial(fn, *args, **kwargs)).result()
+        return self._executor.submit(functools.partial(guarded, self.path, fn, *args, **kwargs)).result()
 
     @property
     def repo(self) -> Repo:
@@ -178,6 +236,16 @@ class Store:
 
     async def set_kv(self, key: str, value: Any) -> None:
         await self.call(self._repo.set_kv, key, value)
+
+    # --- the per-session lock of a running turn -----------------------------------------------------
+    async def claim_session(self, session_id: int, pid: int, host: str, stale_after: float) -> LockHolder | None:
+        return await self.call(self._repo.claim_session, session_id, pid, host, stale_after)
+
+    async def beat_session(self, session_id: int, pid: int) -> None:
+        await self.call(self._repo.beat_session, session_id, pid)
+
+    async def release_session(self, session_id: int, pid: int) -> None:
+        await self.call(self._repo.release_session, session_id, pid)
 
     async def integrity_check(self) -> str:
         return await self.call(self._repo.integrity_check)

@@ -18,7 +18,7 @@ from PySide6.QtWidgets import QApplication  # noqa: E402
 
 from desktop import APP_ID, APP_NAME
 from desktop.resources import icon_path, stylesheet
-from desktop.runtime import Runtime, open_runtime, toolbox_factory
+from desktop.runtime import Runtime, StorageError, open_runtime, toolbox_factory
 
 if TYPE_CHECKING:
     from desktop.ui.bridge import Bridge
@@ -26,8 +26,20 @@ if TYPE_CHECKING:
 
 
 async def amain(app: QApplication, *, quit_after: float | None = None) -> int:
-    async with open_runtime(toolbox=toolbox_factory()) as runtime:
-        return await _run_window(app, runtime, quit_after)
+    try:
+        async with open_runtime(toolbox=toolbox_factory()) as runtime:
+            return await _run_window(app, runtime, quit_after)
+    except StorageError as exc:  # a database or folder that cannot be used: one sentence, nothing touched
+        _tell_failure(str(exc))
+        return 1
+
+
+def _tell_failure(text: str) -> None:
+    print(f"precis: error: {text}", file=sys.stderr, flush=True)
+    if QApplication.platformName() not in ("offscreen", "minimal"):  # someone is there to read a dialog
+        from PySide6.QtWidgets import QMessageBox
+
+        QMessageBox.critical(None, APP_NAME, text)
 
 
 async def _run_window(app: QApplication, runtime: Runtime, quit_after: float | None) -> int:

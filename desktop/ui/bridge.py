@@ -25,8 +25,9 @@ from desktop.engine.continuation import NothingToContinue
 from desktop.engine.importer import ImportFailed, ImportResult
 from desktop.engine.probe import ProbeResult, probe
 from desktop.engine.profiles import ANTHROPIC, AUTH_KINDS, AUTH_WORDS, PRESETS, Profile, find, preset
+from desktop.engine.session_lock import SessionBusy
 from desktop.engine.settings import Settings
-from desktop.engine.storage import Page
+from desktop.engine.storage import Page, StorageError
 from desktop.engine.tasks import Activity
 from desktop.engine.types import (
     CUT_STOP_REASONS,
@@ -139,6 +140,10 @@ class Bridge(QObject):
         if task.cancelled() or task.exception() is None:
             return
         exc = task.exception()
+        if isinstance(exc, StorageError | SessionBusy):  # already one sentence for the user
+            log.warning("%s", exc)
+            self.failed.emit(str(exc))
+            return
         log.error("background task failed", exc_info=exc)
         self.failed.emit(f"Something went wrong: {type(exc).__name__}: {exc}")
 

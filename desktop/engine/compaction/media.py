@@ -12,6 +12,8 @@ import base64
 import binascii
 import hashlib
 import io
+import os
+import stat
 from collections import OrderedDict
 from collections.abc import Sequence
 from dataclasses import dataclass
@@ -32,6 +34,9 @@ MANY_IMAGES = 20
 # 5242880 bytes" for a 3.9 MB file), so raw bytes may be at most about 3.75 MB.
 MAX_IMAGE_BASE64 = 5 * 1024 * 1024
 MAX_PDF_BYTES = 32 * 1024 * 1024
+# An image file larger than this is refused before it is read: even downscaled it would cost too much memory
+# (a huge PNG decodes to far more than its size) and no provider takes it as it is.
+MAX_IMAGE_FILE_BYTES = 50 * 1024 * 1024
 
 _FORMATS = {"PNG": "image/png", "JPEG": "image/jpeg", "GIF": "image/gif", "WEBP": "image/webp"}
 _HEADER_B64 = 65_536  # enough base64 to read the pixel size of nearly every image without decoding it all
@@ -263,19 +268,45 @@ def _sniff(head: bytes) -> str | None:
     return None
 
 
+def _read_checked(path: Path) -> tuple[str, bytes]:
+    """The file's type and bytes, checked from ``stat`` and its first bytes before it is read whole: a device,
+    pipe or folder, an unsupported type and an oversize file are refused without reading them."""
+    try:
+        # Non-blocking: opening a FIFO for reading would otherwise wait for a writer forever.
+        fd = os.open(path, os.O_RDONLY | getattr(os, "O_NONBLOCK", 0) | getattr(os, "O_BINARY", 0))
+    except OSError as exc:
+        raise MediaError(f"cannot read {path.name}: {exc.strerror or exc}") from exc
+    info = os.fstat(fd)
+    if not stat.S_ISREG(info.st_mode):
+        os.close(fd)
+        kind = "a folder" if stat.S_ISDIR(info.st_mode) else "not a regular file (a device, pipe or socket)"
+        raise MediaError(f"{path.name} is {kind}; attach an image or PDF file")
+    with os.fdopen(fd, "rb") as fh:
+        try:
+            head = fh.read(16)
+            media_type = _sniff(head)
+            if media_type is None:
+                raise MediaError(f"{path.name}: unsupported file type (attach PNG, JPEG, GIF or WebP images, "
+                                 "or PDF)")
+            pdf = media_type == "application/pdf"
+            limit = MAX_PDF_BYTES if pdf else MAX_IMAGE_FILE_BYTES
+            if info.st_size > limit:
+                raise MediaError(f"{path.name} is {info.st_size / 1e6:.1f} MB; "
+                                 f"{'PDFs' if pdf else 'image files'} must be at most {limit // 2**20} MB")
+            rest = fh.read(limit + 1 - len(head))  # bounded even if the file grows while it is read
+        except OSError as exc:
+            raise MediaError(f"cannot read {path.name}: {exc.strerror or exc}") from exc
+    raw = head + rest
+    if len(raw) > limit:
+        raise MediaError(f"{path.name} grew past {limit // 2**20} MB while it was read; attach it when complete")
+    return media_type, raw
+
+
 def prepare_attachment(path: Path | str, *, max_side: int = MAX_SIDE) -> Block:
     """An image or PDF document block from a file, typed by its bytes (not its extension)."""
     path = Path(path)
-    try:
-        raw = path.read_bytes()
-    except OSError as exc:
-        raise MediaError(f"cannot read {path.name}: {exc.strerror or exc}") from exc
-    media_type = _sniff(raw[:16])
-    if media_type is None:
-        raise MediaError(f"{path.name}: unsupported file type (attach PNG, JPEG, GIF or WebP images, or PDF)")
+    media_type, raw = _read_checked(path)
     if media_type == "application/pdf":
-        if len(raw) > MAX_PDF_BYTES:
-            raise MediaError(f"{path.name} is {len(raw) / 1e6:.1f} MB; PDFs must be at most 32 MB")
         data = base64.b64encode(raw).decode("ascii")
         return {"type": "document", "source": {"type": "base64", "media_type": media_type, "data": data},
                 "title": path.name}
