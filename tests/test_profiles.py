@@ -157,6 +157,9 @@ async def test_the_model_picker_lists_the_provider_and_the_catalog_and_the_choic
     window.bridge.spawn(window.bridge.new_session())
     await until(lambda: window.session_id != first)
     assert picker.currentText() == engine.settings.model  # a new chat starts on the default model
+    long_id = "claude-sonnet-4-5-20250929-with-a-long-provider-suffix"
+    window._show_chat_model(long_id)
+    assert picker.currentText() == long_id and picker.lineEdit().cursorPosition() == 0  # its start shows
 
 
 @pytest.mark.qt

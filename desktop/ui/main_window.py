@@ -480,8 +480,13 @@ class MainWindow(QMainWindow):
     def _show_chat_model(self, model: str) -> None:
         self._chat_model_name = model
         self.model_picker.blockSignals(True)
-        self.model_picker.setEditText(model)
+        self._set_picker_text(model)
         self.model_picker.blockSignals(False)
+
+    def _set_picker_text(self, model: str) -> None:
+        self.model_picker.setEditText(model)
+        if (edit := self.model_picker.lineEdit()) is not None:
+            edit.setCursorPosition(0)  # a long model id shows its start ("claude-…"), not its tail
 
     def _on_models_listed(self, session_id: int, models: list[str]) -> None:
         if session_id != self.session_id:
@@ -490,7 +495,7 @@ class MainWindow(QMainWindow):
         self.model_picker.blockSignals(True)
         self.model_picker.clear()
         self.model_picker.addItems(models if current in models or not current else [current, *models])
-        self.model_picker.setEditText(current)
+        self._set_picker_text(current)
         self.model_picker.blockSignals(False)
 
     def _pick_model(self) -> None:
