@@ -503,12 +503,12 @@ class SessionView:
             cp.canonical_copy(g.system), cp.canonical_copy(g.tools), messages,
             summary_present=g.compaction is not None,
             long_ttl=shared.settings.long_cache_ttl and self.long_ttl_pays(g), block_counts=counts)
-        request: dict[str, Any] = {
-            "model": g.model,
-            "max_tokens": shared.settings.max_output_tokens,
-            "system": system,
-            "messages": messages,
-        }
+        return self._body(g, system, tools, messages)
+
+    def _body(self, g: Gathered, system: list[Block], tools: list[dict[str, Any]],
+              messages: list[dict[str, Any]]) -> dict[str, Any]:
+        request: dict[str, Any] = {"model": g.model, "max_tokens": self.shared.settings.max_output_tokens,
+                                   "system": system, "messages": messages}
         if tools:
             request["tools"] = tools
         return request
@@ -523,15 +523,7 @@ class SessionView:
                                                         summary_present=g.compaction is not None,
                                                         long_ttl=shared.settings.long_cache_ttl
                                                         and self.long_ttl_pays(g))
-        request: dict[str, Any] = {
-            "model": g.model,
-            "max_tokens": shared.settings.max_output_tokens,
-            "system": system,
-            "messages": messages,
-        }
-        if tools:
-            request["tools"] = tools
-        return request
+        return self._body(g, system, tools, messages)
 
     @staticmethod
     def long_ttl_pays(g: Gathered) -> bool:
