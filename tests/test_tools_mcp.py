@@ -132,3 +132,29 @@ def test_import_from_claude_desktop_adds_new_servers_only(tmp_path):
     assert imported == ["fs"] and problems == []
     merged = load_config(target)
     assert merged.get("calc").command == "mine" and merged.get("fs").args == ["fs"]
+
+
+async def test_mcp_definitions_past_a_tenth_of_the_window_are_searched_and_called_through_two_small_tools(
+        fake_api, precis_home, monkeypatch):
+    # In a 3,000-token window the test server's five tool definitions are more than 10 %: requests offer a
+    # search and a proxy instead, the same two for the whole session, so the cached prefix never changes.
+    monkeypatch.setenv("PRECIS_CONTEXT_WINDOW", "3000")
+    fake_api.window = 3_000
+    write_mcp(precis_home, {"calc": server_config()})
+    fake_api.queue_tool_use("tool_search", {"query": "add integers"}, id="s1")
+    fake_api.queue_tool_use("tool_call", {"name": "mcp__calc__add", "arguments": {"a": 2, "b": 3}}, id="c1")
+    fake_api.queue_text("5 it is")
+    async with tool_runtime(workspace=None, settings={"auto_approve_read_only": True}) as rt:
+        await rt.toolbox.start_servers()
+        assert rt.toolbox.servers["calc"].state == "ready"
+        sid = await rt.engine.new_session()
+        reply = await rt.engine.send(sid, "add 2 and 3")
+        messages = await rt.store.messages(sid)
+        audit = await rt.tool_log.audit(sid)
+    requests = fake_api.message_requests()
+    assert all([t["name"] for t in r.body["tools"]] == ["tool_search", "tool_call"] for r in requests)
+    results = {b["tool_use_id"]: b for m in messages for b in m.content if b.get("type") == "tool_result"}
+    assert "mcp__calc__add" in results["s1"]["content"] and "input_schema" in results["s1"]["content"]
+    assert results["c1"]["content"] == "5" and not results["c1"].get("is_error")
+    assert reply is not None and reply.content[0]["text"] == "5 it is"
+    assert [(a.server, a.tool, a.decision) for a in audit] == [("calc", "add", "read-only")]

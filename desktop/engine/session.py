@@ -52,7 +52,7 @@ class Shared:
     meter: ContextMeter
     counts: Counter[str] = field(default_factory=Counter)  # gathers and measures, for the engine benchmark
     # The tool runner's definitions for a session (from its state: the workspace); None: no tools.
-    tool_definitions: Callable[[int, Mapping[str, Any]], list[dict[str, Any]]] | None = None
+    tool_definitions: Callable[[int, Mapping[str, Any], int | None], list[dict[str, Any]]] | None = None
     # Reads workspace files back after a summary (session id, workspace-relative paths -> text); None: none.
     file_snapshots: Callable[[int, list[str]], str] | None = None
 
@@ -392,7 +392,8 @@ class SessionView:
             sendable=rows,
             state=dict(loaded.state),
             system=assemble.system_blocks(),
-            tools=defs(self.session_id, loaded.state) if (defs := self.shared.tool_definitions) else [],
+            tools=(defs(self.session_id, loaded.state, self.shared.catalog.info(model).window)
+                   if (defs := self.shared.tool_definitions) else []),
             cost=self._cost,
             changed=set(changed),
             ledger=ledger,

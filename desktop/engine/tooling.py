@@ -12,7 +12,10 @@ class ToolRunner(Protocol):
     """Answers the tool_use blocks of a reply with tool_result blocks (one per call, is_error on failure), and
     says which tools a session's requests offer (in a fixed order, so they stay in the cached prefix)."""
 
-    def definitions(self, session_id: int, state: Mapping[str, Any]) -> list[dict[str, Any]]: ...
+    def definitions(self, session_id: int, state: Mapping[str, Any],
+                    window: int | None = None) -> list[dict[str, Any]]:
+        """``window``: the model's context window, for a runner that offers fewer definitions in a small one."""
+        ...
 
     async def run(self, session_id: int, calls: list[Block]) -> list[Block]: ...
 

@@ -18,6 +18,7 @@ from desktop.engine.events import EngineEvent
 from desktop.engine.settings import Paths
 from desktop.engine.tooling import EndTurn
 from desktop.engine.types import Block
+from desktop.tools import deferral
 from desktop.tools.builtin import BuiltinTools, builtin_specs
 from desktop.tools.events import (
     McpChanged,
@@ -55,6 +56,7 @@ class Toolbox:
         self._asker: Asker | None = self._ask_by_event if asker == "events" else asker  # type: ignore[assignment]
         self._listeners: list[Callable[[EngineEvent], None]] = []
         self._workspaces: dict[int, Workspace | None] = {}
+        self._deferred: set[int] = set()  # sessions whose requests offer the MCP tools through a search
         self._pending: dict[str, asyncio.Future[Answer | None]] = {}
         config = mcp if mcp is not None else load_config(self.mcp_path)
         self.mcp_problems = list(config.problems)
@@ -130,8 +132,16 @@ class Toolbox:
                 out.extend(server.specs)
         return out
 
-    def definitions(self, session_id: int, state: Mapping[str, Any]) -> list[dict[str, Any]]:
-        return [dict(s.definition) for s in self.specs(session_id, state)]
+    def definitions(self, session_id: int, state: Mapping[str, Any],
+                    window: int | None = None) -> list[dict[str, Any]]:
+        specs = self.specs(session_id, state)
+        mcp = [s for s in specs if s.server != BUILTIN]
+        if not deferral.should_defer(mcp, window):
+            self._deferred.discard(session_id)
+            return [dict(s.definition) for s in specs]
+        self._deferred.add(session_id)
+        return [*(dict(s.definition) for s in specs if s.server == BUILTIN), dict(deferral.SEARCH_DEFINITION),
+                dict(deferral.CALL_DEFINITION)]
 
     # --- permission prompts ----------------------------------------------------------------------------------
     async def _ask_by_event(self, request: PermissionRequest) -> Answer | None:
@@ -191,6 +201,8 @@ class Toolbox:
     # --- running ---------------------------------------------------------------------------------------------
     async def run(self, session_id: int, calls: list[Block]) -> list[Block]:
         specs = {s.name: s for s in self.specs(session_id)}
+        if session_id in self._deferred:
+            calls = [self._through_proxy(call, specs) for call in calls]
         outcomes = await asyncio.gather(*(self._one(session_id, call, specs) for call in calls))
         results = [_result(call, outcome) for call, (outcome, _stop) in zip(calls, outcomes, strict=True)]
         stops = [stop for _outcome, stop in outcomes if stop]
@@ -198,9 +210,22 @@ class Toolbox:
             raise EndTurn(stops[0], results)
         return results
 
+    @staticmethod
+    def _through_proxy(call: Block, specs: dict[str, ToolSpec]) -> Block:
+        """A deferred tool's call: ``tool_call`` names the real tool, which is then asked, run and logged."""
+        given = call.get("input") if isinstance(call.get("input"), dict) else {}
+        if call.get("name") != deferral.CALL or not isinstance(given, dict):
+            return call
+        arguments = given.get("arguments")
+        return {**call, "name": str(given.get("name") or ""), "input": arguments if isinstance(arguments, dict) else {}}
+
     async def _one(self, session_id: int, call: Block, specs: dict[str, ToolSpec]) -> tuple[ToolOutcome, str]:
         use_id = str(call.get("id") or "")
         name = str(call.get("name") or "")
+        if name == deferral.SEARCH and session_id in self._deferred:
+            query = call.get("input", {}).get("query", "") if isinstance(call.get("input"), dict) else ""
+            mcp = [s for s in specs.values() if s.server != BUILTIN]
+            return ToolOutcome(deferral.search(mcp, str(query))), ""
         given = call.get("input")
         arguments: dict[str, Any] = dict(given) if isinstance(given, dict) else {}
         spec = specs.get(name)

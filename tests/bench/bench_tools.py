@@ -96,7 +96,8 @@ class ScriptedTools:
         self.outputs = outputs
         self.seconds = 0.0
 
-    def definitions(self, session_id: int, state: Mapping[str, Any]) -> list[dict[str, Any]]:
+    def definitions(self, session_id: int, state: Mapping[str, Any],
+                    window: int | None = None) -> list[dict[str, Any]]:
         from desktop.tools.builtin import DEFINITIONS
 
         return [dict(d) for d in DEFINITIONS]
