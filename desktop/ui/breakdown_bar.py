@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
 
+import shiboken6
 from PySide6.QtCore import QT_TRANSLATE_NOOP, QCoreApplication, QEvent, QRect, QSize, Qt
 from PySide6.QtGui import QBrush, QColor, QHelpEvent, QPainter, QPainterPath, QPalette
 from PySide6.QtWidgets import QSizePolicy, QToolTip, QWidget
@@ -146,21 +147,26 @@ class BreakdownBar(QWidget):
         return super().event(event)
 
     def paintEvent(self, _event) -> None:  # noqa: N802
+        if not shiboken6.isValid(self):  # a paint reaching a widget Python already let go of: nothing to draw
+            return
+        # Everything read from the widget comes first: a paint that reaches a widget being destroyed then fails
+        # before a painter is open on it (an open painter on a destroyed device crashed the process).
+        palette, width, height = self.palette(), self.width(), self.height()
+        rects = self.segment_rects()
+        empty = self.total() == 0
         painter = QPainter(self)
         painter.setRenderHint(QPainter.RenderHint.Antialiasing)
-        top = (self.height() - self.BAR_HEIGHT) // 2
+        top = (height - self.BAR_HEIGHT) // 2
         outline = QPainterPath()
-        outline.addRoundedRect(0, top, self.width(), self.BAR_HEIGHT, 3, 3)
+        outline.addRoundedRect(0, top, width, self.BAR_HEIGHT, 3, 3)
         painter.setClipPath(outline)
-        if self.total() == 0:  # empty track, so the bar still reads as a bar
-            painter.fillRect(
-                QRect(0, top, self.width(), self.BAR_HEIGHT), category_color("free", self.palette())
-            )
-        for key, rect in self.segment_rects().items():
-            painter.fillRect(rect, category_color(key, self.palette()))
+        if empty:  # empty track, so the bar still reads as a bar
+            painter.fillRect(QRect(0, top, width, self.BAR_HEIGHT), category_color("free", palette))
+        for key, rect in rects.items():
+            painter.fillRect(rect, category_color(key, palette))
             if key == "reserved_output":
                 # Hatched: space set aside for the reply, not something the user put there.
-                hatch = QColor(self.palette().color(QPalette.ColorRole.WindowText))
+                hatch = QColor(palette.color(QPalette.ColorRole.WindowText))
                 hatch.setAlphaF(0.35)
                 painter.fillRect(rect, QBrush(hatch, Qt.BrushStyle.BDiagPattern))
         painter.end()

@@ -8,6 +8,7 @@ from __future__ import annotations
 import math
 from dataclasses import dataclass
 
+import shiboken6
 from PySide6.QtCore import QEasingCurve, QRectF, QSize, Qt, QVariantAnimation, Signal
 from PySide6.QtGui import QColor, QFont, QKeyEvent, QPainter, QPalette, QPen
 from PySide6.QtWidgets import QSizePolicy, QWidget
@@ -252,6 +253,8 @@ class ContextGauge(QWidget):
         super().focusOutEvent(event)
 
     def paintEvent(self, _event) -> None:  # noqa: N802
+        if not shiboken6.isValid(self):  # a paint reaching a widget Python already let go of: nothing to draw
+            return
         painter = QPainter(self)
         painter.setRenderHint(QPainter.RenderHint.Antialiasing)
         rect = self.ring_rect()

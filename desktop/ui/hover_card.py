@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import re
 
+import shiboken6
 from PySide6.QtCore import QEvent, QPoint, QRect, Qt, QTimer, Signal
 from PySide6.QtGui import QBrush, QColor, QKeyEvent, QPainter, QPalette, QPixmap
 from PySide6.QtWidgets import QFrame, QGridLayout, QHBoxLayout, QLabel, QPushButton, QVBoxLayout, QWidget
@@ -447,6 +448,8 @@ class HoverCard(QFrame):
         super().changeEvent(event)
 
     def paintEvent(self, event) -> None:  # noqa: N802
+        if not shiboken6.isValid(self):  # a paint reaching a widget Python already let go of: nothing to draw
+            return
         # Window colour + a hairline border from the palette: follows light/dark, never hard-coded white.
         painter = QPainter(self)
         painter.fillRect(self.rect(), self.palette().color(QPalette.ColorRole.Window))
