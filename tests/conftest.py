@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import gc
 import os
 
 os.environ.setdefault("QT_QPA_PLATFORM", "offscreen")  # before anything imports Qt
@@ -69,6 +70,17 @@ def pytest_asyncio_loop_factories(config, item):  # noqa: ANN001 - pytest hook
     if item.get_closest_marker("qt"):
         return {"qasync": _qasync_loop}
     return {"asyncio": asyncio.new_event_loop}
+
+
+@pytest.fixture(autouse=True)
+def _garbage_collected_between_tests():
+    """Cyclic garbage is collected after each test, never in the middle of one. A collection that fell inside a
+    paint event freed a hover card left by an earlier test while Qt painted it, and the suite crashed (a
+    segfault, at the same test each run); in the app the gauge and its card live as long as the window."""
+    gc.disable()
+    yield
+    gc.enable()
+    gc.collect()
 
 
 @pytest.fixture(autouse=True)
