@@ -99,43 +99,17 @@ def cut_points(messages: Sequence[Message]) -> list[int]:
     Never between two consecutive assistant rows: a turn stored as several rows keeps its thinking in front of
     its tool_use. Tool_results with no earlier tool_use (orphans) constrain nothing; repair makes them text.
     """
-    n = len(messages)
-    if n < 2:
-        return []
-    blocked = [0] * (n + 1)  # difference array: +1 where a straddled range of cuts opens, -1 where it closes
+    cuts: list[int] = []
     last_use: dict[Any, int] = {}
-    roles: list[str] = []
-    results: list[bool] = []
-    for j, msg in enumerate(messages):
-        roles.append(role_of(msg))
-        answers = False
-        for block in content_of(msg):
-            kind = block.get("type")
-            if kind == "tool_result":
-                answers = True
-                i = last_use.get(_hashable(block.get("tool_use_id")))
-                if i is not None and i < j:
-                    blocked[i + 1] += 1  # cuts i+1 .. j would separate the call (in the head) from this result
-                    blocked[j + 1] -= 1
-            elif kind == "tool_use" and block.get("id") is not None:
-                last_use[_hashable(block["id"])] = j
-        results.append(answers)
-    out: list[int] = []
-    open_ranges = blocked[0]
-    for c in range(1, n):
-        open_ranges += blocked[c]
-        if open_ranges:
-            continue
-        clean = roles[c] == "user" and not results[c]
-        if clean or (roles[c] == "assistant" and roles[c - 1] == "user"):
-            out.append(c)
-    return out
+    for j in range(len(messages)):
+        extend_cuts(cuts, last_use, messages, j)
+    return cuts
 
 
 def extend_cuts(cuts: list[int], last_use: dict[Any, int], messages: Sequence[Message], j: int) -> None:
     """``cut_points`` kept as messages arrive: ``cuts`` and ``last_use`` (tool_use id -> index) describe
     ``messages[:j]``; this adds ``messages[j]``. A result answering an earlier call blocks every cut from just after
-    that call through ``j``; the cut before ``j`` is then judged as ``cut_points`` judges it."""
+    that call through ``j``; otherwise the cut before ``j`` is judged by the rules ``cut_points`` states."""
     msg = messages[j]
     answers = False
     blocked_from: int | None = None
