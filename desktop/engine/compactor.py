@@ -138,10 +138,16 @@ class Compactor:
         rows = g.sendable
         if not head:
             return head, tail
-        answered = [i for i, m in enumerate(rows) if any(b.get("type") == "tool_result" for b in m.content)]
+        # From the newest back, only as far as the KEEP_ROUNDS-th answer (a long history is not scanned whole).
+        answered = []
+        for i in range(len(rows) - 1, -1, -1):
+            if any(b.get("type") == "tool_result" for b in rows[i].content):
+                answered.append(i)
+                if len(answered) == KEEP_ROUNDS:
+                    break
         if not answered:
             return head, tail
-        oldest = answered[-KEEP_ROUNDS] if len(answered) >= KEEP_ROUNDS else answered[0]
+        oldest = answered[-1]
         start = len(head)
         cuts = g.cuts if g.cuts is not None else cp.cut_points(rows)
         cut = max((c for c in cuts if c < oldest), default=None)  # before the call that result answers
