@@ -39,7 +39,7 @@ from desktop.engine.types import (
 )
 from desktop.tools import events as tool_events
 from desktop.tools.mcp_host import ServerStatus
-from desktop.tools.permissions import Answer, PermissionRequest, SavedApproval
+from desktop.tools.permissions import Answer, ChatApprovalStore, PermissionRequest, SavedApproval
 from desktop.tools.toolbox import Toolbox
 
 __all__ = [
@@ -404,13 +404,26 @@ class Bridge(QObject):
         return "; ".join(problems) or "Nothing new to import"
 
     async def approvals(self) -> list[SavedApproval]:
+        """Saved "Always" approvals, then every chat's "Allow for this chat" ones (``session_id`` set)."""
         store = self._toolbox.policy.approvals if self._toolbox is not None else None
-        return await store.approvals() if store is not None else []
+        if store is None:
+            return []
+        chats = await store.chat_approvals() if isinstance(store, ChatApprovalStore) else []
+        return [*(await store.approvals()), *chats]
 
-    async def revoke_approval(self, approval_id: int) -> None:
-        if self._toolbox is not None and self._toolbox.policy.approvals is not None:
-            await self._toolbox.policy.approvals.revoke_approval(approval_id)
-            self._toolbox.policy.forget_saved()
+    async def chat_title(self, session_id: int) -> str:
+        session = await self._engine.store.get_session(session_id)
+        return session.title if session is not None else ""
+
+    async def revoke_approval(self, approval_id: int, session_id: int | None = None) -> None:
+        store = self._toolbox.policy.approvals if self._toolbox is not None else None
+        if self._toolbox is None or store is None:
+            return
+        if session_id is not None and isinstance(store, ChatApprovalStore):
+            await store.revoke_chat_approval(approval_id)
+        elif session_id is None:
+            await store.revoke_approval(approval_id)
+        self._toolbox.policy.forget_saved()
     async def test_connection(self, profile: Profile, api_key: str = "") -> ProbeResult:
         """One tiny request with the profile (and the key typed, else its stored one); the result in words."""
         if api_key:

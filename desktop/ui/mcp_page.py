@@ -18,7 +18,7 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
-from desktop.ui.bridge import Bridge, ServerStatus
+from desktop.ui.bridge import Bridge, SavedApproval, ServerStatus
 
 
 def server_line(status: ServerStatus) -> str:
@@ -61,7 +61,8 @@ class McpPage(QWidget):
         layout.addLayout(row)
         layout.addWidget(QLabel(self.tr("Log of the selected server"), self))
         layout.addWidget(self.log, 2)
-        layout.addWidget(QLabel(self.tr("<b>Saved approvals</b> (\"Always for this tool\")"), self))
+        layout.addWidget(QLabel(self.tr("<b>Saved approvals</b> (\"Always for this tool\" and \"Allow for this chat\")"),
+                                self))
         layout.addWidget(self.approvals, 1)
         layout.addWidget(self.revoke_button, 0, Qt.AlignmentFlag.AlignLeft)
         self._filling = False
@@ -78,7 +79,9 @@ class McpPage(QWidget):
 
     async def reload(self) -> None:
         self.fill(self.bridge.mcp_servers())
-        self.fill_approvals(await self.bridge.approvals())
+        approvals = await self.bridge.approvals()
+        titles = {sid: await self.bridge.chat_title(sid) for sid in {a.session_id for a in approvals} if sid is not None}
+        self.fill_approvals(approvals, titles)
 
     def fill(self, statuses: list[ServerStatus]) -> None:
         current = self.selected()
@@ -96,12 +99,18 @@ class McpPage(QWidget):
             self.servers.setCurrentRow(0)
         self._show_log()
 
-    def fill_approvals(self, approvals: list[Any]) -> None:
+    def fill_approvals(self, approvals: list[SavedApproval], titles: dict[int, str] | None = None) -> None:
         self.approvals.clear()
         for a in approvals:
             server = "built-in" if a.server == "builtin" else a.server
-            item = QListWidgetItem(f"{a.tool}  ({server}, origin {a.origin[:12]})", self.approvals)
-            item.setData(Qt.ItemDataRole.UserRole, a.id)
+            if a.session_id is None:
+                text = self.tr("{tool}  ({server}, origin {origin}) — always").format(
+                    tool=a.tool, server=server, origin=a.origin[:12])
+            else:
+                text = self.tr("{tool}  ({server}) — for the chat “{title}”").format(
+                    tool=a.tool, server=server, title=(titles or {}).get(a.session_id, "") or f"#{a.session_id}")
+            item = QListWidgetItem(text, self.approvals)
+            item.setData(Qt.ItemDataRole.UserRole, (a.id, a.session_id))
         self.revoke_button.setEnabled(bool(approvals))
 
     def selected(self) -> str | None:
@@ -127,7 +136,8 @@ class McpPage(QWidget):
     def _revoke(self) -> None:
         item = self.approvals.currentItem()
         if item is not None:
-            self.bridge.spawn(self._after(self.bridge.revoke_approval(int(item.data(Qt.ItemDataRole.UserRole)))))
+            approval_id, session_id = item.data(Qt.ItemDataRole.UserRole)
+            self.bridge.spawn(self._after(self.bridge.revoke_approval(int(approval_id), session_id)))
 
     async def _after(self, work: Any) -> None:
         await work

@@ -73,6 +73,7 @@ class ToolsUi(QObject):
 
     # --- workspace ------------------------------------------------------------------------------------------
     def _on_opened(self, page: Page) -> None:
+        self.prompt.show_session(page.session.id)  # only the open chat's permission requests show
         self.bridge.spawn(self._load_workspace(page.session.id))
 
     async def _load_workspace(self, session_id: int) -> None:
