@@ -27,7 +27,7 @@ from desktop.tools.events import (
     ToolCallFinished,
     ToolCallStarted,
 )
-from desktop.tools.mcp_config import McpConfig, load_config
+from desktop.tools.mcp_config import McpConfig, McpServerConfig, load_config
 from desktop.tools.mcp_host import McpServer
 from desktop.tools.permissions import Answer, Asker, PermissionPolicy, PermissionRequest
 from desktop.tools.types import BUILTIN, ToolOutcome, ToolSpec
@@ -84,6 +84,22 @@ class Toolbox:
         from desktop.tools.mcp_config import save_config
 
         return save_config(self.mcp_path, McpConfig([s.config for s in self.servers.values()]))
+
+    async def save_server(self, previous: str | None, config: McpServerConfig) -> list[str]:
+        """Add a server (``previous`` None) or replace the one named ``previous``: saved in mcp.json with its
+        secrets in the keyring, the old one stopped (the caller starts the new one). Returns problems."""
+        from desktop.tools.mcp_config import forget_secrets
+
+        old = self.servers.pop(previous, None) if previous is not None else None
+        if old is not None:
+            await old.stop()
+        server = McpServer(config, self.paths.cache_dir / "mcp", self._server_changed)
+        self.servers[config.name] = server
+        problems = await asyncio.to_thread(self.save_config)
+        if old is not None:
+            await asyncio.to_thread(forget_secrets, old.config, config)
+        self._server_changed(server)
+        return problems
 
     async def import_claude_desktop(self, source: Path | None = None) -> tuple[list[str], list[str]]:
         """Add Claude Desktop's servers to mcp.json and start the new ones. Returns (names, problems)."""

@@ -9,6 +9,7 @@ render are re-exported here, so widgets import nothing but ``desktop.ui``.
 from __future__ import annotations
 
 import asyncio
+import dataclasses
 import logging
 from collections.abc import Coroutine
 from typing import Any, Protocol
@@ -38,6 +39,7 @@ from desktop.engine.types import (
     StoredMessage,
 )
 from desktop.tools import events as tool_events
+from desktop.tools.mcp_config import McpServerConfig
 from desktop.tools.mcp_host import ServerStatus
 from desktop.tools.permissions import Answer, ChatApprovalStore, PermissionRequest, SavedApproval
 from desktop.tools.toolbox import Toolbox
@@ -71,6 +73,7 @@ __all__ = [
     "PermissionRequest",
     "SavedApproval",
     "ServerStatus",
+    "McpServerConfig",
 ]
 
 log = logging.getLogger(__name__)
@@ -391,6 +394,20 @@ class Bridge(QObject):
             await server.restart()
         else:
             await server.stop()
+
+    def mcp_config(self, name: str) -> McpServerConfig | None:
+        """A copy of the server's configuration (its secrets included, for the edit form)."""
+        server = self._toolbox.servers.get(name) if self._toolbox is not None else None
+        return dataclasses.replace(server.config) if server is not None else None
+
+    async def save_mcp_server(self, previous: str | None, config: McpServerConfig) -> str:
+        """The add/edit form's server, saved and (when enabled) started; what went wrong in words, or ''."""
+        if self._toolbox is None:
+            return ""
+        problems = await self._toolbox.save_server(previous, config)
+        if config.enabled:  # in the background: a slow server never holds the form
+            self.spawn(self._toolbox.servers[config.name].start())
+        return "; ".join(problems)
 
     async def import_claude_desktop(self, path: str = "") -> str:
         """Import Claude Desktop's MCP servers; the result in words for the page."""

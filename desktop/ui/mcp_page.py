@@ -1,4 +1,4 @@
-"""MCP servers and saved tool approvals: list, enable, restart, log; revoke an "Always" approval."""
+"""MCP servers and saved tool approvals: list, add, edit, enable, restart, log; revoke a saved approval."""
 
 from __future__ import annotations
 
@@ -18,7 +18,8 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
-from desktop.ui.bridge import Bridge, SavedApproval, ServerStatus
+from desktop.ui.bridge import Bridge, McpServerConfig, SavedApproval, ServerStatus
+from desktop.ui.mcp_form import McpServerForm
 
 
 def server_line(status: ServerStatus) -> str:
@@ -34,6 +35,9 @@ class McpPage(QWidget):
         self.servers = QListWidget(self)
         self.servers.setObjectName("mcp_servers")
         self.servers.setAccessibleName(self.tr("MCP servers (check to enable)"))
+        self.add_button = QPushButton(self.tr("A&dd…"), self)
+        self.edit_button = QPushButton(self.tr("&Edit…"), self)
+        self.form: McpServerForm | None = None
         self.restart_button = QPushButton(self.tr("&Restart"), self)
         self.refresh_button = QPushButton(self.tr("Re&fresh"), self)
         self.import_button = QPushButton(self.tr("&Import from Claude Desktop"), self)
@@ -50,6 +54,8 @@ class McpPage(QWidget):
                                 "from Claude Desktop's configuration. Check a server to enable it."), self)
         config.setWordWrap(True)
         row = QHBoxLayout()
+        row.addWidget(self.add_button)
+        row.addWidget(self.edit_button)
         row.addWidget(self.restart_button)
         row.addWidget(self.refresh_button)
         row.addWidget(self.import_button)
@@ -69,9 +75,38 @@ class McpPage(QWidget):
         self.servers.currentRowChanged.connect(lambda _r: self._show_log())
         self.servers.itemChanged.connect(self._toggled)
         self.restart_button.clicked.connect(self._restart)
+        self.add_button.clicked.connect(lambda: self.open_form(None))
+        self.edit_button.clicked.connect(lambda: self.open_form(self.selected()))
+        self.servers.itemDoubleClicked.connect(lambda _item: self.open_form(self.selected()))
         self.refresh_button.clicked.connect(lambda: bridge.spawn(self.reload()))
         self.revoke_button.clicked.connect(self._revoke)
         self.import_button.clicked.connect(lambda: bridge.spawn(self.import_claude_desktop()))
+
+    # --- add and edit -------------------------------------------------------------------------------------
+    def open_form(self, name: str | None) -> McpServerForm | None:
+        """The add form (``name`` None) or the edit form of that server."""
+        original = self.bridge.mcp_config(name) if name is not None else None
+        if name is not None and original is None:
+            return None
+        if self.form is not None:
+            self.form.close()
+            self.form.deleteLater()
+        taken = {s.name for s in self.bridge.mcp_servers()}
+        self.form = McpServerForm(taken, original, self)
+        self.form.saved.connect(lambda previous, config: self.bridge.spawn(self._save(previous, config)))
+        self.form.show()
+        self.form.name.setFocus()
+        return self.form
+
+    async def _save(self, previous: str | None, config: McpServerConfig) -> None:
+        form = self.form
+        if form is not None:
+            form.save_button.setEnabled(False)
+        problems = await self.bridge.save_mcp_server(previous, config)
+        if form is not None:
+            form.accept()
+        self.message.setText(problems or self.tr("Saved {name}").format(name=config.name))
+        await self.reload()
 
     async def import_claude_desktop(self, path: str = "") -> None:
         self.message.setText(await self.bridge.import_claude_desktop(path))
