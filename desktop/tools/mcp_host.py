@@ -23,7 +23,7 @@ from anthropic.lib.tools.mcp import UnsupportedMCPValueError, mcp_content
 
 from desktop.engine.types import Block
 from desktop.tools.mcp_config import McpServerConfig
-from desktop.tools.types import ToolOutcome, ToolSpec
+from desktop.tools.types import ToolOutcome, ToolSpec, definition_digest
 
 START_TIMEOUT = 30.0
 CALL_TIMEOUT = 120.0
@@ -158,7 +158,8 @@ class McpServer:
         definition = {"name": name, "description": (tool.description or "")[:2000],
                       "input_schema": tool.input_schema or {"type": "object"}}
         read_only = bool(tool.annotations and tool.annotations.read_only_hint)
-        return ToolSpec(name, self.config.name, tool.name, definition, read_only, self.config.origin)
+        return ToolSpec(name, self.config.name, tool.name, definition, read_only, self.config.origin,
+                        definition_digest(definition))
 
     async def call(self, tool: str, arguments: dict[str, Any], timeout: float = CALL_TIMEOUT) -> ToolOutcome:
         client = self._client

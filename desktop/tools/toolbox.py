@@ -57,6 +57,7 @@ class Toolbox:
         self._listeners: list[Callable[[EngineEvent], None]] = []
         self._workspaces: dict[int, Workspace | None] = {}
         self._deferred: set[int] = set()  # sessions whose requests offer the MCP tools through a search
+        self._definitions: dict[tuple[tuple[str, ...], bool], list[dict[str, Any]]] = {}
         self._pending: dict[str, asyncio.Future[Answer | None]] = {}
         config = mcp if mcp is not None else load_config(self.mcp_path)
         self.mcp_problems = list(config.problems)
@@ -152,12 +153,21 @@ class Toolbox:
                     window: int | None = None) -> list[dict[str, Any]]:
         specs = self.specs(session_id, state)
         mcp = [s for s in specs if s.server != BUILTIN]
-        if not deferral.should_defer(mcp, window):
+        deferred = deferral.should_defer(mcp, window)
+        if deferred:
+            self._deferred.add(session_id)
+        else:
             self._deferred.discard(session_id)
-            return [dict(s.definition) for s in specs]
-        self._deferred.add(session_id)
-        return [*(dict(s.definition) for s in specs if s.server == BUILTIN), dict(deferral.SEARCH_DEFINITION),
-                dict(deferral.CALL_DEFINITION)]
+        # The same list (the same dicts) while the tools are the same: the estimator knows them by sight.
+        key = (tuple(s.digest or s.name for s in specs), deferred)
+        cached = self._definitions.get(key)
+        if cached is None:
+            if len(self._definitions) > 64:
+                self._definitions.clear()
+            chosen = [s.definition for s in specs if not deferred or s.server == BUILTIN]
+            extra = [deferral.SEARCH_DEFINITION, deferral.CALL_DEFINITION] if deferred else []
+            cached = self._definitions[key] = [dict(d) for d in [*chosen, *extra]]
+        return list(cached)
 
     # --- permission prompts ----------------------------------------------------------------------------------
     async def _ask_by_event(self, request: PermissionRequest) -> Answer | None:

@@ -139,7 +139,27 @@ async def loop_overhead(sc: Scenario, window: int) -> dict[str, float]:
     return {"rounds": rounds, "model_calls": calls, "wall_s": wall, "server_s": srv.served,
             "overhead_ms_per_round": 1000 * engine / rounds,
             "overhead_share": engine / wall if wall else 0.0,
-            "overhead_vs_server": engine / srv.served if srv.served else 0.0}
+            "overhead_vs_server": engine / srv.served if srv.served else 0.0,
+            **by_context(srv)}
+
+
+def by_context(srv: Any, buckets: int = 4) -> dict[str, Any]:
+    """The loop's time per round against the size of the live context: the gap between one response's end and
+    the next request (the engine handling the reply, running the tools, building the request), in quarters of
+    the session, each with its mean request size; and the last quarter's gap as a ratio to the first's."""
+    pairs = [(r, span) for r, span in zip(srv.message_requests(), srv.spans, strict=False)
+             if not srv.summariser.wants_summary(r.body)]
+    requests, spans = [r for r, _ in pairs], [s for _, s in pairs]
+    gaps = [(spans[i + 1][0] - spans[i][1], len(json.dumps(requests[i + 1].body)))
+            for i in range(len(spans) - 1)]
+    if len(gaps) < buckets:
+        return {}
+    size = len(gaps) // buckets
+    parts = [gaps[i * size:(i + 1) * size] for i in range(buckets)]
+    rows = [{"gap_ms": 1000 * sum(g for g, _ in p) / len(p), "request_kb": sum(b for _, b in p) / len(p) / 1000}
+            for p in parts]
+    return {"by_context": rows, "growth": rows[-1]["gap_ms"] / rows[0]["gap_ms"] if rows[0]["gap_ms"] else 0.0}
+
 
 
 # ---------------------------------------------------------------------------------------------- report
@@ -174,6 +194,11 @@ def main(argv: list[str] | None = None) -> int:
           f"{overhead['server_s']:.1f} s; engine overhead {overhead['overhead_ms_per_round']:.1f} ms per tool round "
           f"({100 * overhead['overhead_share']:.0f} % of the turn's wall time, {overhead['overhead_vs_server']:.2f}× "
           "the server's time)")
+    for i, row in enumerate(overhead.get("by_context", [])):
+        print(f"  quarter {i + 1}: requests of {row['request_kb']:.0f} KB on average, {row['gap_ms']:.1f} ms between "
+              "a response and the next request")
+    if overhead.get("growth"):
+        print(f"  last quarter / first quarter: {overhead['growth']:.2f}×")
     return 0
 
 
