@@ -39,6 +39,7 @@ async def test_a_request_from_another_chat_waits_for_it_and_shows_there(qtbot, f
         prompt = win.tools.prompt
         await asyncio.sleep(0.1)
         assert not prompt.isVisible() and prompt.current is None  # not in chat B
+        await until(lambda: "is waiting for your answer: may edit run?" in win.status.text())  # B is told
         await win.bridge.open_session(a)
         await until(lambda: prompt.isVisible())
         assert "edit" in prompt.title.text() and prompt.current.session_id == a
@@ -59,7 +60,7 @@ async def test_a_request_waiting_in_a_closed_chat_still_times_out_and_denies(qtb
         a, _b, ws = await _ask_in_a_then_open_b(win, fake_api, tmp_path)
         await until(lambda: not win.bridge.busy(a), 15)
         prompt = win.tools.prompt
-        assert not prompt.isVisible()
+        assert not prompt.isVisible() and "waiting for your answer" not in win.status.text()
         await win.bridge.open_session(a)
         await until(lambda: len(message_rows(win)) == 4)
         assert not prompt.isVisible() and prompt.current is None  # the timed-out request is gone
