@@ -183,6 +183,32 @@ def by_context(srv: Any, cpu_marks: list[float], buckets: int = 4) -> dict[str, 
 
 
 
+def definitions_estimate(tools: int = 100, repeat: int = 50) -> dict[str, float]:
+    """The cost of estimating MCP tool definitions for one request build (the deferral check and the gauge's
+    "tools"), each definition estimated anew (the baseline: specs without a digest, fresh dicts) and cached."""
+    from desktop.engine import tokens
+    from desktop.tools import deferral
+    from desktop.tools.types import ToolSpec, definition_digest
+
+    defs = [{"name": f"mcp__srv__tool_{i}", "description": "Reads, searches and summarises project files. " * 8,
+             "input_schema": {"type": "object", "required": ["p0"], "properties": {
+                 f"p{j}": {"type": "string", "description": "a parameter of the tool " * 3} for j in range(6)}}}
+            for i in range(tools)]
+    plain = [ToolSpec(d["name"], "srv", d["name"], d) for d in defs]
+    hashed = [ToolSpec(d["name"], "srv", d["name"], d, digest=definition_digest(d)) for d in defs]
+
+    def timed(build: Any) -> float:
+        started = time.perf_counter()
+        for _ in range(repeat):
+            build()
+        return 1000 * (time.perf_counter() - started) / repeat
+
+    base = timed(lambda: (deferral.definitions_cost(plain), tokens.estimate_tools([dict(d) for d in defs])))
+    cached = timed(lambda: (deferral.definitions_cost(hashed), tokens.estimate_tools(defs)))
+    return {"tools": tools, "kb": len(json.dumps(defs)) / 1000, "base_ms": base, "cached_ms": cached,
+            "ratio": cached / base if base else 0.0}
+
+
 # ---------------------------------------------------------------------------------------------- report
 
 def main(argv: list[str] | None = None) -> int:
@@ -202,8 +228,10 @@ def main(argv: list[str] | None = None) -> int:
     base = next(r["billed"] for r in rows if r["policy"] == "claude-code")
     baseline = asyncio.run(loop_overhead(sc, args.window, sdk_body=True))
     overhead = asyncio.run(loop_overhead(sc, args.window))
+    defs = definitions_estimate()
     if args.json:
-        print(json.dumps({"policies": rows, "loop": overhead, "loop_sdk_body": baseline}, indent=1))
+        print(json.dumps({"policies": rows, "loop": overhead, "loop_sdk_body": baseline, "definitions": defs},
+                         indent=1))
         return 0
     chars = sum(len(json.dumps(b)) for s in sc.steps for b in s.user)
     print(f"{args.rounds} tool rounds, {chars:,} characters of tool output, window {args.window:,}")
@@ -226,6 +254,8 @@ def main(argv: list[str] | None = None) -> int:
         print(f"  last quarter / first quarter: {baseline['growth']:.2f}× / {overhead['growth']:.2f}×; per round "
               f"{baseline['overhead_ms_per_round']:.1f} ms / {overhead['overhead_ms_per_round']:.1f} ms "
               f"({overhead['overhead_ms_per_round'] / baseline['overhead_ms_per_round']:.2f}×)")
+    print(f"MCP definitions ({defs['tools']} tools, {defs['kb']:.0f} KB) estimated per request build: "
+          f"{defs['base_ms']:.2f} ms each time / {defs['cached_ms']:.3f} ms cached ({defs['ratio']:.3f}×)")
     return 0
 
 
