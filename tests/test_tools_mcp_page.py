@@ -135,3 +135,20 @@ async def test_allow_for_this_chat_is_listed_with_the_saved_approvals_and_revoke
         _click(qtbot, page.revoke_button)
         await until(lambda: page.approvals.count() == 1)
         assert await log.chat_approvals() == [] and len(await log.approvals()) == 1
+
+
+async def test_remove_a_server_stops_it_and_drops_its_secrets(qtbot, fake_api, precis_home, memory_keyring):
+    write_mcp(precis_home, {"calc": server_config(env={"TOKEN": "t0k"}), "other": {"command": "x", "disabled": True}})
+    async with tool_window(qtbot) as win:
+        toolbox = win.runtime.toolbox
+        await until(lambda: toolbox.servers["calc"].state == "ready", 30)
+        page = win.tools.open_mcp().page
+        await until(lambda: page.servers.count() == 2)
+        win.runtime.toolbox.save_config()  # the secret moves to the keyring, as the page saves it
+        assert memory_keyring.passwords[(SERVICE, "calc:env:TOKEN")] == "t0k"
+        page.servers.setCurrentRow(0)
+        _click(qtbot, page.remove_button)
+        await until(lambda: page.servers.count() == 1)
+        assert "calc" not in toolbox.servers and set(_saved(precis_home)) == {"other"}
+        assert (SERVICE, "calc:env:TOKEN") not in memory_keyring.passwords
+        assert page.message.text() == "Removed calc"

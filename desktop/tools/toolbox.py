@@ -102,6 +102,19 @@ class Toolbox:
         self._server_changed(server)
         return problems
 
+    async def remove_server(self, name: str) -> list[str]:
+        """Stop the server and drop it from mcp.json and its secrets from the keyring. Returns problems."""
+        from desktop.tools.mcp_config import forget_secrets
+
+        server = self.servers.pop(name, None)
+        if server is None:
+            return []
+        await server.stop()
+        problems = await asyncio.to_thread(self.save_config)
+        await asyncio.to_thread(forget_secrets, server.config, None)
+        self._server_changed(server)
+        return problems
+
     async def import_claude_desktop(self, source: Path | None = None) -> tuple[list[str], list[str]]:
         """Add Claude Desktop's servers to mcp.json and start the new ones. Returns (names, problems)."""
         from desktop.tools.mcp_config import import_claude_desktop

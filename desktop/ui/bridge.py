@@ -409,6 +409,10 @@ class Bridge(QObject):
             self.spawn(self._toolbox.servers[config.name].start())
         return "; ".join(problems)
 
+    async def remove_mcp_server(self, name: str) -> str:
+        """The server stopped and forgotten (mcp.json and keyring); what went wrong in words, or ''."""
+        return "; ".join(await self._toolbox.remove_server(name)) if self._toolbox is not None else ""
+
     async def import_claude_desktop(self, path: str = "") -> str:
         """Import Claude Desktop's MCP servers; the result in words for the page."""
         if self._toolbox is None:

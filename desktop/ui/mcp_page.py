@@ -37,6 +37,7 @@ class McpPage(QWidget):
         self.servers.setAccessibleName(self.tr("MCP servers (check to enable)"))
         self.add_button = QPushButton(self.tr("A&dd…"), self)
         self.edit_button = QPushButton(self.tr("&Edit…"), self)
+        self.remove_button = QPushButton(self.tr("Re&move"), self)
         self.form: McpServerForm | None = None
         self.restart_button = QPushButton(self.tr("&Restart"), self)
         self.refresh_button = QPushButton(self.tr("Re&fresh"), self)
@@ -56,6 +57,7 @@ class McpPage(QWidget):
         row = QHBoxLayout()
         row.addWidget(self.add_button)
         row.addWidget(self.edit_button)
+        row.addWidget(self.remove_button)
         row.addWidget(self.restart_button)
         row.addWidget(self.refresh_button)
         row.addWidget(self.import_button)
@@ -77,6 +79,7 @@ class McpPage(QWidget):
         self.restart_button.clicked.connect(self._restart)
         self.add_button.clicked.connect(lambda: self.open_form(None))
         self.edit_button.clicked.connect(lambda: self.open_form(self.selected()))
+        self.remove_button.clicked.connect(self._remove)
         self.servers.itemDoubleClicked.connect(lambda _item: self.open_form(self.selected()))
         self.refresh_button.clicked.connect(lambda: bridge.spawn(self.reload()))
         self.revoke_button.clicked.connect(self._revoke)
@@ -106,6 +109,15 @@ class McpPage(QWidget):
         if form is not None:
             form.accept()
         self.message.setText(problems or self.tr("Saved {name}").format(name=config.name))
+        await self.reload()
+
+    def _remove(self) -> None:
+        if (name := self.selected()) is not None:
+            self.bridge.spawn(self._removed(name))
+
+    async def _removed(self, name: str) -> None:
+        problems = await self.bridge.remove_mcp_server(name)
+        self.message.setText(problems or self.tr("Removed {name}").format(name=name))
         await self.reload()
 
     async def import_claude_desktop(self, path: str = "") -> None:
