@@ -104,7 +104,7 @@ class McpServerForm(QDialog):
         self.cwd.setPlaceholderText(self.tr("optional"))
         self.env = KeyValueRows(self.tr("variable"), self)
         self.url = QLineEdit(self)
-        self.url.setPlaceholderText("https://example.com/mcp")
+        self.url.setPlaceholderText(self.tr("https://example.com/mcp"))
         self.headers = KeyValueRows(self.tr("header"), self)
         self.error = QLabel(self)
         self.error.setObjectName("mcp_form_error")

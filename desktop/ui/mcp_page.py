@@ -155,7 +155,8 @@ class McpPage(QWidget):
                     tool=a.tool, server=server, origin=a.origin[:12])
             else:
                 text = self.tr("{tool}  ({server}) — for the chat “{title}”").format(
-                    tool=a.tool, server=server, title=(titles or {}).get(a.session_id, "") or f"#{a.session_id}")
+                    tool=a.tool, server=server,
+                    title=(titles or {}).get(a.session_id, "") or self.tr("chat {id}").format(id=a.session_id))
             item = QListWidgetItem(text, self.approvals)
             item.setData(Qt.ItemDataRole.UserRole, (a.id, a.session_id))
         self.revoke_button.setEnabled(bool(approvals))
