@@ -149,7 +149,7 @@ class McpPage(QWidget):
     def fill_approvals(self, approvals: list[SavedApproval], titles: dict[int, str] | None = None) -> None:
         self.approvals.clear()
         for a in approvals:
-            server = "built-in" if a.server == "builtin" else a.server
+            server = self.tr("built-in") if a.server == "builtin" else a.server
             if a.session_id is None:
                 text = self.tr("{tool}  ({server}, origin {origin}) — always").format(
                     tool=a.tool, server=server, origin=a.origin[:12])
