@@ -9,33 +9,17 @@ from __future__ import annotations
 import json
 import os
 import subprocess
-import sys
 import zipfile
 from pathlib import Path
 
 import pytest
 
 from tests.cli_faults import env_for
+from tests.installed import BIN, build_wheel, clean_venv
 
 ROOT = Path(__file__).resolve().parent.parent
-BIN = "Scripts" if sys.platform == "win32" else "bin"
 
 pytestmark = pytest.mark.timeout(400)
-
-
-def build_wheel(source: Path, out: Path) -> Path:
-    """``pip wheel`` of ``source`` with this interpreter's setuptools (no isolated build environment)."""
-    subprocess.run([sys.executable, "-m", "pip", "wheel", "-q", "--no-deps", "--no-build-isolation", "-w", str(out),
-                    str(source)], check=True, capture_output=True, text=True)
-    return next(out.glob("precis-*.whl"))
-
-
-def clean_venv(wheel: Path, where: Path) -> Path:
-    base = getattr(sys, "_base_executable", sys.executable)
-    subprocess.run([base, "-m", "venv", str(where)], check=True)
-    subprocess.run([str(where / BIN / "python"), "-m", "pip", "install", "-q", "--disable-pip-version-check",
-                    str(wheel)], check=True, capture_output=True, text=True)
-    return where
 
 
 def launch(venv: Path, home: Path, base_url: str, report: Path) -> subprocess.CompletedProcess[str]:

@@ -1,0 +1,25 @@
+"""Precis as a user installs it: the wheel built from this tree, installed into a clean venv (dependencies from
+the package index). Used by tests/test_install.py and packaging/shot_desktop_launch.py."""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+from pathlib import Path
+
+BIN = "Scripts" if sys.platform == "win32" else "bin"
+
+
+def build_wheel(source: Path, out: Path) -> Path:
+    """``pip wheel`` of ``source`` with this interpreter's setuptools (no isolated build environment)."""
+    subprocess.run([sys.executable, "-m", "pip", "wheel", "-q", "--no-deps", "--no-build-isolation", "-w", str(out),
+                    str(source)], check=True, capture_output=True, text=True)
+    return next(out.glob("precis-*.whl"))
+
+
+def clean_venv(wheel: Path, where: Path) -> Path:
+    base = getattr(sys, "_base_executable", sys.executable)
+    subprocess.run([base, "-m", "venv", str(where)], check=True)
+    subprocess.run([str(where / BIN / "python"), "-m", "pip", "install", "-q", "--disable-pip-version-check",
+                    str(wheel)], check=True, capture_output=True, text=True)
+    return where
