@@ -14,7 +14,7 @@ from collections.abc import Mapping
 from pathlib import Path
 
 from desktop import APP_ID
-from desktop import resources as assets
+from desktop import resources
 
 GUI_SCRIPT = "precis-gui"
 
@@ -58,7 +58,7 @@ def exec_line(command: list[str]) -> str:
 def entry_text(command: list[str]) -> str:
     """The shipped desktop entry with ``Exec=`` (and ``TryExec=``) naming ``command``."""
     lines = []
-    for line in assets.desktop_entry().splitlines():
+    for line in resources.desktop_entry().splitlines():
         if line.startswith("Exec="):
             line = f"Exec={exec_line(command)}"
         elif line.startswith("TryExec="):
@@ -69,12 +69,12 @@ def entry_text(command: list[str]) -> str:
 
 def targets(home: Path) -> dict[Path, Path | None]:
     """Every file ``install`` writes under ``home`` -> the shipped file it copies (None: the generated entry)."""
-    out: dict[Path, Path | None] = {home / "applications" / assets.DESKTOP_ENTRY: None}
+    out: dict[Path, Path | None] = {home / "applications" / resources.DESKTOP_ENTRY: None}
     hicolor = home / "icons" / "hicolor"
-    for size, source in assets.icon_files().items():
+    for size, source in resources.icon_files().items():
         folder = hicolor / ("scalable" if size is None else f"{size}x{size}") / "apps"
         out[folder / f"{APP_ID}{source.suffix}"] = source
-    out[home / "metainfo" / assets.METAINFO] = assets.root() / assets.METAINFO
+    out[home / "metainfo" / resources.METAINFO] = resources.root() / resources.METAINFO
     return out
 
 

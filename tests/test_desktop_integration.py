@@ -4,6 +4,7 @@
 from __future__ import annotations
 
 import configparser
+import re
 import shutil
 import subprocess
 import xml.etree.ElementTree as ET
@@ -121,3 +122,12 @@ def test_the_window_icon_carries_every_size(qapp):
     icon = app_icon()
     assert {s.width() for s in icon.availableSizes()} >= {16, 32, 48, 64, 128, 256, 512}
     assert not icon.pixmap(QSize(48, 48)).isNull()
+
+
+def test_only_desktop_resources_knows_where_the_assets_live():
+    # Paths computed from a module's own location break in a zip or a bundle; importlib.resources does not.
+    literal = re.compile(r"""["'](?:assets|resources)["'/]""")
+    offenders = [p.relative_to(ROOT).as_posix() for p in (ROOT / "desktop").rglob("*.py")
+                 if p.name != "resources.py" and literal.search(p.read_text("utf-8"))]
+    assert offenders == []
+    assert literal.search((ROOT / "desktop" / "resources.py").read_text("utf-8"))  # the pattern does find it

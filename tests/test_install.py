@@ -42,6 +42,9 @@ def test_the_wheel_carries_every_asset(installed):
     names = set(zipfile.ZipFile(wheel).namelist())
     shipped = {p.relative_to(ROOT).as_posix() for p in (ROOT / "desktop" / "assets").rglob("*") if p.is_file()}
     assert shipped and shipped <= names, sorted(shipped - names)
+    # Each translation source goes with its compiled .qm (setup.py builds them; none before the first .ts).
+    sources = {p.relative_to(ROOT).as_posix() for p in (ROOT / "desktop" / "i18n").glob("*.ts")}
+    assert sources <= names and {s[:-3] + ".qm" for s in sources} <= names, sorted(names)
     entry_points = zipfile.ZipFile(wheel).read("precis-0.1.0.dist-info/entry_points.txt").decode()
     assert "[gui_scripts]\nprecis-gui = desktop.ui.app:run_app" in entry_points
     assert "[console_scripts]\nprecis = desktop.cli.main:main" in entry_points
@@ -54,7 +57,7 @@ def test_the_installed_window_loads_its_icon_and_style_sheet(installed, tmp_path
     assert res.returncode == 0, res.stderr
     assert "Cannot open file" not in res.stderr and "Traceback" not in res.stderr, res.stderr
     facts = json.loads(report.read_text("utf-8"))
-    assert Path(facts["assets"]).is_relative_to(venv), facts  # read from the install, not from this checkout
+    assert Path(facts["assets_folder"]).is_relative_to(venv), facts  # read from the install, not from this checkout
     assert facts["icon_renders"] and facts["svg_renders"], facts
     assert {16, 32, 48, 64, 128, 256, 512} <= set(facts["icon_sizes"]), facts
     assert facts["stylesheet_chars"] > 100 and facts["stylesheet_is_shipped"], facts

@@ -26,7 +26,7 @@ def facts(app: QApplication, window: QWidget) -> dict[str, object]:
         "svg_renders": not svg.pixmap(QSize(96, 96)).isNull(),
         "stylesheet_chars": len(app.styleSheet()),
         "stylesheet_is_shipped": bool(app.styleSheet()) and app.styleSheet() == resources.stylesheet(),
-        "assets": str(resources.root()),
+        "assets_folder": str(resources.root()),
     }
 
 
