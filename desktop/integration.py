@@ -13,8 +13,7 @@ import sys
 from collections.abc import Mapping
 from pathlib import Path
 
-from desktop import APP_ID
-from desktop import resources
+from desktop import APP_ID, resources
 
 GUI_SCRIPT = "precis-gui"
 

@@ -17,7 +17,8 @@ from PySide6.QtGui import QIcon  # noqa: E402
 from PySide6.QtWidgets import QApplication  # noqa: E402
 
 from desktop import APP_ID, APP_NAME
-from desktop.resources import icon_files, stylesheet
+from desktop.resources import icon_files, icon_path, stylesheet
+from desktop.resources import root as assets_root
 from desktop.runtime import Runtime, StorageError, open_runtime, toolbox_factory
 
 if TYPE_CHECKING:
@@ -61,7 +62,8 @@ async def _run_window(app: QApplication, runtime: Runtime, quit_after: float | N
     if startup := os.environ.get("PRECIS_STARTUP_REPORT"):  # install checks: what the window really loaded
         from desktop.ui import startup_report
 
-        startup_report.write(startup, app, window)
+        shipped = startup_report.Shipped(assets_root(), icon_path(), stylesheet())
+        startup_report.write(startup, app, window, shipped)
     if quit_after is not None:
         loop.call_later(quit_after, window.close)
     if report := os.environ.get("PRECIS_BENCH_REPORT"):  # tests/bench/bench_window.py: write timings, quit
