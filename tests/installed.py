@@ -3,6 +3,7 @@ the package index). Used by tests/test_install.py and packaging/shot_desktop_lau
 
 from __future__ import annotations
 
+import shutil
 import subprocess
 import sys
 from pathlib import Path
@@ -10,10 +11,17 @@ from pathlib import Path
 BIN = "Scripts" if sys.platform == "win32" else "bin"
 
 
+# Left out of the copy that is built: a stale build/ would put files that no longer exist into the wheel.
+NOT_SOURCES = shutil.ignore_patterns(".git", ".venv", "build", "dist", "*.egg-info", "__pycache__", ".*_cache")
+
+
 def build_wheel(source: Path, out: Path) -> Path:
-    """``pip wheel`` of ``source`` with this interpreter's setuptools (no isolated build environment)."""
+    """``pip wheel`` of a fresh copy of ``source`` with this interpreter's setuptools (no isolated build
+    environment to fill from the index)."""
+    tree = out / "source"
+    shutil.copytree(source, tree, ignore=NOT_SOURCES, symlinks=True)
     subprocess.run([sys.executable, "-m", "pip", "wheel", "-q", "--no-deps", "--no-build-isolation", "-w", str(out),
-                    str(source)], check=True, capture_output=True, text=True)
+                    str(tree)], check=True, capture_output=True, text=True)
     return next(out.glob("precis-*.whl"))
 
 
