@@ -28,9 +28,10 @@ def data_home(env: Mapping[str, str] | None = None) -> Path:
 def launcher() -> list[str]:
     """The command the desktop entry runs: the bundle's own executable when frozen, else the ``precis-gui``
     script installed beside this interpreter (a venv, pipx), else the one on PATH, else ``python -m desktop``."""
-    if getattr(sys, "frozen", False):
-        return [sys.executable]
     suffix = ".exe" if sys.platform == "win32" else ""
+    if getattr(sys, "frozen", False):  # the bundle: its window executable sits beside its CLI one
+        window = Path(sys.executable).with_name(f"{GUI_SCRIPT}{suffix}")
+        return [str(window if window.exists() else Path(sys.executable))]
     beside = Path(sys.executable).parent / f"{GUI_SCRIPT}{suffix}"
     if beside.exists():
         return [str(beside.absolute())]

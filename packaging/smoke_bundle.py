@@ -2,7 +2,8 @@
 
 1. the bundle's ``precis chat --new`` sends a message and prints the server's reply (the SDK, the store, the
    engine, all frozen);
-2. the bundle's ``precis-gui`` starts offscreen, opens that chat, reports what it loaded (icon, style sheet,
+2. the bundle's ``precis install-desktop`` (into a scratch folder) names the bundle's ``precis-gui``; that
+   ``precis-gui`` starts offscreen, opens that chat, reports what it loaded (icon, style sheet,
    rows of the chat) and quits;
 3. cold start, bundle against the dev venv (``python -m desktop``) in this same run: process spawn -> window
    shown, medians of ``--runs`` fresh processes each, with the same home.
@@ -65,6 +66,10 @@ def smoke(bundle: Path, runs: int) -> dict[str, object]:
         if chat.returncode or REPLY not in chat.stdout:
             out["chat_stderr"] = chat.stderr[-2000:]
             return out
+        subprocess.run([str(bundle / "precis"), "install-desktop", "--data-home", str(work / "share")], env=env,
+                       check=True, capture_output=True, timeout=60)
+        entry = (work / "share" / "applications" / "io.github.precis.Precis.desktop").read_text("utf-8")
+        out["desktop_entry_exec"] = next(line[5:] for line in entry.splitlines() if line.startswith("Exec="))
         startup, bench = work / "startup.json", work / "open.json"
         gui = subprocess.run([str(bundle / "precis-gui")], timeout=120, capture_output=True, text=True,
                              env={**env, "PRECIS_STARTUP_REPORT": str(startup), "PRECIS_BENCH_REPORT": str(bench),
@@ -92,7 +97,8 @@ def passed(result: dict[str, object]) -> bool:
     startup = result.get("startup")
     return (result.get("chat_reply_ok") is True and result.get("gui_exit") == 0 and isinstance(startup, dict)
             and bool(startup.get("icon_renders")) and bool(startup.get("svg_renders"))
-            and bool(startup.get("stylesheet_is_shipped")) and int(str(result.get("chat_rows_shown", 0))) >= 2)
+            and bool(startup.get("stylesheet_is_shipped")) and int(str(result.get("chat_rows_shown", 0))) >= 2
+            and str(result.get("desktop_entry_exec", "")).endswith("/precis-gui"))
 
 
 def main(argv: list[str] | None = None) -> int:

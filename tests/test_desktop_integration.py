@@ -7,6 +7,7 @@ import configparser
 import re
 import shutil
 import subprocess
+import sys
 import xml.etree.ElementTree as ET
 from pathlib import Path
 
@@ -78,6 +79,17 @@ def test_exec_line_quotes_as_the_desktop_entry_spec_says(tmp_path):
 def test_launcher_is_the_gui_script_beside_this_interpreter():
     command = integration.launcher()
     assert Path(command[0]).name in ("precis-gui", "precis-gui.exe") or command[1:] == ["-m", "desktop", "gui"]
+
+
+def test_launcher_in_a_bundle_is_its_window_executable(tmp_path, monkeypatch):
+    cli, gui = tmp_path / "precis", tmp_path / integration.GUI_SCRIPT
+    cli.write_bytes(b"")
+    monkeypatch.setattr(sys, "frozen", True, raising=False)
+    monkeypatch.setattr(sys, "executable", str(cli))
+    monkeypatch.setattr(sys, "platform", "linux")
+    assert integration.launcher() == [str(cli)]  # a bundle with one executable: that one
+    gui.write_bytes(b"")
+    assert integration.launcher() == [str(gui)]  # `precis install-desktop` from the bundle names precis-gui
 
 
 def test_shipped_entry_is_valid():
