@@ -266,6 +266,8 @@ class MainWindow(QMainWindow):
         self.chat.card_action.connect(self._on_card_action)
         self.chat.edit_requested.connect(self._edit_message)
         self.chat.delete_requested.connect(self._delete_message)
+        self.chat.regenerate_requested.connect(self.regenerate)
+        self.chat.version_requested.connect(self.switch_version)
         self.welcome.form.submitted.connect(self._apply_choice)
         self.welcome.form.test_requested.connect(lambda p, key: b.spawn(b.test_connection(p, key)))
         b.connection_tested.connect(self._on_connection_tested)
@@ -312,12 +314,12 @@ class MainWindow(QMainWindow):
         editing, self._editing = self._editing, None
         self._show_editing(False)
         if editing is not None and editing[0] == self.session_id:
-            self.bridge.spawn(self.bridge.edit_and_resend(self.session_id, editing[1], text))
+            self.bridge.spawn(self.bridge.edit_message(editing[1], text))
             return
         self.bridge.spawn(self.bridge.send(self.session_id, text, files or []))
 
     def _edit_message(self, message_id: int) -> None:
-        """Put the message back in the composer; sending replaces it and everything after it (in this chat)."""
+        """Put the message back in the composer; sending adds it as a new version (the earlier one stays)."""
         row = self.chat_model.row_at(self.chat_model.row_of(message_id))
         if row.message is None or self.session_id is None:
             return
@@ -328,8 +330,8 @@ class MainWindow(QMainWindow):
         self.composer.set_draft(text, [])
         self._show_editing(True)
         self.composer.edit.setFocus()
-        self.toast.show_message(self.tr("Editing a message: sending replaces it and every message after it. "
-                                        "Esc cancels."))
+        self.toast.show_message(self.tr("Editing a message: sending adds a new version; the earlier one stays "
+                                        "(‹ › under the message). Esc cancels."))
 
     def all_drafts(self) -> dict[int, tuple[str, list[str]]]:
         """Every chat's unsent draft, the open chat's included (its own while an edit borrows the composer)."""
@@ -375,8 +377,23 @@ class MainWindow(QMainWindow):
 
     def _show_editing(self, editing: bool) -> None:
         self.composer.edit.setPlaceholderText(
-            self.tr("Editing: sending replaces the message and what follows") if editing else self._placeholder)
+            self.tr("Editing: sending adds a new version of the message") if editing else self._placeholder)
         self.composer.cancel_edit_button.setVisible(editing)
+
+    def regenerate(self, message_id: int) -> None:
+        """Answer again in place of a reply (a new version; the old one stays)."""
+        if self.session_id is not None and not self.bridge.busy(self.session_id):
+            self.banner.hide()
+            self.bridge.spawn(self.bridge.regenerate(message_id))
+
+    def switch_version(self, message_id: int, delta: int) -> None:
+        """‹ / ›: show another version of a message; the page is read again when the path moved."""
+        if self.session_id is None:
+            return
+        if self.bridge.busy(self.session_id):
+            self.toast.show_message(self.tr("Versions can be switched when the reply has finished."))
+            return
+        self.bridge.spawn(self.bridge.switch_version(message_id, delta))
 
     def _delete_message(self, message_id: int) -> None:
         if self.session_id is None:
@@ -561,6 +578,8 @@ class MainWindow(QMainWindow):
                 self._on_compactions(list(records))
             case events.Notice(text=text, level=level):
                 self.toast.show_message(text, level)
+            case events.PathChanged():
+                self.bridge.spawn(self.bridge.open_session(event.session_id))
 
     def _on_sessions(self, sessions: list[SessionInfo]) -> None:
         self.sidebar.set_sessions(sessions)
@@ -591,7 +610,7 @@ class MainWindow(QMainWindow):
         self.sidebar.select(session.id)
         self.banner.hide()
         self.status.clear()
-        self.chat_model.set_messages(page.messages, page.has_older)
+        self.chat_model.set_messages(page.messages, page.has_older, page.versions)
         self._records = list(page.compactions)  # what the page was cut by: seen, nothing to collapse
         self._on_compactions(page.compactions)
         keep, self._keep_card = self._keep_card, None
@@ -604,7 +623,7 @@ class MainWindow(QMainWindow):
 
     def _on_older(self, session_id: int, page: Page) -> None:
         if session_id == self.session_id:
-            self.chat_model.prepend_older(page.messages, page.has_older)
+            self.chat_model.prepend_older(page.messages, page.has_older, page.versions)
             self.chat.older_request_done()
 
     def _on_status(self, event: events.StatusChanged) -> None:
