@@ -220,3 +220,29 @@ def test_bulk_rows_follow_the_active_path(tmp_path):
     assert repo.page(s.id).versions == {rows[1].id: (2, 2)}
     assert repo.get_session(s.id).message_count == 3
     repo.close()
+
+
+async def test_the_cli_exports_and_continues_the_path_the_window_shows(engine, fake_api, precis_home):
+    import asyncio
+    import json
+    import os
+
+    from tests.test_cli import run
+
+    sid = (await engine.store.create_session("cli")).id
+    await three_turns(engine, fake_api, sid)
+    rows = await engine.store.messages(sid)
+    fake_api.queue_text("answer 1, again")
+    await engine.regenerate(sid, rows[3].id)
+    env = {**os.environ, "PRECIS_HOME": str(precis_home), "ANTHROPIC_BASE_URL": fake_api.base_url,
+           "ANTHROPIC_API_KEY": "test-key"}
+    out = await asyncio.to_thread(run, ["export", str(sid), "--format", "json"], env)
+    assert out.returncode == 0, out.stderr
+    exported = json.loads(out.stdout)["messages"]
+    assert [m["content"][0]["text"] for m in exported] == ["question 0", "answer 0", "question 1",
+                                                           "answer 1, again"]
+    fake_api.queue_text("from the terminal")
+    res = await asyncio.to_thread(run, ["chat", "--session", str(sid), "question 2, from the CLI"], env)
+    assert res.returncode == 0, res.stderr
+    assert texts(fake_api.message_requests()[-1].body["messages"]) == [
+        "question 0", "answer 0", "question 1", "answer 1, again", "question 2, from the CLI"]

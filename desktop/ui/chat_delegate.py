@@ -417,15 +417,22 @@ class ChatDelegate(QStyledItemDelegate):
     def _paint_versions(self, painter: QPainter, geo: _Geometry, versions: tuple[int, int],
                         palette: QPalette) -> None:
         prev, label_rect, nxt, label = self._versions_layout(geo, versions)
-        text = palette.color(QPalette.ColorRole.Text)
-        muted = _blend(palette.color(QPalette.ColorRole.Base), text, 0.35)
-        readable = _blend(palette.color(QPalette.ColorRole.Base), text, 0.72)
+        base, text = palette.color(QPalette.ColorRole.Base), palette.color(QPalette.ColorRole.Text)
+        pill = prev.united(nxt)
+        painter.setPen(Qt.PenStyle.NoPen)
+        painter.setBrush(_blend(base, text, 0.07))
+        painter.drawRoundedRect(pill, pill.height() / 2, pill.height() / 2)
+        readable, muted = _blend(base, text, 0.8), _blend(base, text, 0.3)
         painter.setFont(self._tag_font())
-        for rect, glyph, live in ((prev, "‹", versions[0] > 1), (nxt, "›", versions[0] < versions[1])):
-            painter.setPen(readable if live else muted)
-            painter.drawText(rect, Qt.AlignmentFlag.AlignCenter, glyph)
         painter.setPen(readable)
         painter.drawText(label_rect, Qt.AlignmentFlag.AlignCenter, label)
+        arrows = QFont(self._tag_font())
+        arrows.setPointSizeF(arrows.pointSizeF() * 1.5)
+        arrows.setBold(True)
+        painter.setFont(arrows)
+        for rect, glyph, live in ((prev, "‹", versions[0] > 1), (nxt, "›", versions[0] < versions[1])):
+            painter.setPen(readable if live else muted)
+            painter.drawText(rect.translated(0, -1), Qt.AlignmentFlag.AlignCenter, glyph)
 
     def _version_click(self, index: Index, rect: QRect, pos: QPointF) -> bool:
         """A click on ‹ or ›: ask for that version (the window switches and reloads the page)."""

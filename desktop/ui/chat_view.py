@@ -193,10 +193,15 @@ class ChatView(QListView):
             return ""
         return self._delegate.anchor_at(index, self.visualRect(index), QPointF(pos))
 
+    def _over_version_arrow(self, pos: QPointF) -> bool:
+        index = self.indexAt(pos.toPoint())
+        rects = self._delegate.version_rects(index, self.visualRect(index)) if index.isValid() else None
+        return rects is not None and any(r.contains(pos) for r in rects)
+
     def mouseMoveEvent(self, event: QMouseEvent) -> None:  # noqa: N802
         shape = (
             Qt.CursorShape.PointingHandCursor
-            if self.anchor_at(event.position())
+            if self.anchor_at(event.position()) or self._over_version_arrow(event.position())
             else Qt.CursorShape.ArrowCursor
         )
         self.viewport().setCursor(shape)
