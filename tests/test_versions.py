@@ -246,3 +246,16 @@ async def test_the_cli_exports_and_continues_the_path_the_window_shows(engine, f
     assert res.returncode == 0, res.stderr
     assert texts(fake_api.message_requests()[-1].body["messages"]) == [
         "question 0", "answer 0", "question 1", "answer 1, again", "question 2, from the CLI"]
+
+
+async def test_deleting_the_shown_version_shows_the_other_one(engine, fake_api):
+    sid = (await engine.store.create_session("delete a version")).id
+    await three_turns(engine, fake_api, sid)
+    rows = await engine.store.messages(sid)
+    fake_api.queue_text("answer 2, again")
+    again = await engine.regenerate(sid, rows[5].id)
+    await engine.delete_message(sid, again.id)
+    assert texts(await engine.store.messages(sid)) == texts(rows)  # not a question left without its answer
+    assert (await engine.store.page(sid)).versions == {}
+    request = await request_of(engine, sid)
+    assert texts(request["messages"])[:6] == texts(rows)

@@ -412,6 +412,7 @@ class ChatEngine:
         await self.store.delete_message(message_id)
         self.emit(MessageRemoved(session_id, message_id))
         await self._reload(self.view(session_id), "delete")
+        self.emit(PathChanged(session_id))  # another version may be shown in its place
 
     async def edit_and_resend(self, session_id: int, message_id: int, text: str) -> StoredMessage | None:
         """Send an edited copy of a user message as a new version of it (see ``edit_message``)."""
@@ -458,11 +459,16 @@ class ChatEngine:
             view.invalidate()
             g = await view.gather()
             self.emit(CompactionChanged(session_id, "version", tuple(g.compactions)))
+            written: StoredMessage | None = None
             try:
-                return await write()
+                written = await write()
+                return written
             finally:
-                if await asyncio.shield(self.store.restore_branch(session_id, fork)):
-                    await self._reload(view, "version")
+                # Nothing written (refused, failed, stopped early): the old path comes back, and the kept rows
+                # are read again (a failed reply's empty row was deleted meanwhile).
+                restored = await asyncio.shield(self.store.restore_branch(session_id, fork))
+                if restored or written is None:
+                    await asyncio.shield(self._reload(view, "version"))
                 self.emit(PathChanged(session_id))
 
     async def switch_version(self, session_id: int, message_id: int, delta: int) -> bool:

@@ -539,9 +539,11 @@ class Repo:
         Its usage leaves the session's totals: they are the sum over the rows still stored."""
         M = self.m.Message
         with self.db.atomic():
-            row = M.select(M.session, M.model, M.usage).where(M.id == message_id).first()
+            row = M.select(M.session, M.model, M.usage, M.parent_id, M.off_path).where(M.id == message_id).first()
             versions.detach(self.db, message_id)
             M.delete().where(M.id == message_id).execute()
+            if row is not None and row.off_path is None:
+                versions.fill_gap(self.db, row.session_id, row.parent_id)
             if row is not None:
                 self._add_totals(row.session_id, _tally([(row.model, stored_usage(row.usage))], -1))
 

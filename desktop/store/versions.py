@@ -193,6 +193,19 @@ def detach(db: pw.SqliteDatabase, message_id: int) -> None:
                    (parent or 0, message_id))
 
 
+def fill_gap(db: pw.SqliteDatabase, session_id: int, parent: int | None) -> None:
+    """After the shown row under ``parent`` was deleted without children: show the newest other version there
+    (with the leaf last shown under it), so no stored version is left unreachable from the path."""
+    if leaf(db, session_id) != parent:
+        return
+    others = siblings(db, session_id, parent)
+    if not others:
+        return
+    remembered = (_state(db, session_id).get(LEAVES_KEY) or {}).get(str(others[-1]))
+    target = remembered if isinstance(remembered, int) and is_under(db, remembered, others[-1]) else None
+    set_path(db, session_id, target or descendants_leaf(db, session_id, others[-1]), parent or 0)
+
+
 def link_appended(db: pw.SqliteDatabase, session_id: int, after_id: int, parent: int | None) -> None:
     """Rows bulk-inserted after ``after_id`` (imports): each follows the previous one, the first the old leaf."""
     db.execute_sql(

@@ -314,8 +314,12 @@ class Bridge(QObject):
 
     async def edit_message(self, message_id: int, text: str) -> None:
         """Send an edited user message as a new version of it; the old one stays."""
-        if (sid := await self._session_of(message_id)) is not None:
+        if (sid := await self._session_of(message_id)) is None:
+            return
+        try:
             await self._engine.edit_message(sid, message_id, text)
+        except MessageTooLong as exc:  # nothing was stored: the earlier version is shown again
+            self.notice.emit(sid, str(exc), "error")
 
     async def switch_version(self, message_id: int, delta: int) -> bool:
         """Show the previous (-1) or next (+1) version of a message and the conversation under it."""
