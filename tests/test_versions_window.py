@@ -124,3 +124,46 @@ async def test_versions_round_trip_with_a_compaction_between(qtbot, fake_api):
                                                                               "one more"]
         assert not {"second reply", "third reply", "after the summary, edited"} & set(sent)
         await close_window(win, bridge)
+
+
+def test_the_arrows_the_menu_and_the_keyboard_ask_for_the_version_beside_it(qtbot):
+    from desktop.engine.types import StoredMessage
+    from desktop.ui.chat_model import ChatModel
+    from desktop.ui.chat_view import ChatView
+
+    view = ChatView()
+    model = ChatModel(view)
+    view.setModel(model)
+    view.resize(640, 480)
+    qtbot.addWidget(view)
+    view.show()
+    qtbot.waitExposed(view)
+    rows = [StoredMessage(1, 1, "user", [{"type": "text", "text": "question"}]),
+            StoredMessage(3, 1, "assistant", [{"type": "text", "text": "first of two"}], parent_id=1)]
+    model.set_messages(rows, False, {3: (1, 2)})
+    view.doItemsLayout()
+    asked: list[tuple[int, int]] = []
+    view.version_requested.connect(lambda mid, delta: asked.append((mid, delta)))
+    reply = model.index(1, 0)
+    assert view.delegate.version_rects(model.index(0, 0), view.visualRect(model.index(0, 0))) is None
+    prev, nxt = view.delegate.version_rects(reply, view.visualRect(reply))
+    qtbot.mouseClick(view.viewport(), Qt.MouseButton.LeftButton, pos=prev.center().toPoint())
+    assert asked == []  # already the first version: ‹ does nothing
+    qtbot.mouseClick(view.viewport(), Qt.MouseButton.LeftButton, pos=nxt.center().toPoint())
+    assert asked == [(3, 1)]
+    menu = {a.text(): a for a in view.build_context_menu(view.visualRect(reply).center()).actions()}
+    assert "Regenerate" in menu and not menu["Previous version (1/2)"].isEnabled()
+    menu["Next version (1/2)"].trigger()
+    user_menu = [a.text() for a in view.build_context_menu(view.visualRect(model.index(0, 0)).center()).actions()]
+    assert "Regenerate" not in user_menu and not any("version" in t for t in user_menu)
+    view.setFocus()
+    view.setCurrentIndex(reply)
+    qtbot.keyClick(view, Qt.Key.Key_Right, Qt.KeyboardModifier.AltModifier)
+    qtbot.keyClick(view, Qt.Key.Key_Left, Qt.KeyboardModifier.AltModifier)  # nothing before version 1
+    assert asked == [(3, 1), (3, 1), (3, 1)]
+    assert "Version 1 of 2" in str(reply.data(Qt.ItemDataRole.AccessibleDescriptionRole))
+    # The arrows take a line under the bubble; the same reply without versions has none.
+    with_versions = view.sizeHintForRow(1)
+    model.set_messages(rows, False)
+    view.doItemsLayout()
+    assert view.sizeHintForRow(1) < with_versions

@@ -16,7 +16,15 @@ from dataclasses import dataclass, field, replace
 from enum import IntEnum
 from typing import Any, Literal
 
-from PySide6.QtCore import QAbstractListModel, QByteArray, QModelIndex, QPersistentModelIndex, Qt, QTimer
+from PySide6.QtCore import (
+    QAbstractListModel,
+    QByteArray,
+    QCoreApplication,
+    QModelIndex,
+    QPersistentModelIndex,
+    Qt,
+    QTimer,
+)
 
 from desktop.ui.bridge import CUT_STOP_REASONS, Block, StoredMessage
 from desktop.ui.markdown_render import extract_code_blocks
@@ -129,7 +137,17 @@ def accessible_text(row: ChatRow) -> str:
 
 
 def accessible_status(row: ChatRow) -> str:
-    """The row's tag in words (interrupted, error, shortened in the context), '' when there is none."""
+    """The row's tag in words (interrupted, error, shortened in the context), '' when there is none; a message
+    with other versions says which one it is first."""
+    status = _accessible_tag(row)
+    if row.versions is None:
+        return status
+    which = QCoreApplication.translate("ChatModel", "Version %1 of %2 (Alt+Left, Alt+Right)").replace(
+        "%1", str(row.versions[0])).replace("%2", str(row.versions[1]))
+    return f"{which}. {status}" if status else which
+
+
+def _accessible_tag(row: ChatRow) -> str:
     if row.status == "interrupted":
         return "Interrupted"
     if row.status == "error":
