@@ -259,3 +259,79 @@ async def test_deleting_the_shown_version_shows_the_other_one(engine, fake_api):
     assert (await engine.store.page(sid)).versions == {}
     request = await request_of(engine, sid)
     assert texts(request["messages"])[:6] == texts(rows)
+
+
+def path_invariants(repo, sid: int) -> None:  # noqa: ANN001
+    """The shown path is one chain from the first row; every row hangs from a stored row of its session; every
+    compaction offered summarises the shown path."""
+    rows = repo.db.execute_sql("SELECT id, parent_id, off_path FROM messages WHERE session_id = ? ORDER BY id",
+                               (sid,)).fetchall()
+    ids = {r[0] for r in rows}
+    shown = [r for r in rows if r[2] is None]
+    assert all(parent is None or parent in ids for _i, parent, _o in rows)
+    assert [r[1] for r in shown] == [None, *[r[0] for r in shown[:-1]]]
+    on_path = {r[0] for r in shown}
+    for c in repo.compactions(sid):
+        assert c.covers_through_message_id in on_path or c.covers_through_message_id <= 0
+
+
+async def test_random_versions_compactions_undo_and_deletes_keep_the_path_whole(small_engine, fake_api):
+    import random
+
+    from tests.test_compaction_engine import prose
+
+    eng = small_engine
+    rng = random.Random(13)
+    sid = (await eng.store.create_session("random", "claude-test")).id
+    n = 0
+    seen: set[str] = set()  # what the run did (the test must have met each kind of change)
+
+    def word() -> str:
+        nonlocal n
+        n += 1
+        return f"w{n}x"
+
+    for _step in range(40):
+        rows = await eng.store.messages(sid)
+        op = rng.choice(["send", "send", "regenerate", "edit", "switch", "compact", "undo", "delete"]
+                        if rows else ["send"])
+        users = [m for m in rows if m.role == "user"]
+        replies = [m for m in rows if m.role == "assistant"]
+        if op == "send" or (op == "regenerate" and not replies):
+            fake_api.queue_text(f"{word()} " + prose(120, n))
+            await eng.send(sid, f"{word()} " + prose(150, n))
+        elif op == "regenerate":
+            fake_api.queue_text(f"{word()} " + prose(120, n))
+            await eng.regenerate(sid, rng.choice(replies).id)
+        elif op == "edit":
+            fake_api.queue_text(f"{word()} " + prose(120, n))
+            await eng.edit_message(sid, rng.choice(users).id, f"{word()} " + prose(150, n))
+        elif op == "switch":
+            page = await eng.store.page(sid, originals=True, size=500)
+            if page.versions:
+                mid = rng.choice(sorted(page.versions))
+                pos, count = page.versions[mid]
+                assert await eng.switch_version(sid, mid, rng.choice([d for d in (-1, 1) if 1 <= pos + d <= count]))
+        elif op == "compact":
+            await eng.compact(sid, "manual")
+        elif op == "undo":
+            await eng.undo_compaction(sid)
+        elif op == "delete" and len(rows) > 2:
+            await eng.delete_message(sid, rng.choice(rows[:-1]).id)
+        seen.add(op)
+        if await eng.store.active_compaction(sid) is not None:
+            seen.add("compacted")
+        await eng.store.call(lambda: path_invariants(eng.store.repo, sid))
+        # The request is the shown path: no word of a row off it, every shown typed message after the boundary.
+        request = str((await request_of(eng, sid))["messages"])
+        stored = await eng.store.call(lambda: eng.store.repo.db.execute_sql(
+            "SELECT id, content, off_path FROM messages WHERE session_id = ?", (sid,)).fetchall())
+        active = await eng.store.active_compaction(sid)
+        floor = active.covers_through_message_id if active else 0
+        for mid, content, off in stored:
+            tag = content.split('"text":"', 1)[-1].split(" ", 1)[0]
+            if off is not None:
+                assert tag not in request, (op, mid)
+            elif mid > floor and "tool_result" not in content and tag.startswith("w"):
+                assert tag in request, (op, mid)
+    assert seen >= {"send", "regenerate", "edit", "switch", "compact", "undo", "delete", "compacted"}, seen

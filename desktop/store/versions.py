@@ -32,8 +32,8 @@ def on_path(m: Any) -> Any:
 
 def leaf(db: pw.SqliteDatabase, session_id: int) -> int | None:
     """The newest row of the active path (the parent of the next row written); None for an empty session."""
-    row = db.execute_sql("SELECT MAX(id) FROM messages WHERE session_id = ? AND off_path IS NULL",
-                         (session_id,)).fetchone()
+    row = db.execute_sql("SELECT id FROM messages WHERE session_id = ? AND off_path IS NULL ORDER BY id DESC "
+                         "LIMIT 1", (session_id,)).fetchone()
     return row[0] if row else None
 
 
