@@ -167,3 +167,28 @@ def test_the_arrows_the_menu_and_the_keyboard_ask_for_the_version_beside_it(qtbo
     model.set_messages(rows, False)
     view.doItemsLayout()
     assert view.sizeHintForRow(1) < with_versions
+
+
+async def test_switching_keeps_the_message_where_it_was_on_screen(window, fake_api, qtbot):
+    from tests.conftest import engine_of
+
+    store = engine_of(window).store
+    sid = window.session_id
+    for i in range(12):
+        await store.add_message(sid, "user", [{"type": "text", "text": f"question {i}\n\n" + "words " * 60}])
+        await store.add_message(sid, "assistant", [{"type": "text", "text": f"answer {i}\n\n" + "more " * 80}])
+    await window.bridge.open_session(sid)
+    third = next(m for m in message_rows(window) if m.content[0]["text"].startswith("answer 3"))
+    fake_api.queue_text("answer 3, again")
+    window.regenerate(third.id)
+    await until(lambda: shown(window)[-1] == "answer 3, again" and message_rows(window)[-1].status == "complete"
+                and row_of(window, message_rows(window)[-1].id).versions == (2, 2))
+    await until(lambda: not window.bridge.busy(sid))
+    again = message_rows(window)[-1]
+    index = window.chat_model.index(window.chat_model.row_of(again.id))
+    y = window.chat.visualRect(index).top()
+    window.switch_version(again.id, -1)
+    await until(lambda: len(message_rows(window)) == 24 and row_of(window, third.id).versions == (1, 2))
+    await until(lambda: abs(window.chat.visualRect(window.chat_model.index(window.chat_model.row_of(third.id)))
+                            .top() - y) <= 2)
+    assert not window.chat.is_at_bottom()  # the long path came back below it; the view did not jump to its end

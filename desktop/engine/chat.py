@@ -479,7 +479,7 @@ class ChatEngine:
         async with self.locks.hold(session_id):
             if not await self.store.switch_version(session_id, message_id, delta):
                 return False
-        await self._reload(self.view(session_id), "version")
+        await self._reload(self.view(session_id), "switch")
         self.emit(PathChanged(session_id))
         return True
 

@@ -200,6 +200,7 @@ class MainWindow(QMainWindow):
         self._drafts: dict[int, tuple[str, list[str]]] = {}  # per chat: what was typed and not sent
         self._stash: tuple[str, list[str]] | None = None  # the open chat's draft while a message is edited
         self._keep_card: tuple[int, int] | None = None  # (compaction id, y): Show originals keeps the card put
+        self._keep_version: tuple[int | None, int] | None = None  # (parent id, y): ‹ › keeps the message put
         self._draft_timer = QTimer(self)
         self._draft_timer.setSingleShot(True)
         self._draft_timer.setInterval(300)
@@ -393,7 +394,29 @@ class MainWindow(QMainWindow):
         if self.bridge.busy(self.session_id):
             self.toast.show_message(self.tr("Versions can be switched when the reply has finished."))
             return
+        # The page is read again: the other version comes back where this one is on screen.
+        row = self.chat_model.row_of(message_id)
+        msg = self.chat_model.row_at(row).message if row >= 0 else None
+        if msg is not None:
+            top = self.chat.visualRect(self.chat_model.index(row)).top()
+            self._keep_version = (msg.parent_id, top)
         self.bridge.spawn(self.bridge.switch_version(message_id, delta))
+
+    def _scroll_version_to(self, parent_id: int | None, y: int) -> bool:
+        """Put the message shown after ``parent_id`` (the version just switched to) at ``y``."""
+        ids = self.chat_model.message_ids()
+        if parent_id is None:
+            target = ids[0] if ids and not self.chat_model.has_older else None
+        else:
+            after = [i for i in ids if i > parent_id]
+            target = after[0] if parent_id in ids and after else None
+        if target is None:
+            return False
+        self.chat.doItemsLayout()
+        index = self.chat_model.index(self.chat_model.row_of(target))
+        bar = self.chat.verticalScrollBar()
+        bar.setValue(bar.value() + self.chat.visualRect(index).top() - y)
+        return True
 
     def _delete_message(self, message_id: int) -> None:
         if self.session_id is None:
@@ -574,12 +597,13 @@ class MainWindow(QMainWindow):
             case events.ContextChanged(snapshot=snapshot):
                 self.gauge.set_snapshot(snapshot)
                 self.chat_model.set_trimmed(set(snapshot.trimmed))
-            case events.CompactionChanged(records=records):
-                self._on_compactions(list(records))
+            case events.CompactionChanged(note=note, records=records) if note != "switch":
+                self._on_compactions(list(records))  # (a switch is followed by PathChanged: the page is read)
             case events.Notice(text=text, level=level):
                 self.toast.show_message(text, level)
-            case events.PathChanged():
-                self.bridge.spawn(self.bridge.open_session(event.session_id))
+            case events.PathChanged():  # originals stay shown if they were
+                self.bridge.spawn(self.bridge.open_session(event.session_id,
+                                                           originals=not self.hidden_through and bool(self._records)))
 
     def _on_sessions(self, sessions: list[SessionInfo]) -> None:
         self.sidebar.set_sessions(sessions)
@@ -614,7 +638,9 @@ class MainWindow(QMainWindow):
         self._records = list(page.compactions)  # what the page was cut by: seen, nothing to collapse
         self._on_compactions(page.compactions)
         keep, self._keep_card = self._keep_card, None
-        if not (keep and not switched and self._scroll_card_to(*keep)):
+        version, self._keep_version = self._keep_version, None
+        if not (keep and not switched and self._scroll_card_to(*keep)) and not (
+                version and not switched and self._scroll_version_to(*version)):
             self.chat.scroll_to_bottom()
         activity = self.bridge.activity(session.id)
         self.composer.set_busy(activity.busy)
