@@ -629,7 +629,8 @@ class Repo:
         return self._compaction(C.get_by_id(row.id))
 
     def _path_compactions(self, session_id: int) -> Any:
-        """The session's compactions that summarise its active path (see versions.applies), oldest first."""
+        """The session's compactions that summarise its active path, oldest first: those whose covered-through
+        row is on it (or gone: deleted by a build before versions, when rows were not re-anchored)."""
         C, M = self.m.Compaction, self.m.Message
         return (C.select(C).join(M, pw.JOIN.LEFT_OUTER, on=(M.id == C.covers_through_message_id))
                 .where((C.session == session_id) & M.off_path.is_null()).order_by(C.id))

@@ -9,6 +9,9 @@ and its newest row is its leaf.
 A compaction covers one path: it applies while the row it covers through is on the active path (the rows up
 to it are then exactly the ancestors it summarised). Switching to a version that forks before that row leaves
 the summary out until the path comes back; the requests then carry that path's originals, or its own summary.
+Deleting a row hangs its children from its parent, and a compaction that covered through it then covers through
+that parent (the same rows of its path, less the deleted one); a shown version deleted without children gives
+its place to another version.
 
 Called on the store's database thread only, inside the caller's transaction.
 """
@@ -23,11 +26,6 @@ import peewee as pw
 from desktop.engine.storage import Fork
 
 LEAVES_KEY = "version_leaves"  # sessions.state: first row of a version -> the leaf last shown under it
-
-
-def on_path(m: Any) -> Any:
-    """The condition every transcript read adds."""
-    return m.Message.off_path.is_null()
 
 
 def leaf(db: pw.SqliteDatabase, session_id: int) -> int | None:
@@ -137,8 +135,8 @@ def branch_at(db: pw.SqliteDatabase, session_id: int, message_id: int) -> Fork:
     """Make room for a new version of ``message_id``: the path ends at its parent (the old version and what
     followed it stay stored, off the path, and the leaf shown under it is remembered)."""
     found = parent_of(db, message_id)
-    if found is None or found[0] != session_id:
-        raise ValueError(f"message {message_id} is not in session {session_id}")
+    if found is None or found[0] != session_id or not _shown(db, message_id):
+        raise ValueError(f"message {message_id} is not shown in session {session_id}")
     parent = found[1]
     shown = leaf(db, session_id)
     _save_state(db, session_id, _remember(_state(db, session_id), message_id, shown))
@@ -213,13 +211,3 @@ def link_appended(db: pw.SqliteDatabase, session_id: int, after_id: int, parent:
         "AND p.id > ? AND p.id < messages.id) WHERE session_id = ? AND id > ?", (after_id, session_id, after_id))
     db.execute_sql("UPDATE messages SET parent_id = ? WHERE id = (SELECT MIN(id) FROM messages WHERE session_id = ? "
                    "AND id > ?)", (parent, session_id, after_id))
-
-
-def applies(db: pw.SqliteDatabase, session_id: int, covers_through: int) -> bool:
-    """Whether a compaction covering through this row summarises the active path."""
-    if covers_through <= 0:
-        return True
-    row = db.execute_sql("SELECT off_path FROM messages WHERE id = ? AND session_id = ?",
-                         (covers_through, session_id)).fetchone()
-    # A covered row deleted by an older build (before rows were re-anchored) keeps its summary on the path.
-    return row is None or row[0] is None
