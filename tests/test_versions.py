@@ -188,7 +188,7 @@ def test_the_migration_links_every_existing_row_to_the_one_before(tmp_path):
     path = tmp_path / "old.db"
     db = pw.SqliteDatabase(str(path))
     db.connect()
-    migrations.upgrade(db, build_models(db), target=7)
+    migrations.upgrade(db, build_models(db), target=8)
     db.execute_sql("INSERT INTO sessions (title, created_at, updated_at, state) VALUES ('old', 0, 0, '{}')")
     for i in range(4):
         db.execute_sql("INSERT INTO messages (session_id, role, content, status, created_at, meta) "

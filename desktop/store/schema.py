@@ -78,7 +78,7 @@ def build_models(db: pw.Database) -> Models:
         est_results = pw.IntegerField(null=True)
         est_media = pw.IntegerField(null=True)
         est_trimmed = pw.IntegerField(null=True)
-        # schema v8: versions (see store/versions.py): the row this one follows, and 1 when it is not on the
+        # schema v9: versions (see store/versions.py): the row this one follows, and 1 when it is not on the
         # session's active path (a version not shown now)
         parent_id = pw.IntegerField(null=True)
         off_path = pw.IntegerField(null=True)
