@@ -10,6 +10,7 @@ reactive) goes through ``Compactor.compact``; the engine runs it, words its Outc
 
 from __future__ import annotations
 
+import logging
 import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
@@ -17,6 +18,7 @@ from typing import Any, Literal, Protocol, cast
 
 from desktop.engine import compaction as cp
 from desktop.engine import overflow, tokens
+from desktop.engine.compaction import sections
 from desktop.engine.compaction._shared import Message, group_starts
 from desktop.engine.compaction.ledger import build as build_ledger
 from desktop.engine.compaction.ledger import recent_files
@@ -25,6 +27,8 @@ from desktop.engine.context import reserved_output
 from desktop.engine.errors import classify
 from desktop.engine.session import BREAKER_LIMIT, CACHE_TTL, Gathered, SessionView, Shared
 from desktop.engine.types import CompactionRecord, StoredMessage, Usage
+
+log = logging.getLogger(__name__)
 
 Trigger = Literal["auto", "manual", "reactive", "background"]
 
@@ -253,10 +257,11 @@ class Compactor:
             state = await store.update_state(view.session_id, {"breaker_failures": failures})
             view.state_changed(state)
             note = f"Summary failed: {error}."
+            log.warning("session %s: %s", view.session_id, note)
             if failures >= BREAKER_LIMIT:
                 note += " Automatic summaries are paused after 3 failures; Compact now retries."
             if trigger != "manual":
-                outcome = await self._snip(view, g, target or self._fit_target(g), before)
+                outcome = await self._snip(view, g, target or self._fit_target(g), before, reason=error)
                 outcome.notices.insert(0, (note, "warning"))
                 return outcome
             return Outcome(False, note, before=before, after=before)
@@ -380,8 +385,8 @@ class Compactor:
                         continue
                 error = classify(exc).message[:300]  # worded as the chat path words it
                 return None, Usage(), 0, error
-            summary = cp.extract_summary(text)
-            problem = cp.validate_summary(summary, sum(tokens.estimate_message(m.content) for m in head)
+            summary, problem = sections.accept(cp.extract_summary(text), previous)
+            problem = problem or cp.validate_summary(summary, sum(tokens.estimate_message(m.content) for m in head)
                                           + (tokens.estimate_text(previous) if previous else 0))
             if problem:
                 return None, Usage(), 0, problem
@@ -426,7 +431,7 @@ class Compactor:
         view.compacted(record, changes)
         return record
 
-    async def _snip(self, view: SessionView, g: Gathered, target: int, before: int) -> Outcome:
+    async def _snip(self, view: SessionView, g: Gathered, target: int, before: int, reason: str = "") -> Outcome:
         """Drop the oldest groups after the boundary until the request fits; the previous summary stays."""
         shared = self.shared
         # Real tokens = what is not messages (system, summary, pins: fixed) + the calibrated message estimate.
@@ -447,7 +452,7 @@ class Compactor:
                 "to keep the conversation going. They are still in the transcript.]")
         summary = f"{previous}\n\n{note}" if previous else note
         record = await self._commit(view, g, dropped[-1].id, summary, "snip",
-                                    {"messages": len(dropped), "snipped": True}, before)
+                                    {"messages": len(dropped), "snipped": True, "summary_error": reason}, before)
         if record is None:
             return Outcome(False, NOT_SMALLER, before=before, after=before)
         after_g = view.shape()
