@@ -21,7 +21,7 @@ async def test_degenerate_summaries_are_rejected_and_snipped_with_the_reason(sma
     sid = (await small_engine.store.create_session("d", "claude-test")).id
     await converse(small_engine, fake_api, sid, 6)
     fake_api.queue_summary(reply)
-    outcome = await small_engine.compact(sid, "auto", target=3_000)
+    outcome = await small_engine.compact(sid, "auto", target=1_500)
     record = await small_engine.store.active_compaction(sid)
     # Never the working memory of the chat: the summary failed, the breaker counts it, a snip keeps going.
     assert record is None or reply not in record.summary
