@@ -151,9 +151,9 @@ def _sectioned(headings: list[str], turns: list[tuple[str, str]], previous: dict
             clean = " ".join(sentence.split()[:30])
             low = clean.casefold()
             for kind, words in _PICK:
-                if (kind != "instruction" or role == "user") and any(w in low for w in words):
-                    if f"- {clean}" not in picked[kind]:
-                        picked[kind].append(f"- {clean}")
+                wanted = (kind != "instruction" or role == "user") and any(w in low for w in words)
+                if wanted and f"- {clean}" not in picked[kind]:
+                    picked[kind].append(f"- {clean}")
     users = [t for r, t in turns if r == "user" and t.split()]
     body: dict[str, list[str]] = {}
     for heading in headings:
