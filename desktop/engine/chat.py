@@ -111,6 +111,7 @@ class ChatEngine:
         calibration = Calibration()
         self.shared = Shared(store, paths, settings, catalog, calibration, ContextMeter(catalog, calibration))
         self.compactor = Compactor(self.shared, lambda: self.provider)
+        self.compactor.clock = lambda: self.clock()  # the engine's clock, replaced by tests and the replay bench
         self.tasks = TaskRegistry(self._jobs_changed)
         self.locks = SessionLocks(store)
         self._unsaved: dict[int, ReplyRecorder] = {}  # a finished reply whose final commit failed  # another process's turn in the same session waits or is refused
@@ -814,4 +815,4 @@ class ChatEngine:
         threshold = self.compactor.threshold(g.model)
         soon = threshold is not None and growth is not None and used + 2 * max(0, growth) >= threshold
         if soon and self.compactor.wants_prepare(g, used) and self.tasks.running(view.session_id, "prepare") is None:
-            self.tasks.start(view.session_id, "prepare", self.compactor.prepare(g))
+            self.tasks.start(view.session_id, "prepare", self.compactor.prepare(g, view))
