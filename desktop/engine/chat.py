@@ -18,6 +18,7 @@ import time
 from collections.abc import Callable
 from typing import Any
 
+from desktop.engine import cache_clock
 from desktop.engine.assemble import summary_text
 from desktop.engine.calibration import Calibration
 from desktop.engine.catalog import ModelCatalog
@@ -46,7 +47,8 @@ from desktop.engine.profiles import Profile, find
 from desktop.engine.provider import Provider
 from desktop.engine.reply import ReplyRecorder
 from desktop.engine.secrets import Credentials, load_credentials
-from desktop.engine.session import Gathered, SessionView, Shared
+from desktop.engine.idle_prepare import IdleTimers
+from desktop.engine.session import CACHE_TTL, Gathered, SessionView, Shared
 from desktop.engine.session_lock import SessionBusy, SessionLocks
 from desktop.engine.settings import Paths, Settings
 from desktop.engine.storage import StaleBoundary, Storage, StorageError
@@ -130,6 +132,7 @@ class ChatEngine:
         self._loaded = False
         self._windows_asked: set[str] = set()
         self.clock: Callable[[], float] = time.time  # injectable: the replay benchmark runs on a fake clock
+        self.idle_timers = IdleTimers(lambda: self.clock(), self._idle_due)
 
     # --- what the engine shares with its views and policy ----------------------------------------------
     @property
@@ -222,6 +225,7 @@ class ChatEngine:
         self._provider, self._providers = None, {}
 
     async def close(self) -> None:
+        self.idle_timers.cancel_all()
         await self.tasks.close()
         await self.locks.settle()
         for provider in (self._provider, *self._providers.values(), *self._retired):
@@ -509,7 +513,10 @@ class ChatEngine:
             return view.snapshot(g, draft=draft, refusal=None if older else self.compactor.refusal(g))
 
         # Estimating a long uncached session takes a while: keep it off the loop (the UI thread in the app).
-        return await asyncio.to_thread(snapshot)
+        measured = await asyncio.to_thread(snapshot)
+        return cache_clock.annotate(measured, info=self.catalog.info(g.model),
+                                    compact_at=self.compactor.threshold(g.model), last_request=view.last_request,
+                                    long_ttl=self.settings.long_cache_ttl and view.long_ttl_pays(g))
 
     async def _publish(self, view: SessionView, g: Gathered) -> ContextSnapshot:
         snapshot = await self._measure(view, g)
@@ -555,7 +562,22 @@ class ChatEngine:
 
     # --- the turn -----------------------------------------------------------------------------------
     async def _run_turn(self, session_id: int, continuing: bool = False) -> StoredMessage | None:
-        return await self.tasks.run(session_id, "turn", self._turn(session_id, continuing), None)
+        self.idle_timers.cancel(session_id)
+        reply = await self.tasks.run(session_id, "turn", self._turn(session_id, continuing), None)
+        if self.background:  # the cache lapses TTL after this request: prepare a summary just before, if it pays
+            view = self.view(session_id)
+            self.idle_timers.arm(session_id, view.last_request, CACHE_TTL)
+        return reply
+
+    def _idle_due(self, session_id: int) -> None:
+        if not self.busy(session_id) and self.tasks.running(session_id, "prepare") is None:
+            self.tasks.start(session_id, "prepare", self._prepare_idle(session_id))
+
+    async def _prepare_idle(self, session_id: int) -> None:
+        view = self.view(session_id)
+        g = await view.gather()
+        if self.compactor.idle_summary_pays(view, g):
+            await self.compactor.prepare_idle(view, g)
 
     async def _turn(self, session_id: int, continuing: bool = False) -> StoredMessage | None:
         """Model calls until the model stops for something other than tools; the gauge is measured at the end."""
@@ -651,6 +673,10 @@ class ChatEngine:
             used = exact if exact else used
         if self.compactor.needs_summary(g, used):
             g = await self._compact_in_turn(view, g, "auto", self.compactor.budget(g.model), Activity.COMPACTING)
+            self._activity(sid, Activity.SENDING)
+        elif self.compactor.idle_ready(g) and (self._idle(view, g) or 0) > CACHE_TTL:
+            # Prepared while the cache was warm; it is cold now, so the whole prompt is written again anyway.
+            g = await self._compact_in_turn(view, g, "background", None, Activity.COMPACTING)
             self._activity(sid, Activity.SENDING)
         return g
 

@@ -17,7 +17,7 @@ from dataclasses import dataclass, field
 from typing import Any, Literal, Protocol, cast
 
 from desktop.engine import compaction as cp
-from desktop.engine import overflow, tokens
+from desktop.engine import cache_clock, overflow, tokens
 from desktop.engine.compaction import sections
 from desktop.engine.compaction import summary_route as route
 from desktop.engine.compaction._shared import Message, group_starts
@@ -89,6 +89,7 @@ class Prepared:
     covers_through: int
     summary: str
     stats: dict[str, Any]
+    idle: bool = False  # made just before the cache expired: the next (cold) send commits it
 
 
 class Compactor:
@@ -542,6 +543,33 @@ class Compactor:
         summary, stats, _error = await self._summarise(g, head, None, **facts)
         if summary is not None:
             self._prepared[g.session.id] = Prepared(g.boundary, head[-1].id, summary, stats)
+
+    def idle_summary_pays(self, view: SessionView, g: Gathered) -> bool:
+        """A long idle session whose cache is still warm: would a summary made now cost less than the prompt
+        tokens it spares the next, cold, turn?"""
+        used, _source = view.used(g)
+        mark = self.prepare_mark(g.model)
+        if not mark or used < mark or g.breaker_open or not self.warm(view):
+            return False
+        ready = self._prepared.get(g.session.id)
+        if ready and ready.boundary == g.boundary:
+            return False
+        head, _tail = self.split(g)
+        if not head:
+            return False
+        info = self.shared.catalog.info(g.model)
+        cost = route.cached_cost(info, used, SUMMARY_MAX_TOKENS // 4, warm=True)
+        return cache_clock.summary_pays(info, saving_tokens=self._saving(g, head), summary_cost=cost)
+
+    async def prepare_idle(self, view: SessionView, g: Gathered) -> None:
+        await self.prepare(g, view)
+        ready = self._prepared.get(g.session.id)
+        if ready is not None:
+            ready.idle = True
+
+    def idle_ready(self, g: Gathered) -> bool:
+        ready = self._prepared.get(g.session.id)
+        return ready is not None and ready.idle and ready.boundary == g.boundary
 
     def discard_prepared(self, session_id: int) -> None:
         self._prepared.pop(session_id, None)
