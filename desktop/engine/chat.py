@@ -41,13 +41,13 @@ from desktop.engine.events import (
     TurnError,
     UsageUpdate,
 )
+from desktop.engine.idle_prepare import IdleTimers
 from desktop.engine.measure import ContextMeter, draft_cost
 from desktop.engine.overflow import detect_stop_reason
 from desktop.engine.profiles import Profile, find
 from desktop.engine.provider import Provider
 from desktop.engine.reply import ReplyRecorder
 from desktop.engine.secrets import Credentials, load_credentials
-from desktop.engine.idle_prepare import IdleTimers
 from desktop.engine.session import CACHE_TTL, Gathered, SessionView, Shared
 from desktop.engine.session_lock import SessionBusy, SessionLocks
 from desktop.engine.settings import Paths, Settings

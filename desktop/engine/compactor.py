@@ -16,8 +16,8 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any, Literal, Protocol, cast
 
-from desktop.engine import compaction as cp
 from desktop.engine import cache_clock, overflow, tokens
+from desktop.engine import compaction as cp
 from desktop.engine.compaction import sections
 from desktop.engine.compaction import summary_route as route
 from desktop.engine.compaction._shared import Message, group_starts
