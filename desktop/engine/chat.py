@@ -18,7 +18,7 @@ import time
 from collections.abc import Callable
 from typing import Any
 
-from desktop.engine import cache_clock
+from desktop.engine import cache_clock, steering
 from desktop.engine.assemble import summary_text
 from desktop.engine.calibration import Calibration
 from desktop.engine.catalog import ModelCatalog
@@ -54,7 +54,7 @@ from desktop.engine.settings import Paths, Settings
 from desktop.engine.storage import StaleBoundary, Storage, StorageError
 from desktop.engine.tasks import Activity, TaskRegistry
 from desktop.engine.tooling import EndTurn, ToolRunner, cancelled_results
-from desktop.engine.types import DEFAULT_TITLE, Block, SessionInfo, StoredMessage
+from desktop.engine.types import DEFAULT_TITLE, Block, CompactionRecord, SessionInfo, StoredMessage
 
 TITLE_CHARS = 60
 RECOVERY_FRACTION = 0.5  # reactive compaction rebuilds the request within this share of the window (first try)
@@ -338,22 +338,22 @@ class ChatEngine:
 
     # --- compaction entry points (window button, /compact, `precis compact`) --------------------------
     async def compact(self, session_id: int, trigger: Trigger = "manual", focus: str | None = None, *,
-                      target: int | None = None) -> Outcome:
+                      target: int | None = None, before_message: int | None = None) -> Outcome:
         if self.busy(session_id):
             return Outcome(False, "A reply is streaming: compact when it has finished.")
         stopped = Outcome(False, "Compaction stopped; nothing changed.")
-        job = self._compact_locked(session_id, trigger, focus, target)
+        job = self._compact_locked(session_id, trigger, focus, target, before_message)
         outcome = await self.tasks.run(session_id, "compact", job, stopped)
         self.emit(Notice(session_id, outcome.message, "info" if outcome.ok else "warning"))
         return outcome
 
     async def _compact_locked(self, session_id: int, trigger: Trigger, focus: str | None,
-                              target: int | None) -> Outcome:
+                              target: int | None, before_message: int | None = None) -> Outcome:
         """A compaction outside a turn holds the session's lock like a turn, and checks that the boundary it
         read is still the active one when it commits."""
         try:
             async with self.locks.hold(session_id):
-                return await self._compact_now(session_id, trigger, focus, target)
+                return await self._compact_now(session_id, trigger, focus, target, before_message)
         except SessionBusy as busy:
             return Outcome(False, str(busy).replace("nothing was sent or saved", "nothing was compacted"))
         except StaleBoundary:
@@ -363,7 +363,7 @@ class ChatEngine:
                            "needed.")
 
     async def _compact_now(self, session_id: int, trigger: Trigger, focus: str | None,
-                           target: int | None) -> Outcome:
+                           target: int | None, before_message: int | None = None) -> Outcome:
         if trigger == "manual":  # the user asked for a fresh summary, maybe with a focus
             self._drop_background(session_id)
         else:
@@ -371,7 +371,8 @@ class ChatEngine:
         await self._load()
         view = self.view(session_id)
         g = await view.gather()
-        outcome = await self.compactor.compact(view, g, trigger, focus=focus, target=target)
+        outcome = await self.compactor.compact(view, g, trigger, focus=focus, target=target,
+                                               before_message=before_message)
         await self._settle(view, outcome, publish=True)
         return outcome
 
@@ -464,6 +465,36 @@ class ChatEngine:
             await self.store.add_message(new.id, "user", [{"type": "text", "text": text}],
                                          meta={"carried_over": True, "synthetic": True})
         return new.id
+
+    async def handoff(self, session_id: int) -> tuple[int, str]:
+        """A new chat, and the text its composer starts with (the summary, pins and ledger), editable before it
+        is sent: nothing is stored in the new chat until the user sends it."""
+        g = await self.view(session_id).gather()
+        if g.compaction is None:
+            await self.compact(session_id, "manual")
+            g = await self.view(session_id).gather()
+        new = await self.store.create_session(f"{g.session.title} (continued)", g.session.model, g.session.profile)
+        text = steering.handoff_text(g.compaction, g.session.title) if g.compaction is not None else ""
+        return new.id, text
+
+    async def edit_summary(self, session_id: int, text: str) -> CompactionRecord | None:
+        """The user's text becomes the active summary: a new compaction row over the same messages (the old one
+        stays; Undo brings it back). None when the chat has no summary."""
+        self._require_idle(session_id)
+        if not text.strip():
+            raise ValueError("an empty summary")
+        view = self.view(session_id)
+        g = await view.gather()
+        if g.compaction is None:
+            return None
+        self._drop_background(session_id)
+        record = await self.store.add_compaction(session_id, text.strip(), g.compaction.covers_through_message_id,
+                                                 "edit", steering.edited_stats(g.compaction, text.strip()),
+                                                 expected_active=g.boundary)
+        await self._reload(view, "edit")
+        self.emit(Notice(session_id, "Summary edited: the next request carries your text. Undo restores the "
+                         "previous summary.", "info"))
+        return record
 
     async def session_state(self, session_id: int) -> dict[str, Any]:
         return dict((await self.view(session_id).gather()).state)

@@ -16,7 +16,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any, Literal, Protocol, cast
 
-from desktop.engine import cache_clock, overflow, tokens
+from desktop.engine import cache_clock, overflow, steering, tokens
 from desktop.engine import compaction as cp
 from desktop.engine.compaction import sections
 from desktop.engine.compaction import summary_route as route
@@ -52,6 +52,7 @@ KEEP_ROUNDS = 10  # the newest tool rounds a summary leaves verbatim while they 
 DEFER_RATIO = 0.8  # below this share of the budget an automatic summary that frees under MIN_SAVING waits
 DEEPEST_LEVEL = 3  # split levels tried for a deeper cut (each keeps at most half the previous tail)
 NOTHING_YET = "Nothing to compact yet: everything is in the recent verbatim tail."
+NOTHING_BEFORE = "Nothing to summarise before this message."
 NOT_SMALLER = "The summary would not have made the context smaller; nothing was changed."
 
 
@@ -235,9 +236,10 @@ class Compactor:
 
     # --- the one compaction function ------------------------------------------------------------------
     async def compact(self, view: SessionView, g: Gathered, trigger: Trigger, *, focus: str | None = None,
-                      target: int | None = None, level: int = 0) -> Outcome:
+                      target: int | None = None, level: int = 0, before_message: int | None = None) -> Outcome:
         """Summarise (or, failing that for automatic paths, snip) and write the boundary. ``level`` asks for a
-        deeper cut (a reactive retry that must not resend what already failed)."""
+        deeper cut (a reactive retry that must not resend what already failed); ``before_message`` summarises
+        only what comes before that message ("Summarise up to here")."""
         store = self.shared.store
         before, _source = view.used(g)
         prepared = self._prepared.pop(view.session_id, None)
@@ -254,6 +256,10 @@ class Compactor:
             if record is not None:
                 return await self._after(view, record, before, target)
         head, _tail = self.split(g, level)
+        if before_message is not None:
+            head = steering.head_before(g.sendable, before_message, g.cuts)
+            if not head:
+                return Outcome(False, NOTHING_BEFORE, before=before, after=before)
         if not head:
             if trigger in ("auto", "reactive") and target is not None:
                 return await self._snip(view, g, target, before)
