@@ -98,7 +98,11 @@ class Summariser:
         headings = _HEADING_RULE.findall(_plain_text(body.get("system")) + "\n" + last_user_text(body))
         if len(headings) < 3:  # a request without section rules: bullet lines
             return "\n".join(_grow(cycled, "</summary>", target, counter, head="<summary>", sep="\n"))
-        return _sectioned(headings, turns, _previous_sections(last_user_text(body)), cycled, target, counter)
+        # The summary to update: quoted in a transcript request, or opening the conversation of a cached one.
+        first = (body.get("messages") or [{}])[0]
+        previous = _previous_sections(last_user_text(body)) or _previous_sections(
+            _plain_text(first.get("content")), tag="conversation-summary")
+        return _sectioned(headings, turns, previous, cycled, target, counter)
 
 
 # The engine's section rules: "## Heading — what goes in it."; the fake follows them like a careful model:
@@ -131,8 +135,8 @@ def _turn_text(content: Any, marker: str) -> str:
     return _plain_text(content).replace(marker, " ")
 
 
-def _previous_sections(text: str) -> dict[str, list[str]]:
-    found = re.search(r"<previous-summary>\n?(.*?)\n?</previous-summary>", text, flags=re.DOTALL)
+def _previous_sections(text: str, tag: str = "previous-summary") -> dict[str, list[str]]:
+    found = re.search(rf"<{tag}>\n?(.*?)\n?</{tag}>", text, flags=re.DOTALL)
     out: dict[str, list[str]] = {}
     current: list[str] | None = None
     for line in (found.group(1) if found else "").splitlines():
