@@ -398,11 +398,11 @@ class Compactor:
                 text, usage, _stop = await self._summariser().complete(req)
             except Exception as exc:  # noqa: BLE001 - any failure counts toward the breaker
                 return None, {}, classify(exc).message[:300]
-            summary, problem = sections.accept(cp.extract_summary(text), previous)
-            problem = problem or cp.validate_summary(summary, replaced)
+            answer, problem = sections.accept(cp.extract_summary(text), previous)
+            problem = problem or cp.validate_summary(answer, replaced)
             if problem:
                 return None, {}, problem
-            previous, total = summary, usage.to_json()
+            previous, total = answer, usage.to_json()
         else:
             chunks = self._chunks(head, model)
             for chunk in chunks:
