@@ -102,6 +102,8 @@ async def test_summary_not_smaller_is_rejected_and_three_failures_open_the_break
     fake_api.summariser.fraction = 3.0  # the "summary" is three times longer than its input
     sid = (await small_engine.store.create_session("b", "claude-test")).id
     await converse(small_engine, fake_api, sid, 6)
+    later = small_engine.clock() + 3_600
+    small_engine.clock = lambda: later  # a cold cache: the transcript route, whose reply may be 4K tokens
     for _ in range(3):
         outcome = await small_engine.compact(sid, "manual") if _ == 0 else await small_engine.compact(sid, "auto")
     state = await small_engine.store.get_state(sid)

@@ -170,9 +170,11 @@ def _sectioned(headings: list[str], turns: list[tuple[str, str]], previous: dict
             body[heading] = list(dict.fromkeys([*kept, *picked[kind]]))
         elif "next" in low:
             body[heading] = ["- " + " ".join(users[-1].split()[:20])] if users else ["None"]
-        else:
-            body[heading] = ["Done:", *kept]
-    state = next((h for h in headings if "state" in h.casefold()), headings[-1])
+        else:  # the state: what the previous summary named as the next step is done now
+            nexts = next((v for k, v in previous.items() if "next" in k), [])
+            body[heading] = list(dict.fromkeys(["Done:", *kept, *nexts]))
+    # Padding goes last: a reply cut at max_tokens loses only padding, like a model cut off in its last section.
+    state = headings[-1]
 
     def render(extra: int) -> str:
         parts = []
