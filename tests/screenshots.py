@@ -311,7 +311,7 @@ async def shoot_steer(outdir: Path, srv: FakeAnthropic) -> None:
         await asyncio.wait_for(done.wait(), 20)
         window.gauge.compact_requested.emit()  # the cache is warm: the summary reads it
         model = window.chat_model
-        await wait_for(lambda: any(model.row_at(i).kind == "compaction" for i in range(model.rowCount())), 20)
+        await wait_for(lambda: any(model.row_at(i).kind == "compaction" for i in range(model.rowCount())), 90)
         await asyncio.sleep(0.5)
         card = next(model.row_at(i) for i in range(model.rowCount()) if model.row_at(i).kind == "compaction")
         model.set_card_detail(str(card.key), expanded=True)

@@ -77,3 +77,10 @@ def test_headings_in_the_conversations_language_are_read_and_unchanged_keeps_the
     assert sections.check(parsed, None) is None
     merged = sections.merge({**parsed, "goal": "unchanged"}, {**parsed, "goal": "旧目标"})
     assert merged["goal"] == "旧目标" and merged["next"] == "- 写测试"
+
+
+def test_a_repetitive_or_detailed_section_is_not_taken_for_a_restated_request():
+    summary = {key: "None" for key in sections.KEYS}
+    summary["goal"] = "Step 0: port the exporter. Always keep tabs. " + "Details. " * 15
+    summary["state"] = "Done:\n- wrote a detailed summary of the request log for the user (task 4)"
+    assert sections.check(summary, None) is None

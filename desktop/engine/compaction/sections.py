@@ -46,6 +46,7 @@ SHRINK = 0.5  # a new summary under this share of the previous one must account 
 # Words about the request itself: a section made of them (and filler) restates the request.
 _META = frozenset(
     ["summary", "summaries", "summarise", "summarize", "summarised", "summarized", "summarising", "summarizing", "task", "tasks", "user", "users", "request", "requests", "requested", "requesting", "provide", "provided", "providing", "information", "detail", "details", "detailed", "incomplete", "complete", "lacks", "lack", "relevant", "conversation", "conversations", "transcript", "please", "write", "written", "assistant", "section", "sections", "instruction", "instructions", "missing", "help", "need", "needs", "needed", "content", "following", "above", "below", "asked", "asks", "ask"])
+_ANCHORS = frozenset("summary summaries summarise summarize summarised summarized request requests requested".split())
 _FILLER = frozenset(
     ["the", "a", "an", "and", "or", "of", "to", "in", "on", "for", "with", "is", "are", "was", "were", "be", "been", "being", "this", "that", "these", "those", "it", "its", "as", "at", "by", "from", "so", "can", "could", "would", "should", "will", "shall", "may", "might", "your", "you", "yours", "i", "me", "my", "we", "our", "they", "them", "their", "he", "she", "his", "her", "there", "here", "what", "which", "who", "whom", "whose", "not", "no", "do", "does", "did", "has", "have", "had", "also", "any", "some", "all"])
 _WORD = re.compile(r"[A-Za-z]+|\w+")
@@ -98,11 +99,12 @@ def merge(new: Mapping[str, str], previous: Mapping[str, str] | None) -> dict[st
 
 
 def _restates(body: str) -> bool:
-    words = [w.casefold() for w in _WORD.findall(body)]
-    content = [w for w in words if w not in _FILLER]
-    if len(content) < 3:
+    """Talk about the summary or the request and little else: most distinct words (repetition aside) are
+    words about the request, and the summary or the request is named."""
+    content = {w.casefold() for w in _WORD.findall(body)} - _FILLER
+    if len(content) < 3 or not content & _ANCHORS:
         return False
-    return sum(w in _META for w in content) >= 0.7 * len(content)
+    return len(content & _META) >= 0.7 * len(content)
 
 
 def _items(body: str) -> list[str]:
