@@ -309,7 +309,9 @@ async def shoot_steer(outdir: Path, srv: FakeAnthropic) -> None:
         window.composer.edit.setPlainText("What is left?")
         window.composer.send_button.click()
         await asyncio.wait_for(done.wait(), 20)
-        window.gauge.compact_requested.emit()  # the cache is warm: the summary reads it
+        await wait_for(lambda: not engine.busy(sid))
+        outcome = await engine.compact(sid, "manual")  # what Compact now does; the cache is warm: it is read
+        print("compaction:", outcome.message, flush=True)
         model = window.chat_model
         await wait_for(lambda: any(model.row_at(i).kind == "compaction" for i in range(model.rowCount())), 90)
         await asyncio.sleep(0.5)
@@ -326,8 +328,9 @@ async def shoot_steer(outdir: Path, srv: FakeAnthropic) -> None:
         editor = window.summary_editor
         assert editor is not None
         editor.move(140, 60)
-        editor.editor.moveCursor(editor.editor.textCursor().MoveOperation.End)
-        editor.editor.insertPlainText("\n- Ship exporter 6 on Friday (my note).")
+        heading = "## User instructions and constraints\n"
+        editor.editor.setPlainText(editor.editor.toPlainText().replace(
+            heading, heading + "- Ship exporter 6 on Friday, not before (my note).\n", 1))
         await asyncio.sleep(0.4)
         screen(outdir / "window-summary-edit.png", window)
         editor.save_button.click()

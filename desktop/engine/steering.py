@@ -10,7 +10,7 @@ from desktop.engine import tokens
 from desktop.engine.compaction import cut_points
 from desktop.engine.types import CompactionRecord, StoredMessage
 
-HANDOFF_HEADER = "Context carried over from an earlier chat, “{title}” (edit it before sending):"
+HANDOFF_HEADER = "Context carried over from an earlier chat, “{title}”:"
 
 
 def edited_stats(record: CompactionRecord, text: str) -> dict[str, Any]:

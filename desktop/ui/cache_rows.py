@@ -20,7 +20,7 @@ def _tr(text: str) -> str:
 
 def labels() -> dict[str, str]:
     return {"compact_at": _tr("Compacts at"), "cache_expiry": _tr("Cache expires in"),
-            "next_cost": _tr("Next turn, warm / cold")}
+            "next_cost": _tr("Warm / cold turn")}
 
 
 def countdown(seconds: float) -> str:

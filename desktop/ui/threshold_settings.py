@@ -27,6 +27,7 @@ class ThresholdFields(QWidget):
         self.cap.setSingleStep(10_000)
         self.cap.setSuffix(self.tr(" tokens"))
         self.cap.setSpecialValueText(self.tr("no cap"))
+        self.cap.setGroupSeparatorShown(True)
         self.cap.setToolTip(self.tr("Summarise at this many tokens at the latest, whatever the window (useful "
                                     "for 1M-token windows: every turn rereads what the context holds)"))
         row = QHBoxLayout(self)

@@ -106,10 +106,11 @@ def places(needle: Needle, request: dict[str, Any], record: Any) -> list[str]:
 Costs = list[dict[str, Any]]
 
 
-async def run(seeds: int, segment: int, window: int,
-              costs: Costs | None = None) -> dict[tuple[str, int], dict[str, int]]:
+async def run(seeds: int, segment: int, window: int, costs: Costs | None = None,
+              warm: bool = True) -> dict[tuple[str, int], dict[str, int]]:
     """{(kind, compactions): {"present": n, "total": n, place: n}} over every seed; each compaction's route and
-    cost go to ``costs``. One chat turn before each compaction warms the cache, as a live session has it."""
+    cost go to ``costs``. One chat turn before each compaction warms the cache, as a live session has it
+    (``warm=False``: none, so the summary re-serialises the transcript)."""
     from desktop.engine.secrets import Credentials
     from desktop.runtime import open_runtime
     from tests.fakeapi import FakeAnthropic
@@ -136,8 +137,9 @@ async def run(seeds: int, segment: int, window: int,
                     for k in (1, 2, 3):
                         await pad(engine.store, sid, rng, segment)
                         engine.view(sid).invalidate()
-                        srv.queue_text("Understood. " + filler(rng, 40))
-                        await engine.send(sid, "Go on with the plan.")
+                        if warm:
+                            srv.queue_text("Understood. " + filler(rng, 40))
+                            await engine.send(sid, "Go on with the plan.")
                         outcome = await engine.compact(sid, "manual")
                         if not outcome.ok or outcome.record is None:
                             raise RuntimeError(f"compaction {k} of seed {seed}: {outcome.message}")
@@ -183,9 +185,10 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--seeds", type=int, default=3)
     parser.add_argument("--segment", type=int, default=24, help="filler exchanges between compactions")
     parser.add_argument("--window", type=int, default=200_000)
+    parser.add_argument("--cold", action="store_true", help="no chat turn before a compaction: a cold cache")
     args = parser.parse_args(argv if argv is not None else sys.argv[1:])
     costs: Costs = []
-    table = asyncio.run(run(args.seeds, args.segment, args.window, costs))
+    table = asyncio.run(run(args.seeds, args.segment, args.window, costs, warm=not args.cold))
     print(render(table))
     print()
     print("| seed | compaction | route | tokens before | saved | cache read | summary cost | estimates (cached,"
