@@ -46,7 +46,7 @@ SHRINK = 0.5  # a new summary under this share of the previous one must account 
 # Words about the request itself: a section made of them (and filler) restates the request.
 _META = frozenset(
     ["summary", "summaries", "summarise", "summarize", "summarised", "summarized", "summarising", "summarizing", "task", "tasks", "user", "users", "request", "requests", "requested", "requesting", "provide", "provided", "providing", "information", "detail", "details", "detailed", "incomplete", "complete", "lacks", "lack", "relevant", "conversation", "conversations", "transcript", "please", "write", "written", "assistant", "section", "sections", "instruction", "instructions", "missing", "help", "need", "needs", "needed", "content", "following", "above", "below", "asked", "asks", "ask"])
-_ANCHORS = frozenset("summary summaries summarise summarize summarised summarized request requests requested".split())
+_ANCHORS = frozenset(["summary", "summaries", "summarise", "summarize", "summarised", "summarized", "request", "requests", "requested"])
 _FILLER = frozenset(
     ["the", "a", "an", "and", "or", "of", "to", "in", "on", "for", "with", "is", "are", "was", "were", "be", "been", "being", "this", "that", "these", "those", "it", "its", "as", "at", "by", "from", "so", "can", "could", "would", "should", "will", "shall", "may", "might", "your", "you", "yours", "i", "me", "my", "we", "our", "they", "them", "their", "he", "she", "his", "her", "there", "here", "what", "which", "who", "whom", "whose", "not", "no", "do", "does", "did", "has", "have", "had", "also", "any", "some", "all"])
 _WORD = re.compile(r"[A-Za-z]+|\w+")
