@@ -140,13 +140,26 @@ async def test_an_idle_session_prepares_its_summary_before_the_cache_expires_and
     assert len(summary_requests(fake_api)) == asked + 1
 
 
-async def test_a_short_session_prepares_nothing_when_its_timer_fires(small_engine, fake_api):
+async def test_a_timer_that_fires_after_the_cache_went_cold_prepares_nothing(mid_engine, fake_api):
     scheduler = ManualScheduler()
-    small_engine.idle_timers.scheduler = scheduler
-    sid = (await small_engine.store.create_session("s", MODEL)).id
-    fake_api.queue_text("hi")
-    await small_engine.send(sid, "hello")
+    mid_engine.idle_timers.scheduler = scheduler
+    now = [mid_engine.clock()]
+    mid_engine.clock = lambda: now[0]
+    sid = (await mid_engine.store.create_session("late", MODEL)).id
+    for turn in range(9):
+        fake_api.queue_text(f"Answer {turn}: " + prose(600, turn))
+        await mid_engine.send(sid, f"Instruction {turn}: keep using tabs. " + prose(1400, turn + 100))
     _delay, fire = scheduler.pending.pop()
+    now[0] += 400  # the loop was late (a suspended laptop): the cache is already cold
     fire()
-    await small_engine.tasks.wait(sid, "prepare")
-    assert summary_requests(fake_api) == []  # far below the prepare mark: a summary would not pay
+    await mid_engine.tasks.wait(sid, "prepare")
+    assert summary_requests(fake_api) == []  # nothing left to read from the cache: no summary now
+
+
+def test_an_idle_summary_pays_only_when_it_spares_more_than_it_costs():
+    from desktop.engine.cache_clock import summary_pays
+    from desktop.engine.catalog import ModelCatalog
+
+    info = ModelCatalog().info(MODEL)  # $3 in: a cold write of 10K tokens costs $0.0375
+    assert summary_pays(info, saving_tokens=10_000, summary_cost=0.02)
+    assert not summary_pays(info, saving_tokens=10_000, summary_cost=0.05)
