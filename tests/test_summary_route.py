@@ -163,3 +163,17 @@ def test_an_idle_summary_pays_only_when_it_spares_more_than_it_costs():
     info = ModelCatalog().info(MODEL)  # $3 in: a cold write of 10K tokens costs $0.0375
     assert summary_pays(info, saving_tokens=10_000, summary_cost=0.02)
     assert not summary_pays(info, saving_tokens=10_000, summary_cost=0.05)
+
+
+async def test_switching_chats_cancels_the_other_chats_idle_timers(small_engine, fake_api):
+    scheduler = ManualScheduler()
+    small_engine.idle_timers.scheduler = scheduler
+    first = (await small_engine.store.create_session("a", MODEL)).id
+    second = (await small_engine.store.create_session("b", MODEL)).id
+    for sid in (first, second):
+        fake_api.queue_text("hi")
+        await small_engine.send(sid, "hello")
+    assert small_engine.idle_timers.armed(first) and small_engine.idle_timers.armed(second)
+    small_engine.session_changed(second)
+    assert not small_engine.idle_timers.armed(first) and small_engine.idle_timers.armed(second)
+    assert len(scheduler.pending) == 1

@@ -443,6 +443,7 @@ class ChatEngine:
 
     def session_changed(self, session_id: int | None) -> None:
         """The window switched sessions: background work for other sessions is cancelled."""
+        self.idle_timers.keep_only(session_id)
         for other in self.tasks.sessions():
             if other != session_id:
                 self._drop_background(other)

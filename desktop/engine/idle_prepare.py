@@ -58,6 +58,12 @@ class IdleTimers:
     def armed(self, session_id: int) -> bool:
         return session_id in self._timers
 
+    def keep_only(self, session_id: int | None) -> None:
+        """The window switched chats: an idle summary is prepared only for the open one."""
+        for other in list(self._timers):
+            if other != session_id:
+                self.cancel(other)
+
     def cancel_all(self) -> None:
         for session_id in list(self._timers):
             self.cancel(session_id)
