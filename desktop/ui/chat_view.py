@@ -36,6 +36,7 @@ class ChatView(QListView):
     delete_requested = Signal(int)  # a message id to delete
     regenerate_requested = Signal(int)  # an assistant message id to answer again (a new version)
     version_requested = Signal(int, int)  # message id, -1 / +1: show its previous / next version
+    summarise_before = Signal(int)  # a message id: summarise everything before it
 
     def __init__(self, parent: QWidget | None = None) -> None:
         super().__init__(parent)
@@ -251,6 +252,10 @@ class ChatView(QListView):
                     edit.triggered.connect(lambda: self.edit_requested.emit(key))
                     menu.addAction(edit)
                 self._add_version_actions(menu, index, key)
+                here = QAction(self.tr("Summarise up to here"), menu)
+                here.setToolTip(self.tr("Summarise everything before this message; it and the rest stay verbatim"))
+                here.triggered.connect(lambda: self.summarise_before.emit(key))
+                menu.addAction(here)
                 delete = QAction("Delete message…", menu)
                 delete.triggered.connect(lambda: self.delete_requested.emit(key))
                 menu.addAction(delete)
