@@ -41,6 +41,7 @@ from desktop.tools import events as tool_events
 from desktop.tools.mcp_host import ServerStatus
 from desktop.tools.permissions import Answer, PermissionRequest, SavedApproval
 from desktop.tools.toolbox import Toolbox
+from desktop.ui.wording import word_error
 
 __all__ = [
     "ANTHROPIC",
@@ -142,10 +143,11 @@ class Bridge(QObject):
         exc = task.exception()
         if isinstance(exc, StorageError | SessionBusy):  # already one sentence for the user
             log.warning("%s", exc)
-            self.failed.emit(str(exc))
+            self.failed.emit(word_error(exc))
             return
         log.error("background task failed", exc_info=exc)
-        self.failed.emit(f"Something went wrong: {type(exc).__name__}: {exc}")
+        self.failed.emit(self.tr("Something went wrong: {name}: {error}").format(name=type(exc).__name__,
+                                                                                 error=exc))
 
     async def close(self) -> None:
         if self._draft_save is not None:  # the drafts of a closing window are written before anything stops
@@ -279,12 +281,12 @@ class Bridge(QObject):
             # Reading, checking and downscaling files is slow work: off the UI thread.
             blocks: list[Block] = await asyncio.to_thread(lambda: [prepare_attachment(p) for p in files or []])
         except (OSError, ValueError) as exc:
-            self.notice.emit(session_id, f"Cannot attach: {exc}", "error")
+            self.notice.emit(session_id, self.tr("Cannot attach: {error}").format(error=exc), "error")
             return False
         try:
             await self._engine.send(session_id, text, blocks)
         except MessageTooLong as exc:
-            self.notice.emit(session_id, str(exc), "error")
+            self.notice.emit(session_id, word_error(exc), "error")
             return False
         return True
 
@@ -296,7 +298,7 @@ class Bridge(QObject):
         try:
             await self._engine.continue_reply(session_id)
         except NothingToContinue as exc:
-            self.notice.emit(session_id, str(exc), "info")
+            self.notice.emit(session_id, word_error(exc), "info")
 
     async def edit_and_resend(self, session_id: int, message_id: int, text: str) -> None:
         """Replace a user message and everything after it, then send; summaries that covered any of it go."""
@@ -400,8 +402,8 @@ class Bridge(QObject):
 
         names, problems = await self._toolbox.import_claude_desktop(Path(path) if path else None)
         if names:
-            return f"Imported {len(names)} server(s): {', '.join(names)}"
-        return "; ".join(problems) or "Nothing new to import"
+            return self.tr("Imported {n} server(s): {names}").format(n=len(names), names=", ".join(names))
+        return "; ".join(problems) or self.tr("Nothing new to import")
 
     async def approvals(self) -> list[SavedApproval]:
         store = self._toolbox.policy.approvals if self._toolbox is not None else None

@@ -32,6 +32,7 @@ from desktop.ui.gauge import ContextGauge
 from desktop.ui.settings_dialog import ProviderChoice, SettingsDialog, WelcomePage
 from desktop.ui.sidebar import Sidebar
 from desktop.ui.toast import Toast
+from desktop.ui.wording import word, word_error
 
 
 class ErrorBanner(QWidget):
@@ -455,7 +456,7 @@ class MainWindow(QMainWindow):
             result = await self.bridge.import_claude_code(path)
         except ImportFailed as exc:
             self.status.clear()
-            self.banner.show_error(self.tr("Import failed: %s") % exc, actions=())  # nothing to retry
+            self.banner.show_error(self.tr("Import failed: %s") % word_error(exc), actions=())  # nothing to retry
             return
         self.status.flash("; ".join(result.status_lines()))
 
@@ -474,7 +475,7 @@ class MainWindow(QMainWindow):
     def _on_connection_tested(self, result: Any) -> None:
         for form in (self.welcome.form, self._settings_dialog.form if self._settings_dialog else None):
             if form is not None:
-                form.show_test_result(result.ok, result.text)
+                form.show_test_result(result.ok, "\n".join(word(line) for line in result.lines))
 
     # --- the chat's model -----------------------------------------------------------------------------
     def _show_chat_model(self, model: str) -> None:
@@ -549,10 +550,10 @@ class MainWindow(QMainWindow):
             case events.StatusChanged():
                 self._on_status(event)
             case events.TurnError(message=message, actions=actions):
-                self.banner.show_error(message, tuple(actions))
+                self.banner.show_error(word(message), tuple(actions))
             case events.CommandOutput(title=title, text=text):
                 # The report is aligned plain text (the same as `precis context` prints): keep it monospaced.
-                self.chat_model.add_notice(f"```text\n{text}\n```", title)
+                self.chat_model.add_notice(f"```text\n{text}\n```", word(title))
                 self.chat.scroll_to_bottom()
             case events.ContextChanged(snapshot=snapshot):
                 self.gauge.set_snapshot(snapshot)
@@ -560,7 +561,7 @@ class MainWindow(QMainWindow):
             case events.CompactionChanged(records=records):
                 self._on_compactions(list(records))
             case events.Notice(text=text, level=level):
-                self.toast.show_message(text, level)
+                self.toast.show_message(word(text), level)
 
     def _on_sessions(self, sessions: list[SessionInfo]) -> None:
         self.sidebar.set_sessions(sessions)

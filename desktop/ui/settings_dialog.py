@@ -25,6 +25,7 @@ from PySide6.QtWidgets import (
 )
 
 from desktop.ui.bridge import ANTHROPIC, AUTH_KINDS, AUTH_WORDS, PRESETS, Profile, Settings, preset
+from desktop.ui.wording import word
 
 WELCOME_WIDTH = 680  # px: the first-run page's column
 
@@ -81,7 +82,7 @@ class ProviderForm(QWidget):
         self.auth = QComboBox(self)
         self.auth.setObjectName("auth_kind")
         for kind in AUTH_KINDS:
-            self.auth.addItem(self.tr(AUTH_WORDS[kind]), kind)
+            self.auth.addItem(word(AUTH_WORDS[kind]), kind)
         self.model = QLineEdit(self)
         self.model.setObjectName("model")
         self.small_model = QLineEdit(self)
