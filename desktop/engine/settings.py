@@ -122,6 +122,8 @@ class Settings:
     # The provider profile in use ("" : the fields above as they are) and the profiles the user saved.
     profile: str = ""
     profiles: list[Profile] = field(default_factory=list)
+    # The window's and the CLI's language: "" follows the system, "en" English, "zh_CN" Simplified Chinese.
+    language: str = ""
     # What Settings.load had to fix or ignore in settings.json, one line each (never saved).
     problems: list[str] = field(default_factory=list, compare=False, repr=False)
     # Fields an ANTHROPIC_* environment value overrides for this run: field -> the value without it. The
@@ -297,6 +299,12 @@ def _validated(data: dict[str, Any], problems: list[str]) -> dict[str, Any]:
             problems.append(f"{name}: expected true or false, got {_show(value)}; using the default")
     if "model_overrides" in data:
         out["model_overrides"] = _overrides(data["model_overrides"], problems)
+    if "language" in data:
+        if data["language"] in ("", "en", "zh_CN"):
+            out["language"] = data["language"]
+        else:
+            problems.append(f"language: expected \"\", \"en\" or \"zh_CN\", got {_show(data['language'])}; "
+                            "following the system")
     if isinstance(data.get("profile"), str):
         out["profile"] = data["profile"].strip()
     if isinstance(data.get("profiles"), list):

@@ -46,6 +46,7 @@ async def _run_window(app: QApplication, runtime: Runtime, quit_after: float | N
     from desktop.ui.bridge import Bridge
     from desktop.ui.main_window import MainWindow
 
+    apply_language(app, runtime.settings.language)  # before any widget is built: they word themselves once
     bridge = Bridge(runtime.engine, runtime.toolbox)
     window = MainWindow(bridge, runtime.paths.config_dir / "window.ini")
 
@@ -95,6 +96,17 @@ async def _bench_report(report: str, bridge: Bridge, window: MainWindow) -> None
         data["rows"] = window.chat_model.rowCount()
     with open(report, "w", encoding="utf-8") as fh:
         json.dump(data, fh)
+
+
+def apply_language(app: QApplication, setting: str) -> str:
+    """Install the translators for the Settings choice ("" follows the system); returns the language shown."""
+    from desktop import i18n
+    from desktop.i18n import catalog
+    from desktop.ui import translation
+
+    language = i18n.choose(setting, translation.system_language())
+    translation.install(app, language, i18n.qm_file(language), catalog.load(language).translate)
+    return language
 
 
 def make_app(argv: list[str] | None = None) -> QApplication:

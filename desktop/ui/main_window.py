@@ -28,6 +28,7 @@ from desktop.ui.bridge import Bridge, CompactionRecord, ImportFailed, Page, Sess
 from desktop.ui.chat_model import ChatModel
 from desktop.ui.chat_view import ChatView
 from desktop.ui.composer import Composer
+from desktop.ui.format import fmt_count
 from desktop.ui.gauge import ContextGauge
 from desktop.ui.settings_dialog import ProviderChoice, SettingsDialog, WelcomePage
 from desktop.ui.sidebar import Sidebar
@@ -546,7 +547,7 @@ class MainWindow(QMainWindow):
             case events.UsageUpdate(usage=usage):
                 if usage.output_tokens:
                     self.status.setText(self.tr("%s · %s tokens") % (activity_text(self.bridge.activity(
-                        event.session_id)), f"{usage.output_tokens:,}"))
+                        event.session_id)), fmt_count(usage.output_tokens)))
             case events.StatusChanged():
                 self._on_status(event)
             case events.TurnError(message=message, actions=actions):

@@ -25,6 +25,7 @@ from PySide6.QtWidgets import (
 )
 
 from desktop.ui.bridge import ANTHROPIC, AUTH_KINDS, AUTH_WORDS, PRESETS, Profile, Settings, preset
+from desktop.ui.language_box import LanguageBox
 from desktop.ui.wording import word
 
 WELCOME_WIDTH = 680  # px: the first-run page's column
@@ -133,6 +134,7 @@ class ProviderForm(QWidget):
         self.test_result.setWordWrap(True)
         self.test_result.setTextInteractionFlags(Qt.TextInteractionFlag.TextSelectableByMouse)
         self.test_result.hide()
+        self.language = LanguageBox(settings.language, self)
         self.env_note = QLabel(self)
         self.env_note.setObjectName("env_note")
         self.env_note.setWordWrap(True)
@@ -153,6 +155,7 @@ class ProviderForm(QWidget):
         form.addRow(self.tr("Prices (in, out)"), prices)
         form.addRow("", self.long_ttl)
         form.addRow(self.tr("API key"), self.api_key)
+        form.addRow(self.tr("Language"), self.language)
         test_row = QHBoxLayout()
         test_row.addWidget(self.test_button)
         test_row.addStretch(1)
@@ -241,7 +244,8 @@ class ProviderForm(QWidget):
     def choice(self) -> ProviderChoice:
         profile = self.profile()
         profiles = [p for p in self._settings.profiles if p.name not in (profile.name, self.profile_box.currentText())]
-        plain = replace(self._settings, max_output_tokens=self.max_output.value(), profiles=[*profiles, profile])
+        plain = replace(self._settings, max_output_tokens=self.max_output.value(), profiles=[*profiles, profile],
+                        language=self.language.value())
         plain.env_overrides = {}
         settings = plain.with_profile(profile).with_env({var: str(getattr(self._settings, name))
                                                        for name, var in ENV_NAMES.items()
