@@ -4,6 +4,34 @@
 <context>
     <name>Activity</name>
     <message>
+        <source>Sending…</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>Waiting for the reply…</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>Receiving the reply…</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>Compressing context…</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>Context too long: compressing and resending…</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>Preparing a summary in the background…</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>Running tools…</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
         <source>Stopped</source>
         <translation type="unfinished"></translation>
     </message>
@@ -73,6 +101,34 @@
 <context>
     <name>ChatDelegate</name>
     <message>
+        <source>shortened in the context sent to the model</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>Older tool output or media in this message is sent to the model in a shortened form to save context. The full text stays here and in the history.</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>Hide summary</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>View summary</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>Hide originals</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>Show originals</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>Undo</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
         <source>Cut off: the context window is full</source>
         <translation type="unfinished"></translation>
     </message>
@@ -84,15 +140,170 @@
         <source>Continue</source>
         <translation type="unfinished"></translation>
     </message>
+    <message>
+        <source>interrupted</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>error</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>The reply was stopped before it finished; what arrived is kept.</source>
+        <translation type="unfinished"></translation>
+    </message>
+</context>
+<context>
+    <name>ChatModel</name>
+    <message>
+        <source>You</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>Summary card</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>Notice</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>Tool</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>Interrupted</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>Error: {detail}</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>Error</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>Still being written</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>Cut off: Continue resumes it</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>Cut off</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>Shortened in the context sent to the model</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>error: </source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>+{n} lines</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>{n} images</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>1 image</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>waiting for your permission</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>running…</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>✖ error</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>denied</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>cancelled</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>(no output)</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>({n} images or documents)</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>Thinking…</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>Thinking (redacted)</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>[image]</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>attachment</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>[document: {title}]</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>Context compacted · {count} messages summarized · ~{saved} tokens saved</source>
+        <translation type="unfinished"></translation>
+    </message>
 </context>
 <context>
     <name>ChatView</name>
+    <message>
+        <source>Start a conversation — Enter sends, Shift+Enter adds a line</source>
+        <translation type="unfinished"></translation>
+    </message>
     <message>
         <source>Conversation</source>
         <translation type="unfinished"></translation>
     </message>
     <message>
         <source>Messages, oldest first. Ctrl+C copies the current message; the menu key shows its actions.</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>Copy message</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>Copy code block {n}</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>Copy link address</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>Continue the reply</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>Edit and resend…</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>Delete message…</source>
         <translation type="unfinished"></translation>
     </message>
 </context>
@@ -156,6 +367,10 @@
     </message>
     <message>
         <source>Stop the reply; what has arrived is kept</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source> and {n} more</source>
         <translation type="unfinished"></translation>
     </message>
     <message>
@@ -348,6 +563,21 @@
     </message>
 </context>
 <context>
+    <name>LanguageBox</name>
+    <message>
+        <source>Language</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>System</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>Applies at the next start</source>
+        <translation type="unfinished"></translation>
+    </message>
+</context>
+<context>
     <name>MainWindow</name>
     <message>
         <source>The model this chat uses (stored with the chat)</source>
@@ -439,6 +669,21 @@
     </message>
 </context>
 <context>
+    <name>Markdown</name>
+    <message>
+        <source>[image: {alt}]</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>code</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>Copy</source>
+        <translation type="unfinished"></translation>
+    </message>
+</context>
+<context>
     <name>McpDialog</name>
     <message>
         <source>MCP servers and tool permissions</source>
@@ -447,6 +692,30 @@
 </context>
 <context>
     <name>McpPage</name>
+    <message>
+        <source>disabled</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>stopped</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>starting</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>ready</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>failed</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>{n} tools: {names}</source>
+        <translation type="unfinished"></translation>
+    </message>
     <message>
         <source>MCP servers (check to enable)</source>
         <translation type="unfinished"></translation>
@@ -485,6 +754,14 @@
     </message>
     <message>
         <source>&lt;b&gt;Saved approvals&lt;/b&gt; (&quot;Always for this tool&quot;)</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>built-in</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>{tool}  ({server}, origin {origin})</source>
         <translation type="unfinished"></translation>
     </message>
 </context>
@@ -607,6 +884,10 @@
     </message>
     <message>
         <source>API key</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>Language</source>
         <translation type="unfinished"></translation>
     </message>
     <message>
