@@ -54,72 +54,113 @@ def rewrite(text: str, clean: Callable[[str], str]) -> str:
     return clean(text)
 
 
-_ = QT_TRANSLATE_NOOP
 
 # --- turn errors (errors.py) -------------------------------------------------------------------------------
-MEDIA_LIMIT = _(CONTEXT, "Too many images or documents for this model: {raw}")
-OVERFLOW = _(CONTEXT, "The conversation no longer fits the model's context window ({raw}).")
-AUTH_REJECTED = _(CONTEXT, "The provider rejected the API key ({status}): {text}. Check the key in Settings.")
-RATE_LIMITED = _(CONTEXT, "Rate limited by the provider: {text}. Wait a moment and retry.")
-OVERLOADED = _(CONTEXT, "The provider is overloaded right now. Retry in a moment.")
-SERVER_ERROR = _(CONTEXT, "The provider had an internal error ({status}): {text}")
-BAD_REQUEST = _(CONTEXT, "The provider refused the request ({status}): {text}")
-PROVIDER_ERROR = _(CONTEXT, "Provider error ({status}): {text}")
-TIMED_OUT = _(CONTEXT, "The request timed out. Check the connection and retry.")
-UNREACHABLE = _(CONTEXT, "Could not reach the provider. Check the base URL and your connection.")
-MALFORMED = _(CONTEXT, "The provider sent a malformed response. Retry; if it keeps happening, check the base URL.")
-DROPPED = _(CONTEXT, "The connection dropped while receiving the reply ({name}).")
-UNEXPECTED = _(CONTEXT, "Unexpected error: {name}: {error}")
+MEDIA_LIMIT = QT_TRANSLATE_NOOP("Engine", "Too many images or documents for this model: {raw}")
+OVERFLOW = QT_TRANSLATE_NOOP("Engine", "The conversation no longer fits the model's context window ({raw}).")
+AUTH_REJECTED = QT_TRANSLATE_NOOP(
+    "Engine",
+    "The provider rejected the API key ({status}): {text}. Check the key in Settings.")
+RATE_LIMITED = QT_TRANSLATE_NOOP("Engine", "Rate limited by the provider: {text}. Wait a moment and retry.")
+OVERLOADED = QT_TRANSLATE_NOOP("Engine", "The provider is overloaded right now. Retry in a moment.")
+SERVER_ERROR = QT_TRANSLATE_NOOP("Engine", "The provider had an internal error ({status}): {text}")
+BAD_REQUEST = QT_TRANSLATE_NOOP("Engine", "The provider refused the request ({status}): {text}")
+PROVIDER_ERROR = QT_TRANSLATE_NOOP("Engine", "Provider error ({status}): {text}")
+TIMED_OUT = QT_TRANSLATE_NOOP("Engine", "The request timed out. Check the connection and retry.")
+UNREACHABLE = QT_TRANSLATE_NOOP(
+    "Engine",
+    "Could not reach the provider. Check the base URL and your connection.")
+MALFORMED = QT_TRANSLATE_NOOP(
+    "Engine",
+    "The provider sent a malformed response. Retry; if it keeps happening, check the base URL.")
+DROPPED = QT_TRANSLATE_NOOP("Engine", "The connection dropped while receiving the reply ({name}).")
+UNEXPECTED = QT_TRANSLATE_NOOP("Engine", "Unexpected error: {name}: {error}")
 
 # --- turns (chat.py) ---------------------------------------------------------------------------------------
-COMPACT_WHILE_BUSY = _(CONTEXT, "A reply is streaming: compact when it has finished.")
-COMPACTION_STOPPED = _(CONTEXT, "Compaction stopped; nothing changed.")
-COMPACTED_ELSEWHERE = _(CONTEXT, "This chat was compacted elsewhere (another window or command) while this summary "
-                                 "was being written; nothing was changed here. Compact again if it is still needed.")
-UNDONE = _(CONTEXT, "Compaction undone: the next request is built from the originals.")
-STOPPED_REPEATING = _(CONTEXT, "Stopped after {rounds} tool rounds in a row that only repeated earlier calls with "
-                               "the same results; send a message to continue.")
-STOPPED_CALLS = _(CONTEXT, "Stopped after {calls} model calls in one turn (the per-turn limit in Settings); send a "
-                           "message to continue.")
-MEDIA_LEFT_OUT = _(CONTEXT, "Older images were left out to stay under the provider's media limit.")
-CUT_REPLY_GONE = _(CONTEXT, "The cut reply is no longer in the context; ask the model to go on instead.")
-NOT_SAVED = _(CONTEXT, "The reply could not be saved: {error} It is kept in memory: Retry saves it without asking "
-                       "the model again.")
-REPLY_FILLED_WINDOW = _(CONTEXT, "The reply filled the context window and was cut short; the context will be "
-                                 "compacted before the next turn.")
-CONTEXT_TITLE = _(CONTEXT, "Context")
-TOO_LONG = _(CONTEXT, "This message is about {need:,} tokens, more than the {room:,} the model {model} can read (its "
-                      "context window less the room kept for the reply). Nothing was sent: shorten it or split it "
-                      "into parts.")
-NOTHING_TO_CONTINUE = _(CONTEXT, "nothing to continue: the newest reply was not cut short")
+COMPACT_WHILE_BUSY = QT_TRANSLATE_NOOP("Engine", "A reply is streaming: compact when it has finished.")
+COMPACTION_STOPPED = QT_TRANSLATE_NOOP("Engine", "Compaction stopped; nothing changed.")
+COMPACTED_ELSEWHERE = QT_TRANSLATE_NOOP(
+    "Engine",
+    "This chat was compacted elsewhere (another window or command) while this summary was being written; "
+    "nothing was changed here. Compact again if it is still needed.")
+UNDONE = QT_TRANSLATE_NOOP("Engine", "Compaction undone: the next request is built from the originals.")
+STOPPED_REPEATING = QT_TRANSLATE_NOOP(
+    "Engine",
+    "Stopped after {rounds} tool rounds in a row that only repeated earlier calls with the same results; "
+    "send a message to continue.")
+STOPPED_CALLS = QT_TRANSLATE_NOOP(
+    "Engine",
+    "Stopped after {calls} model calls in one turn (the per-turn limit in Settings); send a message to "
+    "continue.")
+MEDIA_LEFT_OUT = QT_TRANSLATE_NOOP(
+    "Engine",
+    "Older images were left out to stay under the provider's media limit.")
+CUT_REPLY_GONE = QT_TRANSLATE_NOOP(
+    "Engine",
+    "The cut reply is no longer in the context; ask the model to go on instead.")
+NOT_SAVED = QT_TRANSLATE_NOOP(
+    "Engine",
+    "The reply could not be saved: {error} It is kept in memory: Retry saves it without asking the model "
+    "again.")
+REPLY_FILLED_WINDOW = QT_TRANSLATE_NOOP(
+    "Engine",
+    "The reply filled the context window and was cut short; the context will be compacted before the next"
+    " turn.")
+CONTEXT_TITLE = QT_TRANSLATE_NOOP("Engine", "Context")
+TOO_LONG = QT_TRANSLATE_NOOP(
+    "Engine",
+    "This message is about {need:,} tokens, more than the {room:,} the model {model} can read (its "
+    "context window less the room kept for the reply). Nothing was sent: shorten it or split it into "
+    "parts.")
+NOTHING_TO_CONTINUE = QT_TRANSLATE_NOOP("Engine", "nothing to continue: the newest reply was not cut short")
 
 # --- compaction (compactor.py) -----------------------------------------------------------------------------
-NOTHING_YET = _(CONTEXT, "Nothing to compact yet: everything is in the recent verbatim tail.")
-NOT_SMALLER = _(CONTEXT, "The summary would not have made the context smaller; nothing was changed.")
-SUMMARY_FAILED = _(CONTEXT, "Summary failed: {error}.")
-BREAKER_OPEN = _(CONTEXT, "Automatic summaries are paused after 3 failures; Compact now retries.")
-COMPACTED = _(CONTEXT, "Context compacted · {messages} messages summarized · ~{saved:,} tokens saved")
-NOTHING_TO_DROP = _(CONTEXT, "Nothing could be dropped: only the latest exchange is left.")
-DROPPED_OLDEST = _(CONTEXT, "Dropped {count} oldest messages from the context (no summary available).")
+NOTHING_YET = QT_TRANSLATE_NOOP(
+    "Engine",
+    "Nothing to compact yet: everything is in the recent verbatim tail.")
+NOT_SMALLER = QT_TRANSLATE_NOOP(
+    "Engine",
+    "The summary would not have made the context smaller; nothing was changed.")
+SUMMARY_FAILED = QT_TRANSLATE_NOOP("Engine", "Summary failed: {error}.")
+BREAKER_OPEN = QT_TRANSLATE_NOOP(
+    "Engine",
+    "Automatic summaries are paused after 3 failures; Compact now retries.")
+COMPACTED = QT_TRANSLATE_NOOP(
+    "Engine",
+    "Context compacted · {messages} messages summarized · ~{saved:,} tokens saved")
+NOTHING_TO_DROP = QT_TRANSLATE_NOOP("Engine", "Nothing could be dropped: only the latest exchange is left.")
+DROPPED_OLDEST = QT_TRANSLATE_NOOP(
+    "Engine",
+    "Dropped {count} oldest messages from the context (no summary available).")
 
 # --- Test connection (probe.py) ----------------------------------------------------------------------------
-NO_MODEL_LIST = _(CONTEXT, "The provider does not list its models (GET /v1/models did not answer); type the "
-                           "model's name.")
-MODELS_OFFERED = _(CONTEXT, "Models offered: {count} ({shown}).")
-MODELS_OFFERED_MORE = _(CONTEXT, "Models offered: {count} ({shown} and {more} more).")
-NO_MODELS = _(CONTEXT, "The provider lists no models.")
-CREDENTIALS_REFUSED = _(CONTEXT, "The provider refused the credentials ({auth}): {error}")
-TEST_FAILED = _(CONTEXT, "The test message to {model} failed: {error}")
-NO_KEY_NEEDED = _(CONTEXT, "no key was needed")
-KEY_ACCEPTED = _(CONTEXT, "the {auth} was accepted")
-CONNECTED = _(CONTEXT, "Connected: {model} answered a test message ({tokens_in} tokens in, {tokens_out} out); "
-                       "{how}.")
-WINDOW_FROM_PROVIDER = _(CONTEXT, "Context window of {model}: {window:,} tokens (from the provider).")
-WINDOW_FROM_OVERRIDE = _(CONTEXT, "Context window of {model}: {window:,} tokens (from your override).")
-WINDOW_FROM_CATALOG = _(CONTEXT, "Context window of {model}: {window:,} tokens (from the built-in catalog).")
-WINDOW_UNKNOWN = _(CONTEXT, "The context window of {model} is unknown: set it below, or Précis learns it from the "
-                            "provider's first \"too long\" error.")
-NOT_LISTED = _(CONTEXT, "Note: {model} is not in the provider's list, but it answered.")
+NO_MODEL_LIST = QT_TRANSLATE_NOOP(
+    "Engine",
+    "The provider does not list its models (GET /v1/models did not answer); type the model's name.")
+MODELS_OFFERED = QT_TRANSLATE_NOOP("Engine", "Models offered: {count} ({shown}).")
+MODELS_OFFERED_MORE = QT_TRANSLATE_NOOP("Engine", "Models offered: {count} ({shown} and {more} more).")
+NO_MODELS = QT_TRANSLATE_NOOP("Engine", "The provider lists no models.")
+CREDENTIALS_REFUSED = QT_TRANSLATE_NOOP("Engine", "The provider refused the credentials ({auth}): {error}")
+TEST_FAILED = QT_TRANSLATE_NOOP("Engine", "The test message to {model} failed: {error}")
+NO_KEY_NEEDED = QT_TRANSLATE_NOOP("Engine", "no key was needed")
+KEY_ACCEPTED = QT_TRANSLATE_NOOP("Engine", "the {auth} was accepted")
+CONNECTED = QT_TRANSLATE_NOOP(
+    "Engine",
+    "Connected: {model} answered a test message ({tokens_in} tokens in, {tokens_out} out); {how}.")
+WINDOW_FROM_PROVIDER = QT_TRANSLATE_NOOP(
+    "Engine",
+    "Context window of {model}: {window:,} tokens (from the provider).")
+WINDOW_FROM_OVERRIDE = QT_TRANSLATE_NOOP(
+    "Engine",
+    "Context window of {model}: {window:,} tokens (from your override).")
+WINDOW_FROM_CATALOG = QT_TRANSLATE_NOOP(
+    "Engine",
+    "Context window of {model}: {window:,} tokens (from the built-in catalog).")
+WINDOW_UNKNOWN = QT_TRANSLATE_NOOP(
+    "Engine",
+    "The context window of {model} is unknown: set it below, or Précis learns it from the provider's "
+    "first \"too long\" error.")
+NOT_LISTED = QT_TRANSLATE_NOOP("Engine", "Note: {model} is not in the provider's list, but it answered.")
 
 
 def join(*parts: str) -> str:
