@@ -991,6 +991,10 @@
         <translation>服务商配置</translation>
     </message>
     <message>
+        <source>https://api.anthropic.com (default)</source>
+        <translation>https://api.anthropic.com（默认）</translation>
+    </message>
+    <message>
         <source>used for summaries; empty = the chat model</source>
         <translation>用于生成摘要；留空则使用对话模型</translation>
     </message>

@@ -10,14 +10,14 @@ import math
 
 DASH = "—"
 _style = {"group": ",", "point": ".", "percent": "%"}
-_swap = str.maketrans({})
+_swap: dict[int, str] = {}
 
 
 def use_locale(group: str, point: str, percent: str = "%") -> None:
     """Digit grouping, decimal point and percent sign of the locale numbers are shown in."""
     global _swap
     _style.update(group=group, point=point, percent=percent)
-    _swap = str.maketrans({",": group, ".": point}) if (group, point) != (",", ".") else str.maketrans({})
+    _swap = str.maketrans({",": group, ".": point}) if (group, point) != (",", ".") else {}
 
 
 def _local(text: str) -> str:

@@ -79,7 +79,7 @@ class ProviderForm(QWidget):
         self.profile_name.setObjectName("profile_name")
         self.base_url = QLineEdit(self)
         self.base_url.setObjectName("base_url")
-        self.base_url.setPlaceholderText("https://api.anthropic.com (default)")
+        self.base_url.setPlaceholderText(self.tr("https://api.anthropic.com (default)"))
         self.auth = QComboBox(self)
         self.auth.setObjectName("auth_kind")
         for kind in AUTH_KINDS:
