@@ -137,10 +137,12 @@ ALLOWED = {
     "MiniMax", "Ollama", "llama", "cpp", "MCP", "API", "JSON", "PDF", "URL", "GET", "Enter", "Shift", "Ctrl",
     "Esc", "Delete", "Alt", "stderr", "Authorization", "mcpServers", "K", "M", "s",
     "English",  # the language picker names each language in its own language
+    "Secret", "Service", "Keychain", "Credential", "Locker",  # the keyrings' own names
 }
 _NOT_WORDS = [
     re.compile(r"<[^>]+>"),  # HTML tags of rich-text labels
     re.compile(r"\(&\w\)"),  # accelerators: 文件(&F)
+    re.compile(r"```\w*"),  # a Markdown fence and its language
     re.compile(r"Précis"),
     re.compile(r"https?://\S+|\b[\w.-]+\.(com|json|jsonl|py|txt|md|ini)\b|\(\*\.\w+\)|\(\*\)"),  # URLs, files
     re.compile(r"\bclaude-[\w.-]+|\b[\w-]+-\d[\w.-]*"),  # model ids
@@ -325,8 +327,15 @@ async def test_no_english_is_left_in_the_window_the_settings_and_the_hover_card(
             key = model.add_compaction_card("摘要正文", 12, 31_234, 9001)
             model.set_card_detail(key, undoable=True, record_id=1, originals_shown=True)
             win.tools.workspace.show_folder("/tmp/工作区")
+            await _until(lambda: win.composer.send_button.isVisible())
+            win.composer.edit.setPlainText("/context")  # the report card, worded line by line
+            win.composer.send_button.click()
+            await _until(lambda: any(model.row_at(i).kind == "notice" for i in range(model.rowCount())))
 
             texts = [*_widget_texts(win), *_chat_texts(win)]
+            import keyring.backends.fail
+
+            keyring.set_keyring(keyring.backends.fail.Keyring())  # the settings say why no key can be saved
             settings = win.open_settings()
             await _until(settings.isVisible)
             texts += _widget_texts(settings)
@@ -344,7 +353,8 @@ async def test_no_english_is_left_in_the_window_the_settings_and_the_hover_card(
             left = {(where, text): bad for where, text in texts if text and (bad := english_left(text, data))}
             assert left == {}, '\n'.join(f'{k}: {v}' for k, v in left.items())
             shown = " ".join(text for _w, text in texts)
-            for expected in ("新建对话", "立即压缩", "上下文窗口", "服务商配置", "查看摘要", "复制消息", "已中断"):
+            for expected in ("新建对话", "立即压缩", "上下文窗口", "服务商配置", "查看摘要", "复制消息", "已中断",
+                             "没有可用的系统密钥环", "来源         来自上一次 API 响应"):
                 assert expected in shown
         finally:
             await bridge.close()

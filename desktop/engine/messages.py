@@ -162,6 +162,16 @@ WINDOW_UNKNOWN = QT_TRANSLATE_NOOP(
     "first \"too long\" error.")
 NOT_LISTED = QT_TRANSLATE_NOOP("Engine", "Note: {model} is not in the provider's list, but it answered.")
 
+# --- the keyring (secrets.py) ------------------------------------------------------------------------------
+NO_KEYRING = QT_TRANSLATE_NOOP(
+    "Engine",
+    "No system keyring is available (no Secret Service, Keychain or Credential Locker was found), so Précis "
+    "cannot save the key safely. You can use it for this run only.")
+NO_SAFE_KEYRING = QT_TRANSLATE_NOOP(
+    "Engine",
+    "No system keyring is available, so Précis cannot save the key safely. You can use it for this run only.")
+KEYRING_REFUSED = QT_TRANSLATE_NOOP("Engine", "The system keyring refused the key: {error}")
+
 
 def join(*parts: str) -> str:
     """Two sentences as one text; a view words each part (``Joined`` keeps them apart)."""
@@ -180,3 +190,17 @@ class Joined(str):
 
     def __reduce__(self) -> tuple[Any, ...]:
         return (Joined, (self.parts,))
+
+
+class Lines(str):
+    """Lines shown one under the other (the /context report); a view words each line."""
+
+    lines: tuple[str, ...]
+
+    def __new__(cls, lines: tuple[str, ...]) -> Lines:
+        self = super().__new__(cls, "\n".join(lines))
+        self.lines = lines
+        return self
+
+    def __reduce__(self) -> tuple[Any, ...]:
+        return (Lines, (self.lines,))

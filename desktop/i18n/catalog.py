@@ -37,6 +37,9 @@ class Catalog:
                 return self.translate(ENGINE, template).format(**args)
             except (KeyError, IndexError, ValueError):
                 return template.format(**args)
+        lines = getattr(text, "lines", None)
+        if isinstance(lines, tuple):
+            return "\n".join(self.word(line) for line in lines)
         parts = getattr(text, "parts", None)
         if isinstance(parts, tuple):
             worded = [self.word(p) for p in parts]

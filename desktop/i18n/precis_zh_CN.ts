@@ -615,6 +615,134 @@
         <source>Note: {model} is not in the provider&apos;s list, but it answered.</source>
         <translation>注意：{model} 不在服务商的列表中，但它有回复。</translation>
     </message>
+    <message>
+        <source>No system keyring is available (no Secret Service, Keychain or Credential Locker was found), so Précis cannot save the key safely. You can use it for this run only.</source>
+        <translation>没有可用的系统密钥环（未找到 Secret Service、Keychain 或 Credential Locker），Précis 无法安全地保存密钥。你可以仅在本次运行中使用它。</translation>
+    </message>
+    <message>
+        <source>No system keyring is available, so Précis cannot save the key safely. You can use it for this run only.</source>
+        <translation>没有可用的系统密钥环，Précis 无法安全地保存密钥。你可以仅在本次运行中使用它。</translation>
+    </message>
+    <message>
+        <source>The system keyring refused the key: {error}</source>
+        <translation>系统密钥环拒绝保存密钥：{error}</translation>
+    </message>
+    <message>
+        <source>System prompt</source>
+        <translation>系统提示词</translation>
+    </message>
+    <message>
+        <source>Tools</source>
+        <translation>工具</translation>
+    </message>
+    <message>
+        <source>Summary</source>
+        <translation>摘要</translation>
+    </message>
+    <message>
+        <source>Pinned instructions</source>
+        <translation>固定的指令</translation>
+    </message>
+    <message>
+        <source>Messages</source>
+        <translation>消息</translation>
+    </message>
+    <message>
+        <source>Tool results</source>
+        <translation>工具结果</translation>
+    </message>
+    <message>
+        <source>Media</source>
+        <translation>媒体</translation>
+    </message>
+    <message>
+        <source>Free</source>
+        <translation>空闲</translation>
+    </message>
+    <message>
+        <source>Reserved for output</source>
+        <translation>为输出预留</translation>
+    </message>
+    <message>
+        <source>from the last API response</source>
+        <translation>来自上一次 API 响应</translation>
+    </message>
+    <message>
+        <source>estimated (no usable API response yet)</source>
+        <translation>估算值（尚无可用的 API 响应）</translation>
+    </message>
+    <message>
+        <source>no data yet</source>
+        <translation>尚无数据</translation>
+    </message>
+    <message>
+        <source>normal</source>
+        <translation>正常</translation>
+    </message>
+    <message>
+        <source>warning</source>
+        <translation>偏高</translation>
+    </message>
+    <message>
+        <source>critical</source>
+        <translation>将满</translation>
+    </message>
+    <message>
+        <source>unknown</source>
+        <translation>未知</translation>
+    </message>
+    <message>
+        <source>Model        {model}</source>
+        <translation>模型         {model}</translation>
+    </message>
+    <message>
+        <source>Window       {window}</source>
+        <translation>窗口         {window}</translation>
+    </message>
+    <message>
+        <source>Window       capacity unknown</source>
+        <translation>窗口         容量未知</translation>
+    </message>
+    <message>
+        <source>Used         {used} ({pct})</source>
+        <translation>已用         {used}（{pct}）</translation>
+    </message>
+    <message>
+        <source>Next turn    ~{next}</source>
+        <translation>下一轮       ~{next}</translation>
+    </message>
+    <message>
+        <source>State        {state}</source>
+        <translation>状态         {state}</translation>
+    </message>
+    <message>
+        <source>Source       {source}</source>
+        <translation>来源         {source}</translation>
+    </message>
+    <message>
+        <source>Last turn    cache read {read} · cache write {write} · input {input} · output {output}</source>
+        <translation>上一轮       缓存读取 {read} · 缓存写入 {write} · 输入 {input} · 输出 {output}</translation>
+    </message>
+    <message>
+        <source>Cost         last turn {last} · session {session}</source>
+        <translation>费用         上一轮 {last} · 本对话 {session}</translation>
+    </message>
+    <message>
+        <source>Summary      active (1 compaction)</source>
+        <translation>摘要         已启用（1 次压缩）</translation>
+    </message>
+    <message>
+        <source>Summary      active ({n} compactions)</source>
+        <translation>摘要         已启用（{n} 次压缩）</translation>
+    </message>
+    <message>
+        <source>Auto-compaction paused after 3 consecutive summary failures (Compact now resets it)</source>
+        <translation>连续 3 次摘要失败，自动压缩已暂停（“立即压缩”可重置）</translation>
+    </message>
+    <message>
+        <source>Breakdown</source>
+        <translation>构成</translation>
+    </message>
 </context>
 <context>
     <name>ErrorBanner</name>

@@ -343,7 +343,7 @@ class Bridge(QObject):
                 try:
                     await loop.run_in_executor(None, _secrets.save_api_key, choice.api_key, account)
                 except _secrets.KeyringUnavailable as exc:
-                    return str(exc)
+                    return word_error(exc)
         await loop.run_in_executor(None, choice.settings.save, self._engine.paths)
         await self._engine.reconfigure(choice.settings)
         self._listed.clear()

@@ -554,7 +554,7 @@ class MainWindow(QMainWindow):
                 self.banner.show_error(word(message), tuple(actions))
             case events.CommandOutput(title=title, text=text):
                 # The report is aligned plain text (the same as `precis context` prints): keep it monospaced.
-                self.chat_model.add_notice(f"```text\n{text}\n```", word(title))
+                self.chat_model.add_notice(f"```text\n{word(text)}\n```", word(title))
                 self.chat.scroll_to_bottom()
             case events.ContextChanged(snapshot=snapshot):
                 self.gauge.set_snapshot(snapshot)

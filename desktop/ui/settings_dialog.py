@@ -118,7 +118,7 @@ class ProviderForm(QWidget):
              "keyring": self.tr("saved in the system keyring (type to replace)"),
              "session": self.tr("kept for this run only (type to replace)")}.get(key_source, "sk-ant-…")
         )
-        self.keyring_note = QLabel(keyring_problem or "", self)
+        self.keyring_note = QLabel(word(keyring_problem), self)
         self.keyring_note.setObjectName("keyring_note")
         self.keyring_note.setWordWrap(True)
         self.keyring_note.setVisible(bool(keyring_problem))

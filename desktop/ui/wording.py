@@ -1,7 +1,7 @@
 """The engine's typed messages in the user's language.
 
-The engine hands the views English sentences that remember their template and arguments (its ``Message``
-and ``Joined``); here they are worded again through Qt Linguist, context ``Engine``. Duck-typed on purpose:
+The engine hands the views English sentences that remember their template and arguments (its ``Message``,
+``Joined`` and ``Lines``); here they are worded again through Qt Linguist, context ``Engine``. Duck-typed on purpose:
 widgets never import the engine.
 """
 
@@ -29,6 +29,9 @@ def word(text: Any) -> str:
             return translated.format(**args)
         except (KeyError, IndexError, ValueError):  # a broken translation never hides the message
             return template.format(**args)
+    lines = getattr(text, "lines", None)
+    if isinstance(lines, tuple):
+        return "\n".join(word(line) for line in lines)
     parts = getattr(text, "parts", None)
     if isinstance(parts, tuple):
         worded = [word(p) for p in parts]
