@@ -159,18 +159,75 @@ WINDOW_FROM_CATALOG = QT_TRANSLATE_NOOP(
 WINDOW_UNKNOWN = QT_TRANSLATE_NOOP(
     "Engine",
     "The context window of {model} is unknown: set it below, or Précis learns it from the provider's "
-    "first \"too long\" error.")
+    'first "too long" error.')
 NOT_LISTED = QT_TRANSLATE_NOOP("Engine", "Note: {model} is not in the provider's list, but it answered.")
 
 # --- the keyring (secrets.py) ------------------------------------------------------------------------------
 NO_KEYRING = QT_TRANSLATE_NOOP(
     "Engine",
-    "No system keyring is available (no Secret Service, Keychain or Credential Locker was found), so Précis "
-    "cannot save the key safely. You can use it for this run only.")
+    "No system keyring is available (no Secret Service, Keychain or Credential Locker was found), so "
+    "Précis cannot save the key safely. You can use it for this run only.")
 NO_SAFE_KEYRING = QT_TRANSLATE_NOOP(
     "Engine",
-    "No system keyring is available, so Précis cannot save the key safely. You can use it for this run only.")
+    "No system keyring is available, so Précis cannot save the key safely. You can use it for this run "
+    "only.")
 KEYRING_REFUSED = QT_TRANSLATE_NOOP("Engine", "The system keyring refused the key: {error}")
+
+# --- importing a Claude Code session (importer.py) and busy sessions (session_lock.py) ---------------------
+IMPORTED = QT_TRANSLATE_NOOP("Engine", "imported {count} messages into session {session} ({title})")
+SKIPPED_MALFORMED = QT_TRANSLATE_NOOP("Engine", "skipped {count} malformed lines")
+SKIPPED_RECORDS = QT_TRANSLATE_NOOP("Engine", "skipped records: {reasons}")
+IMPORTED_SUMMARY = QT_TRANSLATE_NOOP(
+    "Engine",
+    "compacted history kept as a summary (covers messages up to {through})")
+IMPORT_NOT_REGULAR = QT_TRANSLATE_NOOP(
+    "Engine",
+    "{path} is not a regular file (a device, pipe or socket); import a .jsonl file")
+IMPORT_NO_FILE = QT_TRANSLATE_NOOP("Engine", "no such file: {path}")
+IMPORT_DIRECTORY = QT_TRANSLATE_NOOP("Engine", "{path} is a directory, not a .jsonl file")
+IMPORT_UNREADABLE = QT_TRANSLATE_NOOP("Engine", "cannot read {path}: {error}")
+IMPORT_NOT_TRANSCRIPT = QT_TRANSLATE_NOOP(
+    "Engine",
+    "{path} is not a Claude Code JSONL transcript ({count} lines are not JSON records)")
+IMPORT_EMPTY = QT_TRANSLATE_NOOP("Engine", "{path} holds no conversation messages to import")
+SESSION_BUSY = QT_TRANSLATE_NOOP(
+    "Engine",
+    "Chat {session} is busy: another Précis (process {pid}) is running a reply in it, and it did not "
+    "finish within {waited} s; nothing was sent or saved. Try again when it is done.")
+SESSION_BUSY_ELSEWHERE = QT_TRANSLATE_NOOP(
+    "Engine",
+    "Chat {session} is busy: another Précis (process {pid} on {host}) is running a reply in it, and it "
+    "did not finish within {waited} s; nothing was sent or saved. Try again when it is done.")
+
+# --- settings.json (settings.py): what Settings.load fixed or ignored ----------------------------------------
+SETTINGS_UNREADABLE = QT_TRANSLATE_NOOP(
+    "Engine",
+    "settings.json could not be read ({error}); using the defaults")
+SETTINGS_NOT_OBJECT = QT_TRANSLATE_NOOP(
+    "Engine",
+    "settings.json holds {kind}, not an object; using the defaults")
+OUT_OF_RANGE = QT_TRANSLATE_NOOP("Engine", "{name}: {value} is outside {lo}..{hi}; using {fixed}")
+NOT_A_WHOLE_NUMBER = QT_TRANSLATE_NOOP(
+    "Engine",
+    "{name}: expected a whole number, got {value}; using {default}")
+ROUNDED = QT_TRANSLATE_NOOP("Engine", "{name}: {value} is not a whole number; using {fixed}")
+NOT_A_NUMBER = QT_TRANSLATE_NOOP("Engine", "{name}: expected a number, got {value}; using {default}")
+NOT_A_MODEL_ID = QT_TRANSLATE_NOOP("Engine", "{name}: expected a model id, got {value}; using the default")
+NOT_TEXT = QT_TRANSLATE_NOOP("Engine", "{name}: expected text, got {value}; using the default")
+NOT_A_BOOLEAN = QT_TRANSLATE_NOOP("Engine", "{name}: expected true or false, got {value}; using the default")
+NOT_A_LANGUAGE = QT_TRANSLATE_NOOP(
+    "Engine",
+    'language: expected "", "en" or "zh_CN", got {value}; following the system')
+PROFILE_WITHOUT_NAME = QT_TRANSLATE_NOOP("Engine", "profiles: an entry without a name was ignored")
+OVERRIDES_NOT_OBJECT = QT_TRANSLATE_NOOP("Engine", "model_overrides: expected an object, got {kind}; ignored")
+OVERRIDE_EMPTY_MODEL = QT_TRANSLATE_NOOP("Engine", "model_overrides: an empty model id; ignored")
+OVERRIDE_NOT_OBJECT = QT_TRANSLATE_NOOP(
+    "Engine",
+    "{where}: expected an object or a window size, got {value}; ignored")
+NOT_A_COUNT = QT_TRANSLATE_NOOP("Engine", "{where}: expected a positive whole number, got {value}; ignored")
+NOT_A_PRICE = QT_TRANSLATE_NOOP("Engine", "{where}: expected a price of 0 or more, got {value}; ignored")
+NOT_A_FAMILY = QT_TRANSLATE_NOOP("Engine", "{where}: expected {one} or {other}, got {value}; ignored")
+UNKNOWN_KEY = QT_TRANSLATE_NOOP("Engine", "{where}: unknown key {key} ignored")
 
 
 def join(*parts: str) -> str:

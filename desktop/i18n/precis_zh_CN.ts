@@ -628,6 +628,126 @@
         <translation>系统密钥环拒绝保存密钥：{error}</translation>
     </message>
     <message>
+        <source>imported {count} messages into session {session} ({title})</source>
+        <translation>已将 {count} 条消息导入对话 {session}（{title}）</translation>
+    </message>
+    <message>
+        <source>skipped {count} malformed lines</source>
+        <translation>跳过了 {count} 行格式错误的内容</translation>
+    </message>
+    <message>
+        <source>skipped records: {reasons}</source>
+        <translation>跳过的记录：{reasons}</translation>
+    </message>
+    <message>
+        <source>compacted history kept as a summary (covers messages up to {through})</source>
+        <translation>已压缩的历史保留为摘要（涵盖到第 {through} 条消息）</translation>
+    </message>
+    <message>
+        <source>{path} is not a regular file (a device, pipe or socket); import a .jsonl file</source>
+        <translation>{path} 不是普通文件（而是设备、管道或套接字）；请导入 .jsonl 文件</translation>
+    </message>
+    <message>
+        <source>no such file: {path}</source>
+        <translation>文件不存在：{path}</translation>
+    </message>
+    <message>
+        <source>{path} is a directory, not a .jsonl file</source>
+        <translation>{path} 是文件夹，不是 .jsonl 文件</translation>
+    </message>
+    <message>
+        <source>cannot read {path}: {error}</source>
+        <translation>无法读取 {path}：{error}</translation>
+    </message>
+    <message>
+        <source>{path} is not a Claude Code JSONL transcript ({count} lines are not JSON records)</source>
+        <translation>{path} 不是 Claude Code 的 JSONL 对话记录（有 {count} 行不是 JSON 记录）</translation>
+    </message>
+    <message>
+        <source>{path} holds no conversation messages to import</source>
+        <translation>{path} 中没有可导入的对话消息</translation>
+    </message>
+    <message>
+        <source>Chat {session} is busy: another Précis (process {pid}) is running a reply in it, and it did not finish within {waited} s; nothing was sent or saved. Try again when it is done.</source>
+        <translation>对话 {session} 正忙：另一个 Précis（进程 {pid}）正在其中生成回复，{waited} 秒内未结束；没有发送或保存任何内容。请等它结束后再试。</translation>
+    </message>
+    <message>
+        <source>Chat {session} is busy: another Précis (process {pid} on {host}) is running a reply in it, and it did not finish within {waited} s; nothing was sent or saved. Try again when it is done.</source>
+        <translation>对话 {session} 正忙：另一个 Précis（{host} 上的进程 {pid}）正在其中生成回复，{waited} 秒内未结束；没有发送或保存任何内容。请等它结束后再试。</translation>
+    </message>
+    <message>
+        <source>settings.json could not be read ({error}); using the defaults</source>
+        <translation>无法读取 settings.json（{error}）；改用默认设置</translation>
+    </message>
+    <message>
+        <source>settings.json holds {kind}, not an object; using the defaults</source>
+        <translation>settings.json 的内容是{kind}，而不是对象；改用默认设置</translation>
+    </message>
+    <message>
+        <source>{name}: {value} is outside {lo}..{hi}; using {fixed}</source>
+        <translation>{name}：{value} 超出 {lo}..{hi} 的范围；改用 {fixed}</translation>
+    </message>
+    <message>
+        <source>{name}: expected a whole number, got {value}; using {default}</source>
+        <translation>{name}：应为整数，实际为 {value}；改用 {default}</translation>
+    </message>
+    <message>
+        <source>{name}: {value} is not a whole number; using {fixed}</source>
+        <translation>{name}：{value} 不是整数；改用 {fixed}</translation>
+    </message>
+    <message>
+        <source>{name}: expected a number, got {value}; using {default}</source>
+        <translation>{name}：应为数字，实际为 {value}；改用 {default}</translation>
+    </message>
+    <message>
+        <source>{name}: expected a model id, got {value}; using the default</source>
+        <translation>{name}：应为模型 ID，实际为 {value}；改用默认值</translation>
+    </message>
+    <message>
+        <source>{name}: expected text, got {value}; using the default</source>
+        <translation>{name}：应为文本，实际为 {value}；改用默认值</translation>
+    </message>
+    <message>
+        <source>{name}: expected true or false, got {value}; using the default</source>
+        <translation>{name}：应为 true 或 false，实际为 {value}；改用默认值</translation>
+    </message>
+    <message>
+        <source>language: expected &quot;&quot;, &quot;en&quot; or &quot;zh_CN&quot;, got {value}; following the system</source>
+        <translation>language：应为 &quot;&quot;、&quot;en&quot; 或 &quot;zh_CN&quot;，实际为 {value}；改为跟随系统</translation>
+    </message>
+    <message>
+        <source>profiles: an entry without a name was ignored</source>
+        <translation>profiles：已忽略一个没有名称的条目</translation>
+    </message>
+    <message>
+        <source>model_overrides: expected an object, got {kind}; ignored</source>
+        <translation>model_overrides：应为对象，实际为{kind}；已忽略</translation>
+    </message>
+    <message>
+        <source>model_overrides: an empty model id; ignored</source>
+        <translation>model_overrides：模型 ID 为空；已忽略</translation>
+    </message>
+    <message>
+        <source>{where}: expected an object or a window size, got {value}; ignored</source>
+        <translation>{where}：应为对象或窗口大小，实际为 {value}；已忽略</translation>
+    </message>
+    <message>
+        <source>{where}: expected a positive whole number, got {value}; ignored</source>
+        <translation>{where}：应为正整数，实际为 {value}；已忽略</translation>
+    </message>
+    <message>
+        <source>{where}: expected a price of 0 or more, got {value}; ignored</source>
+        <translation>{where}：价格应不小于 0，实际为 {value}；已忽略</translation>
+    </message>
+    <message>
+        <source>{where}: expected {one} or {other}, got {value}; ignored</source>
+        <translation>{where}：应为 {one} 或 {other}，实际为 {value}；已忽略</translation>
+    </message>
+    <message>
+        <source>{where}: unknown key {key} ignored</source>
+        <translation>{where}：已忽略未知的键 {key}</translation>
+    </message>
+    <message>
         <source>System prompt</source>
         <translation>系统提示词</translation>
     </message>
@@ -742,6 +862,30 @@
     <message>
         <source>Breakdown</source>
         <translation>构成</translation>
+    </message>
+    <message>
+        <source>null</source>
+        <translation>空值（null）</translation>
+    </message>
+    <message>
+        <source>a boolean</source>
+        <translation>布尔值</translation>
+    </message>
+    <message>
+        <source>a number</source>
+        <translation>数字</translation>
+    </message>
+    <message>
+        <source>a string</source>
+        <translation>字符串</translation>
+    </message>
+    <message>
+        <source>a list</source>
+        <translation>列表</translation>
+    </message>
+    <message>
+        <source>an object</source>
+        <translation>对象</translation>
     </message>
 </context>
 <context>

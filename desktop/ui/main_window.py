@@ -298,7 +298,7 @@ class MainWindow(QMainWindow):
     async def start(self) -> None:
         """Load the session list and open the newest session (or create the first one)."""
         if problems := self.bridge.settings.problems:
-            self.toast.show_message("; ".join(problems), "warning", 8000)
+            self.toast.show_message("; ".join(word(p) for p in problems), "warning", 8000)
         self._drafts = await self.bridge.load_drafts()  # what was typed and not sent before a restart
         sessions = await self.bridge.refresh_sessions()
         if sessions:
@@ -459,7 +459,7 @@ class MainWindow(QMainWindow):
             self.status.clear()
             self.banner.show_error(self.tr("Import failed: %s") % word_error(exc), actions=())  # nothing to retry
             return
-        self.status.flash("; ".join(result.status_lines()))
+        self.status.flash("; ".join(word(line) for line in result.status_lines()))
 
     def open_settings(self) -> SettingsDialog:
         """The profiles dialog (window-modal; the loop keeps running, so Test connection can answer)."""
