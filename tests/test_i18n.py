@@ -5,6 +5,7 @@ included) that fails on any English left."""
 from __future__ import annotations
 
 import asyncio
+import json
 import re
 import shutil
 import string
@@ -374,3 +375,41 @@ def test_numbers_follow_the_locale(chinese, qapp):  # noqa: ANN001
     translation.install(qapp, "de_DE", None)  # a locale that groups with "." and has a decimal comma
     assert fmt.fmt_tokens_exact(31_234) == "31.234" and fmt.fmt_tokens(31_234) == "31,2K"
     assert fmt.fmt_cost(1234.5) == "$1.234,50"
+
+
+# --- the CLI -----------------------------------------------------------------------------------------------
+
+def _cli(args: list[str], env: dict[str, str]) -> subprocess.CompletedProcess[str]:
+    return subprocess.run([sys.executable, "-m", "desktop", *args], env=env, capture_output=True, text=True,
+                          timeout=60)
+
+
+@pytest.fixture
+def cli_env(fake_api, precis_home):  # noqa: ANN001
+    import os
+
+    env = {k: v for k, v in os.environ.items() if not k.startswith(("LC_", "LANG"))}
+    env.update(PRECIS_HOME=str(precis_home), ANTHROPIC_BASE_URL=fake_api.base_url, ANTHROPIC_API_KEY="test-key")
+    return env
+
+
+def test_the_cli_speaks_the_locale_and_its_json_stays_english(cli_env, fake_api):
+    fake_api.queue_text("好的")
+    zh = {**cli_env, "LANG": "zh_CN.UTF-8"}
+    chat = _cli(["chat", "--new", "你好"], zh)
+    assert chat.returncode == 0 and chat.stdout.strip() == "好的"
+    assert "precis: 对话 1" in chat.stderr
+    report = _cli(["context", "1"], zh)
+    assert report.returncode == 0
+    assert report.stdout.splitlines()[0].startswith("模型") and "来源         来自上一次 API 响应" in report.stdout
+    assert english_left(report.stdout) == []
+    data = json.loads(_cli(["context", "1", "--json"], zh).stdout)
+    assert data["source"] == "api" and "used" in data  # keys and values as in English
+    listing = _cli(["sessions"], zh).stdout
+    assert "条消息" in listing and "词元" in listing
+    refused = _cli(["chat", "--retry", "x"], zh)
+    assert refused.returncode == 1 and refused.stderr.strip() == "precis：错误：--retry 需要 --session ID"
+    # English under an English locale, and when Settings says English whatever the locale.
+    assert _cli(["context", "1"], {**cli_env, "LANG": "en_US.UTF-8"}).stdout.startswith("Model ")
+    (Path(cli_env["PRECIS_HOME"]) / "config" / "settings.json").write_text('{"language": "en"}', "utf-8")
+    assert _cli(["context", "1"], zh).stdout.startswith("Model ")

@@ -308,6 +308,93 @@
     </message>
 </context>
 <context>
+    <name>Cli</name>
+    <message>
+        <source>{error} (session {id})</source>
+        <translation>{error}（对话 {id}）</translation>
+    </message>
+    <message>
+        <source>sending…</source>
+        <translation>正在发送…</translation>
+    </message>
+    <message>
+        <source>waiting for the reply…</source>
+        <translation>正在等待回复…</translation>
+    </message>
+    <message>
+        <source>Compressing context…</source>
+        <translation>正在压缩上下文…</translation>
+    </message>
+    <message>
+        <source>Compressing context (the provider said it was too long), then resending…</source>
+        <translation>正在压缩上下文（服务商提示内容过长），随后重新发送…</translation>
+    </message>
+    <message>
+        <source>running tools…</source>
+        <translation>正在运行工具…</translation>
+    </message>
+    <message>
+        <source>--retry needs --session ID</source>
+        <translation>--retry 需要 --session ID</translation>
+    </message>
+    <message>
+        <source>--continue needs --session ID</source>
+        <translation>--continue 需要 --session ID</translation>
+    </message>
+    <message>
+        <source>empty message</source>
+        <translation>消息为空</translation>
+    </message>
+    <message>
+        <source>no API key: set ANTHROPIC_API_KEY (or ANTHROPIC_AUTH_TOKEN), or save one in Settings</source>
+        <translation>没有 API 密钥：请设置 ANTHROPIC_API_KEY（或 ANTHROPIC_AUTH_TOKEN），或在设置中保存一个</translation>
+    </message>
+    <message>
+        <source>session {id}</source>
+        <translation>对话 {id}</translation>
+    </message>
+    <message>
+        <source>{error}; the turn ended (session {id})</source>
+        <translation>{error}；本轮已结束（对话 {id}）</translation>
+    </message>
+    <message>
+        <source>the reply above could not be saved: {error} (your message is saved in session {id})</source>
+        <translation>上面的回复无法保存：{error}（你的消息已保存在对话 {id} 中）</translation>
+    </message>
+    <message>
+        <source>{error} (your message is saved in session {id}; retry with `precis chat --session {id} --retry`)</source>
+        <translation>{error}（你的消息已保存在对话 {id} 中；可用 `precis chat --session {id} --retry` 重试）</translation>
+    </message>
+    <message>
+        <source>stopped; the partial reply is kept</source>
+        <translation>已停止；已收到的部分回复会保留</translation>
+    </message>
+    <message>
+        <source>reply cut by {reason}; run `precis chat --session {id} --continue`</source>
+        <translation>回复因 {reason} 被截断；运行 `precis chat --session {id} --continue` 继续</translation>
+    </message>
+    <message>
+        <source>cannot attach {path}: {error}</source>
+        <translation>无法添加附件 {path}：{error}</translation>
+    </message>
+    <message>
+        <source>{id:&gt;5}  {messages:&gt;6} msgs  {used:&gt;8} tok  {title}</source>
+        <translation>{id:&gt;5}  {messages:&gt;6} 条消息  {used:&gt;8} 词元  {title}</translation>
+    </message>
+    <message>
+        <source>cannot write {path}: {error}</source>
+        <translation>无法写入 {path}：{error}</translation>
+    </message>
+    <message>
+        <source>wrote {path}</source>
+        <translation>已写入 {path}</translation>
+    </message>
+    <message>
+        <source>precis: error: {error}</source>
+        <translation>precis：错误：{error}</translation>
+    </message>
+</context>
+<context>
     <name>Composer</name>
     <message>
         <source>Message Claude — Enter sends, Shift+Enter adds a line</source>
