@@ -229,6 +229,44 @@ NOT_A_PRICE = QT_TRANSLATE_NOOP("Engine", "{where}: expected a price of 0 or mor
 NOT_A_FAMILY = QT_TRANSLATE_NOOP("Engine", "{where}: expected {one} or {other}, got {value}; ignored")
 UNKNOWN_KEY = QT_TRANSLATE_NOOP("Engine", "{where}: unknown key {key} ignored")
 
+# --- storage failures (desktop/store/errors.py): one sentence each ------------------------------------------
+DB_DAMAGED = QT_TRANSLATE_NOOP(
+    "Engine",
+    "The database {path} {what}; it was left untouched. To start fresh, move it aside (for example rename it to "
+    "{name}.broken) and start Précis again; or put back a backup of it.")
+DB_NOT_SQLITE = QT_TRANSLATE_NOOP("Engine", "is not an SQLite database (another program's file, or damaged)")
+DB_CUT_SHORT = QT_TRANSLATE_NOOP("Engine", "is cut short ({size:,} of {expected:,} bytes)")
+DB_IS_DAMAGED = QT_TRANSLATE_NOOP("Engine", "is damaged ({error})")
+DB_LOCKED = QT_TRANSLATE_NOOP(
+    "Engine",
+    "The database {path} is locked by another program and stayed locked for {waited} s; close the other program "
+    "(or another Précis) and try again.")
+DB_READ_ONLY = QT_TRANSLATE_NOOP(
+    "Engine",
+    "The database {path} cannot be written (read-only disk or no permission); nothing was changed. Make the "
+    "folder writable, or set PRECIS_HOME to another one.")
+DISK_FULL = QT_TRANSLATE_NOOP(
+    "Engine", "The disk holding {path} is full; nothing was changed. Free some space and try again.")
+PATH_READ_ONLY = QT_TRANSLATE_NOOP(
+    "Engine",
+    "{path} cannot be written (read-only disk or no permission); nothing was changed. Make it writable, or set "
+    "PRECIS_HOME to another folder.")
+PATH_IN_THE_WAY = QT_TRANSLATE_NOOP(
+    "Engine",
+    "{path} is in the way: Précis needs a folder there and found a file (or the other way round); it was left "
+    "untouched. Move it, or set PRECIS_HOME to another folder.")
+PATH_FAILED = QT_TRANSLATE_NOOP("Engine", "{path}: {error}; nothing was changed.")
+DB_CANNOT_OPEN = QT_TRANSLATE_NOOP(
+    "Engine",
+    "The database {path} cannot be opened ({error}); it was left untouched. Check that its folder exists and is "
+    "readable, or set PRECIS_HOME to another folder.")
+DB_IO = QT_TRANSLATE_NOOP(
+    "Engine",
+    "The database {path} could not be written or read ({error}); nothing was lost that was saved before. Check "
+    "the disk (space, errors) and try again.")
+DB_NUMBER_TOO_LARGE = QT_TRANSLATE_NOOP("Engine", "A number too large for the database ({error}); nothing was changed.")
+DB_FAILED = QT_TRANSLATE_NOOP("Engine", "The database {path} failed: {name}: {error}")
+
 
 def join(*parts: str) -> str:
     """Two sentences as one text; a view words each part (``Joined`` keeps them apart)."""

@@ -835,6 +835,62 @@
         <translation>{where}：已忽略未知的键 {key}</translation>
     </message>
     <message>
+        <source>The database {path} {what}; it was left untouched. To start fresh, move it aside (for example rename it to {name}.broken) and start Précis again; or put back a backup of it.</source>
+        <translation>数据库 {path} {what}；它没有被改动。如需重新开始，请把它移走（例如重命名为 {name}.broken）后再启动 Précis；或者放回它的备份。</translation>
+    </message>
+    <message>
+        <source>is not an SQLite database (another program&apos;s file, or damaged)</source>
+        <translation>不是 SQLite 数据库（是其他程序的文件，或已损坏）</translation>
+    </message>
+    <message>
+        <source>is cut short ({size:,} of {expected:,} bytes)</source>
+        <translation>不完整（只有 {size:,} / {expected:,} 字节）</translation>
+    </message>
+    <message>
+        <source>is damaged ({error})</source>
+        <translation>已损坏（{error}）</translation>
+    </message>
+    <message>
+        <source>The database {path} is locked by another program and stayed locked for {waited} s; close the other program (or another Précis) and try again.</source>
+        <translation>数据库 {path} 被另一个程序锁定，{waited} 秒后仍未释放；请关闭那个程序（或另一个 Précis）后重试。</translation>
+    </message>
+    <message>
+        <source>The database {path} cannot be written (read-only disk or no permission); nothing was changed. Make the folder writable, or set PRECIS_HOME to another one.</source>
+        <translation>无法写入数据库 {path}（磁盘只读或没有权限）；没有做任何更改。请让该文件夹可写，或把 PRECIS_HOME 设为另一个文件夹。</translation>
+    </message>
+    <message>
+        <source>The disk holding {path} is full; nothing was changed. Free some space and try again.</source>
+        <translation>{path} 所在的磁盘已满；没有做任何更改。请腾出一些空间后重试。</translation>
+    </message>
+    <message>
+        <source>{path} cannot be written (read-only disk or no permission); nothing was changed. Make it writable, or set PRECIS_HOME to another folder.</source>
+        <translation>无法写入 {path}（磁盘只读或没有权限）；没有做任何更改。请让它可写，或把 PRECIS_HOME 设为另一个文件夹。</translation>
+    </message>
+    <message>
+        <source>{path} is in the way: Précis needs a folder there and found a file (or the other way round); it was left untouched. Move it, or set PRECIS_HOME to another folder.</source>
+        <translation>{path} 挡住了路：Précis 需要在那里放一个文件夹，却发现了一个文件（或者相反）；它没有被改动。请把它移走，或把 PRECIS_HOME 设为另一个文件夹。</translation>
+    </message>
+    <message>
+        <source>{path}: {error}; nothing was changed.</source>
+        <translation>{path}：{error}；没有做任何更改。</translation>
+    </message>
+    <message>
+        <source>The database {path} cannot be opened ({error}); it was left untouched. Check that its folder exists and is readable, or set PRECIS_HOME to another folder.</source>
+        <translation>无法打开数据库 {path}（{error}）；它没有被改动。请检查它所在的文件夹是否存在且可读，或把 PRECIS_HOME 设为另一个文件夹。</translation>
+    </message>
+    <message>
+        <source>The database {path} could not be written or read ({error}); nothing was lost that was saved before. Check the disk (space, errors) and try again.</source>
+        <translation>无法读写数据库 {path}（{error}）；之前已保存的内容都没有丢失。请检查磁盘（空间、错误）后重试。</translation>
+    </message>
+    <message>
+        <source>A number too large for the database ({error}); nothing was changed.</source>
+        <translation>数字太大，数据库无法保存（{error}）；没有做任何更改。</translation>
+    </message>
+    <message>
+        <source>The database {path} failed: {name}: {error}</source>
+        <translation>数据库 {path} 出错：{name}：{error}</translation>
+    </message>
+    <message>
         <source>System prompt</source>
         <translation>系统提示词</translation>
     </message>

@@ -26,11 +26,16 @@ if TYPE_CHECKING:
 
 
 async def amain(app: QApplication, *, quit_after: float | None = None) -> int:
+    from desktop.engine.settings import Paths, Settings
+    from desktop.ui.wording import word_error
+
+    # Before anything can fail or any widget is built: every sentence and widget is worded once.
+    apply_language(app, Settings.load(Paths.resolve()).language)
     try:
         async with open_runtime(toolbox=toolbox_factory()) as runtime:
             return await _run_window(app, runtime, quit_after)
     except StorageError as exc:  # a database or folder that cannot be used: one sentence, nothing touched
-        _tell_failure(str(exc))
+        _tell_failure(word_error(exc))
         return 1
 
 
@@ -46,7 +51,6 @@ async def _run_window(app: QApplication, runtime: Runtime, quit_after: float | N
     from desktop.ui.bridge import Bridge
     from desktop.ui.main_window import MainWindow
 
-    apply_language(app, runtime.settings.language)  # before any widget is built: they word themselves once
     bridge = Bridge(runtime.engine, runtime.toolbox)
     window = MainWindow(bridge, runtime.paths.config_dir / "window.ini")
 
