@@ -393,6 +393,50 @@
         <source>precis: error: {error}</source>
         <translation>precis：错误：{error}</translation>
     </message>
+    <message>
+        <source>ok</source>
+        <translation>成功</translation>
+    </message>
+    <message>
+        <source>error</source>
+        <translation>错误</translation>
+    </message>
+    <message>
+        <source>denied</source>
+        <translation>已拒绝</translation>
+    </message>
+    <message>
+        <source>cancelled</source>
+        <translation>已取消</translation>
+    </message>
+    <message>
+        <source>{tool} ({server}) wants to run with:</source>
+        <translation>{tool}（{server}）请求以下列参数运行：</translation>
+    </message>
+    <message>
+        <source>Allow? [o]nce / for this [c]hat / [a]lways for this tool / [d]eny: </source>
+        <translation>允许吗？[o] 仅一次 / [c] 在此对话中 / [a] 此工具始终允许 / [d] 拒绝：</translation>
+    </message>
+    <message>
+        <source>--workspace {path}: not a folder</source>
+        <translation>--workspace {path}：不是文件夹</translation>
+    </message>
+    <message>
+        <source>tool {name}: {status} ({seconds} s)</source>
+        <translation>工具 {name}：{status}（{seconds} 秒）</translation>
+    </message>
+    <message>
+        <source>MCP server {name} did not start: {error} (log: {log})</source>
+        <translation>MCP 服务器 {name} 未能启动：{error}（日志：{log}）</translation>
+    </message>
+    <message>
+        <source>imported {n} server(s) into {path}</source>
+        <translation>已导入 {n} 个服务器到 {path}</translation>
+    </message>
+    <message>
+        <source>no MCP servers configured ({path})</source>
+        <translation>没有配置 MCP 服务器（{path}）</translation>
+    </message>
 </context>
 <context>
     <name>Composer</name>
