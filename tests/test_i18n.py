@@ -413,3 +413,12 @@ def test_the_cli_speaks_the_locale_and_its_json_stays_english(cli_env, fake_api)
     assert _cli(["context", "1"], {**cli_env, "LANG": "en_US.UTF-8"}).stdout.startswith("Model ")
     (Path(cli_env["PRECIS_HOME"]) / "config" / "settings.json").write_text('{"language": "en"}', "utf-8")
     assert _cli(["context", "1"], zh).stdout.startswith("Model ")
+
+
+def test_the_committed_qm_is_what_lrelease_builds_from_the_ts(tmp_path):
+    """The .qm is in the repository so a build without PySide6 (an isolated wheel build) still ships it; it
+    must never lag its .ts (packaging/build_translations.py rebuilds it)."""
+    built = tmp_path / "built.qm"
+    lrelease = Path(sys.executable).parent / "pyside6-lrelease"
+    subprocess.run([str(lrelease), "-silent", str(TS), "-qm", str(built)], check=True, capture_output=True)
+    assert i18n.qm_file(i18n.CHINESE).read_bytes() == built.read_bytes()
