@@ -9,14 +9,17 @@ from __future__ import annotations
 
 import functools
 import os
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-from desktop import i18n
-from desktop.i18n import catalog
+if TYPE_CHECKING:
+    from desktop.i18n.catalog import Catalog
 
 
 @functools.cache
-def _catalog() -> catalog.Catalog:
+def _catalog() -> Catalog:
+    from desktop import i18n
+    from desktop.i18n import catalog
+
     setting = ""
     try:
         from desktop.engine.settings import Paths, Settings
