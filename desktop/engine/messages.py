@@ -54,6 +54,38 @@ def rewrite(text: str, clean: Callable[[str], str]) -> str:
     return clean(text)
 
 
+def join(*parts: str) -> str:
+    """Two sentences as one text; a view words each part (``Joined`` keeps them apart)."""
+    return Joined(parts)
+
+
+class Joined(str):
+    """Sentences shown together ("Summary failed: …. Automatic summaries are paused …")."""
+
+    parts: tuple[str, ...]
+
+    def __new__(cls, parts: tuple[str, ...]) -> Joined:
+        self = super().__new__(cls, " ".join(parts))
+        self.parts = parts
+        return self
+
+    def __reduce__(self) -> tuple[Any, ...]:
+        return (Joined, (self.parts,))
+
+
+class Lines(str):
+    """Lines shown one under the other (the /context report); a view words each line."""
+
+    lines: tuple[str, ...]
+
+    def __new__(cls, lines: tuple[str, ...]) -> Lines:
+        self = super().__new__(cls, "\n".join(lines))
+        self.lines = lines
+        return self
+
+    def __reduce__(self) -> tuple[Any, ...]:
+        return (Lines, (self.lines,))
+
 
 # --- turn errors (errors.py) -------------------------------------------------------------------------------
 MEDIA_LIMIT = QT_TRANSLATE_NOOP("Engine", "Too many images or documents for this model: {raw}")
@@ -266,36 +298,3 @@ DB_IO = QT_TRANSLATE_NOOP(
     "the disk (space, errors) and try again.")
 DB_NUMBER_TOO_LARGE = QT_TRANSLATE_NOOP("Engine", "A number too large for the database ({error}); nothing was changed.")
 DB_FAILED = QT_TRANSLATE_NOOP("Engine", "The database {path} failed: {name}: {error}")
-
-
-def join(*parts: str) -> str:
-    """Two sentences as one text; a view words each part (``Joined`` keeps them apart)."""
-    return Joined(parts)
-
-
-class Joined(str):
-    """Sentences shown together ("Summary failed: …. Automatic summaries are paused …")."""
-
-    parts: tuple[str, ...]
-
-    def __new__(cls, parts: tuple[str, ...]) -> Joined:
-        self = super().__new__(cls, " ".join(parts))
-        self.parts = parts
-        return self
-
-    def __reduce__(self) -> tuple[Any, ...]:
-        return (Joined, (self.parts,))
-
-
-class Lines(str):
-    """Lines shown one under the other (the /context report); a view words each line."""
-
-    lines: tuple[str, ...]
-
-    def __new__(cls, lines: tuple[str, ...]) -> Lines:
-        self = super().__new__(cls, "\n".join(lines))
-        self.lines = lines
-        return self
-
-    def __reduce__(self) -> tuple[Any, ...]:
-        return (Lines, (self.lines,))
