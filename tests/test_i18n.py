@@ -422,3 +422,21 @@ def test_the_committed_qm_is_what_lrelease_builds_from_the_ts(tmp_path):
     lrelease = Path(sys.executable).parent / "pyside6-lrelease"
     subprocess.run([str(lrelease), "-silent", str(TS), "-qm", str(built)], check=True, capture_output=True)
     assert i18n.qm_file(i18n.CHINESE).read_bytes() == built.read_bytes()
+
+
+@pytest.mark.qt
+def test_without_a_qm_the_window_reads_the_ts(qapp, tmp_path):  # noqa: ANN001
+    from PySide6.QtCore import QCoreApplication
+
+    from desktop.ui import format as fmt
+    from desktop.ui import translation
+
+    try:
+        installed = translation.install(qapp, "zh_CN", tmp_path / "missing.qm", catalog.load("zh_CN").translate)
+        assert any(isinstance(t, translation.FallbackTranslator) for t in installed)
+        assert QCoreApplication.translate("Composer", "Send") == "发送"
+        assert QCoreApplication.translate("Composer", "no such source") == "no such source"
+    finally:
+        translation.install(qapp, "en", None)
+        fmt.use_locale(",", ".", "%")
+    assert QCoreApplication.translate("Composer", "Send") == "Send"

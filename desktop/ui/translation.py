@@ -22,7 +22,7 @@ class FallbackTranslator(QTranslator):
 
     def translate(self, context: str, source: str, disambiguation: str | None = None, n: int = -1) -> str:
         found = self._lookup(context, source)
-        return found if found != source else ""  # "" lets Qt try the next translator, then the source
+        return found if found != source else None  # type: ignore[return-value]  # null: Qt asks the next one
 
     def isEmpty(self) -> bool:  # noqa: N802 - Qt override
         return False
