@@ -37,7 +37,7 @@ def _fields(text: str) -> list[str]:
     """The str.format fields and %-placeholders of a text, sorted."""
     names = sorted(f"{{{name}{':' + spec if spec else ''}}}" for _lit, name, spec, _conv in
                    string.Formatter().parse(text) if name is not None)
-    return names + sorted(re.findall(r"%[sdn]", text))
+    return names + sorted(re.findall(r"%[sdn]|%\d", text))
 
 
 # --- the .ts file ------------------------------------------------------------------------------------------
