@@ -328,6 +328,11 @@ async def test_no_english_is_left_in_the_window_the_settings_and_the_hover_card(
             key = model.add_compaction_card("摘要正文", 12, 31_234, 9001)
             model.set_card_detail(key, undoable=True, record_id=1, originals_shown=True)
             win.tools.workspace.show_folder("/tmp/工作区")
+            from desktop.tools.permissions import PermissionRequest
+            from desktop.tools.types import BUILTIN, ToolSpec
+
+            win.tools.prompt.ask(PermissionRequest(sid, "t3", ToolSpec("write", BUILTIN, "write", {}),
+                                                   {"file_path": "说明.txt", "content": "你好"}))
             await _until(lambda: win.composer.send_button.isVisible())
             win.composer.edit.setPlainText("/context")  # the report card, worded line by line
             win.composer.send_button.click()
@@ -350,12 +355,12 @@ async def test_no_english_is_left_in_the_window_the_settings_and_the_hover_card(
             texts.append(("gauge/description", win.gauge.description()))
             texts += _widget_texts(win.tools.open_mcp())
 
-            data = {"read", "grep", "/tmp/"}  # the tool names and the folder this test used
+            data = {"read", "grep", "write", "/tmp/"}  # the tool names and the folder this test used
             left = {(where, text): bad for where, text in texts if text and (bad := english_left(text, data))}
             assert left == {}, '\n'.join(f'{k}: {v}' for k, v in left.items())
             shown = " ".join(text for _w, text in texts)
             for expected in ("新建对话", "立即压缩", "上下文窗口", "服务商配置", "查看摘要", "复制消息", "已中断",
-                             "没有可用的系统密钥环", "来源         来自上一次 API 响应"):
+                             "没有可用的系统密钥环", "来源         来自上一次 API 响应", "（内置）请求运行"):
                 assert expected in shown
         finally:
             await bridge.close()

@@ -49,8 +49,9 @@ async def terminal_asker(request: PermissionRequest) -> Answer | None:
     """Ask on the terminal (stderr for the question, stdin for the answer); end of input denies."""
     from desktop.tools.permissions import Answer
 
+    server = cli(QT_TRANSLATE_NOOP("Cli", "built-in")) if request.server_label == "built-in" else request.server_label
     lines = [cli(QT_TRANSLATE_NOOP("Cli", "{tool} ({server}) wants to run with:"), tool=request.spec.name,
-                 server=request.server_label), request.arguments_text(1_500)]
+                 server=server), request.arguments_text(1_500)]
     if request.diff:
         lines.append(request.diff[:4_000])
     lines.append(cli(QT_TRANSLATE_NOOP(

@@ -410,6 +410,10 @@
         <translation>已取消</translation>
     </message>
     <message>
+        <source>built-in</source>
+        <translation>内置</translation>
+    </message>
+    <message>
         <source>{tool} ({server}) wants to run with:</source>
         <translation>{tool}（{server}）请求以下列参数运行：</translation>
     </message>
@@ -1433,6 +1437,10 @@
     <message>
         <source>&amp;Deny</source>
         <translation>拒绝(&amp;D)</translation>
+    </message>
+    <message>
+        <source>built-in</source>
+        <translation>内置</translation>
     </message>
     <message>
         <source>&lt;b&gt;{tool}&lt;/b&gt; ({server}) wants to run. Allow it?</source>
