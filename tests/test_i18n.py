@@ -384,40 +384,44 @@ def test_numbers_follow_the_locale(chinese, qapp):  # noqa: ANN001
 
 # --- the CLI -----------------------------------------------------------------------------------------------
 
-def _cli(args: list[str], env: dict[str, str]) -> subprocess.CompletedProcess[str]:
-    return subprocess.run([sys.executable, "-m", "desktop", *args], env=env, capture_output=True, text=True,
-                          timeout=60)
-
-
 @pytest.fixture
-def cli_env(fake_api, precis_home):  # noqa: ANN001
-    import os
+def run_cli(fake_api, monkeypatch, capsys):  # noqa: ANN001
+    """``precis ARGS`` in this process under a locale (LANG), returning (exit code, stdout, stderr)."""
+    from desktop.cli import main as cli_main
+    from desktop.cli import wording
 
-    env = {k: v for k, v in os.environ.items() if not k.startswith(("LC_", "LANG"))}
-    env.update(PRECIS_HOME=str(precis_home), ANTHROPIC_BASE_URL=fake_api.base_url, ANTHROPIC_API_KEY="test-key")
-    return env
+    for name in ("LC_ALL", "LC_MESSAGES", "LANGUAGE"):
+        monkeypatch.delenv(name, raising=False)
+
+    def run(args: list[str], lang: str) -> tuple[int, str, str]:
+        monkeypatch.setenv("LANG", lang)
+        wording.reset()
+        code = cli_main.main(args)
+        out = capsys.readouterr()
+        return code, out.out, out.err
+
+    yield run
+    wording.reset()
 
 
-def test_the_cli_speaks_the_locale_and_its_json_stays_english(cli_env, fake_api):
+def test_the_cli_speaks_the_locale_and_its_json_stays_english(run_cli, fake_api, precis_home):  # noqa: ANN001
     fake_api.queue_text("好的")
-    zh = {**cli_env, "LANG": "zh_CN.UTF-8"}
-    chat = _cli(["chat", "--new", "你好"], zh)
-    assert chat.returncode == 0 and chat.stdout.strip() == "好的"
-    assert "precis: 对话 1" in chat.stderr
-    report = _cli(["context", "1"], zh)
-    assert report.returncode == 0
-    assert report.stdout.splitlines()[0].startswith("模型") and "来源         来自上一次 API 响应" in report.stdout
-    assert english_left(report.stdout) == []
-    data = json.loads(_cli(["context", "1", "--json"], zh).stdout)
+    zh = "zh_CN.UTF-8"
+    code, out, err = run_cli(["chat", "--new", "你好"], zh)
+    assert code == 0 and out.strip() == "好的" and "precis: 对话 1" in err
+    code, out, _ = run_cli(["context", "1"], zh)
+    assert code == 0 and out.splitlines()[0].startswith("模型") and "来源         来自上一次 API 响应" in out
+    assert english_left(out) == []
+    data = json.loads(run_cli(["context", "1", "--json"], zh)[1])
     assert data["source"] == "api" and "used" in data  # keys and values as in English
-    listing = _cli(["sessions"], zh).stdout
+    listing = run_cli(["sessions"], zh)[1]
     assert "条消息" in listing and "词元" in listing
-    refused = _cli(["chat", "--retry", "x"], zh)
-    assert refused.returncode == 1 and refused.stderr.strip() == "precis：错误：--retry 需要 --session ID"
+    code, _, err = run_cli(["chat", "--retry", "x"], zh)
+    assert code == 1 and err.strip() == "precis：错误：--retry 需要 --session ID"
     # English under an English locale, and when Settings says English whatever the locale.
-    assert _cli(["context", "1"], {**cli_env, "LANG": "en_US.UTF-8"}).stdout.startswith("Model ")
-    (Path(cli_env["PRECIS_HOME"]) / "config" / "settings.json").write_text('{"language": "en"}', "utf-8")
-    assert _cli(["context", "1"], zh).stdout.startswith("Model ")
+    assert run_cli(["context", "1"], "en_US.UTF-8")[1].startswith("Model ")
+    (precis_home / "config" / "settings.json").write_text('{"language": "en"}', "utf-8")
+    assert run_cli(["context", "1"], zh)[1].startswith("Model ")
 
 
 def test_the_committed_qm_is_what_lrelease_builds_from_the_ts(tmp_path):
