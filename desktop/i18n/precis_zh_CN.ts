@@ -1214,6 +1214,25 @@
     </message>
 </context>
 <context>
+    <name>KeyValueRows</name>
+    <message>
+        <source>Add</source>
+        <translation>添加</translation>
+    </message>
+    <message>
+        <source>value (kept in the keyring)</source>
+        <translation>值（保存在密钥环中）</translation>
+    </message>
+    <message>
+        <source>Value of {name}</source>
+        <translation>{name} 的值</translation>
+    </message>
+    <message>
+        <source>Remove</source>
+        <translation>移除</translation>
+    </message>
+</context>
+<context>
     <name>LanguageBox</name>
     <message>
         <source>Language</source>
@@ -1372,6 +1391,18 @@
         <translation>MCP 服务器（勾选以启用）</translation>
     </message>
     <message>
+        <source>A&amp;dd…</source>
+        <translation>添加(&amp;D)…</translation>
+    </message>
+    <message>
+        <source>&amp;Edit…</source>
+        <translation>编辑(&amp;E)…</translation>
+    </message>
+    <message>
+        <source>Re&amp;move</source>
+        <translation>移除(&amp;M)</translation>
+    </message>
+    <message>
         <source>&amp;Restart</source>
         <translation>重新启动(&amp;R)</translation>
     </message>
@@ -1404,16 +1435,139 @@
         <translation>所选服务器的日志</translation>
     </message>
     <message>
-        <source>&lt;b&gt;Saved approvals&lt;/b&gt; (&quot;Always for this tool&quot;)</source>
-        <translation>&lt;b&gt;已保存的授权&lt;/b&gt;（“此工具始终允许”）</translation>
+        <source>&lt;b&gt;Saved approvals&lt;/b&gt; (&quot;Always for this tool&quot; and &quot;Allow for this chat&quot;)</source>
+        <translation>&lt;b&gt;已保存的授权&lt;/b&gt;（“此工具始终允许”和“在此对话中允许”）</translation>
+    </message>
+    <message>
+        <source>Saved {name}</source>
+        <translation>已保存 {name}</translation>
+    </message>
+    <message>
+        <source>Removed {name}</source>
+        <translation>已移除 {name}</translation>
+    </message>
+    <message>
+        <source>{tool}  ({server}, origin {origin}) — always</source>
+        <translation>{tool}  （{server}，来源 {origin}）—— 始终允许</translation>
+    </message>
+    <message>
+        <source>{tool}  ({server}) — for the chat “{title}”</source>
+        <translation>{tool}  （{server}）—— 用于对话“{title}”</translation>
+    </message>
+    <message>
+        <source>chat {id}</source>
+        <translation>对话 {id}</translation>
     </message>
     <message>
         <source>built-in</source>
         <translation>内置</translation>
     </message>
+</context>
+<context>
+    <name>McpServerForm</name>
     <message>
-        <source>{tool}  ({server}, origin {origin})</source>
-        <translation>{tool}  （{server}，来源 {origin}）</translation>
+        <source>Edit the MCP server “{name}”</source>
+        <translation>编辑 MCP 服务器“{name}”</translation>
+    </message>
+    <message>
+        <source>Add an MCP server</source>
+        <translation>添加 MCP 服务器</translation>
+    </message>
+    <message>
+        <source>Local program (stdio)</source>
+        <translation>本地程序（stdio）</translation>
+    </message>
+    <message>
+        <source>Remote (streamable HTTP)</source>
+        <translation>远程（可流式 HTTP）</translation>
+    </message>
+    <message>
+        <source>e.g. npx or /usr/bin/python3</source>
+        <translation>例如 npx 或 /usr/bin/python3</translation>
+    </message>
+    <message>
+        <source>arguments, quoted as in a shell</source>
+        <translation>参数，按 shell 的方式加引号</translation>
+    </message>
+    <message>
+        <source>optional</source>
+        <translation>可选</translation>
+    </message>
+    <message>
+        <source>variable</source>
+        <translation>变量</translation>
+    </message>
+    <message>
+        <source>https://example.com/mcp</source>
+        <translation>https://example.com/mcp</translation>
+    </message>
+    <message>
+        <source>header</source>
+        <translation>请求头</translation>
+    </message>
+    <message>
+        <source>&amp;Name</source>
+        <translation>名称(&amp;N)</translation>
+    </message>
+    <message>
+        <source>&amp;Type</source>
+        <translation>类型(&amp;T)</translation>
+    </message>
+    <message>
+        <source>&amp;Command</source>
+        <translation>命令(&amp;C)</translation>
+    </message>
+    <message>
+        <source>A&amp;rguments</source>
+        <translation>参数(&amp;R)</translation>
+    </message>
+    <message>
+        <source>&amp;Working folder</source>
+        <translation>工作文件夹(&amp;W)</translation>
+    </message>
+    <message>
+        <source>&amp;Environment</source>
+        <translation>环境变量(&amp;E)</translation>
+    </message>
+    <message>
+        <source>&amp;URL</source>
+        <translation>URL(&amp;U)</translation>
+    </message>
+    <message>
+        <source>&amp;Headers</source>
+        <translation>请求头(&amp;H)</translation>
+    </message>
+    <message>
+        <source>Give the server a name.</source>
+        <translation>请给服务器起个名字。</translation>
+    </message>
+    <message>
+        <source>A server named “{name}” already exists.</source>
+        <translation>已经有名为“{name}”的服务器了。</translation>
+    </message>
+    <message>
+        <source>The URL must start with http:// or https:// and name a host.</source>
+        <translation>URL 必须以 http:// 或 https:// 开头并包含主机名。</translation>
+    </message>
+    <message>
+        <source>“{name}” is not a valid header name.</source>
+        <translation>“{name}”不是有效的请求头名称。</translation>
+    </message>
+    <message>
+        <source>A stdio server needs a command to start.</source>
+        <translation>stdio 服务器需要一个启动命令。</translation>
+    </message>
+    <message>
+        <source>The arguments cannot be read ({reason}).</source>
+        <translation>无法解析参数（{reason}）。</translation>
+    </message>
+    <message>
+        <source>The working folder does not exist: {folder}</source>
+        <translation>工作文件夹不存在：{folder}</translation>
+    </message>
+    <message>
+        <source>“{name}” is not a valid environment variable name.</source>
+        <translation>“{name}”不是有效的环境变量名。</translation>
     </message>
 </context>
 <context>
@@ -1633,6 +1787,10 @@
     <message>
         <source>Workspace folder</source>
         <translation>工作区文件夹</translation>
+    </message>
+    <message>
+        <source>“{title}” is waiting for your answer: may {tool} run? Open that chat to answer.</source>
+        <translation>“{title}”在等你回答：是否允许运行 {tool}？打开那个对话即可回答。</translation>
     </message>
 </context>
 <context>
