@@ -150,6 +150,9 @@ NOTHING_TO_CONTINUE = QT_TRANSLATE_NOOP("Engine", "nothing to continue: the newe
 NOTHING_YET = QT_TRANSLATE_NOOP(
     "Engine",
     "Nothing to compact yet: everything is in the recent verbatim tail.")
+NOTHING_BEFORE = QT_TRANSLATE_NOOP("Engine", "Nothing to summarise before this message.")
+SUMMARY_EDITED = QT_TRANSLATE_NOOP(
+    "Engine", "Summary edited: the next request carries your text. Undo restores the previous summary.")
 NOT_SMALLER = QT_TRANSLATE_NOOP(
     "Engine",
     "The summary would not have made the context smaller; nothing was changed.")

@@ -129,6 +129,14 @@
         <translation>撤销</translation>
     </message>
     <message>
+        <source>Edit summary…</source>
+        <translation>编辑摘要…</translation>
+    </message>
+    <message>
+        <source>New chat from summary</source>
+        <translation>用摘要开始新对话</translation>
+    </message>
+    <message>
         <source>Cut off: the context window is full</source>
         <translation>已截断：上下文窗口已满</translation>
     </message>
@@ -301,6 +309,14 @@
     <message>
         <source>Edit and resend…</source>
         <translation>编辑并重新发送…</translation>
+    </message>
+    <message>
+        <source>Summarise up to here</source>
+        <translation>摘要到此处</translation>
+    </message>
+    <message>
+        <source>Summarise everything before this message; it and the rest stay verbatim</source>
+        <translation>摘要这条消息之前的所有内容；这条消息及其后的内容保留原文</translation>
     </message>
     <message>
         <source>Delete message…</source>
@@ -669,6 +685,14 @@
     <message>
         <source>Nothing to compact yet: everything is in the recent verbatim tail.</source>
         <translation>暂无可压缩的内容：所有消息都在最近保留原文的部分中。</translation>
+    </message>
+    <message>
+        <source>Nothing to summarise before this message.</source>
+        <translation>这条消息之前没有可摘要的内容。</translation>
+    </message>
+    <message>
+        <source>Summary edited: the next request carries your text. Undo restores the previous summary.</source>
+        <translation>摘要已编辑：下一次请求将使用你的文字。“撤销”可恢复之前的摘要。</translation>
     </message>
     <message>
         <source>The summary would not have made the context smaller; nothing was changed.</source>
@@ -1696,6 +1720,10 @@
         <translation>价格（输入，输出）</translation>
     </message>
     <message>
+        <source>Compact at</source>
+        <translation>压缩阈值</translation>
+    </message>
+    <message>
         <source>API key</source>
         <translation>API 密钥</translation>
     </message>
@@ -1776,6 +1804,44 @@
     <message>
         <source>Delete “{title}” and all its messages? This cannot be undone.</source>
         <translation>删除“{title}”及其所有消息？此操作无法撤销。</translation>
+    </message>
+</context>
+<context>
+    <name>SummaryEditor</name>
+    <message>
+        <source>Edit summary</source>
+        <translation>编辑摘要</translation>
+    </message>
+    <message>
+        <source>The model reads this instead of the messages it covers. Keep the headings; your text becomes a new summary, and Undo on the card restores this one.</source>
+        <translation>模型会读取这段摘要来代替它涵盖的消息。请保留各个标题；你的文字会成为新的摘要，卡片上的“撤销”可恢复当前这份。</translation>
+    </message>
+</context>
+<context>
+    <name>ThresholdFields</name>
+    <message>
+        <source>default ({n} %)</source>
+        <translation>默认（{n} %）</translation>
+    </message>
+    <message>
+        <source>Share of the context window (less the output reserve) at which the older part of the chat is summarised</source>
+        <translation>上下文窗口（减去输出预留）用到多少比例时摘要对话中较早的部分</translation>
+    </message>
+    <message>
+        <source> tokens</source>
+        <translation> 词元</translation>
+    </message>
+    <message>
+        <source>no cap</source>
+        <translation>不设上限</translation>
+    </message>
+    <message>
+        <source>Summarise at this many tokens at the latest, whatever the window (useful for 1M-token windows: every turn rereads what the context holds)</source>
+        <translation>无论窗口多大，最迟在达到这么多词元时摘要（适合百万词元的窗口：每一轮都会重新读取上下文中的全部内容）</translation>
+    </message>
+    <message>
+        <source>at most</source>
+        <translation>最多</translation>
     </message>
 </context>
 <context>

@@ -636,9 +636,10 @@ class ChatModel(QAbstractListModel):
         return str(row.key)
 
     def add_compaction_card(
-        self, summary: str, covered_count: int, tokens_saved: int, covers_through_message_id: int
+        self, summary: str, covered_count: int, tokens_saved: int, covers_through_message_id: int,
+        title: str | None = None,
     ) -> str:
-        title = QCoreApplication.translate(
+        title = title or QCoreApplication.translate(
             "ChatModel", "Context compacted · {count} messages summarized · ~{saved} tokens saved").format(
             count=fmt_count(covered_count), saved=fmt_count(tokens_saved))
         return self.add_card(
