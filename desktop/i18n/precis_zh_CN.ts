@@ -1236,6 +1236,22 @@
         <source>Nothing to compact yet</source>
         <translation>暂无可压缩的内容</translation>
     </message>
+    <message>
+        <source>Compacts at</source>
+        <translation>压缩阈值</translation>
+    </message>
+    <message>
+        <source>Cache expires in</source>
+        <translation>缓存剩余时间</translation>
+    </message>
+    <message>
+        <source>Warm / cold turn</source>
+        <translation>热 / 冷缓存一轮</translation>
+    </message>
+    <message>
+        <source>expired (cold)</source>
+        <translation>已过期（冷）</translation>
+    </message>
 </context>
 <context>
     <name>KeyValueRows</name>
