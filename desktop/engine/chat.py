@@ -15,7 +15,7 @@ import hashlib
 import json
 import logging
 import time
-from collections.abc import Callable
+from collections.abc import Awaitable, Callable
 from typing import Any
 
 from desktop.engine import cache_clock, steering
@@ -36,6 +36,7 @@ from desktop.engine.events import (
     MessageRemoved,
     MessageUpdated,
     Notice,
+    PathChanged,
     StatusChanged,
     TextDelta,
     TurnDone,
@@ -413,23 +414,76 @@ class ChatEngine:
         await self.store.delete_message(message_id)
         self.emit(MessageRemoved(session_id, message_id))
         await self._reload(self.view(session_id), "delete")
+        self.emit(PathChanged(session_id))  # another version may be shown in its place
 
     async def edit_and_resend(self, session_id: int, message_id: int, text: str) -> StoredMessage | None:
-        """Replace a user message and everything after it; summaries that covered any of it go too. The message
-        must be one of this session's user messages: nothing is deleted otherwise."""
-        self._require_idle(session_id)
+        """Send an edited copy of a user message as a new version of it (see ``edit_message``)."""
+        return await self.edit_message(session_id, message_id, text)
+
+    async def edit_message(self, session_id: int, message_id: int, text: str) -> StoredMessage | None:
+        """A new version of a user message, sent: the old one and what followed it stay stored as the other
+        version (‹ 1/2 ›). Attachments of the old message go with the new text. A summary that covered the old
+        version leaves the requests of this path. The message must be one of this session's typed messages."""
         target = await self.store.get_message(message_id)
-        if target is None or target.session_id != session_id or target.role != "user":
+        if (target is None or target.session_id != session_id or target.role != "user"
+                or any(b.get("type") == "tool_result" for b in target.content)):
             raise ValueError(f"message {message_id} is not a user message of session {session_id}")
+        content: list[Block] = [b for b in target.content if b.get("type") != "text"]
+        if text.strip():
+            content.append({"type": "text", "text": text})
+        return await self._new_version(session_id, message_id,
+                                       lambda: self.send_content(session_id, content, title_hint=text))
+
+    async def regenerate(self, session_id: int, message_id: int) -> StoredMessage | None:
+        """A new reply in place of an assistant message; the old reply (and what followed it) stays stored as
+        the other version."""
+        target = await self.store.get_message(message_id)
+        if target is None or target.session_id != session_id or target.role != "assistant":
+            raise ValueError(f"message {message_id} is not a reply of session {session_id}")
+        while target.meta.get("continues") and target.parent_id is not None:  # the reply a continuation resumed
+            parent = await self.store.get_message(target.parent_id)
+            if parent is None or parent.role != "assistant":
+                break
+            target = parent
+        return await self._new_version(session_id, target.id, lambda: self._run_turn(session_id))
+
+    async def _new_version(self, session_id: int, message_id: int,
+                           write: Callable[[], Awaitable[StoredMessage | None]]) -> StoredMessage | None:
+        """Move the path to the parent of ``message_id``, then ``write`` the new version on it. When nothing
+        was written (refused, or the reply failed before a row was kept) the old path comes back."""
+        self._require_idle(session_id)
         self._drop_background(session_id)
         async with self.locks.hold(session_id):
-            for mid in await self.store.truncate_from(session_id, message_id):
+            fork = await self.store.branch_at(session_id, message_id)
+            for mid in fork.removed:
                 self.emit(MessageRemoved(session_id, mid))
             view = self.view(session_id)
             view.invalidate()
             g = await view.gather()
-            self.emit(CompactionChanged(session_id, "edit", tuple(g.compactions)))
-            return await self.send(session_id, text)
+            self.emit(CompactionChanged(session_id, "version", tuple(g.compactions)))
+            written: StoredMessage | None = None
+            try:
+                written = await write()
+                return written
+            finally:
+                # Nothing written (refused, failed, stopped early): the old path comes back, and the kept rows
+                # are read again (a failed reply's empty row was deleted meanwhile).
+                restored = await asyncio.shield(self.store.restore_branch(session_id, fork))
+                if restored or written is None:
+                    await asyncio.shield(self._reload(view, "version"))
+                self.emit(PathChanged(session_id))
+
+    async def switch_version(self, session_id: int, message_id: int, delta: int) -> bool:
+        """Show the version ``delta`` steps away from a message (-1: the previous, +1: the next) and the path
+        under it; the choice is stored. False when there is no version that way."""
+        self._require_idle(session_id)
+        self._drop_background(session_id)
+        async with self.locks.hold(session_id):
+            if not await self.store.switch_version(session_id, message_id, delta):
+                return False
+        await self._reload(self.view(session_id), "switch")
+        self.emit(PathChanged(session_id))
+        return True
 
     async def clear_history(self, session_id: int) -> None:
         self._require_idle(session_id)

@@ -180,6 +180,10 @@
         <translation>工具</translation>
     </message>
     <message>
+        <source>Version %1 of %2 (Alt+Left, Alt+Right)</source>
+        <translation>第 %1 / %2 版（Alt+Left、Alt+Right）</translation>
+    </message>
+    <message>
         <source>Interrupted</source>
         <translation>已中断</translation>
     </message>
@@ -321,6 +325,18 @@
     <message>
         <source>Delete message…</source>
         <translation>删除消息…</translation>
+    </message>
+    <message>
+        <source>Regenerate</source>
+        <translation>重新生成</translation>
+    </message>
+    <message>
+        <source>Previous version</source>
+        <translation>上一版</translation>
+    </message>
+    <message>
+        <source>Next version</source>
+        <translation>下一版</translation>
     </message>
 </context>
 <context>
@@ -1326,12 +1342,16 @@
         <translation>退出(&amp;Q)</translation>
     </message>
     <message>
-        <source>Editing a message: sending replaces it and every message after it. Esc cancels.</source>
-        <translation>正在编辑消息：发送后将替换它及其后的所有消息。按 Esc 取消。</translation>
+        <source>Editing a message: sending adds a new version; the earlier one stays (‹ › under the message). Esc cancels.</source>
+        <translation>正在编辑消息：发送后会添加一个新版本；之前的版本仍保留（在消息下方用 ‹ › 切换）。按 Esc 取消。</translation>
     </message>
     <message>
-        <source>Editing: sending replaces the message and what follows</source>
-        <translation>编辑中：发送后将替换这条消息及其后的内容</translation>
+        <source>Editing: sending adds a new version of the message</source>
+        <translation>编辑中：发送后会为这条消息添加一个新版本</translation>
+    </message>
+    <message>
+        <source>Versions can be switched when the reply has finished.</source>
+        <translation>回复结束后才能切换版本。</translation>
     </message>
     <message>
         <source>Delete message</source>
