@@ -644,7 +644,9 @@ class ChatEngine:
     # --- the turn -----------------------------------------------------------------------------------
     async def _run_turn(self, session_id: int, continuing: bool = False) -> StoredMessage | None:
         self.idle_timers.cancel(session_id)
-        reply = await self.tasks.run(session_id, "turn", self._turn(session_id, continuing), None)
+        reply, error = await self.tasks.run(session_id, "turn", self._turn(session_id, continuing), (None, None))
+        if error is not None:  # reported once the turn is over, so a Retry at once finds the chat idle
+            self.emit(error)
         if self.background:  # the cache lapses TTL after this request: prepare a summary just before, if it pays
             view = self.view(session_id)
             self.idle_timers.arm(session_id, view.last_request, CACHE_TTL)
@@ -660,11 +662,13 @@ class ChatEngine:
         if self.compactor.idle_summary_pays(view, g):
             await self.compactor.prepare_idle(view, g)
 
-    async def _turn(self, session_id: int, continuing: bool = False) -> StoredMessage | None:
-        """Model calls until the model stops for something other than tools; the gauge is measured at the end."""
+    async def _turn(self, session_id: int, continuing: bool = False) -> tuple[StoredMessage | None, TurnError | None]:
+        """Model calls until the model stops for something other than tools; the gauge is measured at the end.
+        Returns the reply, or the error for the caller to report."""
         await self._load()
         view = self.view(session_id)
         reply: StoredMessage | None = None
+        error: TurnError | None = None
         g: Gathered | None = None
         small = 0  # tool rounds in a row that made no progress
         seen: set[str] = set()  # the calls of this turn with their results, as (name, input, result)
@@ -686,10 +690,10 @@ class ChatEngine:
             else:
                 self.emit(Notice(session_id, M.say(M.STOPPED_CALLS, calls=self.settings.max_model_calls), "warning"))
         except EndTurn as end:
-            self.emit(TurnError(session_id, "tool_permission", end.reason, False, ()))
+            error = TurnError(session_id, "tool_permission", end.reason, False, ())
             reply = None
         except TurnFailed as failed:
-            self._report(session_id, failed.error)
+            error = self._turn_error(session_id, failed.error)
             reply = None
         except asyncio.CancelledError:
             pass  # stopped: what was committed stays; the gauge still shows the state as it is now
@@ -697,7 +701,7 @@ class ChatEngine:
         snapshot = await asyncio.shield(self._publish(view, after))
         if reply is not None and reply.status == "complete" and self.background:
             self._maybe_prepare(view, after, snapshot.used)
-        return reply
+        return reply, error
 
     async def _answer_tools(self, view: SessionView, reply: StoredMessage) -> list[Block]:
         """Run the reply's tool calls and store their results. Whatever happens (a stop, a runner that ends the
@@ -902,12 +906,13 @@ class ChatEngine:
         view.remember(reply)
         self.emit(MessageUpdated(sid, reply))
 
-    def _report(self, session_id: int, error: ChatError) -> None:
+    @staticmethod
+    def _turn_error(session_id: int, error: ChatError) -> TurnError:
         if error.kind == "overflow":
             actions: tuple[str, ...] = ("compact_retry", "new_chat_from_summary")
         else:
             actions = ("retry",) if error.retryable else ()
-        self.emit(TurnError(session_id, error.kind, error.message, error.retryable, actions, detail=error.detail))
+        return TurnError(session_id, error.kind, error.message, error.retryable, actions, detail=error.detail)
 
     def _maybe_prepare(self, view: SessionView, g: Gathered, used: int) -> None:
         """Past the prepare mark, summarise in the background so the next send does not wait; only when the
