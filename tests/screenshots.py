@@ -286,6 +286,74 @@ async def shoot_tools(outdir: Path, srv: FakeAnthropic) -> None:
         dialog.close()
 
 
+REPLY_ZH = """这是一个安全读取文件的小函数：
+
+```python
+from pathlib import Path
+
+def read_text(path: str) -> str:
+    p = Path(path)
+    return p.read_text("utf-8") if p.exists() else ""
+```
+
+文件不存在时返回空字符串，所以调用方不必再处理异常。
+"""
+
+
+async def shoot_chinese(outdir: Path, srv: FakeAnthropic) -> None:
+    """The window, the hover card and the settings in Simplified Chinese (the language chosen in Settings)."""
+    from PySide6.QtWidgets import QApplication
+
+    from desktop.ui.app import apply_language
+    from desktop.ui.bridge import events
+
+    app = QApplication.instance()
+    assert isinstance(app, QApplication)
+    apply_language(app, "zh_CN")
+    try:
+        async with opened_window(tools=True) as (_store, engine, bridge, window):
+            await window.start()
+            done = asyncio.Event()
+            bridge.engine_event.connect(lambda e: isinstance(e, events.TurnDone | events.TurnError) and done.set())
+            srv.queue_text(REPLY_ZH)
+            window.composer.edit.setPlainText("写一个安全读取文件的 Python 函数。")
+            window.composer.send_button.click()
+            await asyncio.wait_for(done.wait(), 10)
+            await wait_for(window.composer.send_button.isVisible)  # the turn has ended, not only its reply
+            done.clear()
+            srv.queue_text("好的，接下来可以按块读取大文件，内存占用保持不变。")
+            window.composer.edit.setPlainText("那大文件呢？")
+            window.composer.send_button.click()
+            await asyncio.wait_for(done.wait(), 10)
+            await asyncio.sleep(0.5)
+            window.toast.hide()
+            window.chat.scroll_to_bottom()
+            await asyncio.sleep(0.3)
+            screen(outdir / "window-zh.png", window)
+            # The card at the warning state: the same chat measured against a smaller learned window.
+            session_id = window.session_id
+            assert session_id is not None
+            snapshot = await engine.measure(session_id)
+            engine.catalog.learn_window(snapshot.model, int(snapshot.used / 0.84))
+            await engine.publish_context(session_id)
+            await asyncio.sleep(0.4)
+            QTest.mouseMove(window.gauge)
+            window.gauge.card.anchor_entered()
+            await asyncio.sleep(0.8)
+            screen(outdir / "window-zh-gauge.png", window)
+            window.gauge.card.close_card()
+            dialog = window.open_settings()
+            dialog.move(120, 40)
+            await asyncio.sleep(0.3)
+            dialog.form.test_button.click()
+            await wait_for(lambda: dialog.form.test_result.isVisible(), 10)
+            await asyncio.sleep(0.3)
+            screen(outdir / "window-zh-settings.png", window)
+            dialog.reject()
+    finally:
+        apply_language(app, "en")
+
+
 async def shoot_versions(outdir: Path, srv: FakeAnthropic) -> None:
     """A regenerated reply: ‹ 2/2 › under it, the first reply kept as version 1."""
     from desktop.ui.bridge import events
@@ -395,6 +463,13 @@ def main() -> int:
 
     app = make_app([])
     app.setQuitOnLastWindowClosed(False)
+    if os.environ.get("PRECIS_SHOTS") == "zh":  # only the Simplified Chinese scenes
+        with FakeAnthropic(window=200_000) as srv:
+            os.environ["ANTHROPIC_BASE_URL"] = srv.base_url
+            os.environ["ANTHROPIC_API_KEY"] = "test-key"
+            asyncio.run(shoot_chinese(outdir, srv), loop_factory=lambda: qasync.QEventLoop(app))
+        print(f"screenshots in {outdir}")
+        return 0
     asyncio.run(shoot_welcome(outdir), loop_factory=lambda: qasync.QEventLoop(app))
     with FakeAnthropic(window=200_000) as srv:
         os.environ["ANTHROPIC_BASE_URL"] = srv.base_url
@@ -407,6 +482,7 @@ def main() -> int:
         asyncio.run(shoot_mcp_forms(outdir, srv), loop_factory=lambda: qasync.QEventLoop(app))
         asyncio.run(shoot_prompt_per_chat(outdir, srv), loop_factory=lambda: qasync.QEventLoop(app))
         asyncio.run(shoot_steer(outdir, srv), loop_factory=lambda: qasync.QEventLoop(app))
+        asyncio.run(shoot_chinese(outdir, srv), loop_factory=lambda: qasync.QEventLoop(app))
     print(f"screenshots in {outdir}")
     return 0
 

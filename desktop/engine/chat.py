@@ -19,6 +19,7 @@ from collections.abc import Awaitable, Callable
 from typing import Any
 
 from desktop.engine import cache_clock, steering
+from desktop.engine import messages as M
 from desktop.engine.assemble import summary_text
 from desktop.engine.calibration import Calibration
 from desktop.engine.catalog import ModelCatalog
@@ -277,10 +278,7 @@ class ChatEngine:
             return
         need = sum(draft_cost(t, self.catalog.info(model).family) for t in texts)
         if need > room:
-            raise MessageTooLong(
-                f"This message is about {need:,} tokens, more than the {room:,} the model {model} can read "
-                f"(its context window less the room kept for the reply). Nothing was sent: shorten it or "
-                f"split it into parts.")
+            raise MessageTooLong(M.say(M.TOO_LONG, need=need, room=room, model=model))
 
     async def retry(self, session_id: int) -> StoredMessage | None:
         """Resend the stored history; the user's message is already there, failed partial replies are skipped.
@@ -313,7 +311,7 @@ class ChatEngine:
         async with self.locks.hold(session_id):
             g = await self.view(session_id).gather()
             if not is_cut(g.sendable[-1] if g.sendable else None):
-                raise NothingToContinue("nothing to continue: the newest reply was not cut short")
+                raise NothingToContinue(M.say(M.NOTHING_TO_CONTINUE))
             return await self._run_turn(session_id, continuing=True)
 
     async def compact_and_retry(self, session_id: int) -> StoredMessage | None:
@@ -325,7 +323,7 @@ class ChatEngine:
         name, _, arg = text.strip().partition(" ")
         if name == "/context":
             snapshot = await self.publish_context(session_id)
-            self.emit(CommandOutput(session_id, "Context", context_report(snapshot)))
+            self.emit(CommandOutput(session_id, M.say(M.CONTEXT_TITLE), context_report(snapshot)))
             return True
         if name == "/compact":
             await self.compact(session_id, "manual", focus=arg.strip() or None)
@@ -341,8 +339,8 @@ class ChatEngine:
     async def compact(self, session_id: int, trigger: Trigger = "manual", focus: str | None = None, *,
                       target: int | None = None, before_message: int | None = None) -> Outcome:
         if self.busy(session_id):
-            return Outcome(False, "A reply is streaming: compact when it has finished.")
-        stopped = Outcome(False, "Compaction stopped; nothing changed.")
+            return Outcome(False, M.say(M.COMPACT_WHILE_BUSY))
+        stopped = Outcome(False, M.say(M.COMPACTION_STOPPED))
         job = self._compact_locked(session_id, trigger, focus, target, before_message)
         outcome = await self.tasks.run(session_id, "compact", job, stopped)
         self.emit(Notice(session_id, outcome.message, "info" if outcome.ok else "warning"))
@@ -359,9 +357,7 @@ class ChatEngine:
             return Outcome(False, str(busy).replace("nothing was sent or saved", "nothing was compacted"))
         except StaleBoundary:
             self.view(session_id).invalidate()
-            return Outcome(False, "This chat was compacted elsewhere (another window or command) while this "
-                           "summary was being written; nothing was changed here. Compact again if it is still "
-                           "needed.")
+            return Outcome(False, M.say(M.COMPACTED_ELSEWHERE))
 
     async def _compact_now(self, session_id: int, trigger: Trigger, focus: str | None,
                            target: int | None, before_message: int | None = None) -> Outcome:
@@ -397,7 +393,7 @@ class ChatEngine:
         self._drop_background(session_id)
         await self.store.delete_compaction(g.compaction.id)
         await self._reload(view, "undo")
-        self.emit(Notice(session_id, "Compaction undone: the next request is built from the originals.", "info"))
+        self.emit(Notice(session_id, M.say(M.UNDONE), "info"))
         return True
 
     async def _reload(self, view: SessionView, note: str) -> Gathered:
@@ -547,8 +543,7 @@ class ChatEngine:
                                                  "edit", steering.edited_stats(g.compaction, text.strip()),
                                                  expected_active=g.boundary)
         await self._reload(view, "edit")
-        self.emit(Notice(session_id, "Summary edited: the next request carries your text. Undo restores the "
-                         "previous summary.", "info"))
+        self.emit(Notice(session_id, M.say(M.SUMMARY_EDITED), "info"))
         return record
 
     async def session_state(self, session_id: int) -> dict[str, Any]:
@@ -690,12 +685,10 @@ class ChatEngine:
                 small = small + 1 if stale else 0
                 seen |= rounds
                 if small >= SMALL_CONTINUATIONS:
-                    self.emit(Notice(session_id, f"Stopped after {small} tool rounds in a row that only repeated "
-                                     "earlier calls with the same results; send a message to continue.", "warning"))
+                    self.emit(Notice(session_id, M.say(M.STOPPED_REPEATING, rounds=small), "warning"))
                     break
             else:
-                self.emit(Notice(session_id, f"Stopped after {self.settings.max_model_calls} model calls in one "
-                                 "turn (the per-turn limit in Settings); send a message to continue.", "warning"))
+                self.emit(Notice(session_id, M.say(M.STOPPED_CALLS, calls=self.settings.max_model_calls), "warning"))
         except EndTurn as end:
             error = TurnError(session_id, "tool_permission", end.reason, False, ())
             reply = None
@@ -814,7 +807,7 @@ class ChatEngine:
             first = count is not None and attempt == 0
             view.media_limit = max(1, min(limit, count or limit) - 1) if first else max(1, limit // 2)
             log.info("session %s: media limit lowered to %s (attempt %s)", sid, view.media_limit, attempt + 1)
-            self.emit(Notice(sid, "Older images were left out to stay under the provider's media limit.", "info"))
+            self.emit(Notice(sid, M.say(M.MEDIA_LEFT_OUT), "info"))
             return g
         if found is not None and found.limit:
             await self._learn_window(g.model, found.limit)
@@ -843,8 +836,7 @@ class ChatEngine:
         if continuing:
             cut = g.sendable[-1] if g.sendable else None
             if cut is None or not is_cut(cut):  # e.g. a summary now covers it
-                raise TurnFailed(ChatError("bad_request", "The cut reply is no longer in the context; "
-                                                          "ask the model to go on instead.", False))
+                raise TurnFailed(ChatError("bad_request", M.say(M.CUT_REPLY_GONE), False))
             request = as_continuation(request)
             meta["continues"] = cut.id
         facts = view.facts(g)
@@ -880,8 +872,7 @@ class ChatEngine:
         except StorageError as exc:
             recorder.stop_clock()
             self._unsaved[sid] = recorder
-            raise TurnFailed(ChatError("storage", f"The reply could not be saved: {exc} It is kept in memory: "
-                                       "Retry saves it without asking the model again.", True,
+            raise TurnFailed(ChatError("storage", M.say(M.NOT_SAVED, error=str(exc)), True,
                                        detail={"storage": str(exc)})) from exc
         except Exception as exc:  # noqa: BLE001 - every failure becomes a typed error for the user
             recorder.stop_clock()
@@ -899,8 +890,7 @@ class ChatEngine:
                 await self.store.set_kv("calibration", self.calibration.to_dict())
         self.emit(TurnDone(sid, reply))
         if detect_stop_reason(recorder.stop_reason) is not None:
-            self.emit(Notice(sid, "The reply filled the context window and was cut short; the context "
-                             "will be compacted before the next turn.", "warning"))
+            self.emit(Notice(sid, M.say(M.REPLY_FILLED_WINDOW), "warning"))
         return reply
 
     async def _settle_failed(self, view: SessionView, recorder: ReplyRecorder, error: ChatError) -> None:

@@ -18,6 +18,7 @@ from typing import Any, Literal, Protocol, cast
 
 from desktop.engine import cache_clock, overflow, steering, tokens
 from desktop.engine import compaction as cp
+from desktop.engine import messages as M
 from desktop.engine.compaction import sections
 from desktop.engine.compaction import summary_route as route
 from desktop.engine.compaction._shared import Message, group_starts
@@ -51,9 +52,9 @@ SUMMARY_PROMPT_TOKENS = 1_000  # the summary system prompt and instructions arou
 KEEP_ROUNDS = 10  # the newest tool rounds a summary leaves verbatim while they fit CLEAN_FRACTION of the window
 DEFER_RATIO = 0.8  # below this share of the budget an automatic summary that frees under MIN_SAVING waits
 DEEPEST_LEVEL = 3  # split levels tried for a deeper cut (each keeps at most half the previous tail)
-NOTHING_YET = "Nothing to compact yet: everything is in the recent verbatim tail."
-NOTHING_BEFORE = "Nothing to summarise before this message."
-NOT_SMALLER = "The summary would not have made the context smaller; nothing was changed."
+NOTHING_YET = M.say(M.NOTHING_YET)
+NOTHING_BEFORE = M.say(M.NOTHING_BEFORE)
+NOT_SMALLER = M.say(M.NOT_SMALLER)
 
 
 def _rows(messages: list[Message]) -> list[StoredMessage]:
@@ -277,10 +278,10 @@ class Compactor:
             failures = breaker + 1
             state = await store.update_state(view.session_id, {"breaker_failures": failures})
             view.state_changed(state)
-            note = f"Summary failed: {error}."
+            note: str = M.say(M.SUMMARY_FAILED, error=error)
             log.warning("session %s: %s", view.session_id, note)
             if failures >= BREAKER_LIMIT:
-                note += " Automatic summaries are paused after 3 failures; Compact now retries."
+                note = M.join(note, M.say(M.BREAKER_OPEN))
             if trigger != "manual":
                 outcome = await self._snip(view, g, target or self._fit_target(g), before, reason=error)
                 outcome.notices.insert(0, (note, "warning"))
@@ -342,8 +343,8 @@ class Compactor:
             snipped = await self._snip(view, g, target, after)
             if snipped.ok and snipped.g is not None:
                 g, after = snipped.g, snipped.after
-        msg = (f"Context compacted · {record.stats.get('messages', 0)} messages summarized · "
-               f"~{int(record.stats.get('tokens_saved', max(0, before - after))):,} tokens saved")
+        msg = M.say(M.COMPACTED, messages=record.stats.get("messages", 0),
+                    saved=int(record.stats.get("tokens_saved", max(0, before - after))))
         return Outcome(True, msg, record, before, after, g=g)
 
     def _chunks(self, head: list[StoredMessage], model: str) -> list[list[StoredMessage]]:
@@ -514,7 +515,7 @@ class Compactor:
         _kept, snipped = cp.snip_to_fit(g.sendable, target, estimate)
         dropped = _rows(snipped)
         if not dropped:
-            return Outcome(False, "Nothing could be dropped: only the latest exchange is left.", before=before,
+            return Outcome(False, M.say(M.NOTHING_TO_DROP), before=before,
                            after=before)
         previous = g.compaction.summary.strip() if g.compaction else ""
         note = (f"[{len(dropped)} earlier messages were removed from the context without a summary, "
@@ -526,7 +527,7 @@ class Compactor:
             return Outcome(False, NOT_SMALLER, before=before, after=before)
         after_g = view.shape()
         after, _source = view.used(after_g)
-        return Outcome(True, f"Dropped {len(dropped)} oldest messages from the context (no summary available).",
+        return Outcome(True, M.say(M.DROPPED_OLDEST, count=len(dropped)),
                        record, before, after, g=after_g)
 
     # --- background preparation -----------------------------------------------------------------------

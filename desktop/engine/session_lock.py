@@ -15,6 +15,7 @@ import socket
 import time
 from collections.abc import AsyncIterator
 
+from desktop.engine import messages as M
 from desktop.engine.storage import LockHolder, Storage, StorageError
 
 STALE_AFTER = 60.0  # seconds without a heartbeat after which a lock is taken over
@@ -34,11 +35,9 @@ class SessionBusy(RuntimeError):
     """Another process runs a turn in this session; ``str()`` is the sentence for the user."""
 
     def __init__(self, holder: LockHolder, waited: float):
-        where = "" if holder.host == socket.gethostname() else f" on {holder.host}"
-        super().__init__(
-            f"Chat {holder.session_id} is busy: another Précis (process {holder.pid}{where}) is running a reply "
-            f"in it, and it did not finish within {waited:.0f} s; nothing was sent or saved. Try again when "
-            "it is done.")
+        here = holder.host == socket.gethostname()
+        super().__init__(M.say(M.SESSION_BUSY if here else M.SESSION_BUSY_ELSEWHERE, session=holder.session_id,
+                               pid=holder.pid, host=holder.host, waited=round(waited)))
         self.holder = holder
 
 

@@ -45,6 +45,7 @@ from desktop.tools.mcp_config import McpServerConfig
 from desktop.tools.mcp_host import ServerStatus
 from desktop.tools.permissions import Answer, ChatApprovalStore, PermissionRequest, SavedApproval
 from desktop.tools.toolbox import Toolbox
+from desktop.ui.wording import word_error
 
 __all__ = [
     "THRESHOLD_CAP",
@@ -150,10 +151,11 @@ class Bridge(QObject):
         exc = task.exception()
         if isinstance(exc, StorageError | SessionBusy):  # already one sentence for the user
             log.warning("%s", exc)
-            self.failed.emit(str(exc))
+            self.failed.emit(word_error(exc))
             return
         log.error("background task failed", exc_info=exc)
-        self.failed.emit(f"Something went wrong: {type(exc).__name__}: {exc}")
+        self.failed.emit(self.tr("Something went wrong: {name}: {error}").format(name=type(exc).__name__,
+                                                                                 error=exc))
 
     async def close(self) -> None:
         if self._draft_save is not None:  # the drafts of a closing window are written before anything stops
@@ -287,12 +289,12 @@ class Bridge(QObject):
             # Reading, checking and downscaling files is slow work: off the UI thread.
             blocks: list[Block] = await asyncio.to_thread(lambda: [prepare_attachment(p) for p in files or []])
         except (OSError, ValueError) as exc:
-            self.notice.emit(session_id, f"Cannot attach: {exc}", "error")
+            self.notice.emit(session_id, self.tr("Cannot attach: {error}").format(error=exc), "error")
             return False
         try:
             await self._engine.send(session_id, text, blocks)
         except MessageTooLong as exc:
-            self.notice.emit(session_id, str(exc), "error")
+            self.notice.emit(session_id, word_error(exc), "error")
             return False
         return True
 
@@ -304,7 +306,7 @@ class Bridge(QObject):
         try:
             await self._engine.continue_reply(session_id)
         except NothingToContinue as exc:
-            self.notice.emit(session_id, str(exc), "info")
+            self.notice.emit(session_id, word_error(exc), "info")
 
     async def edit_and_resend(self, session_id: int, message_id: int, text: str) -> None:
         """Send an edited user message as a new version of it (the earlier one and what followed it stay)."""
@@ -382,7 +384,7 @@ class Bridge(QObject):
                 try:
                     await loop.run_in_executor(None, _secrets.save_api_key, choice.api_key, account)
                 except _secrets.KeyringUnavailable as exc:
-                    return str(exc)
+                    return word_error(exc)
         await loop.run_in_executor(None, choice.settings.save, self._engine.paths)
         await self._engine.reconfigure(choice.settings)
         self._listed.clear()
@@ -459,8 +461,8 @@ class Bridge(QObject):
 
         names, problems = await self._toolbox.import_claude_desktop(Path(path) if path else None)
         if names:
-            return f"Imported {len(names)} server(s): {', '.join(names)}"
-        return "; ".join(problems) or "Nothing new to import"
+            return self.tr("Imported {n} server(s): {names}").format(n=len(names), names=", ".join(names))
+        return "; ".join(problems) or self.tr("Nothing new to import")
 
     async def approvals(self) -> list[SavedApproval]:
         """Saved "Always" approvals, then every chat's "Allow for this chat" ones (``session_id`` set)."""

@@ -14,13 +14,11 @@ from desktop.ui.format import fmt_cost, fmt_tokens
 ROWS = ("compact_at", "cache_expiry", "next_cost")
 
 
-def _tr(text: str) -> str:
-    return QCoreApplication.translate("HoverCard", text)
-
-
 def labels() -> dict[str, str]:
-    return {"compact_at": _tr("Compacts at"), "cache_expiry": _tr("Cache expires in"),
-            "next_cost": _tr("Warm / cold turn")}
+    # Literal translate calls: lupdate reads only those.
+    return {"compact_at": QCoreApplication.translate("HoverCard", "Compacts at"),
+            "cache_expiry": QCoreApplication.translate("HoverCard", "Cache expires in"),
+            "next_cost": QCoreApplication.translate("HoverCard", "Warm / cold turn")}
 
 
 def countdown(seconds: float) -> str:
@@ -41,7 +39,8 @@ def values(snap: ContextSnapshot, now: Callable[[], float] = time.time) -> dict[
         out["compact_at"] = text
     if snap.cache_expires_at is not None:
         left = snap.cache_expires_at - now()
-        out["cache_expiry"] = countdown(left) if left > 0 else _tr("expired (cold)")
+        out["cache_expiry"] = (countdown(left) if left > 0
+                               else QCoreApplication.translate("HoverCard", "expired (cold)"))
     if snap.next_cost_warm is not None and snap.next_cost_cold is not None:
         out["next_cost"] = f"{fmt_cost(snap.next_cost_warm)} / {fmt_cost(snap.next_cost_cold)}"
     return out

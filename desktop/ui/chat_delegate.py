@@ -14,6 +14,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from PySide6.QtCore import (
+    QT_TRANSLATE_NOOP,
     QCoreApplication,
     QEvent,
     QModelIndex,
@@ -92,8 +93,10 @@ def _blend(a: QColor, b: QColor, t: float) -> QColor:
 
 
 CARD_SCHEME = "precis-card:"
-TRIMMED_TAG = "shortened in the context sent to the model"
-TRIMMED_TIP = (
+# Source texts (context "ChatDelegate"), translated where they are shown.
+TRIMMED_TAG = QT_TRANSLATE_NOOP("ChatDelegate", "shortened in the context sent to the model")
+TRIMMED_TIP = QT_TRANSLATE_NOOP(
+    "ChatDelegate",
     "Older tool output or media in this message is sent to the model in a shortened form to save context. "
     "The full text stays here and in the history."
 )
@@ -106,11 +109,13 @@ TAG_COLOURS = {"error": ("#b42318", "#ff8a80"), "interrupted": ("#7d5300", "#f0b
 def card_actions(detail: dict[str, Any]) -> list[tuple[str, str]]:
     """The compaction card's actions as (action, label), in the order the card shows them."""
     actions = [
-        ("summary", "Hide summary" if detail.get("expanded") else "View summary"),
-        ("originals", "Hide originals" if detail.get("originals_shown") else "Show originals"),
+        ("summary", QCoreApplication.translate("ChatDelegate", "Hide summary") if detail.get("expanded")
+         else QCoreApplication.translate("ChatDelegate", "View summary")),
+        ("originals", QCoreApplication.translate("ChatDelegate", "Hide originals") if detail.get("originals_shown")
+         else QCoreApplication.translate("ChatDelegate", "Show originals")),
     ]
     if detail.get("undoable"):
-        actions.append(("undo", "Undo"))
+        actions.append(("undo", QCoreApplication.translate("ChatDelegate", "Undo")))
         actions.append(("edit", QCoreApplication.translate("ChatDelegate", "Edit summary…")))
         actions.append(("handoff", QCoreApplication.translate("ChatDelegate", "New chat from summary")))
     return actions
@@ -147,7 +152,7 @@ def tag_colour(tag: str, palette: QPalette) -> QColor:
     """Text colour of a row's tag pill, readable on light and dark palettes."""
     dark = is_dark(palette, QPalette.ColorRole.Base)
     for key, (light_hex, dark_hex) in TAG_COLOURS.items():
-        if tag.startswith(key):
+        if tag.startswith((key, QCoreApplication.translate("ChatDelegate", key))):
             return QColor(dark_hex if dark else light_hex)
     # The quiet "shortened" tag: between text and background, not the palette's placeholder colour, which
     # some palettes set too faint to read at a small size.
@@ -213,12 +218,13 @@ class ChatDelegate(QStyledItemDelegate):
     def _tag(self, index: Index) -> str:
         row = self._row(index)
         if row.status == "interrupted":
-            return "interrupted"
+            return QCoreApplication.translate("ChatDelegate", "interrupted")
         if row.status == "error":
             detail = str(row.message.meta.get("error") or "") if row.message else ""
-            return "error" + (f": {' '.join(detail.split())}" if detail else "")  # elided when painted
+            error = QCoreApplication.translate("ChatDelegate", "error")
+            return error + (f": {' '.join(detail.split())}" if detail else "")  # elided when painted
         if row.detail.get("trimmed"):
-            return TRIMMED_TAG
+            return QCoreApplication.translate("ChatDelegate", str(TRIMMED_TAG))
         return ""
 
     def _row(self, index: Index) -> ChatRow:
@@ -464,12 +470,14 @@ class ChatDelegate(QStyledItemDelegate):
     def tag_tooltip(self, index: Index) -> str:
         row = self._row(index)
         tag = self._tag(index)
-        if tag == TRIMMED_TAG:
-            return TRIMMED_TIP
+        if row.detail.get("trimmed") and row.status not in ("error", "interrupted"):
+            return QCoreApplication.translate("ChatDelegate", str(TRIMMED_TIP))
         if row.status == "error":
-            return str(row.message.meta.get("error") or "error") if row.message else "error"
+            error = QCoreApplication.translate("ChatDelegate", "error")
+            return str(row.message.meta.get("error") or error) if row.message else error
         if row.status == "interrupted":
-            return "The reply was stopped before it finished; what arrived is kept."
+            return QCoreApplication.translate("ChatDelegate",
+                                              "The reply was stopped before it finished; what arrived is kept.")
         return tag
 
     def editorEvent(self, event: QEvent, model: Any, option: QStyleOptionViewItem, index: Index) -> bool:

@@ -17,6 +17,7 @@ from enum import IntEnum
 from typing import Any, Literal
 
 from PySide6.QtCore import (
+    QT_TRANSLATE_NOOP,
     QAbstractListModel,
     QByteArray,
     QCoreApplication,
@@ -27,6 +28,7 @@ from PySide6.QtCore import (
 )
 
 from desktop.ui.bridge import CUT_STOP_REASONS, Block, StoredMessage
+from desktop.ui.format import fmt_count
 from desktop.ui.markdown_render import extract_code_blocks
 
 RowKind = Literal["message", "tool", "compaction", "notice"]
@@ -121,17 +123,24 @@ class ChatRow:
         self.plain_text = "\n\n".join(line for line in lines if line)
 
 
-SPEAKERS = {"user": "You", "assistant": "Claude"}
-CARD_SPEAKERS = {"compaction": "Summary card", "notice": "Notice", "tool": "Tool"}
+# Marked for lupdate (context "ChatModel"), translated where they are read.
+SPEAKERS: dict[str, object] = {"user": QT_TRANSLATE_NOOP("ChatModel", "You"), "assistant": "Claude"}
+CARD_SPEAKERS: dict[str, object] = {"compaction": QT_TRANSLATE_NOOP("ChatModel", "Summary card"),
+                                    "notice": QT_TRANSLATE_NOOP("ChatModel", "Notice"),
+                                    "tool": QT_TRANSLATE_NOOP("ChatModel", "Tool")}
+
+
+def _tr(text: object) -> str:
+    return QCoreApplication.translate("ChatModel", str(text))
 ACCESSIBLE_CHARS = 2_000  # a screen reader reads the row's start; Ctrl+C still copies all of it
 
 
 def accessible_text(row: ChatRow) -> str:
     """What a screen reader says for a row: who speaks, then the text ("Claude: Here is…")."""
     if row.kind == "message" and row.message is not None:
-        speaker = SPEAKERS.get(row.message.role, row.message.role)
+        speaker = _tr(SPEAKERS.get(row.message.role, row.message.role))
     else:
-        speaker = CARD_SPEAKERS.get(row.kind, row.kind)
+        speaker = _tr(CARD_SPEAKERS.get(row.kind, row.kind))
     text = row.plain_text if len(row.plain_text) <= ACCESSIBLE_CHARS else row.plain_text[:ACCESSIBLE_CHARS] + "…"
     return f"{speaker}: {text}"
 
@@ -149,16 +158,18 @@ def accessible_status(row: ChatRow) -> str:
 
 def _accessible_tag(row: ChatRow) -> str:
     if row.status == "interrupted":
-        return "Interrupted"
+        return QCoreApplication.translate("ChatModel", "Interrupted")
     if row.status == "error":
         detail = str(row.message.meta.get("error") or "") if row.message else ""
-        return "Error" + (f": {detail}" if detail else "")
+        return (QCoreApplication.translate("ChatModel", "Error: {detail}").format(detail=detail) if detail
+                else QCoreApplication.translate("ChatModel", "Error"))
     if row.status == "streaming":
-        return "Still being written"
+        return QCoreApplication.translate("ChatModel", "Still being written")
     if row.cut_reason:
-        return "Cut off" + (": Continue resumes it" if row.detail.get("continuable") else "")
+        return (QCoreApplication.translate("ChatModel", "Cut off: Continue resumes it") if row.detail.get("continuable")
+                else QCoreApplication.translate("ChatModel", "Cut off"))
     if row.detail.get("trimmed"):
-        return "Shortened in the context sent to the model"
+        return QCoreApplication.translate("ChatModel", "Shortened in the context sent to the model")
     return ""
 
 
@@ -198,13 +209,14 @@ def tool_result_line(block: Block) -> str:
     """A collapsed one-line preview: '↳ first line… (+41 lines)', '✖' for errors."""
     text, other = _result_text(block.get("content"))
     lines = [ln for ln in text.splitlines() if ln.strip()]
-    head = "✖ error: " if block.get("is_error") else "↳ "
-    preview = _one_line(lines[0]) if lines else ("(no output)" if not other else "")
+    head = "✖ " + QCoreApplication.translate("ChatModel", "error: ") if block.get("is_error") else "↳ "
+    preview = _one_line(lines[0]) if lines else (_no_output() if not other else "")
     extra = []
     if len(lines) > 1:
-        extra.append(f"+{len(lines) - 1} lines")
+        extra.append(QCoreApplication.translate("ChatModel", "+{n} lines").format(n=len(lines) - 1))
     if other:
-        extra.append(f"{other} image{'s' if other > 1 else ''}")
+        extra.append(QCoreApplication.translate("ChatModel", "{n} images").format(n=other) if other > 1
+                     else QCoreApplication.translate("ChatModel", "1 image"))
     return head + preview + (f"  ({', '.join(extra)})" if extra else "")
 
 
@@ -218,14 +230,21 @@ def _client_command_line(text: str) -> str | None:
     if m := _COMMAND_RE.match(text):
         return _one_line(f"{m.group(1).strip()} {(m.group(2) or '').strip()}".strip())
     if m := _STDOUT_RE.match(text):
-        return _one_line("↳ " + (m.group(2).strip() or "(no output)"))
+        return _one_line("↳ " + (m.group(2).strip() or _no_output()))
     return None
 
 
 # A tool call's live state (from the tools' events): status and seconds it took.
 ToolStates = dict[str, tuple[str, float | None]]
-TOOL_STATUS_WORDS = {"asking": "waiting for your permission", "running": "running…", "ok": "✓", "error": "✖ error",
-                     "denied": "denied", "cancelled": "cancelled"}
+TOOL_STATUS_WORDS: dict[str, object] = {
+    "asking": QT_TRANSLATE_NOOP("ChatModel", "waiting for your permission"),
+    "running": QT_TRANSLATE_NOOP("ChatModel", "running…"), "ok": "✓",
+    "error": QT_TRANSLATE_NOOP("ChatModel", "✖ error"), "denied": QT_TRANSLATE_NOOP("ChatModel", "denied"),
+    "cancelled": QT_TRANSLATE_NOOP("ChatModel", "cancelled")}
+
+
+def _no_output() -> str:
+    return QCoreApplication.translate("ChatModel", "(no output)")
 EXPANDED_CHARS = 20_000  # an expanded tool card shows this much of an input or an output
 
 
@@ -234,7 +253,7 @@ def _tool_status(block: Block, states: ToolStates | None) -> str:
     if state is None:
         return ""
     status, took = state
-    words = TOOL_STATUS_WORDS.get(status, status)
+    words = _tr(TOOL_STATUS_WORDS.get(status, status))
     return f"  ·  {words}" + (f" {took:.2f} s" if took is not None and status not in ("running", "asking") else "")
 
 
@@ -249,8 +268,9 @@ def _expanded(block: Block) -> Segment:
     if block.get("type") == "tool_use":
         return Segment("markdown", _fenced(json.dumps(block.get("input"), ensure_ascii=False, indent=2), "json"))
     text, other = _result_text(block.get("content"))
-    extra = f"\n\n({other} image{'s' if other > 1 else ''} or documents)" if other else ""
-    return Segment("markdown", _fenced(text or "(no output)") + extra)
+    extra = ("\n\n" + QCoreApplication.translate("ChatModel", "({n} images or documents)").format(n=other)
+             if other else "")
+    return Segment("markdown", _fenced(text or _no_output()) + extra)
 
 
 def segments_for(content: list[Block], states: ToolStates | None = None,
@@ -277,13 +297,16 @@ def segments_for(content: list[Block], states: ToolStates | None = None,
             out.append(Segment("result", tool_result_line(block)))
         elif kind == "thinking":
             first = next((ln for ln in str(block.get("thinking", "")).splitlines() if ln.strip()), "")
-            out.append(Segment("thinking", _one_line(THINKING_ICON + " " + (first or "Thinking…"))))
+            out.append(Segment("thinking", _one_line(THINKING_ICON + " " + (first or QCoreApplication.translate("ChatModel", "Thinking…")))))
         elif kind == "redacted_thinking":
-            out.append(Segment("thinking", f"{THINKING_ICON} Thinking (redacted)"))
+            out.append(Segment("thinking", THINKING_ICON + " "
+                               + QCoreApplication.translate("ChatModel", "Thinking (redacted)")))
         elif kind == "image":
-            out.append(Segment("image", "[image]"))
+            out.append(Segment("image", QCoreApplication.translate("ChatModel", "[image]")))
         elif kind == "document":
-            out.append(Segment("image", f"[document: {block.get('title') or 'attachment'}]"))
+            title = block.get("title") or QCoreApplication.translate("ChatModel", "attachment")
+            out.append(Segment("image", QCoreApplication.translate("ChatModel", "[document: {title}]").format(
+                title=title)))
         else:
             out.append(Segment("note", f"[{kind}]"))
     return tuple(out)
@@ -637,7 +660,9 @@ class ChatModel(QAbstractListModel):
         self, summary: str, covered_count: int, tokens_saved: int, covers_through_message_id: int,
         title: str | None = None,
     ) -> str:
-        title = title or f"Context compacted · {covered_count:,} messages summarized · ~{tokens_saved:,} tokens saved"
+        title = title or QCoreApplication.translate(
+            "ChatModel", "Context compacted · {count} messages summarized · ~{saved} tokens saved").format(
+            count=fmt_count(covered_count), saved=fmt_count(tokens_saved))
         return self.add_card(
             "compaction",
             summary,

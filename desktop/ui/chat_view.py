@@ -4,7 +4,17 @@ from __future__ import annotations
 
 from typing import Any, cast
 
-from PySide6.QtCore import QEvent, QItemSelectionModel, QModelIndex, QPoint, QPointF, Qt, QUrl, Signal
+from PySide6.QtCore import (
+    QT_TRANSLATE_NOOP,
+    QEvent,
+    QItemSelectionModel,
+    QModelIndex,
+    QPoint,
+    QPointF,
+    Qt,
+    QUrl,
+    Signal,
+)
 from PySide6.QtGui import (
     QAction,
     QContextMenuEvent,
@@ -22,7 +32,7 @@ from PySide6.QtWidgets import QAbstractItemView, QListView, QMenu, QWidget
 from desktop.ui.chat_delegate import ChatDelegate, card_actions
 from desktop.ui.chat_model import ChatModel, Roles
 
-PLACEHOLDER = "Start a conversation — Enter sends, Shift+Enter adds a line"
+PLACEHOLDER = QT_TRANSLATE_NOOP("ChatView", "Start a conversation — Enter sends, Shift+Enter adds a line")
 BOTTOM_SLACK = 4  # px: "at the bottom" tolerates rounding
 TOP_TRIGGER = 0  # px from the top at which older rows are requested
 
@@ -56,7 +66,7 @@ class ChatView(QListView):
             self.tr("Messages, oldest first. Ctrl+C copies the current message; the menu key shows its actions.")
         )
         self.open_links_externally = True
-        self._placeholder = PLACEHOLDER
+        self._placeholder = self.tr(str(PLACEHOLDER))
         self._stick_to_bottom = True
         self._older_pending = False
         self._anchor: tuple[Any, int] | None = None  # (row key, top y) kept across a prepend
@@ -226,29 +236,29 @@ class ChatView(QListView):
                 menu.addAction(act)
             menu.addSeparator()
         if index.isValid():
-            copy = QAction("Copy message", menu)
+            copy = QAction(self.tr("Copy message"), menu)
             copy.triggered.connect(lambda: self.copy_message(index))
             menu.addAction(copy)
             blocks = index.data(Roles.CodeBlocks) or ()
             for n in range(len(blocks)):
-                act = QAction(f"Copy code block {n + 1}", menu)
+                act = QAction(self.tr("Copy code block {n}").format(n=n + 1), menu)
                 act.triggered.connect(lambda _=False, n=n: self._delegate.copy_code_block(index, n))
                 menu.addAction(act)
             href = self.anchor_at(pos)
             if href and not href.startswith("precis-copy:"):
-                link = QAction("Copy link address", menu)
+                link = QAction(self.tr("Copy link address"), menu)
                 link.triggered.connect(lambda: QGuiApplication.clipboard().setText(href))
                 menu.addAction(link)
             key = index.data(Roles.Id)
             if isinstance(key, int) and cast(ChatModel, self.model()).row_at(index.row()).detail.get("continuable"):
-                resume = QAction("Continue the reply", menu)
+                resume = QAction(self.tr("Continue the reply"), menu)
                 resume.triggered.connect(lambda: self.card_action.emit(str(key), "continue"))
                 menu.addAction(resume)
             if isinstance(key, int) and index.data(Roles.Status) != "streaming":
                 menu.addSeparator()
                 # Only what the user typed can be edited (a tool-result row has the user role too).
                 if index.data(Roles.Role) == "user" and index.data(Roles.Kind) == "message":
-                    edit = QAction("Edit and resend…", menu)
+                    edit = QAction(self.tr("Edit and resend…"), menu)
                     edit.triggered.connect(lambda: self.edit_requested.emit(key))
                     menu.addAction(edit)
                 self._add_version_actions(menu, index, key)
@@ -256,7 +266,7 @@ class ChatView(QListView):
                 here.setToolTip(self.tr("Summarise everything before this message; it and the rest stay verbatim"))
                 here.triggered.connect(lambda: self.summarise_before.emit(key))
                 menu.addAction(here)
-                delete = QAction("Delete message…", menu)
+                delete = QAction(self.tr("Delete message…"), menu)
                 delete.triggered.connect(lambda: self.delete_requested.emit(key))
                 menu.addAction(delete)
         return menu

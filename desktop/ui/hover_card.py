@@ -18,6 +18,7 @@ from desktop.ui.breakdown_bar import BreakdownBar, category_color, category_labe
 from desktop.ui.bridge import WARNING_RATIO, ContextSnapshot
 from desktop.ui.format import fmt_cost, fmt_percent, fmt_tokens, fmt_tokens_exact, state_color_hex
 from desktop.ui.theme import is_dark
+from desktop.ui.wording import word
 
 OPEN_DELAY_MS = 200
 CLOSE_DELAY_MS = 300
@@ -267,7 +268,7 @@ class HoverCard(QFrame):
             self.compact_button.setToolTip(self.tr("Summarise older messages now to free up context"))
             reason = ""
         else:
-            reason = self._busy or snap.compact_reason or self.tr("Nothing to compact yet")
+            reason = self._busy or word(snap.compact_reason) or self.tr("Nothing to compact yet")
             self.compact_button.setToolTip(reason)
         self._compact_reason.setText(reason)
         # While busy the status line already says why; don't print it twice.

@@ -29,11 +29,13 @@ from desktop.ui.chat_model import ChatModel
 from desktop.ui.chat_view import ChatView
 from desktop.ui.compaction_card import card_title
 from desktop.ui.composer import Composer
+from desktop.ui.format import fmt_count
 from desktop.ui.gauge import ContextGauge
 from desktop.ui.settings_dialog import ProviderChoice, SettingsDialog, WelcomePage
 from desktop.ui.sidebar import Sidebar
 from desktop.ui.summary_editor import SummaryEditor
 from desktop.ui.toast import Toast
+from desktop.ui.wording import word, word_error
 
 
 class ErrorBanner(QWidget):
@@ -304,7 +306,7 @@ class MainWindow(QMainWindow):
     async def start(self) -> None:
         """Load the session list and open the newest session (or create the first one)."""
         if problems := self.bridge.settings.problems:
-            self.toast.show_message("; ".join(problems), "warning", 8000)
+            self.toast.show_message("; ".join(word(p) for p in problems), "warning", 8000)
         self._drafts = await self.bridge.load_drafts()  # what was typed and not sent before a restart
         sessions = await self.bridge.refresh_sessions()
         if sessions:
@@ -500,9 +502,9 @@ class MainWindow(QMainWindow):
             result = await self.bridge.import_claude_code(path)
         except ImportFailed as exc:
             self.status.clear()
-            self.banner.show_error(self.tr("Import failed: %s") % exc, actions=())  # nothing to retry
+            self.banner.show_error(self.tr("Import failed: %s") % word_error(exc), actions=())  # nothing to retry
             return
-        self.status.flash("; ".join(result.status_lines()))
+        self.status.flash("; ".join(word(line) for line in result.status_lines()))
 
     def open_settings(self) -> SettingsDialog:
         """The profiles dialog (window-modal; the loop keeps running, so Test connection can answer)."""
@@ -519,7 +521,7 @@ class MainWindow(QMainWindow):
     def _on_connection_tested(self, result: Any) -> None:
         for form in (self.welcome.form, self._settings_dialog.form if self._settings_dialog else None):
             if form is not None:
-                form.show_test_result(result.ok, result.text)
+                form.show_test_result(result.ok, "\n".join(word(line) for line in result.lines))
 
     # --- the chat's model -----------------------------------------------------------------------------
     def _show_chat_model(self, model: str) -> None:
@@ -590,14 +592,14 @@ class MainWindow(QMainWindow):
             case events.UsageUpdate(usage=usage):
                 if usage.output_tokens:
                     self.status.setText(self.tr("%s · %s tokens") % (activity_text(self.bridge.activity(
-                        event.session_id)), f"{usage.output_tokens:,}"))
+                        event.session_id)), fmt_count(usage.output_tokens)))
             case events.StatusChanged():
                 self._on_status(event)
             case events.TurnError(message=message, actions=actions):
-                self.banner.show_error(message, tuple(actions))
+                self.banner.show_error(word(message), tuple(actions))
             case events.CommandOutput(title=title, text=text):
                 # The report is aligned plain text (the same as `precis context` prints): keep it monospaced.
-                self.chat_model.add_notice(f"```text\n{text}\n```", title)
+                self.chat_model.add_notice(f"```text\n{word(text)}\n```", word(title))
                 self.chat.scroll_to_bottom()
             case events.ContextChanged(snapshot=snapshot):
                 self.gauge.set_snapshot(snapshot)
@@ -605,7 +607,7 @@ class MainWindow(QMainWindow):
             case events.CompactionChanged(note=note, records=records) if note != "switch":
                 self._on_compactions(list(records))  # (a switch is followed by PathChanged: the page is read)
             case events.Notice(text=text, level=level):
-                self.toast.show_message(text, level)
+                self.toast.show_message(word(text), level)
             case events.PathChanged():  # originals stay shown if they were
                 self.bridge.spawn(self.bridge.open_session(event.session_id,
                                                            originals=not self.hidden_through and bool(self._records)))

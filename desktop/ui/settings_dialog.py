@@ -25,7 +25,9 @@ from PySide6.QtWidgets import (
 )
 
 from desktop.ui.bridge import ANTHROPIC, AUTH_KINDS, AUTH_WORDS, PRESETS, Profile, Settings, preset
+from desktop.ui.language_box import LanguageBox
 from desktop.ui.threshold_settings import ThresholdFields
+from desktop.ui.wording import word
 
 WELCOME_WIDTH = 680  # px: the first-run page's column
 
@@ -78,11 +80,11 @@ class ProviderForm(QWidget):
         self.profile_name.setObjectName("profile_name")
         self.base_url = QLineEdit(self)
         self.base_url.setObjectName("base_url")
-        self.base_url.setPlaceholderText("https://api.anthropic.com (default)")
+        self.base_url.setPlaceholderText(self.tr("https://api.anthropic.com (default)"))
         self.auth = QComboBox(self)
         self.auth.setObjectName("auth_kind")
         for kind in AUTH_KINDS:
-            self.auth.addItem(self.tr(AUTH_WORDS[kind]), kind)
+            self.auth.addItem(word(AUTH_WORDS[kind]), kind)
         self.model = QLineEdit(self)
         self.model.setObjectName("model")
         self.small_model = QLineEdit(self)
@@ -118,7 +120,7 @@ class ProviderForm(QWidget):
              "keyring": self.tr("saved in the system keyring (type to replace)"),
              "session": self.tr("kept for this run only (type to replace)")}.get(key_source, "sk-ant-…")
         )
-        self.keyring_note = QLabel(keyring_problem or "", self)
+        self.keyring_note = QLabel(word(keyring_problem), self)
         self.keyring_note.setObjectName("keyring_note")
         self.keyring_note.setWordWrap(True)
         self.keyring_note.setVisible(bool(keyring_problem))
@@ -134,6 +136,7 @@ class ProviderForm(QWidget):
         self.test_result.setWordWrap(True)
         self.test_result.setTextInteractionFlags(Qt.TextInteractionFlag.TextSelectableByMouse)
         self.test_result.hide()
+        self.language = LanguageBox(settings.language, self)
         self.env_note = QLabel(self)
         self.env_note.setObjectName("env_note")
         self.env_note.setWordWrap(True)
@@ -155,6 +158,7 @@ class ProviderForm(QWidget):
         form.addRow(self.tr("Compact at"), self.threshold)
         form.addRow("", self.long_ttl)
         form.addRow(self.tr("API key"), self.api_key)
+        form.addRow(self.tr("Language"), self.language)
         test_row = QHBoxLayout()
         test_row.addWidget(self.test_button)
         test_row.addStretch(1)
@@ -245,7 +249,8 @@ class ProviderForm(QWidget):
     def choice(self) -> ProviderChoice:
         profile = self.profile()
         profiles = [p for p in self._settings.profiles if p.name not in (profile.name, self.profile_box.currentText())]
-        plain = replace(self._settings, max_output_tokens=self.max_output.value(), profiles=[*profiles, profile])
+        plain = replace(self._settings, max_output_tokens=self.max_output.value(), profiles=[*profiles, profile],
+                        language=self.language.value())
         plain.env_overrides = {}
         settings = plain.with_profile(profile).with_env({var: str(getattr(self._settings, name))
                                                        for name, var in ENV_NAMES.items()
