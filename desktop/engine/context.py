@@ -15,6 +15,7 @@ CRITICAL_RATIO = 0.95
 # Order matters: the breakdown bar paints these left to right.
 CATEGORIES: tuple[str, ...] = (
     "system",
+    "instructions",
     "tools",
     "summary",
     "pinned",
@@ -93,6 +94,7 @@ class ContextSnapshot:
 
 LABELS = {
     "system": "System prompt",
+    "instructions": "Instructions",
     "tools": "Tools",
     "summary": "Summary",
     "pinned": "Pinned instructions",

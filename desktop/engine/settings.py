@@ -119,6 +119,8 @@ class Settings:
     # Tools: model calls one turn may make; read-only tools run without asking only when this is on.
     max_model_calls: int = 50
     auto_approve_read_only: bool = False
+    # Default instructions for every chat (a chat adds its own): sent in the system prompt, inside the cache.
+    instructions: str = ""
     # The provider profile in use ("" : the fields above as they are) and the profiles the user saved.
     profile: str = ""
     profiles: list[Profile] = field(default_factory=list)
@@ -295,6 +297,11 @@ def _validated(data: dict[str, Any], problems: list[str]) -> dict[str, Any]:
             out[name] = bool(value)
         else:
             problems.append(f"{name}: expected true or false, got {_show(value)}; using the default")
+    if "instructions" in data:
+        if isinstance(data["instructions"], str):
+            out["instructions"] = data["instructions"]
+        else:
+            problems.append(f"instructions: expected text, got {_show(data['instructions'])}; using none")
     if "model_overrides" in data:
         out["model_overrides"] = _overrides(data["model_overrides"], problems)
     if isinstance(data.get("profile"), str):
