@@ -131,3 +131,34 @@ def test_pinned_chats_sort_first_and_pinning_is_not_activity(store):
     assert r.get_session(a.id).updated_at == before
     r.set_pinned(a.id, False)
     assert [x.id for x in r.list_sessions()] == [b.id, a.id]
+
+
+def test_precis_search_json_finds_a_word_inside_a_tool_result(precis_home):
+    import json
+    import os
+    import subprocess
+    import sys
+
+    from desktop.engine.settings import Paths
+
+    store = Store.open_sync(Paths.resolve().ensure().database)
+    r = store.repo
+    s = r.create_session("grep run")
+    r.add_message(s.id, "user", text("find the flag"))
+    hit = r.add_message(s.id, "user", [{"type": "tool_result", "tool_use_id": "t1",
+                                        "content": [{"type": "text", "text": "config.toml: capybara = true"}]}])
+    store.close_sync()
+    env = {**os.environ, "PRECIS_HOME": str(precis_home)}
+    res = subprocess.run([sys.executable, "-m", "desktop", "search", "capybara", "--json"], env=env,
+                         capture_output=True, text=True, timeout=60)
+    assert res.returncode == 0, res.stderr
+    rows = json.loads(res.stdout)
+    assert [(x["session_id"], x["message_id"], x["kind"], x["matches"]) for x in rows] == [
+        (s.id, hit.id, "message", ["capybara"])]
+    assert rows[0]["snippet"] == "config.toml: capybara = true" and rows[0]["session_title"] == "grep run"
+    plain = subprocess.run([sys.executable, "-m", "desktop", "search", "nothing-like-it"], env=env,
+                           capture_output=True, text=True, timeout=60)
+    assert plain.returncode == 0 and plain.stdout == "" and "no results" in plain.stderr
+    text_out = subprocess.run([sys.executable, "-m", "desktop", "search", "capy"], env=env,
+                              capture_output=True, text=True, timeout=60)
+    assert "[capybara]" in text_out.stdout and "grep run" in text_out.stdout

@@ -18,6 +18,7 @@ from typing import Any, TypeVar
 
 import peewee as pw
 
+from desktop.engine.search import SearchHit
 from desktop.engine.storage import (
     ImportPlan,
     Loaded,
@@ -29,7 +30,6 @@ from desktop.engine.storage import (
     StorageError,
     StoredEstimate,
 )
-from desktop.engine.search import SearchHit
 from desktop.engine.types import DEFAULT_TITLE, Block, CompactionRecord, SessionInfo, StoredMessage, Usage
 from desktop.store import errors
 from desktop.store.repo import Repo
