@@ -53,7 +53,7 @@ async def test_ctrl_k_search_shows_snippets_and_jumps_to_an_old_message(window, 
     hit = dialog.hits()[0]
     assert (hit.session_id, hit.message_id) == (sid, needle)
     label = dialog.results.itemWidget(dialog.results.item(0))
-    assert "<b>axolotl</b>" in label.text() and "long chat" in label.text()
+    assert "<b>axolotl</b>" in label.text() and "long chat" in label.text() and "Tool result" in label.text()
     assert not dialog.empty.isVisible()
     qtbot.keyClick(dialog.edit, Qt.Key.Key_Return)
     await until(lambda: window.session_id == sid and window.chat.currentIndex().isValid())
@@ -68,7 +68,7 @@ async def test_search_says_no_results(window, qtbot):
     dialog = window.organise.open_search()
     qtbot.keyClicks(dialog.edit, "nothingmatchesthis")
     await until(lambda: dialog.empty.isVisible())
-    assert dialog.empty.text() == "No results" and dialog.hits() == []
+    assert dialog.empty.text() == "No results for “nothingmatchesthis”" and dialog.hits() == []
     dialog.edit.clear()
     await until(lambda: not dialog.empty.isVisible())
 
@@ -255,7 +255,7 @@ async def test_slash_offers_commands_with_completion_and_runs_them(window, fake_
     await until(lambda: window.organise.shortcuts_dialog is not None and window.organise.shortcuts_dialog.isVisible())
     assert window.composer.edit.toPlainText() == ""
     window.composer.edit.setPlainText("/model claude-haiku-4-5")
-    slash.completer.popup().hide()
+    slash.hide_popup()
     qtbot.keyClick(window.composer.edit, Qt.Key.Key_Return)
     await until(lambda: (engine_of(window).store is not None) and window.model_picker.currentText()
                 == "claude-haiku-4-5")

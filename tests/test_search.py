@@ -40,7 +40,8 @@ def test_a_word_inside_a_tool_result_is_found_with_its_snippet(store):
     plain = r.add_message(s.id, "user", [{"type": "tool_result", "tool_use_id": "t2",
                                           "content": "exit 0: quokka printed"}])
     hits = search(store, "zanzibar")
-    assert [(h.kind, h.message_id, h.session_title) for h in hits] == [("message", result.id, "tools")]
+    assert [(h.kind, h.message_id, h.session_title, h.role) for h in hits] == [("message", result.id, "tools",
+                                                                                "tool")]
     assert f"{MARK_START}zanzibar{MARK_END}" in hits[0].snippet
     assert ("zanzibar", True) in hits[0].parts() and hits[0].plain == "src/a.py:3: the zanzibar flag"
     assert [h.message_id for h in search(store, "quokka")] == [plain.id]  # a result given as a plain string

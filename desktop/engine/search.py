@@ -21,7 +21,7 @@ class SearchHit:
     session_title: str
     message_id: int  # the message found; for a summary, the last message it covers
     compaction_id: int | None  # set for a summary
-    role: str  # user | assistant | summary
+    role: str  # user | assistant | tool (a row of tool results) | summary
     snippet: str  # the text around the match, matched words between MARK_START and MARK_END
     created_at: float
 

@@ -117,7 +117,7 @@ class OrganiseUi(QObject):
             if typed is None or typed[0] != text.strip():
                 self.slash.take_current()  # Enter in the popup picks the command; Enter again runs it
                 return True
-            self.slash.completer.popup().hide()  # the whole name was typed: it runs now
+            self.slash.hide_popup()  # the whole name was typed: it runs now
         command = parse(text)
         if command is None or command[0] not in WINDOW_COMMANDS:
             return False

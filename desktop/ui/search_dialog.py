@@ -90,7 +90,7 @@ class SearchDialog(QDialog):
             item = QListWidgetItem(self.results)
             item.setData(HIT_ROLE, hit)
             when = _dt.datetime.fromtimestamp(hit.created_at).strftime("%Y-%m-%d %H:%M")
-            who = {"user": self.tr("You"), "assistant": self.tr("Assistant"),
+            who = {"user": self.tr("You"), "assistant": self.tr("Assistant"), "tool": self.tr("Tool result"),
                    "summary": self.tr("Summary")}.get(hit.role, hit.role)
             label = QLabel(
                 f"<div><b>{html.escape(hit.session_title)}</b> "
@@ -106,6 +106,7 @@ class SearchDialog(QDialog):
             self.results.setItemWidget(item, label)
         if hits:
             self.results.setCurrentRow(0)
+        self.empty.setText(self.tr("No results for “{query}”").format(query=query.strip()))
         self.empty.setVisible(bool(query.strip()) and not hits)
         self.results.setVisible(bool(hits) or not query.strip())
 

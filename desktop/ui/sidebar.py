@@ -44,19 +44,19 @@ class GroupedDelegate(QStyledItemDelegate):
         if not title:
             super().paint(painter, option, index)
             return
-        rect = QRect(option.rect)  # type: ignore[attr-defined]
+        rect = QRect(option.rect)
         header = QRect(rect.left() + 6, rect.top(), rect.width() - 6, HEADER_HEIGHT)
         painter.save()
-        font = QFont(option.font)  # type: ignore[attr-defined]
+        font = QFont(option.font)
         font.setPointSizeF(max(7.0, font.pointSizeF() * 0.85))
         font.setWeight(QFont.Weight.DemiBold)
         painter.setFont(font)
-        painter.setPen(option.palette.color(QPalette.ColorRole.PlaceholderText))  # type: ignore[attr-defined]
+        painter.setPen(option.palette.color(QPalette.ColorRole.PlaceholderText))
         painter.drawText(header.adjusted(0, 6, 0, 0), Qt.AlignmentFlag.AlignLeft | Qt.AlignmentFlag.AlignVCenter,
                          str(title))
         painter.restore()
         row = QStyleOptionViewItem(option)
-        row.rect = rect.adjusted(0, HEADER_HEIGHT, 0, 0)  # type: ignore[attr-defined]
+        row.rect = rect.adjusted(0, HEADER_HEIGHT, 0, 0)
         super().paint(painter, row, index)
 
 

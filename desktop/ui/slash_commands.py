@@ -10,7 +10,7 @@ from dataclasses import dataclass
 
 from PySide6.QtCore import QT_TRANSLATE_NOOP, QCoreApplication, QObject, Qt, Signal
 from PySide6.QtGui import QStandardItem, QStandardItemModel, QTextCursor
-from PySide6.QtWidgets import QCompleter, QPlainTextEdit
+from PySide6.QtWidgets import QAbstractItemView, QCompleter, QPlainTextEdit
 
 _CONTEXT = "SlashCommands"
 NAME_ROLE = Qt.ItemDataRole.UserRole + 1
@@ -63,24 +63,32 @@ class SlashCompleter(QObject):
         self.completer.setCompletionRole(NAME_ROLE)
         self.completer.setCaseSensitivity(Qt.CaseSensitivity.CaseInsensitive)
         self.completer.setCompletionMode(QCompleter.CompletionMode.PopupCompletion)
-        self.completer.activated[str].connect(self.take)
+        self.completer.activated.connect(self.take)
         self._quiet = False  # the text is being set from a choice: no popup for it
         edit.textChanged.connect(self._update)
 
+    def _popup(self) -> QAbstractItemView:
+        popup = self.completer.popup()
+        assert popup is not None  # a completer always has its popup once it has a widget
+        return popup
+
+    def hide_popup(self) -> None:
+        self._popup().hide()
+
     def popup_visible(self) -> bool:
-        return self.completer.popup().isVisible()
+        return self._popup().isVisible()
 
     def _update(self) -> None:
         text = self.edit.toPlainText()
         if self._quiet or not text.startswith("/") or any(ch.isspace() for ch in text):
-            self.completer.popup().hide()
+            self._popup().hide()
             return
         self.completer.setCompletionPrefix(text)
         if self.completer.completionCount() == 0:
-            self.completer.popup().hide()
+            self._popup().hide()
             return
         rect = self.edit.cursorRect()
-        popup = self.completer.popup()
+        popup = self._popup()
         rect.setWidth(max(320, popup.sizeHintForColumn(0) + popup.verticalScrollBar().sizeHint().width()))
         self.completer.complete(rect)
 
@@ -93,10 +101,10 @@ class SlashCompleter(QObject):
         """Enter while the popup is open: the highlighted (else the first) command goes into the composer."""
         if not self.popup_visible():
             return False
-        index = self.completer.popup().currentIndex()
+        index = self._popup().currentIndex()
         names = self.offered()
         name = str(index.data(NAME_ROLE)) if index.isValid() else (names[0] if names else "")
-        self.completer.popup().hide()
+        self._popup().hide()
         if name:
             self.take(name)
         return bool(name)
@@ -109,5 +117,5 @@ class SlashCompleter(QObject):
         finally:
             self._quiet = False
         self.edit.moveCursor(QTextCursor.MoveOperation.End)
-        self.completer.popup().hide()
+        self._popup().hide()
         self.chosen.emit(name)
