@@ -86,6 +86,17 @@ async def test_a_summary_hit_opens_its_card(window, qtbot):
     assert row >= 0 and window.chat_model.row_at(row).detail.get("record_id") == record.id
 
 
+async def test_a_hit_in_a_chat_deleted_since_the_search_opens_nothing(window, qtbot):
+    store = engine_of(window).store
+    gone = await store.create_session("gone")
+    await store.add_message(gone.id, "user", text("the narwhal question"))
+    hits = await window.bridge.search("narwhal")
+    open_before = window.session_id
+    await store.delete_session(gone.id)
+    assert await window.organise.jump_to(hits[0]) == -1
+    assert window.session_id == open_before and "no longer exists" in window.toast.text()
+
+
 def test_date_groups_follow_calendar_days():
     now = _dt.datetime(2026, 12, 1, 9, 0)
     at = lambda *a: _dt.datetime(*a).timestamp()  # noqa: E731

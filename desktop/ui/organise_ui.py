@@ -161,6 +161,9 @@ class OrganiseUi(QObject):
         a summary is shown with the originals). Returns the row shown (-1: the message is gone)."""
         w, model = self.window, self.window.chat_model
         await self.bridge.open_session(hit.session_id)
+        if w.session_id != hit.session_id:  # the chat was deleted since the search
+            self.window.toast.show_message(self.tr("That chat no longer exists."), "warning")
+            return -1
         if hit.kind == "message" and w.hidden_through and hit.message_id <= w.hidden_through:
             await self.bridge.open_session(hit.session_id, originals=True)
         if hit.kind == "summary":
