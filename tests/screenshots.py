@@ -285,30 +285,6 @@ async def shoot_tools(outdir: Path, srv: FakeAnthropic) -> None:
         screen(outdir / "window-mcp-page.png", dialog)
         dialog.close()
 
-
-def main() -> int:
-    outdir = Path(sys.argv[1] if len(sys.argv) > 1 else "docs/screenshots").resolve()
-    outdir.mkdir(parents=True, exist_ok=True)
-    os.environ["PRECIS_HOME"] = tempfile.mkdtemp(prefix="precis-shots-")
-    from desktop.ui.app import make_app
-
-    app = make_app([])
-    app.setQuitOnLastWindowClosed(False)
-    asyncio.run(shoot_welcome(outdir), loop_factory=lambda: qasync.QEventLoop(app))
-    with FakeAnthropic(window=200_000) as srv:
-        os.environ["ANTHROPIC_BASE_URL"] = srv.base_url
-        os.environ["ANTHROPIC_API_KEY"] = "test-key"
-        asyncio.run(shoot(outdir, srv), loop_factory=lambda: qasync.QEventLoop(app))
-        asyncio.run(shoot_tools(outdir, srv), loop_factory=lambda: qasync.QEventLoop(app))
-        asyncio.run(shoot_organise(outdir, srv), loop_factory=lambda: qasync.QEventLoop(app))
-    print(f"screenshots in {outdir}")
-    return 0
-
-
-if __name__ == "__main__":
-    raise SystemExit(main())
-
-
 async def shoot_organise(outdir: Path, srv: FakeAnthropic) -> None:
     """Search across chats with snippets, the date-grouped sidebar with a pinned chat, the shortcuts list and
     the `/` command completion."""
@@ -384,3 +360,31 @@ async def shoot_organise(outdir: Path, srv: FakeAnthropic) -> None:
         screen(outdir / "window-slash-commands.png", window)
         window.organise.slash.hide_popup()
         window.composer.clear()
+
+
+def main() -> int:
+    outdir = Path(sys.argv[1] if len(sys.argv) > 1 else "docs/screenshots").resolve()
+    outdir.mkdir(parents=True, exist_ok=True)
+    os.environ["PRECIS_HOME"] = tempfile.mkdtemp(prefix="precis-shots-")
+    from desktop.ui.app import make_app
+
+    app = make_app([])
+    app.setQuitOnLastWindowClosed(False)
+    asyncio.run(shoot_welcome(outdir), loop_factory=lambda: qasync.QEventLoop(app))
+    with FakeAnthropic(window=200_000) as srv:
+        os.environ["ANTHROPIC_BASE_URL"] = srv.base_url
+        os.environ["ANTHROPIC_API_KEY"] = "test-key"
+        asyncio.run(shoot(outdir, srv), loop_factory=lambda: qasync.QEventLoop(app))
+        asyncio.run(shoot_tools(outdir, srv), loop_factory=lambda: qasync.QEventLoop(app))
+        from tests.screenshots_mcp import shoot_mcp_forms, shoot_prompt_per_chat
+
+        asyncio.run(shoot_mcp_forms(outdir, srv), loop_factory=lambda: qasync.QEventLoop(app))
+        asyncio.run(shoot_prompt_per_chat(outdir, srv), loop_factory=lambda: qasync.QEventLoop(app))
+        asyncio.run(shoot_organise(outdir, srv), loop_factory=lambda: qasync.QEventLoop(app))
+    print(f"screenshots in {outdir}")
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())
+
