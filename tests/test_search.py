@@ -1,5 +1,5 @@
 """Full-text search across every chat (FTS5, store/search.py): message text, tool input and results, summaries;
-kept in step by triggers on every write path; the v9 step backfills rows stored before it."""
+kept in step by triggers on every write path; the v10 step backfills rows stored before it."""
 
 from __future__ import annotations
 
@@ -96,11 +96,11 @@ def test_prefix_accents_and_fts_syntax_in_the_query(store):
     assert match_expression('say "hi"') == '"say" """hi"""*'
 
 
-def test_v9_backfills_rows_stored_before_it(tmp_path):
+def test_v10_backfills_rows_stored_before_it(tmp_path):
     path = tmp_path / "old.db"
     db = pw.SqliteDatabase(str(path))
     db.connect()
-    migrations.upgrade(db, build_models(db), target=8)
+    migrations.upgrade(db, build_models(db), target=9)
     db.execute_sql("INSERT INTO sessions (title, model, created_at, updated_at) VALUES ('old', NULL, 1, 1)")
     db.execute_sql("INSERT INTO messages (session_id, role, content, usage, status, model, created_at) VALUES "
                    "(1, 'user', '[{\"type\":\"text\",\"text\":\"backfilled ocelot\"}]', NULL, 'complete', NULL, 1)")
@@ -111,7 +111,7 @@ def test_v9_backfills_rows_stored_before_it(tmp_path):
     db.close()
     store = Store.open_sync(path)
     try:
-        assert migrations.schema_version(store.repo.db) == migrations.CURRENT_VERSION >= 9
+        assert migrations.schema_version(store.repo.db) == migrations.CURRENT_VERSION >= 10
         assert [h.message_id for h in search(store, "ocelot")] == [1]
         assert [h.kind for h in search(store, "lynx")] == ["summary"]
         assert store.repo.get_session(1).pinned is False

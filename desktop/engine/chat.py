@@ -15,9 +15,10 @@ import hashlib
 import json
 import logging
 import time
-from collections.abc import Callable
+from collections.abc import Awaitable, Callable
 from typing import Any
 
+from desktop.engine import cache_clock, steering
 from desktop.engine.assemble import summary_text
 from desktop.engine.calibration import Calibration
 from desktop.engine.catalog import ModelCatalog
@@ -34,25 +35,27 @@ from desktop.engine.events import (
     MessageRemoved,
     MessageUpdated,
     Notice,
+    PathChanged,
     StatusChanged,
     TextDelta,
     TurnDone,
     TurnError,
     UsageUpdate,
 )
+from desktop.engine.idle_prepare import IdleTimers
 from desktop.engine.measure import ContextMeter, draft_cost
 from desktop.engine.overflow import detect_stop_reason
 from desktop.engine.profiles import Profile, find
 from desktop.engine.provider import Provider
 from desktop.engine.reply import ReplyRecorder
 from desktop.engine.secrets import Credentials, load_credentials
-from desktop.engine.session import Gathered, SessionView, Shared
+from desktop.engine.session import CACHE_TTL, Gathered, SessionView, Shared
 from desktop.engine.session_lock import SessionBusy, SessionLocks
 from desktop.engine.settings import Paths, Settings
 from desktop.engine.storage import StaleBoundary, Storage, StorageError
 from desktop.engine.tasks import Activity, TaskRegistry
 from desktop.engine.tooling import EndTurn, ToolRunner, cancelled_results
-from desktop.engine.types import DEFAULT_TITLE, Block, SessionInfo, StoredMessage
+from desktop.engine.types import DEFAULT_TITLE, Block, CompactionRecord, SessionInfo, StoredMessage
 
 TITLE_CHARS = 60
 RECOVERY_FRACTION = 0.5  # reactive compaction rebuilds the request within this share of the window (first try)
@@ -111,6 +114,7 @@ class ChatEngine:
         calibration = Calibration()
         self.shared = Shared(store, paths, settings, catalog, calibration, ContextMeter(catalog, calibration))
         self.compactor = Compactor(self.shared, lambda: self.provider)
+        self.compactor.clock = lambda: self.clock()  # the engine's clock, replaced by tests and the replay bench
         self.tasks = TaskRegistry(self._jobs_changed)
         self.locks = SessionLocks(store)
         self._unsaved: dict[int, ReplyRecorder] = {}  # a finished reply whose final commit failed  # another process's turn in the same session waits or is refused
@@ -129,6 +133,7 @@ class ChatEngine:
         self._loaded = False
         self._windows_asked: set[str] = set()
         self.clock: Callable[[], float] = time.time  # injectable: the replay benchmark runs on a fake clock
+        self.idle_timers = IdleTimers(lambda: self.clock(), self._idle_due)
 
     # --- what the engine shares with its views and policy ----------------------------------------------
     @property
@@ -221,6 +226,7 @@ class ChatEngine:
         self._provider, self._providers = None, {}
 
     async def close(self) -> None:
+        self.idle_timers.cancel_all()
         await self.tasks.close()
         await self.locks.settle()
         for provider in (self._provider, *self._providers.values(), *self._retired):
@@ -333,22 +339,22 @@ class ChatEngine:
 
     # --- compaction entry points (window button, /compact, `precis compact`) --------------------------
     async def compact(self, session_id: int, trigger: Trigger = "manual", focus: str | None = None, *,
-                      target: int | None = None) -> Outcome:
+                      target: int | None = None, before_message: int | None = None) -> Outcome:
         if self.busy(session_id):
             return Outcome(False, "A reply is streaming: compact when it has finished.")
         stopped = Outcome(False, "Compaction stopped; nothing changed.")
-        job = self._compact_locked(session_id, trigger, focus, target)
+        job = self._compact_locked(session_id, trigger, focus, target, before_message)
         outcome = await self.tasks.run(session_id, "compact", job, stopped)
         self.emit(Notice(session_id, outcome.message, "info" if outcome.ok else "warning"))
         return outcome
 
     async def _compact_locked(self, session_id: int, trigger: Trigger, focus: str | None,
-                              target: int | None) -> Outcome:
+                              target: int | None, before_message: int | None = None) -> Outcome:
         """A compaction outside a turn holds the session's lock like a turn, and checks that the boundary it
         read is still the active one when it commits."""
         try:
             async with self.locks.hold(session_id):
-                return await self._compact_now(session_id, trigger, focus, target)
+                return await self._compact_now(session_id, trigger, focus, target, before_message)
         except SessionBusy as busy:
             return Outcome(False, str(busy).replace("nothing was sent or saved", "nothing was compacted"))
         except StaleBoundary:
@@ -358,7 +364,7 @@ class ChatEngine:
                            "needed.")
 
     async def _compact_now(self, session_id: int, trigger: Trigger, focus: str | None,
-                           target: int | None) -> Outcome:
+                           target: int | None, before_message: int | None = None) -> Outcome:
         if trigger == "manual":  # the user asked for a fresh summary, maybe with a focus
             self._drop_background(session_id)
         else:
@@ -366,7 +372,8 @@ class ChatEngine:
         await self._load()
         view = self.view(session_id)
         g = await view.gather()
-        outcome = await self.compactor.compact(view, g, trigger, focus=focus, target=target)
+        outcome = await self.compactor.compact(view, g, trigger, focus=focus, target=target,
+                                               before_message=before_message)
         await self._settle(view, outcome, publish=True)
         return outcome
 
@@ -411,23 +418,76 @@ class ChatEngine:
         await self.store.delete_message(message_id)
         self.emit(MessageRemoved(session_id, message_id))
         await self._reload(self.view(session_id), "delete")
+        self.emit(PathChanged(session_id))  # another version may be shown in its place
 
     async def edit_and_resend(self, session_id: int, message_id: int, text: str) -> StoredMessage | None:
-        """Replace a user message and everything after it; summaries that covered any of it go too. The message
-        must be one of this session's user messages: nothing is deleted otherwise."""
-        self._require_idle(session_id)
+        """Send an edited copy of a user message as a new version of it (see ``edit_message``)."""
+        return await self.edit_message(session_id, message_id, text)
+
+    async def edit_message(self, session_id: int, message_id: int, text: str) -> StoredMessage | None:
+        """A new version of a user message, sent: the old one and what followed it stay stored as the other
+        version (‹ 1/2 ›). Attachments of the old message go with the new text. A summary that covered the old
+        version leaves the requests of this path. The message must be one of this session's typed messages."""
         target = await self.store.get_message(message_id)
-        if target is None or target.session_id != session_id or target.role != "user":
+        if (target is None or target.session_id != session_id or target.role != "user"
+                or any(b.get("type") == "tool_result" for b in target.content)):
             raise ValueError(f"message {message_id} is not a user message of session {session_id}")
+        content: list[Block] = [b for b in target.content if b.get("type") != "text"]
+        if text.strip():
+            content.append({"type": "text", "text": text})
+        return await self._new_version(session_id, message_id,
+                                       lambda: self.send_content(session_id, content, title_hint=text))
+
+    async def regenerate(self, session_id: int, message_id: int) -> StoredMessage | None:
+        """A new reply in place of an assistant message; the old reply (and what followed it) stays stored as
+        the other version."""
+        target = await self.store.get_message(message_id)
+        if target is None or target.session_id != session_id or target.role != "assistant":
+            raise ValueError(f"message {message_id} is not a reply of session {session_id}")
+        while target.meta.get("continues") and target.parent_id is not None:  # the reply a continuation resumed
+            parent = await self.store.get_message(target.parent_id)
+            if parent is None or parent.role != "assistant":
+                break
+            target = parent
+        return await self._new_version(session_id, target.id, lambda: self._run_turn(session_id))
+
+    async def _new_version(self, session_id: int, message_id: int,
+                           write: Callable[[], Awaitable[StoredMessage | None]]) -> StoredMessage | None:
+        """Move the path to the parent of ``message_id``, then ``write`` the new version on it. When nothing
+        was written (refused, or the reply failed before a row was kept) the old path comes back."""
+        self._require_idle(session_id)
         self._drop_background(session_id)
         async with self.locks.hold(session_id):
-            for mid in await self.store.truncate_from(session_id, message_id):
+            fork = await self.store.branch_at(session_id, message_id)
+            for mid in fork.removed:
                 self.emit(MessageRemoved(session_id, mid))
             view = self.view(session_id)
             view.invalidate()
             g = await view.gather()
-            self.emit(CompactionChanged(session_id, "edit", tuple(g.compactions)))
-            return await self.send(session_id, text)
+            self.emit(CompactionChanged(session_id, "version", tuple(g.compactions)))
+            written: StoredMessage | None = None
+            try:
+                written = await write()
+                return written
+            finally:
+                # Nothing written (refused, failed, stopped early): the old path comes back, and the kept rows
+                # are read again (a failed reply's empty row was deleted meanwhile).
+                restored = await asyncio.shield(self.store.restore_branch(session_id, fork))
+                if restored or written is None:
+                    await asyncio.shield(self._reload(view, "version"))
+                self.emit(PathChanged(session_id))
+
+    async def switch_version(self, session_id: int, message_id: int, delta: int) -> bool:
+        """Show the version ``delta`` steps away from a message (-1: the previous, +1: the next) and the path
+        under it; the choice is stored. False when there is no version that way."""
+        self._require_idle(session_id)
+        self._drop_background(session_id)
+        async with self.locks.hold(session_id):
+            if not await self.store.switch_version(session_id, message_id, delta):
+                return False
+        await self._reload(self.view(session_id), "switch")
+        self.emit(PathChanged(session_id))
+        return True
 
     async def clear_history(self, session_id: int) -> None:
         self._require_idle(session_id)
@@ -437,6 +497,7 @@ class ChatEngine:
 
     def session_changed(self, session_id: int | None) -> None:
         """The window switched sessions: background work for other sessions is cancelled."""
+        self.idle_timers.keep_only(session_id)
         for other in self.tasks.sessions():
             if other != session_id:
                 self._drop_background(other)
@@ -459,6 +520,36 @@ class ChatEngine:
             await self.store.add_message(new.id, "user", [{"type": "text", "text": text}],
                                          meta={"carried_over": True, "synthetic": True})
         return new.id
+
+    async def handoff(self, session_id: int) -> tuple[int, str]:
+        """A new chat, and the text its composer starts with (the summary, pins and ledger), editable before it
+        is sent: nothing is stored in the new chat until the user sends it."""
+        g = await self.view(session_id).gather()
+        if g.compaction is None:
+            await self.compact(session_id, "manual")
+            g = await self.view(session_id).gather()
+        new = await self.store.create_session(f"{g.session.title} (continued)", g.session.model, g.session.profile)
+        text = steering.handoff_text(g.compaction, g.session.title) if g.compaction is not None else ""
+        return new.id, text
+
+    async def edit_summary(self, session_id: int, text: str) -> CompactionRecord | None:
+        """The user's text becomes the active summary: a new compaction row over the same messages (the old one
+        stays; Undo brings it back). None when the chat has no summary."""
+        self._require_idle(session_id)
+        if not text.strip():
+            raise ValueError("an empty summary")
+        view = self.view(session_id)
+        g = await view.gather()
+        if g.compaction is None:
+            return None
+        self._drop_background(session_id)
+        record = await self.store.add_compaction(session_id, text.strip(), g.compaction.covers_through_message_id,
+                                                 "edit", steering.edited_stats(g.compaction, text.strip()),
+                                                 expected_active=g.boundary)
+        await self._reload(view, "edit")
+        self.emit(Notice(session_id, "Summary edited: the next request carries your text. Undo restores the "
+                         "previous summary.", "info"))
+        return record
 
     async def session_state(self, session_id: int) -> dict[str, Any]:
         return dict((await self.view(session_id).gather()).state)
@@ -508,7 +599,10 @@ class ChatEngine:
             return view.snapshot(g, draft=draft, refusal=None if older else self.compactor.refusal(g))
 
         # Estimating a long uncached session takes a while: keep it off the loop (the UI thread in the app).
-        return await asyncio.to_thread(snapshot)
+        measured = await asyncio.to_thread(snapshot)
+        return cache_clock.annotate(measured, info=self.catalog.info(g.model),
+                                    compact_at=self.compactor.threshold(g.model), last_request=view.last_request,
+                                    long_ttl=self.settings.long_cache_ttl and view.long_ttl_pays(g))
 
     async def _publish(self, view: SessionView, g: Gathered) -> ContextSnapshot:
         snapshot = await self._measure(view, g)
@@ -554,7 +648,22 @@ class ChatEngine:
 
     # --- the turn -----------------------------------------------------------------------------------
     async def _run_turn(self, session_id: int, continuing: bool = False) -> StoredMessage | None:
-        return await self.tasks.run(session_id, "turn", self._turn(session_id, continuing), None)
+        self.idle_timers.cancel(session_id)
+        reply = await self.tasks.run(session_id, "turn", self._turn(session_id, continuing), None)
+        if self.background:  # the cache lapses TTL after this request: prepare a summary just before, if it pays
+            view = self.view(session_id)
+            self.idle_timers.arm(session_id, view.last_request, CACHE_TTL)
+        return reply
+
+    def _idle_due(self, session_id: int) -> None:
+        if not self.busy(session_id) and self.tasks.running(session_id, "prepare") is None:
+            self.tasks.start(session_id, "prepare", self._prepare_idle(session_id))
+
+    async def _prepare_idle(self, session_id: int) -> None:
+        view = self.view(session_id)
+        g = await view.gather()
+        if self.compactor.idle_summary_pays(view, g):
+            await self.compactor.prepare_idle(view, g)
 
     async def _turn(self, session_id: int, continuing: bool = False) -> StoredMessage | None:
         """Model calls until the model stops for something other than tools; the gauge is measured at the end."""
@@ -650,6 +759,10 @@ class ChatEngine:
             used = exact if exact else used
         if self.compactor.needs_summary(g, used):
             g = await self._compact_in_turn(view, g, "auto", self.compactor.budget(g.model), Activity.COMPACTING)
+            self._activity(sid, Activity.SENDING)
+        elif self.compactor.idle_ready(g) and (self._idle(view, g) or 0) > CACHE_TTL:
+            # Prepared while the cache was warm; it is cold now, so the whole prompt is written again anyway.
+            g = await self._compact_in_turn(view, g, "background", None, Activity.COMPACTING)
             self._activity(sid, Activity.SENDING)
         return g
 
@@ -814,4 +927,4 @@ class ChatEngine:
         threshold = self.compactor.threshold(g.model)
         soon = threshold is not None and growth is not None and used + 2 * max(0, growth) >= threshold
         if soon and self.compactor.wants_prepare(g, used) and self.tasks.running(view.session_id, "prepare") is None:
-            self.tasks.start(view.session_id, "prepare", self.compactor.prepare(g))
+            self.tasks.start(view.session_id, "prepare", self.compactor.prepare(g, view))

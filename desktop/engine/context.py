@@ -64,6 +64,14 @@ class ContextSnapshot:
     # Messages whose blocks requests carry shortened (old tool results cleared, old long texts cut, huge
     # content spilled to a file): the window marks them quietly.
     trimmed: tuple[int, ...] = ()
+    # Where automatic compaction starts (the user's percent and cap): the gauge's tick and the hover card.
+    compact_at_tokens: int | None = None
+    # The prompt cache: the clock time it lapses (None: no request in this run) and its TTL in seconds; what the
+    # next turn costs while it is warm and once it is cold (None: price unknown).
+    cache_expires_at: float | None = None
+    cache_ttl: float = 0.0
+    next_cost_warm: float | None = None
+    next_cost_cold: float | None = None
 
     @property
     def state(self) -> State:

@@ -32,6 +32,8 @@ from desktop.engine.session_lock import SessionBusy
 from desktop.engine.settings import Settings
 from desktop.engine.storage import Page, StorageError
 from desktop.engine.tasks import Activity
+from desktop.engine.threshold import CAP as THRESHOLD_CAP
+from desktop.engine.threshold import PERCENT as THRESHOLD_PERCENT
 from desktop.engine.types import (
     CUT_STOP_REASONS,
     DEFAULT_TITLE,
@@ -47,6 +49,8 @@ from desktop.tools.permissions import Answer, ChatApprovalStore, PermissionReque
 from desktop.tools.toolbox import Toolbox
 
 __all__ = [
+    "THRESHOLD_CAP",
+    "THRESHOLD_PERCENT",
     "ANTHROPIC",
     "AUTH_KINDS",
     "AUTH_WORDS",
@@ -107,6 +111,7 @@ class Bridge(QObject):
     failed = Signal(str)  # an unexpected error in background work, in words for a toast
     models_listed = Signal(int, object)  # session_id, list[str]: the models the chat's picker offers
     connection_tested = Signal(object)  # ProbeResult of Test connection
+    handoff_ready = Signal(int, str)  # new session id, the text its composer starts with
 
     def __init__(self, engine: ChatEngine, toolbox: Toolbox | None = None, parent: QObject | None = None):
         super().__init__(parent)
@@ -337,8 +342,33 @@ class Bridge(QObject):
             self.notice.emit(session_id, str(exc), "info")
 
     async def edit_and_resend(self, session_id: int, message_id: int, text: str) -> None:
-        """Replace a user message and everything after it, then send; summaries that covered any of it go."""
+        """Send an edited user message as a new version of it (the earlier one and what followed it stay)."""
         await self._engine.edit_and_resend(session_id, message_id, text)
+
+    # --- versions (regenerate, edit, ‹ › switch); the window reads the page again on events.PathChanged ----
+    async def _session_of(self, message_id: int) -> int | None:
+        msg = await self._engine.store.get_message(message_id)
+        return msg.session_id if msg is not None else None
+
+    async def regenerate(self, message_id: int) -> None:
+        """Answer again in place of a reply; the old reply stays as the other version."""
+        if (sid := await self._session_of(message_id)) is not None:
+            await self._engine.regenerate(sid, message_id)
+
+    async def edit_message(self, message_id: int, text: str) -> None:
+        """Send an edited user message as a new version of it; the old one stays."""
+        if (sid := await self._session_of(message_id)) is None:
+            return
+        try:
+            await self._engine.edit_message(sid, message_id, text)
+        except MessageTooLong as exc:  # nothing was stored: the earlier version is shown again
+            self.notice.emit(sid, str(exc), "error")
+
+    async def switch_version(self, message_id: int, delta: int) -> bool:
+        """Show the previous (-1) or next (+1) version of a message and the conversation under it."""
+        if (sid := await self._session_of(message_id)) is None:
+            return False
+        return await self._engine.switch_version(sid, message_id, delta)
 
     def stop(self, session_id: int) -> None:
         self._engine.stop(session_id)
@@ -359,9 +389,17 @@ class Bridge(QObject):
         await self._engine.compact_and_retry(session_id)
 
     async def new_chat_from_summary(self, session_id: int) -> None:
-        new_id = await self._engine.new_chat_from_summary(session_id)
+        """A new chat whose composer holds the summary, pins and ledger (handoff_ready), editable before sending."""
+        new_id, text = await self._engine.handoff(session_id)
         await self.refresh_sessions()
-        await self.open_session(new_id)
+        self.handoff_ready.emit(new_id, text)
+
+    async def edit_summary(self, session_id: int, text: str) -> None:
+        await self._engine.edit_summary(session_id, text)
+
+    async def compact_before(self, session_id: int, message_id: int) -> None:
+        """Summarise up to here: everything before the message."""
+        await self._engine.compact(session_id, "manual", before_message=message_id)
 
     async def undo_compaction(self, session_id: int) -> None:
         await self._engine.undo_compaction(session_id)
