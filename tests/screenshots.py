@@ -354,6 +354,83 @@ async def shoot_chinese(outdir: Path, srv: FakeAnthropic) -> None:
         apply_language(app, "en")
 
 
+async def shoot_organise(outdir: Path, srv: FakeAnthropic) -> None:
+    """Search across chats with snippets, the date-grouped sidebar with a pinned chat, the shortcuts list and
+    the `/` command completion."""
+    import time
+
+    async with opened_window() as (store, _engine, bridge, window):
+        await window.start()
+        repo = store.repo
+        now = time.time()
+        day = 86_400
+        chats = [  # title, days ago, pinned, messages
+            ("Release checklist", 0, True, ["Draft the release checklist for 2.4: migrations first, then the "
+                                            "changelog and the signed builds."]),
+            ("Retry policy for the sync worker", 0, False, [
+                "How should the sync worker retry after a 429?",
+                "Back off exponentially from 1 s, honour retry-after, and give up after five tries; log each "
+                "retry with the request id."]),
+            ("Flaky integration test", 1, False, ["The integration test times out on CI about once a week."]),
+            ("SQLite full-text search", 4, False, [
+                "Can SQLite search message text and tool results together?",
+                "Yes: one FTS5 table kept in step by triggers; snippet() gives the text around the match."]),
+            ("Parsing TOML configs", 12, False, ["tomllib needs the file opened in binary mode."]),
+            ("Onboarding notes", 75, False, ["Notes for new contributors: run the tests under Xvfb."]),
+        ]
+        for title, ago, pinned, texts in chats:
+            session = await store.create_session(title)
+            for i, t in enumerate(texts):
+                await store.add_message(session.id, "user" if i % 2 == 0 else "assistant",
+                                        [{"type": "text", "text": t}])
+            if title == "Flaky integration test":
+                await store.add_message(session.id, "assistant", [{"type": "tool_use", "id": "tu1", "name": "run",
+                                                                   "input": {"command": "pytest -k sync"}}])
+                await store.add_message(session.id, "user", [{"type": "tool_result", "tool_use_id": "tu1",
+                                                              "content": "FAILED test_sync_retry: the worker "
+                                                                         "gave up after 3 retry attempts"}])
+            stamp = now - ago * day
+
+            def touch(sid: int = session.id, at: float = stamp, pin: bool = pinned) -> None:
+                repo.m.Session.update(updated_at=at, pinned=1 if pin else None).where(
+                    repo.m.Session.id == sid).execute()
+
+            await store.call(touch)
+        sessions = await bridge.refresh_sessions()
+        await bridge.open_session(next(s.id for s in sessions if s.title.startswith("Retry policy")))
+        await asyncio.sleep(0.4)
+        window.toast.hide()
+        screen(outdir / "window-sidebar-groups.png", window)
+
+        dialog = window.organise.open_search()
+        dialog.move(230, 90)
+        dialog.edit.setText("retry")
+        dialog.search_now()
+        await wait_for(lambda: dialog.hits(), 10)
+        await asyncio.sleep(0.5)
+        screen(outdir / "window-search.png", window)
+        dialog.edit.setText("kumquat")
+        dialog.search_now()
+        await wait_for(lambda: dialog.empty.isVisible(), 10)
+        await asyncio.sleep(0.3)
+        screen(outdir / "window-search-empty.png", window)
+        dialog.reject()
+
+        shortcuts = window.organise.show_shortcuts()
+        shortcuts.move(260, 90)
+        await asyncio.sleep(0.5)
+        screen(outdir / "window-shortcuts.png", window)
+        shortcuts.reject()
+
+        window.composer.edit.setFocus()
+        QTest.keyClicks(window.composer.edit, "/c")
+        await wait_for(window.organise.slash.popup_visible, 5)
+        await asyncio.sleep(0.5)
+        screen(outdir / "window-slash-commands.png", window)
+        window.organise.slash.hide_popup()
+        window.composer.clear()
+
+
 async def shoot_versions(outdir: Path, srv: FakeAnthropic) -> None:
     """A regenerated reply: ‹ 2/2 › under it, the first reply kept as version 1."""
     from desktop.ui.bridge import events
@@ -483,9 +560,11 @@ def main() -> int:
         asyncio.run(shoot_prompt_per_chat(outdir, srv), loop_factory=lambda: qasync.QEventLoop(app))
         asyncio.run(shoot_steer(outdir, srv), loop_factory=lambda: qasync.QEventLoop(app))
         asyncio.run(shoot_chinese(outdir, srv), loop_factory=lambda: qasync.QEventLoop(app))
+        asyncio.run(shoot_organise(outdir, srv), loop_factory=lambda: qasync.QEventLoop(app))
     print(f"screenshots in {outdir}")
     return 0
 
 
 if __name__ == "__main__":
     raise SystemExit(main())
+

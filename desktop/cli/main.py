@@ -239,16 +239,13 @@ async def cmd_sessions(args: argparse.Namespace) -> int:
 
 
 async def cmd_export(args: argparse.Namespace) -> int:
-    from desktop.engine.export import export_json, export_markdown
+    from desktop.engine.export import export_text
 
     async with _open(readonly=True) as ctx:
         session = await _session_or_fail(ctx.store, args.id)
         messages = await ctx.store.messages(session.id)
         compactions = await ctx.store.compactions(session.id)
-    if args.format == "json":
-        out = json.dumps(export_json(session, messages, compactions), ensure_ascii=False, indent=2)
-    else:
-        out = export_markdown(session, messages, compactions)
+    out = export_text(session, messages, compactions, args.format)
     if args.output:
         from desktop.engine.files import write_private
 
@@ -364,6 +361,9 @@ def build_parser() -> argparse.ArgumentParser:
 
     add_mcp_commands(sub)
     add_desktop_commands(sub)
+    from desktop.cli.search_cli import add_search_command
+
+    add_search_command(sub)
 
     sub.add_parser("gui", help="open the window (the default)")
     return parser
@@ -373,6 +373,12 @@ async def _cmd_mcp(args: argparse.Namespace) -> int:
     from desktop.cli.tools_cli import cmd_mcp
 
     return await cmd_mcp(args)
+
+
+async def _cmd_search(args: argparse.Namespace) -> int:
+    from desktop.cli.search_cli import cmd_search
+
+    return await cmd_search(args)
 
 
 async def _cmd_install_desktop(args: argparse.Namespace) -> int:
@@ -395,6 +401,7 @@ COMMANDS = {
     "import-claude-code": cmd_import_claude_code,
     "compact": cmd_compact,
     "mcp": _cmd_mcp,
+    "search": _cmd_search,
     "install-desktop": _cmd_install_desktop,
     "uninstall-desktop": _cmd_uninstall_desktop,
 }

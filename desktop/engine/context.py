@@ -17,6 +17,7 @@ CRITICAL_RATIO = 0.95
 # Order matters: the breakdown bar paints these left to right.
 CATEGORIES: tuple[str, ...] = (
     "system",
+    "instructions",
     "tools",
     "summary",
     "pinned",
@@ -103,6 +104,7 @@ class ContextSnapshot:
 
 LABELS = {  # marked for lupdate (context "Engine"); the window words them, as the breakdown bar does
     "system": QT_TRANSLATE_NOOP("Engine", "System prompt"),
+    "instructions": QT_TRANSLATE_NOOP("Engine", "Instructions"),
     "tools": QT_TRANSLATE_NOOP("Engine", "Tools"),
     "summary": QT_TRANSLATE_NOOP("Engine", "Summary"),
     "pinned": QT_TRANSLATE_NOOP("Engine", "Pinned instructions"),

@@ -250,6 +250,7 @@ NOT_A_NUMBER = QT_TRANSLATE_NOOP("Engine", "{name}: expected a number, got {valu
 NOT_A_MODEL_ID = QT_TRANSLATE_NOOP("Engine", "{name}: expected a model id, got {value}; using the default")
 NOT_TEXT = QT_TRANSLATE_NOOP("Engine", "{name}: expected text, got {value}; using the default")
 NOT_A_BOOLEAN = QT_TRANSLATE_NOOP("Engine", "{name}: expected true or false, got {value}; using the default")
+NOT_TEXT = QT_TRANSLATE_NOOP("Engine", "{name}: expected text, got {value}; using none")
 NOT_A_LANGUAGE = QT_TRANSLATE_NOOP(
     "Engine",
     'language: expected "", "en" or "zh_CN", got {value}; following the system')

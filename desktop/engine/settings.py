@@ -122,6 +122,8 @@ class Settings:
     # Tools: model calls one turn may make; read-only tools run without asking only when this is on.
     max_model_calls: int = 50
     auto_approve_read_only: bool = False
+    # Default instructions for every chat (a chat adds its own): sent in the system prompt, inside the cache.
+    instructions: str = ""
     # The provider profile in use ("" : the fields above as they are) and the profiles the user saved.
     profile: str = ""
     profiles: list[Profile] = field(default_factory=list)
@@ -301,6 +303,11 @@ def _validated(data: dict[str, Any], problems: list[str]) -> dict[str, Any]:
             out[name] = bool(value)
         else:
             problems.append(M.say(M.NOT_A_BOOLEAN, name=name, value=_show(value)))
+    if "instructions" in data:
+        if isinstance(data["instructions"], str):
+            out["instructions"] = data["instructions"]
+        else:
+            problems.append(M.say(M.NOT_TEXT, name="instructions", value=_show(data["instructions"])))
     if "model_overrides" in data:
         out["model_overrides"] = _overrides(data["model_overrides"], problems)
     if "language" in data:

@@ -9,6 +9,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any, Protocol
 
+from desktop.engine.search import SearchHit
 from desktop.engine.types import DEFAULT_TITLE, Block, CompactionRecord, SessionInfo, StoredMessage, Usage
 
 
@@ -159,6 +160,8 @@ class Storage(Protocol):
     async def update_session(self, session_id: int, *, title: str | None = None,
                              model: str | None = None, profile: str | None = None) -> None: ...
     async def delete_session(self, session_id: int) -> None: ...
+    async def set_pinned(self, session_id: int, pinned: bool) -> None: ...
+    async def search(self, query: str, limit: int = 50) -> list[SearchHit]: ...  # full text, every chat
     async def update_state(self, session_id: int, changes: dict[str, Any]) -> dict[str, Any]: ...
 
     # messages

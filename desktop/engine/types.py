@@ -94,6 +94,7 @@ class SessionInfo:
     message_count: int = 0
     last_usage: Usage | None = None
     profile: str | None = None  # provider profile name (None: the active profile)
+    pinned: bool = False  # shown in the sidebar's Pinned group, on top
 
 
 @dataclass(slots=True)

@@ -16,6 +16,8 @@ v8: tool_chat_approvals, the "Allow for this chat" answers, kept with their chat
 v9: versions: messages.parent_id (the row a message follows; existing rows follow the previous one) and
     messages.off_path (1: on a version the chat does not show now), the estimates index with off_path so the
     gauge's sums still read the index alone, and an index of each row's children.
+v10: the full-text index (FTS5 tables over message text and summaries, kept by triggers, filled from the rows
+    already stored; see store/search.py) and sessions.pinned (a pinned chat sorts first in the sidebar).
 """
 
 from __future__ import annotations
@@ -27,7 +29,7 @@ from playhouse.migrate import SqliteMigrator, migrate
 
 from desktop.store.schema import Models, stored_usage
 
-CURRENT_VERSION = 9
+CURRENT_VERSION = 10
 
 
 def _v1(db: pw.SqliteDatabase, models: Models) -> None:
@@ -175,7 +177,15 @@ def _v9(db: pw.SqliteDatabase, models: Models) -> None:
     db.execute_sql("CREATE INDEX IF NOT EXISTS messages_parent ON messages (session_id, parent_id)")
 
 
-STEPS = {1: _v1, 2: _v2, 3: _v3, 4: _v4, 5: _v5, 6: _v6, 7: _v7, 8: _v8, 9: _v9}
+def _v10(db: pw.SqliteDatabase, models: Models) -> None:
+    # Virtual tables and triggers only, plus one nullable column (a plain ALTER TABLE): nothing is rebuilt.
+    from desktop.store import search
+
+    search.create_index(db)
+    migrate(SqliteMigrator(db).add_column("sessions", "pinned", pw.IntegerField(null=True)))
+
+
+STEPS = {1: _v1, 2: _v2, 3: _v3, 4: _v4, 5: _v5, 6: _v6, 7: _v7, 8: _v8, 9: _v9, 10: _v10}
 
 
 def schema_version(db: pw.SqliteDatabase) -> int:

@@ -308,6 +308,7 @@ class Repo:
             message_count=count,
             last_usage=Usage.from_json(json.loads(last.usage)) if last else None,
             profile=row.profile,
+            pinned=bool(row.pinned),
         )
 
     # --- sessions ----------------------------------------------------------------------------------
@@ -326,7 +327,8 @@ class Repo:
 
     def list_sessions(self, title_filter: str = "") -> list[SessionInfo]:
         S = self.m.Session
-        query = S.select().order_by(S.updated_at.desc(), S.id.desc())
+        # Pinned chats first (the sidebar's top group), then the newest activity.
+        query = S.select().order_by(pw.fn.coalesce(S.pinned, 0).desc(), S.updated_at.desc(), S.id.desc())
         if title_filter:
             query = query.where(S.title.contains(title_filter))
         return [self._session(r) for r in query]
@@ -342,6 +344,11 @@ class Repo:
         if profile is not None:
             fields["profile"] = profile
         S.update(**fields).where(S.id == session_id).execute()
+
+    def set_pinned(self, session_id: int, pinned: bool) -> None:
+        """Pin or unpin a chat; its activity time stays as it is (pinning is not activity)."""
+        S = self.m.Session
+        S.update(pinned=1 if pinned else None).where(S.id == session_id).execute()
 
     def delete_session(self, session_id: int) -> None:
         with self.db.atomic():

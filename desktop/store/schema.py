@@ -58,6 +58,7 @@ def build_models(db: pw.Database) -> Models:
         updated_at = pw.FloatField(default=_now, index=True)
         # Per-session engine state: breaker failures, microcompaction horizons, settings (schema v2).
         state = pw.TextField(null=True, default="{}")
+        pinned = pw.IntegerField(null=True)  # schema v10: 1 for a chat pinned on top of the sidebar
 
         class Meta:
             table_name = "sessions"

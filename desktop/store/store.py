@@ -18,6 +18,7 @@ from typing import Any, TypeVar
 
 import peewee as pw
 
+from desktop.engine.search import SearchHit
 from desktop.engine.storage import (
     Fork,
     ImportPlan,
@@ -144,6 +145,15 @@ class Store:
     async def update_session(self, session_id: int, *, title: str | None = None, model: str | None = None,
                              profile: str | None = None) -> None:
         await self.call(self._repo.update_session, session_id, title=title, model=model, profile=profile)
+
+    async def set_pinned(self, session_id: int, pinned: bool) -> None:
+        await self.call(self._repo.set_pinned, session_id, pinned)
+
+    async def search(self, query: str, limit: int = 50) -> list[SearchHit]:
+        """Full-text search across every chat (see store/search.py)."""
+        from desktop.store import search
+
+        return await self.call(search.search, self._repo, query, limit)
 
     async def delete_session(self, session_id: int) -> None:
         await self.call(self._repo.delete_session, session_id)

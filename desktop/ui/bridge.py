@@ -23,9 +23,11 @@ from desktop.engine.chat import ChatEngine, MessageTooLong
 from desktop.engine.compaction.media import prepare_attachment
 from desktop.engine.context import CATEGORIES, LABELS, WARNING_RATIO, ContextSnapshot
 from desktop.engine.continuation import NothingToContinue
+from desktop.engine.export import export_text
 from desktop.engine.importer import ImportFailed, ImportResult
 from desktop.engine.probe import ProbeResult, probe
 from desktop.engine.profiles import ANTHROPIC, AUTH_KINDS, AUTH_WORDS, PRESETS, Profile, find, preset
+from desktop.engine.search import SearchHit
 from desktop.engine.session_lock import SessionBusy
 from desktop.engine.settings import Settings
 from desktop.engine.storage import Page, StorageError
@@ -69,6 +71,7 @@ __all__ = [
     "ImportFailed",
     "ImportResult",
     "Page",
+    "SearchHit",
     "SessionInfo",
     "Settings",
     "StoredMessage",
@@ -275,6 +278,38 @@ class Bridge(QObject):
         """Delete a chat; returns the sessions left."""
         await self._engine.delete_session(session_id)
         return await self.refresh_sessions()
+
+    async def set_pinned(self, session_id: int, pinned: bool) -> None:
+        await self._engine.store.set_pinned(session_id, pinned)
+        await self.refresh_sessions()
+
+    # --- search, instructions, export -----------------------------------------------------------------
+    async def search(self, query: str, limit: int = 50) -> list[SearchHit]:
+        """Full-text search across every chat (the index `precis search` reads)."""
+        return await self._engine.store.search(query, limit)
+
+    async def chat_instructions(self, session_id: int) -> str:
+        value = (await self._engine.session_state(session_id)).get("instructions")
+        return value if isinstance(value, str) else ""
+
+    async def set_chat_instructions(self, session_id: int, text: str) -> None:
+        """The chat's own instructions (after the default ones), from the next request on."""
+        await self._engine.update_state(session_id, {"instructions": text.strip() or None})
+
+    async def export_chat(self, session_id: int, fmt: str = "md") -> str:
+        """The chat as `precis export ID --format md|json` writes it."""
+        store = self._engine.store
+        session = await store.get_session(session_id)
+        if session is None:
+            return ""
+        return export_text(session, await store.messages(session_id), await store.compactions(session_id), fmt)
+
+    async def export_chat_to(self, session_id: int, path: Any, fmt: str = "md") -> None:
+        """Write the export to ``path`` readable by the owner only (it holds the history), like the CLI's -o."""
+        from desktop.engine.files import write_private
+
+        text = await self.export_chat(session_id, fmt)
+        await asyncio.to_thread(write_private, path, text + "\n")
 
     # --- turns ----------------------------------------------------------------------------------------
     async def measure(self, session_id: int, draft: str) -> None:

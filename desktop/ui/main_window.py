@@ -215,6 +215,9 @@ class MainWindow(QMainWindow):
         from desktop.ui.tools_ui import ToolsUi
 
         self.tools = ToolsUi(self, header, pane)
+        from desktop.ui.organise_ui import OrganiseUi
+
+        self.organise = OrganiseUi(self, header)
 
     # --- construction ---------------------------------------------------------------------------------
     def _build_menu(self) -> None:
@@ -222,6 +225,7 @@ class MainWindow(QMainWindow):
         new = QAction(self.tr("&New chat"), self, shortcut=QKeySequence(QKeySequence.StandardKey.New))
         new.triggered.connect(self.new_chat)
         file_menu.addAction(new)
+        self.new_action = new
         self.import_action = QAction(self.tr("&Import Claude Code session…"), self)
         self.import_action.triggered.connect(self._choose_import)
         file_menu.addAction(self.import_action)
@@ -235,6 +239,8 @@ class MainWindow(QMainWindow):
         settings = QAction(self.tr("&Settings…"), self, shortcut=QKeySequence(QKeySequence.StandardKey.Preferences))
         settings.triggered.connect(self.open_settings)
         file_menu.addAction(settings)
+        self.settings_action = settings
+        self.file_menu = file_menu
         file_menu.addSeparator()
         quit_action = QAction(self.tr("&Quit"), self, shortcut=QKeySequence(QKeySequence.StandardKey.Quit))
         quit_action.triggered.connect(self.close)
@@ -257,12 +263,13 @@ class MainWindow(QMainWindow):
         self.sidebar.new_requested.connect(self.new_chat)
         self._watch_timer.timeout.connect(lambda: b.spawn(b.watch_database()))
         self.sidebar.rename_requested.connect(lambda sid, t: b.spawn(b.rename_session(sid, t)))
+        self.sidebar.pin_requested.connect(lambda sid, pinned: b.spawn(b.set_pinned(sid, pinned)))
         self.sidebar.delete_requested.connect(self._delete_session)
         self.sidebar.filter_changed.connect(lambda text: b.spawn(b.refresh_sessions(text)))
         self.composer.send_requested.connect(self._send)
         self.composer.stop_requested.connect(self._stop)
         self.composer.cancel_edit_button.clicked.connect(self.cancel_edit)
-        QShortcut(QKeySequence(Qt.Key.Key_Escape), self.composer.edit, self.cancel_edit,
+        QShortcut(QKeySequence(Qt.Key.Key_Escape), self.composer.edit, self.escape,
                   context=Qt.ShortcutContext.WidgetShortcut)
         self.banner.retry_button.clicked.connect(self._retry)
         self.banner.compact_retry_button.clicked.connect(
@@ -319,6 +326,8 @@ class MainWindow(QMainWindow):
         if self.session_id is None:
             return
         self.banner.hide()
+        if not files and self._editing is None and self.organise.run_command(text):
+            return  # a window command (/help, /clear, /model): the same action as its menu entry
         editing, self._editing = self._editing, None
         self._show_editing(False)
         if editing is not None and editing[0] == self.session_id:
@@ -373,6 +382,13 @@ class MainWindow(QMainWindow):
     def _stop(self) -> None:
         if self.session_id is not None:
             self.bridge.stop(self.session_id)
+
+    def escape(self) -> None:
+        """Esc in the composer: leave an edit, else stop what runs."""
+        if self._editing is not None:
+            self.cancel_edit()
+        elif self.session_id is not None and self.bridge.busy(self.session_id):
+            self._stop()
 
     def cancel_edit(self) -> None:
         """Leave an edit: the composer is emptied, nothing is deleted."""
@@ -511,7 +527,7 @@ class MainWindow(QMainWindow):
         dialog = SettingsDialog(self.bridge.settings, self.bridge.keyring_status(), self.bridge.credentials_source(),
                                 self)
         dialog.setAttribute(Qt.WidgetAttribute.WA_DeleteOnClose)
-        dialog.accepted.connect(lambda: self._apply_choice(dialog.form.choice()))
+        dialog.accepted.connect(lambda: self._apply_choice(dialog.choice()))
         dialog.form.test_requested.connect(lambda p, key: self.bridge.spawn(self.bridge.test_connection(p, key)))
         self._settings_dialog = dialog
         dialog.finished.connect(lambda _r: setattr(self, "_settings_dialog", None))

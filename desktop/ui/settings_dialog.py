@@ -265,12 +265,21 @@ class SettingsDialog(QDialog):
         self.setWindowTitle(self.tr("Settings · Provider profiles"))
         self.setMinimumWidth(560)
         self.form = ProviderForm(settings, keyring_problem, key_source, self)
+        from desktop.ui.instructions_dialog import DefaultInstructions
+
+        self.instructions = DefaultInstructions(settings.instructions, self)
         buttons = QDialogButtonBox(QDialogButtonBox.StandardButton.Save | QDialogButtonBox.StandardButton.Cancel)
         buttons.accepted.connect(self.accept)
         buttons.rejected.connect(self.reject)
         layout = QVBoxLayout(self)
         layout.addWidget(self.form)
+        layout.addWidget(self.instructions)
         layout.addWidget(buttons)
+
+    def choice(self) -> ProviderChoice:
+        """The form's choice with the default instructions typed here."""
+        choice = self.form.choice()
+        return replace(choice, settings=replace(choice.settings, instructions=self.instructions.text()))
 
 
 class WelcomePage(QWidget):
