@@ -235,12 +235,14 @@ class ChatEngine:
             raise RuntimeError("a reply is still streaming in this session")
 
     # --- public entry points ------------------------------------------------------------------------
-    async def send(self, session_id: int, text: str, attachments: list[Block] | None = None) -> StoredMessage | None:
-        """Commit the user's message first, then run the turn. Returns the assistant message (or None)."""
+    async def send(self, session_id: int, text: str, attachments: list[Block] | None = None,
+                   meta: dict[str, Any] | None = None) -> StoredMessage | None:
+        """Commit the user's message first, then run the turn. Returns the assistant message (or None).
+        ``meta`` is stored with the message (e.g. the attached files' names, which image blocks cannot carry)."""
         content: list[Block] = list(attachments or [])
         if text.strip():
             content.append({"type": "text", "text": text})
-        return await self.send_content(session_id, content, title_hint=text)
+        return await self.send_content(session_id, content, title_hint=text, meta=meta)
 
     async def send_content(self, session_id: int, content: list[Block], title_hint: str = "",
                            meta: dict[str, Any] | None = None) -> StoredMessage | None:

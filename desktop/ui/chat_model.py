@@ -12,11 +12,20 @@ import bisect
 import itertools
 import json
 import re
+from collections.abc import Sequence
 from dataclasses import dataclass, field, replace
 from enum import IntEnum
 from typing import Any, Literal
 
-from PySide6.QtCore import QAbstractListModel, QByteArray, QModelIndex, QPersistentModelIndex, Qt, QTimer
+from PySide6.QtCore import (
+    QAbstractListModel,
+    QByteArray,
+    QCoreApplication,
+    QModelIndex,
+    QPersistentModelIndex,
+    Qt,
+    QTimer,
+)
 
 from desktop.ui.bridge import CUT_STOP_REASONS, Block, StoredMessage
 from desktop.ui.markdown_render import extract_code_blocks
@@ -55,6 +64,7 @@ class Roles(IntEnum):
 class Segment:
     kind: SegmentKind
     text: str
+    media: str = ""  # an image segment: the block's base64 data, for the bubble's thumbnail
 
 
 @dataclass(slots=True)
@@ -234,12 +244,34 @@ def _expanded(block: Block) -> Segment:
     return Segment("markdown", _fenced(text or "(no output)") + extra)
 
 
+def _tr(text: str) -> str:
+    return QCoreApplication.translate("ChatModel", text)
+
+
+def attachment_segment(block: Block, name: str = "") -> Segment:
+    """An attached image (a thumbnail and its file name) or document (its name, kind and size)."""
+    source = block.get("source") if isinstance(block.get("source"), dict) else {}
+    assert isinstance(source, dict)
+    if block.get("type") == "image":
+        data = str(source.get("data") or "") if source.get("type") == "base64" else ""
+        return Segment("image", name or _tr("Image"), media=data)
+    title = str(block.get("title") or name or _tr("attachment"))
+    if source.get("type") == "text":
+        text = str(source.get("data") or "")
+        lines = text.count("\n") + (0 if text.endswith("\n") else 1)
+        return Segment("image", _tr("{name} · text, {n:,} lines").format(name=title, n=lines))
+    if source.get("media_type") == "application/pdf":
+        return Segment("image", _tr("{name} · PDF").format(name=title))
+    return Segment("image", _tr("[document: {name}]").format(name=title))
+
+
 def segments_for(content: list[Block], states: ToolStates | None = None,
-                 expanded: bool = False) -> tuple[Segment, ...]:
+                 expanded: bool = False, *, files: Sequence[str] = ()) -> tuple[Segment, ...]:
     """Content blocks -> what the delegate paints. Text stays Markdown; everything else is one muted line (a
     tool card: the call, its status and duration; its result's first line), and an expanded card adds the full
-    input and output."""
+    input and output. ``files``: the attached files' names, in block order (kept with the message)."""
     out: list[Segment] = []
+    names = iter(files)
     for block in content:
         kind = block.get("type")
         if expanded and kind in ("tool_use", "tool_result"):
@@ -261,10 +293,8 @@ def segments_for(content: list[Block], states: ToolStates | None = None,
             out.append(Segment("thinking", _one_line(THINKING_ICON + " " + (first or "Thinking…"))))
         elif kind == "redacted_thinking":
             out.append(Segment("thinking", f"{THINKING_ICON} Thinking (redacted)"))
-        elif kind == "image":
-            out.append(Segment("image", "[image]"))
-        elif kind == "document":
-            out.append(Segment("image", f"[document: {block.get('title') or 'attachment'}]"))
+        elif kind in ("image", "document"):
+            out.append(attachment_segment(block, next(names, "")))
         else:
             out.append(Segment("note", f"[{kind}]"))
     return tuple(out)
@@ -290,13 +320,18 @@ def _own_copy(msg: StoredMessage) -> StoredMessage:
     return replace(msg, content=[dict(b) for b in msg.content], meta=dict(msg.meta))
 
 
+def _file_names(msg: StoredMessage) -> list[str]:
+    files = msg.meta.get("files") if msg.role == "user" else None
+    return [str(f) for f in files] if isinstance(files, list) else []
+
+
 def _message_row(msg: StoredMessage, states: ToolStates | None = None, expanded: bool = False) -> ChatRow:
     own = _own_copy(msg)
     row = ChatRow(
         key=own.id,
         sort_key=(own.id, 0, 0),
         kind=_row_kind(own),
-        segments=segments_for(own.content, states, expanded),
+        segments=segments_for(own.content, states, expanded, files=_file_names(own)),
         message=own,
     )
     if expanded:

@@ -254,6 +254,9 @@ class MainWindow(QMainWindow):
         self.sidebar.delete_requested.connect(self._delete_session)
         self.sidebar.filter_changed.connect(lambda text: b.spawn(b.refresh_sessions(text)))
         self.composer.send_requested.connect(self._send)
+        # A file is checked when it is added: one that cannot be sent is refused then, with the reason.
+        self.composer.checker = lambda path: b.check_attachment(path, read_tool=self._has_workspace())
+        self.composer.attachment_refused.connect(lambda text: self.toast.show_message(text, "error"))
         self.composer.stop_requested.connect(self._stop)
         self.composer.cancel_edit_button.clicked.connect(self.cancel_edit)
         QShortcut(QKeySequence(Qt.Key.Key_Escape), self.composer.edit, self.cancel_edit,
@@ -620,6 +623,10 @@ class MainWindow(QMainWindow):
 
     def _on_failed(self, text: str) -> None:
         self.toast.show_message(text, "error", 8000)
+
+    def _has_workspace(self) -> bool:
+        tools = getattr(self, "tools", None)  # attached after construction
+        return bool(tools is not None and tools.workspace.folder)
 
     def _on_notice(self, session_id: int, text: str, level: str) -> None:
         if session_id == self.session_id:
