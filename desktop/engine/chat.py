@@ -202,7 +202,8 @@ class ChatEngine:
             return
         self._loaded = True
         calibration = Calibration.from_dict(await self.store.get_kv("calibration"))
-        catalog = ModelCatalog(self.settings.model_overrides, await self.store.get_kv("learned_windows"))
+        catalog = ModelCatalog(self.settings.model_overrides, await self.store.get_kv("learned_windows"),
+                               await self.store.get_kv("reported_windows"))
         self.replace_models(catalog, calibration)
 
     def replace_models(self, catalog: ModelCatalog, calibration: Calibration) -> None:
@@ -215,7 +216,8 @@ class ChatEngine:
         """New settings or key: the next request uses a fresh client."""
         self.shared.settings = settings
         self._credentials = credentials
-        self.replace_models(ModelCatalog(settings.model_overrides, self.catalog.learned()), self.calibration)
+        self.replace_models(ModelCatalog(settings.model_overrides, self.catalog.learned(), self.catalog.reported()),
+                            self.calibration)
         # A reply streaming meanwhile keeps the client it started with; the old clients close with the engine.
         self._retired += [p for p in (self._provider, *self._providers.values()) if p is not None]
         self._provider, self._providers = None, {}
@@ -507,7 +509,8 @@ class ChatEngine:
         def snapshot() -> ContextSnapshot:
             # A reading at open holds the newest rows only: older ones are there to compact.
             older = g.ledger is not None and g.ledger.older > 0
-            return view.snapshot(g, draft=draft, refusal=None if older else self.compactor.refusal(g))
+            return view.snapshot(g, draft=draft, refusal=None if older else self.compactor.refusal(g),
+                                 compact_at=self.compactor.threshold(g.model))
 
         # Estimating a long uncached session takes a while: keep it off the loop (the UI thread in the app).
         return await asyncio.to_thread(snapshot)
@@ -545,12 +548,13 @@ class ChatEngine:
             return
         window, _max_out = await self.provider.model_window(model)
         if window:
-            await self._learn_window(model, int(window))
+            await self._learn_window(model, int(window), reported=True)
 
-    async def _learn_window(self, model: str, window: int) -> None:
-        if self.catalog.learn_window(model, window):
+    async def _learn_window(self, model: str, window: int, *, reported: bool = False) -> None:
+        if self.catalog.learn_window(model, window, reported=reported):
             try:
                 await self.store.set_kv("learned_windows", self.catalog.learned())
+                await self.store.set_kv("reported_windows", self.catalog.reported())
             except StorageError as exc:  # a read-only command (or disk): known for this run, learned again later
                 log.info("learned window not stored: %s", exc)
 

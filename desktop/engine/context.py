@@ -63,6 +63,11 @@ class ContextSnapshot:
     # Messages whose blocks requests carry shortened (old tool results cleared, old long texts cut, huge
     # content spilled to a file): the window marks them quietly.
     trimmed: tuple[int, ...] = ()
+    # Where the window size comes from: "api" (the provider's models API), "catalog", "learned" (from an overflow
+    # error), "override" (settings), "env" (PRECIS_CONTEXT_WINDOW) or "unknown".
+    window_source: str = "unknown"
+    # Where automatic compaction starts (tokens, on the scale of ``used``); None: no automatic compaction.
+    compact_at_tokens: int | None = None
 
     @property
     def state(self) -> State:
@@ -104,6 +109,16 @@ LABELS = {
 }
 
 
+WINDOW_SOURCES = {
+    "api": "reported by the provider's API",
+    "catalog": "the built-in model catalog",
+    "learned": "learned from a context-overflow error",
+    "override": "your override in Settings",
+    "env": "PRECIS_CONTEXT_WINDOW",
+    "unknown": "unknown",
+}
+
+
 def _tok(n: int) -> str:
     return f"{n:,}"
 
@@ -122,7 +137,10 @@ def context_report(snap: ContextSnapshot) -> str:
         f"Next turn    ~{nxt}",
         f"State        {snap.state}",
         f"Source       {source}",
+        f"Window from  {WINDOW_SOURCES.get(snap.window_source, snap.window_source)}",
     ]
+    if snap.compact_at_tokens and snap.window:
+        lines.append(f"Compacts at  {_tok(snap.compact_at_tokens)} ({100 * snap.compact_at_tokens / snap.window:.0f}%)")
     if snap.last_usage:
         u = snap.last_usage
         lines.append(f"Last turn    cache read {_tok(u.cache_read_input_tokens)} · cache write "
