@@ -51,6 +51,7 @@ from desktop.ui.markdown_render import (
     render_markdown,
     theme_for,
 )
+from desktop.ui.role_marker import paint_role_marker
 from desktop.ui.theme import is_dark
 from desktop.ui.thumbnails import data_thumbnail, thumbnail_key
 
@@ -334,6 +335,8 @@ class ChatDelegate(QStyledItemDelegate):
             painter.setPen(QPen(_blend(base, text, 0.14), 1.0))
             painter.setBrush(Qt.BrushStyle.NoBrush)
             painter.drawRoundedRect(geo.bubble, RADIUS, RADIUS)
+        if kind == "message" and row.message is not None:
+            paint_role_marker(painter, geo.bubble, row.is_user_bubble, palette)
         if option.state & QStyle.StateFlag.State_HasFocus and self._view.hasFocus():
             painter.setPen(QPen(palette.color(QPalette.ColorRole.Highlight), 1.5))
             painter.setBrush(Qt.BrushStyle.NoBrush)

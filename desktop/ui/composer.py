@@ -13,7 +13,7 @@ import tempfile
 from collections.abc import Callable
 
 from PySide6.QtCore import QMimeData, Qt, Signal
-from PySide6.QtGui import QDragEnterEvent, QDropEvent, QImage, QKeyEvent
+from PySide6.QtGui import QDragEnterEvent, QDropEvent, QImage, QKeyEvent, QPalette
 from PySide6.QtWidgets import (
     QFileDialog,
     QHBoxLayout,
@@ -157,15 +157,21 @@ class Composer(QWidget):
         self.attach_button.clicked.connect(self._choose_files)
         self.clear_attachments_button.clicked.connect(self.clear_attachments)
         self.chips.remove_requested.connect(self.remove_file)
-        for button, name in ((self.attach_button, "attach"), (self.send_button, "send"), (self.stop_button, "stop")):
-            button.setIcon(icon(name))
-            button.setIconSize(icon_size(16))
+        self.refresh_icons()
         self.edit.textChanged.connect(lambda: self.draft_changed.emit(self.edit.toPlainText()))
         self.edit.document().documentLayout().documentSizeChanged.connect(self._fit_height)
         self._busy = False
         self._files: list[str] = []
         self._pasted: set[str] = set()  # temp files of pasted images: removed once sent or discarded
         self.checker: AttachmentChecker | None = None
+
+    def refresh_icons(self) -> None:
+        """Icons in the palette's text colour (Send's on its accent fill): again after a theme change."""
+        for button, name in ((self.attach_button, "attach"), (self.stop_button, "stop")):
+            button.setIcon(icon(name))
+            button.setIconSize(icon_size(16))
+        self.send_button.setIcon(icon("send", self.palette().color(QPalette.ColorRole.HighlightedText)))
+        self.send_button.setIconSize(icon_size(16))
 
     def _fit_height(self) -> None:
         """Grow with the draft up to MAX_LINES (then scroll), shrink back to MIN_HEIGHT when it is sent."""

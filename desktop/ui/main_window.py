@@ -148,8 +148,11 @@ class MainWindow(QMainWindow):
         self.model_picker.setToolTip(self.tr("The model this chat uses (stored with the chat)"))
         self.model_picker.setAccessibleName(self.tr("Model of this chat"))
         self._chat_model_name = ""
-        header = QHBoxLayout()
-        header.setContentsMargins(12, 8, 12, 4)
+        self.header_bar = QWidget(self)
+        self.header_bar.setObjectName("header_bar")
+        self.header_bar.setAttribute(Qt.WidgetAttribute.WA_StyledBackground, True)
+        header = QHBoxLayout(self.header_bar)
+        header.setContentsMargins(8, 6, 12, 6)
         header.addWidget(self.title_label, 1)
         header.addWidget(self.model_picker)
         header.addWidget(self.gauge)
@@ -170,7 +173,7 @@ class MainWindow(QMainWindow):
         pane = QVBoxLayout(chat_pane)
         pane.setContentsMargins(0, 0, 0, 0)
         pane.setSpacing(2)
-        pane.addLayout(header)
+        pane.addWidget(self.header_bar)
         banner_row = QHBoxLayout()
         banner_row.setContentsMargins(12, 0, 12, 0)  # the same side margins as the header
         banner_row.addWidget(self.banner)
@@ -209,6 +212,9 @@ class MainWindow(QMainWindow):
         from desktop.ui.tools_ui import ToolsUi
 
         self.tools = ToolsUi(self, header, pane)
+        from desktop.ui.window_look import WindowLook
+
+        self.look = WindowLook(self, header)
 
     # --- construction ---------------------------------------------------------------------------------
     def _build_menu(self) -> None:
@@ -468,6 +474,7 @@ class MainWindow(QMainWindow):
                                 self)
         dialog.setAttribute(Qt.WidgetAttribute.WA_DeleteOnClose)
         dialog.accepted.connect(lambda: self._apply_choice(dialog.form.choice()))
+        self.look.attach_settings(dialog)
         dialog.form.test_requested.connect(lambda p, key: self.bridge.spawn(self.bridge.test_connection(p, key)))
         self._settings_dialog = dialog
         dialog.finished.connect(lambda _r: setattr(self, "_settings_dialog", None))

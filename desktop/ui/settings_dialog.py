@@ -255,11 +255,20 @@ class SettingsDialog(QDialog):
         self.setWindowTitle(self.tr("Settings · Provider profiles"))
         self.setMinimumWidth(560)
         self.form = ProviderForm(settings, keyring_problem, key_source, self)
+        # Appearance: a window preference (kept with the window's state, not in settings.json).
+        self.theme_box = QComboBox(self)
+        self.theme_box.setObjectName("theme_box")
+        for choice, label in (("system", self.tr("Same as the system")), ("light", self.tr("Light")),
+                              ("dark", self.tr("Dark"))):
+            self.theme_box.addItem(label, choice)
+        appearance = QFormLayout()
+        appearance.addRow(self.tr("Theme"), self.theme_box)
         buttons = QDialogButtonBox(QDialogButtonBox.StandardButton.Save | QDialogButtonBox.StandardButton.Cancel)
         buttons.accepted.connect(self.accept)
         buttons.rejected.connect(self.reject)
         layout = QVBoxLayout(self)
         layout.addWidget(self.form)
+        layout.addLayout(appearance)
         layout.addWidget(buttons)
 
 
