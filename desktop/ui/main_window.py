@@ -133,7 +133,7 @@ class MainWindow(QMainWindow):
         self._settings_dialog: SettingsDialog | None = None
 
         self.sidebar = Sidebar(self)
-        self.title_label = QLabel(self)
+        self.title_label = StatusLine(self)  # elided, never wider than the header leaves it: narrow windows
         self.title_label.setObjectName("session_title")
         self.title_label.setStyleSheet("font-weight: 600;")
         self.gauge = ContextGauge(self)
