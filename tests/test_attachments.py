@@ -191,3 +191,14 @@ def test_text_attachment_names_come_from_the_block(tmp_path):
     block = attachments.text_document("a\nb\nc\n", "three.txt")
     (seg,) = segments_for([block])
     assert seg.kind == "image" and "three.txt" in seg.text and "3 lines" in seg.text
+
+
+async def test_a_text_file_too_big_for_the_window_is_refused_before_anything_is_stored(small_engine, tmp_path):
+    from desktop.engine.chat import MessageTooLong
+
+    path = tmp_path / "dump.csv"
+    path.write_text("".join(f"{i},{i * i},row number {i}\n" for i in range(3_000)))  # ~70K chars, 8K window
+    sid = await small_engine.new_session()
+    with pytest.raises(MessageTooLong, match="Nothing was sent"):
+        await small_engine.send(sid, "what is in it?", [prepare(path)], meta={"files": ["dump.csv"]})
+    assert await small_engine.store.messages(sid) == []

@@ -265,6 +265,9 @@ class ChatEngine:
         """A long text is sent whole, never cut: one that cannot fit the window even alone is refused before
         anything is stored, in words the user can act on."""
         texts = [str(b.get("text", "")) for b in content if b.get("type") == "text"]
+        texts += [str(b["source"].get("data") or "") for b in content  # attached text files are sent whole too
+                  if b.get("type") == "document" and isinstance(b.get("source"), dict)
+                  and b["source"].get("type") == "text"]
         if sum(len(t) for t in texts) < LONG_MESSAGE_CHARS:
             return
         await self._load()
