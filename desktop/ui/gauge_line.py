@@ -5,7 +5,7 @@ from __future__ import annotations
 from PySide6.QtWidgets import QLabel, QSizePolicy, QWidget
 
 from desktop.ui.bridge import ContextSnapshot
-from desktop.ui.format import gauge_line
+from desktop.ui.format import fmt_tokens, gauge_line
 
 WIDE = 980  # px of window width from which the line shows (below it the ring alone, to leave the title room)
 
@@ -20,7 +20,12 @@ class ContextLine(QLabel):
 
     def set_snapshot(self, snap: ContextSnapshot | None) -> None:
         self._has_data = snap is not None and snap.source != "none"
-        self.setText(gauge_line(snap.used, snap.window, snap.percent) if snap is not None and self._has_data else "")
+        if snap is None or not self._has_data:
+            self.setText("")
+        elif snap.window and snap.percent is not None:
+            self.setText(gauge_line(snap.used, snap.window, snap.percent))
+        else:
+            self.setText(self.tr("{used} used").format(used=fmt_tokens(snap.used)))
         self._update_visible()
 
     def set_room(self, window_width: int) -> None:
