@@ -368,6 +368,10 @@ def main() -> int:
         os.environ["ANTHROPIC_API_KEY"] = "test-key"
         asyncio.run(shoot(outdir, srv), loop_factory=lambda: qasync.QEventLoop(app))
         asyncio.run(shoot_tools(outdir, srv), loop_factory=lambda: qasync.QEventLoop(app))
+        from tests.screenshots_mcp import shoot_mcp_forms, shoot_prompt_per_chat
+
+        asyncio.run(shoot_mcp_forms(outdir, srv), loop_factory=lambda: qasync.QEventLoop(app))
+        asyncio.run(shoot_prompt_per_chat(outdir, srv), loop_factory=lambda: qasync.QEventLoop(app))
         asyncio.run(shoot_look(outdir, srv), loop_factory=lambda: qasync.QEventLoop(app))
     print(f"screenshots in {outdir}")
     return 0

@@ -1,7 +1,7 @@
 """Light and dark: the one rule every widget that picks colours asks (``is_dark``), the two designed palettes and
 the user's choice (system / light / dark) applied to the whole application.
 
-Colours live here and in the palette only; the style sheet (resources/styles/precis.qss) holds shapes and
+Colours live here and in the palette only; the style sheet (desktop/assets/styles/precis.qss) holds shapes and
 spacing and refers to palette roles, so it follows whichever palette is in force.
 """
 
