@@ -354,6 +354,80 @@ async def shoot_look(outdir: Path, srv: FakeAnthropic) -> None:
         window.grab().save(str(outdir / "look-narrow.png"))
 
 
+async def shoot_steer(outdir: Path, srv: FakeAnthropic) -> None:
+    """Steering compaction: a sectioned summary on its card (its cost and saving), Edit summary, New chat from
+    summary, the threshold fields in Settings and the cache countdown in the hover card."""
+    from desktop.ui.bridge import events
+
+    async with opened_window() as (store, engine, bridge, window):
+        await window.start()
+        await bridge.new_session()
+        sid = window.session_id
+        await engine.set_chat_model(sid, "claude-sonnet-4-6")
+        for i in range(10):  # ~90K tokens: more than the verbatim tail of a 1M window
+            await store.add_message(sid, "user", [{"type": "text", "text": f"Step {i}: port exporter {i} to the new "
+                                                    "schema. Always keep tabs for indentation. " + "Details. " * 4000}])
+            await store.add_message(sid, "assistant", [{"type": "text", "text": f"Exporter {i} done: we decided on "
+                                                         "JSON lines because the importer streams. "
+                                                         + "Explanation. " * 600}])
+        await bridge.open_session(sid)
+        done = asyncio.Event()
+        bridge.engine_event.connect(lambda e: isinstance(e, events.TurnDone | events.TurnError) and done.set())
+        srv.queue_text("Exporter 6 is next; the csv one still fails on quoted newlines.")
+        window.composer.edit.setPlainText("What is left?")
+        window.composer.send_button.click()
+        await asyncio.wait_for(done.wait(), 20)
+        await wait_for(lambda: not engine.busy(sid))
+        outcome = await engine.compact(sid, "manual")  # what Compact now does; the cache is warm: it is read
+        print("compaction:", outcome.message, flush=True)
+        model = window.chat_model
+        await wait_for(lambda: any(model.row_at(i).kind == "compaction" for i in range(model.rowCount())), 90)
+        await asyncio.sleep(0.5)
+        card = next(model.row_at(i) for i in range(model.rowCount()) if model.row_at(i).kind == "compaction")
+        model.set_card_detail(str(card.key), expanded=True)
+        window.toast.hide()
+        await asyncio.sleep(0.2)
+        window.chat.scrollToTop()
+        await asyncio.sleep(0.4)
+        screen(outdir / "window-summary-sections.png", window)
+
+        window.chat.card_action.emit(str(card.key), "edit")
+        await asyncio.sleep(0.3)
+        editor = window.summary_editor
+        assert editor is not None
+        editor.move(140, 60)
+        heading = "## User instructions and constraints\n"
+        editor.editor.setPlainText(editor.editor.toPlainText().replace(
+            heading, heading + "- Ship exporter 6 on Friday, not before (my note).\n", 1))
+        await asyncio.sleep(0.4)
+        screen(outdir / "window-summary-edit.png", window)
+        editor.save_button.click()
+        await asyncio.sleep(1.0)
+
+        # The hover card: where compaction starts, the cache countdown, the next turn warm and cold.
+        QTest.mouseMove(window.gauge)
+        window.gauge.card.anchor_entered()
+        await asyncio.sleep(1.6)
+        screen(outdir / "window-cache-countdown.png", window)
+        window.gauge.card.close_card()
+        await asyncio.sleep(0.2)
+
+        card = next(model.row_at(i) for i in range(model.rowCount()) if model.row_at(i).kind == "compaction")
+        window.chat.card_action.emit(str(card.key), "handoff")
+        await wait_for(lambda: window.session_id != sid, 10)
+        await asyncio.sleep(0.6)
+        window.toast.hide()
+        screen(outdir / "window-handoff.png", window)
+
+        dialog = window.open_settings()
+        dialog.move(120, 40)
+        dialog.form.threshold.percent.setValue(40)
+        dialog.form.threshold.cap.setValue(200_000)
+        await asyncio.sleep(0.4)
+        screen(outdir / "window-threshold-setting.png", dialog.window().parentWidget() or window)
+        dialog.reject()
+
+
 def main() -> int:
     outdir = Path(sys.argv[1] if len(sys.argv) > 1 else "docs/screenshots").resolve()
     outdir.mkdir(parents=True, exist_ok=True)
@@ -372,6 +446,7 @@ def main() -> int:
 
         asyncio.run(shoot_mcp_forms(outdir, srv), loop_factory=lambda: qasync.QEventLoop(app))
         asyncio.run(shoot_prompt_per_chat(outdir, srv), loop_factory=lambda: qasync.QEventLoop(app))
+        asyncio.run(shoot_steer(outdir, srv), loop_factory=lambda: qasync.QEventLoop(app))
         asyncio.run(shoot_look(outdir, srv), loop_factory=lambda: qasync.QEventLoop(app))
     print(f"screenshots in {outdir}")
     return 0

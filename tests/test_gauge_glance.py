@@ -64,7 +64,7 @@ def test_the_card_names_where_the_window_size_came_from(qtbot):
     for source, phrase in words.items():
         gauge = make_gauge(qtbot, snap(window_source=source, compact_at_tokens=68_000))
         assert phrase in gauge.card.value("window_source").text(), source
-    assert gauge.card.value("compact_at").text() == "68K (34%)"
+    assert gauge.card.value("compact_at").text() == "~68K (34 %)"
 
 
 def test_the_engine_reports_where_the_window_came_from():

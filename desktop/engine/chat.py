@@ -18,6 +18,7 @@ import time
 from collections.abc import Callable
 from typing import Any
 
+from desktop.engine import cache_clock, steering
 from desktop.engine.assemble import summary_text
 from desktop.engine.calibration import Calibration
 from desktop.engine.catalog import ModelCatalog
@@ -40,19 +41,20 @@ from desktop.engine.events import (
     TurnError,
     UsageUpdate,
 )
+from desktop.engine.idle_prepare import IdleTimers
 from desktop.engine.measure import ContextMeter, draft_cost
 from desktop.engine.overflow import detect_stop_reason
 from desktop.engine.profiles import Profile, find
 from desktop.engine.provider import Provider
 from desktop.engine.reply import ReplyRecorder
 from desktop.engine.secrets import Credentials, load_credentials
-from desktop.engine.session import Gathered, SessionView, Shared
+from desktop.engine.session import CACHE_TTL, Gathered, SessionView, Shared
 from desktop.engine.session_lock import SessionBusy, SessionLocks
 from desktop.engine.settings import Paths, Settings
 from desktop.engine.storage import StaleBoundary, Storage, StorageError
 from desktop.engine.tasks import Activity, TaskRegistry
 from desktop.engine.tooling import EndTurn, ToolRunner, cancelled_results
-from desktop.engine.types import DEFAULT_TITLE, Block, SessionInfo, StoredMessage
+from desktop.engine.types import DEFAULT_TITLE, Block, CompactionRecord, SessionInfo, StoredMessage
 
 TITLE_CHARS = 60
 RECOVERY_FRACTION = 0.5  # reactive compaction rebuilds the request within this share of the window (first try)
@@ -111,6 +113,7 @@ class ChatEngine:
         calibration = Calibration()
         self.shared = Shared(store, paths, settings, catalog, calibration, ContextMeter(catalog, calibration))
         self.compactor = Compactor(self.shared, lambda: self.provider)
+        self.compactor.clock = lambda: self.clock()  # the engine's clock, replaced by tests and the replay bench
         self.tasks = TaskRegistry(self._jobs_changed)
         self.locks = SessionLocks(store)
         self._unsaved: dict[int, ReplyRecorder] = {}  # a finished reply whose final commit failed  # another process's turn in the same session waits or is refused
@@ -129,6 +132,7 @@ class ChatEngine:
         self._loaded = False
         self._windows_asked: set[str] = set()
         self.clock: Callable[[], float] = time.time  # injectable: the replay benchmark runs on a fake clock
+        self.idle_timers = IdleTimers(lambda: self.clock(), self._idle_due)
 
     # --- what the engine shares with its views and policy ----------------------------------------------
     @property
@@ -223,6 +227,7 @@ class ChatEngine:
         self._provider, self._providers = None, {}
 
     async def close(self) -> None:
+        self.idle_timers.cancel_all()
         await self.tasks.close()
         await self.locks.settle()
         for provider in (self._provider, *self._providers.values(), *self._retired):
@@ -340,22 +345,22 @@ class ChatEngine:
 
     # --- compaction entry points (window button, /compact, `precis compact`) --------------------------
     async def compact(self, session_id: int, trigger: Trigger = "manual", focus: str | None = None, *,
-                      target: int | None = None) -> Outcome:
+                      target: int | None = None, before_message: int | None = None) -> Outcome:
         if self.busy(session_id):
             return Outcome(False, "A reply is streaming: compact when it has finished.")
         stopped = Outcome(False, "Compaction stopped; nothing changed.")
-        job = self._compact_locked(session_id, trigger, focus, target)
+        job = self._compact_locked(session_id, trigger, focus, target, before_message)
         outcome = await self.tasks.run(session_id, "compact", job, stopped)
         self.emit(Notice(session_id, outcome.message, "info" if outcome.ok else "warning"))
         return outcome
 
     async def _compact_locked(self, session_id: int, trigger: Trigger, focus: str | None,
-                              target: int | None) -> Outcome:
+                              target: int | None, before_message: int | None = None) -> Outcome:
         """A compaction outside a turn holds the session's lock like a turn, and checks that the boundary it
         read is still the active one when it commits."""
         try:
             async with self.locks.hold(session_id):
-                return await self._compact_now(session_id, trigger, focus, target)
+                return await self._compact_now(session_id, trigger, focus, target, before_message)
         except SessionBusy as busy:
             return Outcome(False, str(busy).replace("nothing was sent or saved", "nothing was compacted"))
         except StaleBoundary:
@@ -365,7 +370,7 @@ class ChatEngine:
                            "needed.")
 
     async def _compact_now(self, session_id: int, trigger: Trigger, focus: str | None,
-                           target: int | None) -> Outcome:
+                           target: int | None, before_message: int | None = None) -> Outcome:
         if trigger == "manual":  # the user asked for a fresh summary, maybe with a focus
             self._drop_background(session_id)
         else:
@@ -373,7 +378,8 @@ class ChatEngine:
         await self._load()
         view = self.view(session_id)
         g = await view.gather()
-        outcome = await self.compactor.compact(view, g, trigger, focus=focus, target=target)
+        outcome = await self.compactor.compact(view, g, trigger, focus=focus, target=target,
+                                               before_message=before_message)
         await self._settle(view, outcome, publish=True)
         return outcome
 
@@ -444,6 +450,7 @@ class ChatEngine:
 
     def session_changed(self, session_id: int | None) -> None:
         """The window switched sessions: background work for other sessions is cancelled."""
+        self.idle_timers.keep_only(session_id)
         for other in self.tasks.sessions():
             if other != session_id:
                 self._drop_background(other)
@@ -466,6 +473,36 @@ class ChatEngine:
             await self.store.add_message(new.id, "user", [{"type": "text", "text": text}],
                                          meta={"carried_over": True, "synthetic": True})
         return new.id
+
+    async def handoff(self, session_id: int) -> tuple[int, str]:
+        """A new chat, and the text its composer starts with (the summary, pins and ledger), editable before it
+        is sent: nothing is stored in the new chat until the user sends it."""
+        g = await self.view(session_id).gather()
+        if g.compaction is None:
+            await self.compact(session_id, "manual")
+            g = await self.view(session_id).gather()
+        new = await self.store.create_session(f"{g.session.title} (continued)", g.session.model, g.session.profile)
+        text = steering.handoff_text(g.compaction, g.session.title) if g.compaction is not None else ""
+        return new.id, text
+
+    async def edit_summary(self, session_id: int, text: str) -> CompactionRecord | None:
+        """The user's text becomes the active summary: a new compaction row over the same messages (the old one
+        stays; Undo brings it back). None when the chat has no summary."""
+        self._require_idle(session_id)
+        if not text.strip():
+            raise ValueError("an empty summary")
+        view = self.view(session_id)
+        g = await view.gather()
+        if g.compaction is None:
+            return None
+        self._drop_background(session_id)
+        record = await self.store.add_compaction(session_id, text.strip(), g.compaction.covers_through_message_id,
+                                                 "edit", steering.edited_stats(g.compaction, text.strip()),
+                                                 expected_active=g.boundary)
+        await self._reload(view, "edit")
+        self.emit(Notice(session_id, "Summary edited: the next request carries your text. Undo restores the "
+                         "previous summary.", "info"))
+        return record
 
     async def session_state(self, session_id: int) -> dict[str, Any]:
         return dict((await self.view(session_id).gather()).state)
@@ -512,11 +549,13 @@ class ChatEngine:
         def snapshot() -> ContextSnapshot:
             # A reading at open holds the newest rows only: older ones are there to compact.
             older = g.ledger is not None and g.ledger.older > 0
-            return view.snapshot(g, draft=draft, refusal=None if older else self.compactor.refusal(g),
-                                 compact_at=self.compactor.threshold(g.model))
+            return view.snapshot(g, draft=draft, refusal=None if older else self.compactor.refusal(g))
 
         # Estimating a long uncached session takes a while: keep it off the loop (the UI thread in the app).
-        return await asyncio.to_thread(snapshot)
+        measured = await asyncio.to_thread(snapshot)
+        return cache_clock.annotate(measured, info=self.catalog.info(g.model),
+                                    compact_at=self.compactor.threshold(g.model), last_request=view.last_request,
+                                    long_ttl=self.settings.long_cache_ttl and view.long_ttl_pays(g))
 
     async def _publish(self, view: SessionView, g: Gathered) -> ContextSnapshot:
         snapshot = await self._measure(view, g)
@@ -563,7 +602,22 @@ class ChatEngine:
 
     # --- the turn -----------------------------------------------------------------------------------
     async def _run_turn(self, session_id: int, continuing: bool = False) -> StoredMessage | None:
-        return await self.tasks.run(session_id, "turn", self._turn(session_id, continuing), None)
+        self.idle_timers.cancel(session_id)
+        reply = await self.tasks.run(session_id, "turn", self._turn(session_id, continuing), None)
+        if self.background:  # the cache lapses TTL after this request: prepare a summary just before, if it pays
+            view = self.view(session_id)
+            self.idle_timers.arm(session_id, view.last_request, CACHE_TTL)
+        return reply
+
+    def _idle_due(self, session_id: int) -> None:
+        if not self.busy(session_id) and self.tasks.running(session_id, "prepare") is None:
+            self.tasks.start(session_id, "prepare", self._prepare_idle(session_id))
+
+    async def _prepare_idle(self, session_id: int) -> None:
+        view = self.view(session_id)
+        g = await view.gather()
+        if self.compactor.idle_summary_pays(view, g):
+            await self.compactor.prepare_idle(view, g)
 
     async def _turn(self, session_id: int, continuing: bool = False) -> StoredMessage | None:
         """Model calls until the model stops for something other than tools; the gauge is measured at the end."""
@@ -659,6 +713,10 @@ class ChatEngine:
             used = exact if exact else used
         if self.compactor.needs_summary(g, used):
             g = await self._compact_in_turn(view, g, "auto", self.compactor.budget(g.model), Activity.COMPACTING)
+            self._activity(sid, Activity.SENDING)
+        elif self.compactor.idle_ready(g) and (self._idle(view, g) or 0) > CACHE_TTL:
+            # Prepared while the cache was warm; it is cold now, so the whole prompt is written again anyway.
+            g = await self._compact_in_turn(view, g, "background", None, Activity.COMPACTING)
             self._activity(sid, Activity.SENDING)
         return g
 
@@ -823,4 +881,4 @@ class ChatEngine:
         threshold = self.compactor.threshold(g.model)
         soon = threshold is not None and growth is not None and used + 2 * max(0, growth) >= threshold
         if soon and self.compactor.wants_prepare(g, used) and self.tasks.running(view.session_id, "prepare") is None:
-            self.tasks.start(view.session_id, "prepare", self.compactor.prepare(g))
+            self.tasks.start(view.session_id, "prepare", self.compactor.prepare(g, view))

@@ -66,8 +66,14 @@ class ContextSnapshot:
     # Where the window size comes from: "api" (the provider's models API), "catalog", "learned" (from an overflow
     # error), "override" (settings), "env" (PRECIS_CONTEXT_WINDOW) or "unknown".
     window_source: str = "unknown"
-    # Where automatic compaction starts (tokens, on the scale of ``used``); None: no automatic compaction.
+    # Where automatic compaction starts (the user's percent and cap): the gauge's tick and the hover card.
     compact_at_tokens: int | None = None
+    # The prompt cache: the clock time it lapses (None: no request in this run) and its TTL in seconds; what the
+    # next turn costs while it is warm and once it is cold (None: price unknown).
+    cache_expires_at: float | None = None
+    cache_ttl: float = 0.0
+    next_cost_warm: float | None = None
+    next_cost_cold: float | None = None
 
     @property
     def state(self) -> State:

@@ -292,7 +292,6 @@ class ContextMeter:
         draft: str = "",
         trimmed: tuple[int, ...] = (),
         refusal: str | None = None,  # why Compact now would refuse (None: it would compact)
-        compact_at: int | None = None,  # where automatic compaction starts, on the same scale as ``used``
     ) -> ContextSnapshot:
         info = self.catalog.info(model)
         family = info.family
@@ -329,7 +328,6 @@ class ContextMeter:
             compact_reason=refusal or "",
             trimmed=trimmed,
             window_source=info.window_source,
-            compact_at_tokens=compact_at,
         )
 
     def _breakdown(self, model: str, system: list[Block], tools: list[dict[str, Any]], summary_tokens: int,

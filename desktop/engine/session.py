@@ -565,8 +565,7 @@ class SessionView:
         """The one number (tokens the next request carries) and where it comes from; no I/O."""
         return self.shared.meter.used(g.model, g.system, g.tools, g.compaction, self.ledger(g), g.horizons)
 
-    def snapshot(self, g: Gathered, *, draft: str = "", refusal: str | None = None,
-                 compact_at: int | None = None) -> ContextSnapshot:
+    def snapshot(self, g: Gathered, *, draft: str = "", refusal: str | None = None) -> ContextSnapshot:
         """The full measurement the gauge, the hover card and /context show (CPU only: run it off the loop)."""
         self.shared.counts["measures"] += 1
         return self.shared.meter.snapshot(
@@ -583,7 +582,6 @@ class SessionView:
             draft=draft,
             trimmed=tuple(sorted({mid for mid, _block in g.changed})),
             refusal=refusal,
-            compact_at=compact_at,
         )
 
 

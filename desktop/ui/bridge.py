@@ -31,6 +31,8 @@ from desktop.engine.session_lock import SessionBusy
 from desktop.engine.settings import Settings
 from desktop.engine.storage import Page, StorageError
 from desktop.engine.tasks import Activity
+from desktop.engine.threshold import CAP as THRESHOLD_CAP
+from desktop.engine.threshold import PERCENT as THRESHOLD_PERCENT
 from desktop.engine.types import (
     CUT_STOP_REASONS,
     DEFAULT_TITLE,
@@ -46,6 +48,8 @@ from desktop.tools.permissions import Answer, ChatApprovalStore, PermissionReque
 from desktop.tools.toolbox import Toolbox
 
 __all__ = [
+    "THRESHOLD_CAP",
+    "THRESHOLD_PERCENT",
     "ANTHROPIC",
     "AUTH_KINDS",
     "AUTH_WORDS",
@@ -107,6 +111,7 @@ class Bridge(QObject):
     failed = Signal(str)  # an unexpected error in background work, in words for a toast
     models_listed = Signal(int, object)  # session_id, list[str]: the models the chat's picker offers
     connection_tested = Signal(object)  # ProbeResult of Test connection
+    handoff_ready = Signal(int, str)  # new session id, the text its composer starts with
 
     def __init__(self, engine: ChatEngine, toolbox: Toolbox | None = None, parent: QObject | None = None):
         super().__init__(parent)
@@ -337,9 +342,17 @@ class Bridge(QObject):
         await self._engine.compact_and_retry(session_id)
 
     async def new_chat_from_summary(self, session_id: int) -> None:
-        new_id = await self._engine.new_chat_from_summary(session_id)
+        """A new chat whose composer holds the summary, pins and ledger (handoff_ready), editable before sending."""
+        new_id, text = await self._engine.handoff(session_id)
         await self.refresh_sessions()
-        await self.open_session(new_id)
+        self.handoff_ready.emit(new_id, text)
+
+    async def edit_summary(self, session_id: int, text: str) -> None:
+        await self._engine.edit_summary(session_id, text)
+
+    async def compact_before(self, session_id: int, message_id: int) -> None:
+        """Summarise up to here: everything before the message."""
+        await self._engine.compact(session_id, "manual", before_message=message_id)
 
     async def undo_compaction(self, session_id: int) -> None:
         await self._engine.undo_compaction(session_id)

@@ -113,6 +113,8 @@ def card_actions(detail: dict[str, Any]) -> list[tuple[str, str]]:
     ]
     if detail.get("undoable"):
         actions.append(("undo", "Undo"))
+        actions.append(("edit", QCoreApplication.translate("ChatDelegate", "Edit summary…")))
+        actions.append(("handoff", QCoreApplication.translate("ChatDelegate", "New chat from summary")))
     return actions
 
 

@@ -640,9 +640,10 @@ class ChatModel(QAbstractListModel):
         return str(row.key)
 
     def add_compaction_card(
-        self, summary: str, covered_count: int, tokens_saved: int, covers_through_message_id: int
+        self, summary: str, covered_count: int, tokens_saved: int, covers_through_message_id: int,
+        title: str | None = None,
     ) -> str:
-        title = f"Context compacted · {covered_count:,} messages summarized · ~{tokens_saved:,} tokens saved"
+        title = title or f"Context compacted · {covered_count:,} messages summarized · ~{tokens_saved:,} tokens saved"
         return self.add_card(
             "compaction",
             summary,

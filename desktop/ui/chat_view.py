@@ -34,6 +34,7 @@ class ChatView(QListView):
     card_action = Signal(str, str)  # card key, action: see ChatDelegate.card_action
     edit_requested = Signal(int)  # a user message id to edit and resend
     delete_requested = Signal(int)  # a message id to delete
+    summarise_before = Signal(int)  # a message id: summarise everything before it
 
     def __init__(self, parent: QWidget | None = None) -> None:
         super().__init__(parent)
@@ -242,6 +243,10 @@ class ChatView(QListView):
                     edit = QAction("Edit and resend…", menu)
                     edit.triggered.connect(lambda: self.edit_requested.emit(key))
                     menu.addAction(edit)
+                here = QAction(self.tr("Summarise up to here"), menu)
+                here.setToolTip(self.tr("Summarise everything before this message; it and the rest stay verbatim"))
+                here.triggered.connect(lambda: self.summarise_before.emit(key))
+                menu.addAction(here)
                 delete = QAction("Delete message…", menu)
                 delete.triggered.connect(lambda: self.delete_requested.emit(key))
                 menu.addAction(delete)

@@ -13,6 +13,7 @@ from PySide6.QtCore import QEvent, QPoint, QRect, Qt, QTimer, Signal
 from PySide6.QtGui import QBrush, QColor, QKeyEvent, QPainter, QPalette, QPixmap
 from PySide6.QtWidgets import QFrame, QGridLayout, QHBoxLayout, QLabel, QPushButton, QVBoxLayout, QWidget
 
+from desktop.ui import cache_rows
 from desktop.ui.breakdown_bar import BreakdownBar, category_color, category_label, ordered_items
 from desktop.ui.bridge import WARNING_RATIO, ContextSnapshot
 from desktop.ui.format import fmt_cost, fmt_percent, fmt_tokens, fmt_tokens_exact, state_color_hex
@@ -45,6 +46,8 @@ class HoverCard(QFrame):
         self._open_timer.timeout.connect(self._open_from_hover)
         self._close_timer = QTimer(self, singleShot=True, interval=CLOSE_DELAY_MS)
         self._close_timer.timeout.connect(self._close_if_pointer_gone)
+        self._tick = QTimer(self, interval=1000)  # the cache countdown, only while the card is shown
+        self._tick.timeout.connect(self._refresh_cache_rows)
 
         self._values: dict[str, QLabel] = {}
         self._labels: dict[str, QLabel] = {}
@@ -77,7 +80,6 @@ class HoverCard(QFrame):
             ("model", self.tr("Model")),
             ("window", self.tr("Window")),
             ("window_source", self.tr("Window size from")),
-            ("compact_at", self.tr("Compacts at")),
             ("used", self.tr("Used")),
             ("percent", self.tr("Usage")),
             ("next_turn", self.tr("Next turn (est.)")),
@@ -89,6 +91,7 @@ class HoverCard(QFrame):
             ("cost_session", self.tr("Cost, session")),
             ("-", ""),
             ("summary", self.tr("Summary")),
+            *cache_rows.labels().items(),
         ]
         for row, (key, text) in enumerate(rows):
             if key == "-":
@@ -209,10 +212,6 @@ class HoverCard(QFrame):
             "Where Précis got this model's context window size: reported by the provider's models API, "
             "the built-in catalog, learned from a context-overflow error, an override in Settings, "
             "or the PRECIS_CONTEXT_WINDOW variable"))
-        compact_at = snap.compact_at_tokens
-        if compact_at and snap.window:
-            v["compact_at"].setText(f"{fmt_tokens(compact_at)} ({fmt_percent(100 * compact_at / snap.window, 0)})")
-        self._show_row("compact_at", bool(compact_at and snap.window))
         v["compact_at"].setToolTip(self.tr("Automatic compaction starts here (the tick on the ring)"))
         v["used"].setText(fmt_tokens(snap.used))
         v["used"].setToolTip(self.tr("{n} tokens").format(n=fmt_tokens_exact(snap.used)))
@@ -276,6 +275,7 @@ class HoverCard(QFrame):
         self._footnote.setText(footnotes.get(snap.source, ""))
         self._set_color(self._footnote, self._muted())
 
+        self._refresh_cache_rows()
         enabled = snap.can_compact and self._busy is None
         self.compact_button.setEnabled(enabled)
         if enabled:
@@ -289,7 +289,7 @@ class HoverCard(QFrame):
         self._compact_reason.setVisible(bool(reason) and self._busy is None)
         self._set_color(self._compact_reason, self._muted())
 
-        for key in ("model", "window", "window_source", "compact_at", "used", "percent", "cache_read",
+        for key in ("model", "window", "window_source", "used", "percent", "cache_read",
                     "cache_creation", "output"):
             self._set_color(self._labels[key], self._muted())
         for key in ("next_turn", "cost_last", "cost_session", "summary"):
@@ -461,7 +461,25 @@ class HoverCard(QFrame):
 
     def hideEvent(self, event) -> None:  # noqa: N802
         self._over_card = False
+        self._tick.stop()
         super().hideEvent(event)
+
+    def showEvent(self, event) -> None:  # noqa: N802
+        super().showEvent(event)
+        self._refresh_cache_rows()
+
+    def _refresh_cache_rows(self) -> None:
+        snap = self._snapshot
+        if snap is None or not shiboken6.isValid(self):
+            return
+        for key, text in cache_rows.values(snap).items():
+            self._values[key].setText(text or "")
+            self._show_row(key, text is not None)
+            self._set_color(self._labels[key], self._muted())
+        if cache_rows.ticking(snap) and self.isVisible():
+            self._tick.start()
+        else:
+            self._tick.stop()
 
     def changeEvent(self, event: QEvent) -> None:  # noqa: N802
         if event.type() == QEvent.Type.PaletteChange:

@@ -27,10 +27,12 @@ from desktop.ui.activity import activity_text, stopped_text
 from desktop.ui.bridge import Bridge, CompactionRecord, ImportFailed, Page, SessionInfo, events
 from desktop.ui.chat_model import ChatModel
 from desktop.ui.chat_view import ChatView
+from desktop.ui.compaction_card import card_title
 from desktop.ui.composer import Composer
 from desktop.ui.gauge import ContextGauge
 from desktop.ui.settings_dialog import ProviderChoice, SettingsDialog, WelcomePage
 from desktop.ui.sidebar import Sidebar
+from desktop.ui.summary_editor import SummaryEditor
 from desktop.ui.toast import Toast
 
 
@@ -202,6 +204,7 @@ class MainWindow(QMainWindow):
         self._watch_timer.start()
         self._drafts: dict[int, tuple[str, list[str]]] = {}  # per chat: what was typed and not sent
         self._stash: tuple[str, list[str]] | None = None  # the open chat's draft while a message is edited
+        self.summary_editor: SummaryEditor | None = None  # the open Edit summary dialog
         self._keep_card: tuple[int, int] | None = None  # (compaction id, y): Show originals keeps the card put
         self._draft_timer = QTimer(self)
         self._draft_timer.setSingleShot(True)
@@ -275,6 +278,8 @@ class MainWindow(QMainWindow):
         self.chat.card_action.connect(self._on_card_action)
         self.chat.edit_requested.connect(self._edit_message)
         self.chat.delete_requested.connect(self._delete_message)
+        self.chat.summarise_before.connect(self._summarise_before)
+        self.bridge.handoff_ready.connect(self._on_handoff)
         self.welcome.form.submitted.connect(self._apply_choice)
         self.welcome.form.test_requested.connect(lambda p, key: b.spawn(b.test_connection(p, key)))
         b.connection_tested.connect(self._on_connection_tested)
@@ -664,6 +669,7 @@ class MainWindow(QMainWindow):
                 int(record.stats.get("messages", 0)),
                 int(record.stats.get("tokens_saved", 0)),
                 record.covers_through_message_id,
+                title=card_title(record),
             )
             self.chat_model.set_card_detail(key, undoable=record is records[-1], record_id=record.id,
                                             originals_shown=not self.hidden_through)
@@ -699,6 +705,30 @@ class MainWindow(QMainWindow):
             self.bridge.spawn(self.bridge.open_session(self.session_id, originals=bool(self.hidden_through)))
         elif action == "undo":
             self.bridge.spawn(self.bridge.undo_compaction(self.session_id))
+        elif action == "edit":
+            self._edit_summary(int(card.detail.get("record_id", 0)))
+        elif action == "handoff":
+            self.bridge.spawn(self.bridge.new_chat_from_summary(self.session_id))
+
+    def _edit_summary(self, record_id: int) -> None:
+        """Edit summary: the text the user saves becomes a new compaction row (Undo restores this one)."""
+        record = next((r for r in self._records if r.id == record_id), None)
+        if record is None or self.session_id is None:
+            return
+        sid = self.session_id
+        self.summary_editor = SummaryEditor(record.summary, self)
+        editor = self.summary_editor
+        editor.accepted.connect(lambda: self.bridge.spawn(self.bridge.edit_summary(sid, editor.text())))
+        editor.open()
+
+    def _summarise_before(self, message_id: int) -> None:
+        if self.session_id is not None:
+            self.bridge.spawn(self.bridge.compact_before(self.session_id, message_id))
+
+    def _on_handoff(self, session_id: int, text: str) -> None:
+        """The new chat opens with the hand-off text in its composer, to edit before sending."""
+        self._drafts[session_id] = (text, [])
+        self.bridge.spawn(self.bridge.open_session(session_id))
 
     def _measure_draft(self) -> None:
         self._save_drafts()

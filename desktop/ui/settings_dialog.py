@@ -25,6 +25,7 @@ from PySide6.QtWidgets import (
 )
 
 from desktop.ui.bridge import ANTHROPIC, AUTH_KINDS, AUTH_WORDS, PRESETS, Profile, Settings, preset
+from desktop.ui.threshold_settings import ThresholdFields
 
 WELCOME_WIDTH = 680  # px: the first-run page's column
 
@@ -108,6 +109,7 @@ class ProviderForm(QWidget):
         self.long_ttl = QCheckBox(self.tr("Keep the prompt cache for an hour (turn off if the provider rejects it)"),
                                   self)
         self.long_ttl.setObjectName("long_cache_ttl")
+        self.threshold = ThresholdFields(settings.auto_compact_ratio, self)
         self.api_key = QLineEdit(self)
         self.api_key.setObjectName("api_key")
         self.api_key.setEchoMode(QLineEdit.EchoMode.Password)
@@ -150,6 +152,7 @@ class ProviderForm(QWidget):
         prices.addWidget(self.input_price)
         prices.addWidget(self.output_price)
         form.addRow(self.tr("Prices (in, out)"), prices)
+        form.addRow(self.tr("Compact at"), self.threshold)
         form.addRow("", self.long_ttl)
         form.addRow(self.tr("API key"), self.api_key)
         test_row = QHBoxLayout()
@@ -191,6 +194,7 @@ class ProviderForm(QWidget):
         self.window_override.setValue(int(over.get("window", 0)))
         self.input_price.setValue(float(over.get("input_price", 0.0)))
         self.output_price.setValue(float(over.get("output_price", 0.0)))
+        self.threshold.show_override(over)
         self.long_ttl.setChecked(profile.long_cache_ttl)
 
     def _mark_env(self) -> None:
@@ -228,6 +232,7 @@ class ProviderForm(QWidget):
                 over[key] = number
             else:
                 over.pop(key, None)
+        self.threshold.apply(over)
         return Profile(name, value("base_url"), self.auth.currentData(), model, value("small_model"),
                        {k: v for k, v in overrides.items() if v}, self.long_ttl.isChecked())
 
