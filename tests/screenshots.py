@@ -354,6 +354,33 @@ async def shoot_look(outdir: Path, srv: FakeAnthropic) -> None:
         window.grab().save(str(outdir / "look-narrow.png"))
 
 
+async def shoot_versions(outdir: Path, srv: FakeAnthropic) -> None:
+    """A regenerated reply: ‹ 2/2 › under it, the first reply kept as version 1."""
+    from desktop.ui.bridge import events
+
+    async with opened_window() as (_store, engine, bridge, window):
+        await window.start()
+        await bridge.new_session(reuse=window.session_id)
+        done = asyncio.Event()
+        bridge.engine_event.connect(lambda e: isinstance(e, events.TurnDone | events.TurnError) and done.set())
+        srv.queue_text("A haiku about tabs:\n\nIndent with one key,\nthe file breathes in even steps —\n"
+                       "spaces count in vain.")
+        window.composer.edit.setPlainText("Write a haiku about tabs versus spaces.")
+        window.composer.send_button.click()
+        await asyncio.wait_for(done.wait(), 10)
+        await asyncio.sleep(0.3)
+        reply = window.chat_model.row_at(window.chat_model.rowCount() - 1).message
+        done.clear()
+        srv.queue_text("Another take:\n\nFour spaces, aligned,\na tab means what you want it —\n"
+                       "the diff will decide.")
+        window.regenerate(reply.id)
+        await asyncio.wait_for(done.wait(), 10)
+        await wait_for(lambda: window.chat_model.rowCount() == 2
+                       and window.chat_model.row_at(1).versions == (2, 2))
+        await asyncio.sleep(0.4)
+        screen(outdir / "window-versions.png", window)
+
+
 async def shoot_steer(outdir: Path, srv: FakeAnthropic) -> None:
     """Steering compaction: a sectioned summary on its card (its cost and saving), Edit summary, New chat from
     summary, the threshold fields in Settings and the cache countdown in the hover card."""
@@ -442,6 +469,7 @@ def main() -> int:
         os.environ["ANTHROPIC_API_KEY"] = "test-key"
         asyncio.run(shoot(outdir, srv), loop_factory=lambda: qasync.QEventLoop(app))
         asyncio.run(shoot_tools(outdir, srv), loop_factory=lambda: qasync.QEventLoop(app))
+        asyncio.run(shoot_versions(outdir, srv), loop_factory=lambda: qasync.QEventLoop(app))
         from tests.screenshots_mcp import shoot_mcp_forms, shoot_prompt_per_chat
 
         asyncio.run(shoot_mcp_forms(outdir, srv), loop_factory=lambda: qasync.QEventLoop(app))

@@ -15,7 +15,7 @@ import hashlib
 import json
 import logging
 import time
-from collections.abc import Callable
+from collections.abc import Awaitable, Callable
 from typing import Any
 
 from desktop.engine import cache_clock, steering
@@ -35,6 +35,7 @@ from desktop.engine.events import (
     MessageRemoved,
     MessageUpdated,
     Notice,
+    PathChanged,
     StatusChanged,
     TextDelta,
     TurnDone,
@@ -424,23 +425,76 @@ class ChatEngine:
         await self.store.delete_message(message_id)
         self.emit(MessageRemoved(session_id, message_id))
         await self._reload(self.view(session_id), "delete")
+        self.emit(PathChanged(session_id))  # another version may be shown in its place
 
     async def edit_and_resend(self, session_id: int, message_id: int, text: str) -> StoredMessage | None:
-        """Replace a user message and everything after it; summaries that covered any of it go too. The message
-        must be one of this session's user messages: nothing is deleted otherwise."""
-        self._require_idle(session_id)
+        """Send an edited copy of a user message as a new version of it (see ``edit_message``)."""
+        return await self.edit_message(session_id, message_id, text)
+
+    async def edit_message(self, session_id: int, message_id: int, text: str) -> StoredMessage | None:
+        """A new version of a user message, sent: the old one and what followed it stay stored as the other
+        version (‹ 1/2 ›). Attachments of the old message go with the new text. A summary that covered the old
+        version leaves the requests of this path. The message must be one of this session's typed messages."""
         target = await self.store.get_message(message_id)
-        if target is None or target.session_id != session_id or target.role != "user":
+        if (target is None or target.session_id != session_id or target.role != "user"
+                or any(b.get("type") == "tool_result" for b in target.content)):
             raise ValueError(f"message {message_id} is not a user message of session {session_id}")
+        content: list[Block] = [b for b in target.content if b.get("type") != "text"]
+        if text.strip():
+            content.append({"type": "text", "text": text})
+        return await self._new_version(session_id, message_id,
+                                       lambda: self.send_content(session_id, content, title_hint=text))
+
+    async def regenerate(self, session_id: int, message_id: int) -> StoredMessage | None:
+        """A new reply in place of an assistant message; the old reply (and what followed it) stays stored as
+        the other version."""
+        target = await self.store.get_message(message_id)
+        if target is None or target.session_id != session_id or target.role != "assistant":
+            raise ValueError(f"message {message_id} is not a reply of session {session_id}")
+        while target.meta.get("continues") and target.parent_id is not None:  # the reply a continuation resumed
+            parent = await self.store.get_message(target.parent_id)
+            if parent is None or parent.role != "assistant":
+                break
+            target = parent
+        return await self._new_version(session_id, target.id, lambda: self._run_turn(session_id))
+
+    async def _new_version(self, session_id: int, message_id: int,
+                           write: Callable[[], Awaitable[StoredMessage | None]]) -> StoredMessage | None:
+        """Move the path to the parent of ``message_id``, then ``write`` the new version on it. When nothing
+        was written (refused, or the reply failed before a row was kept) the old path comes back."""
+        self._require_idle(session_id)
         self._drop_background(session_id)
         async with self.locks.hold(session_id):
-            for mid in await self.store.truncate_from(session_id, message_id):
+            fork = await self.store.branch_at(session_id, message_id)
+            for mid in fork.removed:
                 self.emit(MessageRemoved(session_id, mid))
             view = self.view(session_id)
             view.invalidate()
             g = await view.gather()
-            self.emit(CompactionChanged(session_id, "edit", tuple(g.compactions)))
-            return await self.send(session_id, text)
+            self.emit(CompactionChanged(session_id, "version", tuple(g.compactions)))
+            written: StoredMessage | None = None
+            try:
+                written = await write()
+                return written
+            finally:
+                # Nothing written (refused, failed, stopped early): the old path comes back, and the kept rows
+                # are read again (a failed reply's empty row was deleted meanwhile).
+                restored = await asyncio.shield(self.store.restore_branch(session_id, fork))
+                if restored or written is None:
+                    await asyncio.shield(self._reload(view, "version"))
+                self.emit(PathChanged(session_id))
+
+    async def switch_version(self, session_id: int, message_id: int, delta: int) -> bool:
+        """Show the version ``delta`` steps away from a message (-1: the previous, +1: the next) and the path
+        under it; the choice is stored. False when there is no version that way."""
+        self._require_idle(session_id)
+        self._drop_background(session_id)
+        async with self.locks.hold(session_id):
+            if not await self.store.switch_version(session_id, message_id, delta):
+                return False
+        await self._reload(self.view(session_id), "switch")
+        self.emit(PathChanged(session_id))
+        return True
 
     async def clear_history(self, session_id: int) -> None:
         self._require_idle(session_id)
@@ -603,7 +657,9 @@ class ChatEngine:
     # --- the turn -----------------------------------------------------------------------------------
     async def _run_turn(self, session_id: int, continuing: bool = False) -> StoredMessage | None:
         self.idle_timers.cancel(session_id)
-        reply = await self.tasks.run(session_id, "turn", self._turn(session_id, continuing), None)
+        reply, error = await self.tasks.run(session_id, "turn", self._turn(session_id, continuing), (None, None))
+        if error is not None:  # reported once the turn is over, so a Retry at once finds the chat idle
+            self.emit(error)
         if self.background:  # the cache lapses TTL after this request: prepare a summary just before, if it pays
             view = self.view(session_id)
             self.idle_timers.arm(session_id, view.last_request, CACHE_TTL)
@@ -619,11 +675,13 @@ class ChatEngine:
         if self.compactor.idle_summary_pays(view, g):
             await self.compactor.prepare_idle(view, g)
 
-    async def _turn(self, session_id: int, continuing: bool = False) -> StoredMessage | None:
-        """Model calls until the model stops for something other than tools; the gauge is measured at the end."""
+    async def _turn(self, session_id: int, continuing: bool = False) -> tuple[StoredMessage | None, TurnError | None]:
+        """Model calls until the model stops for something other than tools; the gauge is measured at the end.
+        Returns the reply, or the error for the caller to report."""
         await self._load()
         view = self.view(session_id)
         reply: StoredMessage | None = None
+        error: TurnError | None = None
         g: Gathered | None = None
         small = 0  # tool rounds in a row that made no progress
         seen: set[str] = set()  # the calls of this turn with their results, as (name, input, result)
@@ -647,10 +705,10 @@ class ChatEngine:
                 self.emit(Notice(session_id, f"Stopped after {self.settings.max_model_calls} model calls in one "
                                  "turn (the per-turn limit in Settings); send a message to continue.", "warning"))
         except EndTurn as end:
-            self.emit(TurnError(session_id, "tool_permission", end.reason, False, ()))
+            error = TurnError(session_id, "tool_permission", end.reason, False, ())
             reply = None
         except TurnFailed as failed:
-            self._report(session_id, failed.error)
+            error = self._turn_error(session_id, failed.error)
             reply = None
         except asyncio.CancelledError:
             pass  # stopped: what was committed stays; the gauge still shows the state as it is now
@@ -658,7 +716,7 @@ class ChatEngine:
         snapshot = await asyncio.shield(self._publish(view, after))
         if reply is not None and reply.status == "complete" and self.background:
             self._maybe_prepare(view, after, snapshot.used)
-        return reply
+        return reply, error
 
     async def _answer_tools(self, view: SessionView, reply: StoredMessage) -> list[Block]:
         """Run the reply's tool calls and store their results. Whatever happens (a stop, a runner that ends the
@@ -866,12 +924,13 @@ class ChatEngine:
         view.remember(reply)
         self.emit(MessageUpdated(sid, reply))
 
-    def _report(self, session_id: int, error: ChatError) -> None:
+    @staticmethod
+    def _turn_error(session_id: int, error: ChatError) -> TurnError:
         if error.kind == "overflow":
             actions: tuple[str, ...] = ("compact_retry", "new_chat_from_summary")
         else:
             actions = ("retry",) if error.retryable else ()
-        self.emit(TurnError(session_id, error.kind, error.message, error.retryable, actions, detail=error.detail))
+        return TurnError(session_id, error.kind, error.message, error.retryable, actions, detail=error.detail)
 
     def _maybe_prepare(self, view: SessionView, g: Gathered, used: int) -> None:
         """Past the prepare mark, summarise in the background so the next send does not wait; only when the

@@ -114,6 +114,16 @@ class Since:
     estimate_keys: dict[int, str] = field(default_factory=dict)  # message id -> the est_key stored with it
 
 
+@dataclass(frozen=True, slots=True)
+class Fork:
+    """What making room for a new version did: the rows that left the active path, the leaf shown before, and
+    the parent the new version hangs from (None: the session's first row)."""
+
+    removed: list[int]
+    previous_leaf: int | None
+    parent_id: int | None
+
+
 @dataclass(slots=True)
 class Page:
     """What the window shows when a session opens (or scrolls up)."""
@@ -123,6 +133,8 @@ class Page:
     has_older: bool
     hidden_through: int  # messages up to this id are collapsed under the active summary card
     compactions: list[CompactionRecord]
+    # message id -> (position from 1, count) for the shown messages that have other versions (‹ 2/3 ›)
+    versions: dict[int, tuple[int, int]] = field(default_factory=dict)
 
 
 @dataclass(slots=True)
@@ -164,6 +176,11 @@ class Storage(Protocol):
     async def delete_message(self, message_id: int) -> None: ...
     async def truncate_from(self, session_id: int, from_id: int) -> list[int]: ...
     async def clear_history(self, session_id: int) -> None: ...
+
+    # versions (regenerate, edit, switch): rows are never deleted, the active path moves
+    async def branch_at(self, session_id: int, message_id: int) -> Fork: ...
+    async def restore_branch(self, session_id: int, fork: Fork) -> list[int]: ...
+    async def switch_version(self, session_id: int, message_id: int, delta: int) -> bool: ...
 
     # one-trip reads
     async def load(self, session_id: int) -> Loaded | None: ...

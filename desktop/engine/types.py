@@ -76,6 +76,7 @@ class StoredMessage:
     created_at: float = 0.0
     # Extra facts kept with a message (e.g. {"stop_reason": ..., "error": ..., "imported": true}).
     meta: dict[str, Any] = field(default_factory=dict)
+    parent_id: int | None = None  # the row this one follows (its versions share it); None: the first row
 
     @property
     def sendable(self) -> bool:

@@ -19,6 +19,7 @@ from typing import Any, TypeVar
 import peewee as pw
 
 from desktop.engine.storage import (
+    Fork,
     ImportPlan,
     Loaded,
     LockHolder,
@@ -191,6 +192,16 @@ class Store:
 
     async def clear_history(self, session_id: int) -> None:
         await self.call(self._repo.clear_history, session_id)
+
+    # --- versions -------------------------------------------------------------------------------------
+    async def branch_at(self, session_id: int, message_id: int) -> Fork:
+        return await self.call(self._repo.branch_at, session_id, message_id)
+
+    async def restore_branch(self, session_id: int, fork: Fork) -> list[int]:
+        return await self.call(self._repo.restore_branch, session_id, fork)
+
+    async def switch_version(self, session_id: int, message_id: int, delta: int) -> bool:
+        return await self.call(self._repo.switch_version, session_id, message_id, delta)
 
     # --- one-trip reads -------------------------------------------------------------------------------
     async def load(self, session_id: int) -> Loaded | None:

@@ -320,8 +320,33 @@ class Bridge(QObject):
             self.notice.emit(session_id, str(exc), "info")
 
     async def edit_and_resend(self, session_id: int, message_id: int, text: str) -> None:
-        """Replace a user message and everything after it, then send; summaries that covered any of it go."""
+        """Send an edited user message as a new version of it (the earlier one and what followed it stay)."""
         await self._engine.edit_and_resend(session_id, message_id, text)
+
+    # --- versions (regenerate, edit, ‹ › switch); the window reads the page again on events.PathChanged ----
+    async def _session_of(self, message_id: int) -> int | None:
+        msg = await self._engine.store.get_message(message_id)
+        return msg.session_id if msg is not None else None
+
+    async def regenerate(self, message_id: int) -> None:
+        """Answer again in place of a reply; the old reply stays as the other version."""
+        if (sid := await self._session_of(message_id)) is not None:
+            await self._engine.regenerate(sid, message_id)
+
+    async def edit_message(self, message_id: int, text: str) -> None:
+        """Send an edited user message as a new version of it; the old one stays."""
+        if (sid := await self._session_of(message_id)) is None:
+            return
+        try:
+            await self._engine.edit_message(sid, message_id, text)
+        except MessageTooLong as exc:  # nothing was stored: the earlier version is shown again
+            self.notice.emit(sid, str(exc), "error")
+
+    async def switch_version(self, message_id: int, delta: int) -> bool:
+        """Show the previous (-1) or next (+1) version of a message and the conversation under it."""
+        if (sid := await self._session_of(message_id)) is None:
+            return False
+        return await self._engine.switch_version(sid, message_id, delta)
 
     def stop(self, session_id: int) -> None:
         self._engine.stop(session_id)

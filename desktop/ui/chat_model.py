@@ -78,6 +78,7 @@ class ChatRow:
     detail: dict[str, Any] = field(default_factory=dict)
     content_hash: int = 0
     plain_text: str = ""
+    versions: tuple[int, int] | None = None  # (position from 1, count) when the message has other versions
     _code_blocks: tuple[str, ...] | None = None
 
     @property
@@ -115,7 +116,7 @@ class ChatRow:
         self.content_hash = hash((self.kind, self.title, status, self.segments, expanded,
                                   bool(self.detail.get("originals_shown")), bool(self.detail.get("trimmed")),
                                   self.cut_reason, bool(self.detail.get("continuable")),
-                                  bool(self.detail.get("undoable"))))
+                                  bool(self.detail.get("undoable")), self.versions))
         self._code_blocks = None
         lines = [self.title] if self.title else []
         lines.extend(seg.text for seg in self.segments)
@@ -138,7 +139,17 @@ def accessible_text(row: ChatRow) -> str:
 
 
 def accessible_status(row: ChatRow) -> str:
-    """The row's tag in words (interrupted, error, shortened in the context), '' when there is none."""
+    """The row's tag in words (interrupted, error, shortened in the context), '' when there is none; a message
+    with other versions says which one it is first."""
+    status = _accessible_tag(row)
+    if row.versions is None:
+        return status
+    which = QCoreApplication.translate("ChatModel", "Version %1 of %2 (Alt+Left, Alt+Right)").replace(
+        "%1", str(row.versions[0])).replace("%2", str(row.versions[1]))
+    return f"{which}. {status}" if status else which
+
+
+def _accessible_tag(row: ChatRow) -> str:
     if row.status == "interrupted":
         return "Interrupted"
     if row.status == "error":
@@ -373,9 +384,14 @@ class ChatModel(QAbstractListModel):
         self._emit_timer.timeout.connect(self.flush)
         self.tool_states: ToolStates = {}  # tool_use id -> (status, seconds), from the tools' events
         self._expanded: set[int] = set()  # message ids of tool cards shown with their full input and output
+        self._versions: dict[int, tuple[int, int]] = {}  # message id -> (position, count): ‹ 2/3 ›
 
     def _row(self, msg: StoredMessage) -> ChatRow:
-        return _message_row(msg, self.tool_states, msg.id in self._expanded)
+        row = _message_row(msg, self.tool_states, msg.id in self._expanded)
+        if (versions := self._versions.get(msg.id)) is not None:
+            row.versions = versions
+            row.refresh()
+        return row
 
     # -- tool cards ----------------------------------------------------------------------------------------
 
@@ -478,9 +494,12 @@ class ChatModel(QAbstractListModel):
 
     # -- paging --------------------------------------------------------------------------------------------
 
-    def set_messages(self, newest_page: list[StoredMessage], has_older: bool) -> None:
-        """Replace everything (session switch): the newest page, oldest first. Cards are dropped."""
+    def set_messages(self, newest_page: list[StoredMessage], has_older: bool,
+                     versions: dict[int, tuple[int, int]] | None = None) -> None:
+        """Replace everything (session switch): the newest page, oldest first. Cards are dropped. ``versions``:
+        the page's messages that have other versions (the store's Page.versions)."""
         self._dirty.clear()
+        self._versions = dict(versions or {})
         rows = sorted((self._row(m) for m in newest_page), key=lambda r: r.sort_key)
         cut = _budget_cut(rows, FIRST_PAGE_CHAR_BUDGET, MIN_FIRST_ROWS)
         self.beginResetModel()
@@ -502,8 +521,10 @@ class ChatModel(QAbstractListModel):
         self._insert_sorted(release)
         return True
 
-    def prepend_older(self, page: list[StoredMessage], has_older: bool) -> None:
+    def prepend_older(self, page: list[StoredMessage], has_older: bool,
+                      versions: dict[int, tuple[int, int]] | None = None) -> None:
         """Insert an older page above the window. Messages already present are skipped."""
+        self._versions.update(versions or {})
         self._has_older = has_older
         held, self._held = self._held, []
         held_ids = {r.key for r in held}

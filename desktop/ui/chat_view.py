@@ -34,6 +34,8 @@ class ChatView(QListView):
     card_action = Signal(str, str)  # card key, action: see ChatDelegate.card_action
     edit_requested = Signal(int)  # a user message id to edit and resend
     delete_requested = Signal(int)  # a message id to delete
+    regenerate_requested = Signal(int)  # an assistant message id to answer again (a new version)
+    version_requested = Signal(int, int)  # message id, -1 / +1: show its previous / next version
     summarise_before = Signal(int)  # a message id: summarise everything before it
 
     def __init__(self, parent: QWidget | None = None) -> None:
@@ -63,6 +65,7 @@ class ChatView(QListView):
         self._delegate.code_copied.connect(self.code_copied)
         self._delegate.link_activated.connect(self._on_link)
         self._delegate.card_action.connect(self.card_action)
+        self._delegate.version_requested.connect(self.version_requested)
         bar = self.verticalScrollBar()
         bar.valueChanged.connect(self._on_scrolled)
         bar.rangeChanged.connect(self._on_range_changed)
@@ -191,10 +194,15 @@ class ChatView(QListView):
             return ""
         return self._delegate.anchor_at(index, self.visualRect(index), QPointF(pos))
 
+    def _over_version_arrow(self, pos: QPointF) -> bool:
+        index = self.indexAt(pos.toPoint())
+        rects = self._delegate.version_rects(index, self.visualRect(index)) if index.isValid() else None
+        return rects is not None and any(r.contains(pos) for r in rects)
+
     def mouseMoveEvent(self, event: QMouseEvent) -> None:  # noqa: N802
         shape = (
             Qt.CursorShape.PointingHandCursor
-            if self.anchor_at(event.position())
+            if self.anchor_at(event.position()) or self._over_version_arrow(event.position())
             else Qt.CursorShape.ArrowCursor
         )
         self.viewport().setCursor(shape)
@@ -243,6 +251,7 @@ class ChatView(QListView):
                     edit = QAction("Edit and resend…", menu)
                     edit.triggered.connect(lambda: self.edit_requested.emit(key))
                     menu.addAction(edit)
+                self._add_version_actions(menu, index, key)
                 here = QAction(self.tr("Summarise up to here"), menu)
                 here.setToolTip(self.tr("Summarise everything before this message; it and the rest stay verbatim"))
                 here.triggered.connect(lambda: self.summarise_before.emit(key))
@@ -251,6 +260,33 @@ class ChatView(QListView):
                 delete.triggered.connect(lambda: self.delete_requested.emit(key))
                 menu.addAction(delete)
         return menu
+
+    def _add_version_actions(self, menu: QMenu, index: QModelIndex, key: int) -> None:
+        """Regenerate on a reply; Previous/Next version (Alt+Left/Alt+Right) on a message that has versions."""
+        if index.data(Roles.Role) == "assistant":
+            regenerate = QAction(self.tr("Regenerate"), menu)
+            regenerate.triggered.connect(lambda: self.regenerate_requested.emit(key))
+            menu.addAction(regenerate)
+        versions = cast(ChatModel, self.model()).row_at(index.row()).versions
+        if versions is not None:
+            for label, delta, live in ((self.tr("Previous version"), -1, versions[0] > 1),
+                                       (self.tr("Next version"), 1, versions[0] < versions[1])):
+                act = QAction(f"{label} ({versions[0]}/{versions[1]})", menu)
+                act.setShortcut(QKeySequence(Qt.Modifier.ALT | (Qt.Key.Key_Left if delta < 0 else Qt.Key.Key_Right)))
+                act.setEnabled(live)
+                act.triggered.connect(lambda _=False, d=delta: self.version_requested.emit(key, d))
+                menu.addAction(act)
+
+    def _step_version(self, delta: int) -> bool:
+        """Alt+Left / Alt+Right on the current message: its previous / next version."""
+        index = self.currentIndex()
+        if not index.isValid():
+            return False
+        row = cast(ChatModel, self.model()).row_at(index.row())
+        if row.versions is None or not isinstance(row.key, int) or not 1 <= row.versions[0] + delta <= row.versions[1]:
+            return False
+        self.version_requested.emit(row.key, delta)
+        return True
 
     def contextMenuEvent(self, event: QContextMenuEvent) -> None:  # noqa: N802
         pos, global_pos = event.pos(), event.globalPos()
@@ -287,6 +323,9 @@ class ChatView(QListView):
             return
         if event.key() == Qt.Key.Key_End and not event.modifiers():
             self.scroll_to_bottom()
+        if (event.modifiers() == Qt.KeyboardModifier.AltModifier and event.key() in (Qt.Key.Key_Left, Qt.Key.Key_Right)
+                and self._step_version(-1 if event.key() == Qt.Key.Key_Left else 1)):
+            return
         super().keyPressEvent(event)
 
     def changeEvent(self, event: QEvent) -> None:  # noqa: N802

@@ -206,6 +206,7 @@ class MainWindow(QMainWindow):
         self._stash: tuple[str, list[str]] | None = None  # the open chat's draft while a message is edited
         self.summary_editor: SummaryEditor | None = None  # the open Edit summary dialog
         self._keep_card: tuple[int, int] | None = None  # (compaction id, y): Show originals keeps the card put
+        self._keep_version: tuple[int | None, int] | None = None  # (parent id, y): ‹ › keeps the message put
         self._draft_timer = QTimer(self)
         self._draft_timer.setSingleShot(True)
         self._draft_timer.setInterval(300)
@@ -278,6 +279,8 @@ class MainWindow(QMainWindow):
         self.chat.card_action.connect(self._on_card_action)
         self.chat.edit_requested.connect(self._edit_message)
         self.chat.delete_requested.connect(self._delete_message)
+        self.chat.regenerate_requested.connect(self.regenerate)
+        self.chat.version_requested.connect(self.switch_version)
         self.chat.summarise_before.connect(self._summarise_before)
         self.bridge.handoff_ready.connect(self._on_handoff)
         self.welcome.form.submitted.connect(self._apply_choice)
@@ -326,12 +329,12 @@ class MainWindow(QMainWindow):
         editing, self._editing = self._editing, None
         self._show_editing(False)
         if editing is not None and editing[0] == self.session_id:
-            self.bridge.spawn(self.bridge.edit_and_resend(self.session_id, editing[1], text))
+            self.bridge.spawn(self.bridge.edit_message(editing[1], text))
             return
         self.bridge.spawn(self.bridge.send(self.session_id, text, files or []))
 
     def _edit_message(self, message_id: int) -> None:
-        """Put the message back in the composer; sending replaces it and everything after it (in this chat)."""
+        """Put the message back in the composer; sending adds it as a new version (the earlier one stays)."""
         row = self.chat_model.row_at(self.chat_model.row_of(message_id))
         if row.message is None or self.session_id is None:
             return
@@ -342,8 +345,8 @@ class MainWindow(QMainWindow):
         self.composer.set_draft(text, [])
         self._show_editing(True)
         self.composer.edit.setFocus()
-        self.toast.show_message(self.tr("Editing a message: sending replaces it and every message after it. "
-                                        "Esc cancels."))
+        self.toast.show_message(self.tr("Editing a message: sending adds a new version; the earlier one stays "
+                                        "(‹ › under the message). Esc cancels."))
 
     def all_drafts(self) -> dict[int, tuple[str, list[str]]]:
         """Every chat's unsent draft, the open chat's included (its own while an edit borrows the composer)."""
@@ -389,8 +392,45 @@ class MainWindow(QMainWindow):
 
     def _show_editing(self, editing: bool) -> None:
         self.composer.edit.setPlaceholderText(
-            self.tr("Editing: sending replaces the message and what follows") if editing else self._placeholder)
+            self.tr("Editing: sending adds a new version of the message") if editing else self._placeholder)
         self.composer.cancel_edit_button.setVisible(editing)
+
+    def regenerate(self, message_id: int) -> None:
+        """Answer again in place of a reply (a new version; the old one stays)."""
+        if self.session_id is not None and not self.bridge.busy(self.session_id):
+            self.banner.hide()
+            self.bridge.spawn(self.bridge.regenerate(message_id))
+
+    def switch_version(self, message_id: int, delta: int) -> None:
+        """‹ / ›: show another version of a message; the page is read again when the path moved."""
+        if self.session_id is None:
+            return
+        if self.bridge.busy(self.session_id):
+            self.toast.show_message(self.tr("Versions can be switched when the reply has finished."))
+            return
+        # The page is read again: the other version comes back where this one is on screen.
+        row = self.chat_model.row_of(message_id)
+        msg = self.chat_model.row_at(row).message if row >= 0 else None
+        if msg is not None:
+            top = self.chat.visualRect(self.chat_model.index(row)).top()
+            self._keep_version = (msg.parent_id, top)
+        self.bridge.spawn(self.bridge.switch_version(message_id, delta))
+
+    def _scroll_version_to(self, parent_id: int | None, y: int) -> bool:
+        """Put the message shown after ``parent_id`` (the version just switched to) at ``y``."""
+        ids = self.chat_model.message_ids()
+        if parent_id is None:
+            target = ids[0] if ids and not self.chat_model.has_older else None
+        else:
+            after = [i for i in ids if i > parent_id]
+            target = after[0] if parent_id in ids and after else None
+        if target is None:
+            return False
+        self.chat.doItemsLayout()
+        index = self.chat_model.index(self.chat_model.row_of(target))
+        bar = self.chat.verticalScrollBar()
+        bar.setValue(bar.value() + self.chat.visualRect(index).top() - y)
+        return True
 
     def _delete_message(self, message_id: int) -> None:
         if self.session_id is None:
@@ -572,10 +612,13 @@ class MainWindow(QMainWindow):
             case events.ContextChanged(snapshot=snapshot):
                 self.gauge.set_snapshot(snapshot)
                 self.chat_model.set_trimmed(set(snapshot.trimmed))
-            case events.CompactionChanged(records=records):
-                self._on_compactions(list(records))
+            case events.CompactionChanged(note=note, records=records) if note != "switch":
+                self._on_compactions(list(records))  # (a switch is followed by PathChanged: the page is read)
             case events.Notice(text=text, level=level):
                 self.toast.show_message(text, level)
+            case events.PathChanged():  # originals stay shown if they were
+                self.bridge.spawn(self.bridge.open_session(event.session_id,
+                                                           originals=not self.hidden_through and bool(self._records)))
 
     def _on_sessions(self, sessions: list[SessionInfo]) -> None:
         self.sidebar.set_sessions(sessions)
@@ -606,11 +649,13 @@ class MainWindow(QMainWindow):
         self.sidebar.select(session.id)
         self.banner.hide()
         self.status.clear()
-        self.chat_model.set_messages(page.messages, page.has_older)
+        self.chat_model.set_messages(page.messages, page.has_older, page.versions)
         self._records = list(page.compactions)  # what the page was cut by: seen, nothing to collapse
         self._on_compactions(page.compactions)
         keep, self._keep_card = self._keep_card, None
-        if not (keep and not switched and self._scroll_card_to(*keep)):
+        version, self._keep_version = self._keep_version, None
+        if not (keep and not switched and self._scroll_card_to(*keep)) and not (
+                version and not switched and self._scroll_version_to(*version)):
             self.chat.scroll_to_bottom()
         activity = self.bridge.activity(session.id)
         self.composer.set_busy(activity.busy)
@@ -619,7 +664,7 @@ class MainWindow(QMainWindow):
 
     def _on_older(self, session_id: int, page: Page) -> None:
         if session_id == self.session_id:
-            self.chat_model.prepend_older(page.messages, page.has_older)
+            self.chat_model.prepend_older(page.messages, page.has_older, page.versions)
             self.chat.older_request_done()
 
     def _on_status(self, event: events.StatusChanged) -> None:
