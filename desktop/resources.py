@@ -50,6 +50,17 @@ def stylesheet() -> str:
     return (root() / "styles" / "precis.qss").read_text("utf-8")
 
 
+def ui_icon_svg(name: str) -> str:
+    """The SVG text of an interface icon (assets/icons/ui/NAME.svg); '' when it is missing."""
+    path = root() / "icons" / "ui" / f"{name}.svg"
+    return path.read_text("utf-8") if path.exists() else ""
+
+
+def ui_icon_names() -> list[str]:
+    """Every bundled interface icon's name."""
+    return sorted(p.stem for p in (root() / "icons" / "ui").glob("*.svg"))
+
+
 def desktop_entry() -> str:
     """The freedesktop.org desktop entry, as shipped (``Exec=precis-gui``)."""
     return (root() / DESKTOP_ENTRY).read_text("utf-8")

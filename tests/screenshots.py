@@ -76,6 +76,7 @@ async def opened_window(tools: bool = False):  # noqa: ANN201
         window = MainWindow(bridge, runtime.paths.config_dir / "window.ini")
         window.resize(1100, 720)
         window.move(0, 0)
+        window.look.apply_saved_theme()
         window.show()
         try:
             yield runtime.store, runtime.engine, bridge, window
@@ -431,6 +432,73 @@ async def shoot_organise(outdir: Path, srv: FakeAnthropic) -> None:
         window.composer.clear()
 
 
+LOOK_CODE = '''"""Parse the app's settings file."""
+import json
+from pathlib import Path
+
+
+def load(path: Path) -> dict:
+    return json.loads(path.read_text("utf-8"))
+'''
+
+
+async def shoot_look(outdir: Path, srv: FakeAnthropic) -> None:
+    """Attachments (a code file and an image: chips, then the bubble), the gauge with its tick and figure, the
+    light and dark windows and a narrow window with the sidebar folded away."""
+    from PIL import Image, ImageDraw
+
+    from desktop.ui.bridge import events
+
+    scratch = Path(tempfile.mkdtemp(prefix="precis-look-"))
+    (scratch / "settings_loader.py").write_text(LOOK_CODE, "utf-8")
+    picture = Image.new("RGB", (640, 400), (236, 226, 206))
+    draw = ImageDraw.Draw(picture)
+    draw.rectangle((40, 60, 600, 340), fill=(200, 100, 59))
+    draw.ellipse((240, 120, 400, 280), fill=(43, 58, 103))
+    picture.save(scratch / "architecture-sketch.png", "PNG")
+    async with opened_window() as (store, engine, bridge, window):
+        await window.start()
+        window.resize(1180, 740)
+        window.look.set_theme("light")
+        await asyncio.sleep(0.3)
+        window.composer.add_files([str(scratch / "settings_loader.py"), str(scratch / "architecture-sketch.png")])
+        window.composer.edit.setPlainText("Review this loader and tell me what the sketch shows.")
+        await asyncio.sleep(0.3)
+        window.grab().save(str(outdir / "look-attachments-composer.png"))
+        done = asyncio.Event()
+        bridge.engine_event.connect(lambda e: isinstance(e, events.TurnDone | events.TurnError) and done.set())
+        srv.queue_text("The loader reads the whole file and parses it as JSON; a missing file raises "
+                       "`FileNotFoundError`, so wrap it if settings are optional.\n\nThe sketch shows a navy "
+                       "circle on a clay-coloured panel.")
+        window.composer.send_button.click()
+        await asyncio.wait_for(done.wait(), 10)
+        await asyncio.sleep(0.4)
+        window.grab().save(str(outdir / "look-attachments-bubble.png"))
+        # The gauge: a window learned small enough that the ring is a third full and the tick shows.
+        model = (await store.get_session(window.session_id)).model
+        used = (await engine.measure(window.session_id)).used
+        engine.catalog.learn_window(model, max(2_000, int(used / 0.3)))
+        await engine.publish_context(window.session_id)
+        await asyncio.sleep(0.5)
+        window.grab().save(str(outdir / "look-light.png"))
+        header = window.header_bar.grab()
+        header.scaled(header.width() * 2, header.height() * 2).save(str(outdir / "look-gauge-header.png"))
+        QTest.mouseMove(window.gauge)
+        window.gauge.card.anchor_entered()
+        await asyncio.sleep(0.6)
+        screen(outdir / "look-gauge-card.png", window)
+        window.gauge.card.close_card()
+        window.look.set_theme("dark")
+        await asyncio.sleep(0.5)
+        window.grab().save(str(outdir / "look-dark.png"))
+        window.resize(680, 700)
+        await asyncio.sleep(0.5)
+        window.grab().save(str(outdir / "look-narrow-dark.png"))
+        window.look.set_theme("light")
+        await asyncio.sleep(0.4)
+        window.grab().save(str(outdir / "look-narrow.png"))
+
+
 async def shoot_versions(outdir: Path, srv: FakeAnthropic) -> None:
     """A regenerated reply: ‹ 2/2 › under it, the first reply kept as version 1."""
     from desktop.ui.bridge import events
@@ -561,6 +629,7 @@ def main() -> int:
         asyncio.run(shoot_steer(outdir, srv), loop_factory=lambda: qasync.QEventLoop(app))
         asyncio.run(shoot_chinese(outdir, srv), loop_factory=lambda: qasync.QEventLoop(app))
         asyncio.run(shoot_organise(outdir, srv), loop_factory=lambda: qasync.QEventLoop(app))
+        asyncio.run(shoot_look(outdir, srv), loop_factory=lambda: qasync.QEventLoop(app))
     print(f"screenshots in {outdir}")
     return 0
 

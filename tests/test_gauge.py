@@ -241,7 +241,7 @@ def test_clamped_at_full_ring(qtbot):
     arc = arc_of(gauge)
     for deg in [*range(0, 360, 15), 359, 1]:
         assert close(probe(image, gauge, deg), arc), deg
-    assert gauge.label_text() == "150"
+    assert gauge.label_text() == "150%"
 
 
 def test_no_data_is_muted(qtbot):
@@ -312,13 +312,13 @@ def test_busy_mode(qtbot):
 
 def test_percentage_and_accessibility(qtbot):
     gauge = make_gauge(qtbot, snap(used=31_234, next_turn=33_434), size=30)
-    assert gauge.label_text() == "16"
+    assert gauge.label_text() == "16%"
     assert gauge.accessibleName() == "Context usage"
     desc = gauge.accessibleDescription()
     assert "31.2K of 200K tokens used (15.6%)" in desc
     assert "33.4K (16.7%)" in desc
     assert gauge.focusPolicy() & Qt.FocusPolicy.TabFocus
-    assert 28 <= gauge.sizeHint().width() <= 32
+    assert 36 <= gauge.sizeHint().width() <= 44  # room for "100%" at a readable size
     assert gauge.sizeHint().width() == gauge.sizeHint().height()
 
 

@@ -12,6 +12,8 @@ UI = ROOT / "desktop" / "ui"
 # The ui modules allowed to import the engine: the bridge (the seam) and the composition root.
 UI_GATEWAYS = {"bridge", "app"}
 PACKAGE_CONSTANTS = {"desktop.APP_NAME", "desktop.APP_ID", "desktop.__version__"}  # names, not modules
+# Bundled files (icons, style sheets): a leaf that imports nothing of the app, so widgets may read it directly.
+RESOURCES = "desktop.resources"
 
 
 def module_name(path: pathlib.Path) -> str:
@@ -81,10 +83,15 @@ def test_widgets_import_only_the_bridge_and_ui_modules():
         if path.stem in UI_GATEWAYS or path.name == "__init__.py":
             continue
         bad = sorted(m for m in imports_of(path) if m.startswith("desktop.")
-                     and not m.startswith("desktop.ui") and m not in PACKAGE_CONSTANTS)
+                     and not m.startswith(("desktop.ui", RESOURCES)) and m not in PACKAGE_CONSTANTS)
         if bad:
             offenders[path.name] = bad
     assert offenders == {}
+
+
+def test_the_resources_module_is_a_leaf():
+    assert not [m for m in imports_of(ROOT / "desktop" / "resources.py")
+                if m.startswith("desktop") and m not in PACKAGE_CONSTANTS | {"desktop"}]
 
 
 def test_the_bridge_never_reaches_the_database():

@@ -255,7 +255,7 @@ async def test_attachments_from_the_composer_reach_the_request(window, fake_api,
     path = tmp_path / "screenshot.png"
     Image.new("RGB", (40, 20), (10, 200, 10)).save(path)
     window.composer.add_files([str(path)])
-    assert window.composer.attachments_label.isVisible() and "screenshot.png" in window.composer.attachments_label.text()
+    assert window.composer.chips.chips[str(path)].name_label.text() == "screenshot.png"
     fake_api.queue_text("a green bar")
     window.composer.edit.setPlainText("what is this?")
     window.composer.send_button.click()
@@ -264,8 +264,9 @@ async def test_attachments_from_the_composer_reach_the_request(window, fake_api,
     assert [b["type"] for b in content] == ["image", "text"]
     assert not window.composer.attachments  # sent attachments are cleared
     await until(lambda: window.composer.send_button.isVisible())  # the turn has fully ended
+    (tmp_path / "notes.txt").write_text("text, not an image")
     window.composer.add_files([str(tmp_path / "notes.txt")])
-    (tmp_path / "notes.txt").write_text("not an image")
+    (tmp_path / "notes.txt").write_bytes(b"\x00binary now")  # changed after it was added
     window.composer.edit.setPlainText("and this?")
     window.composer.send_button.click()
     await until(lambda: window.toast.isVisible() and "Cannot attach" in window.toast.text())
@@ -355,6 +356,7 @@ async def test_a_refused_attachment_keeps_the_draft(window, fake_api, qtbot, tmp
     script.write_text("print('hi')\n", "utf-8")
     window.composer.edit.setPlainText("please look at this")
     window.composer.add_files([str(script)])
+    script.write_bytes(b"\x00\x01 compiled")  # no longer text when it is sent: refused at send after all
     window.composer.send_button.click()
     await until(lambda: window.toast.isVisible())
     await asyncio.sleep(0.1)

@@ -132,7 +132,8 @@ async def cmd_chat(args: argparse.Namespace) -> int:
                 return await _stream_turn(ctx, session.id, ctx.engine.continue_reply(session.id))
             except NothingToContinue as exc:
                 raise CliError(cli(SESSION_SUFFIX, error=exc, id=session.id)) from None
-        return await _stream_turn(ctx, session.id, ctx.engine.send(session.id, text, attachments))
+        meta = {"files": [Path(p).name for p in args.attach]} if args.attach else None
+        return await _stream_turn(ctx, session.id, ctx.engine.send(session.id, text, attachments, meta=meta))
 
 
 def _print_activity(event: EngineEvent, session_id: int | None = None) -> None:
@@ -201,12 +202,10 @@ async def _stream_turn(ctx: Runtime, session_id: int, start: Any) -> int:
 
 
 def _attachment(path: Path) -> dict[str, Any]:
+    from desktop.engine.attachments import prepare
+
     try:
-        from desktop.engine.compaction.media import prepare_attachment
-    except ImportError as exc:  # pragma: no cover - media support ships with the compaction package
-        raise CliError("attachments are not supported in this build") from exc
-    try:
-        return prepare_attachment(path)
+        return prepare(path)  # images, PDFs, UTF-8 text (a long text needs the window's workspace read tool)
     except Exception as exc:  # noqa: BLE001 - a clear one-line reason, nothing lost
         raise CliError(cli(QT_TRANSLATE_NOOP("Cli", "cannot attach {path}: {error}"), path=str(path),
                            error=str(exc))) from exc

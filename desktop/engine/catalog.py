@@ -5,7 +5,8 @@ are inferred from a documented sibling and should be confirmed with ``client.mod
 An unknown model has window ``None`` ("capacity unknown"): never a made-up 200K.
 
 Precedence of the window: env ``PRECIS_CONTEXT_WINDOW`` (all models) > settings override > catalog;
-a window learned from a real overflow error is a hard ceiling on whichever of those applies.
+a window learned from a real overflow error is a hard ceiling on whichever of those applies. A model the catalog
+does not know may have its window from the provider's API (``models.retrieve``): source "api".
 """
 
 from __future__ import annotations
@@ -13,7 +14,7 @@ from __future__ import annotations
 import math
 import os
 import re
-from collections.abc import Mapping
+from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, replace
 from typing import Any, Literal
 
@@ -24,7 +25,7 @@ ENV_WINDOW = "PRECIS_CONTEXT_WINDOW"
 CACHE_WRITE_MULTIPLIER = 1.25  # 5-minute TTL; a 1-hour write costs 2x
 CACHE_READ_MULTIPLIER = 0.1
 
-WindowSource = Literal["catalog", "override", "env", "learned", "unknown"]
+WindowSource = Literal["catalog", "override", "env", "learned", "api", "unknown"]
 
 
 @dataclass(frozen=True, slots=True)
@@ -157,12 +158,15 @@ class ModelCatalog:
     """
 
     def __init__(self, overrides: Mapping[str, Any] | None = None,
-                 learned: Mapping[str, int] | None = None) -> None:
+                 learned: Mapping[str, int] | None = None, reported: Iterable[str] | None = None) -> None:
         # Anything but a mapping (a list left in settings.json, a corrupt stored value) means "none".
         overrides = overrides if isinstance(overrides, Mapping) else {}
         learned = learned if isinstance(learned, Mapping) else {}
         self._overrides = {str(k).lower(): v for k, v in overrides.items()}
         self._learned: dict[str, int] = {str(k).lower(): int(v) for k, v in learned.items() if _positive(v)}
+        # Learned windows the provider's API reported (not an overflow error): the hover card says which.
+        given = reported if isinstance(reported, (list, tuple, set, frozenset)) else ()
+        self._reported: set[str] = {str(k).lower() for k in given} & set(self._learned)
 
     def info(self, model: str | None) -> ModelInfo:
         name = (model or "").strip()
@@ -178,7 +182,8 @@ class ModelCatalog:
             info = replace(info, window=env, window_source="env")
         learned = self._learned.get(name.lower())
         if learned and (info.window is None or learned < info.window):
-            info = replace(info, window=learned, window_source="learned")
+            source: WindowSource = "api" if name.lower() in self._reported else "learned"
+            info = replace(info, window=learned, window_source=source)
         return info
 
     @staticmethod
@@ -201,13 +206,19 @@ class ModelCatalog:
             changes["window_source"] = "override"
         return replace(info, **changes)
 
-    def learn_window(self, model: str, window: int) -> bool:
-        """Record a window the server reported (e.g. "N tokens > M maximum"). Returns whether it changed."""
+    def learn_window(self, model: str, window: int, *, reported: bool = False) -> bool:
+        """Record a window the server told: in an overflow error ("N tokens > M maximum"), or ``reported`` by
+        its models API. Returns whether it changed."""
         key = model.strip().lower()
-        if window <= 0 or self._learned.get(key) == window:
+        if window <= 0 or (self._learned.get(key) == window and (key in self._reported) == reported):
             return False
         self._learned[key] = int(window)
+        (self._reported.add if reported else self._reported.discard)(key)
         return True
+
+    def reported(self) -> list[str]:
+        """The models whose learned window came from the provider's API (the caller persists them)."""
+        return sorted(self._reported)
 
     def learned(self) -> dict[str, int]:
         """Serialisable learned windows (the caller persists them)."""

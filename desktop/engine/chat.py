@@ -208,7 +208,8 @@ class ChatEngine:
             return
         self._loaded = True
         calibration = Calibration.from_dict(await self.store.get_kv("calibration"))
-        catalog = ModelCatalog(self.settings.model_overrides, await self.store.get_kv("learned_windows"))
+        catalog = ModelCatalog(self.settings.model_overrides, await self.store.get_kv("learned_windows"),
+                               await self.store.get_kv("reported_windows"))
         self.replace_models(catalog, calibration)
 
     def replace_models(self, catalog: ModelCatalog, calibration: Calibration) -> None:
@@ -221,7 +222,8 @@ class ChatEngine:
         """New settings or key: the next request uses a fresh client."""
         self.shared.settings = settings
         self._credentials = credentials
-        self.replace_models(ModelCatalog(settings.model_overrides, self.catalog.learned()), self.calibration)
+        self.replace_models(ModelCatalog(settings.model_overrides, self.catalog.learned(), self.catalog.reported()),
+                            self.calibration)
         # A reply streaming meanwhile keeps the client it started with; the old clients close with the engine.
         self._retired += [p for p in (self._provider, *self._providers.values()) if p is not None]
         self._provider, self._providers = None, {}
@@ -242,12 +244,14 @@ class ChatEngine:
             raise RuntimeError("a reply is still streaming in this session")
 
     # --- public entry points ------------------------------------------------------------------------
-    async def send(self, session_id: int, text: str, attachments: list[Block] | None = None) -> StoredMessage | None:
-        """Commit the user's message first, then run the turn. Returns the assistant message (or None)."""
+    async def send(self, session_id: int, text: str, attachments: list[Block] | None = None,
+                   meta: dict[str, Any] | None = None) -> StoredMessage | None:
+        """Commit the user's message first, then run the turn. Returns the assistant message (or None).
+        ``meta`` is stored with the message (e.g. the attached files' names, which image blocks cannot carry)."""
         content: list[Block] = list(attachments or [])
         if text.strip():
             content.append({"type": "text", "text": text})
-        return await self.send_content(session_id, content, title_hint=text)
+        return await self.send_content(session_id, content, title_hint=text, meta=meta)
 
     async def send_content(self, session_id: int, content: list[Block], title_hint: str = "",
                            meta: dict[str, Any] | None = None) -> StoredMessage | None:
@@ -268,6 +272,9 @@ class ChatEngine:
         """A long text is sent whole, never cut: one that cannot fit the window even alone is refused before
         anything is stored, in words the user can act on."""
         texts = [str(b.get("text", "")) for b in content if b.get("type") == "text"]
+        texts += [str(b["source"].get("data") or "") for b in content  # attached text files are sent whole too
+                  if b.get("type") == "document" and isinstance(b.get("source"), dict)
+                  and b["source"].get("type") == "text"]
         if sum(len(t) for t in texts) < LONG_MESSAGE_CHARS:
             return
         await self._load()
@@ -632,12 +639,13 @@ class ChatEngine:
             return
         window, _max_out = await self.provider.model_window(model)
         if window:
-            await self._learn_window(model, int(window))
+            await self._learn_window(model, int(window), reported=True)
 
-    async def _learn_window(self, model: str, window: int) -> None:
-        if self.catalog.learn_window(model, window):
+    async def _learn_window(self, model: str, window: int, *, reported: bool = False) -> None:
+        if self.catalog.learn_window(model, window, reported=reported):
             try:
                 await self.store.set_kv("learned_windows", self.catalog.learned())
+                await self.store.set_kv("reported_windows", self.catalog.reported())
             except StorageError as exc:  # a read-only command (or disk): known for this run, learned again later
                 log.info("learned window not stored: %s", exc)
 

@@ -66,6 +66,9 @@ class ContextSnapshot:
     # Messages whose blocks requests carry shortened (old tool results cleared, old long texts cut, huge
     # content spilled to a file): the window marks them quietly.
     trimmed: tuple[int, ...] = ()
+    # Where the window size comes from: "api" (the provider's models API), "catalog", "learned" (from an overflow
+    # error), "override" (settings), "env" (PRECIS_CONTEXT_WINDOW) or "unknown".
+    window_source: str = "unknown"
     # Where automatic compaction starts (the user's percent and cap): the gauge's tick and the hover card.
     compact_at_tokens: int | None = None
     # The prompt cache: the clock time it lapses (None: no request in this run) and its TTL in seconds; what the
@@ -127,6 +130,16 @@ _STATES = {
 }
 
 
+WINDOW_SOURCES = {
+    "api": QT_TRANSLATE_NOOP("Engine", "reported by the provider's API"),
+    "catalog": QT_TRANSLATE_NOOP("Engine", "the built-in model catalog"),
+    "learned": QT_TRANSLATE_NOOP("Engine", "learned from a context-overflow error"),
+    "override": QT_TRANSLATE_NOOP("Engine", "your override in Settings"),
+    "env": "PRECIS_CONTEXT_WINDOW",
+    "unknown": QT_TRANSLATE_NOOP("Engine", "unknown"),
+}
+
+
 def _tok(n: int) -> str:
     return f"{n:,}"
 
@@ -145,7 +158,12 @@ def context_report(snap: ContextSnapshot) -> str:
         say(QT_TRANSLATE_NOOP("Engine", "Next turn    ~{next}"), next=nxt),
         say(QT_TRANSLATE_NOOP("Engine", "State        {state}"), state=say(_STATES.get(snap.state, snap.state))),
         say(QT_TRANSLATE_NOOP("Engine", "Source       {source}"), source=say(_SOURCES[snap.source])),
+        say(QT_TRANSLATE_NOOP("Engine", "Window from  {source}"),
+            source=say(WINDOW_SOURCES.get(snap.window_source, snap.window_source))),
     ]
+    if snap.compact_at_tokens and snap.window:
+        lines.append(say(QT_TRANSLATE_NOOP("Engine", "Compacts at  {at} ({pct:.0f}%)"), at=_tok(snap.compact_at_tokens),
+                         pct=100 * snap.compact_at_tokens / snap.window))
     if snap.last_usage:
         u = snap.last_usage
         lines.append(say(QT_TRANSLATE_NOOP(

@@ -327,6 +327,7 @@ class ContextMeter:
             can_compact=refusal is None,
             compact_reason=refusal or "",
             trimmed=trimmed,
+            window_source=info.window_source,
         )
 
     def _breakdown(self, model: str, system: list[Block], tools: list[dict[str, Any]], summary_tokens: int,

@@ -54,6 +54,7 @@ async def _run_window(app: QApplication, runtime: Runtime, quit_after: float | N
 
     bridge = Bridge(runtime.engine, runtime.toolbox)
     window = MainWindow(bridge, runtime.paths.config_dir / "window.ini")
+    window.look.apply_saved_theme()  # the palette the user chose (system / light / dark)
 
     app.setQuitOnLastWindowClosed(False)
     closed = asyncio.Event()

@@ -16,11 +16,12 @@ from typing import Any, Protocol
 
 from PySide6.QtCore import QObject, Signal
 
+from desktop.engine import attachments as _attachments
 from desktop.engine import events
 from desktop.engine import importer as _importer
 from desktop.engine import secrets as _secrets
+from desktop.engine.attachments import AttachmentRefused, Checked
 from desktop.engine.chat import ChatEngine, MessageTooLong
-from desktop.engine.compaction.media import prepare_attachment
 from desktop.engine.context import CATEGORIES, LABELS, WARNING_RATIO, ContextSnapshot
 from desktop.engine.continuation import NothingToContinue
 from desktop.engine.export import export_text
@@ -64,6 +65,8 @@ __all__ = [
     "LABELS",
     "WARNING_RATIO",
     "Activity",
+    "AttachmentRefused",
+    "Checked",
     "Block",
     "Bridge",
     "CompactionRecord",
@@ -320,18 +323,28 @@ class Bridge(QObject):
         if text.startswith("/") and not files and await self._engine.command(session_id, text):
             self.draft_taken.emit(session_id)
             return True
+        reads = bool(files) and self.has_tools and bool(await self.workspace(session_id))
+        spill = self._engine.paths.spill_dir(session_id) if reads else None
         try:
             # Reading, checking and downscaling files is slow work: off the UI thread.
-            blocks: list[Block] = await asyncio.to_thread(lambda: [prepare_attachment(p) for p in files or []])
+            blocks: list[Block] = await asyncio.to_thread(
+                lambda: [_attachments.prepare(p, spill_dir=spill) for p in files or []])
         except (OSError, ValueError) as exc:
             self.notice.emit(session_id, self.tr("Cannot attach: {error}").format(error=exc), "error")
             return False
+        # Image blocks have no name field: the names the bubble shows are kept with the message.
+        meta = {"files": [_attachments.display_name(p) for p in files]} if files else None
         try:
-            await self._engine.send(session_id, text, blocks)
+            await self._engine.send(session_id, text, blocks, meta=meta)
         except MessageTooLong as exc:
             self.notice.emit(session_id, word_error(exc), "error")
             return False
         return True
+
+    def check_attachment(self, path: str, *, read_tool: bool) -> Checked:
+        """What an added file would be sent as; AttachmentRefused (with the reason) when it cannot be sent.
+        ``read_tool``: the chat has a workspace, so a long text file can reach the model in parts."""
+        return _attachments.check(path, read_tool=read_tool and self.has_tools)
 
     async def retry(self, session_id: int) -> None:
         await self._engine.retry(session_id)

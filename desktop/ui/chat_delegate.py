@@ -24,6 +24,7 @@ from PySide6.QtCore import (
     QRectF,
     QSize,
     Qt,
+    QUrl,
     Signal,
 )
 from PySide6.QtGui import (
@@ -51,7 +52,9 @@ from desktop.ui.markdown_render import (
     render_markdown,
     theme_for,
 )
+from desktop.ui.role_marker import paint_role_marker
 from desktop.ui.theme import is_dark
+from desktop.ui.thumbnails import data_thumbnail, thumbnail_key
 
 MARGIN_V = 5
 MARGIN_H = 12
@@ -276,6 +279,8 @@ class ChatDelegate(QStyledItemDelegate):
             if seg.kind == "markdown":
                 chunks.append(render_markdown(seg.text, dark, user, code_start))
                 code_start += _count_code(seg.text)
+            elif seg.kind == "image" and seg.media:
+                chunks.append(_image_html(doc, seg, theme.muted))
             else:
                 chunks.append(_line_html(seg, theme.muted))
         if row.cut_reason:
@@ -340,6 +345,8 @@ class ChatDelegate(QStyledItemDelegate):
             painter.setPen(QPen(_blend(base, text, 0.14), 1.0))
             painter.setBrush(Qt.BrushStyle.NoBrush)
             painter.drawRoundedRect(geo.bubble, RADIUS, RADIUS)
+        if kind == "message" and row.message is not None:
+            paint_role_marker(painter, geo.bubble, row.is_user_bubble, palette)
         if option.state & QStyle.StateFlag.State_HasFocus and self._view.hasFocus():
             painter.setPen(QPen(palette.color(QPalette.ColorRole.Highlight), 1.5))
             painter.setBrush(Qt.BrushStyle.NoBrush)
@@ -546,6 +553,17 @@ def _line_html(seg: Segment, muted: str) -> str:
     if seg.kind == "thinking":
         style += "; font-style:italic"
     return f'<p style="{style}">{html.escape(seg.text)}</p>'
+
+
+def _image_html(doc: QTextDocument, seg: Segment, muted: str) -> str:
+    """An attached image: its thumbnail (a resource of this document only) over its file name."""
+    image = data_thumbnail(seg.media)
+    name = f'<p style="color:{muted}; margin-top:2px; margin-bottom:4px">{html.escape(seg.text)}</p>'
+    if image is None:
+        return name
+    url = f"precis-thumb:{thumbnail_key(seg.media)}"
+    doc.addResource(QTextDocument.ResourceType.ImageResource.value, QUrl(url), image)
+    return f'<p style="margin-top:2px"><img src="{url}" width="{image.width()}" height="{image.height()}"></p>{name}'
 
 
 def _count_code(text: str) -> int:

@@ -12,6 +12,7 @@ import bisect
 import itertools
 import json
 import re
+from collections.abc import Sequence
 from dataclasses import dataclass, field, replace
 from enum import IntEnum
 from typing import Any, Literal
@@ -65,6 +66,7 @@ class Roles(IntEnum):
 class Segment:
     kind: SegmentKind
     text: str
+    media: str = ""  # an image segment: the block's base64 data, for the bubble's thumbnail
 
 
 @dataclass(slots=True)
@@ -273,12 +275,34 @@ def _expanded(block: Block) -> Segment:
     return Segment("markdown", _fenced(text or _no_output()) + extra)
 
 
+def _tr(text: str) -> str:
+    return QCoreApplication.translate("ChatModel", text)
+
+
+def attachment_segment(block: Block, name: str = "") -> Segment:
+    """An attached image (a thumbnail and its file name) or document (its name, kind and size)."""
+    source = block.get("source") if isinstance(block.get("source"), dict) else {}
+    assert isinstance(source, dict)
+    if block.get("type") == "image":
+        data = str(source.get("data") or "") if source.get("type") == "base64" else ""
+        return Segment("image", name or _tr("Image"), media=data)
+    title = str(block.get("title") or name or _tr("attachment"))
+    if source.get("type") == "text":
+        text = str(source.get("data") or "")
+        lines = text.count("\n") + (0 if text.endswith("\n") else 1)
+        return Segment("image", _tr("{name} · text, {n:,} lines").format(name=title, n=lines))
+    if source.get("media_type") == "application/pdf":
+        return Segment("image", _tr("{name} · PDF").format(name=title))
+    return Segment("image", _tr("[document: {name}]").format(name=title))
+
+
 def segments_for(content: list[Block], states: ToolStates | None = None,
-                 expanded: bool = False) -> tuple[Segment, ...]:
+                 expanded: bool = False, *, files: Sequence[str] = ()) -> tuple[Segment, ...]:
     """Content blocks -> what the delegate paints. Text stays Markdown; everything else is one muted line (a
     tool card: the call, its status and duration; its result's first line), and an expanded card adds the full
-    input and output."""
+    input and output. ``files``: the attached files' names, in block order (kept with the message)."""
     out: list[Segment] = []
+    names = iter(files)
     for block in content:
         kind = block.get("type")
         if expanded and kind in ("tool_use", "tool_result"):
@@ -301,12 +325,8 @@ def segments_for(content: list[Block], states: ToolStates | None = None,
         elif kind == "redacted_thinking":
             out.append(Segment("thinking", THINKING_ICON + " "
                                + QCoreApplication.translate("ChatModel", "Thinking (redacted)")))
-        elif kind == "image":
-            out.append(Segment("image", QCoreApplication.translate("ChatModel", "[image]")))
-        elif kind == "document":
-            title = block.get("title") or QCoreApplication.translate("ChatModel", "attachment")
-            out.append(Segment("image", QCoreApplication.translate("ChatModel", "[document: {title}]").format(
-                title=title)))
+        elif kind in ("image", "document"):
+            out.append(attachment_segment(block, next(names, "")))
         else:
             out.append(Segment("note", f"[{kind}]"))
     return tuple(out)
@@ -332,13 +352,18 @@ def _own_copy(msg: StoredMessage) -> StoredMessage:
     return replace(msg, content=[dict(b) for b in msg.content], meta=dict(msg.meta))
 
 
+def _file_names(msg: StoredMessage) -> list[str]:
+    files = msg.meta.get("files") if msg.role == "user" else None
+    return [str(f) for f in files] if isinstance(files, list) else []
+
+
 def _message_row(msg: StoredMessage, states: ToolStates | None = None, expanded: bool = False) -> ChatRow:
     own = _own_copy(msg)
     row = ChatRow(
         key=own.id,
         sort_key=(own.id, 0, 0),
         kind=_row_kind(own),
-        segments=segments_for(own.content, states, expanded),
+        segments=segments_for(own.content, states, expanded, files=_file_names(own)),
         message=own,
     )
     if expanded:

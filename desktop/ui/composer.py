@@ -1,7 +1,8 @@
 """The composer: Enter sends, Shift+Enter adds a line; Send turns into Stop while a reply streams.
 
-Images and PDFs can be attached with the button, dropped on the composer, or pasted; they are sent as paths
-and turned into content blocks by the engine (desktop.engine.compaction.media.prepare_attachment).
+Images, PDFs and UTF-8 text or code files can be attached with the button, dropped on the composer, or pasted;
+each is checked when it is added (``checker``: a file that cannot be sent is refused then, with the reason) and
+shown as a chip. They are sent as paths and turned into content blocks by the engine (desktop.engine.attachments).
 """
 
 from __future__ import annotations
@@ -9,14 +10,13 @@ from __future__ import annotations
 import contextlib
 import os
 import tempfile
-from pathlib import Path
+from collections.abc import Callable
 
 from PySide6.QtCore import QMimeData, Qt, Signal
-from PySide6.QtGui import QDragEnterEvent, QDropEvent, QImage, QKeyEvent
+from PySide6.QtGui import QDragEnterEvent, QDropEvent, QImage, QKeyEvent, QPalette
 from PySide6.QtWidgets import (
     QFileDialog,
     QHBoxLayout,
-    QLabel,
     QPlainTextEdit,
     QPushButton,
     QSizePolicy,
@@ -25,7 +25,12 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
-ATTACHABLE = ("png", "jpg", "jpeg", "gif", "webp", "pdf")
+from desktop.ui.attachment_chips import AttachmentChips
+from desktop.ui.icons import icon, icon_size
+
+ATTACHABLE = ("png", "jpg", "jpeg", "gif", "webp", "pdf", "txt", "md", "py", "json", "csv", "log")
+# Checks a file when it is added; raises ValueError or OSError with the reason when it cannot be sent.
+AttachmentChecker = Callable[[str], object]
 MIN_HEIGHT = 78  # px: about four lines
 MAX_LINES = 12  # the composer grows with the draft up to this many lines, then scrolls
 
@@ -74,6 +79,7 @@ class ComposerEdit(QPlainTextEdit):
 class Composer(QWidget):
     send_requested = Signal(str, list)  # text, attachment paths
     stop_requested = Signal()
+    attachment_refused = Signal(str)  # the reason, in words, when an added file cannot be sent
     draft_changed = Signal(str)
 
     def __init__(self, parent: QWidget | None = None):
@@ -89,14 +95,14 @@ class Composer(QWidget):
         self.edit.setAccessibleDescription(self.tr("Enter sends, Shift+Enter adds a line"))
         self.attach_button = QPushButton(self.tr("Attach…"), self)
         self.attach_button.setObjectName("attach_button")
-        self.attach_button.setToolTip(self.tr("Attach images or PDFs (or drop / paste them here)"))
+        self.attach_button.setToolTip(self.tr("Attach images, PDFs, text or code files (or drop / paste them here)"))
         self.attach_button.setAccessibleName(self.tr("Attach files"))
-        self.attachments_label = QLabel(self)
-        self.attachments_label.setObjectName("attachments_label")
-        self.attachments_label.hide()
+        self.chips = AttachmentChips(self)
+        self.chips.hide()
         self.clear_attachments_button = QToolButton(self)
         self.clear_attachments_button.setObjectName("clear_attachments_button")
-        self.clear_attachments_button.setText("×")
+        self.clear_attachments_button.setText(self.tr("Remove all"))
+        self.clear_attachments_button.setAutoRaise(True)
         self.clear_attachments_button.setToolTip(self.tr("Remove the attachments"))
         self.clear_attachments_button.setAccessibleName(self.tr("Remove the attachments"))
         self.clear_attachments_button.hide()
@@ -125,7 +131,7 @@ class Composer(QWidget):
 
         chips = QHBoxLayout()
         chips.setContentsMargins(0, 0, 0, 0)
-        chips.addWidget(self.attachments_label)
+        chips.addWidget(self.chips)
         chips.addWidget(self.clear_attachments_button)
         chips.addStretch(1)
         chips.addWidget(self.cancel_edit_button)
@@ -150,11 +156,22 @@ class Composer(QWidget):
         self.stop_button.clicked.connect(self.stop_requested)
         self.attach_button.clicked.connect(self._choose_files)
         self.clear_attachments_button.clicked.connect(self.clear_attachments)
+        self.chips.remove_requested.connect(self.remove_file)
+        self.refresh_icons()
         self.edit.textChanged.connect(lambda: self.draft_changed.emit(self.edit.toPlainText()))
         self.edit.document().documentLayout().documentSizeChanged.connect(self._fit_height)
         self._busy = False
         self._files: list[str] = []
         self._pasted: set[str] = set()  # temp files of pasted images: removed once sent or discarded
+        self.checker: AttachmentChecker | None = None
+
+    def refresh_icons(self) -> None:
+        """Icons in the palette's text colour (Send's on its accent fill): again after a theme change."""
+        for button, name in ((self.attach_button, "attach"), (self.stop_button, "stop")):
+            button.setIcon(icon(name))
+            button.setIconSize(icon_size(16))
+        self.send_button.setIcon(icon("send", self.palette().color(QPalette.ColorRole.HighlightedText)))
+        self.send_button.setIconSize(icon_size(16))
 
     def _fit_height(self) -> None:
         """Grow with the draft up to MAX_LINES (then scroll), shrink back to MIN_HEIGHT when it is sent."""
@@ -169,9 +186,36 @@ class Composer(QWidget):
     def attachments(self) -> list[str]:
         return list(self._files)
 
-    def add_files(self, paths: list[str]) -> None:
-        self._files += [p for p in paths if p not in self._files]
+    def add_files(self, paths: list[str]) -> list[str]:
+        """Attach what can be sent; each file that cannot is refused now (attachment_refused, with the reason).
+        Returns the files accepted."""
+        accepted: list[str] = []
+        reasons: list[str] = []
+        for path in paths:
+            if path in self._files or path in accepted:
+                continue
+            try:
+                if self.checker is not None:
+                    self.checker(path)
+            except (OSError, ValueError) as exc:
+                reasons.append(str(exc))
+                continue
+            accepted.append(path)
+        self._files += accepted
         self._show_attachments()
+        if reasons:
+            self.attachment_refused.emit(self.tr("Cannot attach: {reason}").format(reason="; ".join(reasons)))
+        return accepted
+
+    def remove_file(self, path: str) -> None:
+        """One chip's ×: that file leaves the draft (a pasted image's temp file goes with it)."""
+        if path in self._files:
+            self._files.remove(path)
+            if path in self._pasted:
+                self._pasted.discard(path)
+                with contextlib.suppress(OSError):
+                    os.unlink(path)
+            self._show_attachments()
 
     def add_image(self, image: QImage) -> None:
         """A pasted image becomes a PNG file in the temp folder, attached like any other file."""
@@ -181,7 +225,10 @@ class Composer(QWidget):
         os.close(fd)
         image.save(name, "PNG")
         self._pasted.add(name)
-        self.add_files([name])
+        if not self.add_files([name]):
+            self._pasted.discard(name)
+            with contextlib.suppress(OSError):
+                os.unlink(name)
 
     def clear_attachments(self) -> None:
         """Drop the attachments (sent, or removed by the user): pasted images' temp files go with them."""
@@ -214,16 +261,14 @@ class Composer(QWidget):
         self._pasted.clear()
 
     def _show_attachments(self) -> None:
-        names = [Path(p).name for p in self._files]
-        shown = ", ".join(names[:4]) + (self.tr(" and {n} more").format(n=len(names) - 4) if len(names) > 4 else "")
-        self.attachments_label.setText(self.tr("Attached: {names}").format(names=shown) if names else "")
-        self.attachments_label.setVisible(bool(names))
-        self.clear_attachments_button.setVisible(bool(names))
+        self.chips.set_files(self._files)
+        self.clear_attachments_button.setVisible(len(self._files) > 1)
 
     def _choose_files(self) -> None:
         pattern = " ".join(f"*.{ext}" for ext in ATTACHABLE)
-        paths, _ = QFileDialog.getOpenFileNames(self, self.tr("Attach files"), "",
-                                                self.tr("Images and PDFs ({p})").format(p=pattern))
+        paths, _ = QFileDialog.getOpenFileNames(
+            self, self.tr("Attach files"), "",
+            self.tr("All files (*);;Images, PDFs, text and code ({p})").format(p=pattern))
         if paths:
             self.add_files(paths)
 

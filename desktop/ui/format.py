@@ -76,6 +76,19 @@ def gauge_label(p: float | None) -> str:
     return str(shown)
 
 
+def gauge_text(p: float | None) -> str:
+    """The ring's number with its unit: "42%", "<1%", "100%"; "?" when the capacity is unknown."""
+    label = gauge_label(p)
+    return label if label == "?" else label + "%"
+
+
+def gauge_line(used: int, window: int | None, percent: float | None) -> str:
+    """The one-line figure beside the ring on wide windows: "42 % · 84K / 200K" (no window: "84K used")."""
+    if not window or percent is None:
+        return f"{fmt_tokens(used)} used"
+    return f"{gauge_label(percent)} % · {fmt_tokens(used)} / {fmt_tokens(window)}"
+
+
 def fmt_cost(usd: float | None) -> str:
     """$0.0123 / $0.42 below a dollar (API turns are cheap), $1.23 above; None -> "—"."""
     if usd is None or math.isnan(usd):

@@ -9,18 +9,20 @@ import math
 from dataclasses import dataclass
 
 import shiboken6
-from PySide6.QtCore import QEasingCurve, QRectF, QSize, Qt, QVariantAnimation, Signal
-from PySide6.QtGui import QColor, QFont, QKeyEvent, QPainter, QPalette, QPen
+from PySide6.QtCore import QEasingCurve, QPointF, QRectF, QSize, Qt, QVariantAnimation, Signal
+from PySide6.QtGui import QColor, QFont, QFontMetricsF, QKeyEvent, QPainter, QPalette, QPen
 from PySide6.QtWidgets import QSizePolicy, QWidget
 
 from desktop.ui.bridge import ContextSnapshot
-from desktop.ui.format import fmt_percent, fmt_tokens, gauge_label, state_color_hex
+from desktop.ui.format import fmt_percent, fmt_tokens, gauge_text, state_color_hex
 from desktop.ui.hover_card import HoverCard
 from desktop.ui.theme import is_dark
 
 ANIMATION_MS = 250
 SPIN_MS = 1100
-SIDE = 30  # preferred size in logical pixels
+SIDE = 40  # preferred size in logical pixels: room for "100%" at a readable size
+MIN_TEXT_PX = 8  # the number is never drawn smaller than this
+UNIT_SCALE = 0.62  # the "%" is set smaller than the digits, so three digits and the unit fit the ring
 BUSY_SPAN_DEG = 80
 DASHES = 12  # segments of the "capacity unknown" ring
 
@@ -40,6 +42,7 @@ def _with_alpha(color: QColor, alpha: float) -> QColor:
 
 class ContextGauge(QWidget):
     compact_requested = Signal()
+    snapshot_changed = Signal(object)  # ContextSnapshot: what the ring now shows (the figure beside it follows)
 
     def __init__(self, parent: QWidget | None = None) -> None:
         super().__init__(parent)
@@ -87,6 +90,7 @@ class ContextGauge(QWidget):
         self.card.set_snapshot(snapshot)
         self._update_accessible()
         self.update()
+        self.snapshot_changed.emit(snapshot)
 
     def set_busy(self, text: str | None) -> None:
         """Compressing (or similar) in progress: a rotating segment over the ring; None clears it."""
@@ -109,11 +113,44 @@ class ContextGauge(QWidget):
         return self._fraction
 
     def label_text(self) -> str:
-        """The number painted in the middle of the ring."""
+        """The number painted in the middle of the ring, with its unit ("42%")."""
         snap = self._snapshot
         if snap is None or snap.source == "none":
             return "–"
-        return gauge_label(snap.percent)
+        return gauge_text(snap.percent)
+
+    def label_fonts(self) -> tuple[QFont, QFont]:
+        """(digits, unit) fonts: the largest size at which the whole label fits inside the ring's hole."""
+        text = self.label_text()
+        digits, unit = (text[:-1], "%") if text.endswith("%") else (text, "")
+        inner = self.ring_rect().width() - self.pen_width()
+        room_w, room_h = inner * 0.9, inner * 0.62  # the text is short: near the centre the hole is its full width
+        px = max(MIN_TEXT_PX, round(room_h))
+        while True:
+            big, small = QFont(self.font()), QFont(self.font())
+            big.setPixelSize(px)
+            big.setBold(text == "?")
+            small.setPixelSize(max(6, round(px * UNIT_SCALE)))
+            width = QFontMetricsF(big).horizontalAdvance(digits) + (
+                QFontMetricsF(small).horizontalAdvance(unit) if unit else 0.0)
+            if width <= room_w or px <= MIN_TEXT_PX:
+                return big, small
+            px -= 1
+
+    def label_width(self) -> float:
+        """How wide the painted label is (logical pixels)."""
+        big, small = self.label_fonts()
+        text = self.label_text()
+        digits, unit = (text[:-1], "%") if text.endswith("%") else (text, "")
+        return QFontMetricsF(big).horizontalAdvance(digits) + (
+            QFontMetricsF(small).horizontalAdvance(unit) if unit else 0.0)
+
+    def tick_fraction(self) -> float | None:
+        """Where on the ring automatic compaction starts (0..1 of the window), or None when there is no such point."""
+        snap = self._snapshot
+        if snap is None or not snap.window or not snap.compact_at_tokens:
+            return None
+        return max(0.0, min(1.0, snap.compact_at_tokens / snap.window))
 
     def ring_rect(self) -> QRectF:
         """The circle the stroke is centred on, in logical coordinates."""
@@ -295,6 +332,19 @@ class ContextGauge(QWidget):
                 # Qt angles: 1/16 degree, 0 at 3 o'clock, positive counter-clockwise. Start at 12, go clockwise.
                 painter.drawArc(rect, 90 * 16, -round(self._fraction * 360 * 16))
 
+        tick = self.tick_fraction()
+        if tick is not None and self.has_data():
+            # A short radial bar across the stroke, in the text colour: it reads on the track and on the arc.
+            angle = math.radians(tick * 360.0)
+            r = rect.width() / 2
+            c = rect.center()
+            out, inn = r + pen_w * 0.75, r - pen_w * 0.75
+            sin, cos = math.sin(angle), math.cos(angle)
+            mark = QPen(self.palette().color(QPalette.ColorRole.WindowText), max(1.5, pen_w * 0.32))
+            mark.setCapStyle(Qt.PenCapStyle.FlatCap)
+            painter.setPen(mark)
+            painter.drawLine(QPointF(c.x() + inn * sin, c.y() - inn * cos), QPointF(c.x() + out * sin, c.y() - out * cos))
+
         if self._busy:
             spin_color = (
                 colors.arc if self.window_known() else self.palette().color(QPalette.ColorRole.Highlight)
@@ -305,11 +355,17 @@ class ContextGauge(QWidget):
             painter.drawArc(rect, round((90 - self._spin_deg) * 16), -BUSY_SPAN_DEG * 16)
 
         text = self.label_text()
-        font = QFont(self.font())
-        inner = rect.width() - pen_w
-        font.setPixelSize(max(6, round(inner * (0.42 if len(text) <= 2 else 0.34))))
-        font.setBold(text == "?")
-        painter.setFont(font)
+        digits, unit = (text[:-1], "%") if text.endswith("%") else (text, "")
+        big, small = self.label_fonts()
+        big_m, small_m = QFontMetricsF(big), QFontMetricsF(small)
+        width = big_m.horizontalAdvance(digits) + (small_m.horizontalAdvance(unit) if unit else 0.0)
+        x = rect.center().x() - width / 2
+        # Digits centred on the cap height; the unit shares their baseline.
+        baseline = rect.center().y() + big_m.capHeight() / 2
         painter.setPen(colors.text)
-        painter.drawText(rect, Qt.AlignmentFlag.AlignCenter, text)
+        painter.setFont(big)
+        painter.drawText(QPointF(x, baseline), digits)
+        if unit:
+            painter.setFont(small)
+            painter.drawText(QPointF(x + big_m.horizontalAdvance(digits), baseline), unit)
         painter.end()

@@ -80,6 +80,7 @@ class HoverCard(QFrame):
         rows = [
             ("model", self.tr("Model")),
             ("window", self.tr("Window")),
+            ("window_source", self.tr("Window size from")),
             ("used", self.tr("Used")),
             ("percent", self.tr("Usage")),
             ("next_turn", self.tr("Next turn (est.)")),
@@ -199,6 +200,20 @@ class HoverCard(QFrame):
 
         self._set_model_text(snap.model or "—")
         v["window"].setText(fmt_tokens(snap.window) if snap.window else self.tr("capacity unknown"))
+        sources = {
+            "api": self.tr("the provider's API"),
+            "catalog": self.tr("the model catalog"),
+            "learned": self.tr("an overflow error"),
+            "override": self.tr("your override"),
+            "env": self.tr("PRECIS_CONTEXT_WINDOW"),
+            "unknown": self.tr("unknown"),
+        }
+        v["window_source"].setText(sources.get(snap.window_source, snap.window_source))
+        v["window_source"].setToolTip(self.tr(
+            "Where Précis got this model's context window size: reported by the provider's models API, "
+            "the built-in catalog, learned from a context-overflow error, an override in Settings, "
+            "or the PRECIS_CONTEXT_WINDOW variable"))
+        v["compact_at"].setToolTip(self.tr("Automatic compaction starts here (the tick on the ring)"))
         v["used"].setText(fmt_tokens(snap.used))
         v["used"].setToolTip(self.tr("{n} tokens").format(n=fmt_tokens_exact(snap.used)))
         v["percent"].setText(fmt_percent(snap.percent))
@@ -275,7 +290,8 @@ class HoverCard(QFrame):
         self._compact_reason.setVisible(bool(reason) and self._busy is None)
         self._set_color(self._compact_reason, self._muted())
 
-        for key in ("model", "window", "used", "percent", "cache_read", "cache_creation", "output"):
+        for key in ("model", "window", "window_source", "used", "percent", "cache_read",
+                    "cache_creation", "output"):
             self._set_color(self._labels[key], self._muted())
         for key in ("next_turn", "cost_last", "cost_session", "summary"):
             self._set_color(self._labels[key], self._muted())

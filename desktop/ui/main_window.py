@@ -137,7 +137,7 @@ class MainWindow(QMainWindow):
         self._settings_dialog: SettingsDialog | None = None
 
         self.sidebar = Sidebar(self)
-        self.title_label = QLabel(self)
+        self.title_label = StatusLine(self)  # elided, never wider than the header leaves it: narrow windows
         self.title_label.setObjectName("session_title")
         self.title_label.setStyleSheet("font-weight: 600;")
         self.gauge = ContextGauge(self)
@@ -152,8 +152,11 @@ class MainWindow(QMainWindow):
         self.model_picker.setToolTip(self.tr("The model this chat uses (stored with the chat)"))
         self.model_picker.setAccessibleName(self.tr("Model of this chat"))
         self._chat_model_name = ""
-        header = QHBoxLayout()
-        header.setContentsMargins(12, 8, 12, 4)
+        self.header_bar = QWidget(self)
+        self.header_bar.setObjectName("header_bar")
+        self.header_bar.setAttribute(Qt.WidgetAttribute.WA_StyledBackground, True)
+        header = QHBoxLayout(self.header_bar)
+        header.setContentsMargins(8, 6, 12, 6)
         header.addWidget(self.title_label, 1)
         header.addWidget(self.model_picker)
         header.addWidget(self.gauge)
@@ -174,7 +177,7 @@ class MainWindow(QMainWindow):
         pane = QVBoxLayout(chat_pane)
         pane.setContentsMargins(0, 0, 0, 0)
         pane.setSpacing(2)
-        pane.addLayout(header)
+        pane.addWidget(self.header_bar)
         banner_row = QHBoxLayout()
         banner_row.setContentsMargins(12, 0, 12, 0)  # the same side margins as the header
         banner_row.addWidget(self.banner)
@@ -218,6 +221,10 @@ class MainWindow(QMainWindow):
         from desktop.ui.organise_ui import OrganiseUi
 
         self.organise = OrganiseUi(self, header)
+
+        from desktop.ui.window_look import WindowLook
+
+        self.look = WindowLook(self, header)
 
     # --- construction ---------------------------------------------------------------------------------
     def _build_menu(self) -> None:
@@ -267,6 +274,9 @@ class MainWindow(QMainWindow):
         self.sidebar.delete_requested.connect(self._delete_session)
         self.sidebar.filter_changed.connect(lambda text: b.spawn(b.refresh_sessions(text)))
         self.composer.send_requested.connect(self._send)
+        # A file is checked when it is added: one that cannot be sent is refused then, with the reason.
+        self.composer.checker = lambda path: b.check_attachment(path, read_tool=self._has_workspace())
+        self.composer.attachment_refused.connect(lambda text: self.toast.show_message(text, "error"))
         self.composer.stop_requested.connect(self._stop)
         self.composer.cancel_edit_button.clicked.connect(self.cancel_edit)
         QShortcut(QKeySequence(Qt.Key.Key_Escape), self.composer.edit, self.escape,
@@ -528,6 +538,7 @@ class MainWindow(QMainWindow):
                                 self)
         dialog.setAttribute(Qt.WidgetAttribute.WA_DeleteOnClose)
         dialog.accepted.connect(lambda: self._apply_choice(dialog.choice()))
+        self.look.attach_settings(dialog)
         dialog.form.test_requested.connect(lambda p, key: self.bridge.spawn(self.bridge.test_connection(p, key)))
         self._settings_dialog = dialog
         dialog.finished.connect(lambda _r: setattr(self, "_settings_dialog", None))
@@ -688,6 +699,10 @@ class MainWindow(QMainWindow):
 
     def _on_failed(self, text: str) -> None:
         self.toast.show_message(text, "error", 8000)
+
+    def _has_workspace(self) -> bool:
+        tools = getattr(self, "tools", None)  # attached after construction
+        return bool(tools is not None and tools.workspace.folder)
 
     def _on_notice(self, session_id: int, text: str, level: str) -> None:
         if session_id == self.session_id:

@@ -268,12 +268,22 @@ class SettingsDialog(QDialog):
         from desktop.ui.instructions_dialog import DefaultInstructions
 
         self.instructions = DefaultInstructions(settings.instructions, self)
+
+        # Appearance: a window preference (kept with the window's state, not in settings.json).
+        self.theme_box = QComboBox(self)
+        self.theme_box.setObjectName("theme_box")
+        for choice, label in (("system", self.tr("Same as the system")), ("light", self.tr("Light")),
+                              ("dark", self.tr("Dark"))):
+            self.theme_box.addItem(label, choice)
+        appearance = QFormLayout()
+        appearance.addRow(self.tr("Theme"), self.theme_box)
         buttons = QDialogButtonBox(QDialogButtonBox.StandardButton.Save | QDialogButtonBox.StandardButton.Cancel)
         buttons.accepted.connect(self.accept)
         buttons.rejected.connect(self.reject)
         layout = QVBoxLayout(self)
         layout.addWidget(self.form)
         layout.addWidget(self.instructions)
+        layout.addLayout(appearance)
         layout.addWidget(buttons)
 
     def choice(self) -> ProviderChoice:

@@ -1,0 +1,108 @@
+"""The composer's attachment chips: one per file, a thumbnail for an image (a file icon otherwise), the real file
+name and a remove button."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from PySide6.QtCore import QCoreApplication, QSize, Qt, Signal
+from PySide6.QtGui import QPixmap
+from PySide6.QtWidgets import QFrame, QHBoxLayout, QLabel, QToolButton, QVBoxLayout, QWidget
+
+from desktop.ui.icons import icon
+from desktop.ui.thumbnails import CHIP_SIDE, file_thumbnail
+
+PASTE_PREFIX = "precis-paste-"  # the composer's temp files of pasted images
+NAME_CHARS = 28
+
+
+def _tr(text: str) -> str:
+    return QCoreApplication.translate("AttachmentChip", text)
+
+
+def chip_name(path: str) -> str:
+    name = Path(path).name
+    return _tr("Pasted image") if name.startswith(PASTE_PREFIX) else name
+
+
+def _kind_words(path: str, is_image: bool) -> str:
+    if is_image:
+        return _tr("Image")
+    try:
+        with open(path, "rb") as fh:
+            pdf = fh.read(5) == b"%PDF-"
+    except OSError:
+        pdf = False
+    return _tr("PDF") if pdf else _tr("Text")
+
+
+class AttachmentChip(QFrame):
+    remove_requested = Signal(str)
+
+    def __init__(self, path: str, parent: QWidget | None = None):
+        super().__init__(parent)
+        self.path = path
+        self.setObjectName("attachment_chip")
+        self.setAttribute(Qt.WidgetAttribute.WA_StyledBackground, True)
+        self.preview = QLabel(self)
+        self.preview.setObjectName("attachment_preview")
+        self.preview.setFixedSize(CHIP_SIDE, CHIP_SIDE)
+        self.preview.setAlignment(Qt.AlignmentFlag.AlignCenter)
+        thumb = file_thumbnail(path, CHIP_SIDE)
+        self.is_image = thumb is not None
+        if thumb is not None:
+            self.preview.setPixmap(QPixmap.fromImage(thumb))
+        else:
+            self.preview.setPixmap(icon("file").pixmap(QSize(24, 24)))
+        name = chip_name(path)
+        self.name_label = QLabel(name if len(name) <= NAME_CHARS else name[: NAME_CHARS - 1] + "…", self)
+        self.name_label.setObjectName("attachment_name")
+        self.name_label.setToolTip(path)
+        self.kind_label = QLabel(_kind_words(path, self.is_image), self)
+        self.kind_label.setObjectName("attachment_kind")
+        self.remove_button = QToolButton(self)
+        self.remove_button.setObjectName("attachment_remove")
+        self.remove_button.setIcon(icon("close"))
+        self.remove_button.setAutoRaise(True)
+        self.remove_button.setToolTip(self.tr("Remove {name}").format(name=name))
+        self.remove_button.setAccessibleName(self.tr("Remove {name}").format(name=name))
+        self.remove_button.clicked.connect(lambda: self.remove_requested.emit(self.path))
+        words = QVBoxLayout()
+        words.setSpacing(0)
+        words.addWidget(self.name_label)
+        words.addWidget(self.kind_label)
+        layout = QHBoxLayout(self)
+        layout.setContentsMargins(4, 4, 2, 4)
+        layout.setSpacing(6)
+        layout.addWidget(self.preview)
+        layout.addLayout(words)
+        layout.addWidget(self.remove_button, 0, Qt.AlignmentFlag.AlignTop)
+        self.setAccessibleName(self.tr("Attached: {name}").format(name=name))
+
+
+class AttachmentChips(QWidget):
+    """A row of chips; ``set_files`` rebuilds only what changed."""
+
+    remove_requested = Signal(str)
+
+    def __init__(self, parent: QWidget | None = None):
+        super().__init__(parent)
+        self.setObjectName("attachment_chips")
+        self._layout = QHBoxLayout(self)
+        self._layout.setContentsMargins(0, 0, 0, 0)
+        self._layout.setSpacing(6)
+        self._layout.addStretch(1)
+        self.chips: dict[str, AttachmentChip] = {}
+
+    def set_files(self, files: list[str]) -> None:
+        for path in [p for p in self.chips if p not in files]:
+            gone = self.chips.pop(path)
+            self._layout.removeWidget(gone)
+            gone.deleteLater()
+        for i, path in enumerate(files):
+            if path not in self.chips:
+                chip = AttachmentChip(path, self)
+                chip.remove_requested.connect(self.remove_requested)
+                self.chips[path] = chip
+            self._layout.insertWidget(i, self.chips[path])
+        self.setVisible(bool(files))

@@ -1,0 +1,150 @@
+"""The window's designed look: the header bar (sidebar toggle, title, workspace, model picker, gauge and its
+one-line figure), the collapsible sidebar (folds away by itself in a narrow window), icons, and the theme
+(system / light / dark, chosen in Settings or the View menu and kept in the window's settings).
+
+Attached to the main window after it is built, like the tools, so the window's own code stays about chatting.
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING
+
+from PySide6.QtCore import QEvent, QObject, Qt
+from PySide6.QtGui import QAction, QActionGroup, QGuiApplication, QKeySequence
+from PySide6.QtWidgets import QApplication, QComboBox, QHBoxLayout, QToolButton, QWidget
+
+from desktop.ui import icons
+from desktop.ui.gauge_line import ContextLine
+from desktop.ui.theme import THEMES, apply_theme
+
+if TYPE_CHECKING:
+    from desktop.ui.main_window import MainWindow
+
+NARROW = 760  # px of window width below which the sidebar folds away by itself
+THEME_KEY = "appearance/theme"
+
+
+class WindowLook(QObject):
+    def __init__(self, window: MainWindow, header: QHBoxLayout):
+        super().__init__(window)
+        self.window = window
+        self._narrow: bool | None = None  # the width class last seen (None: not laid out yet)
+        self.theme = str(window._qsettings.value(THEME_KEY, "system") or "system")
+        if self.theme not in THEMES:
+            self.theme = "system"
+
+        sidebar = window.sidebar
+        sidebar.setObjectName("sidebar")
+        sidebar.setAttribute(Qt.WidgetAttribute.WA_StyledBackground, True)
+        window.splitter.setChildrenCollapsible(False)
+        window.splitter.setHandleWidth(1)
+
+        self.sidebar_toggle = QToolButton(window)
+        self.sidebar_toggle.setObjectName("sidebar_toggle")
+        self.sidebar_toggle.setCheckable(True)
+        self.sidebar_toggle.setChecked(True)
+        self.sidebar_toggle.setToolTip(self.tr("Show or hide the chats (Ctrl+B)"))
+        self.sidebar_toggle.setAccessibleName(self.tr("Show the chats"))
+        self.sidebar_toggle.toggled.connect(self.set_sidebar_shown)
+        header.insertWidget(0, self.sidebar_toggle)
+
+        self.context_line = ContextLine(window)
+        header.insertWidget(header.indexOf(window.gauge) + 1, self.context_line)
+        window.gauge.snapshot_changed.connect(self.context_line.set_snapshot)
+        self.context_line.set_snapshot(window.gauge.snapshot())
+
+        self._build_view_menu()
+        self.refresh_icons()
+        window.installEventFilter(self)
+        QGuiApplication.styleHints().colorSchemeChanged.connect(self._system_scheme_changed)
+
+    # --- menu ---------------------------------------------------------------------------------------------
+    def _build_view_menu(self) -> None:
+        menu = self.window.menuBar().addMenu(self.tr("&View"))
+        self.toggle_action = QAction(self.tr("Show &chats"), self.window, checkable=True, checked=True)
+        self.toggle_action.setShortcut(QKeySequence("Ctrl+B"))
+        self.toggle_action.toggled.connect(self.set_sidebar_shown)
+        menu.addAction(self.toggle_action)
+        themes = menu.addMenu(self.tr("&Theme"))
+        group = QActionGroup(self.window)
+        self.theme_actions: dict[str, QAction] = {}
+        for choice, label in zip(THEMES, self.theme_labels(), strict=True):
+            action = QAction(label, self.window, checkable=True, checked=choice == self.theme)
+            action.triggered.connect(lambda _checked=False, c=choice: self.set_theme(c))
+            group.addAction(action)
+            themes.addAction(action)
+            self.theme_actions[choice] = action
+
+    def theme_labels(self) -> list[str]:
+        return [self.tr("System"), self.tr("Light"), self.tr("Dark")]
+
+    # --- sidebar ------------------------------------------------------------------------------------------
+    def sidebar_shown(self) -> bool:
+        return not self.window.sidebar.isHidden()
+
+    def set_sidebar_shown(self, shown: bool) -> None:
+        self.window.sidebar.setVisible(shown)
+        for control in (self.sidebar_toggle, self.toggle_action):
+            control.blockSignals(True)
+            control.setChecked(shown)
+            control.blockSignals(False)
+        self.sidebar_toggle.setAccessibleName(self.tr("Hide the chats") if shown else self.tr("Show the chats"))
+
+    def _fit_width(self, width: int) -> None:
+        narrow = width < NARROW
+        if narrow != self._narrow:  # only when the width class changes: a choice made meanwhile is kept
+            self._narrow = narrow
+            self.set_sidebar_shown(not narrow)
+        self.context_line.set_room(width)
+
+    def eventFilter(self, watched: QObject, event: QEvent) -> bool:  # noqa: N802 - Qt override
+        if watched is self.window and event.type() == QEvent.Type.Resize:
+            self._fit_width(self.window.width())
+        return super().eventFilter(watched, event)
+
+    # --- theme --------------------------------------------------------------------------------------------
+    def apply_saved_theme(self) -> None:
+        """At start-up (the app; tests keep the default palette unless they ask)."""
+        self.set_theme(self.theme, save=False)
+
+    def set_theme(self, choice: str, *, save: bool = True) -> None:
+        if choice not in THEMES:
+            return
+        self.theme = choice
+        if save:
+            self.window._qsettings.setValue(THEME_KEY, choice)
+        app = QApplication.instance()
+        if isinstance(app, QApplication):
+            apply_theme(app, choice)
+        action = self.theme_actions.get(choice)
+        if action is not None and not action.isChecked():
+            action.setChecked(True)
+        icons.clear_cache()
+        self.refresh_icons()
+        self.window.chat.viewport().update()
+
+    def _system_scheme_changed(self, *_args: object) -> None:
+        if self.theme == "system":
+            self.set_theme("system", save=False)
+
+    def refresh_icons(self) -> None:
+        """Icons are drawn in the palette's text colour: again after a theme change."""
+        w = self.window
+        self.sidebar_toggle.setIcon(icons.icon("sidebar"))
+        w.sidebar.new_button.setIcon(icons.icon("new-chat"))
+        w.composer.refresh_icons()
+        tools = getattr(w, "tools", None)
+        if tools is not None:
+            tools.workspace.setIcon(icons.icon("folder"))
+            tools.workspace.setToolButtonStyle(Qt.ToolButtonStyle.ToolButtonTextBesideIcon)
+
+    # --- Settings -----------------------------------------------------------------------------------------
+    def attach_settings(self, dialog: QWidget) -> None:
+        """The Settings dialog's theme choice: shown as it is, applied when the dialog is saved."""
+        box = getattr(dialog, "theme_box", None)
+        if not isinstance(box, QComboBox):
+            return
+        box.setCurrentIndex(max(0, box.findData(self.theme)))
+        accepted = getattr(dialog, "accepted", None)
+        if accepted is not None:
+            accepted.connect(lambda: self.set_theme(str(box.currentData())))
