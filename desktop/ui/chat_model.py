@@ -134,6 +134,8 @@ CARD_SPEAKERS: dict[str, object] = {"compaction": QT_TRANSLATE_NOOP("ChatModel",
 
 def _tr(text: object) -> str:
     return QCoreApplication.translate("ChatModel", str(text))
+
+
 ACCESSIBLE_CHARS = 2_000  # a screen reader reads the row's start; Ctrl+C still copies all of it
 
 
@@ -273,10 +275,6 @@ def _expanded(block: Block) -> Segment:
     extra = ("\n\n" + QCoreApplication.translate("ChatModel", "({n} images or documents)").format(n=other)
              if other else "")
     return Segment("markdown", _fenced(text or _no_output()) + extra)
-
-
-def _tr(text: str) -> str:
-    return QCoreApplication.translate("ChatModel", text)
 
 
 def attachment_segment(block: Block, name: str = "") -> Segment:
