@@ -45,11 +45,11 @@ from desktop.ui.markdown_render import (
     SafeTextDocument,
     copy_anchor_index,
     extract_code_blocks,
-    fill_streaming_document,
     link_is_safe,
     render_markdown,
     theme_for,
 )
+from desktop.ui.markdown_stream import render_streaming
 from desktop.ui.theme import is_dark
 
 MARGIN_V = 5
@@ -163,6 +163,7 @@ class ChatDelegate(QStyledItemDelegate):
         self._view = view
         self._docs: OrderedDict[Any, _DocEntry] = OrderedDict()
         self._heights: dict[tuple[Any, int, int, bool], int] = {}
+        self._splits: dict[tuple[Any, int], int] = {}  # (row key, segment): where a streaming text's open tail starts
         self._model: Any = None
         self._dark = is_dark(view.palette(), QPalette.ColorRole.Base)
         self.doc_builds = 0  # for tests and benchmarks: how many documents were built
@@ -249,12 +250,9 @@ class ChatDelegate(QStyledItemDelegate):
         doc.setDocumentMargin(0)
         doc.setDefaultFont(self._view.font())
         title = row.title
-        if row.status == "streaming":
-            parts = [
-                (s.kind == "markdown", s.text if s.kind == "markdown" else _line_html(s, theme.muted))
-                for s in segments
-            ]
-            fill_streaming_document(doc, parts or [(False, f'<span style="color:{theme.muted}">…</span>')])
+        streaming = row.status == "streaming"
+        if streaming and not segments:
+            doc.setHtml(f'<span style="color:{theme.muted}">…</span>')
             return doc
         chunks = [f"<p><b>{html.escape(title)}</b></p>"] if title else []
         if row.kind == "compaction":
@@ -262,9 +260,9 @@ class ChatDelegate(QStyledItemDelegate):
             if not row.detail.get("expanded"):
                 segments = ()  # the summary shows on "View summary"
         code_start = 0
-        for seg in segments:
+        for n, seg in enumerate(segments):
             if seg.kind == "markdown":
-                chunks.append(render_markdown(seg.text, dark, user, code_start))
+                chunks.append(self._markdown_html(row.key, n, seg.text, dark, user, code_start, streaming))
                 code_start += _count_code(seg.text)
             else:
                 chunks.append(_line_html(seg, theme.muted))
@@ -272,6 +270,17 @@ class ChatDelegate(QStyledItemDelegate):
             chunks.append(cut_html(row.cut_reason, bool(row.detail.get("continuable")), theme.muted, theme.link))
         doc.setHtml("".join(chunks))
         return doc
+
+    def _markdown_html(self, key: Any, n: int, text: str, dark: bool, user: bool, code_start: int,
+                       streaming: bool) -> str:
+        """One Markdown segment. A streaming reply goes through the same renderer, re-rendering only its open
+        last block (the split is remembered per row and segment while it streams)."""
+        if not streaming:
+            self._splits.pop((key, n), None)
+            return render_markdown(text, dark, user, code_start)
+        out, split = render_streaming(text, dark, user, code_start, self._splits.get((key, n), 0))
+        self._splits[(key, n)] = split
+        return out
 
     def _geometry(self, index: Index, rect: QRect) -> _Geometry:
         doc = self.document(index)
