@@ -50,6 +50,7 @@ from desktop.ui.markdown_render import (
     theme_for,
 )
 from desktop.ui.markdown_stream import render_streaming
+from desktop.ui.text_marks import TextMarks
 from desktop.ui.theme import is_dark
 
 MARGIN_V = 5
@@ -167,6 +168,7 @@ class ChatDelegate(QStyledItemDelegate):
         self._model: Any = None
         self._dark = is_dark(view.palette(), QPalette.ColorRole.Base)
         self.doc_builds = 0  # for tests and benchmarks: how many documents were built
+        self.marks = TextMarks()  # the user's text selection and the find bar's matches, painted in paint()
 
     # -- wiring -----------------------------------------------------------------------------------------------
 
@@ -349,6 +351,7 @@ class ChatDelegate(QStyledItemDelegate):
             QRectF(self._view.viewport().rect()).intersected(QRectF(option.rect)).translated(-geo.origin)
         )
         ctx = _paint_context(palette, visible)
+        ctx.selections = self.marks.selections(row.key, geo.doc, palette, self._dark)
         geo.doc.documentLayout().draw(painter, ctx)
         painter.translate(-geo.origin)
         if geo.tag:
@@ -437,6 +440,23 @@ class ChatDelegate(QStyledItemDelegate):
         """The link under ``pos`` (viewport coordinates) in the row painted at ``rect``; '' if none."""
         geo = self._geometry(index, rect)
         return geo.doc.documentLayout().anchorAt(pos - geo.origin)
+
+    def text_origin(self, index: Index, rect: QRect) -> QPointF:
+        """Where the row painted at ``rect`` puts its document's top-left (viewport coordinates)."""
+        return self._geometry(index, rect).origin
+
+    def hit_position(self, index: Index, rect: QRect, pos: QPointF) -> int:
+        """The document position nearest to ``pos`` (viewport coordinates) in the row painted at ``rect``."""
+        geo = self._geometry(index, rect)
+        return geo.doc.documentLayout().hitTest(pos - geo.origin, Qt.HitTestAccuracy.FuzzyHit)
+
+    def position_point(self, index: Index, rect: QRect, position: int) -> QPointF:
+        """Viewport point at the top of the line holding document ``position`` in the row painted at ``rect``."""
+        geo = self._geometry(index, rect)
+        block = geo.doc.findBlock(position)
+        top = geo.doc.documentLayout().blockBoundingRect(block).top()
+        line = block.layout().lineForTextPosition(position - block.position()) if block.isValid() else None
+        return geo.origin + QPointF(0.0, top + (line.y() if line is not None and line.isValid() else 0.0))
 
     def copy_anchor_points(self, index: Index, rect: QRect) -> list[QPointF]:
         """Viewport points of each code block's "Copy" label, in block order (hover hints and tests)."""

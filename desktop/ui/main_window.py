@@ -209,6 +209,9 @@ class MainWindow(QMainWindow):
         from desktop.ui.tools_ui import ToolsUi
 
         self.tools = ToolsUi(self, header, pane)
+        from desktop.ui.reading_ui import ReadingUi
+
+        self.reading = ReadingUi(self, pane)
 
     # --- construction ---------------------------------------------------------------------------------
     def _build_menu(self) -> None:
