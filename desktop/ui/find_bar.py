@@ -83,7 +83,12 @@ class FindBar(QWidget):
         self._view.setFocus(Qt.FocusReason.OtherFocusReason)
 
     def eventFilter(self, watched: object, event: object) -> bool:  # noqa: N802 - Qt override
-        if not (watched is self.edit and isinstance(event, QKeyEvent) and event.type() == QKeyEvent.Type.KeyPress):
+        if not (watched is self.edit and isinstance(event, QKeyEvent)):
+            return False
+        if event.type() == QKeyEvent.Type.ShortcutOverride and event.key() == Qt.Key.Key_Escape:
+            event.accept()  # Esc closes this bar, whatever window-wide shortcut also uses it
+            return True
+        if event.type() != QKeyEvent.Type.KeyPress:
             return False
         if event.key() == Qt.Key.Key_Escape:
             self.close_bar()

@@ -9,6 +9,7 @@ from __future__ import annotations
 from typing import TYPE_CHECKING
 
 from PySide6.QtCore import QEvent, QModelIndex, QObject, QPersistentModelIndex, Qt, Signal
+from PySide6.QtGui import QCursor
 from PySide6.QtWidgets import QHBoxLayout, QToolButton, QWidget
 
 from desktop.ui.chat_model import Roles
@@ -99,6 +100,9 @@ class MessageActions(QWidget):
         y = max(min(y, port.bottom() - self.height()), port.top())
         self.move(max(x, int(bubble.left())), y)
 
+    def _pointer_inside(self) -> bool:
+        return self.isVisible() and self.rect().contains(self.mapFromGlobal(QCursor.pos()))
+
     def _focus_inside(self) -> bool:
         return any(b.hasFocus() for b in (self.copy_button, self.edit_button, self.regenerate_button))
 
@@ -111,7 +115,8 @@ class MessageActions(QWidget):
                 index = view.indexAt(pos)
                 if index != self.index:
                     self.show_for(index)
-            elif kind == QEvent.Type.Leave and not self._focus_inside():
+            elif kind == QEvent.Type.Leave and not self._focus_inside() and not self._pointer_inside():
+                # (Moving onto this bar is a Leave of the viewport too: the bar stays for its buttons.)
                 if view.hasFocus() and view.currentIndex().isValid():
                     self.show_for(view.currentIndex())
                 else:
