@@ -7,12 +7,13 @@ contain the words have their rendered document searched, so a keystroke does not
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, cast
 
 from PySide6.QtCore import Qt, QTimer, Signal
 from PySide6.QtGui import QKeyEvent
 from PySide6.QtWidgets import QHBoxLayout, QLabel, QLineEdit, QToolButton, QWidget
 
+from desktop.ui.chat_model import ChatModel, RowKey
 from desktop.ui.text_marks import Range, find_all
 
 if TYPE_CHECKING:
@@ -28,7 +29,7 @@ class FindBar(QWidget):
         super().__init__(parent)
         self.setObjectName("find_bar")
         self._view = view
-        self.matches: list[tuple[object, Range]] = []
+        self.matches: list[tuple[RowKey, Range]] = []
         self.current = -1
         self.edit = QLineEdit(self)
         self.edit.setPlaceholderText(self.tr("Find in this chat"))
@@ -110,8 +111,8 @@ class FindBar(QWidget):
         current."""
         self._timer.stop()
         needle = self.edit.text()
-        view, model = self._view, self._view.model()
-        found: list[tuple[object, Range]] = []
+        view, model = self._view, cast(ChatModel | None, self._view.model())
+        found: list[tuple[RowKey, Range]] = []
         if needle and model is not None:
             folded = needle.casefold()
             for r in range(model.rowCount()):
@@ -124,12 +125,12 @@ class FindBar(QWidget):
         if self.current >= 0:
             self._reveal()
 
-    def _first_on_screen(self, found: list[tuple[object, Range]]) -> int:
+    def _first_on_screen(self, found: list[tuple[RowKey, Range]]) -> int:
         if not found:
             return -1
         top = self._view.indexAt(self._view.viewport().rect().topLeft())
         top_row = top.row() if top.isValid() else 0
-        model = self._view.model()
+        model = cast(ChatModel, self._view.model())
         return next((i for i, (key, _r) in enumerate(found) if model.row_of(key) >= top_row), 0)
 
     def find_next(self) -> None:
@@ -144,7 +145,7 @@ class FindBar(QWidget):
         self._set_marks(self.matches, (self.current + delta) % len(self.matches))
         self._reveal()
 
-    def _set_marks(self, found: list[tuple[object, Range]], current: int) -> None:
+    def _set_marks(self, found: list[tuple[RowKey, Range]], current: int) -> None:
         self.matches, self.current = found, current
         marks = self._view.delegate.marks
         marks.matches = {}
@@ -162,7 +163,7 @@ class FindBar(QWidget):
     def _reveal(self) -> None:
         """Scroll so the current match is in view, a third of the way down (long rows included)."""
         key, r = self.matches[self.current]
-        view, model = self._view, self._view.model()
+        view, model = self._view, cast(ChatModel, self._view.model())
         row = model.row_of(key)
         if row < 0:
             return

@@ -51,7 +51,7 @@ def _typeset(key: Key) -> Formula | None:
         mathtext.math_to_image(f"${source}$", buf, prop=prop, dpi=96.0 * OVERSAMPLE, format="png", color=colour)
     except Exception:  # mathtext raises ValueError for what it cannot parse; any failure shows the source
         return None
-    image = QImage.fromData(buf.getvalue(), "PNG")
+    image = QImage.fromData(buf.getvalue())
     if image.isNull():
         return None
     return Formula(source, image, image.width() / OVERSAMPLE, image.height() / OVERSAMPLE)

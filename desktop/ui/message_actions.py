@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
-from PySide6.QtCore import QEvent, QModelIndex, QObject, QPersistentModelIndex, Qt, Signal
+from PySide6.QtCore import QEvent, QModelIndex, QObject, QPersistentModelIndex, Qt, Signal, SignalInstance
 from PySide6.QtGui import QCursor
 from PySide6.QtWidgets import QHBoxLayout, QToolButton, QWidget
 
@@ -51,7 +51,7 @@ class MessageActions(QWidget):
         view.verticalScrollBar().valueChanged.connect(lambda _v: self._place())
         self.hide()
 
-    def _button(self, text: str, tip: str, signal: Signal) -> QToolButton:
+    def _button(self, text: str, tip: str, signal: SignalInstance) -> QToolButton:
         button = QToolButton(self)
         button.setText(text)
         button.setToolTip(tip)
@@ -61,14 +61,15 @@ class MessageActions(QWidget):
         button.installEventFilter(self)
         return button
 
-    def _emit(self, signal: Signal) -> None:
+    def _emit(self, signal: SignalInstance) -> None:
         key = self._index.data(Roles.Id) if self._index.isValid() else None
         if isinstance(key, int):
-            signal.emit(key)  # type: ignore[attr-defined]
+            signal.emit(key)
 
     @property
     def index(self) -> QModelIndex:
-        return QModelIndex(self._index) if self._index.isValid() else QModelIndex()
+        model = self._view.model()
+        return model.index(self._index.row(), 0) if self._index.isValid() and model is not None else QModelIndex()
 
     def show_for(self, index: QModelIndex) -> None:
         """Show the actions that apply to the row at ``index`` (none for cards, tool rows, a streaming reply)."""
@@ -91,7 +92,7 @@ class MessageActions(QWidget):
         if not self._index.isValid():
             self.hide()
             return
-        index = QModelIndex(self._index)
+        index = self.index
         rect = self._view.visualRect(index)
         bubble = self._view.delegate.bubble_rect(index, rect)
         port = self._view.viewport().rect()

@@ -10,7 +10,14 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any
 
-from PySide6.QtGui import QAbstractTextDocumentLayout, QColor, QPalette, QTextCharFormat, QTextCursor, QTextDocument
+from PySide6.QtGui import (
+    QAbstractTextDocumentLayout,
+    QColor,
+    QPalette,
+    QTextCharFormat,
+    QTextCursor,
+    QTextDocument,
+)
 
 from desktop.ui.math_render import formula_for_url
 

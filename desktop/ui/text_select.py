@@ -8,12 +8,12 @@ are painted by the delegate; the view keeps being a QListView.
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, cast
 
 from PySide6.QtCore import QEvent, QModelIndex, QObject, QPointF, Qt, Signal
 from PySide6.QtGui import QGuiApplication, QKeyEvent, QKeySequence, QMouseEvent, QTextCursor
 
-from desktop.ui.chat_model import Roles
+from desktop.ui.chat_model import ChatModel, Roles, RowKey
 from desktop.ui.text_marks import selected_text
 
 if TYPE_CHECKING:
@@ -49,9 +49,11 @@ class TextSelector(QObject):
 
     # -- queries -------------------------------------------------------------------------------------------
 
-    def _index_of_key(self, key: object) -> QModelIndex:
-        model = self._view.model()
-        row = model.row_of(key) if model is not None and key is not None else -1
+    def _index_of_key(self, key: RowKey | None) -> QModelIndex:
+        model = cast(ChatModel | None, self._view.model())
+        if model is None or key is None:
+            return QModelIndex()
+        row = model.row_of(key)
         return model.index(row, 0) if row >= 0 else QModelIndex()
 
     def selection_text(self) -> str:
