@@ -5,7 +5,7 @@ from __future__ import annotations
 import asyncio
 
 import pytest
-from PySide6.QtCore import QPoint, Qt
+from PySide6.QtCore import QPoint, QPointF, Qt
 from PySide6.QtGui import QGuiApplication
 
 pytestmark = pytest.mark.qt
@@ -85,3 +85,37 @@ async def test_hover_actions_are_reachable_with_the_keyboard(window, fake_api, q
     await until(lambda: actions.isVisible() and actions.index.row() == 0)
     chat.focusNextChild()
     assert actions.copy_button.hasFocus()
+
+
+async def test_thinking_expands_from_its_link_and_the_switch_is_per_chat(window, fake_api, qtbot):
+    from tests.conftest import engine_of
+
+    toggle = window.reading.thinking
+    await until(lambda: toggle.isEnabled())  # the default model has extended thinking
+    toggle.click()
+    await until(lambda: window.bridge._tasks == set())
+    assert (await engine_of(window).session_state(window.session_id)).get("thinking") is True
+    fake_api.queue_thinking("step one\nstep two, the hidden part", "done")
+    window.composer.edit.setPlainText("think")
+    window.composer.send_button.click()
+    model = window.chat_model
+    await until(lambda: model.rowCount() == 2 and model.row_at(1).status == "complete")
+    assert "thinking" in fake_api.message_requests()[-1].body
+    chat = window.chat
+    index = model.index(1, 0)
+    chat.doItemsLayout()
+    doc = chat.delegate.document(index)
+    assert "hidden part" not in doc.toPlainText()
+    link = doc.toPlainText().index("Show thinking") + 2
+    rect = chat.visualRect(index)
+    block = doc.findBlock(link)
+    line = block.layout().lineForTextPosition(link - block.position())
+    y = doc.documentLayout().blockBoundingRect(block).top() + line.y() + line.height() / 2
+    pos = chat.delegate.text_origin(index, rect) + QPointF(line.cursorToX(link - block.position())[0], y)
+    qtbot.mouseClick(chat.viewport(), Qt.MouseButton.LeftButton, pos=pos.toPoint())
+    assert "step two, the hidden part" in chat.delegate.document(index).toPlainText()
+    chat.setFocus()
+    chat.setCurrentIndex(index)
+    qtbot.keyClick(chat, Qt.Key.Key_Return)  # Enter folds it back
+    assert "hidden part" not in chat.delegate.document(index).toPlainText()
+    await _drafts_settled(window)

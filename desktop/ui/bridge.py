@@ -29,6 +29,7 @@ from desktop.engine.session_lock import SessionBusy
 from desktop.engine.settings import Settings
 from desktop.engine.storage import Page, StorageError
 from desktop.engine.tasks import Activity
+from desktop.engine.thinking import supports_thinking, thinking_enabled
 from desktop.engine.types import (
     CUT_STOP_REASONS,
     DEFAULT_TITLE,
@@ -362,6 +363,17 @@ class Bridge(QObject):
     async def set_workspace(self, session_id: int, folder: str) -> None:
         """The chat's workspace folder ('' for none): its built-in tools work there, from the next request on."""
         await self._engine.update_state(session_id, {"workspace": folder or None})
+
+    async def thinking(self, session_id: int) -> bool:
+        return thinking_enabled(await self._engine.session_state(session_id))
+
+    async def set_thinking(self, session_id: int, on: bool) -> None:
+        """Extended thinking for this chat's requests from the next one on (budget: the settings')."""
+        await self._engine.update_state(session_id, {"thinking": bool(on)})
+
+    @staticmethod
+    def supports_thinking(model: str) -> bool:
+        return supports_thinking(model)
 
     def mcp_servers(self) -> list[ServerStatus]:
         if self._toolbox is None:

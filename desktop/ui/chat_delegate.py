@@ -266,6 +266,8 @@ class ChatDelegate(QStyledItemDelegate):
             if seg.kind == "markdown":
                 chunks.append(self._markdown_html(row.key, n, seg.text, dark, user, code_start, streaming))
                 code_start += _count_code(seg.text)
+            elif seg.kind == "thinking":
+                chunks.append(thinking_html(seg, theme.muted, theme.link, bool(row.detail.get("expanded"))))
             else:
                 chunks.append(_line_html(seg, theme.muted))
         if row.cut_reason:
@@ -493,6 +495,17 @@ def _line_html(seg: Segment, muted: str) -> str:
     if seg.kind == "thinking":
         style += "; font-style:italic"
     return f'<p style="{style}">{html.escape(seg.text)}</p>'
+
+
+def thinking_html(seg: Segment, muted: str, link: str, expanded: bool) -> str:
+    """A thinking block: its first line with "Show thinking", or its whole text (lines kept) with "Hide"."""
+    redacted = seg.text.endswith("(redacted)")
+    label = QCoreApplication.translate("ChatDelegate", "Hide thinking" if expanded else "Show thinking")
+    action = "" if redacted else (f' · <a href="{CARD_SCHEME}thinking" style="color:{link}; font-style:normal">'
+                                  f"{html.escape(label)}</a>")
+    wrap = "; white-space:pre-wrap" if expanded else ""
+    style = f"color:{muted}; margin-top:1px; margin-bottom:1px; font-style:italic{wrap}"
+    return f'<p style="{style}">{html.escape(seg.text)}{action}</p>'
 
 
 def _count_code(text: str) -> int:

@@ -211,7 +211,7 @@ class MainWindow(QMainWindow):
         self.tools = ToolsUi(self, header, pane)
         from desktop.ui.reading_ui import ReadingUi
 
-        self.reading = ReadingUi(self, pane)
+        self.reading = ReadingUi(self, header, pane)
 
     # --- construction ---------------------------------------------------------------------------------
     def _build_menu(self) -> None:

@@ -5,13 +5,15 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any
 
-from PySide6.QtCore import QObject, Qt
-from PySide6.QtGui import QKeySequence, QShortcut
+from PySide6.QtCore import QEvent, QObject, Qt
+from PySide6.QtGui import QKeyEvent, QKeySequence, QShortcut
 from PySide6.QtWidgets import QBoxLayout, QWidget
 
+from desktop.ui.chat_model import Roles
 from desktop.ui.find_bar import FindBar
 from desktop.ui.message_actions import MessageActions
 from desktop.ui.text_select import TextSelector
+from desktop.ui.thinking_toggle import ThinkingToggle
 
 if TYPE_CHECKING:
     from desktop.ui.main_window import MainWindow
@@ -20,7 +22,7 @@ COPIED_MS = 1500
 
 
 class ReadingUi(QObject):
-    def __init__(self, window: MainWindow, pane: QBoxLayout) -> None:
+    def __init__(self, window: MainWindow, header: QBoxLayout, pane: QBoxLayout) -> None:
         super().__init__(window)
         self.window = window
         chat = window.chat
@@ -41,6 +43,24 @@ class ReadingUi(QObject):
         QWidget.setTabOrder(self.actions.copy_button, self.actions.edit_button)
         QWidget.setTabOrder(self.actions.edit_button, self.actions.regenerate_button)
         window.chat_model.modelReset.connect(self._on_reset)
+        self.thinking = ThinkingToggle(window, window)
+        header.insertWidget(max(header.indexOf(window.model_picker), 0), self.thinking)
+        chat.card_action.connect(self._on_card_action)
+        chat.installEventFilter(self)
+
+    def _on_card_action(self, key: str, action: str) -> None:
+        if action == "thinking" and key.isdigit():  # a message's own "Show thinking" link
+            model = self.window.chat_model
+            model.toggle_thinking(model.row_of(int(key)))
+
+    def eventFilter(self, watched: QObject, event: QEvent) -> bool:  # noqa: N802 - Qt override
+        # Enter on a message with thinking shows or hides it (on a tool card, Enter expands the card).
+        if watched is self.window.chat and event.type() == QEvent.Type.KeyPress and isinstance(event, QKeyEvent) \
+                and not event.modifiers() and event.key() in (Qt.Key.Key_Return, Qt.Key.Key_Enter):
+            index = self.window.chat.currentIndex()
+            if index.isValid() and index.data(Roles.Kind) == "message":
+                return self.window.chat_model.toggle_thinking(index.row())
+        return False
 
     def say_copied(self) -> None:
         self.window.toast.show_message(self.tr("Copied"), "info", COPIED_MS)
