@@ -9,6 +9,7 @@ relayout of unchanged rows costs a dict lookup.
 from __future__ import annotations
 
 import html
+import time
 from collections import OrderedDict
 from dataclasses import dataclass
 from typing import Any
@@ -23,6 +24,7 @@ from PySide6.QtCore import (
     QRectF,
     QSize,
     Qt,
+    QTimer,
     Signal,
 )
 from PySide6.QtGui import (
@@ -62,6 +64,7 @@ WIDTH_BUCKET = 16
 USER_MAX_FRACTION = 0.78
 DOC_CACHE_SIZE = 512
 HEIGHT_CACHE_LIMIT = 50_000
+STREAM_DUTY = 4.0  # a streaming reply waits 4x its last rebuild's cost before the next one
 
 Index = QModelIndex | QPersistentModelIndex
 
@@ -72,6 +75,9 @@ class _DocEntry:
     dark: bool
     text_width: int
     doc: QTextDocument
+    cost: float = 0.0  # seconds its build and layout took
+    built_at: float = 0.0
+    streaming: bool = False
 
 
 @dataclass(slots=True)
@@ -164,6 +170,7 @@ class ChatDelegate(QStyledItemDelegate):
         self._view = view
         self._docs: OrderedDict[Any, _DocEntry] = OrderedDict()
         self._heights: dict[tuple[Any, int, int, bool], int] = {}
+        self._refresh_pending: set[Any] = set()  # streaming rows waiting for their next rebuild
         self._splits: dict[tuple[Any, int], int] = {}  # (row key, segment): where a streaming text's open tail starts
         self._model: Any = None
         self._dark = is_dark(view.palette(), QPalette.ColorRole.Base)
@@ -230,8 +237,17 @@ class ChatDelegate(QStyledItemDelegate):
         key, content_hash, dark = row.key, row.content_hash, self._dark
         text_width = self._text_width(index, self._bucket(self._viewport_width()))
         entry = self._docs.get(key)
-        if entry is None or entry.content_hash != content_hash or entry.dark != dark:
-            entry = _DocEntry(content_hash, dark, -1, self._build(index, dark))
+        if entry is not None and entry.content_hash != content_hash and entry.dark == dark \
+                and self._keep_streaming(entry, row, index):
+            self._docs.move_to_end(key)
+        elif entry is None or entry.content_hash != content_hash or entry.dark != dark:
+            started = time.perf_counter()
+            entry = _DocEntry(content_hash, dark, text_width, self._build(index, dark))
+            entry.doc.setTextWidth(text_width)
+            entry.doc.size()  # the layout is part of what a rebuild costs
+            entry.cost = time.perf_counter() - started
+            entry.built_at = time.perf_counter()
+            entry.streaming = row.status == "streaming"
             self._docs[key] = entry
             if len(self._docs) > DOC_CACHE_SIZE:
                 self._docs.popitem(last=False)
@@ -241,6 +257,31 @@ class ChatDelegate(QStyledItemDelegate):
             entry.doc.setTextWidth(text_width)
             entry.text_width = text_width
         return entry.doc
+
+    def is_current(self, index: Index) -> bool:
+        """The row's document shows its latest content (a long streaming reply's may lag a moment behind)."""
+        entry = self._docs.get(self._row(index).key)
+        return entry is not None and entry.content_hash == self._row(index).content_hash
+
+    def _keep_streaming(self, entry: _DocEntry, row: ChatRow, index: Index) -> bool:
+        """A long streaming reply is rebuilt at most every STREAM_DUTY times what its last rebuild cost (so at
+        most a quarter of the time goes to it); in between its last document stays up, and a timer asks for
+        the newer text once the wait is over."""
+        if row.status != "streaming" or not entry.streaming:
+            return False
+        wait = entry.built_at + STREAM_DUTY * entry.cost - time.perf_counter()
+        if wait <= 0:
+            return False
+        if row.key not in self._refresh_pending:
+            self._refresh_pending.add(row.key)
+            persistent = QPersistentModelIndex(index)
+            QTimer.singleShot(int(wait * 1000) + 1, lambda: self._refresh(row.key, persistent))
+        return True
+
+    def _refresh(self, key: Any, index: QPersistentModelIndex) -> None:
+        self._refresh_pending.discard(key)
+        if index.isValid() and self._model is not None:
+            self.sizeHintChanged.emit(self._model.index(index.row(), 0))
 
     def _build(self, index: Index, dark: bool) -> QTextDocument:
         self.doc_builds += 1
@@ -313,7 +354,8 @@ class ChatDelegate(QStyledItemDelegate):
             height = int(geo.bubble.bottom()) + MARGIN_V + (TAG_H if geo.tag else 0) + 1
             if len(self._heights) > HEIGHT_CACHE_LIMIT:
                 self._heights.clear()
-            self._heights[key] = height
+            if self._docs[row.key].content_hash == row.content_hash:  # not a streaming row's kept document
+                self._heights[key] = height
         return QSize(vw, height)
 
     def paint(self, painter: QPainter, option: QStyleOptionViewItem, index: Index) -> None:

@@ -18,6 +18,11 @@ from desktop.ui.markdown_render import extract_code_blocks, parse_blocks, render
 _CROSS_REFERENCE = re.compile(r"^ {0,3}\[[^\]\n]+\]:|\[\^", re.MULTILINE)
 
 
+def cross_referenced(text: str) -> bool:
+    """The text has link definitions or footnotes: its blocks cannot be rendered apart."""
+    return _CROSS_REFERENCE.search(text) is not None
+
+
 def open_tail_start(text: str, hint: int = 0) -> int:
     """Offset where the last top-level block of ``text`` starts; ``hint`` is a block start found earlier (for a
     text that only grew since), so only the text from there on is parsed."""
@@ -40,7 +45,7 @@ def render_streaming(text: str, dark: bool = False, breaks: bool = False, code_s
                      hint: int = 0) -> tuple[str, int]:
     """(HTML, split): the HTML ``render_markdown(text, ...)`` gives, computed from the cached render of the
     settled prefix plus a fresh render of the open tail. Pass the returned split back as ``hint`` next time."""
-    if _CROSS_REFERENCE.search(text):
+    if cross_referenced(text):
         return render_markdown(text, dark, breaks, code_start), 0
     split = open_tail_start(text, hint)
     if split == 0:
