@@ -300,6 +300,9 @@ def main() -> int:
         os.environ["ANTHROPIC_API_KEY"] = "test-key"
         asyncio.run(shoot(outdir, srv), loop_factory=lambda: qasync.QEventLoop(app))
         asyncio.run(shoot_tools(outdir, srv), loop_factory=lambda: qasync.QEventLoop(app))
+        from tests.screenshots_reading import shoot_reading
+
+        asyncio.run(shoot_reading(outdir, srv), loop_factory=lambda: qasync.QEventLoop(app))
     print(f"screenshots in {outdir}")
     return 0
 

@@ -48,7 +48,9 @@ def _typeset(key: Key) -> Formula | None:
     prop = FontProperties(size=point_size * (1.15 if display else 1.0))
     buf = io.BytesIO()
     try:
-        mathtext.math_to_image(f"${source}$", buf, prop=prop, dpi=96.0 * OVERSAMPLE, format="png", color=colour)
+        with matplotlib.rc_context({"savefig.transparent": True}):  # the bubble's colour shows through
+            mathtext.math_to_image(f"${source}$", buf, prop=prop, dpi=96.0 * OVERSAMPLE, format="png",
+                                   color=colour)
     except Exception:  # mathtext raises ValueError for what it cannot parse; any failure shows the source
         return None
     image = QImage.fromData(buf.getvalue())
