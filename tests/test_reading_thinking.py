@@ -80,3 +80,14 @@ def test_a_thinking_block_expands_to_its_full_text(qtbot):
     assert model.toggle_thinking(0)
     assert "premise" not in model.row_at(0).segments[0].text
     assert not model.toggle_thinking(5)
+
+
+def test_the_settings_dialog_sets_the_thinking_budget(qtbot):
+    from desktop.engine.settings import Settings
+    from desktop.ui.settings_dialog import SettingsDialog
+
+    dialog = SettingsDialog(Settings(), None, "keyring")
+    qtbot.addWidget(dialog)
+    assert dialog.form.thinking_budget.value() == Settings().thinking_budget_tokens
+    dialog.form.thinking_budget.setValue(6_000)
+    assert dialog.form.choice().settings.thinking_budget_tokens == 6_000
