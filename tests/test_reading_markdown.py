@@ -134,7 +134,7 @@ def test_dollar_math_is_typeset_into_images_the_document_loads(qapp):
     from desktop.ui.markdown_render import SafeTextDocument, render_markdown
     from desktop.ui.math_render import formula_for_url
 
-    out = render_markdown("Euler: $e^{i\\pi}+1=0$\n\n$$\n\\frac{a}{b}\n$$\n\nnot math: 5$ and 6$")
+    out = render_markdown("Euler: $e^{i\\pi}+1=0$\n\n$$\n\\frac{a}{b}\n$$\n\nnot math: 5$ and 6$, $5-$10, $HOME and $PATH")
     doc = SafeTextDocument()
     doc.setHtml(out)
     names = _images(doc)
@@ -145,7 +145,7 @@ def test_dollar_math_is_typeset_into_images_the_document_loads(qapp):
         image = doc.resource(QTextDocument.ResourceType.ImageResource.value, name)
         assert image is not None and not image.isNull()
     assert [formula_for_url(n).source for n in names] == ["e^{i\\pi}+1=0", "\\frac{a}{b}"]
-    assert "5$ and 6$" in doc.toPlainText()
+    assert "5$ and 6$, $5-$10, $HOME and $PATH" in doc.toPlainText()
 
 
 def test_math_mathtext_cannot_parse_shows_its_source(qapp):

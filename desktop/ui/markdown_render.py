@@ -71,7 +71,9 @@ def link_is_safe(href: str) -> bool:
 
 def _make_parser(breaks: bool) -> MarkdownIt:
     md = MarkdownIt("commonmark", {"html": False, "breaks": breaks}).enable(["table", "strikethrough"])
-    md.use(tasklists_plugin).use(footnote_plugin).use(dollarmath_plugin, allow_space=False, double_inline=True)
+    # Prices ("$5-$10") and shell variables are not math: no space inside the dollars, no digit outside them.
+    md.use(tasklists_plugin).use(footnote_plugin).use(dollarmath_plugin, allow_space=False, allow_digits=False,
+                                                      double_inline=True)
     md.add_render_rule("link_open", _link_open)
     md.add_render_rule("link_close", _link_close)
     md.add_render_rule("image", _image)
