@@ -58,6 +58,9 @@ system_packages() {
   if [ "${cmd:-}" = test ]; then  # the suite starts the real window under Xvfb (xvfb-run needs xauth)
     command -v Xvfb >/dev/null 2>&1 || tools+=(xvfb)
     command -v xauth >/dev/null 2>&1 || tools+=(xauth)
+    # the desktop entry and the AppStream metainfo are validated with the distribution's own tools
+    command -v desktop-file-validate >/dev/null 2>&1 || tools+=(desktop-file-utils)
+    command -v appstreamcli >/dev/null 2>&1 || tools+=(appstream)
   fi
   [ "$QT_PROBE" = 1 ] || [ ${#tools[@]} -gt 0 ] || return 0
   if command -v apt-get >/dev/null 2>&1 && [ "$(id -u)" = 0 ]; then

@@ -300,6 +300,10 @@ def main() -> int:
         os.environ["ANTHROPIC_API_KEY"] = "test-key"
         asyncio.run(shoot(outdir, srv), loop_factory=lambda: qasync.QEventLoop(app))
         asyncio.run(shoot_tools(outdir, srv), loop_factory=lambda: qasync.QEventLoop(app))
+        from tests.screenshots_mcp import shoot_mcp_forms, shoot_prompt_per_chat
+
+        asyncio.run(shoot_mcp_forms(outdir, srv), loop_factory=lambda: qasync.QEventLoop(app))
+        asyncio.run(shoot_prompt_per_chat(outdir, srv), loop_factory=lambda: qasync.QEventLoop(app))
         from tests.screenshots_reading import shoot_reading
 
         asyncio.run(shoot_reading(outdir, srv), loop_factory=lambda: qasync.QEventLoop(app))

@@ -307,6 +307,7 @@ MAX_ID = 2**63 - 1
 
 
 def build_parser() -> argparse.ArgumentParser:
+    from desktop.cli.desktop_cli import add_desktop_commands
     from desktop.cli.tools_cli import add_chat_arguments, add_mcp_commands
 
     parser = _Parser(prog="precis", description="Précis: a chat client for Claude.")
@@ -346,6 +347,7 @@ def build_parser() -> argparse.ArgumentParser:
     compact.add_argument("--focus", help="what the summary should keep in particular")
 
     add_mcp_commands(sub)
+    add_desktop_commands(sub)
 
     sub.add_parser("gui", help="open the window (the default)")
     return parser
@@ -357,6 +359,18 @@ async def _cmd_mcp(args: argparse.Namespace) -> int:
     return await cmd_mcp(args)
 
 
+async def _cmd_install_desktop(args: argparse.Namespace) -> int:
+    from desktop.cli.desktop_cli import cmd_install_desktop
+
+    return await cmd_install_desktop(args)
+
+
+async def _cmd_uninstall_desktop(args: argparse.Namespace) -> int:
+    from desktop.cli.desktop_cli import cmd_uninstall_desktop
+
+    return await cmd_uninstall_desktop(args)
+
+
 COMMANDS = {
     "chat": cmd_chat,
     "sessions": cmd_sessions,
@@ -365,6 +379,8 @@ COMMANDS = {
     "import-claude-code": cmd_import_claude_code,
     "compact": cmd_compact,
     "mcp": _cmd_mcp,
+    "install-desktop": _cmd_install_desktop,
+    "uninstall-desktop": _cmd_uninstall_desktop,
 }
 
 

@@ -13,6 +13,7 @@ from typing import Any
 from desktop.engine.secrets import Credentials
 from desktop.engine.settings import Settings
 from desktop.engine.types import Usage
+from desktop.engine.wire import BodyEncoder
 
 
 @dataclass(frozen=True, slots=True)
@@ -69,10 +70,28 @@ class Provider:
             kwargs["default_headers"] = {"X-Api-Key": anthropic.Omit(), "Authorization": anthropic.Omit()}
 
         self.client = anthropic.AsyncAnthropic(**kwargs)
+        self._wire = BodyEncoder()
+
+    def _open(self, request: dict[str, Any]) -> Any:
+        """The SDK's message stream for the request; its body encoded here when it can be (see wire.py), so
+        the SDK neither copies nor re-encodes the whole context on every call."""
+        body = self._wire.encode(request)
+        if body is None:
+            return self.client.messages.stream(**request)
+        from anthropic import AsyncStream
+        from anthropic.lib.streaming import AsyncMessageStreamManager
+        from anthropic.types import Message, RawMessageStreamEvent
+
+        call = self.client.post("/v1/messages", content=body, cast_to=Message, stream=True,
+                                stream_cls=AsyncStream[RawMessageStreamEvent],
+                                options={"headers": {"Content-Type": "application/json",
+                                                     "X-Stainless-Helper-Method": "stream",
+                                                     "X-Stainless-Stream-Helper": "messages"}})
+        return AsyncMessageStreamManager(call)
 
     async def stream(self, request: dict[str, Any]) -> AsyncIterator[StreamPart]:
         """Stream one request; yields StreamParts; raises SDK exceptions on failure."""
-        async with self.client.messages.stream(**request) as stream:
+        async with self._open(request) as stream:
             async for event in stream:
                 if event.type == "message_start":
                     yield StreamPart("usage", usage=_usage(event.message.usage))

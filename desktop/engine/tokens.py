@@ -308,8 +308,25 @@ def estimate_tools(tools: Sequence[Mapping[str, Any]] | None, *, family: Family 
     if not tools:
         return 0
     tm = _text_model(family)
-    return sum(tm.block + estimate_json({k: v for k, v in t.items() if k != "cache_control"}, family=family)
-               for t in tools)
+    return sum(tm.block + _tool_cost(t, family) for t in tools)
+
+
+# Tool definitions come back as the same dicts on every request build (the tool runner keeps them): each is
+# estimated once. Keyed by identity with the dict held, so an id is never reused while its entry lives.
+_TOOL_COSTS: dict[tuple[int, str], tuple[Mapping[str, Any], int]] = {}
+_TOOL_COSTS_MAX = 2048
+
+
+def _tool_cost(tool: Mapping[str, Any], family: Family) -> int:
+    key = (id(tool), family)
+    hit = _TOOL_COSTS.get(key)
+    if hit is not None and hit[0] is tool:
+        return hit[1]
+    cost = estimate_json({k: v for k, v in tool.items() if k != "cache_control"}, family=family)
+    if len(_TOOL_COSTS) >= _TOOL_COSTS_MAX:
+        _TOOL_COSTS.clear()
+    _TOOL_COSTS[key] = (tool, cost)
+    return cost
 
 
 def estimate_request(system: str | list[Block] | None, tools: list[dict[str, Any]] | None,

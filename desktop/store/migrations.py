@@ -12,6 +12,7 @@ v5: tool_audit (what each tool call asked, how it was decided, how it ended) and
 v6: sessions.profile, the provider profile a chat uses (NULL: the active one).
 v7: session_locks, the per-session lock a running turn holds (pid, host, heartbeat), so a second process on
     the same session waits or refuses instead of sending a merged history.
+v8: tool_chat_approvals, the "Allow for this chat" answers, kept with their chat (deleted with it).
 """
 
 from __future__ import annotations
@@ -23,7 +24,7 @@ from playhouse.migrate import SqliteMigrator, migrate
 
 from desktop.store.schema import Models, stored_usage
 
-CURRENT_VERSION = 7
+CURRENT_VERSION = 8
 
 
 def _v1(db: pw.SqliteDatabase, models: Models) -> None:
@@ -147,7 +148,16 @@ def _v7(db: pw.SqliteDatabase, models: Models) -> None:
     )
 
 
-STEPS = {1: _v1, 2: _v2, 3: _v3, 4: _v4, 5: _v5, 6: _v6, 7: _v7}
+def _v8(db: pw.SqliteDatabase, models: Models) -> None:
+    # A new table created whole (see v3); it goes with its chat.
+    db.execute_sql(
+        "CREATE TABLE IF NOT EXISTS tool_chat_approvals (id INTEGER PRIMARY KEY AUTOINCREMENT, "
+        "session_id INTEGER NOT NULL REFERENCES sessions (id) ON DELETE CASCADE, server TEXT NOT NULL, "
+        "tool TEXT NOT NULL, origin TEXT NOT NULL, created_at REAL NOT NULL, UNIQUE (session_id, server, tool, origin))"
+    )
+
+
+STEPS = {1: _v1, 2: _v2, 3: _v3, 4: _v4, 5: _v5, 6: _v6, 7: _v7, 8: _v8}
 
 
 def schema_version(db: pw.SqliteDatabase) -> int:

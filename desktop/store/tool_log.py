@@ -85,6 +85,30 @@ class ToolLog:
             return repo.db.execute_sql("DELETE FROM tool_approvals WHERE id = ?", (approval_id,)).rowcount > 0
         return await self._store.call(delete, self._store.repo)
 
+    # --- "Allow for this chat" ------------------------------------------------------------------------------
+    async def chat_approvals(self, session_id: int | None = None) -> list[SavedApproval]:
+        """One chat's (or, with None, every chat's) "Allow for this chat" answers."""
+        def read(repo: Repo) -> list[SavedApproval]:
+            where, args = ("WHERE session_id = ? ", (session_id,)) if session_id is not None else ("", ())
+            rows = repo.db.execute_sql("SELECT id, server, tool, origin, created_at, session_id "
+                                       f"FROM tool_chat_approvals {where}ORDER BY id", args)
+            return [SavedApproval(*r) for r in rows]
+        return await self._store.call(read, self._store.repo)
+
+    async def save_chat_approval(self, session_id: int, server: str, tool: str, origin: str) -> None:
+        def write(repo: Repo) -> None:
+            # A chat deleted meanwhile keeps nothing (the same guard as the audit log).
+            repo.db.execute_sql(
+                "INSERT OR IGNORE INTO tool_chat_approvals (session_id, server, tool, origin, created_at) "
+                "SELECT ?, ?, ?, ?, ? WHERE EXISTS (SELECT 1 FROM sessions WHERE id = ?)",
+                (session_id, server, tool, origin, time.time(), session_id))
+        await self._store.call(write, self._store.repo)
+
+    async def revoke_chat_approval(self, approval_id: int) -> bool:
+        def delete(repo: Repo) -> bool:
+            return repo.db.execute_sql("DELETE FROM tool_chat_approvals WHERE id = ?", (approval_id,)).rowcount > 0
+        return await self._store.call(delete, self._store.repo)
+
     # --- after a crash ----------------------------------------------------------------------------------------
     async def answer_orphans(self) -> list[int]:
         """A session whose newest row is an assistant message with tool calls died before their results were

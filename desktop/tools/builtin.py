@@ -23,7 +23,7 @@ from anthropic.lib.tools.agent_toolset import (
 
 from desktop.engine.types import Block
 from desktop.tools.run_command import run_command
-from desktop.tools.types import BUILTIN, ToolOutcome, ToolSpec
+from desktop.tools.types import BUILTIN, ToolOutcome, ToolSpec, definition_digest
 from desktop.tools.workspace import SPILL_PREFIX, OutsideWorkspace, Workspace
 
 DIFF_CHARS = 20_000  # a permission prompt shows at most this much of a write's or an edit's diff
@@ -64,7 +64,11 @@ PATH_ARGS = {"read": "file_path", "write": "file_path", "edit": "file_path", "gl
 
 
 def builtin_specs() -> list[ToolSpec]:
-    return [ToolSpec(d["name"], BUILTIN, d["name"], d, d["name"] in READ_ONLY) for d in DEFINITIONS]
+    return list(_SPECS)
+
+
+_SPECS = tuple(ToolSpec(d["name"], BUILTIN, d["name"], d, d["name"] in READ_ONLY, digest=definition_digest(d))
+               for d in DEFINITIONS)
 
 
 class BuiltinTools:

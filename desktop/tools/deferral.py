@@ -35,8 +35,23 @@ CALL_DEFINITION: dict[str, Any] = {
 }
 
 
+_COSTS: dict[str, int] = {}  # definition digest -> tokens: a server's definitions are estimated once, not per request
+_COSTS_MAX = 4096
+
+
+def _cost(spec: ToolSpec) -> int:
+    cost = _COSTS.get(spec.digest) if spec.digest else None
+    if cost is None:
+        cost = estimate_text(json.dumps(spec.definition, ensure_ascii=False))
+        if spec.digest:
+            if len(_COSTS) >= _COSTS_MAX:
+                _COSTS.clear()
+            _COSTS[spec.digest] = cost
+    return cost
+
+
 def definitions_cost(specs: Sequence[ToolSpec]) -> int:
-    return sum(estimate_text(json.dumps(s.definition, ensure_ascii=False)) for s in specs)
+    return sum(_cost(s) for s in specs)
 
 
 def should_defer(mcp: Sequence[ToolSpec], window: int | None) -> bool:

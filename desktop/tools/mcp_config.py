@@ -8,6 +8,7 @@ place. When no keyring is usable the values stay in the file (0600), and ``probl
 
 from __future__ import annotations
 
+import contextlib
 import hashlib
 import json
 import logging
@@ -164,6 +165,18 @@ def save_config(path: Path, config: McpConfig) -> list[str]:
         out[server.name] = entry
     write_private(path, json.dumps({"mcpServers": out}, indent=2, ensure_ascii=False) + "\n")
     return problems
+
+
+def forget_secrets(old: McpServerConfig, new: McpServerConfig | None) -> None:
+    """Drop the keyring entries ``old`` had that ``new`` (the same server after an edit, or None) no longer uses."""
+    for kind, values, kept in (("env", old.env, new.env if new else {}),
+                               ("header", old.headers, new.headers if new else {})):
+        for key in values:
+            if new is not None and new.name == old.name and key in kept:
+                continue
+            # Not there (no keyring, or already gone) is fine.
+            with contextlib.suppress(keyring.errors.KeyringError):
+                keyring.delete_password(SERVICE, _secret_user(old.name, kind, key))
 
 
 def claude_desktop_config_path() -> Path:

@@ -23,7 +23,7 @@ from anthropic.lib.tools.mcp import UnsupportedMCPValueError, mcp_content
 
 from desktop.engine.types import Block
 from desktop.tools.mcp_config import McpServerConfig
-from desktop.tools.types import ToolOutcome, ToolSpec
+from desktop.tools.types import ToolOutcome, ToolSpec, definition_digest
 
 START_TIMEOUT = 30.0
 CALL_TIMEOUT = 120.0
@@ -57,6 +57,7 @@ class McpServer:
         self._task: asyncio.Task[None] | None = None
         self._stop: asyncio.Event | None = None
         self._changed = changed
+        self._refused = ""  # the last HTTP error status the server answered (the client reports it vaguely)
 
     @property
     def status(self) -> ServerStatus:
@@ -81,16 +82,30 @@ class McpServer:
             from mcp.shared._httpx_utils import create_mcp_http_client
 
             http = create_mcp_http_client(headers=self.config.headers or None)
+            http.event_hooks["response"].append(self._note_status)
             return streamable_http_client(self.config.url, http_client=http)
         from mcp.client.stdio import StdioServerParameters
 
         return StdioServerParameters(command=self.config.command, args=self.config.args,
                                      env=self.config.env or None, cwd=self.config.cwd or None)
 
+    async def _note_status(self, response: Any) -> None:
+        if response.status_code >= 400:
+            self._refused = f"HTTP {response.status_code} {response.reason_phrase}".strip()
+
+    def _explain(self, exc: BaseException) -> str:
+        """The failure in words; for an HTTP server, with the status it answered (401: check the headers)."""
+        text = _describe(exc)
+        if self._refused:
+            hint = " (check the URL and headers)" if self._refused[5:8] in ("401", "403", "404") else ""
+            text = f"{text}: the server answered {self._refused}{hint}"
+        return text
+
     async def start(self, timeout: float = START_TIMEOUT) -> ServerStatus:
         if self.state == "ready" or not self.config.enabled:
             return self.status
         self._set("starting")
+        self._refused = ""
         ready: asyncio.Future[None] = asyncio.get_running_loop().create_future()
         self._stop = asyncio.Event()
         self._task = asyncio.ensure_future(self._own(ready, self._stop))
@@ -101,7 +116,7 @@ class McpServer:
             self._set("failed", f"did not answer within {timeout:g} s")
         except Exception as exc:  # noqa: BLE001 - any start failure is the server's error, in words
             await self._halt()
-            self._set("failed", _describe(exc))
+            self._set("failed", self._explain(exc))
         return self.status
 
     async def _own(self, ready: asyncio.Future[None], stop: asyncio.Event) -> None:
@@ -131,7 +146,7 @@ class McpServer:
             if not ready.done():
                 ready.set_exception(exc if isinstance(exc, Exception) else RuntimeError("cancelled"))
             elif not stop.is_set() and isinstance(exc, Exception):
-                self._set("failed", _describe(exc))
+                self._set("failed", self._explain(exc))
             if not isinstance(exc, Exception):
                 raise
         finally:
@@ -143,7 +158,8 @@ class McpServer:
         definition = {"name": name, "description": (tool.description or "")[:2000],
                       "input_schema": tool.input_schema or {"type": "object"}}
         read_only = bool(tool.annotations and tool.annotations.read_only_hint)
-        return ToolSpec(name, self.config.name, tool.name, definition, read_only, self.config.origin)
+        return ToolSpec(name, self.config.name, tool.name, definition, read_only, self.config.origin,
+                        definition_digest(definition))
 
     async def call(self, tool: str, arguments: dict[str, Any], timeout: float = CALL_TIMEOUT) -> ToolOutcome:
         client = self._client
@@ -158,9 +174,10 @@ class McpServer:
             return ToolOutcome(f"MCP server {self.config.name}: {tool} did not answer within {timeout:g} s; "
                                "the server was stopped", is_error=True)
         except Exception as exc:  # noqa: BLE001 - a crashed server is an error result, never a failed turn
-            self._set("failed", _describe(exc))
+            why = self._explain(exc)
+            self._set("failed", why)
             await self._halt()
-            return ToolOutcome(f"MCP server {self.config.name} failed: {_describe(exc)}", is_error=True)
+            return ToolOutcome(f"MCP server {self.config.name} failed: {why}", is_error=True)
         return convert_result(result)
 
     async def _halt(self) -> None:

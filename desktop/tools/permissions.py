@@ -14,7 +14,7 @@ import uuid
 from collections.abc import Awaitable, Callable, Iterable
 from dataclasses import dataclass, field
 from enum import StrEnum
-from typing import Any, Protocol
+from typing import Any, Protocol, runtime_checkable
 
 from desktop.tools.types import BUILTIN, ToolSpec
 
@@ -56,6 +56,7 @@ class SavedApproval:
     tool: str
     origin: str
     created_at: float
+    session_id: int | None = None  # set: "Allow for this chat" in that chat; None: "Always for this tool"
 
 
 class ApprovalStore(Protocol):
@@ -64,6 +65,15 @@ class ApprovalStore(Protocol):
     async def approvals(self) -> list[SavedApproval]: ...
     async def save_approval(self, server: str, tool: str, origin: str) -> SavedApproval: ...
     async def revoke_approval(self, approval_id: int) -> bool: ...
+
+
+@runtime_checkable
+class ChatApprovalStore(Protocol):
+    """Where "Allow for this chat" answers live, so they survive a restart (the store implements it)."""
+
+    async def chat_approvals(self, session_id: int | None = None) -> list[SavedApproval]: ...
+    async def save_chat_approval(self, session_id: int, server: str, tool: str, origin: str) -> None: ...
+    async def revoke_chat_approval(self, approval_id: int) -> bool: ...
 
 
 Asker = Callable[[PermissionRequest], Awaitable[Answer | None]]
@@ -91,7 +101,7 @@ class PermissionPolicy:
         self.yes = yes
         self.auto_read_only = auto_read_only
         self.timeout = timeout
-        self._chat: dict[int, set[tuple[str, str, str]]] = {}
+        self._chat: dict[int, set[tuple[str, str, str]]] = {}  # read from the store once per chat
         self._saved: set[tuple[str, str, str]] | None = None
         self._ask_lock: dict[int, asyncio.Lock] = {}
 
@@ -101,9 +111,22 @@ class PermissionPolicy:
             self._saved = {(a.server, a.tool, a.origin) for a in saved}
         return self._saved
 
+    def _chat_store(self) -> ChatApprovalStore | None:
+        # An "Always" store without chat answers (tests, a plain CLI run) keeps them for the run only.
+        return self.approvals if isinstance(self.approvals, ChatApprovalStore) else None
+
+    async def _chat_keys(self, session_id: int) -> set[tuple[str, str, str]]:
+        keys = self._chat.get(session_id)
+        if keys is None:
+            store = self._chat_store()
+            saved = await store.chat_approvals(session_id) if store is not None else []
+            keys = self._chat.setdefault(session_id, {(a.server, a.tool, a.origin) for a in saved})
+        return keys
+
     def forget_saved(self) -> None:
         """Saved approvals changed elsewhere (revoked in Settings): read them again."""
         self._saved = None
+        self._chat.clear()
 
     def reset_chat(self, session_id: int) -> None:
         self._chat.pop(session_id, None)
@@ -119,7 +142,7 @@ class PermissionPolicy:
             return Verdict(True, "allow-list")
         if spec.read_only and self.auto_read_only:
             return Verdict(True, "read-only")
-        if _key(spec) in self._chat.get(request.session_id, set()):
+        if _key(spec) in await self._chat_keys(request.session_id):
             return Verdict(True, "chat")
         if _key(spec) in await self._saved_keys():
             return Verdict(True, "saved")
@@ -129,7 +152,7 @@ class PermissionPolicy:
         # One prompt at a time per chat: answers given to the first may approve the next.
         lock = self._ask_lock.setdefault(request.session_id, asyncio.Lock())
         async with lock:
-            if _key(spec) in self._chat.get(request.session_id, set()) or _key(spec) in await self._saved_keys():
+            if _key(spec) in await self._chat_keys(request.session_id) or _key(spec) in await self._saved_keys():
                 return Verdict(True, "chat")
             try:
                 answer = await asyncio.wait_for(asker(request), self.timeout)
@@ -144,7 +167,9 @@ class PermissionPolicy:
         if answer == Answer.DENY:
             return Verdict(False, "denied", f"the user denied {spec.name}")
         if answer == Answer.CHAT:
-            self._chat.setdefault(request.session_id, set()).add(_key(spec))
+            (await self._chat_keys(request.session_id)).add(_key(spec))
+            if (store := self._chat_store()) is not None:
+                await store.save_chat_approval(request.session_id, spec.server, spec.tool, spec.origin)
         elif answer == Answer.ALWAYS:
             if self.approvals is not None:
                 await self.approvals.save_approval(spec.server, spec.tool, spec.origin)

@@ -27,7 +27,7 @@ from desktop.tools.events import (
     ToolCallFinished,
     ToolCallStarted,
 )
-from desktop.tools.mcp_config import McpConfig, load_config
+from desktop.tools.mcp_config import McpConfig, McpServerConfig, load_config
 from desktop.tools.mcp_host import McpServer
 from desktop.tools.permissions import Answer, Asker, PermissionPolicy, PermissionRequest
 from desktop.tools.types import BUILTIN, ToolOutcome, ToolSpec
@@ -57,6 +57,7 @@ class Toolbox:
         self._listeners: list[Callable[[EngineEvent], None]] = []
         self._workspaces: dict[int, Workspace | None] = {}
         self._deferred: set[int] = set()  # sessions whose requests offer the MCP tools through a search
+        self._definitions: dict[tuple[tuple[str, ...], bool], list[dict[str, Any]]] = {}
         self._pending: dict[str, asyncio.Future[Answer | None]] = {}
         config = mcp if mcp is not None else load_config(self.mcp_path)
         self.mcp_problems = list(config.problems)
@@ -84,6 +85,35 @@ class Toolbox:
         from desktop.tools.mcp_config import save_config
 
         return save_config(self.mcp_path, McpConfig([s.config for s in self.servers.values()]))
+
+    async def save_server(self, previous: str | None, config: McpServerConfig) -> list[str]:
+        """Add a server (``previous`` None) or replace the one named ``previous``: saved in mcp.json with its
+        secrets in the keyring, the old one stopped (the caller starts the new one). Returns problems."""
+        from desktop.tools.mcp_config import forget_secrets
+
+        old = self.servers.pop(previous, None) if previous is not None else None
+        if old is not None:
+            await old.stop()
+        server = McpServer(config, self.paths.cache_dir / "mcp", self._server_changed)
+        self.servers[config.name] = server
+        problems = await asyncio.to_thread(self.save_config)
+        if old is not None:
+            await asyncio.to_thread(forget_secrets, old.config, config)
+        self._server_changed(server)
+        return problems
+
+    async def remove_server(self, name: str) -> list[str]:
+        """Stop the server and drop it from mcp.json and its secrets from the keyring. Returns problems."""
+        from desktop.tools.mcp_config import forget_secrets
+
+        server = self.servers.pop(name, None)
+        if server is None:
+            return []
+        await server.stop()
+        problems = await asyncio.to_thread(self.save_config)
+        await asyncio.to_thread(forget_secrets, server.config, None)
+        self._server_changed(server)
+        return problems
 
     async def import_claude_desktop(self, source: Path | None = None) -> tuple[list[str], list[str]]:
         """Add Claude Desktop's servers to mcp.json and start the new ones. Returns (names, problems)."""
@@ -136,12 +166,21 @@ class Toolbox:
                     window: int | None = None) -> list[dict[str, Any]]:
         specs = self.specs(session_id, state)
         mcp = [s for s in specs if s.server != BUILTIN]
-        if not deferral.should_defer(mcp, window):
+        deferred = deferral.should_defer(mcp, window)
+        if deferred:
+            self._deferred.add(session_id)
+        else:
             self._deferred.discard(session_id)
-            return [dict(s.definition) for s in specs]
-        self._deferred.add(session_id)
-        return [*(dict(s.definition) for s in specs if s.server == BUILTIN), dict(deferral.SEARCH_DEFINITION),
-                dict(deferral.CALL_DEFINITION)]
+        # The same list (the same dicts) while the tools are the same: the estimator knows them by sight.
+        key = (tuple(s.digest or s.name for s in specs), deferred)
+        cached = self._definitions.get(key)
+        if cached is None:
+            if len(self._definitions) > 64:
+                self._definitions.clear()
+            chosen = [s.definition for s in specs if not deferred or s.server == BUILTIN]
+            extra = [deferral.SEARCH_DEFINITION, deferral.CALL_DEFINITION] if deferred else []
+            cached = self._definitions[key] = [dict(d) for d in [*chosen, *extra]]
+        return list(cached)
 
     # --- permission prompts ----------------------------------------------------------------------------------
     async def _ask_by_event(self, request: PermissionRequest) -> Answer | None:

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import hashlib
+import json
 from dataclasses import dataclass
 from typing import Any
 
@@ -20,6 +22,12 @@ class ToolSpec:
     definition: dict[str, Any]  # the API tool definition (name, description, input_schema)
     read_only: bool = False  # built-in read tools, or an MCP tool annotated read-only (a hint, not trust)
     origin: str = BUILTIN  # hash of the server's command or URL: saved approvals are bound to it
+    digest: str = ""  # hash of the definition, made once with the spec: what its estimates are cached by
+
+
+def definition_digest(definition: dict[str, Any]) -> str:
+    text = json.dumps(definition, ensure_ascii=False, sort_keys=True, separators=(",", ":"))
+    return hashlib.blake2b(text.encode(), digest_size=16).hexdigest()
 
 
 @dataclass(slots=True)

@@ -17,7 +17,8 @@ from PySide6.QtGui import QIcon  # noqa: E402
 from PySide6.QtWidgets import QApplication  # noqa: E402
 
 from desktop import APP_ID, APP_NAME
-from desktop.resources import icon_path, stylesheet
+from desktop.resources import icon_files, icon_path, stylesheet
+from desktop.resources import root as assets_root
 from desktop.runtime import Runtime, StorageError, open_runtime, toolbox_factory
 
 if TYPE_CHECKING:
@@ -58,6 +59,11 @@ async def _run_window(app: QApplication, runtime: Runtime, quit_after: float | N
             loop.add_signal_handler(sig, window.close)
     window.show()
     await window.start()
+    if startup := os.environ.get("PRECIS_STARTUP_REPORT"):  # install checks: what the window really loaded
+        from desktop.ui import startup_report
+
+        shipped = startup_report.Shipped(assets_root(), icon_path(), stylesheet())
+        startup_report.write(startup, app, window, shipped)
     if quit_after is not None:
         loop.call_later(quit_after, window.close)
     if report := os.environ.get("PRECIS_BENCH_REPORT"):  # tests/bench/bench_window.py: write timings, quit
@@ -97,6 +103,14 @@ async def _bench_report(report: str, bridge: Bridge, window: MainWindow) -> None
         json.dump(data, fh)
 
 
+def app_icon() -> QIcon:
+    """The PNGs at their own sizes (sharp at 16 and 32 px, and shown without the SVG plugin) plus the SVG."""
+    icon = QIcon()
+    for path in icon_files().values():
+        icon.addFile(str(path))
+    return icon
+
+
 def make_app(argv: list[str] | None = None) -> QApplication:
     existing = QApplication.instance()
     app = existing if isinstance(existing, QApplication) else QApplication(argv or sys.argv)
@@ -104,7 +118,7 @@ def make_app(argv: list[str] | None = None) -> QApplication:
     app.setApplicationDisplayName(APP_NAME)
     app.setOrganizationName("Precis")
     app.setDesktopFileName(APP_ID)
-    app.setWindowIcon(QIcon(str(icon_path())))
+    app.setWindowIcon(app_icon())
     # Fusion follows the system colour scheme (light/dark) and the palette everywhere.
     app.setStyle("Fusion")
     app.setStyleSheet(stylesheet())

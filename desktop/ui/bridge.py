@@ -9,6 +9,7 @@ render are re-exported here, so widgets import nothing but ``desktop.ui``.
 from __future__ import annotations
 
 import asyncio
+import dataclasses
 import logging
 from collections.abc import Coroutine
 from typing import Any, Protocol
@@ -39,8 +40,9 @@ from desktop.engine.types import (
     StoredMessage,
 )
 from desktop.tools import events as tool_events
+from desktop.tools.mcp_config import McpServerConfig
 from desktop.tools.mcp_host import ServerStatus
-from desktop.tools.permissions import Answer, PermissionRequest, SavedApproval
+from desktop.tools.permissions import Answer, ChatApprovalStore, PermissionRequest, SavedApproval
 from desktop.tools.toolbox import Toolbox
 
 __all__ = [
@@ -72,6 +74,7 @@ __all__ = [
     "PermissionRequest",
     "SavedApproval",
     "ServerStatus",
+    "McpServerConfig",
 ]
 
 log = logging.getLogger(__name__)
@@ -404,6 +407,24 @@ class Bridge(QObject):
         else:
             await server.stop()
 
+    def mcp_config(self, name: str) -> McpServerConfig | None:
+        """A copy of the server's configuration (its secrets included, for the edit form)."""
+        server = self._toolbox.servers.get(name) if self._toolbox is not None else None
+        return dataclasses.replace(server.config) if server is not None else None
+
+    async def save_mcp_server(self, previous: str | None, config: McpServerConfig) -> str:
+        """The add/edit form's server, saved and (when enabled) started; what went wrong in words, or ''."""
+        if self._toolbox is None:
+            return ""
+        problems = await self._toolbox.save_server(previous, config)
+        if config.enabled:  # in the background: a slow server never holds the form
+            self.spawn(self._toolbox.servers[config.name].start())
+        return "; ".join(problems)
+
+    async def remove_mcp_server(self, name: str) -> str:
+        """The server stopped and forgotten (mcp.json and keyring); what went wrong in words, or ''."""
+        return "; ".join(await self._toolbox.remove_server(name)) if self._toolbox is not None else ""
+
     async def import_claude_desktop(self, path: str = "") -> str:
         """Import Claude Desktop's MCP servers; the result in words for the page."""
         if self._toolbox is None:
@@ -416,13 +437,26 @@ class Bridge(QObject):
         return "; ".join(problems) or "Nothing new to import"
 
     async def approvals(self) -> list[SavedApproval]:
+        """Saved "Always" approvals, then every chat's "Allow for this chat" ones (``session_id`` set)."""
         store = self._toolbox.policy.approvals if self._toolbox is not None else None
-        return await store.approvals() if store is not None else []
+        if store is None:
+            return []
+        chats = await store.chat_approvals() if isinstance(store, ChatApprovalStore) else []
+        return [*(await store.approvals()), *chats]
 
-    async def revoke_approval(self, approval_id: int) -> None:
-        if self._toolbox is not None and self._toolbox.policy.approvals is not None:
-            await self._toolbox.policy.approvals.revoke_approval(approval_id)
-            self._toolbox.policy.forget_saved()
+    async def chat_title(self, session_id: int) -> str:
+        session = await self._engine.store.get_session(session_id)
+        return session.title if session is not None else ""
+
+    async def revoke_approval(self, approval_id: int, session_id: int | None = None) -> None:
+        store = self._toolbox.policy.approvals if self._toolbox is not None else None
+        if self._toolbox is None or store is None:
+            return
+        if session_id is not None and isinstance(store, ChatApprovalStore):
+            await store.revoke_chat_approval(approval_id)
+        elif session_id is None:
+            await store.revoke_approval(approval_id)
+        self._toolbox.policy.forget_saved()
     async def test_connection(self, profile: Profile, api_key: str = "") -> ProbeResult:
         """One tiny request with the profile (and the key typed, else its stored one); the result in words."""
         if api_key:

@@ -1,7 +1,8 @@
 """The inline permission prompt: server, tool and arguments (a diff for write and edit), four answers.
 
 Keyboard first: it takes the focus when it opens, each answer has a mnemonic (Alt+O/C/A/D), Esc denies. Deny
-has the focus, so a stray Enter never approves. Requests queue: one prompt at a time, in the order asked.
+has the focus, so a stray Enter never approves. Requests queue per chat: one prompt at a time, in the order
+asked, and only the open chat's (another chat's request waits for that chat to be opened, or for its timeout).
 """
 
 from __future__ import annotations
@@ -33,7 +34,8 @@ class PermissionPrompt(QFrame):
         self.setObjectName("permission_prompt")
         self.setFrameShape(QFrame.Shape.StyledPanel)
         self.setStyleSheet("#permission_prompt { border: 1px solid #d4a72c; border-radius: 6px; }")
-        self._queue: list[PermissionRequest] = []
+        self._queues: dict[int, list[PermissionRequest]] = {}  # per chat, in the order asked
+        self.session_id: int | None = None  # the open chat: only its requests show
         self.title = QLabel(self)
         self.title.setObjectName("permission_title")
         self.title.setWordWrap(True)
@@ -79,18 +81,40 @@ class PermissionPrompt(QFrame):
         super().keyPressEvent(event)
 
     @property
+    def _queue(self) -> list[PermissionRequest]:
+        return self._queues.get(self.session_id, []) if self.session_id is not None else []
+
+    @property
     def current(self) -> PermissionRequest | None:
         return self._queue[0] if self._queue else None
 
+    def waiting(self, session_id: int) -> int:
+        """How many requests of that chat wait for an answer."""
+        return len(self._queues.get(session_id, []))
+
     def ask(self, request: PermissionRequest) -> None:
-        self._queue.append(request)
-        if len(self._queue) == 1:
+        queue = self._queues.setdefault(request.session_id, [])
+        queue.append(request)
+        if len(queue) == 1 and request.session_id == self.session_id:
             self._show(request)
+
+    def show_session(self, session_id: int | None) -> None:
+        """The window opened that chat: its first waiting request shows, another chat's hides."""
+        if session_id == self.session_id:
+            return
+        self.session_id = session_id
+        if self.current is not None:
+            self._show(self.current)
+        else:
+            self.hide()
 
     def settled(self, request_id: str) -> None:
         """The request was answered or withdrawn elsewhere (timeout, Stop): drop it."""
         was_current = self.current is not None and self.current.id == request_id
-        self._queue = [r for r in self._queue if r.id != request_id]
+        for sid, queue in list(self._queues.items()):
+            self._queues[sid] = [r for r in queue if r.id != request_id]
+            if not self._queues[sid]:
+                del self._queues[sid]
         if was_current:
             self._next()
 
@@ -111,9 +135,8 @@ class PermissionPrompt(QFrame):
         request = self.current
         if request is None:
             return
-        self._queue.pop(0)
+        self.settled(request.id)
         self.answered.emit(request.id, answer)
-        self._next()
 
     def _next(self) -> None:
         if self._queue:
@@ -122,6 +145,9 @@ class PermissionPrompt(QFrame):
             self.hide()
 
     def close_all(self) -> None:
-        """Closing denies everything still asked."""
-        while self.current is not None:
-            self._answer(None)
+        """Closing denies everything still asked, in every chat."""
+        for queue in list(self._queues.values()):
+            for request in queue:
+                self.answered.emit(request.id, None)
+        self._queues.clear()
+        self.hide()

@@ -13,7 +13,7 @@ from PySide6.QtCore import QEvent, QObject, Qt
 from PySide6.QtGui import QAction, QKeyEvent
 from PySide6.QtWidgets import QFileDialog, QMenu, QToolButton, QWidget
 
-from desktop.ui.bridge import Bridge, Page, events, tool_events
+from desktop.ui.bridge import Bridge, Page, PermissionRequest, events, tool_events
 from desktop.ui.chat_model import Roles
 from desktop.ui.mcp_page import McpDialog
 from desktop.ui.permission_prompt import PermissionPrompt
@@ -56,6 +56,7 @@ class ToolsUi(QObject):
         self.prompt = PermissionPrompt(window)
         pane.insertWidget(pane.indexOf(window.status), self.prompt)
         self.dialog: McpDialog | None = None
+        self._waiting_note = ""  # the status line's note about another chat's waiting request
         self._picked = 0  # workspace choices made, so a slower read of the old one never wins
         self.mcp_action = QAction(self.tr("&MCP servers and tool permissions…"), window)
         self.mcp_action.triggered.connect(self.open_mcp)
@@ -73,6 +74,7 @@ class ToolsUi(QObject):
 
     # --- workspace ------------------------------------------------------------------------------------------
     def _on_opened(self, page: Page) -> None:
+        self.prompt.show_session(page.session.id)  # only the open chat's permission requests show
         self.bridge.spawn(self._load_workspace(page.session.id))
 
     async def _load_workspace(self, session_id: int) -> None:
@@ -102,14 +104,28 @@ class ToolsUi(QObject):
         if isinstance(event, tool_events.PermissionAsked):
             model.set_tool_state(event.request.tool_use_id, "asking")
             self.prompt.ask(event.request)
+            if event.request.session_id != self.window.session_id:
+                self.bridge.spawn(self._tell_waiting(event.request))
         elif isinstance(event, tool_events.PermissionSettled):
             self.prompt.settled(event.request_id)
+            if self._waiting_note and self.window.status.text() == self._waiting_note and \
+                    not self.prompt.waiting(event.session_id):
+                self.window.status.clear()
         elif isinstance(event, tool_events.ToolCallStarted):
             model.set_tool_state(event.tool_use_id, "running")
         elif isinstance(event, tool_events.ToolCallFinished):
             model.set_tool_state(event.tool_use_id, event.status, event.duration)
         elif isinstance(event, tool_events.McpChanged) and self.dialog is not None and self.dialog.isVisible():
             self.dialog.page.fill(list(event.servers))
+
+    async def _tell_waiting(self, request: PermissionRequest) -> None:
+        """A chat that is not open asks: say so in the status line (its prompt shows when it is opened)."""
+        title = await self.bridge.chat_title(request.session_id)
+        if request.session_id == self.window.session_id or self.prompt.waiting(request.session_id) == 0:
+            return
+        self._waiting_note = self.tr("“{title}” is waiting for your answer: may {tool} run? Open that chat to "
+                                     "answer.").format(title=title, tool=request.spec.name)
+        self.window.status.setText(self._waiting_note)
 
     def eventFilter(self, watched: QObject, event: QEvent) -> bool:  # noqa: N802 - Qt override
         if event.type() == QEvent.Type.KeyPress and isinstance(event, QKeyEvent) and not event.modifiers() and \

@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import argparse
 import asyncio
+import itertools
 import json
 import os
 import random
@@ -95,6 +96,7 @@ class ScriptedTools:
     def __init__(self, outputs: dict[str, Any]):
         self.outputs = outputs
         self.seconds = 0.0
+        self.cpu_marks: list[float] = []  # the loop thread's CPU time at each round (steady under machine load)
 
     def definitions(self, session_id: int, state: Mapping[str, Any],
                     window: int | None = None) -> list[dict[str, Any]]:
@@ -103,13 +105,28 @@ class ScriptedTools:
         return [dict(d) for d in DEFINITIONS]
 
     async def run(self, session_id: int, calls: list[dict[str, Any]]) -> list[dict[str, Any]]:
+        self.cpu_marks.append(time.thread_time())
         started = time.perf_counter()
         results = [{"type": "tool_result", "tool_use_id": c["id"], "content": self.outputs[c["id"]]} for c in calls]
         self.seconds += time.perf_counter() - started
         return results
 
 
-async def loop_overhead(sc: Scenario, window: int) -> dict[str, float]:
+async def loop_overhead(sc: Scenario, window: int, *, sdk_body: bool = False) -> dict[str, Any]:
+    """``sdk_body``: the baseline, with the SDK copying and encoding every request body itself (as before
+    wire.py)."""
+    from desktop.engine import wire
+
+    encode = wire.BodyEncoder.encode
+    if sdk_body:
+        wire.BodyEncoder.encode = lambda _self, _request: None  # type: ignore[method-assign,assignment]
+    try:
+        return await _loop_overhead(sc, window)
+    finally:
+        wire.BodyEncoder.encode = encode  # type: ignore[method-assign]
+
+
+async def _loop_overhead(sc: Scenario, window: int) -> dict[str, Any]:
     from desktop.engine.secrets import Credentials
     from desktop.runtime import open_runtime
 
@@ -139,7 +156,57 @@ async def loop_overhead(sc: Scenario, window: int) -> dict[str, float]:
     return {"rounds": rounds, "model_calls": calls, "wall_s": wall, "server_s": srv.served,
             "overhead_ms_per_round": 1000 * engine / rounds,
             "overhead_share": engine / wall if wall else 0.0,
-            "overhead_vs_server": engine / srv.served if srv.served else 0.0}
+            "overhead_vs_server": engine / srv.served if srv.served else 0.0,
+            **by_context(srv, tools.cpu_marks)}
+
+
+def by_context(srv: Any, cpu_marks: list[float], buckets: int = 4) -> dict[str, Any]:
+    """The loop's time per round against the size of the live context, in quarters of the session with their mean
+    request size: the gap between one response's end and the next request (the engine handling the reply, running
+    the tools, building the request; wall time), and the engine thread's CPU time per round (the SDK's work
+    included, the server's and the database thread's not; steady when the machine is busy). Growth: the last
+    quarter's CPU per round as a ratio to the first's."""
+    pairs = [(r, span) for r, span in zip(srv.message_requests(), srv.spans, strict=False)
+             if not srv.summariser.wants_summary(r.body)]
+    requests, spans = [r for r, _ in pairs], [s for _, s in pairs]
+    gaps = [(spans[i + 1][0] - spans[i][1], len(json.dumps(requests[i + 1].body)))
+            for i in range(len(spans) - 1)]
+    if len(gaps) < buckets:
+        return {}
+    size = len(gaps) // buckets
+    parts = [gaps[i * size:(i + 1) * size] for i in range(buckets)]
+    cpu = [b - a for a, b in itertools.pairwise(cpu_marks)]
+    rows = [{"gap_ms": 1000 * sum(g for g, _ in p) / len(p), "request_kb": sum(b for _, b in p) / len(p) / 1000,
+             "cpu_ms": 1000 * sum(cpu[i * size:(i + 1) * size]) / max(1, len(cpu[i * size:(i + 1) * size]))}
+            for i, p in enumerate(parts)]
+    return {"by_context": rows, "growth": rows[-1]["cpu_ms"] / rows[0]["cpu_ms"] if rows[0]["cpu_ms"] else 0.0}
+
+
+
+def definitions_estimate(tools: int = 100, repeat: int = 50) -> dict[str, float]:
+    """The cost of estimating MCP tool definitions for one request build (the deferral check and the gauge's
+    "tools"), each definition estimated anew (the baseline: specs without a digest, fresh dicts) and cached."""
+    from desktop.engine import tokens
+    from desktop.tools import deferral
+    from desktop.tools.types import ToolSpec, definition_digest
+
+    defs = [{"name": f"mcp__srv__tool_{i}", "description": "Reads, searches and summarises project files. " * 8,
+             "input_schema": {"type": "object", "required": ["p0"], "properties": {
+                 f"p{j}": {"type": "string", "description": "a parameter of the tool " * 3} for j in range(6)}}}
+            for i in range(tools)]
+    plain = [ToolSpec(d["name"], "srv", d["name"], d) for d in defs]
+    hashed = [ToolSpec(d["name"], "srv", d["name"], d, digest=definition_digest(d)) for d in defs]
+
+    def timed(build: Any) -> float:
+        started = time.perf_counter()
+        for _ in range(repeat):
+            build()
+        return 1000 * (time.perf_counter() - started) / repeat
+
+    base = timed(lambda: (deferral.definitions_cost(plain), tokens.estimate_tools([dict(d) for d in defs])))
+    cached = timed(lambda: (deferral.definitions_cost(hashed), tokens.estimate_tools(defs)))
+    return {"tools": tools, "kb": len(json.dumps(defs)) / 1000, "base_ms": base, "cached_ms": cached,
+            "ratio": cached / base if base else 0.0}
 
 
 # ---------------------------------------------------------------------------------------------- report
@@ -159,9 +226,12 @@ def main(argv: list[str] | None = None) -> int:
         rows.append({"policy": policy, "billed": r.billed, "read_share": r.read_share, "largest": r.largest,
                      "errors": r.errors, "summaries": r.summaries})
     base = next(r["billed"] for r in rows if r["policy"] == "claude-code")
+    baseline = asyncio.run(loop_overhead(sc, args.window, sdk_body=True))
     overhead = asyncio.run(loop_overhead(sc, args.window))
+    defs = definitions_estimate()
     if args.json:
-        print(json.dumps({"policies": rows, "loop": overhead}, indent=1))
+        print(json.dumps({"policies": rows, "loop": overhead, "loop_sdk_body": baseline, "definitions": defs},
+                         indent=1))
         return 0
     chars = sum(len(json.dumps(b)) for s in sc.steps for b in s.user)
     print(f"{args.rounds} tool rounds, {chars:,} characters of tool output, window {args.window:,}")
@@ -174,6 +244,18 @@ def main(argv: list[str] | None = None) -> int:
           f"{overhead['server_s']:.1f} s; engine overhead {overhead['overhead_ms_per_round']:.1f} ms per tool round "
           f"({100 * overhead['overhead_share']:.0f} % of the turn's wall time, {overhead['overhead_vs_server']:.2f}× "
           "the server's time)")
+    print("  by context size (engine-thread CPU per round; the wall gap between a response and the next request), "
+          "the SDK encoding each body / Précis encoding it message by message:")
+    for i, (old, new) in enumerate(zip(baseline.get("by_context", []), overhead.get("by_context", []),
+                                       strict=False)):
+        print(f"  quarter {i + 1}: requests of {new['request_kb']:.0f} KB on average: CPU {old['cpu_ms']:.1f} / "
+              f"{new['cpu_ms']:.1f} ms; gap {old['gap_ms']:.1f} / {new['gap_ms']:.1f} ms")
+    if overhead.get("growth") and baseline.get("growth"):
+        print(f"  last quarter / first quarter: {baseline['growth']:.2f}× / {overhead['growth']:.2f}×; per round "
+              f"{baseline['overhead_ms_per_round']:.1f} ms / {overhead['overhead_ms_per_round']:.1f} ms "
+              f"({overhead['overhead_ms_per_round'] / baseline['overhead_ms_per_round']:.2f}×)")
+    print(f"MCP definitions ({defs['tools']} tools, {defs['kb']:.0f} KB) estimated per request build: "
+          f"{defs['base_ms']:.2f} ms each time / {defs['cached_ms']:.3f} ms cached ({defs['ratio']:.3f}×)")
     return 0
 
 

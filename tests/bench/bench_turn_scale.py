@@ -163,6 +163,7 @@ class TimedFake(FakeAnthropic):
         self.served = 0.0  # wall seconds inside the handler
         self.served_cpu = 0.0  # CPU seconds of the handler's thread meanwhile
         self.served_requests = 0
+        self.spans: list[tuple[float, float]] = []  # (start, end) perf_counter of each POST, in order
         self._served_lock = threading.Lock()
 
     def start(self) -> str:
@@ -178,9 +179,12 @@ class TimedFake(FakeAnthropic):
                     getattr(base, name)(handler_self)
                 finally:
                     with fake._served_lock:
-                        fake.served += time.perf_counter() - start
+                        end = time.perf_counter()
+                        fake.served += end - start
                         fake.served_cpu += time.thread_time() - cpu
                         fake.served_requests += 1
+                        if name == "do_POST":
+                            fake.spans.append((start, end))
             return handler
 
         # ThreadingHTTPServer reads RequestHandlerClass for every connection it accepts. TCP_NODELAY: with

@@ -1,0 +1,42 @@
+"""What an installed window actually loaded, written as JSON when ``PRECIS_STARTUP_REPORT`` names a file: the
+install checks (tests/test_install.py, packaging/smoke_bundle.py) read it instead of trusting the package."""
+
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass
+from pathlib import Path
+
+from PySide6.QtCore import QSize
+from PySide6.QtGui import QGuiApplication, QIcon
+from PySide6.QtWidgets import QApplication, QWidget
+
+
+@dataclass(frozen=True)
+class Shipped:
+    """What the package ships, for comparison (desktop.ui.app reads it from desktop.resources)."""
+
+    folder: Path
+    svg: Path
+    stylesheet: str
+
+
+def facts(app: QApplication, window: QWidget, shipped: Shipped) -> dict[str, object]:
+    icon = window.windowIcon()
+    svg = QIcon(str(shipped.svg))  # the scalable one alone: renders only if Qt's SVG plugin loaded
+    return {
+        "platform": QGuiApplication.platformName(),
+        "desktop_file_name": QGuiApplication.desktopFileName(),
+        "application_name": app.applicationName(),
+        "window_title": window.windowTitle(),
+        "icon_sizes": sorted(s.width() for s in icon.availableSizes()),
+        "icon_renders": not icon.pixmap(QSize(64, 64)).isNull(),
+        "svg_renders": not svg.pixmap(QSize(96, 96)).isNull(),
+        "stylesheet_chars": len(app.styleSheet()),
+        "stylesheet_is_shipped": bool(app.styleSheet()) and app.styleSheet() == shipped.stylesheet,
+        "assets_folder": str(shipped.folder),
+    }
+
+
+def write(path: str, app: QApplication, window: QWidget, shipped: Shipped) -> None:
+    Path(path).write_text(json.dumps(facts(app, window, shipped), indent=1), "utf-8")
