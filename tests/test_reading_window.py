@@ -61,6 +61,7 @@ async def test_hover_actions_copy_and_edit_a_message(window, fake_api, qtbot):
     actions.edit_button.click()
     assert window.composer.edit.toPlainText() == "my question"  # the same edit the menu starts
     window.cancel_edit()
+    await _drafts_settled(window)
     reply = chat.visualRect(window.chat_model.index(1, 0))
     qtbot.mouseMove(chat.viewport(), QPoint(reply.left() + 30, reply.center().y()))
     await until(lambda: actions.index.row() == 1)
@@ -73,7 +74,8 @@ async def test_hover_actions_copy_and_edit_a_message(window, fake_api, qtbot):
 async def _drafts_settled(window) -> None:
     # The edit's draft save is timed (300 ms); a save spawned while the fixture closes the bridge never ends.
     save = lambda: window.bridge._draft_save  # noqa: E731
-    await until(lambda: not window._draft_timer.isActive() and (save() is None or save().done()))
+    await until(lambda: not window._draft_timer.isActive() and (save() is None or save().done())
+                and not window.bridge._tasks)
 
 
 async def test_hover_actions_are_reachable_with_the_keyboard(window, fake_api, qtbot):
