@@ -61,6 +61,10 @@ system_packages() {
     # the desktop entry and the AppStream metainfo are validated with the distribution's own tools
     command -v desktop-file-validate >/dev/null 2>&1 || tools+=(desktop-file-utils)
     command -v appstreamcli >/dev/null 2>&1 || tools+=(appstream)
+    # The Simplified Chinese window test and screenshots need a CJK font (Droid Sans Fallback: small, Apache-2.0).
+    if command -v fc-list >/dev/null 2>&1 && [ -z "$(fc-list :lang=zh 2>/dev/null)" ]; then
+      tools+=(fonts-droid-fallback)
+    fi
   fi
   [ "$QT_PROBE" = 1 ] || [ ${#tools[@]} -gt 0 ] || return 0
   if command -v apt-get >/dev/null 2>&1 && [ "$(id -u)" = 0 ]; then
@@ -98,6 +102,8 @@ install() {
     "$VENV/bin/python" -m pip install -q --disable-pip-version-check -e ".[test]"
     echo "$want" > "$stamp"
   fi
+  # The compiled translations (.qm) next to their .ts sources, rebuilt when a .ts changed.
+  "$VENV/bin/python" packaging/build_translations.py --if-stale --quiet
   system_packages
 }
 

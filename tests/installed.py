@@ -12,7 +12,8 @@ BIN = "Scripts" if sys.platform == "win32" else "bin"
 
 
 # Left out of the copy that is built: a stale build/ would put files that no longer exist into the wheel.
-NOT_SOURCES = shutil.ignore_patterns(".git", ".venv", "build", "dist", "*.egg-info", "__pycache__", ".*_cache")
+NOT_SOURCES = shutil.ignore_patterns(".git", ".venv", "build", "dist", "*.egg-info", "__pycache__", ".*_cache",
+                                     ".flatpak-builder")
 
 
 def build_wheel(source: Path, out: Path) -> Path:

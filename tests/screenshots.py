@@ -286,6 +286,252 @@ async def shoot_tools(outdir: Path, srv: FakeAnthropic) -> None:
         dialog.close()
 
 
+REPLY_ZH = """这是一个安全读取文件的小函数：
+
+```python
+from pathlib import Path
+
+def read_text(path: str) -> str:
+    p = Path(path)
+    return p.read_text("utf-8") if p.exists() else ""
+```
+
+文件不存在时返回空字符串，所以调用方不必再处理异常。
+"""
+
+
+async def shoot_chinese(outdir: Path, srv: FakeAnthropic) -> None:
+    """The window, the hover card and the settings in Simplified Chinese (the language chosen in Settings)."""
+    from PySide6.QtWidgets import QApplication
+
+    from desktop.ui.app import apply_language
+    from desktop.ui.bridge import events
+
+    app = QApplication.instance()
+    assert isinstance(app, QApplication)
+    apply_language(app, "zh_CN")
+    try:
+        async with opened_window(tools=True) as (_store, engine, bridge, window):
+            await window.start()
+            done = asyncio.Event()
+            bridge.engine_event.connect(lambda e: isinstance(e, events.TurnDone | events.TurnError) and done.set())
+            srv.queue_text(REPLY_ZH)
+            window.composer.edit.setPlainText("写一个安全读取文件的 Python 函数。")
+            window.composer.send_button.click()
+            await asyncio.wait_for(done.wait(), 10)
+            await wait_for(window.composer.send_button.isVisible)  # the turn has ended, not only its reply
+            done.clear()
+            srv.queue_text("好的，接下来可以按块读取大文件，内存占用保持不变。")
+            window.composer.edit.setPlainText("那大文件呢？")
+            window.composer.send_button.click()
+            await asyncio.wait_for(done.wait(), 10)
+            await asyncio.sleep(0.5)
+            window.toast.hide()
+            window.chat.scroll_to_bottom()
+            await asyncio.sleep(0.3)
+            screen(outdir / "window-zh.png", window)
+            # The card at the warning state: the same chat measured against a smaller learned window.
+            session_id = window.session_id
+            assert session_id is not None
+            snapshot = await engine.measure(session_id)
+            engine.catalog.learn_window(snapshot.model, int(snapshot.used / 0.84))
+            await engine.publish_context(session_id)
+            await asyncio.sleep(0.4)
+            QTest.mouseMove(window.gauge)
+            window.gauge.card.anchor_entered()
+            await asyncio.sleep(0.8)
+            screen(outdir / "window-zh-gauge.png", window)
+            window.gauge.card.close_card()
+            dialog = window.open_settings()
+            dialog.move(120, 40)
+            await asyncio.sleep(0.3)
+            dialog.form.test_button.click()
+            await wait_for(lambda: dialog.form.test_result.isVisible(), 10)
+            await asyncio.sleep(0.3)
+            screen(outdir / "window-zh-settings.png", window)
+            dialog.reject()
+    finally:
+        apply_language(app, "en")
+
+
+async def shoot_organise(outdir: Path, srv: FakeAnthropic) -> None:
+    """Search across chats with snippets, the date-grouped sidebar with a pinned chat, the shortcuts list and
+    the `/` command completion."""
+    import time
+
+    async with opened_window() as (store, _engine, bridge, window):
+        await window.start()
+        repo = store.repo
+        now = time.time()
+        day = 86_400
+        chats = [  # title, days ago, pinned, messages
+            ("Release checklist", 0, True, ["Draft the release checklist for 2.4: migrations first, then the "
+                                            "changelog and the signed builds."]),
+            ("Retry policy for the sync worker", 0, False, [
+                "How should the sync worker retry after a 429?",
+                "Back off exponentially from 1 s, honour retry-after, and give up after five tries; log each "
+                "retry with the request id."]),
+            ("Flaky integration test", 1, False, ["The integration test times out on CI about once a week."]),
+            ("SQLite full-text search", 4, False, [
+                "Can SQLite search message text and tool results together?",
+                "Yes: one FTS5 table kept in step by triggers; snippet() gives the text around the match."]),
+            ("Parsing TOML configs", 12, False, ["tomllib needs the file opened in binary mode."]),
+            ("Onboarding notes", 75, False, ["Notes for new contributors: run the tests under Xvfb."]),
+        ]
+        for title, ago, pinned, texts in chats:
+            session = await store.create_session(title)
+            for i, t in enumerate(texts):
+                await store.add_message(session.id, "user" if i % 2 == 0 else "assistant",
+                                        [{"type": "text", "text": t}])
+            if title == "Flaky integration test":
+                await store.add_message(session.id, "assistant", [{"type": "tool_use", "id": "tu1", "name": "run",
+                                                                   "input": {"command": "pytest -k sync"}}])
+                await store.add_message(session.id, "user", [{"type": "tool_result", "tool_use_id": "tu1",
+                                                              "content": "FAILED test_sync_retry: the worker "
+                                                                         "gave up after 3 retry attempts"}])
+            stamp = now - ago * day
+
+            def touch(sid: int = session.id, at: float = stamp, pin: bool = pinned) -> None:
+                repo.m.Session.update(updated_at=at, pinned=1 if pin else None).where(
+                    repo.m.Session.id == sid).execute()
+
+            await store.call(touch)
+        sessions = await bridge.refresh_sessions()
+        await bridge.open_session(next(s.id for s in sessions if s.title.startswith("Retry policy")))
+        await asyncio.sleep(0.4)
+        window.toast.hide()
+        screen(outdir / "window-sidebar-groups.png", window)
+
+        dialog = window.organise.open_search()
+        dialog.move(230, 90)
+        dialog.edit.setText("retry")
+        dialog.search_now()
+        await wait_for(lambda: dialog.hits(), 10)
+        await asyncio.sleep(0.5)
+        screen(outdir / "window-search.png", window)
+        dialog.edit.setText("kumquat")
+        dialog.search_now()
+        await wait_for(lambda: dialog.empty.isVisible(), 10)
+        await asyncio.sleep(0.3)
+        screen(outdir / "window-search-empty.png", window)
+        dialog.reject()
+
+        shortcuts = window.organise.show_shortcuts()
+        shortcuts.move(260, 90)
+        await asyncio.sleep(0.5)
+        screen(outdir / "window-shortcuts.png", window)
+        shortcuts.reject()
+
+        window.composer.edit.setFocus()
+        QTest.keyClicks(window.composer.edit, "/c")
+        await wait_for(window.organise.slash.popup_visible, 5)
+        await asyncio.sleep(0.5)
+        screen(outdir / "window-slash-commands.png", window)
+        window.organise.slash.hide_popup()
+        window.composer.clear()
+
+
+async def shoot_versions(outdir: Path, srv: FakeAnthropic) -> None:
+    """A regenerated reply: ‹ 2/2 › under it, the first reply kept as version 1."""
+    from desktop.ui.bridge import events
+
+    async with opened_window() as (_store, engine, bridge, window):
+        await window.start()
+        await bridge.new_session(reuse=window.session_id)
+        done = asyncio.Event()
+        bridge.engine_event.connect(lambda e: isinstance(e, events.TurnDone | events.TurnError) and done.set())
+        srv.queue_text("A haiku about tabs:\n\nIndent with one key,\nthe file breathes in even steps —\n"
+                       "spaces count in vain.")
+        window.composer.edit.setPlainText("Write a haiku about tabs versus spaces.")
+        window.composer.send_button.click()
+        await asyncio.wait_for(done.wait(), 10)
+        await asyncio.sleep(0.3)
+        reply = window.chat_model.row_at(window.chat_model.rowCount() - 1).message
+        done.clear()
+        srv.queue_text("Another take:\n\nFour spaces, aligned,\na tab means what you want it —\n"
+                       "the diff will decide.")
+        window.regenerate(reply.id)
+        await asyncio.wait_for(done.wait(), 10)
+        await wait_for(lambda: window.chat_model.rowCount() == 2
+                       and window.chat_model.row_at(1).versions == (2, 2))
+        await asyncio.sleep(0.4)
+        screen(outdir / "window-versions.png", window)
+
+
+async def shoot_steer(outdir: Path, srv: FakeAnthropic) -> None:
+    """Steering compaction: a sectioned summary on its card (its cost and saving), Edit summary, New chat from
+    summary, the threshold fields in Settings and the cache countdown in the hover card."""
+    from desktop.ui.bridge import events
+
+    async with opened_window() as (store, engine, bridge, window):
+        await window.start()
+        await bridge.new_session()
+        sid = window.session_id
+        await engine.set_chat_model(sid, "claude-sonnet-4-6")
+        for i in range(10):  # ~90K tokens: more than the verbatim tail of a 1M window
+            await store.add_message(sid, "user", [{"type": "text", "text": f"Step {i}: port exporter {i} to the new "
+                                                    "schema. Always keep tabs for indentation. " + "Details. " * 4000}])
+            await store.add_message(sid, "assistant", [{"type": "text", "text": f"Exporter {i} done: we decided on "
+                                                         "JSON lines because the importer streams. "
+                                                         + "Explanation. " * 600}])
+        await bridge.open_session(sid)
+        done = asyncio.Event()
+        bridge.engine_event.connect(lambda e: isinstance(e, events.TurnDone | events.TurnError) and done.set())
+        srv.queue_text("Exporter 6 is next; the csv one still fails on quoted newlines.")
+        window.composer.edit.setPlainText("What is left?")
+        window.composer.send_button.click()
+        await asyncio.wait_for(done.wait(), 20)
+        await wait_for(lambda: not engine.busy(sid))
+        outcome = await engine.compact(sid, "manual")  # what Compact now does; the cache is warm: it is read
+        print("compaction:", outcome.message, flush=True)
+        model = window.chat_model
+        await wait_for(lambda: any(model.row_at(i).kind == "compaction" for i in range(model.rowCount())), 90)
+        await asyncio.sleep(0.5)
+        card = next(model.row_at(i) for i in range(model.rowCount()) if model.row_at(i).kind == "compaction")
+        model.set_card_detail(str(card.key), expanded=True)
+        window.toast.hide()
+        await asyncio.sleep(0.2)
+        window.chat.scrollToTop()
+        await asyncio.sleep(0.4)
+        screen(outdir / "window-summary-sections.png", window)
+
+        window.chat.card_action.emit(str(card.key), "edit")
+        await asyncio.sleep(0.3)
+        editor = window.summary_editor
+        assert editor is not None
+        editor.move(140, 60)
+        heading = "## User instructions and constraints\n"
+        editor.editor.setPlainText(editor.editor.toPlainText().replace(
+            heading, heading + "- Ship exporter 6 on Friday, not before (my note).\n", 1))
+        await asyncio.sleep(0.4)
+        screen(outdir / "window-summary-edit.png", window)
+        editor.save_button.click()
+        await asyncio.sleep(1.0)
+
+        # The hover card: where compaction starts, the cache countdown, the next turn warm and cold.
+        QTest.mouseMove(window.gauge)
+        window.gauge.card.anchor_entered()
+        await asyncio.sleep(1.6)
+        screen(outdir / "window-cache-countdown.png", window)
+        window.gauge.card.close_card()
+        await asyncio.sleep(0.2)
+
+        card = next(model.row_at(i) for i in range(model.rowCount()) if model.row_at(i).kind == "compaction")
+        window.chat.card_action.emit(str(card.key), "handoff")
+        await wait_for(lambda: window.session_id != sid, 10)
+        await asyncio.sleep(0.6)
+        window.toast.hide()
+        screen(outdir / "window-handoff.png", window)
+
+        dialog = window.open_settings()
+        dialog.move(120, 40)
+        dialog.form.threshold.percent.setValue(40)
+        dialog.form.threshold.cap.setValue(200_000)
+        await asyncio.sleep(0.4)
+        screen(outdir / "window-threshold-setting.png", dialog.window().parentWidget() or window)
+        dialog.reject()
+
+
 def main() -> int:
     outdir = Path(sys.argv[1] if len(sys.argv) > 1 else "docs/screenshots").resolve()
     outdir.mkdir(parents=True, exist_ok=True)
@@ -294,16 +540,27 @@ def main() -> int:
 
     app = make_app([])
     app.setQuitOnLastWindowClosed(False)
+    if os.environ.get("PRECIS_SHOTS") == "zh":  # only the Simplified Chinese scenes
+        with FakeAnthropic(window=200_000) as srv:
+            os.environ["ANTHROPIC_BASE_URL"] = srv.base_url
+            os.environ["ANTHROPIC_API_KEY"] = "test-key"
+            asyncio.run(shoot_chinese(outdir, srv), loop_factory=lambda: qasync.QEventLoop(app))
+        print(f"screenshots in {outdir}")
+        return 0
     asyncio.run(shoot_welcome(outdir), loop_factory=lambda: qasync.QEventLoop(app))
     with FakeAnthropic(window=200_000) as srv:
         os.environ["ANTHROPIC_BASE_URL"] = srv.base_url
         os.environ["ANTHROPIC_API_KEY"] = "test-key"
         asyncio.run(shoot(outdir, srv), loop_factory=lambda: qasync.QEventLoop(app))
         asyncio.run(shoot_tools(outdir, srv), loop_factory=lambda: qasync.QEventLoop(app))
+        asyncio.run(shoot_versions(outdir, srv), loop_factory=lambda: qasync.QEventLoop(app))
         from tests.screenshots_mcp import shoot_mcp_forms, shoot_prompt_per_chat
 
         asyncio.run(shoot_mcp_forms(outdir, srv), loop_factory=lambda: qasync.QEventLoop(app))
         asyncio.run(shoot_prompt_per_chat(outdir, srv), loop_factory=lambda: qasync.QEventLoop(app))
+        asyncio.run(shoot_steer(outdir, srv), loop_factory=lambda: qasync.QEventLoop(app))
+        asyncio.run(shoot_chinese(outdir, srv), loop_factory=lambda: qasync.QEventLoop(app))
+        asyncio.run(shoot_organise(outdir, srv), loop_factory=lambda: qasync.QEventLoop(app))
         from tests.screenshots_reading import shoot_reading
 
         asyncio.run(shoot_reading(outdir, srv), loop_factory=lambda: qasync.QEventLoop(app))
@@ -313,3 +570,4 @@ def main() -> int:
 
 if __name__ == "__main__":
     raise SystemExit(main())
+

@@ -27,9 +27,9 @@ def test_request_shape_sections_previous_summary_focus():
     req = build_summary_request(msgs, previous_summary="Earlier: set up repo", focus="the parser API", max_tokens=4096)
     assert set(req) == {"system", "messages", "max_tokens"} and req["max_tokens"] == 4096
     assert MARKER in req["system"]
-    for section in ("Primary goal", "User instructions and constraints", "Key decisions", "Files and code",
-                    "Errors and fixes", "Current state", "Pending tasks", "Next step"):
-        assert section in req["system"]
+    for section in ("Goal", "User instructions and constraints", "Decisions and why", "Current state",
+                    "Errors and fixes", "Next step"):
+        assert f"## {section} — " in req["system"]
     body = req["messages"][0]["content"][0]["text"]
     assert req["messages"][0]["role"] == "user"
     assert "Update this existing summary" in body and "Earlier: set up repo" in body

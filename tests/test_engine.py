@@ -142,3 +142,20 @@ async def test_turn_done_event_carries_final_message(engine, fake_api):
     await engine.send(sid, "think")
     done = [e for e in engine.events if isinstance(e, TurnDone)][-1]
     assert [b["type"] for b in done.message.content] == ["thinking", "text"]
+
+
+async def test_retry_clicked_the_moment_the_error_shows_is_accepted(engine, fake_api):
+    """The window shows the banner on TurnError; a Retry at once must not meet 'a reply is still streaming'."""
+    sid = await new_session(engine)
+    fake_api.queue_fault(Fault.custom(401, "authentication_error", "invalid x-api-key"))
+    retried: list[asyncio.Task] = []
+
+    def on_event(event) -> None:
+        if isinstance(event, TurnError) and not retried:
+            fake_api.queue_text("now it works")
+            retried.append(asyncio.ensure_future(engine.retry(sid)))
+
+    engine.subscribe(on_event)
+    assert await engine.send(sid, "please work") is None
+    reply = await retried[0]
+    assert reply is not None and reply.content[0]["text"] == "now it works"

@@ -83,9 +83,10 @@ def test_the_app_module_installs_files_that_exist(manifest):
 
 
 @pytest.mark.skipif(not shutil.which("flatpak-builder"), reason="flatpak-builder is not installed")
-def test_flatpak_builder_reads_the_manifest():
+def test_flatpak_builder_reads_the_manifest(tmp_path):
+    # It makes its state folder (.flatpak-builder/) in the working directory: keep that out of the checkout.
     res = subprocess.run(["flatpak-builder", "--show-manifest", str(MANIFEST)], capture_output=True, text=True,
-                         timeout=60)
+                         timeout=60, cwd=tmp_path)
     assert res.returncode == 0, res.stderr
     shown = json.loads(res.stdout)
     assert shown["id"] == APP_ID and [m["name"] for m in shown["modules"]] == ["python3-deps", "precis"]

@@ -522,7 +522,7 @@ def test_breakdown_bar_segments(qtbot):
     bar.set_breakdown(BREAKDOWN)
     rects = bar.segment_rects()
     total = sum(BREAKDOWN.values())
-    assert list(rects) == [k for k in CATEGORIES if BREAKDOWN[k] > 0]  # CATEGORIES order, zeros skipped
+    assert list(rects) == [k for k in CATEGORIES if BREAKDOWN.get(k, 0) > 0]  # CATEGORIES order, zeros skipped
     assert sum(r.width() for r in rects.values()) == bar.width()
     for key, rect in rects.items():
         assert abs(rect.width() - BREAKDOWN[key] * 200 / total) < 1.0, key

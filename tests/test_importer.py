@@ -266,6 +266,9 @@ async def test_window_import_failure_shows_the_reason_in_the_banner(window, tmp_
 ROWS = 30_000
 
 
+# Nine imports of 30,000 rows, each row also going into the search index (about 30 % more work per row than
+# before it): 101 s on main and 120 s with the index on this shared machine under load, at the default limit.
+@pytest.mark.timeout(300)
 def test_a_kill_at_any_point_of_an_import_leaves_the_session_complete_or_absent(tmp_path, precis_home):
     import random
     import signal

@@ -8,7 +8,7 @@ import json
 import pytest
 
 from desktop.engine.events import TurnError
-from tests.fakeapi import SUMMARY_MARKER
+from tests.test_compaction_engine import is_summary_request
 
 
 def words(n: int, seed: int) -> str:
@@ -37,7 +37,7 @@ async def test_one_prompt_and_150_tool_rounds_never_reach_the_user_as_errors(win
         errors = [e for e in engine.events if isinstance(e, TurnError)]
         assert errors == []
     chats = [r for r in fake_api.message_requests()
-             if isinstance(r.body, dict) and SUMMARY_MARKER not in str(r.body.get("system", ""))]
+             if isinstance(r.body, dict) and not is_summary_request(r.body)]
     failed = [r for r in chats if r.status == 400]
     bodies = [json.dumps(r.body["messages"], sort_keys=True) for r in chats]
     for bad in failed:  # the request after a failure is never the same request again

@@ -69,7 +69,7 @@ def assert_well_typed(s: Settings) -> None:
         for key in ("input_price", "output_price", "input", "output"):
             if key in override:
                 assert type(override[key]) is float and math.isfinite(override[key]) and override[key] >= 0
-    assert type(s.problems) is list and all(type(p) is str and "\n" not in p for p in s.problems)
+    assert type(s.problems) is list and all(isinstance(p, str) and "\n" not in p for p in s.problems)
     # What the settings dialog and the engine do with them must work too.
     int(s.model_overrides.get(s.model, {}).get("window", 0))
     {k: dict(v) for k, v in s.model_overrides.items()}  # noqa: B018

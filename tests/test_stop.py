@@ -7,7 +7,8 @@ import asyncio
 
 from desktop.engine.events import StatusChanged
 from desktop.engine.tasks import Activity
-from tests.fakeapi import SUMMARY_MARKER, Fault
+from tests.fakeapi import Fault
+from tests.test_compaction_engine import is_summary_request
 
 
 def prose(n_words: int, seed: int) -> str:
@@ -30,7 +31,7 @@ async def reached(fault: Fault, timeout: float = 10.0) -> None:
 
 
 def summary_requests(srv) -> list:
-    return [r for r in srv.message_requests() if SUMMARY_MARKER in str(r.body.get("system", ""))]
+    return [r for r in srv.message_requests() if is_summary_request(r.body)]
 
 
 def last_status(engine, sid: int) -> StatusChanged:

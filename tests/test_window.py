@@ -244,7 +244,7 @@ async def test_edit_and_resend_from_the_message_menu(window, fake_api, qtbot):
     fake_api.queue_text("second answer")
     window.composer.send_button.click()
     await until(lambda: [m.content[0]["text"] if m.content else "" for m in message_rows(window)]
-                == ["better question", "second answer"])
+                == ["better question", "second answer"] and message_rows(window)[1].status == "complete")
     stored = await engine_of(window).store.messages(window.session_id)
     assert [m.content[0]["text"] for m in stored] == ["better question", "second answer"]
 

@@ -14,6 +14,8 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any, NoReturn
 
 from desktop import __version__
+from desktop.cli.wording import cli, word
+from desktop.engine.messages import QT_TRANSLATE_NOOP
 
 if TYPE_CHECKING:
     from desktop.engine.events import EngineEvent
@@ -22,12 +24,15 @@ if TYPE_CHECKING:
     from desktop.runtime import Runtime
 
 
+SESSION_SUFFIX = QT_TRANSLATE_NOOP("Cli", "{error} (session {id})")
+
+
 class CliError(Exception):
     """A one-line reason for a non-zero exit."""
 
 
 def _status(text: str) -> None:
-    print(f"precis: {text}", file=sys.stderr, flush=True)
+    print(f"precis: {word(text)}", file=sys.stderr, flush=True)
 
 
 # Signals that stop a turn cleanly (the partial reply is kept, marked interrupted); a closed terminal is one.
@@ -35,11 +40,12 @@ STOP_SIGNALS = tuple(getattr(signal, name) for name in ("SIGINT", "SIGTERM", "SI
 
 # How the terminal words what a session is doing (the window words it in its own, translatable, table).
 ACTIVITY_WORDS = {
-    "sending": "sending…",
-    "waiting": "waiting for the reply…",
-    "compacting": "Compressing context…",
-    "recovering": "Compressing context (the provider said it was too long), then resending…",
-    "tools": "running tools…",
+    "sending": QT_TRANSLATE_NOOP("Cli", "sending…"),
+    "waiting": QT_TRANSLATE_NOOP("Cli", "waiting for the reply…"),
+    "compacting": QT_TRANSLATE_NOOP("Cli", "Compressing context…"),
+    "recovering": QT_TRANSLATE_NOOP(
+        "Cli", "Compressing context (the provider said it was too long), then resending…"),
+    "tools": QT_TRANSLATE_NOOP("Cli", "running tools…"),
 }
 
 
@@ -89,13 +95,14 @@ async def cmd_chat(args: argparse.Namespace) -> int:
 
     text = _message_text(args.message)
     if args.retry and args.session is None:
-        raise CliError("--retry needs --session ID")
+        raise CliError(cli(QT_TRANSLATE_NOOP("Cli", "--retry needs --session ID")))
     if args.resume and args.session is None:
-        raise CliError("--continue needs --session ID")
+        raise CliError(cli(QT_TRANSLATE_NOOP("Cli", "--continue needs --session ID")))
     if not (args.retry or args.resume) and not text.strip() and not args.attach:
-        raise CliError("empty message")
+        raise CliError(cli(QT_TRANSLATE_NOOP("Cli", "empty message")))
     if not load_credentials().present:
-        raise CliError("no API key: set ANTHROPIC_API_KEY (or ANTHROPIC_AUTH_TOKEN), or save one in Settings")
+        raise CliError(cli(QT_TRANSLATE_NOOP(
+                "Cli", "no API key: set ANTHROPIC_API_KEY (or ANTHROPIC_AUTH_TOKEN), or save one in Settings")))
     from desktop.cli.tools_cli import chat_toolbox, start_servers
 
     # Checked before the database is opened: a refused file leaves no empty new chat behind.
@@ -110,21 +117,21 @@ async def cmd_chat(args: argparse.Namespace) -> int:
                 await ctx.store.update_session(session.id, model=args.model)
         else:
             session = await _session_or_fail(ctx.store, await ctx.engine.new_session(args.model))
-            _status(f"session {session.id}")
+            _status(cli(QT_TRANSLATE_NOOP("Cli", "session {id}"), id=session.id))
         if args.retry:
             from desktop.engine.chat import NothingToRetry
 
             try:
                 return await _stream_turn(ctx, session.id, ctx.engine.retry(session.id))
             except NothingToRetry as exc:
-                raise CliError(f"{exc} (session {session.id})") from None
+                raise CliError(cli(SESSION_SUFFIX, error=exc, id=session.id)) from None
         if args.resume:
             from desktop.engine.continuation import NothingToContinue
 
             try:
                 return await _stream_turn(ctx, session.id, ctx.engine.continue_reply(session.id))
             except NothingToContinue as exc:
-                raise CliError(f"{exc} (session {session.id})") from None
+                raise CliError(cli(SESSION_SUFFIX, error=exc, id=session.id)) from None
         return await _stream_turn(ctx, session.id, ctx.engine.send(session.id, text, attachments))
 
 
@@ -135,7 +142,7 @@ def _print_activity(event: EngineEvent, session_id: int | None = None) -> None:
     if session_id is not None and event.session_id != session_id:
         return
     if isinstance(event, StatusChanged) and (words := ACTIVITY_WORDS.get(event.activity)):
-        _status(words)
+        _status(cli(words))
     elif isinstance(event, Notice) and event.level != "info":
         _status(event.text)
 
@@ -169,21 +176,27 @@ async def _stream_turn(ctx: Runtime, session_id: int, start: Any) -> int:
     if wrote:
         sys.stdout.write("\n")
     if errors and errors[-1].kind == "tool_permission":
-        raise CliError(f"{errors[-1].message}; the turn ended (session {session_id})")
+        raise CliError(cli(QT_TRANSLATE_NOOP("Cli", "{error}; the turn ended (session {id})"),
+                           error=errors[-1].message, id=session_id))
     if errors:
         if unsaved := errors[-1].detail.get("storage"):
-            raise CliError(f"the reply above could not be saved: {unsaved} (your message is saved in session "
-                           f"{session_id})")
-        raise CliError(f"{errors[-1].message} (your message is saved in session {session_id}; "
-                       f"retry with `precis chat --session {session_id} --retry`)")
+            raise CliError(cli(QT_TRANSLATE_NOOP(
+                "Cli", "the reply above could not be saved: {error} (your message is saved in session {id})"),
+                error=unsaved, id=session_id))
+        raise CliError(cli(QT_TRANSLATE_NOOP(
+            "Cli",
+            "{error} (your message is saved in session {id}; retry with `precis chat --session {id} --retry`)"),
+            error=errors[-1].message, id=session_id))
     if reply is not None and reply.status == "interrupted":
-        _status("stopped; the partial reply is kept")
+        _status(cli(QT_TRANSLATE_NOOP("Cli", "stopped; the partial reply is kept")))
         return 130
     from desktop.engine.continuation import is_cut
 
     if is_cut(reply):  # complete as far as the provider goes, but not finished: say so, and how to go on
         assert reply is not None
-        _status(f"reply cut by {reply.meta.get('stop_reason')}; run `precis chat --session {session_id} --continue`")
+        _status(cli(QT_TRANSLATE_NOOP(
+            "Cli", "reply cut by {reason}; run `precis chat --session {id} --continue`"),
+            reason=str(reply.meta.get("stop_reason")), id=session_id))
     return 0
 
 
@@ -195,7 +208,8 @@ def _attachment(path: Path) -> dict[str, Any]:
     try:
         return prepare_attachment(path)
     except Exception as exc:  # noqa: BLE001 - a clear one-line reason, nothing lost
-        raise CliError(f"cannot attach {path}: {exc}") from exc
+        raise CliError(cli(QT_TRANSLATE_NOOP("Cli", "cannot attach {path}: {error}"), path=str(path),
+                           error=str(exc))) from exc
 
 
 async def cmd_sessions(args: argparse.Namespace) -> int:
@@ -219,29 +233,28 @@ async def cmd_sessions(args: argparse.Namespace) -> int:
         usage = r["last_usage"]
         used = (usage["input_tokens"] + usage["cache_read_input_tokens"] + usage["cache_creation_input_tokens"]
                 if usage else 0)
-        print(f"{r['id']:>5}  {r['messages']:>6} msgs  {used:>8} tok  {r['title']}")
+        print(cli(QT_TRANSLATE_NOOP("Cli", "{id:>5}  {messages:>6} msgs  {used:>8} tok  {title}"), id=r["id"],
+                  messages=r["messages"], used=used, title=str(r["title"])))
     return 0
 
 
 async def cmd_export(args: argparse.Namespace) -> int:
-    from desktop.engine.export import export_json, export_markdown
+    from desktop.engine.export import export_text
 
     async with _open(readonly=True) as ctx:
         session = await _session_or_fail(ctx.store, args.id)
         messages = await ctx.store.messages(session.id)
         compactions = await ctx.store.compactions(session.id)
-    if args.format == "json":
-        out = json.dumps(export_json(session, messages, compactions), ensure_ascii=False, indent=2)
-    else:
-        out = export_markdown(session, messages, compactions)
+    out = export_text(session, messages, compactions, args.format)
     if args.output:
         from desktop.engine.files import write_private
 
         try:
             write_private(Path(args.output), out + "\n")  # an export holds the history: private, like it
         except OSError as exc:
-            raise CliError(f"cannot write {args.output}: {exc.strerror or exc}") from None
-        _status(f"wrote {args.output}")
+            raise CliError(cli(QT_TRANSLATE_NOOP("Cli", "cannot write {path}: {error}"), path=args.output,
+                               error=str(exc.strerror or exc))) from None
+        _status(cli(QT_TRANSLATE_NOOP("Cli", "wrote {path}"), path=args.output))
     else:
         print(out)
     return 0
@@ -256,7 +269,7 @@ async def cmd_context(args: argparse.Namespace) -> int:
     if args.json:
         print(json.dumps(snap.to_json(), ensure_ascii=False, indent=2))
     else:
-        print(context_report(snap))
+        print(word(context_report(snap)))
     return 0
 
 
@@ -267,7 +280,7 @@ async def cmd_import_claude_code(args: argparse.Namespace) -> int:
         try:
             result = await import_claude_code(ctx.store, args.path, args.title)
         except ImportFailed as exc:
-            raise CliError(str(exc)) from None
+            raise CliError(word(exc)) from None
     for line in result.status_lines():
         _status(line)
     print(result.session_id)
@@ -280,8 +293,8 @@ async def cmd_compact(args: argparse.Namespace) -> int:
         ctx.engine.subscribe(_print_activity)
         outcome = await ctx.engine.compact(args.id, "manual", focus=args.focus)
     if not outcome.ok:
-        raise CliError(outcome.message)
-    print(outcome.message)
+        raise CliError(word(outcome.message))
+    print(word(outcome.message))
     return 0
 
 
@@ -348,6 +361,9 @@ def build_parser() -> argparse.ArgumentParser:
 
     add_mcp_commands(sub)
     add_desktop_commands(sub)
+    from desktop.cli.search_cli import add_search_command
+
+    add_search_command(sub)
 
     sub.add_parser("gui", help="open the window (the default)")
     return parser
@@ -357,6 +373,12 @@ async def _cmd_mcp(args: argparse.Namespace) -> int:
     from desktop.cli.tools_cli import cmd_mcp
 
     return await cmd_mcp(args)
+
+
+async def _cmd_search(args: argparse.Namespace) -> int:
+    from desktop.cli.search_cli import cmd_search
+
+    return await cmd_search(args)
 
 
 async def _cmd_install_desktop(args: argparse.Namespace) -> int:
@@ -379,6 +401,7 @@ COMMANDS = {
     "import-claude-code": cmd_import_claude_code,
     "compact": cmd_compact,
     "mcp": _cmd_mcp,
+    "search": _cmd_search,
     "install-desktop": _cmd_install_desktop,
     "uninstall-desktop": _cmd_uninstall_desktop,
 }
@@ -397,7 +420,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     try:
         return asyncio.run(COMMANDS[args.command](args))
     except (CliError, StorageError, SessionBusy) as exc:
-        print(f"precis: error: {exc}", file=sys.stderr)
+        print(cli(QT_TRANSLATE_NOOP("Cli", "precis: error: {error}"), error=exc), file=sys.stderr)
         return 1
     except KeyboardInterrupt:
         return 130

@@ -10,15 +10,22 @@ import sys
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from desktop.cli.wording import cli, word
+from desktop.engine.messages import QT_TRANSLATE_NOOP
+
 if TYPE_CHECKING:
     from desktop.runtime import ToolboxFactory
     from desktop.tools.permissions import Answer, PermissionRequest
 
 ANSWERS = {"o": "once", "c": "chat", "a": "always", "d": "deny", "": "deny"}
 
+TOOL_STATES = {  # how a finished call is named on the terminal
+    "ok": QT_TRANSLATE_NOOP("Cli", "ok"), "error": QT_TRANSLATE_NOOP("Cli", "error"),
+    "denied": QT_TRANSLATE_NOOP("Cli", "denied"), "cancelled": QT_TRANSLATE_NOOP("Cli", "cancelled"),
+}
 
 def _status(text: str) -> None:
-    print(f"precis: {text}", file=sys.stderr, flush=True)
+    print(f"precis: {word(text)}", file=sys.stderr, flush=True)
 
 
 def add_chat_arguments(chat: argparse.ArgumentParser) -> None:
@@ -42,10 +49,13 @@ async def terminal_asker(request: PermissionRequest) -> Answer | None:
     """Ask on the terminal (stderr for the question, stdin for the answer); end of input denies."""
     from desktop.tools.permissions import Answer
 
-    lines = [f"{request.spec.name} ({request.server_label}) wants to run with:", request.arguments_text(1_500)]
+    server = cli(QT_TRANSLATE_NOOP("Cli", "built-in")) if request.server_label == "built-in" else request.server_label
+    lines = [cli(QT_TRANSLATE_NOOP("Cli", "{tool} ({server}) wants to run with:"), tool=request.spec.name,
+                 server=server), request.arguments_text(1_500)]
     if request.diff:
         lines.append(request.diff[:4_000])
-    lines.append("Allow? [o]nce / for this [c]hat / [a]lways for this tool / [d]eny: ")
+    lines.append(cli(QT_TRANSLATE_NOOP(
+        "Cli", "Allow? [o]nce / for this [c]hat / [a]lways for this tool / [d]eny: ")))
     sys.stderr.write("\n".join(lines))
     sys.stderr.flush()
     try:
@@ -65,7 +75,8 @@ def chat_toolbox(args: argparse.Namespace) -> ToolboxFactory:
     if args.workspace:
         workspace = Path(args.workspace).expanduser()
         if not workspace.is_dir():
-            raise CliError(f"--workspace {args.workspace}: not a folder")
+            raise CliError(cli(QT_TRANSLATE_NOOP("Cli", "--workspace {path}: not a folder"),
+                               path=args.workspace))
     interactive = sys.stdin.isatty() and args.message != "-"
     allow = [a for a in args.allow.split(",") if a.strip()]
     return toolbox_factory(workspace=workspace, allow=allow, yes=args.yes,
@@ -76,7 +87,8 @@ def _print_tool_event(event: Any) -> None:
     from desktop.tools.events import ToolCallFinished
 
     if isinstance(event, ToolCallFinished):
-        _status(f"tool {event.name}: {event.status} ({event.duration:.2f} s)")
+        _status(cli(QT_TRANSLATE_NOOP("Cli", "tool {name}: {status} ({seconds} s)"), name=event.name,
+                    status=cli(TOOL_STATES.get(event.status, event.status)), seconds=f"{event.duration:.2f}"))
 
 
 async def start_servers(toolbox: Any) -> None:
@@ -86,7 +98,8 @@ async def start_servers(toolbox: Any) -> None:
     await toolbox.start_servers()
     for server in toolbox.servers.values():
         if server.state == "failed":
-            _status(f"MCP server {server.config.name} did not start: {server.error} (log: {server.log_path})")
+            _status(cli(QT_TRANSLATE_NOOP("Cli", "MCP server {name} did not start: {error} (log: {log})"),
+                        name=server.config.name, error=str(server.error), log=str(server.log_path)))
 
 
 async def cmd_mcp(args: argparse.Namespace) -> int:
@@ -103,7 +116,8 @@ async def cmd_mcp(args: argparse.Namespace) -> int:
             _status(problem)
         if not imported and problems:
             raise CliError(problems[0])
-        _status(f"imported {len(imported)} server(s) into {target}")
+        _status(cli(QT_TRANSLATE_NOOP("Cli", "imported {n} server(s) into {path}"), n=len(imported),
+                    path=str(target)))
         for name in imported:
             print(name)
         return 0
@@ -124,7 +138,7 @@ async def cmd_mcp(args: argparse.Namespace) -> int:
         print(json.dumps(rows, ensure_ascii=False, indent=2))
         return 0
     if not rows:
-        _status(f"no MCP servers configured ({target})")
+        _status(cli(QT_TRANSLATE_NOOP("Cli", "no MCP servers configured ({path})"), path=str(target)))
     for row in rows:
         state = row.get("state") or ("enabled" if row["enabled"] else "disabled")
         tools = f"  tools: {', '.join(row['tools'])}" if row.get("tools") else ""

@@ -17,13 +17,44 @@ STATIC_SYSTEM = (
     "language tag. When part of the conversation has been summarised, the summary and the user's earlier "
     "instructions appear at the start of the conversation: treat those instructions as still in force."
 )
+# The same prompt for a model that is not Claude (DeepSeek, GLM, a local model…): it is not told it is Claude.
+NEUTRAL_OPENING = "You are a helpful assistant"
+INSTRUCTIONS_OPEN = "<user-instructions>\n"
+INSTRUCTIONS_CLOSE = "\n</user-instructions>"
 
-def system_blocks(today: _dt.date | None = None) -> list[Block]:
+
+def is_claude(model: str | None) -> bool:
+    """Claude ids carry the name everywhere they are served ("claude-sonnet-4-6", "anthropic/claude-…")."""
+    return model is None or "claude" in model.lower()
+
+
+def instructions_text(default: str = "", chat: str = "") -> str:
+    """The instructions a chat runs with: the default ones (Settings), then the chat's own."""
+    return "\n\n".join(t.strip() for t in (default, chat) if t and t.strip())
+
+
+def system_blocks(today: _dt.date | None = None, *, model: str | None = None, instructions: str = "") -> list[Block]:
+    """The static block (the role, then the user's instructions: both inside the cached prefix, since the first
+    breakpoint goes on this block) and the date after it. ``model`` None: a Claude model."""
     today = today or _dt.date.today()
+    static = STATIC_SYSTEM if is_claude(model) else STATIC_SYSTEM.replace("You are Claude, a helpful assistant",
+                                                                          NEUTRAL_OPENING, 1)
+    if instructions.strip():
+        static += "\n\n" + INSTRUCTIONS_OPEN + instructions.strip() + INSTRUCTIONS_CLOSE
     return [
-        {"type": "text", "text": STATIC_SYSTEM},
+        {"type": "text", "text": static},
         {"type": "text", "text": f"Today's date is {today.isoformat()}."},
     ]
+
+
+def instructions_in(system: list[Block]) -> str:
+    """The instructions part of a system prompt built by ``system_blocks`` ('' when there is none)."""
+    for block in system:
+        text = str(block.get("text", ""))
+        start = text.find(INSTRUCTIONS_OPEN)
+        if start >= 0 and text.endswith(INSTRUCTIONS_CLOSE):
+            return text[start:]
+    return ""
 
 
 def summary_text(compaction: CompactionRecord) -> str:

@@ -15,9 +15,11 @@ import hashlib
 import json
 import logging
 import time
-from collections.abc import Callable
+from collections.abc import Awaitable, Callable
 from typing import Any
 
+from desktop.engine import cache_clock, steering
+from desktop.engine import messages as M
 from desktop.engine.assemble import summary_text
 from desktop.engine.calibration import Calibration
 from desktop.engine.catalog import ModelCatalog
@@ -34,25 +36,27 @@ from desktop.engine.events import (
     MessageRemoved,
     MessageUpdated,
     Notice,
+    PathChanged,
     StatusChanged,
     TextDelta,
     TurnDone,
     TurnError,
     UsageUpdate,
 )
+from desktop.engine.idle_prepare import IdleTimers
 from desktop.engine.measure import ContextMeter, draft_cost
 from desktop.engine.overflow import detect_stop_reason
 from desktop.engine.profiles import Profile, find
 from desktop.engine.provider import Provider
 from desktop.engine.reply import ReplyRecorder
 from desktop.engine.secrets import Credentials, load_credentials
-from desktop.engine.session import Gathered, SessionView, Shared
+from desktop.engine.session import CACHE_TTL, Gathered, SessionView, Shared
 from desktop.engine.session_lock import SessionBusy, SessionLocks
 from desktop.engine.settings import Paths, Settings
 from desktop.engine.storage import StaleBoundary, Storage, StorageError
 from desktop.engine.tasks import Activity, TaskRegistry
 from desktop.engine.tooling import EndTurn, ToolRunner, cancelled_results
-from desktop.engine.types import DEFAULT_TITLE, Block, SessionInfo, StoredMessage
+from desktop.engine.types import DEFAULT_TITLE, Block, CompactionRecord, SessionInfo, StoredMessage
 
 TITLE_CHARS = 60
 RECOVERY_FRACTION = 0.5  # reactive compaction rebuilds the request within this share of the window (first try)
@@ -111,6 +115,7 @@ class ChatEngine:
         calibration = Calibration()
         self.shared = Shared(store, paths, settings, catalog, calibration, ContextMeter(catalog, calibration))
         self.compactor = Compactor(self.shared, lambda: self.provider)
+        self.compactor.clock = lambda: self.clock()  # the engine's clock, replaced by tests and the replay bench
         self.tasks = TaskRegistry(self._jobs_changed)
         self.locks = SessionLocks(store)
         self._unsaved: dict[int, ReplyRecorder] = {}  # a finished reply whose final commit failed  # another process's turn in the same session waits or is refused
@@ -129,6 +134,7 @@ class ChatEngine:
         self._loaded = False
         self._windows_asked: set[str] = set()
         self.clock: Callable[[], float] = time.time  # injectable: the replay benchmark runs on a fake clock
+        self.idle_timers = IdleTimers(lambda: self.clock(), self._idle_due)
 
     # --- what the engine shares with its views and policy ----------------------------------------------
     @property
@@ -221,6 +227,7 @@ class ChatEngine:
         self._provider, self._providers = None, {}
 
     async def close(self) -> None:
+        self.idle_timers.cancel_all()
         await self.tasks.close()
         await self.locks.settle()
         for provider in (self._provider, *self._providers.values(), *self._retired):
@@ -271,10 +278,7 @@ class ChatEngine:
             return
         need = sum(draft_cost(t, self.catalog.info(model).family) for t in texts)
         if need > room:
-            raise MessageTooLong(
-                f"This message is about {need:,} tokens, more than the {room:,} the model {model} can read "
-                f"(its context window less the room kept for the reply). Nothing was sent: shorten it or "
-                f"split it into parts.")
+            raise MessageTooLong(M.say(M.TOO_LONG, need=need, room=room, model=model))
 
     async def retry(self, session_id: int) -> StoredMessage | None:
         """Resend the stored history; the user's message is already there, failed partial replies are skipped.
@@ -307,7 +311,7 @@ class ChatEngine:
         async with self.locks.hold(session_id):
             g = await self.view(session_id).gather()
             if not is_cut(g.sendable[-1] if g.sendable else None):
-                raise NothingToContinue("nothing to continue: the newest reply was not cut short")
+                raise NothingToContinue(M.say(M.NOTHING_TO_CONTINUE))
             return await self._run_turn(session_id, continuing=True)
 
     async def compact_and_retry(self, session_id: int) -> StoredMessage | None:
@@ -319,7 +323,7 @@ class ChatEngine:
         name, _, arg = text.strip().partition(" ")
         if name == "/context":
             snapshot = await self.publish_context(session_id)
-            self.emit(CommandOutput(session_id, "Context", context_report(snapshot)))
+            self.emit(CommandOutput(session_id, M.say(M.CONTEXT_TITLE), context_report(snapshot)))
             return True
         if name == "/compact":
             await self.compact(session_id, "manual", focus=arg.strip() or None)
@@ -333,32 +337,30 @@ class ChatEngine:
 
     # --- compaction entry points (window button, /compact, `precis compact`) --------------------------
     async def compact(self, session_id: int, trigger: Trigger = "manual", focus: str | None = None, *,
-                      target: int | None = None) -> Outcome:
+                      target: int | None = None, before_message: int | None = None) -> Outcome:
         if self.busy(session_id):
-            return Outcome(False, "A reply is streaming: compact when it has finished.")
-        stopped = Outcome(False, "Compaction stopped; nothing changed.")
-        job = self._compact_locked(session_id, trigger, focus, target)
+            return Outcome(False, M.say(M.COMPACT_WHILE_BUSY))
+        stopped = Outcome(False, M.say(M.COMPACTION_STOPPED))
+        job = self._compact_locked(session_id, trigger, focus, target, before_message)
         outcome = await self.tasks.run(session_id, "compact", job, stopped)
         self.emit(Notice(session_id, outcome.message, "info" if outcome.ok else "warning"))
         return outcome
 
     async def _compact_locked(self, session_id: int, trigger: Trigger, focus: str | None,
-                              target: int | None) -> Outcome:
+                              target: int | None, before_message: int | None = None) -> Outcome:
         """A compaction outside a turn holds the session's lock like a turn, and checks that the boundary it
         read is still the active one when it commits."""
         try:
             async with self.locks.hold(session_id):
-                return await self._compact_now(session_id, trigger, focus, target)
+                return await self._compact_now(session_id, trigger, focus, target, before_message)
         except SessionBusy as busy:
             return Outcome(False, str(busy).replace("nothing was sent or saved", "nothing was compacted"))
         except StaleBoundary:
             self.view(session_id).invalidate()
-            return Outcome(False, "This chat was compacted elsewhere (another window or command) while this "
-                           "summary was being written; nothing was changed here. Compact again if it is still "
-                           "needed.")
+            return Outcome(False, M.say(M.COMPACTED_ELSEWHERE))
 
     async def _compact_now(self, session_id: int, trigger: Trigger, focus: str | None,
-                           target: int | None) -> Outcome:
+                           target: int | None, before_message: int | None = None) -> Outcome:
         if trigger == "manual":  # the user asked for a fresh summary, maybe with a focus
             self._drop_background(session_id)
         else:
@@ -366,7 +368,8 @@ class ChatEngine:
         await self._load()
         view = self.view(session_id)
         g = await view.gather()
-        outcome = await self.compactor.compact(view, g, trigger, focus=focus, target=target)
+        outcome = await self.compactor.compact(view, g, trigger, focus=focus, target=target,
+                                               before_message=before_message)
         await self._settle(view, outcome, publish=True)
         return outcome
 
@@ -390,7 +393,7 @@ class ChatEngine:
         self._drop_background(session_id)
         await self.store.delete_compaction(g.compaction.id)
         await self._reload(view, "undo")
-        self.emit(Notice(session_id, "Compaction undone: the next request is built from the originals.", "info"))
+        self.emit(Notice(session_id, M.say(M.UNDONE), "info"))
         return True
 
     async def _reload(self, view: SessionView, note: str) -> Gathered:
@@ -411,23 +414,76 @@ class ChatEngine:
         await self.store.delete_message(message_id)
         self.emit(MessageRemoved(session_id, message_id))
         await self._reload(self.view(session_id), "delete")
+        self.emit(PathChanged(session_id))  # another version may be shown in its place
 
     async def edit_and_resend(self, session_id: int, message_id: int, text: str) -> StoredMessage | None:
-        """Replace a user message and everything after it; summaries that covered any of it go too. The message
-        must be one of this session's user messages: nothing is deleted otherwise."""
-        self._require_idle(session_id)
+        """Send an edited copy of a user message as a new version of it (see ``edit_message``)."""
+        return await self.edit_message(session_id, message_id, text)
+
+    async def edit_message(self, session_id: int, message_id: int, text: str) -> StoredMessage | None:
+        """A new version of a user message, sent: the old one and what followed it stay stored as the other
+        version (‹ 1/2 ›). Attachments of the old message go with the new text. A summary that covered the old
+        version leaves the requests of this path. The message must be one of this session's typed messages."""
         target = await self.store.get_message(message_id)
-        if target is None or target.session_id != session_id or target.role != "user":
+        if (target is None or target.session_id != session_id or target.role != "user"
+                or any(b.get("type") == "tool_result" for b in target.content)):
             raise ValueError(f"message {message_id} is not a user message of session {session_id}")
+        content: list[Block] = [b for b in target.content if b.get("type") != "text"]
+        if text.strip():
+            content.append({"type": "text", "text": text})
+        return await self._new_version(session_id, message_id,
+                                       lambda: self.send_content(session_id, content, title_hint=text))
+
+    async def regenerate(self, session_id: int, message_id: int) -> StoredMessage | None:
+        """A new reply in place of an assistant message; the old reply (and what followed it) stays stored as
+        the other version."""
+        target = await self.store.get_message(message_id)
+        if target is None or target.session_id != session_id or target.role != "assistant":
+            raise ValueError(f"message {message_id} is not a reply of session {session_id}")
+        while target.meta.get("continues") and target.parent_id is not None:  # the reply a continuation resumed
+            parent = await self.store.get_message(target.parent_id)
+            if parent is None or parent.role != "assistant":
+                break
+            target = parent
+        return await self._new_version(session_id, target.id, lambda: self._run_turn(session_id))
+
+    async def _new_version(self, session_id: int, message_id: int,
+                           write: Callable[[], Awaitable[StoredMessage | None]]) -> StoredMessage | None:
+        """Move the path to the parent of ``message_id``, then ``write`` the new version on it. When nothing
+        was written (refused, or the reply failed before a row was kept) the old path comes back."""
+        self._require_idle(session_id)
         self._drop_background(session_id)
         async with self.locks.hold(session_id):
-            for mid in await self.store.truncate_from(session_id, message_id):
+            fork = await self.store.branch_at(session_id, message_id)
+            for mid in fork.removed:
                 self.emit(MessageRemoved(session_id, mid))
             view = self.view(session_id)
             view.invalidate()
             g = await view.gather()
-            self.emit(CompactionChanged(session_id, "edit", tuple(g.compactions)))
-            return await self.send(session_id, text)
+            self.emit(CompactionChanged(session_id, "version", tuple(g.compactions)))
+            written: StoredMessage | None = None
+            try:
+                written = await write()
+                return written
+            finally:
+                # Nothing written (refused, failed, stopped early): the old path comes back, and the kept rows
+                # are read again (a failed reply's empty row was deleted meanwhile).
+                restored = await asyncio.shield(self.store.restore_branch(session_id, fork))
+                if restored or written is None:
+                    await asyncio.shield(self._reload(view, "version"))
+                self.emit(PathChanged(session_id))
+
+    async def switch_version(self, session_id: int, message_id: int, delta: int) -> bool:
+        """Show the version ``delta`` steps away from a message (-1: the previous, +1: the next) and the path
+        under it; the choice is stored. False when there is no version that way."""
+        self._require_idle(session_id)
+        self._drop_background(session_id)
+        async with self.locks.hold(session_id):
+            if not await self.store.switch_version(session_id, message_id, delta):
+                return False
+        await self._reload(self.view(session_id), "switch")
+        self.emit(PathChanged(session_id))
+        return True
 
     async def clear_history(self, session_id: int) -> None:
         self._require_idle(session_id)
@@ -437,6 +493,7 @@ class ChatEngine:
 
     def session_changed(self, session_id: int | None) -> None:
         """The window switched sessions: background work for other sessions is cancelled."""
+        self.idle_timers.keep_only(session_id)
         for other in self.tasks.sessions():
             if other != session_id:
                 self._drop_background(other)
@@ -459,6 +516,35 @@ class ChatEngine:
             await self.store.add_message(new.id, "user", [{"type": "text", "text": text}],
                                          meta={"carried_over": True, "synthetic": True})
         return new.id
+
+    async def handoff(self, session_id: int) -> tuple[int, str]:
+        """A new chat, and the text its composer starts with (the summary, pins and ledger), editable before it
+        is sent: nothing is stored in the new chat until the user sends it."""
+        g = await self.view(session_id).gather()
+        if g.compaction is None:
+            await self.compact(session_id, "manual")
+            g = await self.view(session_id).gather()
+        new = await self.store.create_session(f"{g.session.title} (continued)", g.session.model, g.session.profile)
+        text = steering.handoff_text(g.compaction, g.session.title) if g.compaction is not None else ""
+        return new.id, text
+
+    async def edit_summary(self, session_id: int, text: str) -> CompactionRecord | None:
+        """The user's text becomes the active summary: a new compaction row over the same messages (the old one
+        stays; Undo brings it back). None when the chat has no summary."""
+        self._require_idle(session_id)
+        if not text.strip():
+            raise ValueError("an empty summary")
+        view = self.view(session_id)
+        g = await view.gather()
+        if g.compaction is None:
+            return None
+        self._drop_background(session_id)
+        record = await self.store.add_compaction(session_id, text.strip(), g.compaction.covers_through_message_id,
+                                                 "edit", steering.edited_stats(g.compaction, text.strip()),
+                                                 expected_active=g.boundary)
+        await self._reload(view, "edit")
+        self.emit(Notice(session_id, M.say(M.SUMMARY_EDITED), "info"))
+        return record
 
     async def session_state(self, session_id: int) -> dict[str, Any]:
         return dict((await self.view(session_id).gather()).state)
@@ -508,7 +594,10 @@ class ChatEngine:
             return view.snapshot(g, draft=draft, refusal=None if older else self.compactor.refusal(g))
 
         # Estimating a long uncached session takes a while: keep it off the loop (the UI thread in the app).
-        return await asyncio.to_thread(snapshot)
+        measured = await asyncio.to_thread(snapshot)
+        return cache_clock.annotate(measured, info=self.catalog.info(g.model),
+                                    compact_at=self.compactor.threshold(g.model), last_request=view.last_request,
+                                    long_ttl=self.settings.long_cache_ttl and view.long_ttl_pays(g))
 
     async def _publish(self, view: SessionView, g: Gathered) -> ContextSnapshot:
         snapshot = await self._measure(view, g)
@@ -554,13 +643,32 @@ class ChatEngine:
 
     # --- the turn -----------------------------------------------------------------------------------
     async def _run_turn(self, session_id: int, continuing: bool = False) -> StoredMessage | None:
-        return await self.tasks.run(session_id, "turn", self._turn(session_id, continuing), None)
+        self.idle_timers.cancel(session_id)
+        reply, error = await self.tasks.run(session_id, "turn", self._turn(session_id, continuing), (None, None))
+        if error is not None:  # reported once the turn is over, so a Retry at once finds the chat idle
+            self.emit(error)
+        if self.background:  # the cache lapses TTL after this request: prepare a summary just before, if it pays
+            view = self.view(session_id)
+            self.idle_timers.arm(session_id, view.last_request, CACHE_TTL)
+        return reply
 
-    async def _turn(self, session_id: int, continuing: bool = False) -> StoredMessage | None:
-        """Model calls until the model stops for something other than tools; the gauge is measured at the end."""
+    def _idle_due(self, session_id: int) -> None:
+        if not self.busy(session_id) and self.tasks.running(session_id, "prepare") is None:
+            self.tasks.start(session_id, "prepare", self._prepare_idle(session_id))
+
+    async def _prepare_idle(self, session_id: int) -> None:
+        view = self.view(session_id)
+        g = await view.gather()
+        if self.compactor.idle_summary_pays(view, g):
+            await self.compactor.prepare_idle(view, g)
+
+    async def _turn(self, session_id: int, continuing: bool = False) -> tuple[StoredMessage | None, TurnError | None]:
+        """Model calls until the model stops for something other than tools; the gauge is measured at the end.
+        Returns the reply, or the error for the caller to report."""
         await self._load()
         view = self.view(session_id)
         reply: StoredMessage | None = None
+        error: TurnError | None = None
         g: Gathered | None = None
         small = 0  # tool rounds in a row that made no progress
         seen: set[str] = set()  # the calls of this turn with their results, as (name, input, result)
@@ -577,17 +685,15 @@ class ChatEngine:
                 small = small + 1 if stale else 0
                 seen |= rounds
                 if small >= SMALL_CONTINUATIONS:
-                    self.emit(Notice(session_id, f"Stopped after {small} tool rounds in a row that only repeated "
-                                     "earlier calls with the same results; send a message to continue.", "warning"))
+                    self.emit(Notice(session_id, M.say(M.STOPPED_REPEATING, rounds=small), "warning"))
                     break
             else:
-                self.emit(Notice(session_id, f"Stopped after {self.settings.max_model_calls} model calls in one "
-                                 "turn (the per-turn limit in Settings); send a message to continue.", "warning"))
+                self.emit(Notice(session_id, M.say(M.STOPPED_CALLS, calls=self.settings.max_model_calls), "warning"))
         except EndTurn as end:
-            self.emit(TurnError(session_id, "tool_permission", end.reason, False, ()))
+            error = TurnError(session_id, "tool_permission", end.reason, False, ())
             reply = None
         except TurnFailed as failed:
-            self._report(session_id, failed.error)
+            error = self._turn_error(session_id, failed.error)
             reply = None
         except asyncio.CancelledError:
             pass  # stopped: what was committed stays; the gauge still shows the state as it is now
@@ -595,7 +701,7 @@ class ChatEngine:
         snapshot = await asyncio.shield(self._publish(view, after))
         if reply is not None and reply.status == "complete" and self.background:
             self._maybe_prepare(view, after, snapshot.used)
-        return reply
+        return reply, error
 
     async def _answer_tools(self, view: SessionView, reply: StoredMessage) -> list[Block]:
         """Run the reply's tool calls and store their results. Whatever happens (a stop, a runner that ends the
@@ -651,6 +757,10 @@ class ChatEngine:
         if self.compactor.needs_summary(g, used):
             g = await self._compact_in_turn(view, g, "auto", self.compactor.budget(g.model), Activity.COMPACTING)
             self._activity(sid, Activity.SENDING)
+        elif self.compactor.idle_ready(g) and (self._idle(view, g) or 0) > CACHE_TTL:
+            # Prepared while the cache was warm; it is cold now, so the whole prompt is written again anyway.
+            g = await self._compact_in_turn(view, g, "background", None, Activity.COMPACTING)
+            self._activity(sid, Activity.SENDING)
         return g
 
     async def _compact_in_turn(self, view: SessionView, g: Gathered, trigger: Trigger, target: int | None,
@@ -697,7 +807,7 @@ class ChatEngine:
             first = count is not None and attempt == 0
             view.media_limit = max(1, min(limit, count or limit) - 1) if first else max(1, limit // 2)
             log.info("session %s: media limit lowered to %s (attempt %s)", sid, view.media_limit, attempt + 1)
-            self.emit(Notice(sid, "Older images were left out to stay under the provider's media limit.", "info"))
+            self.emit(Notice(sid, M.say(M.MEDIA_LEFT_OUT), "info"))
             return g
         if found is not None and found.limit:
             await self._learn_window(g.model, found.limit)
@@ -726,8 +836,7 @@ class ChatEngine:
         if continuing:
             cut = g.sendable[-1] if g.sendable else None
             if cut is None or not is_cut(cut):  # e.g. a summary now covers it
-                raise TurnFailed(ChatError("bad_request", "The cut reply is no longer in the context; "
-                                                          "ask the model to go on instead.", False))
+                raise TurnFailed(ChatError("bad_request", M.say(M.CUT_REPLY_GONE), False))
             request = as_continuation(request)
             meta["continues"] = cut.id
         facts = view.facts(g)
@@ -763,8 +872,7 @@ class ChatEngine:
         except StorageError as exc:
             recorder.stop_clock()
             self._unsaved[sid] = recorder
-            raise TurnFailed(ChatError("storage", f"The reply could not be saved: {exc} It is kept in memory: "
-                                       "Retry saves it without asking the model again.", True,
+            raise TurnFailed(ChatError("storage", M.say(M.NOT_SAVED, error=str(exc)), True,
                                        detail={"storage": str(exc)})) from exc
         except Exception as exc:  # noqa: BLE001 - every failure becomes a typed error for the user
             recorder.stop_clock()
@@ -782,8 +890,7 @@ class ChatEngine:
                 await self.store.set_kv("calibration", self.calibration.to_dict())
         self.emit(TurnDone(sid, reply))
         if detect_stop_reason(recorder.stop_reason) is not None:
-            self.emit(Notice(sid, "The reply filled the context window and was cut short; the context "
-                             "will be compacted before the next turn.", "warning"))
+            self.emit(Notice(sid, M.say(M.REPLY_FILLED_WINDOW), "warning"))
         return reply
 
     async def _settle_failed(self, view: SessionView, recorder: ReplyRecorder, error: ChatError) -> None:
@@ -799,12 +906,13 @@ class ChatEngine:
         view.remember(reply)
         self.emit(MessageUpdated(sid, reply))
 
-    def _report(self, session_id: int, error: ChatError) -> None:
+    @staticmethod
+    def _turn_error(session_id: int, error: ChatError) -> TurnError:
         if error.kind == "overflow":
             actions: tuple[str, ...] = ("compact_retry", "new_chat_from_summary")
         else:
             actions = ("retry",) if error.retryable else ()
-        self.emit(TurnError(session_id, error.kind, error.message, error.retryable, actions, detail=error.detail))
+        return TurnError(session_id, error.kind, error.message, error.retryable, actions, detail=error.detail)
 
     def _maybe_prepare(self, view: SessionView, g: Gathered, used: int) -> None:
         """Past the prepare mark, summarise in the background so the next send does not wait; only when the
@@ -814,4 +922,4 @@ class ChatEngine:
         threshold = self.compactor.threshold(g.model)
         soon = threshold is not None and growth is not None and used + 2 * max(0, growth) >= threshold
         if soon and self.compactor.wants_prepare(g, used) and self.tasks.running(view.session_id, "prepare") is None:
-            self.tasks.start(view.session_id, "prepare", self.compactor.prepare(g))
+            self.tasks.start(view.session_id, "prepare", self.compactor.prepare(g, view))

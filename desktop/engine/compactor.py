@@ -10,13 +10,17 @@ reactive) goes through ``Compactor.compact``; the engine runs it, words its Outc
 
 from __future__ import annotations
 
+import logging
 import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any, Literal, Protocol, cast
 
+from desktop.engine import cache_clock, overflow, steering, tokens
 from desktop.engine import compaction as cp
-from desktop.engine import overflow, tokens
+from desktop.engine import messages as M
+from desktop.engine.compaction import sections
+from desktop.engine.compaction import summary_route as route
 from desktop.engine.compaction._shared import Message, group_starts
 from desktop.engine.compaction.ledger import build as build_ledger
 from desktop.engine.compaction.ledger import recent_files
@@ -24,7 +28,10 @@ from desktop.engine.compaction.ledger import render as render_ledger
 from desktop.engine.context import reserved_output
 from desktop.engine.errors import classify
 from desktop.engine.session import BREAKER_LIMIT, CACHE_TTL, Gathered, SessionView, Shared
+from desktop.engine.threshold import compact_at
 from desktop.engine.types import CompactionRecord, StoredMessage, Usage
+
+log = logging.getLogger(__name__)
 
 Trigger = Literal["auto", "manual", "reactive", "background"]
 
@@ -45,8 +52,9 @@ SUMMARY_PROMPT_TOKENS = 1_000  # the summary system prompt and instructions arou
 KEEP_ROUNDS = 10  # the newest tool rounds a summary leaves verbatim while they fit CLEAN_FRACTION of the window
 DEFER_RATIO = 0.8  # below this share of the budget an automatic summary that frees under MIN_SAVING waits
 DEEPEST_LEVEL = 3  # split levels tried for a deeper cut (each keeps at most half the previous tail)
-NOTHING_YET = "Nothing to compact yet: everything is in the recent verbatim tail."
-NOT_SMALLER = "The summary would not have made the context smaller; nothing was changed."
+NOTHING_YET = M.say(M.NOTHING_YET)
+NOTHING_BEFORE = M.say(M.NOTHING_BEFORE)
+NOT_SMALLER = M.say(M.NOT_SMALLER)
 
 
 def _rows(messages: list[Message]) -> list[StoredMessage]:
@@ -83,6 +91,7 @@ class Prepared:
     covers_through: int
     summary: str
     stats: dict[str, Any]
+    idle: bool = False  # made just before the cache expired: the next (cold) send commits it
 
 
 class Compactor:
@@ -90,6 +99,7 @@ class Compactor:
         self.shared = shared
         self._summariser = summariser
         self._prepared: dict[int, Prepared] = {}
+        self.clock: Callable[[], float] = time.time  # the engine's clock (injectable)
 
     # --- policy numbers -------------------------------------------------------------------------------
     def budget(self, model: str) -> int | None:
@@ -101,7 +111,17 @@ class Compactor:
 
     def threshold(self, model: str) -> int | None:
         budget = self.budget(model)
-        return int(budget * self.shared.settings.auto_compact_ratio) if budget else None
+        settings = self.shared.settings
+        return compact_at(budget, settings.model_overrides, model, settings.auto_compact_ratio) if budget else None
+
+    def prepare_mark(self, model: str) -> int | None:
+        """Where a background summary starts: the prepare ratio, moved down with a lower threshold."""
+        budget, threshold = self.budget(model), self.threshold(model)
+        if not budget or not threshold:
+            return None
+        settings = self.shared.settings
+        return min(int(settings.prepare_ratio * budget),
+                   int(threshold * settings.prepare_ratio / max(settings.auto_compact_ratio, 0.05)))
 
     def split(self, g: Gathered, level: int = 0) -> tuple[list[StoredMessage], list[StoredMessage]]:
         """Head to summarise and verbatim tail, sized so the compacted request lands well under the threshold.
@@ -217,9 +237,10 @@ class Compactor:
 
     # --- the one compaction function ------------------------------------------------------------------
     async def compact(self, view: SessionView, g: Gathered, trigger: Trigger, *, focus: str | None = None,
-                      target: int | None = None, level: int = 0) -> Outcome:
+                      target: int | None = None, level: int = 0, before_message: int | None = None) -> Outcome:
         """Summarise (or, failing that for automatic paths, snip) and write the boundary. ``level`` asks for a
-        deeper cut (a reactive retry that must not resend what already failed)."""
+        deeper cut (a reactive retry that must not resend what already failed); ``before_message`` summarises
+        only what comes before that message ("Summarise up to here")."""
         store = self.shared.store
         before, _source = view.used(g)
         prepared = self._prepared.pop(view.session_id, None)
@@ -236,6 +257,10 @@ class Compactor:
             if record is not None:
                 return await self._after(view, record, before, target)
         head, _tail = self.split(g, level)
+        if before_message is not None:
+            head = steering.head_before(g.sendable, before_message, g.cuts)
+            if not head:
+                return Outcome(False, NOTHING_BEFORE, before=before, after=before)
         if not head:
             if trigger in ("auto", "reactive") and target is not None:
                 return await self._snip(view, g, target, before)
@@ -247,24 +272,44 @@ class Compactor:
             while (level < DEEPEST_LEVEL and self._saving(g, head) < MIN_SAVING * before
                    and len(deeper := self.split(g, level + 1)[0]) > len(head)):
                 level, head = level + 1, deeper
-        summary, stats, error = await self._summarise(g, head, focus)
+        summary, stats, error = await self._summarise(g, head, focus, **self._route_facts(view, g, head, trigger,
+                                                                                     level, before))
         if summary is None:
             failures = breaker + 1
             state = await store.update_state(view.session_id, {"breaker_failures": failures})
             view.state_changed(state)
-            note = f"Summary failed: {error}."
+            note: str = M.say(M.SUMMARY_FAILED, error=error)
+            log.warning("session %s: %s", view.session_id, note)
             if failures >= BREAKER_LIMIT:
-                note += " Automatic summaries are paused after 3 failures; Compact now retries."
+                note = M.join(note, M.say(M.BREAKER_OPEN))
             if trigger != "manual":
-                outcome = await self._snip(view, g, target or self._fit_target(g), before)
+                outcome = await self._snip(view, g, target or self._fit_target(g), before, reason=error)
                 outcome.notices.insert(0, (note, "warning"))
                 return outcome
             return Outcome(False, note, before=before, after=before)
         record = await self._commit(view, g, head[-1].id, summary, trigger, stats, before)
-        if record is None:
+        if record is None:  # a summary that does not shrink the context is a failed summary too
+            state = await store.update_state(view.session_id, {"breaker_failures": breaker + 1})
+            view.state_changed(state)
+            log.warning("session %s: %s", view.session_id, NOT_SMALLER)
             return Outcome(False, NOT_SMALLER, before=before, after=before,
                            notices=[] if trigger == "manual" else [(NOT_SMALLER, "info")])
         return await self._after(view, record, before, target)
+
+    def warm(self, view: SessionView) -> bool:
+        """Whether the session's prompt cache is still warm (a request within the TTL; unknown after a restart)."""
+        last = view.last_request
+        return last is not None and self.clock() - last < CACHE_TTL
+
+    def _route_facts(self, view: SessionView, g: Gathered, head: list[StoredMessage], trigger: str, level: int,
+                     used: int) -> dict[str, Any]:
+        """What picks the summary route: the chat's own request (not after an overflow or for a deeper cut: that
+        request is what failed), where the verbatim tail starts, its size and the cache state."""
+        if trigger == "reactive" or level:
+            return {}
+        after = next((m for m in g.sendable if m.id > head[-1].id), None)
+        start = next((str(b.get("text")) for b in after.content if b.get("type") == "text"), None) if after else None
+        return {"cached": view.request(g), "tail_start": start, "used": used, "warm": self.warm(view)}
 
     def _saving(self, g: Gathered, head: list[StoredMessage]) -> int:
         """Calibrated tokens a summary of ``head`` could free at best (its messages, less a typical summary)."""
@@ -298,8 +343,8 @@ class Compactor:
             snipped = await self._snip(view, g, target, after)
             if snipped.ok and snipped.g is not None:
                 g, after = snipped.g, snipped.after
-        msg = (f"Context compacted · {record.stats.get('messages', 0)} messages summarized · "
-               f"~{int(record.stats.get('tokens_saved', max(0, before - after))):,} tokens saved")
+        msg = M.say(M.COMPACTED, messages=record.stats.get("messages", 0),
+                    saved=int(record.stats.get("tokens_saved", max(0, before - after))))
         return Outcome(True, msg, record, before, after, g=g)
 
     def _chunks(self, head: list[StoredMessage], model: str) -> list[list[StoredMessage]]:
@@ -324,26 +369,50 @@ class Compactor:
             size += cost
         return chunks
 
-    async def _summarise(self, g: Gathered, head: list[StoredMessage],
-                         focus: str | None) -> tuple[str | None, dict[str, Any], str]:
-        """One summary of ``head`` on top of the active one; a head larger than the summary model's window is
-        summarised in parts, oldest first, each folding in the summary so far."""
-        model = self.shared.settings.summary_model
+    async def _summarise(self, g: Gathered, head: list[StoredMessage], focus: str | None, *,
+                         cached: dict[str, Any] | None = None, tail_start: str | None = None, used: int = 0,
+                         warm: bool = False) -> tuple[str | None, dict[str, Any], str]:
+        """One summary of ``head`` on top of the active one, the cheaper way by the estimate: the chat's cached
+        request with a summarise instruction (``cached``: that request; None when it may not be used), or the
+        transcript for the summary model. A head larger than the summary model's window is summarised in parts,
+        oldest first, each folding in the summary so far."""
+        catalog, settings = self.shared.catalog, self.shared.settings
+        model = settings.summary_model
         previous = g.compaction.summary if g.compaction else None
         replaced = sum(tokens.estimate_message(m.content) for m in head)
         if previous:
             replaced += tokens.estimate_text(previous)
+        chat_info, small_info = catalog.info(g.model), catalog.info(model)
+        window = chat_info.window or 0
+        out_cap = min(SUMMARY_MAX_TOKENS, window // 8) if window else SUMMARY_MAX_TOKENS
+        fits = cached is not None and bool(window) and used + route.INSTRUCTION_TOKENS + out_cap <= window
+        choice = route.choose(chat_info, small_info, prefix_tokens=used, transcript_tokens=replaced,
+                              output_tokens=SUMMARY_MAX_TOKENS // 4, warm=warm, cached_fits=fits)
         started = time.monotonic()
-        chunks = self._chunks(head, model)
         total: dict[str, int] = {}
+        chunks: list[list[StoredMessage]] = [head]
         dropped = 0
-        for chunk in chunks:
-            summary, usage, lost, error = await self._summarise_part(chunk, previous, focus, model)
-            if summary is None:
-                return None, {}, error
-            previous, dropped = summary, dropped + lost
-            for key, value in usage.to_json().items():
-                total[key] = total.get(key, 0) + value
+        if choice.route == "cached" and cached is not None:
+            req = route.cached_request(cached, tail_start=tail_start, previous=previous is not None, focus=focus,
+                                       max_tokens=out_cap)
+            try:
+                text, usage, _stop = await self._summariser().complete(req)
+            except Exception as exc:  # noqa: BLE001 - any failure counts toward the breaker
+                return None, {}, classify(exc).message[:300]
+            answer, problem = sections.accept(cp.extract_summary(text), previous)
+            problem = problem or cp.validate_summary(answer, replaced)
+            if problem:
+                return None, {}, problem
+            previous, total = answer, usage.to_json()
+        else:
+            chunks = self._chunks(head, model)
+            for chunk in chunks:
+                summary, usage, lost, error = await self._summarise_part(chunk, previous, focus, model)
+                if summary is None:
+                    return None, {}, error
+                previous, dropped = summary, dropped + lost
+                for key, value in usage.to_json().items():
+                    total[key] = total.get(key, 0) + value
         assert previous is not None
         problem = cp.validate_summary(previous, replaced)
         if problem:
@@ -352,8 +421,11 @@ class Compactor:
             "messages": len(head),
             "summarised_tokens": replaced,
             "summary_tokens": tokens.estimate_text(previous),
-            "summary_model": model,
+            "summary_model": choice.model,
+            "summary_route": choice.route,
+            "route_estimates": choice.estimates,
             "summary_usage": total,  # summed over the parts
+            "summary_cost": route.cost_of(catalog.info(choice.model), Usage(**total)),
             "chunks": len(chunks),
             "dropped_for_length": dropped,
             "seconds": round(time.monotonic() - started, 3),
@@ -380,8 +452,8 @@ class Compactor:
                         continue
                 error = classify(exc).message[:300]  # worded as the chat path words it
                 return None, Usage(), 0, error
-            summary = cp.extract_summary(text)
-            problem = cp.validate_summary(summary, sum(tokens.estimate_message(m.content) for m in head)
+            summary, problem = sections.accept(cp.extract_summary(text), previous)
+            problem = problem or cp.validate_summary(summary, sum(tokens.estimate_message(m.content) for m in head)
                                           + (tokens.estimate_text(previous) if previous else 0))
             if problem:
                 return None, Usage(), 0, problem
@@ -418,6 +490,9 @@ class Compactor:
         saved = shared.calibration.apply(g.model, covered - added)
         if saved < min_saving:
             return None
+        price = shared.catalog.info(g.model).cache_read_price
+        if price is not None:  # every later warm request reads this many tokens less
+            stats = {**stats, "saving_per_turn": round(saved * price / 1_000_000, 6)}
         full_stats = {**stats, "tokens_before": before, "tokens_saved": saved, "pins": len(pins),
                       "pins_text": pins_text, "ledger": ledger}
         changes = {"breaker_failures": 0} if trigger != "snip" else None
@@ -426,7 +501,7 @@ class Compactor:
         view.compacted(record, changes)
         return record
 
-    async def _snip(self, view: SessionView, g: Gathered, target: int, before: int) -> Outcome:
+    async def _snip(self, view: SessionView, g: Gathered, target: int, before: int, reason: str = "") -> Outcome:
         """Drop the oldest groups after the boundary until the request fits; the previous summary stays."""
         shared = self.shared
         # Real tokens = what is not messages (system, summary, pins: fixed) + the calibrated message estimate.
@@ -440,26 +515,26 @@ class Compactor:
         _kept, snipped = cp.snip_to_fit(g.sendable, target, estimate)
         dropped = _rows(snipped)
         if not dropped:
-            return Outcome(False, "Nothing could be dropped: only the latest exchange is left.", before=before,
+            return Outcome(False, M.say(M.NOTHING_TO_DROP), before=before,
                            after=before)
         previous = g.compaction.summary.strip() if g.compaction else ""
         note = (f"[{len(dropped)} earlier messages were removed from the context without a summary, "
                 "to keep the conversation going. They are still in the transcript.]")
         summary = f"{previous}\n\n{note}" if previous else note
         record = await self._commit(view, g, dropped[-1].id, summary, "snip",
-                                    {"messages": len(dropped), "snipped": True}, before)
+                                    {"messages": len(dropped), "snipped": True, "summary_error": reason}, before)
         if record is None:
             return Outcome(False, NOT_SMALLER, before=before, after=before)
         after_g = view.shape()
         after, _source = view.used(after_g)
-        return Outcome(True, f"Dropped {len(dropped)} oldest messages from the context (no summary available).",
+        return Outcome(True, M.say(M.DROPPED_OLDEST, count=len(dropped)),
                        record, before, after, g=after_g)
 
     # --- background preparation -----------------------------------------------------------------------
     def wants_prepare(self, g: Gathered, used: int) -> bool:
         """Past the prepare mark, a summary made in the background lets the next send go on without waiting."""
-        budget = self.budget(g.model)
-        if not budget or used < self.shared.settings.prepare_ratio * budget or g.breaker_open:
+        mark = self.prepare_mark(g.model)
+        if not mark or used < mark or g.breaker_open:
             return False
         ready = self._prepared.get(g.session.id)
         if ready and ready.boundary == g.boundary:
@@ -467,13 +542,41 @@ class Compactor:
         head, _tail = self.split(g)  # a summary that would wait (see needs_summary) is not made early either
         return self._saving(g, head) >= MIN_SAVING * used
 
-    async def prepare(self, g: Gathered) -> None:
+    async def prepare(self, g: Gathered, view: SessionView | None = None) -> None:
         head, _tail = self.split(g)
         if not head:
             return
-        summary, stats, _error = await self._summarise(g, head, None)
+        facts = self._route_facts(view, g, head, "background", 0, view.used(g)[0]) if view is not None else {}
+        summary, stats, _error = await self._summarise(g, head, None, **facts)
         if summary is not None:
             self._prepared[g.session.id] = Prepared(g.boundary, head[-1].id, summary, stats)
+
+    def idle_summary_pays(self, view: SessionView, g: Gathered) -> bool:
+        """A long idle session whose cache is still warm: would a summary made now cost less than the prompt
+        tokens it spares the next, cold, turn?"""
+        used, _source = view.used(g)
+        mark = self.prepare_mark(g.model)
+        if not mark or used < mark or g.breaker_open or not self.warm(view):
+            return False
+        ready = self._prepared.get(g.session.id)
+        if ready and ready.boundary == g.boundary:
+            return False
+        head, _tail = self.split(g)
+        if not head:
+            return False
+        info = self.shared.catalog.info(g.model)
+        cost = route.cached_cost(info, used, SUMMARY_MAX_TOKENS // 4, warm=True)
+        return cache_clock.summary_pays(info, saving_tokens=self._saving(g, head), summary_cost=cost)
+
+    async def prepare_idle(self, view: SessionView, g: Gathered) -> None:
+        await self.prepare(g, view)
+        ready = self._prepared.get(g.session.id)
+        if ready is not None:
+            ready.idle = True
+
+    def idle_ready(self, g: Gathered) -> bool:
+        ready = self._prepared.get(g.session.id)
+        return ready is not None and ready.idle and ready.boundary == g.boundary
 
     def discard_prepared(self, session_id: int) -> None:
         self._prepared.pop(session_id, None)

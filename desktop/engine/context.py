@@ -5,6 +5,8 @@ from __future__ import annotations
 from dataclasses import asdict, dataclass, field
 from typing import Literal
 
+from desktop.engine import messages as M
+from desktop.engine.messages import QT_TRANSLATE_NOOP
 from desktop.engine.types import Usage
 
 State = Literal["normal", "warning", "critical", "unknown"]
@@ -15,6 +17,7 @@ CRITICAL_RATIO = 0.95
 # Order matters: the breakdown bar paints these left to right.
 CATEGORIES: tuple[str, ...] = (
     "system",
+    "instructions",
     "tools",
     "summary",
     "pinned",
@@ -63,6 +66,14 @@ class ContextSnapshot:
     # Messages whose blocks requests carry shortened (old tool results cleared, old long texts cut, huge
     # content spilled to a file): the window marks them quietly.
     trimmed: tuple[int, ...] = ()
+    # Where automatic compaction starts (the user's percent and cap): the gauge's tick and the hover card.
+    compact_at_tokens: int | None = None
+    # The prompt cache: the clock time it lapses (None: no request in this run) and its TTL in seconds; what the
+    # next turn costs while it is warm and once it is cold (None: price unknown).
+    cache_expires_at: float | None = None
+    cache_ttl: float = 0.0
+    next_cost_warm: float | None = None
+    next_cost_cold: float | None = None
 
     @property
     def state(self) -> State:
@@ -91,16 +102,28 @@ class ContextSnapshot:
         return data
 
 
-LABELS = {
-    "system": "System prompt",
-    "tools": "Tools",
-    "summary": "Summary",
-    "pinned": "Pinned instructions",
-    "messages": "Messages",
-    "tool_results": "Tool results",
-    "media": "Media",
-    "free": "Free",
-    "reserved_output": "Reserved for output",
+LABELS = {  # marked for lupdate (context "Engine"); the window words them, as the breakdown bar does
+    "system": QT_TRANSLATE_NOOP("Engine", "System prompt"),
+    "instructions": QT_TRANSLATE_NOOP("Engine", "Instructions"),
+    "tools": QT_TRANSLATE_NOOP("Engine", "Tools"),
+    "summary": QT_TRANSLATE_NOOP("Engine", "Summary"),
+    "pinned": QT_TRANSLATE_NOOP("Engine", "Pinned instructions"),
+    "messages": QT_TRANSLATE_NOOP("Engine", "Messages"),
+    "tool_results": QT_TRANSLATE_NOOP("Engine", "Tool results"),
+    "media": QT_TRANSLATE_NOOP("Engine", "Media"),
+    "free": QT_TRANSLATE_NOOP("Engine", "Free"),
+    "reserved_output": QT_TRANSLATE_NOOP("Engine", "Reserved for output"),
+}
+_SOURCES = {
+    "api": QT_TRANSLATE_NOOP("Engine", "from the last API response"),
+    "estimate": QT_TRANSLATE_NOOP("Engine", "estimated (no usable API response yet)"),
+    "none": QT_TRANSLATE_NOOP("Engine", "no data yet"),
+}
+_STATES = {
+    "normal": QT_TRANSLATE_NOOP("Engine", "normal"),
+    "warning": QT_TRANSLATE_NOOP("Engine", "warning"),
+    "critical": QT_TRANSLATE_NOOP("Engine", "critical"),
+    "unknown": QT_TRANSLATE_NOOP("Engine", "unknown"),
 }
 
 
@@ -109,37 +132,44 @@ def _tok(n: int) -> str:
 
 
 def context_report(snap: ContextSnapshot) -> str:
-    """Plain-text report shared by /context in the window and `precis context`."""
-    window = _tok(snap.window) if snap.window else "capacity unknown"
+    """Plain-text report shared by /context in the window and `precis context`: English, and each line a
+    typed message the window and the CLI word in the user's language."""
+    say = M.say
     pct = f"{snap.percent:.1f}%" if snap.percent is not None else "—"
     nxt = f"{_tok(snap.next_turn)}" + (f" ({snap.next_turn_percent:.1f}%)" if snap.next_turn_percent else "")
-    source = {"api": "from the last API response", "estimate": "estimated (no usable API response yet)",
-              "none": "no data yet"}[snap.source]
-    lines = [
-        f"Model        {snap.model}",
-        f"Window       {window}",
-        f"Used         {_tok(snap.used)} ({pct})",
-        f"Next turn    ~{nxt}",
-        f"State        {snap.state}",
-        f"Source       {source}",
+    lines: list[str] = [
+        say(QT_TRANSLATE_NOOP("Engine", "Model        {model}"), model=snap.model),
+        say(QT_TRANSLATE_NOOP("Engine", "Window       {window}"), window=_tok(snap.window)) if snap.window
+        else say(QT_TRANSLATE_NOOP("Engine", "Window       capacity unknown")),
+        say(QT_TRANSLATE_NOOP("Engine", "Used         {used} ({pct})"), used=_tok(snap.used), pct=pct),
+        say(QT_TRANSLATE_NOOP("Engine", "Next turn    ~{next}"), next=nxt),
+        say(QT_TRANSLATE_NOOP("Engine", "State        {state}"), state=say(_STATES.get(snap.state, snap.state))),
+        say(QT_TRANSLATE_NOOP("Engine", "Source       {source}"), source=say(_SOURCES[snap.source])),
     ]
     if snap.last_usage:
         u = snap.last_usage
-        lines.append(f"Last turn    cache read {_tok(u.cache_read_input_tokens)} · cache write "
-                     f"{_tok(u.cache_creation_input_tokens)} · input {_tok(u.input_tokens)} · output "
-                     f"{_tok(u.output_tokens)}")
+        lines.append(say(QT_TRANSLATE_NOOP(
+            "Engine", "Last turn    cache read {read} · cache write {write} · input {input} · output {output}"),
+            read=_tok(u.cache_read_input_tokens), write=_tok(u.cache_creation_input_tokens),
+            input=_tok(u.input_tokens), output=_tok(u.output_tokens)))
     if snap.cost_session is not None:
         last = f"${snap.cost_last_turn:.4f}" if snap.cost_last_turn is not None else "—"
-        lines.append(f"Cost         last turn {last} · session ${snap.cost_session:.4f}")
+        lines.append(say(QT_TRANSLATE_NOOP("Engine", "Cost         last turn {last} · session {session}"),
+                         last=last, session=f"${snap.cost_session:.4f}"))
     if snap.summary_active:
-        lines.append(f"Summary      active ({snap.compactions} compaction{'s' if snap.compactions != 1 else ''})")
+        lines.append(say(QT_TRANSLATE_NOOP("Engine", "Summary      active (1 compaction)")) if snap.compactions == 1
+                     else say(QT_TRANSLATE_NOOP("Engine", "Summary      active ({n} compactions)"),
+                              n=snap.compactions))
     if snap.breaker_open:
-        lines.append("Auto-compaction paused after 3 consecutive summary failures (Compact now resets it)")
+        lines.append(say(QT_TRANSLATE_NOOP(
+            "Engine", "Auto-compaction paused after 3 consecutive summary failures (Compact now resets it)")))
     lines.append("")
-    lines.append("Breakdown")
+    lines.append(say(QT_TRANSLATE_NOOP("Engine", "Breakdown")))
     total = sum(snap.breakdown.values()) or 1
     for key in CATEGORIES:
         value = snap.breakdown.get(key, 0)
         if value:
-            lines.append(f"  {LABELS[key]:<20} {_tok(value):>10}  {100 * value / total:5.1f}%")
-    return "\n".join(lines)
+            # The name last: its width differs by language (CJK characters are two columns wide).
+            lines.append(say("  {tokens:>10}  {share:5.1f}%  {label}", label=say(LABELS[key]),
+                             tokens=_tok(value), share=100 * value / total))
+    return M.Lines(tuple(lines))

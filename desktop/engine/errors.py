@@ -7,6 +7,7 @@ from collections.abc import Iterable
 from dataclasses import dataclass, field, replace
 from typing import Any
 
+from desktop.engine import messages as M
 from desktop.engine import overflow, redact
 
 
@@ -40,7 +41,8 @@ def classify(exc: BaseException, secrets: Iterable[str | None] = ()) -> ChatErro
     providers echo the key they rejected.
     """
     error = _classify(exc)
-    return replace(error, message=redact.redact(error.message, [*secrets, *redact.known_secrets()]))
+    known = [*secrets, *redact.known_secrets()]
+    return replace(error, message=M.rewrite(error.message, lambda text: redact.redact(text, known)))
 
 
 def _classify(exc: BaseException) -> ChatError:
@@ -49,36 +51,33 @@ def _classify(exc: BaseException) -> ChatError:
     found = overflow.from_exception(exc)
     if found is not None:
         if found.kind == "media":
-            return ChatError("media", f"Too many images or documents for this model: {found.raw_message}",
+            return ChatError("media", M.say(M.MEDIA_LIMIT, raw=found.raw_message),
                              True, getattr(exc, "status_code", None), {"overflow": found})
-        return ChatError("overflow", "The conversation no longer fits the model's context window "
-                         f"({found.raw_message}).", True, getattr(exc, "status_code", None), {"overflow": found})
+        return ChatError("overflow", M.say(M.OVERFLOW, raw=found.raw_message), True, getattr(exc, "status_code", None), {"overflow": found})
     if isinstance(exc, anthropic.APIStatusError):
         status = exc.status_code
         text = _api_message(exc)
         etype = getattr(exc, "type", None) or ""
         if isinstance(exc, anthropic.AuthenticationError | anthropic.PermissionDeniedError):
-            return ChatError("auth", f"The provider rejected the API key ({status}): {text}. "
-                             "Check the key in Settings.", True, status)
+            return ChatError("auth", M.say(M.AUTH_REJECTED, status=status, text=text), True, status)
         if isinstance(exc, anthropic.RateLimitError):
-            return ChatError("rate_limit", f"Rate limited by the provider: {text}. Wait a moment and retry.",
+            return ChatError("rate_limit", M.say(M.RATE_LIMITED, text=text),
                              True, status)
         if status == 529 or etype == "overloaded_error":
-            return ChatError("overloaded", "The provider is overloaded right now. Retry in a moment.", True, status)
+            return ChatError("overloaded", M.say(M.OVERLOADED), True, status)
         if status >= 500 or etype == "api_error":
-            return ChatError("server", f"The provider had an internal error ({status}): {text}", True, status)
+            return ChatError("server", M.say(M.SERVER_ERROR, status=status, text=text), True, status)
         if status in (400, 413, 422):
-            return ChatError("bad_request", f"The provider refused the request ({status}): {text}", True, status)
-        return ChatError("unknown", f"Provider error ({status}): {text}", True, status)
+            return ChatError("bad_request", M.say(M.BAD_REQUEST, status=status, text=text), True, status)
+        return ChatError("unknown", M.say(M.PROVIDER_ERROR, status=status, text=text), True, status)
     if isinstance(exc, anthropic.APITimeoutError):
-        return ChatError("network", "The request timed out. Check the connection and retry.", True)
+        return ChatError("network", M.say(M.TIMED_OUT), True)
     if isinstance(exc, anthropic.APIConnectionError):
-        return ChatError("network", "Could not reach the provider. Check the base URL and your connection.", True)
+        return ChatError("network", M.say(M.UNREACHABLE), True)
     if isinstance(exc, json.JSONDecodeError | anthropic.APIResponseValidationError):
-        return ChatError("protocol", "The provider sent a malformed response. Retry; if it keeps happening, "
-                         "check the base URL.", True)
+        return ChatError("protocol", M.say(M.MALFORMED), True)
     name = type(exc).__name__
     module = type(exc).__module__
     if module.startswith(("httpx", "httpcore", "httpx2", "h11")) or isinstance(exc, ConnectionError | OSError):
-        return ChatError("network", f"The connection dropped while receiving the reply ({name}).", True)
-    return ChatError("unknown", f"Unexpected error: {name}: {exc}", True)
+        return ChatError("network", M.say(M.DROPPED, name=name), True)
+    return ChatError("unknown", M.say(M.UNEXPECTED, name=name, error=exc), True)

@@ -105,3 +105,9 @@ class CommandOutput(EngineEvent):
 
     title: str
     text: str
+
+
+@dataclass(frozen=True, slots=True)
+class PathChanged(EngineEvent):
+    """The chat shows another path through its versions (a regenerate, an edit, ‹ › switched): views read the
+    page again."""

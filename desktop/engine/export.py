@@ -69,3 +69,11 @@ def export_markdown(session: SessionInfo, messages: list[StoredMessage],
             c = by_boundary[m.id]
             out += [f"---\n*Context compacted ({c.trigger}) through message {m.id}. Summary:*", "", c.summary, "---", ""]
     return "\n".join(out).rstrip() + "\n"
+
+
+def export_text(session: SessionInfo, messages: list[StoredMessage], compactions: list[CompactionRecord],
+                fmt: str = "md") -> str:
+    """The export as written: ``precis export`` and the window's Export chat… and Copy chat give these bytes."""
+    if fmt == "json":
+        return json.dumps(export_json(session, messages, compactions), ensure_ascii=False, indent=2)
+    return export_markdown(session, messages, compactions)

@@ -15,6 +15,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from desktop.engine import messages as M
 from desktop.engine.claude_code import ImportedMessage, Transcript, read_transcript
 from desktop.engine.measure import new_row_estimate
 from desktop.engine.storage import ImportPlan, Storage
@@ -48,15 +49,15 @@ class ImportResult:
 
     def status_lines(self) -> list[str]:
         """Human-readable counts for the CLI's stderr and the window's status line."""
-        lines = [
-            f"imported {self.messages} messages into session {self.session_id} ({self.title})",
-            f"skipped {self.skipped_malformed} malformed lines",
+        lines: list[str] = [
+            M.say(M.IMPORTED, count=self.messages, session=self.session_id, title=self.title),
+            M.say(M.SKIPPED_MALFORMED, count=self.skipped_malformed),
         ]
         if self.skipped:
             reasons = ", ".join(f"{k} {v}" for k, v in sorted(self.skipped.items(), key=lambda kv: (-kv[1], kv[0])))
-            lines.append(f"skipped records: {reasons}")
+            lines.append(M.say(M.SKIPPED_RECORDS, reasons=reasons))
         if self.compaction_id is not None:
-            lines.append(f"compacted history kept as a summary (covers messages up to {self.covers_through_message_id})")
+            lines.append(M.say(M.IMPORTED_SUMMARY, through=self.covers_through_message_id))
         return lines
 
 
@@ -66,19 +67,18 @@ def load_transcript(path: str | Path) -> Transcript:
     try:
         # A device or a pipe would be read forever (or block waiting for a writer): refused from stat.
         if p.exists() and not p.is_dir() and not p.is_file():
-            raise ImportFailed(f"{p} is not a regular file (a device, pipe or socket); import a .jsonl file")
+            raise ImportFailed(M.say(M.IMPORT_NOT_REGULAR, path=str(p)))
         transcript = read_transcript(p)
     except FileNotFoundError:
-        raise ImportFailed(f"no such file: {p}") from None
+        raise ImportFailed(M.say(M.IMPORT_NO_FILE, path=str(p))) from None
     except IsADirectoryError:
-        raise ImportFailed(f"{p} is a directory, not a .jsonl file") from None
+        raise ImportFailed(M.say(M.IMPORT_DIRECTORY, path=str(p))) from None
     except OSError as exc:
-        raise ImportFailed(f"cannot read {p}: {exc.strerror or exc}") from None
+        raise ImportFailed(M.say(M.IMPORT_UNREADABLE, path=str(p), error=str(exc.strerror or exc))) from None
     if not transcript.messages:
         if transcript.skipped_malformed:
-            raise ImportFailed(f"{p} is not a Claude Code JSONL transcript "
-                               f"({transcript.skipped_malformed} lines are not JSON records)")
-        raise ImportFailed(f"{p} holds no conversation messages to import")
+            raise ImportFailed(M.say(M.IMPORT_NOT_TRANSCRIPT, path=str(p), count=transcript.skipped_malformed))
+        raise ImportFailed(M.say(M.IMPORT_EMPTY, path=str(p)))
     return transcript
 
 

@@ -333,8 +333,13 @@ class ContextMeter:
                    pinned_tokens: int, ledger: Ledger, used: int, window: int | None,
                    max_output: int) -> dict[str, int]:
         family = self.catalog.info(model).family
+        # The user's instructions travel inside the system prompt: shown as their own part of it.
+        instructions = assemble.instructions_in(system)
+        told = tokens.estimate_message([{"type": "text", "text": instructions}], family=family) if instructions else 0
+        whole_system = tokens.estimate_message(system, family=family)
         parts = {
-            "system": tokens.estimate_message(system, family=family),
+            "system": max(0, whole_system - told),
+            "instructions": min(told, whole_system),
             "tools": tokens.estimate_tools(tools, family=family),
             "summary": summary_tokens,
             "pinned": pinned_tokens,

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
+from desktop.engine import messages as M
 from desktop.engine.catalog import ModelCatalog
 from desktop.engine.errors import classify
 from desktop.engine.profiles import AUTH_WORDS, Profile
@@ -37,14 +38,13 @@ async def probe(settings: Settings, profile: Profile, credentials: Credentials) 
             listed = await provider.models()
         except Exception:  # noqa: BLE001 - not every compatible provider lists its models
             listed = []
-            result.lines.append("The provider does not list its models (GET /v1/models did not answer); type "
-                                "the model's name.")
+            result.lines.append(M.say(M.NO_MODEL_LIST))
         else:
             result.models = [m["id"] for m in listed]
-            shown = ", ".join(result.models[:6]) + (f" and {len(result.models) - 6} more"
-                                                    if len(result.models) > 6 else "")
-            result.lines.append(f"Models offered: {len(result.models)} ({shown})." if result.models
-                                else "The provider lists no models.")
+            count, shown = len(result.models), ", ".join(result.models[:6])
+            result.lines.append(M.say(M.MODELS_OFFERED_MORE, count=count, shown=shown, more=count - 6) if count > 6
+                                else M.say(M.MODELS_OFFERED, count=count, shown=shown) if count
+                                else M.say(M.NO_MODELS))
         request = {"model": model, "max_tokens": PROBE_TOKENS,
                    "messages": [{"role": "user", "content": [{"type": "text", "text": "Say OK."}]}]}
         try:
@@ -52,30 +52,29 @@ async def probe(settings: Settings, profile: Profile, credentials: Credentials) 
         except Exception as exc:  # noqa: BLE001 - every failure is reported in words
             error = classify(exc)
             if error.kind == "auth":
-                result.lines.insert(0, f"The provider refused the credentials ({AUTH_WORDS[profile.auth]}): "
-                                       f"{error.message}")
+                result.lines.insert(0, M.say(M.CREDENTIALS_REFUSED, auth=M.say(AUTH_WORDS[profile.auth]),
+                                             error=error.message))
             else:
-                result.lines.insert(0, f"The test message to {model} failed: {error.message}")
+                result.lines.insert(0, M.say(M.TEST_FAILED, model=model, error=error.message))
             return result
         result.ok = True
-        how = ("no key was needed" if credentials.source == "not_needed"
-               else f"the {AUTH_WORDS[profile.auth]} was accepted")
-        result.lines.insert(0, f"Connected: {model} answered a test message ({usage.input_tokens} tokens in, "
-                               f"{usage.output_tokens} out); {how}.")
+        how = (M.say(M.NO_KEY_NEEDED) if credentials.source == "not_needed"
+               else M.say(M.KEY_ACCEPTED, auth=M.say(AUTH_WORDS[profile.auth])))
+        result.lines.insert(0, M.say(M.CONNECTED, model=model, tokens_in=usage.input_tokens,
+                                     tokens_out=usage.output_tokens, how=how))
         window = next((m["window"] for m in listed if m["id"] == model and m.get("window")), None)
         info = ModelCatalog(settings.model_overrides).info(model)
         if window:
             result.window = int(window)
-            result.lines.append(f"Context window of {model}: {int(window):,} tokens (from the provider).")
+            result.lines.append(M.say(M.WINDOW_FROM_PROVIDER, model=model, window=int(window)))
         elif info.window:
             result.window = info.window
-            source = "your override" if info.window_source == "override" else "the built-in catalog"
-            result.lines.append(f"Context window of {model}: {info.window:,} tokens (from {source}).")
+            result.lines.append(M.say(M.WINDOW_FROM_OVERRIDE if info.window_source == "override"
+                                      else M.WINDOW_FROM_CATALOG, model=model, window=info.window))
         else:
-            result.lines.append(f"The context window of {model} is unknown: set it below, or Précis learns it "
-                                f"from the provider's first \"too long\" error.")
+            result.lines.append(M.say(M.WINDOW_UNKNOWN, model=model))
         if model not in result.models and result.models:
-            result.lines.append(f"Note: {model} is not in the provider's list, but it answered.")
+            result.lines.append(M.say(M.NOT_LISTED, model=model))
         return result
     finally:
         await provider.close()

@@ -9,12 +9,14 @@ from __future__ import annotations
 from dataclasses import asdict, dataclass, field, replace
 from typing import Any, Literal, cast
 
+from desktop.engine.messages import QT_TRANSLATE_NOOP
+
 AuthKind = Literal["x-api-key", "bearer", "none"]
 AUTH_KINDS: tuple[AuthKind, ...] = ("x-api-key", "bearer", "none")
-AUTH_WORDS: dict[AuthKind, str] = {
-    "x-api-key": "API key (x-api-key header)",
-    "bearer": "Bearer token (Authorization header)",
-    "none": "No key (a local server)",
+AUTH_WORDS: dict[AuthKind, str] = {  # marked for lupdate (context "Engine"): views word them
+    "x-api-key": QT_TRANSLATE_NOOP("Engine", "API key (x-api-key header)"),
+    "bearer": QT_TRANSLATE_NOOP("Engine", "Bearer token (Authorization header)"),
+    "none": QT_TRANSLATE_NOOP("Engine", "No key (a local server)"),
 }
 
 

@@ -10,6 +10,7 @@ from dataclasses import dataclass
 import keyring
 import keyring.errors
 
+from desktop.engine import messages as M
 from desktop.engine import redact
 from desktop.engine.profiles import Profile
 
@@ -42,17 +43,11 @@ def keyring_status() -> str | None:
     backend = keyring.get_keyring()
     module = type(backend).__module__
     if module.startswith(_UNSAFE_BACKENDS) or "fail" in module.rsplit(".", 1)[-1]:
-        return (
-            "No system keyring is available (no Secret Service, Keychain or Credential Locker was found), "
-            "so Précis cannot save the key safely. You can use it for this run only."
-        )
+        return M.say(M.NO_KEYRING)
     if module == "keyring.backends.chainer":
         backends = getattr(backend, "backends", [])
         if not any(not type(b).__module__.startswith(_UNSAFE_BACKENDS) for b in backends):
-            return (
-                "No system keyring is available, so Précis cannot save the key safely. "
-                "You can use it for this run only."
-            )
+            return M.say(M.NO_SAFE_KEYRING)
     return None
 
 
@@ -94,7 +89,7 @@ def save_api_key(key: str, account: str = ACCOUNT) -> None:
     try:
         keyring.set_password(SERVICE, account, key)
     except keyring.errors.KeyringError as exc:
-        raise KeyringUnavailable(redact.redact(f"The system keyring refused the key: {exc}", [key])) from exc
+        raise KeyringUnavailable(M.say(M.KEYRING_REFUSED, error=redact.redact(str(exc), [key]))) from exc
 
 
 def delete_api_key(account: str = ACCOUNT) -> None:

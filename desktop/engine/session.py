@@ -60,6 +60,12 @@ class Shared:
     def model_for(self, session: SessionInfo) -> str:
         return session.model or self.settings.model
 
+    def system_for(self, model: str, state: Mapping[str, Any]) -> list[Block]:
+        """The system prompt of a session: worded for its model, with the default and the chat's instructions."""
+        chat = state.get("instructions")
+        return assemble.system_blocks(model=model, instructions=assemble.instructions_text(
+            self.settings.instructions, chat if isinstance(chat, str) else ""))
+
 
 @dataclass(slots=True)
 class Gathered:
@@ -319,7 +325,7 @@ class SessionView:
             cost = None if price is None or cost is None else cost + price
         return Gathered(
             session=ov.session, model=model, compactions=ov.compactions, history=ov.newest, sendable=rows,
-            state=ov.state, system=assemble.system_blocks(), tools=[], cost=cost, changed=changed,
+            state=ov.state, system=shared.system_for(model, ov.state), tools=[], cost=cost, changed=changed,
             ledger=Ledger(rows, [m.id for m in rows], count, tokens_, results, media, reply),
         )
 
@@ -392,7 +398,7 @@ class SessionView:
             history=list(history),
             sendable=rows,
             state=dict(loaded.state),
-            system=assemble.system_blocks(),
+            system=self.shared.system_for(model, loaded.state),
             tools=(defs(self.session_id, loaded.state, self.shared.catalog.info(model).window)
                    if (defs := self.shared.tool_definitions) else []),
             cost=self._cost,

@@ -15,6 +15,7 @@ import socket
 import time
 from collections.abc import AsyncIterator
 
+from desktop.engine import messages as M
 from desktop.engine.storage import LockHolder, Storage, StorageError
 
 STALE_AFTER = 60.0  # seconds without a heartbeat after which a lock is taken over
@@ -34,11 +35,9 @@ class SessionBusy(RuntimeError):
     """Another process runs a turn in this session; ``str()`` is the sentence for the user."""
 
     def __init__(self, holder: LockHolder, waited: float):
-        where = "" if holder.host == socket.gethostname() else f" on {holder.host}"
-        super().__init__(
-            f"Chat {holder.session_id} is busy: another Précis (process {holder.pid}{where}) is running a reply "
-            f"in it, and it did not finish within {waited:.0f} s; nothing was sent or saved. Try again when "
-            "it is done.")
+        here = holder.host == socket.gethostname()
+        super().__init__(M.say(M.SESSION_BUSY if here else M.SESSION_BUSY_ELSEWHERE, session=holder.session_id,
+                               pid=holder.pid, host=holder.host, waited=round(waited)))
         self.holder = holder
 
 
@@ -51,6 +50,7 @@ class SessionLocks:
         self.pid = os.getpid()
         self.host = socket.gethostname()
         self._held: dict[int, int] = {}
+        self._beats: dict[int, asyncio.Task[None]] = {}
         self._releasing: set[asyncio.Task[None]] = set()
 
     def held(self, session_id: int) -> bool:
@@ -58,27 +58,26 @@ class SessionLocks:
 
     @contextlib.asynccontextmanager
     async def hold(self, session_id: int) -> AsyncIterator[None]:
-        if session_id in self._held:
-            self._held[session_id] += 1
-            try:
-                yield
-            finally:
-                self._held[session_id] -= 1
-            return
-        await self._claim(session_id)
-        self._held[session_id] = 1
-        beat = asyncio.ensure_future(self._beat(session_id))
+        """Hold the session's lock. Holders in this process share it (nested calls, or a Retry that starts while
+        the failed send is still returning); it is given back when the last of them leaves."""
+        if session_id not in self._held:
+            await self._claim(session_id)
+            if session_id not in self._beats:  # another holder may have claimed while this one waited
+                self._beats[session_id] = asyncio.ensure_future(self._beat(session_id))
+        self._held[session_id] = self._held.get(session_id, 0) + 1
         try:
             yield
         finally:
-            beat.cancel()
-            del self._held[session_id]
-            # In the background, so the caller gets its reply without one more round trip; the database thread
-            # runs calls in order, so a later claim of this process cannot overtake it. A stopped turn still
-            # gives the lock back (else others wait for it to go stale).
-            task = asyncio.ensure_future(self._release(session_id))
-            self._releasing.add(task)
-            task.add_done_callback(self._releasing.discard)
+            self._held[session_id] -= 1
+            if not self._held[session_id]:
+                del self._held[session_id]
+                self._beats.pop(session_id).cancel()
+                # In the background, so the caller gets its reply without one more round trip; the database
+                # thread runs calls in order, so a later claim of this process cannot overtake it. A stopped
+                # turn still gives the lock back (else others wait for it to go stale).
+                task = asyncio.ensure_future(self._release(session_id))
+                self._releasing.add(task)
+                task.add_done_callback(self._releasing.discard)
 
     async def _release(self, session_id: int) -> None:
         with contextlib.suppress(StorageError):

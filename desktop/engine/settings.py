@@ -13,6 +13,8 @@ from typing import Any
 import platformdirs
 
 from desktop.engine import files
+from desktop.engine import messages as M
+from desktop.engine.messages import QT_TRANSLATE_NOOP
 from desktop.engine.profiles import Profile, find
 from desktop.engine.tokens import V3, V47
 
@@ -91,6 +93,7 @@ OVERRIDE_COUNT_RANGES: dict[str, tuple[int, int]] = {
     "max_output": (1, 1_000_000),
     "min_cache_tokens": (1, 1_000_000),
     "media_limit": (1, 100_000),
+    "compact_at_tokens": (1_000, 10_000_000),  # automatic compaction's absolute cap (threshold.py)
 }
 OVERRIDE_PRICES = ("input_price", "output_price", "input", "output")  # USD per million tokens
 MAX_PRICE = 100_000.0
@@ -120,11 +123,15 @@ class Settings:
     # Tools: model calls one turn may make; read-only tools run without asking only when this is on.
     max_model_calls: int = 50
     auto_approve_read_only: bool = False
+    # Default instructions for every chat (a chat adds its own): sent in the system prompt, inside the cache.
+    instructions: str = ""
     # Extended thinking, when a chat turns it on: tokens the model may think (fitted under max_output_tokens).
     thinking_budget_tokens: int = 4_096
     # The provider profile in use ("" : the fields above as they are) and the profiles the user saved.
     profile: str = ""
     profiles: list[Profile] = field(default_factory=list)
+    # The window's and the CLI's language: "" follows the system, "en" English, "zh_CN" Simplified Chinese.
+    language: str = ""
     # What Settings.load had to fix or ignore in settings.json, one line each (never saved).
     problems: list[str] = field(default_factory=list, compare=False, repr=False)
     # Fields an ANTHROPIC_* environment value overrides for this run: field -> the value without it. The
@@ -146,10 +153,10 @@ class Settings:
         except FileNotFoundError:
             pass
         except (OSError, ValueError, RecursionError) as exc:  # unreadable or not JSON: defaults apply
-            problems.append(f"settings.json could not be read ({type(exc).__name__}); using the defaults")
+            problems.append(M.say(M.SETTINGS_UNREADABLE, error=type(exc).__name__))
             data = {}
         if not isinstance(data, dict):
-            problems.append(f"settings.json holds {_kind(data)}, not an object; using the defaults")
+            problems.append(M.say(M.SETTINGS_NOT_OBJECT, kind=_kind(data)))
             data = {}
         settings = cls(**_validated(data, problems))
         settings.problems = problems
@@ -210,16 +217,16 @@ def _show(value: Any) -> str:
 
 def _kind(value: Any) -> str:
     if value is None:
-        return "null"
+        return M.say(QT_TRANSLATE_NOOP("Engine", "null"))
     if isinstance(value, bool):
-        return "a boolean"
+        return M.say(QT_TRANSLATE_NOOP("Engine", "a boolean"))
     if isinstance(value, int | float):
-        return "a number"
+        return M.say(QT_TRANSLATE_NOOP("Engine", "a number"))
     if isinstance(value, str):
-        return "a string"
+        return M.say(QT_TRANSLATE_NOOP("Engine", "a string"))
     if isinstance(value, list):
-        return "a list"
-    return "an object" if isinstance(value, dict) else type(value).__name__
+        return M.say(QT_TRANSLATE_NOOP("Engine", "a list"))
+    return M.say(QT_TRANSLATE_NOOP("Engine", "an object")) if isinstance(value, dict) else type(value).__name__
 
 
 def _number(value: Any) -> float | None:
@@ -247,7 +254,8 @@ def _clamp(name: str, value: Any, lo: float, hi: float, problems: list[str]) -> 
         return None
     if n < lo or n > hi:
         fixed = lo if n < lo else hi
-        problems.append(f"{name}: {_show(value)} is outside {_show(lo)}..{_show(hi)}; using {_show(fixed)}")
+        problems.append(M.say(M.OUT_OF_RANGE, name=name, value=_show(value), lo=_show(lo), hi=_show(hi),
+                              fixed=_show(fixed)))
         return fixed
     return n
 
@@ -255,17 +263,17 @@ def _clamp(name: str, value: Any, lo: float, hi: float, problems: list[str]) -> 
 def _int(name: str, value: Any, lo: int, hi: int, default: int, problems: list[str]) -> int:
     n = _clamp(name, value, lo, hi, problems)
     if n is None:
-        problems.append(f"{name}: expected a whole number, got {_show(value)}; using {default}")
+        problems.append(M.say(M.NOT_A_WHOLE_NUMBER, name=name, value=_show(value), default=str(default)))
         return default
     if n != math.floor(n):
-        problems.append(f"{name}: {_show(value)} is not a whole number; using {round(n)}")
+        problems.append(M.say(M.ROUNDED, name=name, value=_show(value), fixed=str(round(n))))
     return int(round(n))
 
 
 def _float(name: str, value: Any, lo: float, hi: float, default: float, problems: list[str]) -> float:
     n = _clamp(name, value, lo, hi, problems)
     if n is None:
-        problems.append(f"{name}: expected a number, got {_show(value)}; using {default}")
+        problems.append(M.say(M.NOT_A_NUMBER, name=name, value=_show(value), default=str(default)))
         return default
     return float(n)
 
@@ -278,8 +286,8 @@ def _validated(data: dict[str, Any], problems: list[str]) -> dict[str, Any]:
             continue
         value = data[name]
         if not isinstance(value, str) or (name == "model" and not value.strip()):
-            problems.append(f"{name}: expected {'a model id' if name == 'model' else 'text'}, got {_show(value)}; "
-                            f"using the default")
+            problems.append(M.say(M.NOT_A_MODEL_ID if name == "model" else M.NOT_TEXT, name=name,
+                                  value=_show(value)))
             continue
         out[name] = value
     for name, (lo, hi) in INT_RANGES.items():
@@ -297,9 +305,19 @@ def _validated(data: dict[str, Any], problems: list[str]) -> dict[str, Any]:
         elif type(value) is int and value in (0, 1):
             out[name] = bool(value)
         else:
-            problems.append(f"{name}: expected true or false, got {_show(value)}; using the default")
+            problems.append(M.say(M.NOT_A_BOOLEAN, name=name, value=_show(value)))
+    if "instructions" in data:
+        if isinstance(data["instructions"], str):
+            out["instructions"] = data["instructions"]
+        else:
+            problems.append(M.say(M.NOT_TEXT, name="instructions", value=_show(data["instructions"])))
     if "model_overrides" in data:
         out["model_overrides"] = _overrides(data["model_overrides"], problems)
+    if "language" in data:
+        if data["language"] in ("", "en", "zh_CN"):
+            out["language"] = data["language"]
+        else:
+            problems.append(M.say(M.NOT_A_LANGUAGE, value=_show(data["language"])))
     if isinstance(data.get("profile"), str):
         out["profile"] = data["profile"].strip()
     if isinstance(data.get("profiles"), list):
@@ -308,7 +326,7 @@ def _validated(data: dict[str, Any], problems: list[str]) -> dict[str, Any]:
         for profile in out["profiles"]:
             profile.model_overrides = _overrides(profile.model_overrides, problems)
         if len(out["profiles"]) < len(profiles):
-            problems.append("profiles: an entry without a name was ignored")
+            problems.append(M.say(M.PROFILE_WITHOUT_NAME))
     return out
 
 
@@ -316,19 +334,19 @@ def _overrides(value: Any, problems: list[str]) -> dict[str, dict[str, Any]]:
     """``{model: {...}}`` with known keys of the right type; ``{model: N}`` is read as ``{model: {"window": N}}``."""
     if not isinstance(value, dict):
         if value is not None:
-            problems.append(f"model_overrides: expected an object, got {_kind(value)}; ignored")
+            problems.append(M.say(M.OVERRIDES_NOT_OBJECT, kind=_kind(value)))
         return {}
     out: dict[str, dict[str, Any]] = {}
     for model, over in value.items():
         where = f"model_overrides[{_show(model)}]"
         if not isinstance(model, str) or not model.strip():
-            problems.append("model_overrides: an empty model id; ignored")
+            problems.append(M.say(M.OVERRIDE_EMPTY_MODEL))
             continue
         n = _number(over)
         if n is not None and n > 0:
             over = {"window": over}
         if not isinstance(over, dict):
-            problems.append(f"{where}: expected an object or a window size, got {_show(over)}; ignored")
+            problems.append(M.say(M.OVERRIDE_NOT_OBJECT, where=where, value=_show(over)))
             continue
         clean: dict[str, Any] = {}
         for key, item in over.items():
@@ -338,24 +356,31 @@ def _overrides(value: Any, problems: list[str]) -> dict[str, dict[str, Any]]:
                 if count == 0:
                     continue  # a cleared field: no override
                 if count is None or count < 0:
-                    problems.append(f"{where}.{key}: expected a positive whole number, got {_show(item)}; ignored")
+                    problems.append(M.say(M.NOT_A_COUNT, where=f"{where}.{key}", value=_show(item)))
                     continue
                 fixed = _clamp(f"{where}.{key}", max(count, lo), lo, hi, problems)
                 clean[key] = int(round(lo if fixed is None else fixed))
             elif key in OVERRIDE_PRICES:
                 price = _number(item)
                 if price is None or price < 0:
-                    problems.append(f"{where}.{key}: expected a price of 0 or more, got {_show(item)}; ignored")
+                    problems.append(M.say(M.NOT_A_PRICE, where=f"{where}.{key}", value=_show(item)))
                     continue
                 fixed = _clamp(f"{where}.{key}", price, 0.0, MAX_PRICE, problems)
                 clean[key] = 0.0 if fixed is None else float(fixed)
+            elif key == "compact_percent":
+                percent = _number(item)
+                if percent is None or percent <= 0:
+                    problems.append(f"{where}.{key}: expected a percent, got {_show(item)}; ignored")
+                    continue
+                clean[key] = float(_clamp(f"{where}.{key}", percent, 5.0, 99.0, problems) or percent)
             elif key == "family":
                 if item in (V3, V47):
                     clean[key] = item
                 else:
-                    problems.append(f"{where}.family: expected {V3!r} or {V47!r}, got {_show(item)}; ignored")
+                    problems.append(M.say(M.NOT_A_FAMILY, where=f"{where}.family", one=repr(V3), other=repr(V47),
+                                          value=_show(item)))
             else:
-                problems.append(f"{where}: unknown key {_show(key)} ignored")
+                problems.append(M.say(M.UNKNOWN_KEY, where=where, key=_show(key)))
         if clean:
             out[model] = clean
     return out

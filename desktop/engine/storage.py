@@ -9,6 +9,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any, Protocol
 
+from desktop.engine.search import SearchHit
 from desktop.engine.types import DEFAULT_TITLE, Block, CompactionRecord, SessionInfo, StoredMessage, Usage
 
 
@@ -114,6 +115,16 @@ class Since:
     estimate_keys: dict[int, str] = field(default_factory=dict)  # message id -> the est_key stored with it
 
 
+@dataclass(frozen=True, slots=True)
+class Fork:
+    """What making room for a new version did: the rows that left the active path, the leaf shown before, and
+    the parent the new version hangs from (None: the session's first row)."""
+
+    removed: list[int]
+    previous_leaf: int | None
+    parent_id: int | None
+
+
 @dataclass(slots=True)
 class Page:
     """What the window shows when a session opens (or scrolls up)."""
@@ -123,6 +134,8 @@ class Page:
     has_older: bool
     hidden_through: int  # messages up to this id are collapsed under the active summary card
     compactions: list[CompactionRecord]
+    # message id -> (position from 1, count) for the shown messages that have other versions (‹ 2/3 ›)
+    versions: dict[int, tuple[int, int]] = field(default_factory=dict)
 
 
 @dataclass(slots=True)
@@ -147,6 +160,8 @@ class Storage(Protocol):
     async def update_session(self, session_id: int, *, title: str | None = None,
                              model: str | None = None, profile: str | None = None) -> None: ...
     async def delete_session(self, session_id: int) -> None: ...
+    async def set_pinned(self, session_id: int, pinned: bool) -> None: ...
+    async def search(self, query: str, limit: int = 50) -> list[SearchHit]: ...  # full text, every chat
     async def update_state(self, session_id: int, changes: dict[str, Any]) -> dict[str, Any]: ...
 
     # messages
@@ -164,6 +179,11 @@ class Storage(Protocol):
     async def delete_message(self, message_id: int) -> None: ...
     async def truncate_from(self, session_id: int, from_id: int) -> list[int]: ...
     async def clear_history(self, session_id: int) -> None: ...
+
+    # versions (regenerate, edit, switch): rows are never deleted, the active path moves
+    async def branch_at(self, session_id: int, message_id: int) -> Fork: ...
+    async def restore_branch(self, session_id: int, fork: Fork) -> list[int]: ...
+    async def switch_version(self, session_id: int, message_id: int, delta: int) -> bool: ...
 
     # one-trip reads
     async def load(self, session_id: int) -> Loaded | None: ...

@@ -76,6 +76,7 @@ class StoredMessage:
     created_at: float = 0.0
     # Extra facts kept with a message (e.g. {"stop_reason": ..., "error": ..., "imported": true}).
     meta: dict[str, Any] = field(default_factory=dict)
+    parent_id: int | None = None  # the row this one follows (its versions share it); None: the first row
 
     @property
     def sendable(self) -> bool:
@@ -93,6 +94,7 @@ class SessionInfo:
     message_count: int = 0
     last_usage: Usage | None = None
     profile: str | None = None  # provider profile name (None: the active profile)
+    pinned: bool = False  # shown in the sidebar's Pinned group, on top
 
 
 @dataclass(slots=True)

@@ -15,6 +15,7 @@ from pathlib import Path
 
 import peewee as pw
 
+from desktop.engine import messages as M
 from desktop.engine.storage import (
     StorageError,
     StorageFull,
@@ -48,13 +49,8 @@ def lock_wait() -> float:
     return _seconds("PRECIS_LOCK_WAIT", DEFAULT_LOCK_WAIT)
 
 
-def _restore_hint(path: Path) -> str:
-    return (f"it was left untouched. To start fresh, move it aside (for example rename it to {path.name}.broken) "
-            "and start Précis again; or put back a backup of it")
-
-
 def damaged(path: Path, what: str) -> StorageUnusable:
-    return StorageUnusable(f"The database {path} {what}; {_restore_hint(path)}.")
+    return StorageUnusable(M.say(M.DB_DAMAGED, path=str(path), what=what, name=path.name))
 
 
 def check_file(path: Path) -> None:
@@ -71,13 +67,13 @@ def check_file(path: Path) -> None:
     if not header:
         return
     if len(header) < 100 or not header.startswith(SQLITE_MAGIC):
-        raise damaged(path, "is not an SQLite database (another program's file, or damaged)")
+        raise damaged(path, M.say(M.DB_NOT_SQLITE))
     page_size = struct.unpack(">H", header[16:18])[0]
     page_size = 65536 if page_size == 1 else page_size
     pages, change, valid_for = struct.unpack(">I", header[28:32])[0], header[24:28], header[92:96]
     # The page count in the header is meaningful when its version matches the change counter.
     if change == valid_for and pages and size < pages * page_size:
-        raise damaged(path, f"is cut short ({size:,} of {pages * page_size:,} bytes)")
+        raise damaged(path, M.say(M.DB_CUT_SHORT, size=size, expected=pages * page_size))
 
 
 def _sqlite_error(exc: BaseException) -> sqlite3.Error | None:
@@ -97,17 +93,15 @@ def is_locked(exc: BaseException) -> bool:
 
 
 def locked(path: Path, waited: float) -> StorageLocked:
-    return StorageLocked(f"The database {path} is locked by another program and stayed locked for "
-                         f"{waited:.0f} s; close the other program (or another Précis) and try again.")
+    return StorageLocked(M.say(M.DB_LOCKED, path=str(path), waited=round(waited)))
 
 
 def read_only(path: Path) -> StorageReadOnly:
-    return StorageReadOnly(f"The database {path} cannot be written (read-only disk or no permission); "
-                           "nothing was changed. Make the folder writable, or set PRECIS_HOME to another one.")
+    return StorageReadOnly(M.say(M.DB_READ_ONLY, path=str(path)))
 
 
 def full(path: Path) -> StorageFull:
-    return StorageFull(f"The disk holding {path} is full; nothing was changed. Free some space and try again.")
+    return StorageFull(M.say(M.DISK_FULL, path=str(path)))
 
 
 def from_os_error(exc: OSError, path: Path) -> StorageError:
@@ -116,14 +110,11 @@ def from_os_error(exc: OSError, path: Path) -> StorageError:
     if exc.errno in (errno.ENOSPC, errno.EDQUOT, errno.EFBIG):
         return full(where)
     if exc.errno in (errno.EROFS, errno.EACCES, errno.EPERM):
-        return StorageReadOnly(f"{where} cannot be written (read-only disk or no permission); nothing was "
-                               "changed. Make it writable, or set PRECIS_HOME to another folder.")
+        return StorageReadOnly(M.say(M.PATH_READ_ONLY, path=str(where)))
     if exc.errno in (errno.ENOTDIR, errno.EEXIST, errno.EISDIR):
         where = _in_the_way(where)
-        return StorageUnusable(f"{where} is in the way: Précis needs a folder there and found a file (or the "
-                               "other way round); it was left untouched. Move it, or set PRECIS_HOME to "
-                               "another folder.")
-    return StorageError(f"{where}: {exc.strerror or exc}; nothing was changed.")
+        return StorageUnusable(M.say(M.PATH_IN_THE_WAY, path=str(where)))
+    return StorageError(M.say(M.PATH_FAILED, path=str(where), error=str(exc.strerror or exc)))
 
 
 def _in_the_way(path: Path) -> Path:
@@ -150,13 +141,11 @@ def translate(exc: BaseException, path: Path, *, waited: float = 0.0) -> Storage
     if name.startswith("SQLITE_FULL") or "disk is full" in text:
         return full(path)
     if name.startswith(("SQLITE_NOTADB", "SQLITE_CORRUPT")) or "malformed" in text or "not a database" in text:
-        return damaged(path, f"is damaged ({text})")
+        return damaged(path, M.say(M.DB_IS_DAMAGED, error=text))
     if name.startswith("SQLITE_CANTOPEN"):
-        return StorageUnusable(f"The database {path} cannot be opened ({text}); it was left untouched. Check "
-                               "that its folder exists and is readable, or set PRECIS_HOME to another folder.")
+        return StorageUnusable(M.say(M.DB_CANNOT_OPEN, path=str(path), error=text))
     if name.startswith("SQLITE_IOERR") or isinstance(exc, pw.OperationalError):
-        return StorageError(f"The database {path} could not be written or read ({text}); nothing was lost "
-                            "that was saved before. Check the disk (space, errors) and try again.")
+        return StorageError(M.say(M.DB_IO, path=str(path), error=text))
     if isinstance(exc, OverflowError):  # an integer SQLite cannot hold: no row can have it
-        return StorageError(f"A number too large for the database ({exc}); nothing was changed.")
-    return StorageError(f"The database {path} failed: {type(exc).__name__}: {text}")
+        return StorageError(M.say(M.DB_NUMBER_TOO_LARGE, error=str(exc)))
+    return StorageError(M.say(M.DB_FAILED, path=str(path), name=type(exc).__name__, error=text))

@@ -13,6 +13,11 @@ v6: sessions.profile, the provider profile a chat uses (NULL: the active one).
 v7: session_locks, the per-session lock a running turn holds (pid, host, heartbeat), so a second process on
     the same session waits or refuses instead of sending a merged history.
 v8: tool_chat_approvals, the "Allow for this chat" answers, kept with their chat (deleted with it).
+v9: versions: messages.parent_id (the row a message follows; existing rows follow the previous one) and
+    messages.off_path (1: on a version the chat does not show now), the estimates index with off_path so the
+    gauge's sums still read the index alone, and an index of each row's children.
+v10: the full-text index (FTS5 tables over message text and summaries, kept by triggers, filled from the rows
+    already stored; see store/search.py) and sessions.pinned (a pinned chat sorts first in the sidebar).
 """
 
 from __future__ import annotations
@@ -24,7 +29,7 @@ from playhouse.migrate import SqliteMigrator, migrate
 
 from desktop.store.schema import Models, stored_usage
 
-CURRENT_VERSION = 8
+CURRENT_VERSION = 10
 
 
 def _v1(db: pw.SqliteDatabase, models: Models) -> None:
@@ -157,7 +162,30 @@ def _v8(db: pw.SqliteDatabase, models: Models) -> None:
     )
 
 
-STEPS = {1: _v1, 2: _v2, 3: _v3, 4: _v4, 5: _v5, 6: _v6, 7: _v7, 8: _v8}
+def _v9(db: pw.SqliteDatabase, models: Models) -> None:
+    # Nullable columns (a plain ALTER TABLE each, see _v2); every existing history is one path.
+    migrator = SqliteMigrator(db)
+    migrate(
+        migrator.add_column("messages", "parent_id", pw.IntegerField(null=True)),
+        migrator.add_column("messages", "off_path", pw.IntegerField(null=True)),
+    )
+    db.execute_sql("UPDATE messages SET parent_id = (SELECT MAX(p.id) FROM messages AS p "
+                   "WHERE p.session_id = messages.session_id AND p.id < messages.id)")
+    db.execute_sql("DROP INDEX IF EXISTS messages_estimates")
+    db.execute_sql("CREATE INDEX messages_estimates ON messages "
+                   "(session_id, id, status, est_key, est, est_results, est_media, est_trimmed, off_path)")
+    db.execute_sql("CREATE INDEX IF NOT EXISTS messages_parent ON messages (session_id, parent_id)")
+
+
+def _v10(db: pw.SqliteDatabase, models: Models) -> None:
+    # Virtual tables and triggers only, plus one nullable column (a plain ALTER TABLE): nothing is rebuilt.
+    from desktop.store import search
+
+    search.create_index(db)
+    migrate(SqliteMigrator(db).add_column("sessions", "pinned", pw.IntegerField(null=True)))
+
+
+STEPS = {1: _v1, 2: _v2, 3: _v3, 4: _v4, 5: _v5, 6: _v6, 7: _v7, 8: _v8, 9: _v9, 10: _v10}
 
 
 def schema_version(db: pw.SqliteDatabase) -> int:

@@ -17,6 +17,7 @@ from typing import Any
 import peewee as pw
 
 from desktop.engine.storage import (
+    Fork,
     ImportPlan,
     Loaded,
     LockHolder,
@@ -29,7 +30,7 @@ from desktop.engine.storage import (
     StoredEstimate,
 )
 from desktop.engine.types import DEFAULT_TITLE, CompactionRecord, SessionInfo, StoredMessage, Usage
-from desktop.store import errors, migrations
+from desktop.store import errors, migrations, versions
 from desktop.store.schema import build_models, stored_usage
 
 log = logging.getLogger(__name__)
@@ -272,6 +273,7 @@ class Repo:
             model=row.model,
             created_at=row.created_at,
             meta=json.loads(row.meta or "{}"),
+            parent_id=row.parent_id,
         )
 
     @staticmethod
@@ -290,10 +292,10 @@ class Repo:
         """A session row; ``counts`` adds its message count and newest usage (a scan the list needs and a
         turn does not)."""
         M = self.m.Message
-        count = M.select().where(M.session == row.id).count() if counts else 0
+        count = M.select().where((M.session == row.id) & M.off_path.is_null()).count() if counts else 0
         last = (
             M.select(M.usage)
-            .where((M.session == row.id) & M.usage.is_null(False))
+            .where((M.session == row.id) & M.usage.is_null(False) & M.off_path.is_null())
             .order_by(M.id.desc())
             .first()
         ) if counts else None
@@ -306,6 +308,7 @@ class Repo:
             message_count=count,
             last_usage=Usage.from_json(json.loads(last.usage)) if last else None,
             profile=row.profile,
+            pinned=bool(row.pinned),
         )
 
     # --- sessions ----------------------------------------------------------------------------------
@@ -324,7 +327,8 @@ class Repo:
 
     def list_sessions(self, title_filter: str = "") -> list[SessionInfo]:
         S = self.m.Session
-        query = S.select().order_by(S.updated_at.desc(), S.id.desc())
+        # Pinned chats first (the sidebar's top group), then the newest activity.
+        query = S.select().order_by(pw.fn.coalesce(S.pinned, 0).desc(), S.updated_at.desc(), S.id.desc())
         if title_filter:
             query = query.where(S.title.contains(title_filter))
         return [self._session(r) for r in query]
@@ -340,6 +344,11 @@ class Repo:
         if profile is not None:
             fields["profile"] = profile
         S.update(**fields).where(S.id == session_id).execute()
+
+    def set_pinned(self, session_id: int, pinned: bool) -> None:
+        """Pin or unpin a chat; its activity time stays as it is (pinning is not activity)."""
+        S = self.m.Session
+        S.update(pinned=1 if pinned else None).where(S.id == session_id).execute()
 
     def delete_session(self, session_id: int) -> None:
         with self.db.atomic():
@@ -384,6 +393,7 @@ class Repo:
         with self.db.atomic():
             row = self.m.Message.create(
                 session=session_id,
+                parent_id=versions.leaf(self.db, session_id),  # a new row continues the active path
                 role=role,
                 content=_dumps(content),
                 status=status,
@@ -416,8 +426,12 @@ class Repo:
             for r in rows
         ]
         with self.db.atomic():
+            parent = versions.leaf(self.db, session_id)
+            after = self.db.execute_sql("SELECT COALESCE(MAX(id), 0) FROM messages WHERE session_id = ?",
+                                        (session_id,)).fetchone()[0]
             for start in range(0, len(data), 500):
                 M.insert_many(data[start : start + 500]).execute()
+            versions.link_appended(self.db, session_id, after, parent)
             self._add_totals(session_id, _tally((r.get("model"), r.get("usage") or None) for r in rows))
         return len(data)
 
@@ -466,9 +480,9 @@ class Repo:
         before_id: int | None = None,
         newest: int | None = None,
     ) -> list[StoredMessage]:
-        """Messages in id order; ``newest=N`` returns only the last N (paging for the view)."""
+        """Messages of the active path in id order; ``newest=N`` returns only the last N (paging for the view)."""
         M = self.m.Message
-        query = M.select().where((M.session == session_id) & (M.id > after_id))
+        query = M.select().where((M.session == session_id) & (M.id > after_id) & M.off_path.is_null())
         if before_id is not None:
             query = query.where(M.id < before_id)
         if newest is not None:
@@ -516,12 +530,13 @@ class Repo:
     def user_messages(self, session_id: int, through_id: int) -> list[StoredMessage]:
         """User rows up to an id (the instructions a compaction pins verbatim)."""
         M = self.m.Message
-        rows = M.select().where((M.session == session_id) & (M.role == "user") & (M.id <= through_id))
+        rows = M.select().where((M.session == session_id) & (M.role == "user") & (M.id <= through_id)
+                                & M.off_path.is_null())
         return [self._message(r) for r in rows.order_by(M.id)]
 
     def count_messages(self, session_id: int, before_id: int | None = None, after_id: int = 0) -> int:
         M = self.m.Message
-        query = M.select().where((M.session == session_id) & (M.id > after_id))
+        query = M.select().where((M.session == session_id) & (M.id > after_id) & M.off_path.is_null())
         if before_id is not None:
             query = query.where(M.id < before_id)
         return query.count()
@@ -531,8 +546,11 @@ class Repo:
         Its usage leaves the session's totals: they are the sum over the rows still stored."""
         M = self.m.Message
         with self.db.atomic():
-            row = M.select(M.session, M.model, M.usage).where(M.id == message_id).first()
+            row = M.select(M.session, M.model, M.usage, M.parent_id, M.off_path).where(M.id == message_id).first()
+            versions.detach(self.db, message_id)
             M.delete().where(M.id == message_id).execute()
+            if row is not None and row.off_path is None:
+                versions.fill_gap(self.db, row.session_id, row.parent_id)
             if row is not None:
                 self._add_totals(row.session_id, _tally([(row.model, stored_usage(row.usage))], -1))
 
@@ -553,7 +571,7 @@ class Repo:
             C.delete().where(C.session == session_id).execute()
             M.delete().where(M.session == session_id).execute()
             T.delete().where(T.session == session_id).execute()
-            self.update_state(session_id, {"horizons": {}, "breaker_failures": 0})
+            self.update_state(session_id, {"horizons": {}, "breaker_failures": 0, versions.LEAVES_KEY: {}})
 
     def sweep_streaming(self) -> int:
         """After a crash, rows left 'streaming' become 'interrupted' (their committed text is kept); a reply
@@ -617,14 +635,19 @@ class Repo:
                 self.update_state(session_id, state_changes)
         return self._compaction(C.get_by_id(row.id))
 
+    def _path_compactions(self, session_id: int) -> Any:
+        """The session's compactions that summarise its active path, oldest first: those whose covered-through
+        row is on it (or gone: deleted by a build before versions, when rows were not re-anchored)."""
+        C, M = self.m.Compaction, self.m.Message
+        return (C.select(C).join(M, pw.JOIN.LEFT_OUTER, on=(M.id == C.covers_through_message_id))
+                .where((C.session == session_id) & M.off_path.is_null()).order_by(C.id))
+
     def active_compaction(self, session_id: int) -> CompactionRecord | None:
-        C = self.m.Compaction
-        row = C.select().where(C.session == session_id).order_by(C.id.desc()).first()
+        row = self._path_compactions(session_id).order_by(self.m.Compaction.id.desc()).first()
         return self._compaction(row) if row else None
 
     def compactions(self, session_id: int) -> list[CompactionRecord]:
-        C = self.m.Compaction
-        return [self._compaction(r) for r in C.select().where(C.session == session_id).order_by(C.id)]
+        return [self._compaction(r) for r in self._path_compactions(session_id)]
 
     def delete_compaction(self, compaction_id: int) -> None:
         self.m.Compaction.delete().where(self.m.Compaction.id == compaction_id).execute()
@@ -645,7 +668,7 @@ class Repo:
             after = compactions[-1].covers_through_message_id if compactions else 0
             M = self.m.Message
             rows, keys = self._rows_and_keys(
-                M.select().where((M.session == session_id) & (M.id > after)).order_by(M.id))
+                M.select().where((M.session == session_id) & (M.id > after) & M.off_path.is_null()).order_by(M.id))
             return Loaded(session, compactions, rows, self.get_state(session_id), self.usage_totals(session_id),
                           keys)
 
@@ -662,7 +685,8 @@ class Repo:
             active = self.active_compaction(session_id)
             M = self.m.Message
             rows, keys = self._rows_and_keys(
-                M.select().where((M.session == session_id) & (M.id > after_id)).order_by(M.id))
+                M.select().where((M.session == session_id) & (M.id > after_id) & M.off_path.is_null())
+                .order_by(M.id))
             return Since(session, active.id if active else 0, self.get_state(session_id), rows, keys)
 
     def set_estimates(self, estimates: list[StoredEstimate]) -> None:
@@ -685,7 +709,7 @@ class Repo:
             M = self.m.Message
             # Rows with numbers are sendable by content (the engine stores numbers only for rows with content):
             # their sums read the estimates index alone. The rest are decoded.
-            base = (M.session == session_id) & (M.id > after) & M.status.in_(SENDABLE_SQL)
+            base = (M.session == session_id) & (M.id > after) & M.status.in_(SENDABLE_SQL) & M.off_path.is_null()
             count = tokens = results = media = 0
             trimmed: list[int] = []
             unknown: list[Any] = []
@@ -698,7 +722,8 @@ class Repo:
                 trimmed += [i for (i,) in M.select(M.id).where(known & (M.est_trimmed == 1)).tuples()]
                 stale = where & (M.est_key.is_null() | M.est_key.not_in(list(seg.keys))) & (M.content != "[]")
                 unknown += list(M.select().where(stale).order_by(M.id))
-            recent = list(M.select().where((M.session == session_id) & (M.id > after)).order_by(M.id.desc())
+            recent = list(M.select().where((M.session == session_id) & (M.id > after) & M.off_path.is_null())
+                          .order_by(M.id.desc())
                           .limit(newest))
             recent.reverse()
             keys = {r.id: r.est_key for r in [*unknown, *recent] if r.est_key}
@@ -720,7 +745,8 @@ class Repo:
             rows = self.messages(session_id, after_id=hidden_through, before_id=before_id, newest=size)
             older = bool(rows) and self.count_messages(session_id, before_id=rows[0].id,
                                                        after_id=hidden_through) > 0
-            return Page(session, rows, older, hidden_through, compactions)
+            shown = versions.versions_of(self.db, session_id, [(m.id, m.parent_id) for m in rows])
+            return Page(session, rows, older, hidden_through, compactions, shown)
 
     def import_session(self, plan: ImportPlan) -> tuple[SessionInfo, CompactionRecord | None]:
         """Write a whole transcript as a new session in one transaction: a crash leaves it complete or absent."""
@@ -737,6 +763,21 @@ class Repo:
             self.add_messages(session.id, plan.rows[cut:])
             self.update_session(session.id)  # updated_at: the new session sorts first
             return self._session(self.m.Session.get_by_id(session.id)), compaction
+
+    # --- versions --------------------------------------------------------------------------------------
+    def branch_at(self, session_id: int, message_id: int) -> Fork:
+        """Make room for a new version of a message (see versions.branch_at); nothing is deleted."""
+        with self.db.atomic():
+            return versions.branch_at(self.db, session_id, message_id)
+
+    def restore_branch(self, session_id: int, fork: Fork) -> list[int]:
+        with self.db.atomic():
+            return versions.restore(self.db, session_id, fork)
+
+    def switch_version(self, session_id: int, message_id: int, delta: int) -> bool:
+        """Show another version of a message (``delta`` -1: the previous one, +1: the next); persists."""
+        with self.db.atomic():
+            return versions.switch(self.db, session_id, message_id, delta)
 
     # --- key/value ---------------------------------------------------------------------------------
     def get_kv(self, key: str, default: Any = None) -> Any:

@@ -58,6 +58,7 @@ def build_models(db: pw.Database) -> Models:
         updated_at = pw.FloatField(default=_now, index=True)
         # Per-session engine state: breaker failures, microcompaction horizons, settings (schema v2).
         state = pw.TextField(null=True, default="{}")
+        pinned = pw.IntegerField(null=True)  # schema v10: 1 for a chat pinned on top of the sidebar
 
         class Meta:
             table_name = "sessions"
@@ -78,12 +79,17 @@ def build_models(db: pw.Database) -> Models:
         est_results = pw.IntegerField(null=True)
         est_media = pw.IntegerField(null=True)
         est_trimmed = pw.IntegerField(null=True)
+        # schema v9: versions (see store/versions.py): the row this one follows, and 1 when it is not on the
+        # session's active path (a version not shown now)
+        parent_id = pw.IntegerField(null=True)
+        off_path = pw.IntegerField(null=True)
 
         class Meta:
             table_name = "messages"
             indexes = ((("session", "id"), False),
-                       (("session", "id", "status", "est_key", "est", "est_results", "est_media", "est_trimmed"),
-                        False))
+                       (("session", "id", "status", "est_key", "est", "est_results", "est_media", "est_trimmed",
+                         "off_path"), False),
+                       (("session", "parent_id"), False))
 
     class Compaction(Base):
         id = AutoIncrementField()

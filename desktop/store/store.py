@@ -18,7 +18,9 @@ from typing import Any, TypeVar
 
 import peewee as pw
 
+from desktop.engine.search import SearchHit
 from desktop.engine.storage import (
+    Fork,
     ImportPlan,
     Loaded,
     LockHolder,
@@ -144,6 +146,15 @@ class Store:
                              profile: str | None = None) -> None:
         await self.call(self._repo.update_session, session_id, title=title, model=model, profile=profile)
 
+    async def set_pinned(self, session_id: int, pinned: bool) -> None:
+        await self.call(self._repo.set_pinned, session_id, pinned)
+
+    async def search(self, query: str, limit: int = 50) -> list[SearchHit]:
+        """Full-text search across every chat (see store/search.py)."""
+        from desktop.store import search
+
+        return await self.call(search.search, self._repo, query, limit)
+
     async def delete_session(self, session_id: int) -> None:
         await self.call(self._repo.delete_session, session_id)
 
@@ -191,6 +202,16 @@ class Store:
 
     async def clear_history(self, session_id: int) -> None:
         await self.call(self._repo.clear_history, session_id)
+
+    # --- versions -------------------------------------------------------------------------------------
+    async def branch_at(self, session_id: int, message_id: int) -> Fork:
+        return await self.call(self._repo.branch_at, session_id, message_id)
+
+    async def restore_branch(self, session_id: int, fork: Fork) -> list[int]:
+        return await self.call(self._repo.restore_branch, session_id, fork)
+
+    async def switch_version(self, session_id: int, message_id: int, delta: int) -> bool:
+        return await self.call(self._repo.switch_version, session_id, message_id, delta)
 
     # --- one-trip reads -------------------------------------------------------------------------------
     async def load(self, session_id: int) -> Loaded | None:

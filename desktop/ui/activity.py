@@ -2,25 +2,25 @@
 
 from __future__ import annotations
 
-from PySide6.QtCore import QCoreApplication
+from PySide6.QtCore import QT_TRANSLATE_NOOP, QCoreApplication
 
 from desktop.ui.bridge import Activity
 
 # Source strings for Qt Linguist (context "Activity"); idle has no words.
-ACTIVITY_TEXT: dict[Activity, str] = {
-    Activity.SENDING: "Sending…",
-    Activity.WAITING: "Waiting for the reply…",
-    Activity.STREAMING: "Receiving the reply…",
-    Activity.COMPACTING: "Compressing context…",
-    Activity.RECOVERING: "Context too long: compressing and resending…",
-    Activity.PREPARING: "Preparing a summary in the background…",
-    Activity.TOOLS: "Running tools…",
+ACTIVITY_TEXT: dict[Activity, object] = {  # QT_TRANSLATE_NOOP is typed as returning object
+    Activity.SENDING: QT_TRANSLATE_NOOP("Activity", "Sending…"),
+    Activity.WAITING: QT_TRANSLATE_NOOP("Activity", "Waiting for the reply…"),
+    Activity.STREAMING: QT_TRANSLATE_NOOP("Activity", "Receiving the reply…"),
+    Activity.COMPACTING: QT_TRANSLATE_NOOP("Activity", "Compressing context…"),
+    Activity.RECOVERING: QT_TRANSLATE_NOOP("Activity", "Context too long: compressing and resending…"),
+    Activity.PREPARING: QT_TRANSLATE_NOOP("Activity", "Preparing a summary in the background…"),
+    Activity.TOOLS: QT_TRANSLATE_NOOP("Activity", "Running tools…"),
 }
 
 
 def activity_text(activity: Activity) -> str:
     text = ACTIVITY_TEXT.get(activity, "")
-    return QCoreApplication.translate("Activity", text) if text else ""
+    return QCoreApplication.translate("Activity", str(text)) if text else ""
 
 
 def stopped_text() -> str:

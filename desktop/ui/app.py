@@ -27,11 +27,16 @@ if TYPE_CHECKING:
 
 
 async def amain(app: QApplication, *, quit_after: float | None = None) -> int:
+    from desktop.engine.settings import Paths, Settings
+    from desktop.ui.wording import word_error
+
+    # Before anything can fail or any widget is built: every sentence and widget is worded once.
+    apply_language(app, Settings.load(Paths.resolve()).language)
     try:
         async with open_runtime(toolbox=toolbox_factory()) as runtime:
             return await _run_window(app, runtime, quit_after)
     except StorageError as exc:  # a database or folder that cannot be used: one sentence, nothing touched
-        _tell_failure(str(exc))
+        _tell_failure(word_error(exc))
         return 1
 
 
@@ -101,6 +106,17 @@ async def _bench_report(report: str, bridge: Bridge, window: MainWindow) -> None
         data["rows"] = window.chat_model.rowCount()
     with open(report, "w", encoding="utf-8") as fh:
         json.dump(data, fh)
+
+
+def apply_language(app: QApplication, setting: str) -> str:
+    """Install the translators for the Settings choice ("" follows the system); returns the language shown."""
+    from desktop import i18n
+    from desktop.i18n import catalog
+    from desktop.ui import translation
+
+    language = i18n.choose(setting, translation.system_language())
+    translation.install(app, language, i18n.qm_file(language), catalog.load(language).translate)
+    return language
 
 
 def app_icon() -> QIcon:

@@ -17,6 +17,7 @@ _CONTEXT = "BreakdownBar"
 # Marked for lupdate; translated at runtime by category_label().
 _LABELS: dict[str, object] = {  # QT_TRANSLATE_NOOP is typed as returning object; the values are str
     "system": QT_TRANSLATE_NOOP("BreakdownBar", "System prompt"),
+    "instructions": QT_TRANSLATE_NOOP("BreakdownBar", "Instructions"),
     "tools": QT_TRANSLATE_NOOP("BreakdownBar", "Tools"),
     "summary": QT_TRANSLATE_NOOP("BreakdownBar", "Summary"),
     "pinned": QT_TRANSLATE_NOOP("BreakdownBar", "Pinned instructions"),
@@ -31,6 +32,7 @@ _LABELS: dict[str, object] = {  # QT_TRANSLATE_NOOP is typed as returning object
 # are drawn from the palette instead (empty track / hatched track), so they never look like content.
 _HUES: dict[str, str] = {
     "system": "#7b61c9",
+    "instructions": "#9c7a2e",
     "tools": "#b05cc0",
     "summary": "#3a9a52",
     "pinned": "#1f9aa0",

@@ -23,14 +23,18 @@ from desktop.engine.chat import ChatEngine, MessageTooLong
 from desktop.engine.compaction.media import prepare_attachment
 from desktop.engine.context import CATEGORIES, LABELS, WARNING_RATIO, ContextSnapshot
 from desktop.engine.continuation import NothingToContinue
+from desktop.engine.export import export_text
 from desktop.engine.importer import ImportFailed, ImportResult
 from desktop.engine.probe import ProbeResult, probe
 from desktop.engine.profiles import ANTHROPIC, AUTH_KINDS, AUTH_WORDS, PRESETS, Profile, find, preset
+from desktop.engine.search import SearchHit
 from desktop.engine.session_lock import SessionBusy
 from desktop.engine.settings import Settings
 from desktop.engine.storage import Page, StorageError
 from desktop.engine.tasks import Activity
 from desktop.engine.thinking import supports_thinking, thinking_enabled
+from desktop.engine.threshold import CAP as THRESHOLD_CAP
+from desktop.engine.threshold import PERCENT as THRESHOLD_PERCENT
 from desktop.engine.types import (
     CUT_STOP_REASONS,
     DEFAULT_TITLE,
@@ -44,8 +48,11 @@ from desktop.tools.mcp_config import McpServerConfig
 from desktop.tools.mcp_host import ServerStatus
 from desktop.tools.permissions import Answer, ChatApprovalStore, PermissionRequest, SavedApproval
 from desktop.tools.toolbox import Toolbox
+from desktop.ui.wording import word_error
 
 __all__ = [
+    "THRESHOLD_CAP",
+    "THRESHOLD_PERCENT",
     "ANTHROPIC",
     "AUTH_KINDS",
     "AUTH_WORDS",
@@ -65,6 +72,7 @@ __all__ = [
     "ImportFailed",
     "ImportResult",
     "Page",
+    "SearchHit",
     "SessionInfo",
     "Settings",
     "StoredMessage",
@@ -105,6 +113,7 @@ class Bridge(QObject):
     failed = Signal(str)  # an unexpected error in background work, in words for a toast
     models_listed = Signal(int, object)  # session_id, list[str]: the models the chat's picker offers
     connection_tested = Signal(object)  # ProbeResult of Test connection
+    handoff_ready = Signal(int, str)  # new session id, the text its composer starts with
 
     def __init__(self, engine: ChatEngine, toolbox: Toolbox | None = None, parent: QObject | None = None):
         super().__init__(parent)
@@ -146,10 +155,11 @@ class Bridge(QObject):
         exc = task.exception()
         if isinstance(exc, StorageError | SessionBusy):  # already one sentence for the user
             log.warning("%s", exc)
-            self.failed.emit(str(exc))
+            self.failed.emit(word_error(exc))
             return
         log.error("background task failed", exc_info=exc)
-        self.failed.emit(f"Something went wrong: {type(exc).__name__}: {exc}")
+        self.failed.emit(self.tr("Something went wrong: {name}: {error}").format(name=type(exc).__name__,
+                                                                                 error=exc))
 
     async def close(self) -> None:
         if self._draft_save is not None:  # the drafts of a closing window are written before anything stops
@@ -270,6 +280,38 @@ class Bridge(QObject):
         await self._engine.delete_session(session_id)
         return await self.refresh_sessions()
 
+    async def set_pinned(self, session_id: int, pinned: bool) -> None:
+        await self._engine.store.set_pinned(session_id, pinned)
+        await self.refresh_sessions()
+
+    # --- search, instructions, export -----------------------------------------------------------------
+    async def search(self, query: str, limit: int = 50) -> list[SearchHit]:
+        """Full-text search across every chat (the index `precis search` reads)."""
+        return await self._engine.store.search(query, limit)
+
+    async def chat_instructions(self, session_id: int) -> str:
+        value = (await self._engine.session_state(session_id)).get("instructions")
+        return value if isinstance(value, str) else ""
+
+    async def set_chat_instructions(self, session_id: int, text: str) -> None:
+        """The chat's own instructions (after the default ones), from the next request on."""
+        await self._engine.update_state(session_id, {"instructions": text.strip() or None})
+
+    async def export_chat(self, session_id: int, fmt: str = "md") -> str:
+        """The chat as `precis export ID --format md|json` writes it."""
+        store = self._engine.store
+        session = await store.get_session(session_id)
+        if session is None:
+            return ""
+        return export_text(session, await store.messages(session_id), await store.compactions(session_id), fmt)
+
+    async def export_chat_to(self, session_id: int, path: Any, fmt: str = "md") -> None:
+        """Write the export to ``path`` readable by the owner only (it holds the history), like the CLI's -o."""
+        from desktop.engine.files import write_private
+
+        text = await self.export_chat(session_id, fmt)
+        await asyncio.to_thread(write_private, path, text + "\n")
+
     # --- turns ----------------------------------------------------------------------------------------
     async def measure(self, session_id: int, draft: str) -> None:
         await self._engine.publish_draft(session_id, draft)
@@ -283,12 +325,12 @@ class Bridge(QObject):
             # Reading, checking and downscaling files is slow work: off the UI thread.
             blocks: list[Block] = await asyncio.to_thread(lambda: [prepare_attachment(p) for p in files or []])
         except (OSError, ValueError) as exc:
-            self.notice.emit(session_id, f"Cannot attach: {exc}", "error")
+            self.notice.emit(session_id, self.tr("Cannot attach: {error}").format(error=exc), "error")
             return False
         try:
             await self._engine.send(session_id, text, blocks)
         except MessageTooLong as exc:
-            self.notice.emit(session_id, str(exc), "error")
+            self.notice.emit(session_id, word_error(exc), "error")
             return False
         return True
 
@@ -300,11 +342,36 @@ class Bridge(QObject):
         try:
             await self._engine.continue_reply(session_id)
         except NothingToContinue as exc:
-            self.notice.emit(session_id, str(exc), "info")
+            self.notice.emit(session_id, word_error(exc), "info")
 
     async def edit_and_resend(self, session_id: int, message_id: int, text: str) -> None:
-        """Replace a user message and everything after it, then send; summaries that covered any of it go."""
+        """Send an edited user message as a new version of it (the earlier one and what followed it stay)."""
         await self._engine.edit_and_resend(session_id, message_id, text)
+
+    # --- versions (regenerate, edit, ‹ › switch); the window reads the page again on events.PathChanged ----
+    async def _session_of(self, message_id: int) -> int | None:
+        msg = await self._engine.store.get_message(message_id)
+        return msg.session_id if msg is not None else None
+
+    async def regenerate(self, message_id: int) -> None:
+        """Answer again in place of a reply; the old reply stays as the other version."""
+        if (sid := await self._session_of(message_id)) is not None:
+            await self._engine.regenerate(sid, message_id)
+
+    async def edit_message(self, message_id: int, text: str) -> None:
+        """Send an edited user message as a new version of it; the old one stays."""
+        if (sid := await self._session_of(message_id)) is None:
+            return
+        try:
+            await self._engine.edit_message(sid, message_id, text)
+        except MessageTooLong as exc:  # nothing was stored: the earlier version is shown again
+            self.notice.emit(sid, str(exc), "error")
+
+    async def switch_version(self, message_id: int, delta: int) -> bool:
+        """Show the previous (-1) or next (+1) version of a message and the conversation under it."""
+        if (sid := await self._session_of(message_id)) is None:
+            return False
+        return await self._engine.switch_version(sid, message_id, delta)
 
     def stop(self, session_id: int) -> None:
         self._engine.stop(session_id)
@@ -325,9 +392,17 @@ class Bridge(QObject):
         await self._engine.compact_and_retry(session_id)
 
     async def new_chat_from_summary(self, session_id: int) -> None:
-        new_id = await self._engine.new_chat_from_summary(session_id)
+        """A new chat whose composer holds the summary, pins and ledger (handoff_ready), editable before sending."""
+        new_id, text = await self._engine.handoff(session_id)
         await self.refresh_sessions()
-        await self.open_session(new_id)
+        self.handoff_ready.emit(new_id, text)
+
+    async def edit_summary(self, session_id: int, text: str) -> None:
+        await self._engine.edit_summary(session_id, text)
+
+    async def compact_before(self, session_id: int, message_id: int) -> None:
+        """Summarise up to here: everything before the message."""
+        await self._engine.compact(session_id, "manual", before_message=message_id)
 
     async def undo_compaction(self, session_id: int) -> None:
         await self._engine.undo_compaction(session_id)
@@ -345,7 +420,7 @@ class Bridge(QObject):
                 try:
                     await loop.run_in_executor(None, _secrets.save_api_key, choice.api_key, account)
                 except _secrets.KeyringUnavailable as exc:
-                    return str(exc)
+                    return word_error(exc)
         await loop.run_in_executor(None, choice.settings.save, self._engine.paths)
         await self._engine.reconfigure(choice.settings)
         self._listed.clear()
@@ -434,8 +509,8 @@ class Bridge(QObject):
 
         names, problems = await self._toolbox.import_claude_desktop(Path(path) if path else None)
         if names:
-            return f"Imported {len(names)} server(s): {', '.join(names)}"
-        return "; ".join(problems) or "Nothing new to import"
+            return self.tr("Imported {n} server(s): {names}").format(n=len(names), names=", ".join(names))
+        return "; ".join(problems) or self.tr("Nothing new to import")
 
     async def approvals(self) -> list[SavedApproval]:
         """Saved "Always" approvals, then every chat's "Allow for this chat" ones (``session_id`` set)."""

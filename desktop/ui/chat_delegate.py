@@ -15,6 +15,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from PySide6.QtCore import (
+    QT_TRANSLATE_NOOP,
     QCoreApplication,
     QEvent,
     QModelIndex,
@@ -87,6 +88,7 @@ class _Geometry:
     doc: QTextDocument
     tag: str
     bare: bool = False  # painted without a bubble (tool rows)
+    versions: tuple[int, int] | None = None  # ‹ position/count › of a message with other versions
 
 
 def _blend(a: QColor, b: QColor, t: float) -> QColor:
@@ -98,8 +100,10 @@ def _blend(a: QColor, b: QColor, t: float) -> QColor:
 
 
 CARD_SCHEME = "precis-card:"
-TRIMMED_TAG = "shortened in the context sent to the model"
-TRIMMED_TIP = (
+# Source texts (context "ChatDelegate"), translated where they are shown.
+TRIMMED_TAG = QT_TRANSLATE_NOOP("ChatDelegate", "shortened in the context sent to the model")
+TRIMMED_TIP = QT_TRANSLATE_NOOP(
+    "ChatDelegate",
     "Older tool output or media in this message is sent to the model in a shortened form to save context. "
     "The full text stays here and in the history."
 )
@@ -112,11 +116,15 @@ TAG_COLOURS = {"error": ("#b42318", "#ff8a80"), "interrupted": ("#7d5300", "#f0b
 def card_actions(detail: dict[str, Any]) -> list[tuple[str, str]]:
     """The compaction card's actions as (action, label), in the order the card shows them."""
     actions = [
-        ("summary", "Hide summary" if detail.get("expanded") else "View summary"),
-        ("originals", "Hide originals" if detail.get("originals_shown") else "Show originals"),
+        ("summary", QCoreApplication.translate("ChatDelegate", "Hide summary") if detail.get("expanded")
+         else QCoreApplication.translate("ChatDelegate", "View summary")),
+        ("originals", QCoreApplication.translate("ChatDelegate", "Hide originals") if detail.get("originals_shown")
+         else QCoreApplication.translate("ChatDelegate", "Show originals")),
     ]
     if detail.get("undoable"):
-        actions.append(("undo", "Undo"))
+        actions.append(("undo", QCoreApplication.translate("ChatDelegate", "Undo")))
+        actions.append(("edit", QCoreApplication.translate("ChatDelegate", "Edit summary…")))
+        actions.append(("handoff", QCoreApplication.translate("ChatDelegate", "New chat from summary")))
     return actions
 
 
@@ -151,7 +159,7 @@ def tag_colour(tag: str, palette: QPalette) -> QColor:
     """Text colour of a row's tag pill, readable on light and dark palettes."""
     dark = is_dark(palette, QPalette.ColorRole.Base)
     for key, (light_hex, dark_hex) in TAG_COLOURS.items():
-        if tag.startswith(key):
+        if tag.startswith((key, QCoreApplication.translate("ChatDelegate", key))):
             return QColor(dark_hex if dark else light_hex)
     # The quiet "shortened" tag: between text and background, not the palette's placeholder colour, which
     # some palettes set too faint to read at a small size.
@@ -162,6 +170,7 @@ class ChatDelegate(QStyledItemDelegate):
     """Bubble painter for ChatModel rows. Clicking a code block's "Copy" puts its code on the clipboard."""
 
     code_copied = Signal(int)  # code block number within the row
+    version_requested = Signal(int, int)  # message id, -1 (previous version) or +1 (next): the ‹ › arrows
     card_action = Signal(str, str)  # card key, action ("summary" | "originals" | "undo")
     link_activated = Signal(str)  # a safe (http/https/mailto) link was clicked
 
@@ -219,12 +228,13 @@ class ChatDelegate(QStyledItemDelegate):
     def _tag(self, index: Index) -> str:
         row = self._row(index)
         if row.status == "interrupted":
-            return "interrupted"
+            return QCoreApplication.translate("ChatDelegate", "interrupted")
         if row.status == "error":
             detail = str(row.message.meta.get("error") or "") if row.message else ""
-            return "error" + (f": {' '.join(detail.split())}" if detail else "")  # elided when painted
+            error = QCoreApplication.translate("ChatDelegate", "error")
+            return error + (f": {' '.join(detail.split())}" if detail else "")  # elided when painted
         if row.detail.get("trimmed"):
-            return TRIMMED_TAG
+            return QCoreApplication.translate("ChatDelegate", str(TRIMMED_TAG))
         return ""
 
     def _row(self, index: Index) -> ChatRow:
@@ -339,7 +349,7 @@ class ChatDelegate(QStyledItemDelegate):
         pad_v = PAD / 2 if kind == "tool" else PAD  # tool rows have no bubble: keep them compact
         bubble = QRectF(left, rect.top() + MARGIN_V, bubble_w, size.height() + 2 * pad_v)
         origin = QPointF(bubble.left() + PAD, bubble.top() + pad_v)
-        return _Geometry(bubble, origin, doc, self._tag(index), kind == "tool")
+        return _Geometry(bubble, origin, doc, self._tag(index), kind == "tool", row.versions)
 
     # -- QStyledItemDelegate -----------------------------------------------------------------------------------
 
@@ -351,7 +361,7 @@ class ChatDelegate(QStyledItemDelegate):
         height = self._heights.get(key)
         if height is None:
             geo = self._geometry(index, QRect(0, 0, vw, 0))
-            height = int(geo.bubble.bottom()) + MARGIN_V + (TAG_H if geo.tag else 0) + 1
+            height = int(geo.bubble.bottom()) + MARGIN_V + (TAG_H if geo.tag or row.versions else 0) + 1
             if len(self._heights) > HEIGHT_CACHE_LIMIT:
                 self._heights.clear()
             if self._docs[row.key].content_hash == row.content_hash:  # not a streaming row's kept document
@@ -400,6 +410,8 @@ class ChatDelegate(QStyledItemDelegate):
         painter.translate(-geo.origin)
         if geo.tag:
             self._paint_tag(painter, geo, palette)
+        if geo.versions:
+            self._paint_versions(painter, geo, geo.versions, palette)
         painter.restore()
 
     def _tag_font(self) -> QFont:
@@ -417,6 +429,7 @@ class ChatDelegate(QStyledItemDelegate):
         left = geo.bubble.right() - w if geo.bubble.left() > MARGIN_H + 1 else geo.bubble.left()
         if geo.bare:  # no bubble edge to line up with: line up with the text
             left = geo.origin.x() - 6
+        left += self._versions_offset(geo)
         return QRectF(left, geo.bubble.bottom() + 3, w, TAG_H - 5), text
 
     def tag_rect(self, index: Index, rect: QRect) -> QRectF:
@@ -434,6 +447,71 @@ class ChatDelegate(QStyledItemDelegate):
         painter.setPen(colour)
         painter.drawText(pill, Qt.AlignmentFlag.AlignCenter, text)
 
+    # -- versions: ‹ 2/3 › under the bubble, on its leading side (the tag pill moves past it) -------------------
+
+    def _versions_layout(self, geo: _Geometry, versions: tuple[int, int]) -> tuple[QRectF, QRectF, QRectF, str]:
+        """(previous arrow, label, next arrow, label text) of a message with other versions."""
+        metrics = QFontMetricsF(self._tag_font())
+        label = f"{versions[0]}/{versions[1]}"
+        arrow_w, text_w = TAG_H, metrics.horizontalAdvance(label) + 6
+        width = 2 * arrow_w + text_w
+        user = geo.bubble.left() > MARGIN_H + 1
+        left = geo.bubble.right() - width if user else (geo.origin.x() - 6 if geo.bare else geo.bubble.left())
+        top, h = geo.bubble.bottom() + 2, TAG_H - 3
+        return (QRectF(left, top, arrow_w, h), QRectF(left + arrow_w, top, text_w, h),
+                QRectF(left + arrow_w + text_w, top, arrow_w, h), label)
+
+    def _versions_offset(self, geo: _Geometry) -> float:
+        """How far the tag pill moves so it does not cover the version arrows (0 without versions)."""
+        if not geo.versions:
+            return 0.0
+        prev, _label, nxt, _text = self._versions_layout(geo, geo.versions)
+        user = geo.bubble.left() > MARGIN_H + 1
+        return -(nxt.right() - prev.left() + 6) if user else nxt.right() - prev.left() + 6
+
+    def version_rects(self, index: Index, rect: QRect) -> tuple[QRectF, QRectF] | None:
+        """Where the row painted at ``rect`` has its ‹ and › arrows (viewport coordinates); None without
+        versions."""
+        row = self._row(index)
+        if not row.versions:
+            return None
+        prev, _label, nxt, _text = self._versions_layout(self._geometry(index, rect), row.versions)
+        return prev, nxt
+
+    def _paint_versions(self, painter: QPainter, geo: _Geometry, versions: tuple[int, int],
+                        palette: QPalette) -> None:
+        prev, label_rect, nxt, label = self._versions_layout(geo, versions)
+        base, text = palette.color(QPalette.ColorRole.Base), palette.color(QPalette.ColorRole.Text)
+        pill = prev.united(nxt)
+        painter.setPen(Qt.PenStyle.NoPen)
+        painter.setBrush(_blend(base, text, 0.07))
+        painter.drawRoundedRect(pill, pill.height() / 2, pill.height() / 2)
+        readable, muted = _blend(base, text, 0.8), _blend(base, text, 0.3)
+        painter.setFont(self._tag_font())
+        painter.setPen(readable)
+        painter.drawText(label_rect, Qt.AlignmentFlag.AlignCenter, label)
+        arrows = QFont(self._tag_font())
+        arrows.setPointSizeF(arrows.pointSizeF() * 1.5)
+        arrows.setBold(True)
+        painter.setFont(arrows)
+        for rect, glyph, live in ((prev, "‹", versions[0] > 1), (nxt, "›", versions[0] < versions[1])):
+            painter.setPen(readable if live else muted)
+            painter.drawText(rect.translated(0, -1), Qt.AlignmentFlag.AlignCenter, glyph)
+
+    def _version_click(self, index: Index, rect: QRect, pos: QPointF) -> bool:
+        """A click on ‹ or ›: ask for that version (the window switches and reloads the page)."""
+        row = self._row(index)
+        rects = self.version_rects(index, rect)
+        if rects is None or not isinstance(row.key, int) or row.versions is None:
+            return False
+        for hit, delta in ((rects[0], -1), (rects[1], 1)):
+            if hit.contains(pos):
+                position, count = row.versions
+                if 1 <= position + delta <= count:
+                    self.version_requested.emit(row.key, delta)
+                return True
+        return False
+
     def helpEvent(  # noqa: N802 (Qt override)
         self, event: QHelpEvent, view: QAbstractItemView, option: QStyleOptionViewItem, index: Index
     ) -> bool:
@@ -448,12 +526,14 @@ class ChatDelegate(QStyledItemDelegate):
     def tag_tooltip(self, index: Index) -> str:
         row = self._row(index)
         tag = self._tag(index)
-        if tag == TRIMMED_TAG:
-            return TRIMMED_TIP
+        if row.detail.get("trimmed") and row.status not in ("error", "interrupted"):
+            return QCoreApplication.translate("ChatDelegate", str(TRIMMED_TIP))
         if row.status == "error":
-            return str(row.message.meta.get("error") or "error") if row.message else "error"
+            error = QCoreApplication.translate("ChatDelegate", "error")
+            return str(row.message.meta.get("error") or error) if row.message else error
         if row.status == "interrupted":
-            return "The reply was stopped before it finished; what arrived is kept."
+            return QCoreApplication.translate("ChatDelegate",
+                                              "The reply was stopped before it finished; what arrived is kept.")
         return tag
 
     def editorEvent(self, event: QEvent, model: Any, option: QStyleOptionViewItem, index: Index) -> bool:
@@ -462,6 +542,8 @@ class ChatDelegate(QStyledItemDelegate):
             and isinstance(event, QMouseEvent)
             and event.button() == Qt.MouseButton.LeftButton
         ):
+            if self._version_click(index, option.rect, event.position()):
+                return True
             href = self.anchor_at(index, option.rect, event.position())
             if href.startswith(CARD_SCHEME):
                 self.card_action.emit(str(self._row(index).key), href[len(CARD_SCHEME):])

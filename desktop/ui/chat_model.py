@@ -16,9 +16,19 @@ from dataclasses import dataclass, field, replace
 from enum import IntEnum
 from typing import Any, Literal
 
-from PySide6.QtCore import QAbstractListModel, QByteArray, QModelIndex, QPersistentModelIndex, Qt, QTimer
+from PySide6.QtCore import (
+    QT_TRANSLATE_NOOP,
+    QAbstractListModel,
+    QByteArray,
+    QCoreApplication,
+    QModelIndex,
+    QPersistentModelIndex,
+    Qt,
+    QTimer,
+)
 
 from desktop.ui.bridge import CUT_STOP_REASONS, Block, StoredMessage
+from desktop.ui.format import fmt_count
 from desktop.ui.markdown_render import extract_code_blocks
 
 RowKind = Literal["message", "tool", "compaction", "notice"]
@@ -68,6 +78,7 @@ class ChatRow:
     detail: dict[str, Any] = field(default_factory=dict)
     content_hash: int = 0
     plain_text: str = ""
+    versions: tuple[int, int] | None = None  # (position from 1, count) when the message has other versions
     _code_blocks: tuple[str, ...] | None = None
 
     @property
@@ -105,41 +116,60 @@ class ChatRow:
         self.content_hash = hash((self.kind, self.title, status, self.segments, expanded,
                                   bool(self.detail.get("originals_shown")), bool(self.detail.get("trimmed")),
                                   self.cut_reason, bool(self.detail.get("continuable")),
-                                  bool(self.detail.get("undoable"))))
+                                  bool(self.detail.get("undoable")), self.versions))
         self._code_blocks = None
         lines = [self.title] if self.title else []
         lines.extend(seg.text for seg in self.segments)
         self.plain_text = "\n\n".join(line for line in lines if line)
 
 
-SPEAKERS = {"user": "You", "assistant": "Claude"}
-CARD_SPEAKERS = {"compaction": "Summary card", "notice": "Notice", "tool": "Tool"}
+# Marked for lupdate (context "ChatModel"), translated where they are read.
+SPEAKERS: dict[str, object] = {"user": QT_TRANSLATE_NOOP("ChatModel", "You"), "assistant": "Claude"}
+CARD_SPEAKERS: dict[str, object] = {"compaction": QT_TRANSLATE_NOOP("ChatModel", "Summary card"),
+                                    "notice": QT_TRANSLATE_NOOP("ChatModel", "Notice"),
+                                    "tool": QT_TRANSLATE_NOOP("ChatModel", "Tool")}
+
+
+def _tr(text: object) -> str:
+    return QCoreApplication.translate("ChatModel", str(text))
 ACCESSIBLE_CHARS = 2_000  # a screen reader reads the row's start; Ctrl+C still copies all of it
 
 
 def accessible_text(row: ChatRow) -> str:
     """What a screen reader says for a row: who speaks, then the text ("Claude: Here is…")."""
     if row.kind == "message" and row.message is not None:
-        speaker = SPEAKERS.get(row.message.role, row.message.role)
+        speaker = _tr(SPEAKERS.get(row.message.role, row.message.role))
     else:
-        speaker = CARD_SPEAKERS.get(row.kind, row.kind)
+        speaker = _tr(CARD_SPEAKERS.get(row.kind, row.kind))
     text = row.plain_text if len(row.plain_text) <= ACCESSIBLE_CHARS else row.plain_text[:ACCESSIBLE_CHARS] + "…"
     return f"{speaker}: {text}"
 
 
 def accessible_status(row: ChatRow) -> str:
-    """The row's tag in words (interrupted, error, shortened in the context), '' when there is none."""
+    """The row's tag in words (interrupted, error, shortened in the context), '' when there is none; a message
+    with other versions says which one it is first."""
+    status = _accessible_tag(row)
+    if row.versions is None:
+        return status
+    which = QCoreApplication.translate("ChatModel", "Version %1 of %2 (Alt+Left, Alt+Right)").replace(
+        "%1", str(row.versions[0])).replace("%2", str(row.versions[1]))
+    return f"{which}. {status}" if status else which
+
+
+def _accessible_tag(row: ChatRow) -> str:
     if row.status == "interrupted":
-        return "Interrupted"
+        return QCoreApplication.translate("ChatModel", "Interrupted")
     if row.status == "error":
         detail = str(row.message.meta.get("error") or "") if row.message else ""
-        return "Error" + (f": {detail}" if detail else "")
+        return (QCoreApplication.translate("ChatModel", "Error: {detail}").format(detail=detail) if detail
+                else QCoreApplication.translate("ChatModel", "Error"))
     if row.status == "streaming":
-        return "Still being written"
+        return QCoreApplication.translate("ChatModel", "Still being written")
     if row.cut_reason:
-        return "Cut off" + (": Continue resumes it" if row.detail.get("continuable") else "")
+        return (QCoreApplication.translate("ChatModel", "Cut off: Continue resumes it") if row.detail.get("continuable")
+                else QCoreApplication.translate("ChatModel", "Cut off"))
     if row.detail.get("trimmed"):
-        return "Shortened in the context sent to the model"
+        return QCoreApplication.translate("ChatModel", "Shortened in the context sent to the model")
     return ""
 
 
@@ -179,13 +209,14 @@ def tool_result_line(block: Block) -> str:
     """A collapsed one-line preview: '↳ first line… (+41 lines)', '✖' for errors."""
     text, other = _result_text(block.get("content"))
     lines = [ln for ln in text.splitlines() if ln.strip()]
-    head = "✖ error: " if block.get("is_error") else "↳ "
-    preview = _one_line(lines[0]) if lines else ("(no output)" if not other else "")
+    head = "✖ " + QCoreApplication.translate("ChatModel", "error: ") if block.get("is_error") else "↳ "
+    preview = _one_line(lines[0]) if lines else (_no_output() if not other else "")
     extra = []
     if len(lines) > 1:
-        extra.append(f"+{len(lines) - 1} lines")
+        extra.append(QCoreApplication.translate("ChatModel", "+{n} lines").format(n=len(lines) - 1))
     if other:
-        extra.append(f"{other} image{'s' if other > 1 else ''}")
+        extra.append(QCoreApplication.translate("ChatModel", "{n} images").format(n=other) if other > 1
+                     else QCoreApplication.translate("ChatModel", "1 image"))
     return head + preview + (f"  ({', '.join(extra)})" if extra else "")
 
 
@@ -199,14 +230,21 @@ def _client_command_line(text: str) -> str | None:
     if m := _COMMAND_RE.match(text):
         return _one_line(f"{m.group(1).strip()} {(m.group(2) or '').strip()}".strip())
     if m := _STDOUT_RE.match(text):
-        return _one_line("↳ " + (m.group(2).strip() or "(no output)"))
+        return _one_line("↳ " + (m.group(2).strip() or _no_output()))
     return None
 
 
 # A tool call's live state (from the tools' events): status and seconds it took.
 ToolStates = dict[str, tuple[str, float | None]]
-TOOL_STATUS_WORDS = {"asking": "waiting for your permission", "running": "running…", "ok": "✓", "error": "✖ error",
-                     "denied": "denied", "cancelled": "cancelled"}
+TOOL_STATUS_WORDS: dict[str, object] = {
+    "asking": QT_TRANSLATE_NOOP("ChatModel", "waiting for your permission"),
+    "running": QT_TRANSLATE_NOOP("ChatModel", "running…"), "ok": "✓",
+    "error": QT_TRANSLATE_NOOP("ChatModel", "✖ error"), "denied": QT_TRANSLATE_NOOP("ChatModel", "denied"),
+    "cancelled": QT_TRANSLATE_NOOP("ChatModel", "cancelled")}
+
+
+def _no_output() -> str:
+    return QCoreApplication.translate("ChatModel", "(no output)")
 EXPANDED_CHARS = 20_000  # an expanded tool card shows this much of an input or an output
 
 
@@ -215,7 +253,7 @@ def _tool_status(block: Block, states: ToolStates | None) -> str:
     if state is None:
         return ""
     status, took = state
-    words = TOOL_STATUS_WORDS.get(status, status)
+    words = _tr(TOOL_STATUS_WORDS.get(status, status))
     return f"  ·  {words}" + (f" {took:.2f} s" if took is not None and status not in ("running", "asking") else "")
 
 
@@ -230,8 +268,9 @@ def _expanded(block: Block) -> Segment:
     if block.get("type") == "tool_use":
         return Segment("markdown", _fenced(json.dumps(block.get("input"), ensure_ascii=False, indent=2), "json"))
     text, other = _result_text(block.get("content"))
-    extra = f"\n\n({other} image{'s' if other > 1 else ''} or documents)" if other else ""
-    return Segment("markdown", _fenced(text or "(no output)") + extra)
+    extra = ("\n\n" + QCoreApplication.translate("ChatModel", "({n} images or documents)").format(n=other)
+             if other else "")
+    return Segment("markdown", _fenced(text or _no_output()) + extra)
 
 
 def segments_for(content: list[Block], states: ToolStates | None = None,
@@ -260,13 +299,16 @@ def segments_for(content: list[Block], states: ToolStates | None = None,
             out.append(Segment("thinking", f"{THINKING_ICON} {str(block.get('thinking', '')).strip()}"))
         elif kind == "thinking":
             first = next((ln for ln in str(block.get("thinking", "")).splitlines() if ln.strip()), "")
-            out.append(Segment("thinking", _one_line(THINKING_ICON + " " + (first or "Thinking…"))))
+            out.append(Segment("thinking", _one_line(THINKING_ICON + " " + (first or QCoreApplication.translate("ChatModel", "Thinking…")))))
         elif kind == "redacted_thinking":
-            out.append(Segment("thinking", f"{THINKING_ICON} Thinking (redacted)"))
+            out.append(Segment("thinking", THINKING_ICON + " "
+                               + QCoreApplication.translate("ChatModel", "Thinking (redacted)")))
         elif kind == "image":
-            out.append(Segment("image", "[image]"))
+            out.append(Segment("image", QCoreApplication.translate("ChatModel", "[image]")))
         elif kind == "document":
-            out.append(Segment("image", f"[document: {block.get('title') or 'attachment'}]"))
+            title = block.get("title") or QCoreApplication.translate("ChatModel", "attachment")
+            out.append(Segment("image", QCoreApplication.translate("ChatModel", "[document: {title}]").format(
+                title=title)))
         else:
             out.append(Segment("note", f"[{kind}]"))
     return tuple(out)
@@ -340,9 +382,14 @@ class ChatModel(QAbstractListModel):
         self._emit_timer.timeout.connect(self.flush)
         self.tool_states: ToolStates = {}  # tool_use id -> (status, seconds), from the tools' events
         self._expanded: set[int] = set()  # message ids of tool cards shown with their full input and output
+        self._versions: dict[int, tuple[int, int]] = {}  # message id -> (position, count): ‹ 2/3 ›
 
     def _row(self, msg: StoredMessage) -> ChatRow:
-        return _message_row(msg, self.tool_states, msg.id in self._expanded)
+        row = _message_row(msg, self.tool_states, msg.id in self._expanded)
+        if (versions := self._versions.get(msg.id)) is not None:
+            row.versions = versions
+            row.refresh()
+        return row
 
     # -- tool cards ----------------------------------------------------------------------------------------
 
@@ -455,9 +502,12 @@ class ChatModel(QAbstractListModel):
 
     # -- paging --------------------------------------------------------------------------------------------
 
-    def set_messages(self, newest_page: list[StoredMessage], has_older: bool) -> None:
-        """Replace everything (session switch): the newest page, oldest first. Cards are dropped."""
+    def set_messages(self, newest_page: list[StoredMessage], has_older: bool,
+                     versions: dict[int, tuple[int, int]] | None = None) -> None:
+        """Replace everything (session switch): the newest page, oldest first. Cards are dropped. ``versions``:
+        the page's messages that have other versions (the store's Page.versions)."""
         self._dirty.clear()
+        self._versions = dict(versions or {})
         rows = sorted((self._row(m) for m in newest_page), key=lambda r: r.sort_key)
         cut = _budget_cut(rows, FIRST_PAGE_CHAR_BUDGET, MIN_FIRST_ROWS)
         self.beginResetModel()
@@ -479,8 +529,10 @@ class ChatModel(QAbstractListModel):
         self._insert_sorted(release)
         return True
 
-    def prepend_older(self, page: list[StoredMessage], has_older: bool) -> None:
+    def prepend_older(self, page: list[StoredMessage], has_older: bool,
+                      versions: dict[int, tuple[int, int]] | None = None) -> None:
         """Insert an older page above the window. Messages already present are skipped."""
+        self._versions.update(versions or {})
         self._has_older = has_older
         held, self._held = self._held, []
         held_ids = {r.key for r in held}
@@ -617,9 +669,12 @@ class ChatModel(QAbstractListModel):
         return str(row.key)
 
     def add_compaction_card(
-        self, summary: str, covered_count: int, tokens_saved: int, covers_through_message_id: int
+        self, summary: str, covered_count: int, tokens_saved: int, covers_through_message_id: int,
+        title: str | None = None,
     ) -> str:
-        title = f"Context compacted · {covered_count:,} messages summarized · ~{tokens_saved:,} tokens saved"
+        title = title or QCoreApplication.translate(
+            "ChatModel", "Context compacted · {count} messages summarized · ~{saved} tokens saved").format(
+            count=fmt_count(covered_count), saved=fmt_count(tokens_saved))
         return self.add_card(
             "compaction",
             summary,

@@ -4,7 +4,17 @@ from __future__ import annotations
 
 from typing import Any, cast
 
-from PySide6.QtCore import QEvent, QItemSelectionModel, QModelIndex, QPoint, QPointF, Qt, QUrl, Signal
+from PySide6.QtCore import (
+    QT_TRANSLATE_NOOP,
+    QEvent,
+    QItemSelectionModel,
+    QModelIndex,
+    QPoint,
+    QPointF,
+    Qt,
+    QUrl,
+    Signal,
+)
 from PySide6.QtGui import (
     QAction,
     QContextMenuEvent,
@@ -22,7 +32,7 @@ from PySide6.QtWidgets import QAbstractItemView, QListView, QMenu, QWidget
 from desktop.ui.chat_delegate import ChatDelegate, card_actions
 from desktop.ui.chat_model import ChatModel, Roles
 
-PLACEHOLDER = "Start a conversation — Enter sends, Shift+Enter adds a line"
+PLACEHOLDER = QT_TRANSLATE_NOOP("ChatView", "Start a conversation — Enter sends, Shift+Enter adds a line")
 BOTTOM_SLACK = 4  # px: "at the bottom" tolerates rounding
 TOP_TRIGGER = 0  # px from the top at which older rows are requested
 
@@ -34,6 +44,9 @@ class ChatView(QListView):
     card_action = Signal(str, str)  # card key, action: see ChatDelegate.card_action
     edit_requested = Signal(int)  # a user message id to edit and resend
     delete_requested = Signal(int)  # a message id to delete
+    regenerate_requested = Signal(int)  # an assistant message id to answer again (a new version)
+    version_requested = Signal(int, int)  # message id, -1 / +1: show its previous / next version
+    summarise_before = Signal(int)  # a message id: summarise everything before it
 
     def __init__(self, parent: QWidget | None = None) -> None:
         super().__init__(parent)
@@ -53,7 +66,7 @@ class ChatView(QListView):
             self.tr("Messages, oldest first. Ctrl+C copies the current message; the menu key shows its actions.")
         )
         self.open_links_externally = True
-        self._placeholder = PLACEHOLDER
+        self._placeholder = self.tr(str(PLACEHOLDER))
         self._stick_to_bottom = True
         self._older_pending = False
         self._anchor: tuple[Any, int] | None = None  # (row key, top y) kept across a prepend
@@ -62,6 +75,7 @@ class ChatView(QListView):
         self._delegate.code_copied.connect(self.code_copied)
         self._delegate.link_activated.connect(self._on_link)
         self._delegate.card_action.connect(self.card_action)
+        self._delegate.version_requested.connect(self.version_requested)
         bar = self.verticalScrollBar()
         bar.valueChanged.connect(self._on_scrolled)
         bar.rangeChanged.connect(self._on_range_changed)
@@ -190,10 +204,15 @@ class ChatView(QListView):
             return ""
         return self._delegate.anchor_at(index, self.visualRect(index), QPointF(pos))
 
+    def _over_version_arrow(self, pos: QPointF) -> bool:
+        index = self.indexAt(pos.toPoint())
+        rects = self._delegate.version_rects(index, self.visualRect(index)) if index.isValid() else None
+        return rects is not None and any(r.contains(pos) for r in rects)
+
     def mouseMoveEvent(self, event: QMouseEvent) -> None:  # noqa: N802
         pos = event.position()
         index = self.indexAt(pos.toPoint())
-        if self.anchor_at(pos):
+        if self.anchor_at(pos) or self._over_version_arrow(pos):
             shape = Qt.CursorShape.PointingHandCursor
         elif index.isValid() and self._delegate.bubble_rect(index, self.visualRect(index)).contains(pos):
             shape = Qt.CursorShape.IBeamCursor  # message text can be selected
@@ -220,35 +239,67 @@ class ChatView(QListView):
                 menu.addAction(act)
             menu.addSeparator()
         if index.isValid():
-            copy = QAction("Copy message", menu)
+            copy = QAction(self.tr("Copy message"), menu)
             copy.triggered.connect(lambda: self.copy_message(index))
             menu.addAction(copy)
             blocks = index.data(Roles.CodeBlocks) or ()
             for n in range(len(blocks)):
-                act = QAction(f"Copy code block {n + 1}", menu)
+                act = QAction(self.tr("Copy code block {n}").format(n=n + 1), menu)
                 act.triggered.connect(lambda _=False, n=n: self._delegate.copy_code_block(index, n))
                 menu.addAction(act)
             href = self.anchor_at(pos)
             if href and not href.startswith("precis-copy:"):
-                link = QAction("Copy link address", menu)
+                link = QAction(self.tr("Copy link address"), menu)
                 link.triggered.connect(lambda: QGuiApplication.clipboard().setText(href))
                 menu.addAction(link)
             key = index.data(Roles.Id)
             if isinstance(key, int) and cast(ChatModel, self.model()).row_at(index.row()).detail.get("continuable"):
-                resume = QAction("Continue the reply", menu)
+                resume = QAction(self.tr("Continue the reply"), menu)
                 resume.triggered.connect(lambda: self.card_action.emit(str(key), "continue"))
                 menu.addAction(resume)
             if isinstance(key, int) and index.data(Roles.Status) != "streaming":
                 menu.addSeparator()
                 # Only what the user typed can be edited (a tool-result row has the user role too).
                 if index.data(Roles.Role) == "user" and index.data(Roles.Kind) == "message":
-                    edit = QAction("Edit and resend…", menu)
+                    edit = QAction(self.tr("Edit and resend…"), menu)
                     edit.triggered.connect(lambda: self.edit_requested.emit(key))
                     menu.addAction(edit)
-                delete = QAction("Delete message…", menu)
+                self._add_version_actions(menu, index, key)
+                here = QAction(self.tr("Summarise up to here"), menu)
+                here.setToolTip(self.tr("Summarise everything before this message; it and the rest stay verbatim"))
+                here.triggered.connect(lambda: self.summarise_before.emit(key))
+                menu.addAction(here)
+                delete = QAction(self.tr("Delete message…"), menu)
                 delete.triggered.connect(lambda: self.delete_requested.emit(key))
                 menu.addAction(delete)
         return menu
+
+    def _add_version_actions(self, menu: QMenu, index: QModelIndex, key: int) -> None:
+        """Regenerate on a reply; Previous/Next version (Alt+Left/Alt+Right) on a message that has versions."""
+        if index.data(Roles.Role) == "assistant":
+            regenerate = QAction(self.tr("Regenerate"), menu)
+            regenerate.triggered.connect(lambda: self.regenerate_requested.emit(key))
+            menu.addAction(regenerate)
+        versions = cast(ChatModel, self.model()).row_at(index.row()).versions
+        if versions is not None:
+            for label, delta, live in ((self.tr("Previous version"), -1, versions[0] > 1),
+                                       (self.tr("Next version"), 1, versions[0] < versions[1])):
+                act = QAction(f"{label} ({versions[0]}/{versions[1]})", menu)
+                act.setShortcut(QKeySequence(Qt.Modifier.ALT | (Qt.Key.Key_Left if delta < 0 else Qt.Key.Key_Right)))
+                act.setEnabled(live)
+                act.triggered.connect(lambda _=False, d=delta: self.version_requested.emit(key, d))
+                menu.addAction(act)
+
+    def _step_version(self, delta: int) -> bool:
+        """Alt+Left / Alt+Right on the current message: its previous / next version."""
+        index = self.currentIndex()
+        if not index.isValid():
+            return False
+        row = cast(ChatModel, self.model()).row_at(index.row())
+        if row.versions is None or not isinstance(row.key, int) or not 1 <= row.versions[0] + delta <= row.versions[1]:
+            return False
+        self.version_requested.emit(row.key, delta)
+        return True
 
     def contextMenuEvent(self, event: QContextMenuEvent) -> None:  # noqa: N802
         pos, global_pos = event.pos(), event.globalPos()
@@ -285,6 +336,9 @@ class ChatView(QListView):
             return
         if event.key() == Qt.Key.Key_End and not event.modifiers():
             self.scroll_to_bottom()
+        if (event.modifiers() == Qt.KeyboardModifier.AltModifier and event.key() in (Qt.Key.Key_Left, Qt.Key.Key_Right)
+                and self._step_version(-1 if event.key() == Qt.Key.Key_Left else 1)):
+            return
         super().keyPressEvent(event)
 
     def changeEvent(self, event: QEvent) -> None:  # noqa: N802

@@ -215,7 +215,7 @@ class Composer(QWidget):
 
     def _show_attachments(self) -> None:
         names = [Path(p).name for p in self._files]
-        shown = ", ".join(names[:4]) + (f" and {len(names) - 4} more" if len(names) > 4 else "")
+        shown = ", ".join(names[:4]) + (self.tr(" and {n} more").format(n=len(names) - 4) if len(names) > 4 else "")
         self.attachments_label.setText(self.tr("Attached: {names}").format(names=shown) if names else "")
         self.attachments_label.setVisible(bool(names))
         self.clear_attachments_button.setVisible(bool(names))

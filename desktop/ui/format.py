@@ -1,6 +1,7 @@
 """Number formatting and state colours shared by the gauge, the hover card and text views.
 
-Pure Python (no Qt) so the CLI and ``/context`` can print the very same strings the card shows.
+Pure Python (no Qt): the separators follow the window's locale through ``use_locale`` (called with the
+QLocale's when the language is chosen; English until then).
 """
 
 from __future__ import annotations
@@ -8,13 +9,32 @@ from __future__ import annotations
 import math
 
 DASH = "—"
+_style = {"group": ",", "point": ".", "percent": "%"}
+_swap: dict[int, str] = {}
+
+
+def use_locale(group: str, point: str, percent: str = "%") -> None:
+    """Digit grouping, decimal point and percent sign of the locale numbers are shown in."""
+    global _swap
+    _style.update(group=group, point=point, percent=percent)
+    _swap = str.maketrans({",": group, ".": point}) if (group, point) != (",", ".") else {}
+
+
+def _local(text: str) -> str:
+    """A number Python formatted the English way ("31,234.5"), in the locale's separators."""
+    return text.translate(_swap)
+
+
+def fmt_count(n: int) -> str:
+    """12345 -> "12,345" in the locale's grouping."""
+    return _local(f"{int(n):,}")
 
 
 def _compact(value: float, suffix: str) -> str:
     text = f"{value:.1f}"
     if text.endswith(".0"):
         text = text[:-2]
-    return text + suffix
+    return _local(text) + suffix
 
 
 def fmt_tokens(n: int | None) -> str:
@@ -33,14 +53,14 @@ def fmt_tokens(n: int | None) -> str:
 
 def fmt_tokens_exact(n: int | None) -> str:
     """31234 -> "31,234" (for tooltips and accessible text where precision matters)."""
-    return DASH if n is None else f"{int(n):,}"
+    return DASH if n is None else fmt_count(n)
 
 
 def fmt_percent(p: float | None, decimals: int = 1) -> str:
     """15.649 -> "15.6%"; None (capacity unknown) -> "—"."""
     if p is None or math.isnan(p):
         return DASH
-    return f"{p:.{decimals}f}%"
+    return _local(f"{p:.{decimals}f}") + _style["percent"]
 
 
 def gauge_label(p: float | None) -> str:
@@ -61,15 +81,15 @@ def fmt_cost(usd: float | None) -> str:
     if usd is None or math.isnan(usd):
         return DASH
     if usd == 0:
-        return "$0.00"
+        return _local("$0.00")
     if 0 < usd < 0.0001:
-        return "<$0.0001"
+        return _local("<$0.0001")
     if abs(usd) < 1:
         # Four decimals, trailing zeros trimmed down to cents: $0.0123, $0.1234, $0.42.
         text = f"{usd:.4f}".rstrip("0")
         whole, _, frac = text.partition(".")
-        return f"${whole}.{frac.ljust(2, '0')}"
-    return f"${usd:,.2f}"
+        return _local(f"${whole}.{frac.ljust(2, '0')}")
+    return _local(f"${usd:,.2f}")
 
 
 # State colours as hex so text views and the painted ring agree. Amber and red come in two shades:

@@ -13,10 +13,12 @@ from PySide6.QtCore import QEvent, QPoint, QRect, Qt, QTimer, Signal
 from PySide6.QtGui import QBrush, QColor, QKeyEvent, QPainter, QPalette, QPixmap
 from PySide6.QtWidgets import QFrame, QGridLayout, QHBoxLayout, QLabel, QPushButton, QVBoxLayout, QWidget
 
+from desktop.ui import cache_rows
 from desktop.ui.breakdown_bar import BreakdownBar, category_color, category_label, ordered_items
 from desktop.ui.bridge import WARNING_RATIO, ContextSnapshot
 from desktop.ui.format import fmt_cost, fmt_percent, fmt_tokens, fmt_tokens_exact, state_color_hex
 from desktop.ui.theme import is_dark
+from desktop.ui.wording import word
 
 OPEN_DELAY_MS = 200
 CLOSE_DELAY_MS = 300
@@ -45,6 +47,8 @@ class HoverCard(QFrame):
         self._open_timer.timeout.connect(self._open_from_hover)
         self._close_timer = QTimer(self, singleShot=True, interval=CLOSE_DELAY_MS)
         self._close_timer.timeout.connect(self._close_if_pointer_gone)
+        self._tick = QTimer(self, interval=1000)  # the cache countdown, only while the card is shown
+        self._tick.timeout.connect(self._refresh_cache_rows)
 
         self._values: dict[str, QLabel] = {}
         self._labels: dict[str, QLabel] = {}
@@ -87,6 +91,7 @@ class HoverCard(QFrame):
             ("cost_session", self.tr("Cost, session")),
             ("-", ""),
             ("summary", self.tr("Summary")),
+            *cache_rows.labels().items(),
         ]
         for row, (key, text) in enumerate(rows):
             if key == "-":
@@ -256,13 +261,14 @@ class HoverCard(QFrame):
         self._footnote.setText(footnotes.get(snap.source, ""))
         self._set_color(self._footnote, self._muted())
 
+        self._refresh_cache_rows()
         enabled = snap.can_compact and self._busy is None
         self.compact_button.setEnabled(enabled)
         if enabled:
             self.compact_button.setToolTip(self.tr("Summarise older messages now to free up context"))
             reason = ""
         else:
-            reason = self._busy or snap.compact_reason or self.tr("Nothing to compact yet")
+            reason = self._busy or word(snap.compact_reason) or self.tr("Nothing to compact yet")
             self.compact_button.setToolTip(reason)
         self._compact_reason.setText(reason)
         # While busy the status line already says why; don't print it twice.
@@ -440,7 +446,25 @@ class HoverCard(QFrame):
 
     def hideEvent(self, event) -> None:  # noqa: N802
         self._over_card = False
+        self._tick.stop()
         super().hideEvent(event)
+
+    def showEvent(self, event) -> None:  # noqa: N802
+        super().showEvent(event)
+        self._refresh_cache_rows()
+
+    def _refresh_cache_rows(self) -> None:
+        snap = self._snapshot
+        if snap is None or not shiboken6.isValid(self):
+            return
+        for key, text in cache_rows.values(snap).items():
+            self._values[key].setText(text or "")
+            self._show_row(key, text is not None)
+            self._set_color(self._labels[key], self._muted())
+        if cache_rows.ticking(snap) and self.isVisible():
+            self._tick.start()
+        else:
+            self._tick.stop()
 
     def changeEvent(self, event: QEvent) -> None:  # noqa: N802
         if event.type() == QEvent.Type.PaletteChange:

@@ -27,11 +27,15 @@ from desktop.ui.activity import activity_text, stopped_text
 from desktop.ui.bridge import Bridge, CompactionRecord, ImportFailed, Page, SessionInfo, events
 from desktop.ui.chat_model import ChatModel
 from desktop.ui.chat_view import ChatView
+from desktop.ui.compaction_card import card_title
 from desktop.ui.composer import Composer
+from desktop.ui.format import fmt_count
 from desktop.ui.gauge import ContextGauge
 from desktop.ui.settings_dialog import ProviderChoice, SettingsDialog, WelcomePage
 from desktop.ui.sidebar import Sidebar
+from desktop.ui.summary_editor import SummaryEditor
 from desktop.ui.toast import Toast
+from desktop.ui.wording import word, word_error
 
 
 class ErrorBanner(QWidget):
@@ -199,7 +203,9 @@ class MainWindow(QMainWindow):
         self._watch_timer.start()
         self._drafts: dict[int, tuple[str, list[str]]] = {}  # per chat: what was typed and not sent
         self._stash: tuple[str, list[str]] | None = None  # the open chat's draft while a message is edited
+        self.summary_editor: SummaryEditor | None = None  # the open Edit summary dialog
         self._keep_card: tuple[int, int] | None = None  # (compaction id, y): Show originals keeps the card put
+        self._keep_version: tuple[int | None, int] | None = None  # (parent id, y): ‹ › keeps the message put
         self._draft_timer = QTimer(self)
         self._draft_timer.setSingleShot(True)
         self._draft_timer.setInterval(300)
@@ -209,6 +215,9 @@ class MainWindow(QMainWindow):
         from desktop.ui.tools_ui import ToolsUi
 
         self.tools = ToolsUi(self, header, pane)
+        from desktop.ui.organise_ui import OrganiseUi
+
+        self.organise = OrganiseUi(self, header)
         from desktop.ui.reading_ui import ReadingUi
 
         self.reading = ReadingUi(self, header, pane)
@@ -219,6 +228,7 @@ class MainWindow(QMainWindow):
         new = QAction(self.tr("&New chat"), self, shortcut=QKeySequence(QKeySequence.StandardKey.New))
         new.triggered.connect(self.new_chat)
         file_menu.addAction(new)
+        self.new_action = new
         self.import_action = QAction(self.tr("&Import Claude Code session…"), self)
         self.import_action.triggered.connect(self._choose_import)
         file_menu.addAction(self.import_action)
@@ -232,6 +242,8 @@ class MainWindow(QMainWindow):
         settings = QAction(self.tr("&Settings…"), self, shortcut=QKeySequence(QKeySequence.StandardKey.Preferences))
         settings.triggered.connect(self.open_settings)
         file_menu.addAction(settings)
+        self.settings_action = settings
+        self.file_menu = file_menu
         file_menu.addSeparator()
         quit_action = QAction(self.tr("&Quit"), self, shortcut=QKeySequence(QKeySequence.StandardKey.Quit))
         quit_action.triggered.connect(self.close)
@@ -254,12 +266,13 @@ class MainWindow(QMainWindow):
         self.sidebar.new_requested.connect(self.new_chat)
         self._watch_timer.timeout.connect(lambda: b.spawn(b.watch_database()))
         self.sidebar.rename_requested.connect(lambda sid, t: b.spawn(b.rename_session(sid, t)))
+        self.sidebar.pin_requested.connect(lambda sid, pinned: b.spawn(b.set_pinned(sid, pinned)))
         self.sidebar.delete_requested.connect(self._delete_session)
         self.sidebar.filter_changed.connect(lambda text: b.spawn(b.refresh_sessions(text)))
         self.composer.send_requested.connect(self._send)
         self.composer.stop_requested.connect(self._stop)
         self.composer.cancel_edit_button.clicked.connect(self.cancel_edit)
-        QShortcut(QKeySequence(Qt.Key.Key_Escape), self.composer.edit, self.cancel_edit,
+        QShortcut(QKeySequence(Qt.Key.Key_Escape), self.composer.edit, self.escape,
                   context=Qt.ShortcutContext.WidgetShortcut)
         self.banner.retry_button.clicked.connect(self._retry)
         self.banner.compact_retry_button.clicked.connect(
@@ -269,6 +282,10 @@ class MainWindow(QMainWindow):
         self.chat.card_action.connect(self._on_card_action)
         self.chat.edit_requested.connect(self._edit_message)
         self.chat.delete_requested.connect(self._delete_message)
+        self.chat.regenerate_requested.connect(self.regenerate)
+        self.chat.version_requested.connect(self.switch_version)
+        self.chat.summarise_before.connect(self._summarise_before)
+        self.bridge.handoff_ready.connect(self._on_handoff)
         self.welcome.form.submitted.connect(self._apply_choice)
         self.welcome.form.test_requested.connect(lambda p, key: b.spawn(b.test_connection(p, key)))
         b.connection_tested.connect(self._on_connection_tested)
@@ -299,7 +316,7 @@ class MainWindow(QMainWindow):
     async def start(self) -> None:
         """Load the session list and open the newest session (or create the first one)."""
         if problems := self.bridge.settings.problems:
-            self.toast.show_message("; ".join(problems), "warning", 8000)
+            self.toast.show_message("; ".join(word(p) for p in problems), "warning", 8000)
         self._drafts = await self.bridge.load_drafts()  # what was typed and not sent before a restart
         sessions = await self.bridge.refresh_sessions()
         if sessions:
@@ -312,15 +329,17 @@ class MainWindow(QMainWindow):
         if self.session_id is None:
             return
         self.banner.hide()
+        if not files and self._editing is None and self.organise.run_command(text):
+            return  # a window command (/help, /clear, /model): the same action as its menu entry
         editing, self._editing = self._editing, None
         self._show_editing(False)
         if editing is not None and editing[0] == self.session_id:
-            self.bridge.spawn(self.bridge.edit_and_resend(self.session_id, editing[1], text))
+            self.bridge.spawn(self.bridge.edit_message(editing[1], text))
             return
         self.bridge.spawn(self.bridge.send(self.session_id, text, files or []))
 
     def _edit_message(self, message_id: int) -> None:
-        """Put the message back in the composer; sending replaces it and everything after it (in this chat)."""
+        """Put the message back in the composer; sending adds it as a new version (the earlier one stays)."""
         row = self.chat_model.row_at(self.chat_model.row_of(message_id))
         if row.message is None or self.session_id is None:
             return
@@ -331,8 +350,8 @@ class MainWindow(QMainWindow):
         self.composer.set_draft(text, [])
         self._show_editing(True)
         self.composer.edit.setFocus()
-        self.toast.show_message(self.tr("Editing a message: sending replaces it and every message after it. "
-                                        "Esc cancels."))
+        self.toast.show_message(self.tr("Editing a message: sending adds a new version; the earlier one stays "
+                                        "(‹ › under the message). Esc cancels."))
 
     def all_drafts(self) -> dict[int, tuple[str, list[str]]]:
         """Every chat's unsent draft, the open chat's included (its own while an edit borrows the composer)."""
@@ -367,6 +386,13 @@ class MainWindow(QMainWindow):
         if self.session_id is not None:
             self.bridge.stop(self.session_id)
 
+    def escape(self) -> None:
+        """Esc in the composer: leave an edit, else stop what runs."""
+        if self._editing is not None:
+            self.cancel_edit()
+        elif self.session_id is not None and self.bridge.busy(self.session_id):
+            self._stop()
+
     def cancel_edit(self) -> None:
         """Leave an edit: the composer is emptied, nothing is deleted."""
         if self._editing is None:
@@ -378,8 +404,45 @@ class MainWindow(QMainWindow):
 
     def _show_editing(self, editing: bool) -> None:
         self.composer.edit.setPlaceholderText(
-            self.tr("Editing: sending replaces the message and what follows") if editing else self._placeholder)
+            self.tr("Editing: sending adds a new version of the message") if editing else self._placeholder)
         self.composer.cancel_edit_button.setVisible(editing)
+
+    def regenerate(self, message_id: int) -> None:
+        """Answer again in place of a reply (a new version; the old one stays)."""
+        if self.session_id is not None and not self.bridge.busy(self.session_id):
+            self.banner.hide()
+            self.bridge.spawn(self.bridge.regenerate(message_id))
+
+    def switch_version(self, message_id: int, delta: int) -> None:
+        """‹ / ›: show another version of a message; the page is read again when the path moved."""
+        if self.session_id is None:
+            return
+        if self.bridge.busy(self.session_id):
+            self.toast.show_message(self.tr("Versions can be switched when the reply has finished."))
+            return
+        # The page is read again: the other version comes back where this one is on screen.
+        row = self.chat_model.row_of(message_id)
+        msg = self.chat_model.row_at(row).message if row >= 0 else None
+        if msg is not None:
+            top = self.chat.visualRect(self.chat_model.index(row)).top()
+            self._keep_version = (msg.parent_id, top)
+        self.bridge.spawn(self.bridge.switch_version(message_id, delta))
+
+    def _scroll_version_to(self, parent_id: int | None, y: int) -> bool:
+        """Put the message shown after ``parent_id`` (the version just switched to) at ``y``."""
+        ids = self.chat_model.message_ids()
+        if parent_id is None:
+            target = ids[0] if ids and not self.chat_model.has_older else None
+        else:
+            after = [i for i in ids if i > parent_id]
+            target = after[0] if parent_id in ids and after else None
+        if target is None:
+            return False
+        self.chat.doItemsLayout()
+        index = self.chat_model.index(self.chat_model.row_of(target))
+        bar = self.chat.verticalScrollBar()
+        bar.setValue(bar.value() + self.chat.visualRect(index).top() - y)
+        return True
 
     def _delete_message(self, message_id: int) -> None:
         if self.session_id is None:
@@ -458,16 +521,16 @@ class MainWindow(QMainWindow):
             result = await self.bridge.import_claude_code(path)
         except ImportFailed as exc:
             self.status.clear()
-            self.banner.show_error(self.tr("Import failed: %s") % exc, actions=())  # nothing to retry
+            self.banner.show_error(self.tr("Import failed: %s") % word_error(exc), actions=())  # nothing to retry
             return
-        self.status.flash("; ".join(result.status_lines()))
+        self.status.flash("; ".join(word(line) for line in result.status_lines()))
 
     def open_settings(self) -> SettingsDialog:
         """The profiles dialog (window-modal; the loop keeps running, so Test connection can answer)."""
         dialog = SettingsDialog(self.bridge.settings, self.bridge.keyring_status(), self.bridge.credentials_source(),
                                 self)
         dialog.setAttribute(Qt.WidgetAttribute.WA_DeleteOnClose)
-        dialog.accepted.connect(lambda: self._apply_choice(dialog.form.choice()))
+        dialog.accepted.connect(lambda: self._apply_choice(dialog.choice()))
         dialog.form.test_requested.connect(lambda p, key: self.bridge.spawn(self.bridge.test_connection(p, key)))
         self._settings_dialog = dialog
         dialog.finished.connect(lambda _r: setattr(self, "_settings_dialog", None))
@@ -477,7 +540,7 @@ class MainWindow(QMainWindow):
     def _on_connection_tested(self, result: Any) -> None:
         for form in (self.welcome.form, self._settings_dialog.form if self._settings_dialog else None):
             if form is not None:
-                form.show_test_result(result.ok, result.text)
+                form.show_test_result(result.ok, "\n".join(word(line) for line in result.lines))
 
     # --- the chat's model -----------------------------------------------------------------------------
     def _show_chat_model(self, model: str) -> None:
@@ -548,22 +611,25 @@ class MainWindow(QMainWindow):
             case events.UsageUpdate(usage=usage):
                 if usage.output_tokens:
                     self.status.setText(self.tr("%s · %s tokens") % (activity_text(self.bridge.activity(
-                        event.session_id)), f"{usage.output_tokens:,}"))
+                        event.session_id)), fmt_count(usage.output_tokens)))
             case events.StatusChanged():
                 self._on_status(event)
             case events.TurnError(message=message, actions=actions):
-                self.banner.show_error(message, tuple(actions))
+                self.banner.show_error(word(message), tuple(actions))
             case events.CommandOutput(title=title, text=text):
                 # The report is aligned plain text (the same as `precis context` prints): keep it monospaced.
-                self.chat_model.add_notice(f"```text\n{text}\n```", title)
+                self.chat_model.add_notice(f"```text\n{word(text)}\n```", word(title))
                 self.chat.scroll_to_bottom()
             case events.ContextChanged(snapshot=snapshot):
                 self.gauge.set_snapshot(snapshot)
                 self.chat_model.set_trimmed(set(snapshot.trimmed))
-            case events.CompactionChanged(records=records):
-                self._on_compactions(list(records))
+            case events.CompactionChanged(note=note, records=records) if note != "switch":
+                self._on_compactions(list(records))  # (a switch is followed by PathChanged: the page is read)
             case events.Notice(text=text, level=level):
-                self.toast.show_message(text, level)
+                self.toast.show_message(word(text), level)
+            case events.PathChanged():  # originals stay shown if they were
+                self.bridge.spawn(self.bridge.open_session(event.session_id,
+                                                           originals=not self.hidden_through and bool(self._records)))
 
     def _on_sessions(self, sessions: list[SessionInfo]) -> None:
         self.sidebar.set_sessions(sessions)
@@ -594,11 +660,13 @@ class MainWindow(QMainWindow):
         self.sidebar.select(session.id)
         self.banner.hide()
         self.status.clear()
-        self.chat_model.set_messages(page.messages, page.has_older)
+        self.chat_model.set_messages(page.messages, page.has_older, page.versions)
         self._records = list(page.compactions)  # what the page was cut by: seen, nothing to collapse
         self._on_compactions(page.compactions)
         keep, self._keep_card = self._keep_card, None
-        if not (keep and not switched and self._scroll_card_to(*keep)):
+        version, self._keep_version = self._keep_version, None
+        if not (keep and not switched and self._scroll_card_to(*keep)) and not (
+                version and not switched and self._scroll_version_to(*version)):
             self.chat.scroll_to_bottom()
         activity = self.bridge.activity(session.id)
         self.composer.set_busy(activity.busy)
@@ -607,7 +675,7 @@ class MainWindow(QMainWindow):
 
     def _on_older(self, session_id: int, page: Page) -> None:
         if session_id == self.session_id:
-            self.chat_model.prepend_older(page.messages, page.has_older)
+            self.chat_model.prepend_older(page.messages, page.has_older, page.versions)
             self.chat.older_request_done()
 
     def _on_status(self, event: events.StatusChanged) -> None:
@@ -653,6 +721,7 @@ class MainWindow(QMainWindow):
                 int(record.stats.get("messages", 0)),
                 int(record.stats.get("tokens_saved", 0)),
                 record.covers_through_message_id,
+                title=card_title(record),
             )
             self.chat_model.set_card_detail(key, undoable=record is records[-1], record_id=record.id,
                                             originals_shown=not self.hidden_through)
@@ -688,6 +757,30 @@ class MainWindow(QMainWindow):
             self.bridge.spawn(self.bridge.open_session(self.session_id, originals=bool(self.hidden_through)))
         elif action == "undo":
             self.bridge.spawn(self.bridge.undo_compaction(self.session_id))
+        elif action == "edit":
+            self._edit_summary(int(card.detail.get("record_id", 0)))
+        elif action == "handoff":
+            self.bridge.spawn(self.bridge.new_chat_from_summary(self.session_id))
+
+    def _edit_summary(self, record_id: int) -> None:
+        """Edit summary: the text the user saves becomes a new compaction row (Undo restores this one)."""
+        record = next((r for r in self._records if r.id == record_id), None)
+        if record is None or self.session_id is None:
+            return
+        sid = self.session_id
+        self.summary_editor = SummaryEditor(record.summary, self)
+        editor = self.summary_editor
+        editor.accepted.connect(lambda: self.bridge.spawn(self.bridge.edit_summary(sid, editor.text())))
+        editor.open()
+
+    def _summarise_before(self, message_id: int) -> None:
+        if self.session_id is not None:
+            self.bridge.spawn(self.bridge.compact_before(self.session_id, message_id))
+
+    def _on_handoff(self, session_id: int, text: str) -> None:
+        """The new chat opens with the hand-off text in its composer, to edit before sending."""
+        self._drafts[session_id] = (text, [])
+        self.bridge.spawn(self.bridge.open_session(session_id))
 
     def _measure_draft(self) -> None:
         self._save_drafts()

@@ -27,7 +27,7 @@ from pygments import highlight
 from pygments.formatters import HtmlFormatter
 from pygments.lexers import get_lexer_by_name
 from pygments.util import ClassNotFound
-from PySide6.QtCore import QUrl
+from PySide6.QtCore import QCoreApplication, QUrl
 from PySide6.QtGui import QTextDocument
 
 from desktop.ui.math_render import formula_for_url, math_html
@@ -165,7 +165,7 @@ def _image(self: Any, tokens: list[Token], idx: int, options: Any, env: dict) ->
     alt = self.renderInlineAsText(token.children or [], options, env) or "image"
     src = str(token.attrGet("src") or "")
     theme: Theme = env["theme"]
-    label = f"[image: {alt}]" + (f" {src}" if src else "")
+    label = QCoreApplication.translate("Markdown", "[image: {alt}]").format(alt=alt) + (f" {src}" if src else "")
     return f'<span style="color:{theme.muted}">{html.escape(label)}</span>'
 
 
@@ -218,7 +218,8 @@ def code_block_html(code: str, lang: str, number: int, theme: Theme) -> str:
     lexer = _lexer(lang.lower()) if len(code) <= HIGHLIGHT_LIMIT else None
     body = highlight(code, lexer, _formatter(theme.pygments_style)) if lexer else html.escape(code)
     body = body.removesuffix("\n")
-    label = html.escape(lang) if lang else "code"
+    label = html.escape(lang) if lang else html.escape(QCoreApplication.translate("Markdown", "code"))
+    copy = html.escape(QCoreApplication.translate("Markdown", "Copy"))
     return (
         f'<table width="100%" cellspacing="0" cellpadding="6" border="1" '
         f'style="border-color:{theme.code_border}; border-style:solid; border-collapse:collapse; '
@@ -227,7 +228,7 @@ def code_block_html(code: str, lang: str, number: int, theme: Theme) -> str:
         f'<span style="color:{theme.muted}; font-size:small">{label}</span></td>'
         f'<td bgcolor="{theme.code_header_bg}" align="right" style="border-style:none">'
         f'<a href="{COPY_SCHEME}:{number}" style="color:{theme.link}; font-size:small; text-decoration:none">'
-        f"Copy</a></td></tr>"
+        f"{copy}</a></td></tr>"
         f'<tr><td colspan="2" bgcolor="{theme.code_bg}" style="border-style:none">'
         f'<pre style="font-family:{MONO_FAMILY}; white-space:pre-wrap; margin:0">{body}</pre></td></tr></table>\n'
     )

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from PySide6.QtCore import Qt
+from PySide6.QtCore import QT_TRANSLATE_NOOP, QCoreApplication, Qt
 from PySide6.QtWidgets import (
     QDialog,
     QDialogButtonBox,
@@ -21,11 +21,19 @@ from PySide6.QtWidgets import (
 from desktop.ui.bridge import Bridge, McpServerConfig, SavedApproval, ServerStatus
 from desktop.ui.mcp_form import McpServerForm
 
+SERVER_STATES: dict[str, object] = {  # marked for lupdate (context "McpPage")
+    "disabled": QT_TRANSLATE_NOOP("McpPage", "disabled"), "stopped": QT_TRANSLATE_NOOP("McpPage", "stopped"),
+    "starting": QT_TRANSLATE_NOOP("McpPage", "starting"), "ready": QT_TRANSLATE_NOOP("McpPage", "ready"),
+    "failed": QT_TRANSLATE_NOOP("McpPage", "failed"),
+}
+
 
 def server_line(status: ServerStatus) -> str:
-    tools = f" — {len(status.tools)} tools: {', '.join(status.tools)}" if status.tools else ""
+    tools = (" — " + QCoreApplication.translate("McpPage", "{n} tools: {names}").format(
+        n=len(status.tools), names=", ".join(status.tools)) if status.tools else "")
     error = f" — {status.error}" if status.error else ""
-    return f"{status.name}  [{status.state}]  {status.where}{tools}{error}"
+    state = QCoreApplication.translate("McpPage", str(SERVER_STATES.get(status.state, status.state)))
+    return f"{status.name}  [{state}]  {status.where}{tools}{error}"
 
 
 class McpPage(QWidget):

@@ -120,8 +120,9 @@ class PermissionPrompt(QFrame):
 
     def _show(self, request: PermissionRequest) -> None:
         spec = request.spec
+        server = self.tr("built-in") if request.server_label == "built-in" else request.server_label
         self.title.setText(self.tr("<b>{tool}</b> ({server}) wants to run. Allow it?")
-                           .format(tool=html.escape(spec.name), server=html.escape(request.server_label)))
+                           .format(tool=html.escape(spec.name), server=html.escape(server)))
         body = f"<pre style='margin:0'>{html.escape(request.arguments_text())}</pre>"
         if request.diff:
             body = _diff_html(request.diff)

@@ -25,6 +25,9 @@ from PySide6.QtWidgets import (
 )
 
 from desktop.ui.bridge import ANTHROPIC, AUTH_KINDS, AUTH_WORDS, PRESETS, Profile, Settings, preset
+from desktop.ui.language_box import LanguageBox
+from desktop.ui.threshold_settings import ThresholdFields
+from desktop.ui.wording import word
 
 WELCOME_WIDTH = 680  # px: the first-run page's column
 
@@ -77,11 +80,11 @@ class ProviderForm(QWidget):
         self.profile_name.setObjectName("profile_name")
         self.base_url = QLineEdit(self)
         self.base_url.setObjectName("base_url")
-        self.base_url.setPlaceholderText("https://api.anthropic.com (default)")
+        self.base_url.setPlaceholderText(self.tr("https://api.anthropic.com (default)"))
         self.auth = QComboBox(self)
         self.auth.setObjectName("auth_kind")
         for kind in AUTH_KINDS:
-            self.auth.addItem(self.tr(AUTH_WORDS[kind]), kind)
+            self.auth.addItem(word(AUTH_WORDS[kind]), kind)
         self.model = QLineEdit(self)
         self.model.setObjectName("model")
         self.small_model = QLineEdit(self)
@@ -115,6 +118,7 @@ class ProviderForm(QWidget):
         self.long_ttl = QCheckBox(self.tr("Keep the prompt cache for an hour (turn off if the provider rejects it)"),
                                   self)
         self.long_ttl.setObjectName("long_cache_ttl")
+        self.threshold = ThresholdFields(settings.auto_compact_ratio, self)
         self.api_key = QLineEdit(self)
         self.api_key.setObjectName("api_key")
         self.api_key.setEchoMode(QLineEdit.EchoMode.Password)
@@ -123,7 +127,7 @@ class ProviderForm(QWidget):
              "keyring": self.tr("saved in the system keyring (type to replace)"),
              "session": self.tr("kept for this run only (type to replace)")}.get(key_source, "sk-ant-…")
         )
-        self.keyring_note = QLabel(keyring_problem or "", self)
+        self.keyring_note = QLabel(word(keyring_problem), self)
         self.keyring_note.setObjectName("keyring_note")
         self.keyring_note.setWordWrap(True)
         self.keyring_note.setVisible(bool(keyring_problem))
@@ -139,6 +143,7 @@ class ProviderForm(QWidget):
         self.test_result.setWordWrap(True)
         self.test_result.setTextInteractionFlags(Qt.TextInteractionFlag.TextSelectableByMouse)
         self.test_result.hide()
+        self.language = LanguageBox(settings.language, self)
         self.env_note = QLabel(self)
         self.env_note.setObjectName("env_note")
         self.env_note.setWordWrap(True)
@@ -158,8 +163,10 @@ class ProviderForm(QWidget):
         prices.addWidget(self.input_price)
         prices.addWidget(self.output_price)
         form.addRow(self.tr("Prices (in, out)"), prices)
+        form.addRow(self.tr("Compact at"), self.threshold)
         form.addRow("", self.long_ttl)
         form.addRow(self.tr("API key"), self.api_key)
+        form.addRow(self.tr("Language"), self.language)
         test_row = QHBoxLayout()
         test_row.addWidget(self.test_button)
         test_row.addStretch(1)
@@ -199,6 +206,7 @@ class ProviderForm(QWidget):
         self.window_override.setValue(int(over.get("window", 0)))
         self.input_price.setValue(float(over.get("input_price", 0.0)))
         self.output_price.setValue(float(over.get("output_price", 0.0)))
+        self.threshold.show_override(over)
         self.long_ttl.setChecked(profile.long_cache_ttl)
 
     def _mark_env(self) -> None:
@@ -236,6 +244,7 @@ class ProviderForm(QWidget):
                 over[key] = number
             else:
                 over.pop(key, None)
+        self.threshold.apply(over)
         return Profile(name, value("base_url"), self.auth.currentData(), model, value("small_model"),
                        {k: v for k, v in overrides.items() if v}, self.long_ttl.isChecked())
 
@@ -249,7 +258,8 @@ class ProviderForm(QWidget):
         profile = self.profile()
         profiles = [p for p in self._settings.profiles if p.name not in (profile.name, self.profile_box.currentText())]
         plain = replace(self._settings, max_output_tokens=self.max_output.value(),
-                        thinking_budget_tokens=self.thinking_budget.value(), profiles=[*profiles, profile])
+                        thinking_budget_tokens=self.thinking_budget.value(), profiles=[*profiles, profile],
+                        language=self.language.value())
         plain.env_overrides = {}
         settings = plain.with_profile(profile).with_env({var: str(getattr(self._settings, name))
                                                        for name, var in ENV_NAMES.items()
@@ -264,12 +274,21 @@ class SettingsDialog(QDialog):
         self.setWindowTitle(self.tr("Settings · Provider profiles"))
         self.setMinimumWidth(560)
         self.form = ProviderForm(settings, keyring_problem, key_source, self)
+        from desktop.ui.instructions_dialog import DefaultInstructions
+
+        self.instructions = DefaultInstructions(settings.instructions, self)
         buttons = QDialogButtonBox(QDialogButtonBox.StandardButton.Save | QDialogButtonBox.StandardButton.Cancel)
         buttons.accepted.connect(self.accept)
         buttons.rejected.connect(self.reject)
         layout = QVBoxLayout(self)
         layout.addWidget(self.form)
+        layout.addWidget(self.instructions)
         layout.addWidget(buttons)
+
+    def choice(self) -> ProviderChoice:
+        """The form's choice with the default instructions typed here."""
+        choice = self.form.choice()
+        return replace(choice, settings=replace(choice.settings, instructions=self.instructions.text()))
 
 
 class WelcomePage(QWidget):

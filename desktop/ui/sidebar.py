@@ -1,9 +1,12 @@
-"""Sessions sidebar: new, rename, delete (with confirmation), filter by title."""
+"""Sessions sidebar: new, rename, delete (with confirmation), pin, filter by title; chats grouped by date with
+the pinned ones on top (each group's title is painted above its first chat, so the list holds chats only)."""
 
 from __future__ import annotations
 
-from PySide6.QtCore import QEvent, QObject, Qt, Signal
-from PySide6.QtGui import QKeyEvent
+import datetime as _dt
+
+from PySide6.QtCore import QEvent, QModelIndex, QObject, QPersistentModelIndex, QRect, QSize, Qt, Signal
+from PySide6.QtGui import QFont, QKeyEvent, QPainter, QPalette
 from PySide6.QtWidgets import (
     QInputDialog,
     QLineEdit,
@@ -12,13 +15,49 @@ from PySide6.QtWidgets import (
     QMenu,
     QMessageBox,
     QPushButton,
+    QStyledItemDelegate,
+    QStyleOptionViewItem,
     QVBoxLayout,
     QWidget,
 )
 
 from desktop.ui.bridge import SessionInfo
+from desktop.ui.session_groups import group_key, group_label
 
 ID_ROLE = Qt.ItemDataRole.UserRole
+GROUP_ROLE = Qt.ItemDataRole.UserRole + 1  # the group title painted above the first chat of a group
+PINNED_ROLE = Qt.ItemDataRole.UserRole + 2
+GROUP_KEY_ROLE = Qt.ItemDataRole.UserRole + 3
+HEADER_HEIGHT = 26
+
+
+class GroupedDelegate(QStyledItemDelegate):
+    """A chat row; the first row of a group also carries the group's title above it."""
+
+    def sizeHint(self, option: QStyleOptionViewItem, index: QModelIndex | QPersistentModelIndex) -> QSize:  # noqa: N802
+        size = super().sizeHint(option, index)
+        return QSize(size.width(), size.height() + (HEADER_HEIGHT if index.data(GROUP_ROLE) else 0))
+
+    def paint(self, painter: QPainter, option: QStyleOptionViewItem,
+              index: QModelIndex | QPersistentModelIndex) -> None:
+        title = index.data(GROUP_ROLE)
+        if not title:
+            super().paint(painter, option, index)
+            return
+        rect = QRect(option.rect)
+        header = QRect(rect.left() + 6, rect.top(), rect.width() - 6, HEADER_HEIGHT)
+        painter.save()
+        font = QFont(option.font)
+        font.setPointSizeF(max(7.0, font.pointSizeF() * 0.85))
+        font.setWeight(QFont.Weight.DemiBold)
+        painter.setFont(font)
+        painter.setPen(option.palette.color(QPalette.ColorRole.PlaceholderText))
+        painter.drawText(header.adjusted(0, 6, 0, 0), Qt.AlignmentFlag.AlignLeft | Qt.AlignmentFlag.AlignVCenter,
+                         str(title))
+        painter.restore()
+        row = QStyleOptionViewItem(option)
+        row.rect = rect.adjusted(0, HEADER_HEIGHT, 0, 0)
+        super().paint(painter, row, index)
 
 
 class Sidebar(QWidget):
@@ -26,6 +65,7 @@ class Sidebar(QWidget):
     new_requested = Signal()
     rename_requested = Signal(int, str)
     delete_requested = Signal(int)
+    pin_requested = Signal(int, bool)  # session id, pinned
     filter_changed = Signal(str)
 
     def __init__(self, parent: QWidget | None = None):
@@ -39,7 +79,7 @@ class Sidebar(QWidget):
         self.filter_edit.setClearButtonEnabled(True)
         self.list = QListWidget(self)
         self.list.setObjectName("session_list")
-        self.list.setUniformItemSizes(True)
+        self.list.setItemDelegate(GroupedDelegate(self.list))
         self.list.setTextElideMode(Qt.TextElideMode.ElideRight)
         self.list.setHorizontalScrollBarPolicy(Qt.ScrollBarPolicy.ScrollBarAlwaysOff)
         self.list.setContextMenuPolicy(Qt.ContextMenuPolicy.CustomContextMenu)
@@ -62,9 +102,17 @@ class Sidebar(QWidget):
     def set_sessions(self, sessions: list[SessionInfo]) -> None:
         self.list.blockSignals(True)
         self.list.clear()
+        now = _dt.datetime.now()
+        previous = None
         for s in sessions:
             item = QListWidgetItem(s.title or self.tr("Untitled"))
             item.setData(ID_ROLE, s.id)
+            item.setData(PINNED_ROLE, s.pinned)
+            key = group_key(s.updated_at, s.pinned, now)
+            item.setData(GROUP_KEY_ROLE, key)
+            if key != previous:
+                item.setData(GROUP_ROLE, group_label(key))
+                previous = key
             item.setToolTip(self.tr("{n} messages").format(n=s.message_count))
             self.list.addItem(item)
             if s.id == self._current_id:
@@ -100,16 +148,31 @@ class Sidebar(QWidget):
 
     def _context_menu(self, pos) -> None:  # noqa: ANN001 - QPoint
         item = self.list.itemAt(pos)
-        if item is None:
-            return
+        if item is not None:
+            self.build_context_menu(item).exec(self.list.viewport().mapToGlobal(pos))
+
+    def build_context_menu(self, item: QListWidgetItem) -> QMenu:
+        """The menu of one chat (separate from exec, for tests): Pin or Unpin, Rename…, Delete…."""
         menu = QMenu(self)
-        rename = menu.addAction(self.tr("Rename…"))
-        delete = menu.addAction(self.tr("Delete…"))
-        chosen = menu.exec(self.list.viewport().mapToGlobal(pos))
-        if chosen is rename:
-            self.ask_rename(item)
-        elif chosen is delete:
-            self.ask_delete(item)
+        pinned = bool(item.data(PINNED_ROLE))
+        sid = int(item.data(ID_ROLE))
+        pin = menu.addAction(self.tr("Unpin") if pinned else self.tr("Pin"))
+        pin.setObjectName("pin_action")
+        pin.triggered.connect(lambda: self.pin_requested.emit(sid, not pinned))
+        menu.addAction(self.tr("Rename…")).triggered.connect(lambda: self.ask_rename(item))
+        menu.addAction(self.tr("Delete…")).triggered.connect(lambda: self.ask_delete(item))
+        return menu
+
+    def groups(self) -> list[tuple[str, list[int]]]:
+        """The groups as shown: (title, chat ids in order)."""
+        out: list[tuple[str, list[int]]] = []
+        for i in range(self.list.count()):
+            item = self.list.item(i)
+            if item.data(GROUP_ROLE):
+                out.append((str(item.data(GROUP_ROLE)), []))
+            if out:
+                out[-1][1].append(int(item.data(ID_ROLE)))
+        return out
 
     def rename_current(self) -> None:
         """The window's Rename chat… (F2 wherever the focus is)."""

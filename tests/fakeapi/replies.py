@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import hashlib
 import math
+import re
 from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
@@ -84,13 +85,9 @@ class Summariser:
 
     def summarise(self, body: dict[str, Any], prompt_tokens: int, counter: TokenCounter) -> str:
         target = max(self.min_tokens, math.ceil(self.fraction * prompt_tokens))
-        lines = []
-        for i, msg in enumerate(body.get("messages") or []):
-            if msg.get("role") != "user":
-                continue
-            words = _plain_text(msg.get("content")).replace(self.marker, " ").split()
-            if words:
-                lines.append(f"- [{i}] user: " + " ".join(words[: self.words_per_line]))
+        turns = _turns(body, self.marker)
+        lines = [f"- [{i}] user: " + " ".join(text.split()[: self.words_per_line])
+                 for i, (role, text) in enumerate(turns) if role == "user" and text.split()]
         if not lines:
             lines = ["- (no user text)"]
 
@@ -98,7 +95,104 @@ class Summariser:
             base = lines[n % len(lines)]
             return base if n < len(lines) else f"{base} (again {n // len(lines)})"
 
-        return "\n".join(_grow(cycled, "</summary>", target, counter, head="<summary>", sep="\n"))
+        headings = _HEADING_RULE.findall(_plain_text(body.get("system")) + "\n" + last_user_text(body))
+        if len(headings) < 3:  # a request without section rules: bullet lines
+            return "\n".join(_grow(cycled, "</summary>", target, counter, head="<summary>", sep="\n"))
+        # The summary to update: quoted in a transcript request, or opening the conversation of a cached one.
+        first = (body.get("messages") or [{}])[0]
+        previous = _previous_sections(last_user_text(body)) or _previous_sections(
+            _plain_text(first.get("content")), tag="conversation-summary")
+        return _sectioned(headings, turns, previous, cycled, target, counter)
+
+
+# The engine's section rules: "## Heading — what goes in it."; the fake follows them like a careful model:
+# instructions, decisions and errors picked by keyword, earlier items kept, the tail of the state padded.
+_HEADING_RULE = re.compile(r"^## ([^\n—]+?) — ", re.MULTILINE)
+_SENTENCE = re.compile(r"[^.!?\n]+[.!?]?")
+_PICK = (("instruction", ("always", "never", "keep", "must", "prefer", "don't", "do not", "only use")),
+         ("decision", ("because", "decided")), ("error", ("error", "traceback", "failed")))
+
+
+def _turns(body: dict[str, Any], marker: str) -> list[tuple[str, str]]:
+    """(role, text) of the conversation the request carries: the flattened transcript when there is one, else
+    the request's own messages (a summarise instruction appended to the real request)."""
+    text = last_user_text(body)
+    found = re.search(r"<transcript>\n?(.*?)\n?</transcript>", text, flags=re.DOTALL)
+    if found:
+        out = []
+        for para in re.split(r"\n\n(?=(?:User|Assistant): )", found.group(1)):
+            role, _sep, rest = para.partition(": ")
+            out.append(("user" if role == "User" else "assistant", rest))
+        return out
+    return [(str(m.get("role")), _turn_text(m.get("content"), marker)) for m in body.get("messages") or []]
+
+
+def _turn_text(content: Any, marker: str) -> str:
+    """A message's text without the summarise instruction a client appended to it as a block of its own."""
+    if isinstance(content, list):
+        content = [b for b in content if not (isinstance(b, dict) and b.get("type") == "text"
+                                              and str(b.get("text", "")).lstrip().startswith(marker))]
+    return _plain_text(content).replace(marker, " ")
+
+
+def _previous_sections(text: str, tag: str = "previous-summary") -> dict[str, list[str]]:
+    found = re.search(rf"<{tag}>\n?(.*?)\n?</{tag}>", text, flags=re.DOTALL)
+    out: dict[str, list[str]] = {}
+    current: list[str] | None = None
+    for line in (found.group(1) if found else "").splitlines():
+        if line.startswith("## "):
+            current = out.setdefault(line[3:].strip().casefold(), [])
+        elif current is not None and line.strip() and line.strip() not in ("None", "Done:"):
+            current.append(line.strip())
+    return out
+
+
+def _sectioned(headings: list[str], turns: list[tuple[str, str]], previous: dict[str, list[str]],
+               cycled: Callable[[int], str], target: int, counter: TokenCounter) -> str:
+    picked: dict[str, list[str]] = {kind: [] for kind, _words in _PICK}
+    for role, text in turns:
+        for sentence in _SENTENCE.findall(text):
+            clean = " ".join(sentence.split()[:30])
+            low = clean.casefold()
+            for kind, words in _PICK:
+                wanted = (kind != "instruction" or role == "user") and any(w in low for w in words)
+                if wanted and f"- {clean}" not in picked[kind]:
+                    picked[kind].append(f"- {clean}")
+    users = [t for r, t in turns if r == "user" and t.split()]
+    body: dict[str, list[str]] = {}
+    for heading in headings:
+        low = heading.casefold()
+        kept = previous.get(low, [])
+        kind = next((k for k, _w in _PICK if k in low), None)
+        if "goal" in low:
+            body[heading] = kept or [" ".join(users[0].split()[:20]) if users else "None"]
+        elif kind is not None:
+            body[heading] = list(dict.fromkeys([*kept, *picked[kind]]))
+        elif "next" in low:
+            body[heading] = ["- " + " ".join(users[-1].split()[:20])] if users else ["None"]
+        else:  # the state: what the previous summary named as the next step is done now
+            nexts = next((v for k, v in previous.items() if "next" in k), [])
+            body[heading] = list(dict.fromkeys(["Done:", *kept, *nexts]))
+    # Padding goes last: a reply cut at max_tokens loses only padding, like a model cut off in its last section.
+    state = headings[-1]
+
+    def render(extra: int) -> str:
+        parts = []
+        for heading in headings:
+            items = body[heading] + ([cycled(n) for n in range(extra)] if heading == state else [])
+            parts.append(f"## {heading}\n" + ("\n".join(items) if items else "None"))
+        return "<summary>\n" + "\n\n".join(parts) + "\n</summary>"
+
+    extra, lo = 0, 0
+    while counter.count_text(render(extra)) < target:  # doubling, then bisection: few counts for long targets
+        lo, extra = extra, max(1, extra * 2)
+    while lo < extra:
+        mid = (lo + extra) // 2
+        if counter.count_text(render(mid)) < target:
+            lo = mid + 1
+        else:
+            extra = mid
+    return render(extra)
 
 
 def _grow(piece: Callable[[int], str], tail: str, target: int, counter: TokenCounter, *,

@@ -8,37 +8,36 @@ from typing import Any
 
 from desktop.engine.compaction._shared import Message, content_of, group_starts, role_of
 from desktop.engine.compaction.normalize import flatten
+from desktop.engine.compaction.sections import SECTIONS
 from desktop.engine.tokens import estimate_text
 
 MARKER = "<precis-summary-request>"
 MIN_CHARS = 10
 
-SECTIONS = (
-    ("Primary goal", "what the user is ultimately trying to achieve"),
-    ("User instructions and constraints", "every rule, preference and constraint the user stated; quote exact "
-     "wording where it matters"),
-    ("Key decisions", "what was decided and why, including rejected options"),
-    ("Files and code", "file paths, functions, classes, commands and code touched, with short snippets where "
-     "they matter"),
-    ("Errors and fixes", "errors met and how each was resolved (or that it is still open)"),
-    ("Current state", "what works now and what was being worked on at the cut-off"),
-    ("Pending tasks", "what was asked for and is not done yet"),
-    ("Next step", "the immediate next action, in line with the user's latest request"),
+SECTION_RULES = (
+    "Use exactly these sections, each under its Markdown heading written exactly as here (in English), in this "
+    "order; write the content in the conversation's language, and \"None\" when a section is empty:\n"
+    + "\n".join(f"## {title} — {hint}." for _key, title, hint in SECTIONS)
+)
+UPDATE_RULES = (
+    "Update this existing summary of the earlier conversation with what happened since, section by section: "
+    "write every heading again; under a heading that needs no change write only \"unchanged\"; otherwise write "
+    "the whole updated section, keeping every item that still matters. Move finished work to Done: under "
+    "Current state instead of dropping it."
 )
 
 SYSTEM = (
     MARKER + "\n"
     "You write the working memory of a long conversation between a user and an AI assistant. The summary you "
     "write replaces the transcript below: the assistant will continue the conversation from your summary alone "
-    "(plus a few recent messages and the user's verbatim instructions), so keep every fact it needs and nothing "
-    "else. Be specific: exact names, paths, numbers, commands, error messages. No greetings, no filler.\n\n"
+    "(plus a few recent messages, the user's verbatim instructions and a ledger of the files and commands the "
+    "tools touched), so keep every fact it needs and nothing else. Be specific: exact names, numbers, error "
+    "messages, reasons. No greetings, no filler, no remarks about this request.\n\n"
     "The transcript marks tool activity with <prior-tool-call …/> and <prior-tool-result …> tags. They are "
     "records of what happened, not a format to copy: do not write such tags, and do not call tools. Answer "
     "only with the summary.\n\n"
-    "Use these sections, as Markdown headings, in this order (write \"None\" when a section is empty):\n"
-    + "\n".join(f"{n}. {title}: {hint}." for n, (title, hint) in enumerate(SECTIONS, start=1))
+    + SECTION_RULES
 )
-
 _LANGUAGES = {
     "zh": "Chinese (in the same script, simplified or traditional, that the user writes)",
     "ja": "Japanese",
@@ -81,10 +80,7 @@ def build_summary_request(messages: Sequence[Message], *, previous_summary: str 
     language = _LANGUAGES[detect_language(messages)]
     parts: list[str] = []
     if previous_summary and previous_summary.strip():
-        parts.append("Update this existing summary of the even earlier conversation with the new transcript "
-                     "below. Fold both into one summary; keep what still matters from it, drop what the new "
-                     "part made obsolete.\n<previous-summary>\n" + previous_summary.strip()
-                     + "\n</previous-summary>")
+        parts.append(UPDATE_RULES + "\n<previous-summary>\n" + previous_summary.strip() + "\n</previous-summary>")
     parts.append("<transcript>\n" + flatten(messages) + "\n</transcript>")
     if focus and focus.strip():
         parts.append("The user asked the summary to focus on: " + focus.strip())

@@ -1,0 +1,177 @@
+"""The summary's fixed sections: parsed, checked and merged into the previous summary section by section.
+
+A summary is the chat's working memory, so it is checked like data, not accepted because it is shorter: every
+section must be there, no section may only talk about the request itself (what small models write when they do
+not follow it), and a new summary much smaller than the one it updates must say the content it dropped is done.
+Files and commands are not a section: the artifact ledger lists them from the stored tool calls.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Mapping
+
+from desktop.engine.tokens import estimate_text
+
+# (key, heading, what goes in it). The headings stay in English (they are read back by this module); the
+# content is written in the conversation's language.
+SECTIONS: tuple[tuple[str, str, str], ...] = (
+    ("goal", "Goal", "what the user is ultimately trying to achieve"),
+    ("instructions", "User instructions and constraints",
+     "every rule, preference and constraint the user stated, quoting exact wording where it matters"),
+    ("decisions", "Decisions and why", "what was decided and the reason for it, including rejected options"),
+    ("state", "Current state", "three lists, Done:, In progress: and Blocked:, each item one line"),
+    ("errors", "Errors and fixes", "each error met, with its exact message, and how it was fixed or that it is "
+     "still open"),
+    ("next", "Next step", "the immediate next action, in line with the user's latest request"),
+)
+KEYS = tuple(key for key, _title, _hint in SECTIONS)
+# Headings a model may translate along with the content.
+_ALIASES: dict[str, tuple[str, ...]] = {
+    "goal": ("goal", "primary goal", "目标", "目標", "目的", "목표"),
+    "instructions": ("user instructions and constraints", "user instructions", "instructions and constraints",
+                     "用户的指示与约束", "用户指示与约束", "用户指令与约束", "ユーザーの指示と制約", "사용자 지시와 제약"),
+    "decisions": ("decisions and why", "key decisions", "decisions", "决定及原因", "决策及原因", "決定と理由",
+                  "결정과 이유"),
+    "state": ("current state", "当前状态", "現在の状態", "현재 상태"),
+    "errors": ("errors and fixes", "错误与修复", "エラーと修正", "오류와 수정"),
+    "next": ("next step", "next steps", "下一步", "次のステップ", "다음 단계"),
+}
+_BY_HEADING = {alias: key for key, aliases in _ALIASES.items() for alias in aliases}
+_HEADING = re.compile(r"^\s*(?:#{1,6}\s*|\*\*)(?:\d+[.)]\s*)?(?P<title>[^*#\n]+?)\s*:?\s*(?:\*\*)?\s*:?\s*$")
+UNCHANGED = frozenset({"unchanged", "no change", "no changes", "未变", "不变", "変更なし", "변경 없음"})
+EMPTY = frozenset({"none", "n/a", "-", "—", "无", "無", "なし", "없음"})
+SHRINK = 0.5  # a new summary under this share of the previous one must account for what it dropped
+
+# Words about the request itself: a section made of them (and filler) restates the request.
+_META = frozenset(
+    ["summary", "summaries", "summarise", "summarize", "summarised", "summarized", "summarising", "summarizing", "task", "tasks", "user", "users", "request", "requests", "requested", "requesting", "provide", "provided", "providing", "information", "detail", "details", "detailed", "incomplete", "complete", "lacks", "lack", "relevant", "conversation", "conversations", "transcript", "please", "write", "written", "assistant", "section", "sections", "instruction", "instructions", "missing", "help", "need", "needs", "needed", "content", "following", "above", "below", "asked", "asks", "ask"])
+_ANCHORS = frozenset(["summary", "summaries", "summarise", "summarize", "summarised", "summarized", "request", "requests", "requested"])
+_FILLER = frozenset(
+    ["the", "a", "an", "and", "or", "of", "to", "in", "on", "for", "with", "is", "are", "was", "were", "be", "been", "being", "this", "that", "these", "those", "it", "its", "as", "at", "by", "from", "so", "can", "could", "would", "should", "will", "shall", "may", "might", "your", "you", "yours", "i", "me", "my", "we", "our", "they", "them", "their", "he", "she", "his", "her", "there", "here", "what", "which", "who", "whom", "whose", "not", "no", "do", "does", "did", "has", "have", "had", "also", "any", "some", "all"])
+_WORD = re.compile(r"[A-Za-z]+|\w+")
+
+
+def _norm(text: str) -> str:
+    return " ".join(text.strip().lstrip("-*•").split()).casefold()
+
+
+def parse(text: str) -> dict[str, str] | None:
+    """{key: body} for the known headings in ``text`` (a repeated heading: the first one), None when there is
+    none at all. Unknown headings stay inside the section before them."""
+    found: dict[str, list[str]] = {}
+    current: list[str] | None = None
+    for line in (text or "").splitlines():
+        match = _HEADING.match(line)
+        key = _BY_HEADING.get(_norm(match.group("title")).rstrip(":：")) if match else None
+        if key is not None and key not in found:
+            current = found.setdefault(key, [])
+            continue
+        if current is not None:
+            current.append(line)
+    if not found:
+        return None
+    return {key: "\n".join(lines).strip() for key, lines in found.items()}
+
+
+def render(parsed: Mapping[str, str]) -> str:
+    return "\n\n".join(f"## {title}\n{(parsed.get(key) or 'None').strip()}" for key, title, _h in SECTIONS
+                       if key in parsed)
+
+
+def is_unchanged(body: str) -> bool:
+    return _norm(body).rstrip(".。") in UNCHANGED
+
+
+def is_empty(body: str) -> bool:
+    return not body.strip() or _norm(body).rstrip(".。") in EMPTY
+
+
+def merge(new: Mapping[str, str], previous: Mapping[str, str] | None) -> dict[str, str]:
+    """The previous summary updated in place: a section the model marked unchanged keeps its old text."""
+    out: dict[str, str] = {}
+    for key in KEYS:
+        body = new.get(key, "")
+        if previous is not None and is_unchanged(body):
+            body = previous.get(key, "None")
+        out[key] = body.strip() or "None"
+    return out
+
+
+def _restates(body: str) -> bool:
+    """Talk about the summary or the request and little else: most distinct words (repetition aside) are
+    words about the request, and the summary or the request is named."""
+    content = {w.casefold() for w in _WORD.findall(body)} - _FILLER
+    if len(content) < 3 or not content & _ANCHORS:
+        return False
+    return len(content & _META) >= 0.7 * len(content)
+
+
+def _items(body: str) -> list[str]:
+    """The lines of a section that carry something (list markers and sub-headings such as "Done:" aside)."""
+    out = []
+    for line in body.splitlines():
+        item = _norm(line)
+        if item and not is_empty(item) and not item.endswith(":"):
+            out.append(item)
+    return out
+
+
+def _done_part(state: str) -> list[str]:
+    """The items listed under "Done:" in a Current state section."""
+    out: list[str] = []
+    inside = False
+    for line in state.splitlines():
+        item = _norm(line)
+        if item.endswith(":") or re.match(r"^(done|in progress|blocked|已完成|完成|进行中|受阻)\s*[:：]", item):
+            inside = item.startswith(("done", "已完成", "完成"))
+            rest = item.split(":", 1)[-1].strip() if ":" in item else ""
+            if inside and rest:
+                out.append(rest)
+            continue
+        if inside and item:
+            out.append(item)
+    return out
+
+
+def _accounted(item: str, new_text: str, done: list[str]) -> bool:
+    if item in new_text:
+        return True
+    return any(len(d) >= 8 and (item.startswith(d) or d in item or item in d) for d in done)
+
+
+def check(new: Mapping[str, str] | None, previous: Mapping[str, str] | None) -> str | None:
+    """Why the sectioned summary ``new`` (already merged) is unusable, or None. ``previous``: the summary it
+    updates, when that one had sections."""
+    if new is None:
+        return "the summary has none of the required sections"
+    missing = [title for key, title, _h in SECTIONS if key not in new]
+    if missing:
+        return "the summary lacks the section(s) " + ", ".join(missing)
+    filled = {key: body for key, body in new.items() if not is_empty(body) and not is_unchanged(body)}
+    restating = [title for key, title, _h in SECTIONS if key in filled and _restates(filled[key])]
+    if restating:
+        return "the summary restates the request instead of summarising (" + ", ".join(restating) + ")"
+    if previous is None:
+        return None
+    size, before = estimate_text(render(new)), estimate_text(render(previous))
+    if size >= SHRINK * before:
+        return None
+    new_text = "\n".join(_items("\n".join(new.values())))
+    done = _done_part(new.get("state", ""))
+    dropped = [item for key in KEYS for item in _items(previous.get(key, "")) if not _accounted(item, new_text, done)]
+    if not dropped:
+        return None
+    return (f"the summary is much smaller than the one it updates ({size:,} vs {before:,} tokens) and drops "
+            f"content not marked done (e.g. “{dropped[0][:80]}”)")
+
+
+def accept(text: str, previous_summary: str | None) -> tuple[str, str | None]:
+    """(the summary to keep, why it is unusable or None): ``text`` merged into the previous summary section by
+    section, then checked."""
+    new = parse(text)
+    previous = parse(previous_summary) if previous_summary else None
+    if new is None:
+        return text, check(None, previous)
+    merged = merge(new, previous)
+    return render(merged), check(merged, previous)

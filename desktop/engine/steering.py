@@ -1,0 +1,37 @@
+"""The user steering compaction: an edited summary (a new row over the same messages, undoable like any
+compaction), a hand-off text for a new chat, and the cut for "Summarise up to here"."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import Any
+
+from desktop.engine import tokens
+from desktop.engine.compaction import cut_points
+from desktop.engine.types import CompactionRecord, StoredMessage
+
+HANDOFF_HEADER = "Context carried over from an earlier chat, “{title}”:"
+
+
+def edited_stats(record: CompactionRecord, text: str) -> dict[str, Any]:
+    """The stats of an edited summary: the pins, ledger and counts of the one it replaces, marked edited."""
+    return {**record.stats, "edited": True, "edited_from": record.id, "summary_tokens": tokens.estimate_text(text)}
+
+
+def handoff_text(record: CompactionRecord, title: str) -> str:
+    """What a new chat's composer starts with: the summary, then the user's pinned instructions and the
+    artifact ledger (and re-read files) exactly as requests carry them."""
+    parts = [HANDOFF_HEADER.format(title=title or "untitled"), record.summary.strip()]
+    pins = str(record.stats.get("pins_text") or "").strip()
+    if pins:
+        parts.append(pins)
+    return "\n\n".join(parts)
+
+
+def head_before(rows: Sequence[StoredMessage], message_id: int,
+                cuts: Sequence[int] | None = None) -> list[StoredMessage]:
+    """The rows a summary may replace so that the message ``message_id`` and everything after it stay verbatim:
+    up to the latest valid cut at or before that message ([] when there is none)."""
+    index = next((i for i, m in enumerate(rows) if m.id >= message_id), len(rows))
+    cut = max((c for c in (cuts if cuts is not None else cut_points(rows)) if c <= index), default=0)
+    return list(rows[:cut])

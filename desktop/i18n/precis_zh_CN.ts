@@ -1,0 +1,1936 @@
+<?xml version="1.0" encoding="utf-8"?>
+<!DOCTYPE TS>
+<TS version="2.1" language="zh_CN">
+<context>
+    <name>Activity</name>
+    <message>
+        <source>Sending…</source>
+        <translation>正在发送…</translation>
+    </message>
+    <message>
+        <source>Waiting for the reply…</source>
+        <translation>正在等待回复…</translation>
+    </message>
+    <message>
+        <source>Receiving the reply…</source>
+        <translation>正在接收回复…</translation>
+    </message>
+    <message>
+        <source>Compressing context…</source>
+        <translation>正在压缩上下文…</translation>
+    </message>
+    <message>
+        <source>Context too long: compressing and resending…</source>
+        <translation>上下文过长：正在压缩并重新发送…</translation>
+    </message>
+    <message>
+        <source>Preparing a summary in the background…</source>
+        <translation>正在后台准备摘要…</translation>
+    </message>
+    <message>
+        <source>Running tools…</source>
+        <translation>正在运行工具…</translation>
+    </message>
+    <message>
+        <source>Stopped</source>
+        <translation>已停止</translation>
+    </message>
+</context>
+<context>
+    <name>BreakdownBar</name>
+    <message>
+        <source>System prompt</source>
+        <translation>系统提示词</translation>
+    </message>
+    <message>
+        <source>Tools</source>
+        <translation>工具</translation>
+    </message>
+    <message>
+        <source>Summary</source>
+        <translation>摘要</translation>
+    </message>
+    <message>
+        <source>Pinned instructions</source>
+        <translation>固定的指令</translation>
+    </message>
+    <message>
+        <source>Messages</source>
+        <translation>消息</translation>
+    </message>
+    <message>
+        <source>Tool results</source>
+        <translation>工具结果</translation>
+    </message>
+    <message>
+        <source>Media</source>
+        <translation>媒体</translation>
+    </message>
+    <message>
+        <source>Free</source>
+        <translation>空闲</translation>
+    </message>
+    <message>
+        <source>Reserved for output</source>
+        <translation>为输出预留</translation>
+    </message>
+    <message>
+        <source>{name}: {tokens} tokens ({exact}), {share}</source>
+        <translation>{name}：{tokens} 词元（{exact}），{share}</translation>
+    </message>
+</context>
+<context>
+    <name>Bridge</name>
+    <message>
+        <source>Something went wrong: {name}: {error}</source>
+        <translation>出了点问题：{name}：{error}</translation>
+    </message>
+    <message>
+        <source>Cannot attach: {error}</source>
+        <translation>无法添加附件：{error}</translation>
+    </message>
+    <message>
+        <source>Imported {n} server(s): {names}</source>
+        <translation>已导入 {n} 个服务器：{names}</translation>
+    </message>
+    <message>
+        <source>Nothing new to import</source>
+        <translation>没有可导入的新内容</translation>
+    </message>
+</context>
+<context>
+    <name>ChatDelegate</name>
+    <message>
+        <source>shortened in the context sent to the model</source>
+        <translation>发送给模型的上下文中已缩短</translation>
+    </message>
+    <message>
+        <source>Older tool output or media in this message is sent to the model in a shortened form to save context. The full text stays here and in the history.</source>
+        <translation>为节省上下文，这条消息中较早的工具输出或媒体以缩短的形式发送给模型。完整内容仍保留在这里和历史记录中。</translation>
+    </message>
+    <message>
+        <source>Hide summary</source>
+        <translation>隐藏摘要</translation>
+    </message>
+    <message>
+        <source>View summary</source>
+        <translation>查看摘要</translation>
+    </message>
+    <message>
+        <source>Hide originals</source>
+        <translation>隐藏原文</translation>
+    </message>
+    <message>
+        <source>Show originals</source>
+        <translation>显示原文</translation>
+    </message>
+    <message>
+        <source>Undo</source>
+        <translation>撤销</translation>
+    </message>
+    <message>
+        <source>Edit summary…</source>
+        <translation>编辑摘要…</translation>
+    </message>
+    <message>
+        <source>New chat from summary</source>
+        <translation>用摘要开始新对话</translation>
+    </message>
+    <message>
+        <source>Cut off: the context window is full</source>
+        <translation>已截断：上下文窗口已满</translation>
+    </message>
+    <message>
+        <source>Cut off: output limit reached</source>
+        <translation>已截断：达到输出上限</translation>
+    </message>
+    <message>
+        <source>Continue</source>
+        <translation>继续</translation>
+    </message>
+    <message>
+        <source>interrupted</source>
+        <translation>已中断</translation>
+    </message>
+    <message>
+        <source>error</source>
+        <translation>错误</translation>
+    </message>
+    <message>
+        <source>The reply was stopped before it finished; what arrived is kept.</source>
+        <translation>回复在完成前被停止；已收到的内容会保留。</translation>
+    </message>
+</context>
+<context>
+    <name>ChatModel</name>
+    <message>
+        <source>You</source>
+        <translation>你</translation>
+    </message>
+    <message>
+        <source>Summary card</source>
+        <translation>摘要卡片</translation>
+    </message>
+    <message>
+        <source>Notice</source>
+        <translation>通知</translation>
+    </message>
+    <message>
+        <source>Tool</source>
+        <translation>工具</translation>
+    </message>
+    <message>
+        <source>Version %1 of %2 (Alt+Left, Alt+Right)</source>
+        <translation>第 %1 / %2 版（Alt+Left、Alt+Right）</translation>
+    </message>
+    <message>
+        <source>Interrupted</source>
+        <translation>已中断</translation>
+    </message>
+    <message>
+        <source>Error: {detail}</source>
+        <translation>错误：{detail}</translation>
+    </message>
+    <message>
+        <source>Error</source>
+        <translation>错误</translation>
+    </message>
+    <message>
+        <source>Still being written</source>
+        <translation>仍在生成</translation>
+    </message>
+    <message>
+        <source>Cut off: Continue resumes it</source>
+        <translation>已截断：点“继续”接着生成</translation>
+    </message>
+    <message>
+        <source>Cut off</source>
+        <translation>已截断</translation>
+    </message>
+    <message>
+        <source>Shortened in the context sent to the model</source>
+        <translation>发送给模型的上下文中已缩短</translation>
+    </message>
+    <message>
+        <source>error: </source>
+        <translation>错误：</translation>
+    </message>
+    <message>
+        <source>+{n} lines</source>
+        <translation>另有 {n} 行</translation>
+    </message>
+    <message>
+        <source>{n} images</source>
+        <translation>{n} 张图片</translation>
+    </message>
+    <message>
+        <source>1 image</source>
+        <translation>1 张图片</translation>
+    </message>
+    <message>
+        <source>waiting for your permission</source>
+        <translation>等待你的许可</translation>
+    </message>
+    <message>
+        <source>running…</source>
+        <translation>运行中…</translation>
+    </message>
+    <message>
+        <source>✖ error</source>
+        <translation>✖ 出错</translation>
+    </message>
+    <message>
+        <source>denied</source>
+        <translation>已拒绝</translation>
+    </message>
+    <message>
+        <source>cancelled</source>
+        <translation>已取消</translation>
+    </message>
+    <message>
+        <source>(no output)</source>
+        <translation>（无输出）</translation>
+    </message>
+    <message>
+        <source>({n} images or documents)</source>
+        <translation>（{n} 个图片或文档）</translation>
+    </message>
+    <message>
+        <source>Thinking…</source>
+        <translation>思考中…</translation>
+    </message>
+    <message>
+        <source>Thinking (redacted)</source>
+        <translation>思考（已隐去）</translation>
+    </message>
+    <message>
+        <source>[image]</source>
+        <translation>[图片]</translation>
+    </message>
+    <message>
+        <source>attachment</source>
+        <translation>附件</translation>
+    </message>
+    <message>
+        <source>[document: {title}]</source>
+        <translation>[文档：{title}]</translation>
+    </message>
+    <message>
+        <source>Context compacted · {count} messages summarized · ~{saved} tokens saved</source>
+        <translation>上下文已压缩 · 摘要了 {count} 条消息 · 节省约 {saved} 词元</translation>
+    </message>
+</context>
+<context>
+    <name>ChatView</name>
+    <message>
+        <source>Start a conversation — Enter sends, Shift+Enter adds a line</source>
+        <translation>开始对话 —— Enter 发送，Shift+Enter 换行</translation>
+    </message>
+    <message>
+        <source>Conversation</source>
+        <translation>对话</translation>
+    </message>
+    <message>
+        <source>Messages, oldest first. Ctrl+C copies the current message; the menu key shows its actions.</source>
+        <translation>消息按时间先后排列。Ctrl+C 复制当前消息；菜单键显示可用操作。</translation>
+    </message>
+    <message>
+        <source>Copy message</source>
+        <translation>复制消息</translation>
+    </message>
+    <message>
+        <source>Copy code block {n}</source>
+        <translation>复制代码块 {n}</translation>
+    </message>
+    <message>
+        <source>Copy link address</source>
+        <translation>复制链接地址</translation>
+    </message>
+    <message>
+        <source>Continue the reply</source>
+        <translation>继续生成回复</translation>
+    </message>
+    <message>
+        <source>Edit and resend…</source>
+        <translation>编辑并重新发送…</translation>
+    </message>
+    <message>
+        <source>Summarise up to here</source>
+        <translation>摘要到此处</translation>
+    </message>
+    <message>
+        <source>Summarise everything before this message; it and the rest stay verbatim</source>
+        <translation>摘要这条消息之前的所有内容；这条消息及其后的内容保留原文</translation>
+    </message>
+    <message>
+        <source>Delete message…</source>
+        <translation>删除消息…</translation>
+    </message>
+    <message>
+        <source>Regenerate</source>
+        <translation>重新生成</translation>
+    </message>
+    <message>
+        <source>Previous version</source>
+        <translation>上一版</translation>
+    </message>
+    <message>
+        <source>Next version</source>
+        <translation>下一版</translation>
+    </message>
+</context>
+<context>
+    <name>Cli</name>
+    <message>
+        <source>{error} (session {id})</source>
+        <translation>{error}（对话 {id}）</translation>
+    </message>
+    <message>
+        <source>sending…</source>
+        <translation>正在发送…</translation>
+    </message>
+    <message>
+        <source>waiting for the reply…</source>
+        <translation>正在等待回复…</translation>
+    </message>
+    <message>
+        <source>Compressing context…</source>
+        <translation>正在压缩上下文…</translation>
+    </message>
+    <message>
+        <source>Compressing context (the provider said it was too long), then resending…</source>
+        <translation>正在压缩上下文（服务商提示内容过长），随后重新发送…</translation>
+    </message>
+    <message>
+        <source>running tools…</source>
+        <translation>正在运行工具…</translation>
+    </message>
+    <message>
+        <source>--retry needs --session ID</source>
+        <translation>--retry 需要 --session ID</translation>
+    </message>
+    <message>
+        <source>--continue needs --session ID</source>
+        <translation>--continue 需要 --session ID</translation>
+    </message>
+    <message>
+        <source>empty message</source>
+        <translation>消息为空</translation>
+    </message>
+    <message>
+        <source>no API key: set ANTHROPIC_API_KEY (or ANTHROPIC_AUTH_TOKEN), or save one in Settings</source>
+        <translation>没有 API 密钥：请设置 ANTHROPIC_API_KEY（或 ANTHROPIC_AUTH_TOKEN），或在设置中保存一个</translation>
+    </message>
+    <message>
+        <source>session {id}</source>
+        <translation>对话 {id}</translation>
+    </message>
+    <message>
+        <source>{error}; the turn ended (session {id})</source>
+        <translation>{error}；本轮已结束（对话 {id}）</translation>
+    </message>
+    <message>
+        <source>the reply above could not be saved: {error} (your message is saved in session {id})</source>
+        <translation>上面的回复无法保存：{error}（你的消息已保存在对话 {id} 中）</translation>
+    </message>
+    <message>
+        <source>{error} (your message is saved in session {id}; retry with `precis chat --session {id} --retry`)</source>
+        <translation>{error}（你的消息已保存在对话 {id} 中；可用 `precis chat --session {id} --retry` 重试）</translation>
+    </message>
+    <message>
+        <source>stopped; the partial reply is kept</source>
+        <translation>已停止；已收到的部分回复会保留</translation>
+    </message>
+    <message>
+        <source>reply cut by {reason}; run `precis chat --session {id} --continue`</source>
+        <translation>回复因 {reason} 被截断；运行 `precis chat --session {id} --continue` 继续</translation>
+    </message>
+    <message>
+        <source>cannot attach {path}: {error}</source>
+        <translation>无法添加附件 {path}：{error}</translation>
+    </message>
+    <message>
+        <source>{id:&gt;5}  {messages:&gt;6} msgs  {used:&gt;8} tok  {title}</source>
+        <translation>{id:&gt;5}  {messages:&gt;6} 条消息  {used:&gt;8} 词元  {title}</translation>
+    </message>
+    <message>
+        <source>cannot write {path}: {error}</source>
+        <translation>无法写入 {path}：{error}</translation>
+    </message>
+    <message>
+        <source>wrote {path}</source>
+        <translation>已写入 {path}</translation>
+    </message>
+    <message>
+        <source>precis: error: {error}</source>
+        <translation>precis：错误：{error}</translation>
+    </message>
+    <message>
+        <source>ok</source>
+        <translation>成功</translation>
+    </message>
+    <message>
+        <source>error</source>
+        <translation>错误</translation>
+    </message>
+    <message>
+        <source>denied</source>
+        <translation>已拒绝</translation>
+    </message>
+    <message>
+        <source>cancelled</source>
+        <translation>已取消</translation>
+    </message>
+    <message>
+        <source>built-in</source>
+        <translation>内置</translation>
+    </message>
+    <message>
+        <source>{tool} ({server}) wants to run with:</source>
+        <translation>{tool}（{server}）请求以下列参数运行：</translation>
+    </message>
+    <message>
+        <source>Allow? [o]nce / for this [c]hat / [a]lways for this tool / [d]eny: </source>
+        <translation>允许吗？[o] 仅一次 / [c] 在此对话中 / [a] 此工具始终允许 / [d] 拒绝：</translation>
+    </message>
+    <message>
+        <source>--workspace {path}: not a folder</source>
+        <translation>--workspace {path}：不是文件夹</translation>
+    </message>
+    <message>
+        <source>tool {name}: {status} ({seconds} s)</source>
+        <translation>工具 {name}：{status}（{seconds} 秒）</translation>
+    </message>
+    <message>
+        <source>MCP server {name} did not start: {error} (log: {log})</source>
+        <translation>MCP 服务器 {name} 未能启动：{error}（日志：{log}）</translation>
+    </message>
+    <message>
+        <source>imported {n} server(s) into {path}</source>
+        <translation>已导入 {n} 个服务器到 {path}</translation>
+    </message>
+    <message>
+        <source>no MCP servers configured ({path})</source>
+        <translation>没有配置 MCP 服务器（{path}）</translation>
+    </message>
+</context>
+<context>
+    <name>Composer</name>
+    <message>
+        <source>Message Claude — Enter sends, Shift+Enter adds a line</source>
+        <translation>给 Claude 发消息 —— Enter 发送，Shift+Enter 换行</translation>
+    </message>
+    <message>
+        <source>Message</source>
+        <translation>消息</translation>
+    </message>
+    <message>
+        <source>Enter sends, Shift+Enter adds a line</source>
+        <translation>Enter 发送，Shift+Enter 换行</translation>
+    </message>
+    <message>
+        <source>Attach…</source>
+        <translation>附件…</translation>
+    </message>
+    <message>
+        <source>Attach images or PDFs (or drop / paste them here)</source>
+        <translation>添加图片或 PDF（也可以拖放或粘贴到这里）</translation>
+    </message>
+    <message>
+        <source>Attach files</source>
+        <translation>添加附件</translation>
+    </message>
+    <message>
+        <source>Remove the attachments</source>
+        <translation>移除附件</translation>
+    </message>
+    <message>
+        <source>Cancel edit</source>
+        <translation>取消编辑</translation>
+    </message>
+    <message>
+        <source>Leave the edit; nothing is changed (Esc)</source>
+        <translation>退出编辑，不做任何更改（Esc）</translation>
+    </message>
+    <message>
+        <source>Send</source>
+        <translation>发送</translation>
+    </message>
+    <message>
+        <source>Send message</source>
+        <translation>发送消息</translation>
+    </message>
+    <message>
+        <source>Send (Enter)</source>
+        <translation>发送（Enter）</translation>
+    </message>
+    <message>
+        <source>Stop</source>
+        <translation>停止</translation>
+    </message>
+    <message>
+        <source>Stop the reply</source>
+        <translation>停止回复</translation>
+    </message>
+    <message>
+        <source>Stop the reply; what has arrived is kept</source>
+        <translation>停止回复；已收到的内容会保留</translation>
+    </message>
+    <message>
+        <source> and {n} more</source>
+        <translation> 等另外 {n} 个</translation>
+    </message>
+    <message>
+        <source>Attached: {names}</source>
+        <translation>已添加：{names}</translation>
+    </message>
+    <message>
+        <source>Images and PDFs ({p})</source>
+        <translation>图片和 PDF（{p}）</translation>
+    </message>
+</context>
+<context>
+    <name>ContextGauge</name>
+    <message>
+        <source>Context usage</source>
+        <translation>上下文用量</translation>
+    </message>
+    <message>
+        <source>No context usage data yet.</source>
+        <translation>尚无上下文用量数据。</translation>
+    </message>
+    <message>
+        <source>{used} tokens used; capacity unknown.</source>
+        <translation>已用 {used} 词元；容量未知。</translation>
+    </message>
+    <message>
+        <source>{used} of {window} tokens used ({pct}). Next turn about {nxt} ({npct}).</source>
+        <translation>已用 {used} / {window} 词元（{pct}）。下一轮约 {nxt}（{npct}）。</translation>
+    </message>
+    <message>
+        <source>Context is getting full.</source>
+        <translation>上下文快满了。</translation>
+    </message>
+    <message>
+        <source>Context almost full.</source>
+        <translation>上下文几乎已满。</translation>
+    </message>
+    <message>
+        <source>Summary active.</source>
+        <translation>摘要已启用。</translation>
+    </message>
+</context>
+<context>
+    <name>Engine</name>
+    <message>
+        <source>API key (x-api-key header)</source>
+        <translation>API 密钥（x-api-key 请求头）</translation>
+    </message>
+    <message>
+        <source>Bearer token (Authorization header)</source>
+        <translation>持有者令牌（Authorization 请求头）</translation>
+    </message>
+    <message>
+        <source>No key (a local server)</source>
+        <translation>无需密钥（本地服务器）</translation>
+    </message>
+    <message>
+        <source>Too many images or documents for this model: {raw}</source>
+        <translation>图片或文档超出了该模型的上限：{raw}</translation>
+    </message>
+    <message>
+        <source>The conversation no longer fits the model&apos;s context window ({raw}).</source>
+        <translation>对话已超出模型的上下文窗口（{raw}）。</translation>
+    </message>
+    <message>
+        <source>The provider rejected the API key ({status}): {text}. Check the key in Settings.</source>
+        <translation>服务商拒绝了 API 密钥（{status}）：{text}。请在设置中检查密钥。</translation>
+    </message>
+    <message>
+        <source>Rate limited by the provider: {text}. Wait a moment and retry.</source>
+        <translation>服务商限制了请求频率：{text}。请稍候再重试。</translation>
+    </message>
+    <message>
+        <source>The provider is overloaded right now. Retry in a moment.</source>
+        <translation>服务商当前负载过高，请稍后重试。</translation>
+    </message>
+    <message>
+        <source>The provider had an internal error ({status}): {text}</source>
+        <translation>服务商内部出错（{status}）：{text}</translation>
+    </message>
+    <message>
+        <source>The provider refused the request ({status}): {text}</source>
+        <translation>服务商拒绝了请求（{status}）：{text}</translation>
+    </message>
+    <message>
+        <source>Provider error ({status}): {text}</source>
+        <translation>服务商错误（{status}）：{text}</translation>
+    </message>
+    <message>
+        <source>The request timed out. Check the connection and retry.</source>
+        <translation>请求超时。请检查网络连接后重试。</translation>
+    </message>
+    <message>
+        <source>Could not reach the provider. Check the base URL and your connection.</source>
+        <translation>无法连接服务商。请检查基础 URL 和网络连接。</translation>
+    </message>
+    <message>
+        <source>The provider sent a malformed response. Retry; if it keeps happening, check the base URL.</source>
+        <translation>服务商返回的响应格式有误。请重试；如果反复出现，请检查基础 URL。</translation>
+    </message>
+    <message>
+        <source>The connection dropped while receiving the reply ({name}).</source>
+        <translation>接收回复时连接中断（{name}）。</translation>
+    </message>
+    <message>
+        <source>Unexpected error: {name}: {error}</source>
+        <translation>意外错误：{name}：{error}</translation>
+    </message>
+    <message>
+        <source>A reply is streaming: compact when it has finished.</source>
+        <translation>回复正在生成：请等它结束后再压缩。</translation>
+    </message>
+    <message>
+        <source>Compaction stopped; nothing changed.</source>
+        <translation>压缩已停止；没有任何更改。</translation>
+    </message>
+    <message>
+        <source>This chat was compacted elsewhere (another window or command) while this summary was being written; nothing was changed here. Compact again if it is still needed.</source>
+        <translation>生成这份摘要期间，此对话已在别处（另一个窗口或命令）被压缩；这里没有做任何更改。如仍需要，请再压缩一次。</translation>
+    </message>
+    <message>
+        <source>Compaction undone: the next request is built from the originals.</source>
+        <translation>已撤销压缩：下一次请求将使用原始消息构建。</translation>
+    </message>
+    <message>
+        <source>Stopped after {rounds} tool rounds in a row that only repeated earlier calls with the same results; send a message to continue.</source>
+        <translation>连续 {rounds} 轮工具调用只是在重复先前结果相同的调用，已停止；发送一条消息即可继续。</translation>
+    </message>
+    <message>
+        <source>Stopped after {calls} model calls in one turn (the per-turn limit in Settings); send a message to continue.</source>
+        <translation>本轮已调用模型 {calls} 次（设置中的每轮上限），已停止；发送一条消息即可继续。</translation>
+    </message>
+    <message>
+        <source>Older images were left out to stay under the provider&apos;s media limit.</source>
+        <translation>为不超出服务商的媒体数量上限，较早的图片未发送。</translation>
+    </message>
+    <message>
+        <source>The cut reply is no longer in the context; ask the model to go on instead.</source>
+        <translation>被截断的回复已不在上下文中；请直接让模型接着写。</translation>
+    </message>
+    <message>
+        <source>The reply could not be saved: {error} It is kept in memory: Retry saves it without asking the model again.</source>
+        <translation>回复无法保存：{error} 它仍保留在内存中：点“重试”即可保存，无需再次请求模型。</translation>
+    </message>
+    <message>
+        <source>The reply filled the context window and was cut short; the context will be compacted before the next turn.</source>
+        <translation>回复占满了上下文窗口而被截断；下一轮开始前会先压缩上下文。</translation>
+    </message>
+    <message>
+        <source>Context</source>
+        <translation>上下文</translation>
+    </message>
+    <message>
+        <source>This message is about {need:,} tokens, more than the {room:,} the model {model} can read (its context window less the room kept for the reply). Nothing was sent: shorten it or split it into parts.</source>
+        <translation>这条消息约 {need:,} 词元，超过了模型 {model} 能读取的 {room:,} 词元（上下文窗口减去为回复预留的空间）。未发送任何内容：请缩短或拆分成几部分。</translation>
+    </message>
+    <message>
+        <source>nothing to continue: the newest reply was not cut short</source>
+        <translation>没有可继续的内容：最新的回复并未被截断</translation>
+    </message>
+    <message>
+        <source>Nothing to compact yet: everything is in the recent verbatim tail.</source>
+        <translation>暂无可压缩的内容：所有消息都在最近保留原文的部分中。</translation>
+    </message>
+    <message>
+        <source>Nothing to summarise before this message.</source>
+        <translation>这条消息之前没有可摘要的内容。</translation>
+    </message>
+    <message>
+        <source>Summary edited: the next request carries your text. Undo restores the previous summary.</source>
+        <translation>摘要已编辑：下一次请求将使用你的文字。“撤销”可恢复之前的摘要。</translation>
+    </message>
+    <message>
+        <source>The summary would not have made the context smaller; nothing was changed.</source>
+        <translation>摘要无法让上下文变小；没有做任何更改。</translation>
+    </message>
+    <message>
+        <source>Summary failed: {error}.</source>
+        <translation>摘要失败：{error}。</translation>
+    </message>
+    <message>
+        <source>Automatic summaries are paused after 3 failures; Compact now retries.</source>
+        <translation>连续失败 3 次后自动摘要已暂停；点“立即压缩”可重试。</translation>
+    </message>
+    <message>
+        <source>Context compacted · {messages} messages summarized · ~{saved:,} tokens saved</source>
+        <translation>上下文已压缩 · 摘要了 {messages} 条消息 · 节省约 {saved:,} 词元</translation>
+    </message>
+    <message>
+        <source>Nothing could be dropped: only the latest exchange is left.</source>
+        <translation>无法再删减：只剩下最近一轮对话。</translation>
+    </message>
+    <message>
+        <source>Dropped {count} oldest messages from the context (no summary available).</source>
+        <translation>已从上下文中移除最早的 {count} 条消息（无法生成摘要）。</translation>
+    </message>
+    <message>
+        <source>The provider does not list its models (GET /v1/models did not answer); type the model&apos;s name.</source>
+        <translation>服务商未提供模型列表（GET /v1/models 无响应）；请手动输入模型名称。</translation>
+    </message>
+    <message>
+        <source>Models offered: {count} ({shown}).</source>
+        <translation>可用模型：{count} 个（{shown}）。</translation>
+    </message>
+    <message>
+        <source>Models offered: {count} ({shown} and {more} more).</source>
+        <translation>可用模型：{count} 个（{shown} 等另外 {more} 个）。</translation>
+    </message>
+    <message>
+        <source>The provider lists no models.</source>
+        <translation>服务商的模型列表为空。</translation>
+    </message>
+    <message>
+        <source>The provider refused the credentials ({auth}): {error}</source>
+        <translation>服务商拒绝了凭据（{auth}）：{error}</translation>
+    </message>
+    <message>
+        <source>The test message to {model} failed: {error}</source>
+        <translation>发给 {model} 的测试消息失败：{error}</translation>
+    </message>
+    <message>
+        <source>no key was needed</source>
+        <translation>无需密钥</translation>
+    </message>
+    <message>
+        <source>the {auth} was accepted</source>
+        <translation>{auth}验证通过</translation>
+    </message>
+    <message>
+        <source>Connected: {model} answered a test message ({tokens_in} tokens in, {tokens_out} out); {how}.</source>
+        <translation>已连接：{model} 回复了测试消息（输入 {tokens_in} 词元，输出 {tokens_out}）；{how}。</translation>
+    </message>
+    <message>
+        <source>Context window of {model}: {window:,} tokens (from the provider).</source>
+        <translation>{model} 的上下文窗口：{window:,} 词元（来自服务商）。</translation>
+    </message>
+    <message>
+        <source>Context window of {model}: {window:,} tokens (from your override).</source>
+        <translation>{model} 的上下文窗口：{window:,} 词元（来自你的自定义值）。</translation>
+    </message>
+    <message>
+        <source>Context window of {model}: {window:,} tokens (from the built-in catalog).</source>
+        <translation>{model} 的上下文窗口：{window:,} 词元（来自内置目录）。</translation>
+    </message>
+    <message>
+        <source>The context window of {model} is unknown: set it below, or Précis learns it from the provider&apos;s first &quot;too long&quot; error.</source>
+        <translation>{model} 的上下文窗口未知：可在下方设置，或由 Précis 从服务商第一次返回的“过长”错误中获知。</translation>
+    </message>
+    <message>
+        <source>Note: {model} is not in the provider&apos;s list, but it answered.</source>
+        <translation>注意：{model} 不在服务商的列表中，但它有回复。</translation>
+    </message>
+    <message>
+        <source>No system keyring is available (no Secret Service, Keychain or Credential Locker was found), so Précis cannot save the key safely. You can use it for this run only.</source>
+        <translation>没有可用的系统密钥环（未找到 Secret Service、Keychain 或 Credential Locker），Précis 无法安全地保存密钥。你可以仅在本次运行中使用它。</translation>
+    </message>
+    <message>
+        <source>No system keyring is available, so Précis cannot save the key safely. You can use it for this run only.</source>
+        <translation>没有可用的系统密钥环，Précis 无法安全地保存密钥。你可以仅在本次运行中使用它。</translation>
+    </message>
+    <message>
+        <source>The system keyring refused the key: {error}</source>
+        <translation>系统密钥环拒绝保存密钥：{error}</translation>
+    </message>
+    <message>
+        <source>imported {count} messages into session {session} ({title})</source>
+        <translation>已将 {count} 条消息导入对话 {session}（{title}）</translation>
+    </message>
+    <message>
+        <source>skipped {count} malformed lines</source>
+        <translation>跳过了 {count} 行格式错误的内容</translation>
+    </message>
+    <message>
+        <source>skipped records: {reasons}</source>
+        <translation>跳过的记录：{reasons}</translation>
+    </message>
+    <message>
+        <source>compacted history kept as a summary (covers messages up to {through})</source>
+        <translation>已压缩的历史保留为摘要（涵盖到第 {through} 条消息）</translation>
+    </message>
+    <message>
+        <source>{path} is not a regular file (a device, pipe or socket); import a .jsonl file</source>
+        <translation>{path} 不是普通文件（而是设备、管道或套接字）；请导入 .jsonl 文件</translation>
+    </message>
+    <message>
+        <source>no such file: {path}</source>
+        <translation>文件不存在：{path}</translation>
+    </message>
+    <message>
+        <source>{path} is a directory, not a .jsonl file</source>
+        <translation>{path} 是文件夹，不是 .jsonl 文件</translation>
+    </message>
+    <message>
+        <source>cannot read {path}: {error}</source>
+        <translation>无法读取 {path}：{error}</translation>
+    </message>
+    <message>
+        <source>{path} is not a Claude Code JSONL transcript ({count} lines are not JSON records)</source>
+        <translation>{path} 不是 Claude Code 的 JSONL 对话记录（有 {count} 行不是 JSON 记录）</translation>
+    </message>
+    <message>
+        <source>{path} holds no conversation messages to import</source>
+        <translation>{path} 中没有可导入的对话消息</translation>
+    </message>
+    <message>
+        <source>Chat {session} is busy: another Précis (process {pid}) is running a reply in it, and it did not finish within {waited} s; nothing was sent or saved. Try again when it is done.</source>
+        <translation>对话 {session} 正忙：另一个 Précis（进程 {pid}）正在其中生成回复，{waited} 秒内未结束；没有发送或保存任何内容。请等它结束后再试。</translation>
+    </message>
+    <message>
+        <source>Chat {session} is busy: another Précis (process {pid} on {host}) is running a reply in it, and it did not finish within {waited} s; nothing was sent or saved. Try again when it is done.</source>
+        <translation>对话 {session} 正忙：另一个 Précis（{host} 上的进程 {pid}）正在其中生成回复，{waited} 秒内未结束；没有发送或保存任何内容。请等它结束后再试。</translation>
+    </message>
+    <message>
+        <source>settings.json could not be read ({error}); using the defaults</source>
+        <translation>无法读取 settings.json（{error}）；改用默认设置</translation>
+    </message>
+    <message>
+        <source>settings.json holds {kind}, not an object; using the defaults</source>
+        <translation>settings.json 的内容是{kind}，而不是对象；改用默认设置</translation>
+    </message>
+    <message>
+        <source>{name}: {value} is outside {lo}..{hi}; using {fixed}</source>
+        <translation>{name}：{value} 超出 {lo}..{hi} 的范围；改用 {fixed}</translation>
+    </message>
+    <message>
+        <source>{name}: expected a whole number, got {value}; using {default}</source>
+        <translation>{name}：应为整数，实际为 {value}；改用 {default}</translation>
+    </message>
+    <message>
+        <source>{name}: {value} is not a whole number; using {fixed}</source>
+        <translation>{name}：{value} 不是整数；改用 {fixed}</translation>
+    </message>
+    <message>
+        <source>{name}: expected a number, got {value}; using {default}</source>
+        <translation>{name}：应为数字，实际为 {value}；改用 {default}</translation>
+    </message>
+    <message>
+        <source>{name}: expected a model id, got {value}; using the default</source>
+        <translation>{name}：应为模型 ID，实际为 {value}；改用默认值</translation>
+    </message>
+    <message>
+        <source>{name}: expected text, got {value}; using the default</source>
+        <translation>{name}：应为文本，实际为 {value}；改用默认值</translation>
+    </message>
+    <message>
+        <source>{name}: expected true or false, got {value}; using the default</source>
+        <translation>{name}：应为 true 或 false，实际为 {value}；改用默认值</translation>
+    </message>
+    <message>
+        <source>language: expected &quot;&quot;, &quot;en&quot; or &quot;zh_CN&quot;, got {value}; following the system</source>
+        <translation>language：应为 &quot;&quot;、&quot;en&quot; 或 &quot;zh_CN&quot;，实际为 {value}；改为跟随系统</translation>
+    </message>
+    <message>
+        <source>profiles: an entry without a name was ignored</source>
+        <translation>profiles：已忽略一个没有名称的条目</translation>
+    </message>
+    <message>
+        <source>model_overrides: expected an object, got {kind}; ignored</source>
+        <translation>model_overrides：应为对象，实际为{kind}；已忽略</translation>
+    </message>
+    <message>
+        <source>model_overrides: an empty model id; ignored</source>
+        <translation>model_overrides：模型 ID 为空；已忽略</translation>
+    </message>
+    <message>
+        <source>{where}: expected an object or a window size, got {value}; ignored</source>
+        <translation>{where}：应为对象或窗口大小，实际为 {value}；已忽略</translation>
+    </message>
+    <message>
+        <source>{where}: expected a positive whole number, got {value}; ignored</source>
+        <translation>{where}：应为正整数，实际为 {value}；已忽略</translation>
+    </message>
+    <message>
+        <source>{where}: expected a price of 0 or more, got {value}; ignored</source>
+        <translation>{where}：价格应不小于 0，实际为 {value}；已忽略</translation>
+    </message>
+    <message>
+        <source>{where}: expected {one} or {other}, got {value}; ignored</source>
+        <translation>{where}：应为 {one} 或 {other}，实际为 {value}；已忽略</translation>
+    </message>
+    <message>
+        <source>{where}: unknown key {key} ignored</source>
+        <translation>{where}：已忽略未知的键 {key}</translation>
+    </message>
+    <message>
+        <source>The database {path} {what}; it was left untouched. To start fresh, move it aside (for example rename it to {name}.broken) and start Précis again; or put back a backup of it.</source>
+        <translation>数据库 {path} {what}；它没有被改动。如需重新开始，请把它移走（例如重命名为 {name}.broken）后再启动 Précis；或者放回它的备份。</translation>
+    </message>
+    <message>
+        <source>is not an SQLite database (another program&apos;s file, or damaged)</source>
+        <translation>不是 SQLite 数据库（是其他程序的文件，或已损坏）</translation>
+    </message>
+    <message>
+        <source>is cut short ({size:,} of {expected:,} bytes)</source>
+        <translation>不完整（只有 {size:,} / {expected:,} 字节）</translation>
+    </message>
+    <message>
+        <source>is damaged ({error})</source>
+        <translation>已损坏（{error}）</translation>
+    </message>
+    <message>
+        <source>The database {path} is locked by another program and stayed locked for {waited} s; close the other program (or another Précis) and try again.</source>
+        <translation>数据库 {path} 被另一个程序锁定，{waited} 秒后仍未释放；请关闭那个程序（或另一个 Précis）后重试。</translation>
+    </message>
+    <message>
+        <source>The database {path} cannot be written (read-only disk or no permission); nothing was changed. Make the folder writable, or set PRECIS_HOME to another one.</source>
+        <translation>无法写入数据库 {path}（磁盘只读或没有权限）；没有做任何更改。请让该文件夹可写，或把 PRECIS_HOME 设为另一个文件夹。</translation>
+    </message>
+    <message>
+        <source>The disk holding {path} is full; nothing was changed. Free some space and try again.</source>
+        <translation>{path} 所在的磁盘已满；没有做任何更改。请腾出一些空间后重试。</translation>
+    </message>
+    <message>
+        <source>{path} cannot be written (read-only disk or no permission); nothing was changed. Make it writable, or set PRECIS_HOME to another folder.</source>
+        <translation>无法写入 {path}（磁盘只读或没有权限）；没有做任何更改。请让它可写，或把 PRECIS_HOME 设为另一个文件夹。</translation>
+    </message>
+    <message>
+        <source>{path} is in the way: Précis needs a folder there and found a file (or the other way round); it was left untouched. Move it, or set PRECIS_HOME to another folder.</source>
+        <translation>{path} 挡住了路：Précis 需要在那里放一个文件夹，却发现了一个文件（或者相反）；它没有被改动。请把它移走，或把 PRECIS_HOME 设为另一个文件夹。</translation>
+    </message>
+    <message>
+        <source>{path}: {error}; nothing was changed.</source>
+        <translation>{path}：{error}；没有做任何更改。</translation>
+    </message>
+    <message>
+        <source>The database {path} cannot be opened ({error}); it was left untouched. Check that its folder exists and is readable, or set PRECIS_HOME to another folder.</source>
+        <translation>无法打开数据库 {path}（{error}）；它没有被改动。请检查它所在的文件夹是否存在且可读，或把 PRECIS_HOME 设为另一个文件夹。</translation>
+    </message>
+    <message>
+        <source>The database {path} could not be written or read ({error}); nothing was lost that was saved before. Check the disk (space, errors) and try again.</source>
+        <translation>无法读写数据库 {path}（{error}）；之前已保存的内容都没有丢失。请检查磁盘（空间、错误）后重试。</translation>
+    </message>
+    <message>
+        <source>A number too large for the database ({error}); nothing was changed.</source>
+        <translation>数字太大，数据库无法保存（{error}）；没有做任何更改。</translation>
+    </message>
+    <message>
+        <source>The database {path} failed: {name}: {error}</source>
+        <translation>数据库 {path} 出错：{name}：{error}</translation>
+    </message>
+    <message>
+        <source>System prompt</source>
+        <translation>系统提示词</translation>
+    </message>
+    <message>
+        <source>Tools</source>
+        <translation>工具</translation>
+    </message>
+    <message>
+        <source>Summary</source>
+        <translation>摘要</translation>
+    </message>
+    <message>
+        <source>Pinned instructions</source>
+        <translation>固定的指令</translation>
+    </message>
+    <message>
+        <source>Messages</source>
+        <translation>消息</translation>
+    </message>
+    <message>
+        <source>Tool results</source>
+        <translation>工具结果</translation>
+    </message>
+    <message>
+        <source>Media</source>
+        <translation>媒体</translation>
+    </message>
+    <message>
+        <source>Free</source>
+        <translation>空闲</translation>
+    </message>
+    <message>
+        <source>Reserved for output</source>
+        <translation>为输出预留</translation>
+    </message>
+    <message>
+        <source>from the last API response</source>
+        <translation>来自上一次 API 响应</translation>
+    </message>
+    <message>
+        <source>estimated (no usable API response yet)</source>
+        <translation>估算值（尚无可用的 API 响应）</translation>
+    </message>
+    <message>
+        <source>no data yet</source>
+        <translation>尚无数据</translation>
+    </message>
+    <message>
+        <source>normal</source>
+        <translation>正常</translation>
+    </message>
+    <message>
+        <source>warning</source>
+        <translation>偏高</translation>
+    </message>
+    <message>
+        <source>critical</source>
+        <translation>将满</translation>
+    </message>
+    <message>
+        <source>unknown</source>
+        <translation>未知</translation>
+    </message>
+    <message>
+        <source>Model        {model}</source>
+        <translation>模型         {model}</translation>
+    </message>
+    <message>
+        <source>Window       {window}</source>
+        <translation>窗口         {window}</translation>
+    </message>
+    <message>
+        <source>Window       capacity unknown</source>
+        <translation>窗口         容量未知</translation>
+    </message>
+    <message>
+        <source>Used         {used} ({pct})</source>
+        <translation>已用         {used}（{pct}）</translation>
+    </message>
+    <message>
+        <source>Next turn    ~{next}</source>
+        <translation>下一轮       ~{next}</translation>
+    </message>
+    <message>
+        <source>State        {state}</source>
+        <translation>状态         {state}</translation>
+    </message>
+    <message>
+        <source>Source       {source}</source>
+        <translation>来源         {source}</translation>
+    </message>
+    <message>
+        <source>Last turn    cache read {read} · cache write {write} · input {input} · output {output}</source>
+        <translation>上一轮       缓存读取 {read} · 缓存写入 {write} · 输入 {input} · 输出 {output}</translation>
+    </message>
+    <message>
+        <source>Cost         last turn {last} · session {session}</source>
+        <translation>费用         上一轮 {last} · 本对话 {session}</translation>
+    </message>
+    <message>
+        <source>Summary      active (1 compaction)</source>
+        <translation>摘要         已启用（1 次压缩）</translation>
+    </message>
+    <message>
+        <source>Summary      active ({n} compactions)</source>
+        <translation>摘要         已启用（{n} 次压缩）</translation>
+    </message>
+    <message>
+        <source>Auto-compaction paused after 3 consecutive summary failures (Compact now resets it)</source>
+        <translation>连续 3 次摘要失败，自动压缩已暂停（“立即压缩”可重置）</translation>
+    </message>
+    <message>
+        <source>Breakdown</source>
+        <translation>构成</translation>
+    </message>
+    <message>
+        <source>null</source>
+        <translation>空值（null）</translation>
+    </message>
+    <message>
+        <source>a boolean</source>
+        <translation>布尔值</translation>
+    </message>
+    <message>
+        <source>a number</source>
+        <translation>数字</translation>
+    </message>
+    <message>
+        <source>a string</source>
+        <translation>字符串</translation>
+    </message>
+    <message>
+        <source>a list</source>
+        <translation>列表</translation>
+    </message>
+    <message>
+        <source>an object</source>
+        <translation>对象</translation>
+    </message>
+</context>
+<context>
+    <name>ErrorBanner</name>
+    <message>
+        <source>Retry</source>
+        <translation>重试</translation>
+    </message>
+    <message>
+        <source>Compact and retry</source>
+        <translation>压缩后重试</translation>
+    </message>
+    <message>
+        <source>New chat from summary</source>
+        <translation>用摘要开始新对话</translation>
+    </message>
+    <message>
+        <source>Dismiss</source>
+        <translation>关闭</translation>
+    </message>
+</context>
+<context>
+    <name>HoverCard</name>
+    <message>
+        <source>Context details</source>
+        <translation>上下文详情</translation>
+    </message>
+    <message>
+        <source>Context window</source>
+        <translation>上下文窗口</translation>
+    </message>
+    <message>
+        <source>Model</source>
+        <translation>模型</translation>
+    </message>
+    <message>
+        <source>Window</source>
+        <translation>窗口</translation>
+    </message>
+    <message>
+        <source>Used</source>
+        <translation>已用</translation>
+    </message>
+    <message>
+        <source>Usage</source>
+        <translation>使用率</translation>
+    </message>
+    <message>
+        <source>Next turn (est.)</source>
+        <translation>下一轮（估计）</translation>
+    </message>
+    <message>
+        <source>Cache read</source>
+        <translation>缓存读取</translation>
+    </message>
+    <message>
+        <source>Cache creation</source>
+        <translation>缓存写入</translation>
+    </message>
+    <message>
+        <source>Output tokens</source>
+        <translation>输出词元</translation>
+    </message>
+    <message>
+        <source>Cost, last turn</source>
+        <translation>费用（上一轮）</translation>
+    </message>
+    <message>
+        <source>Cost, session</source>
+        <translation>费用（本对话）</translation>
+    </message>
+    <message>
+        <source>Summary</source>
+        <translation>摘要</translation>
+    </message>
+    <message>
+        <source>Context breakdown</source>
+        <translation>上下文构成</translation>
+    </message>
+    <message>
+        <source>Compact now</source>
+        <translation>立即压缩</translation>
+    </message>
+    <message>
+        <source>capacity unknown</source>
+        <translation>容量未知</translation>
+    </message>
+    <message>
+        <source>{n} tokens</source>
+        <translation>{n} 词元</translation>
+    </message>
+    <message>
+        <source>Active · 1 compaction</source>
+        <translation>已启用 · 1 次压缩</translation>
+    </message>
+    <message>
+        <source>Active · {n} compactions</source>
+        <translation>已启用 · {n} 次压缩</translation>
+    </message>
+    <message>
+        <source>Active</source>
+        <translation>已启用</translation>
+    </message>
+    <message>
+        <source>Auto-compaction paused after 3 failures</source>
+        <translation>连续失败 3 次，自动压缩已暂停</translation>
+    </message>
+    <message>
+        <source>Context is getting full: Précis will compact soon</source>
+        <translation>上下文快满了：Précis 即将压缩</translation>
+    </message>
+    <message>
+        <source>Context almost full: the next turn will be compacted first</source>
+        <translation>上下文几乎已满：下一轮会先压缩</translation>
+    </message>
+    <message>
+        <source>From the last API response</source>
+        <translation>来自上一次 API 响应</translation>
+    </message>
+    <message>
+        <source>Estimated (no comparable API response yet)</source>
+        <translation>估算值（尚无可参照的 API 响应）</translation>
+    </message>
+    <message>
+        <source>No context usage data yet</source>
+        <translation>尚无上下文用量数据</translation>
+    </message>
+    <message>
+        <source>Summarise older messages now to free up context</source>
+        <translation>立即摘要较早的消息以腾出上下文</translation>
+    </message>
+    <message>
+        <source>Nothing to compact yet</source>
+        <translation>暂无可压缩的内容</translation>
+    </message>
+    <message>
+        <source>Compacts at</source>
+        <translation>压缩阈值</translation>
+    </message>
+    <message>
+        <source>Cache expires in</source>
+        <translation>缓存剩余时间</translation>
+    </message>
+    <message>
+        <source>Warm / cold turn</source>
+        <translation>热 / 冷缓存一轮</translation>
+    </message>
+    <message>
+        <source>expired (cold)</source>
+        <translation>已过期（冷）</translation>
+    </message>
+</context>
+<context>
+    <name>KeyValueRows</name>
+    <message>
+        <source>Add</source>
+        <translation>添加</translation>
+    </message>
+    <message>
+        <source>value (kept in the keyring)</source>
+        <translation>值（保存在密钥环中）</translation>
+    </message>
+    <message>
+        <source>Value of {name}</source>
+        <translation>{name} 的值</translation>
+    </message>
+    <message>
+        <source>Remove</source>
+        <translation>移除</translation>
+    </message>
+</context>
+<context>
+    <name>LanguageBox</name>
+    <message>
+        <source>Language</source>
+        <translation>语言</translation>
+    </message>
+    <message>
+        <source>System</source>
+        <translation>跟随系统</translation>
+    </message>
+    <message>
+        <source>Applies at the next start</source>
+        <translation>下次启动时生效</translation>
+    </message>
+</context>
+<context>
+    <name>MainWindow</name>
+    <message>
+        <source>The model this chat uses (stored with the chat)</source>
+        <translation>此对话使用的模型（随对话保存）</translation>
+    </message>
+    <message>
+        <source>Model of this chat</source>
+        <translation>此对话的模型</translation>
+    </message>
+    <message>
+        <source>&amp;File</source>
+        <translation>文件(&amp;F)</translation>
+    </message>
+    <message>
+        <source>&amp;New chat</source>
+        <translation>新建对话(&amp;N)</translation>
+    </message>
+    <message>
+        <source>&amp;Import Claude Code session…</source>
+        <translation>导入 Claude Code 会话(&amp;I)…</translation>
+    </message>
+    <message>
+        <source>&amp;Rename chat…</source>
+        <translation>重命名对话(&amp;R)…</translation>
+    </message>
+    <message>
+        <source>&amp;Clear history of this chat…</source>
+        <translation>清空此对话的历史(&amp;C)…</translation>
+    </message>
+    <message>
+        <source>&amp;Settings…</source>
+        <translation>设置(&amp;S)…</translation>
+    </message>
+    <message>
+        <source>&amp;Quit</source>
+        <translation>退出(&amp;Q)</translation>
+    </message>
+    <message>
+        <source>Editing a message: sending adds a new version; the earlier one stays (‹ › under the message). Esc cancels.</source>
+        <translation>正在编辑消息：发送后会添加一个新版本；之前的版本仍保留（在消息下方用 ‹ › 切换）。按 Esc 取消。</translation>
+    </message>
+    <message>
+        <source>Editing: sending adds a new version of the message</source>
+        <translation>编辑中：发送后会为这条消息添加一个新版本</translation>
+    </message>
+    <message>
+        <source>Versions can be switched when the reply has finished.</source>
+        <translation>回复结束后才能切换版本。</translation>
+    </message>
+    <message>
+        <source>Delete message</source>
+        <translation>删除消息</translation>
+    </message>
+    <message>
+        <source>Delete this message?</source>
+        <translation>删除这条消息？</translation>
+    </message>
+    <message>
+        <source>Clear history</source>
+        <translation>清空历史</translation>
+    </message>
+    <message>
+        <source>Delete every message and summary of this chat? The chat itself stays.</source>
+        <translation>删除此对话的所有消息和摘要？对话本身会保留。</translation>
+    </message>
+    <message>
+        <source>Import Claude Code session</source>
+        <translation>导入 Claude Code 会话</translation>
+    </message>
+    <message>
+        <source>Claude Code sessions (*.jsonl);;All files (*)</source>
+        <translation>Claude Code 会话 (*.jsonl);;所有文件 (*)</translation>
+    </message>
+    <message>
+        <source>Importing %s…</source>
+        <translation>正在导入 %s…</translation>
+    </message>
+    <message>
+        <source>Import failed: %s</source>
+        <translation>导入失败：%s</translation>
+    </message>
+    <message>
+        <source>The model can change when the reply has finished.</source>
+        <translation>回复结束后才能更换模型。</translation>
+    </message>
+    <message>
+        <source>This chat now uses %s.</source>
+        <translation>此对话现在使用 %s。</translation>
+    </message>
+    <message>
+        <source>%s · %s tokens</source>
+        <translation>%s · %s 词元</translation>
+    </message>
+</context>
+<context>
+    <name>Markdown</name>
+    <message>
+        <source>[image: {alt}]</source>
+        <translation>[图片：{alt}]</translation>
+    </message>
+    <message>
+        <source>code</source>
+        <translation>代码</translation>
+    </message>
+    <message>
+        <source>Copy</source>
+        <translation>复制</translation>
+    </message>
+</context>
+<context>
+    <name>McpDialog</name>
+    <message>
+        <source>MCP servers and tool permissions</source>
+        <translation>MCP 服务器与工具权限</translation>
+    </message>
+</context>
+<context>
+    <name>McpPage</name>
+    <message>
+        <source>disabled</source>
+        <translation>已停用</translation>
+    </message>
+    <message>
+        <source>stopped</source>
+        <translation>已停止</translation>
+    </message>
+    <message>
+        <source>starting</source>
+        <translation>启动中</translation>
+    </message>
+    <message>
+        <source>ready</source>
+        <translation>就绪</translation>
+    </message>
+    <message>
+        <source>failed</source>
+        <translation>失败</translation>
+    </message>
+    <message>
+        <source>{n} tools: {names}</source>
+        <translation>{n} 个工具：{names}</translation>
+    </message>
+    <message>
+        <source>MCP servers (check to enable)</source>
+        <translation>MCP 服务器（勾选以启用）</translation>
+    </message>
+    <message>
+        <source>A&amp;dd…</source>
+        <translation>添加(&amp;D)…</translation>
+    </message>
+    <message>
+        <source>&amp;Edit…</source>
+        <translation>编辑(&amp;E)…</translation>
+    </message>
+    <message>
+        <source>Re&amp;move</source>
+        <translation>移除(&amp;M)</translation>
+    </message>
+    <message>
+        <source>&amp;Restart</source>
+        <translation>重新启动(&amp;R)</translation>
+    </message>
+    <message>
+        <source>Re&amp;fresh</source>
+        <translation>刷新(&amp;F)</translation>
+    </message>
+    <message>
+        <source>&amp;Import from Claude Desktop</source>
+        <translation>从 Claude Desktop 导入(&amp;I)</translation>
+    </message>
+    <message>
+        <source>Server log (stderr)</source>
+        <translation>服务器日志（stderr）</translation>
+    </message>
+    <message>
+        <source>Re&amp;voke</source>
+        <translation>撤销授权(&amp;V)</translation>
+    </message>
+    <message>
+        <source>Servers come from mcp.json in the config folder ({&quot;mcpServers&quot;: …}), or from Claude Desktop&apos;s configuration. Check a server to enable it.</source>
+        <translation>服务器来自配置文件夹中的 mcp.json（{&quot;mcpServers&quot;: …}），或来自 Claude Desktop 的配置。勾选服务器即可启用。</translation>
+    </message>
+    <message>
+        <source>&lt;b&gt;MCP servers&lt;/b&gt;</source>
+        <translation>&lt;b&gt;MCP 服务器&lt;/b&gt;</translation>
+    </message>
+    <message>
+        <source>Log of the selected server</source>
+        <translation>所选服务器的日志</translation>
+    </message>
+    <message>
+        <source>&lt;b&gt;Saved approvals&lt;/b&gt; (&quot;Always for this tool&quot; and &quot;Allow for this chat&quot;)</source>
+        <translation>&lt;b&gt;已保存的授权&lt;/b&gt;（“此工具始终允许”和“在此对话中允许”）</translation>
+    </message>
+    <message>
+        <source>Saved {name}</source>
+        <translation>已保存 {name}</translation>
+    </message>
+    <message>
+        <source>Removed {name}</source>
+        <translation>已移除 {name}</translation>
+    </message>
+    <message>
+        <source>{tool}  ({server}, origin {origin}) — always</source>
+        <translation>{tool}  （{server}，来源 {origin}）—— 始终允许</translation>
+    </message>
+    <message>
+        <source>{tool}  ({server}) — for the chat “{title}”</source>
+        <translation>{tool}  （{server}）—— 用于对话“{title}”</translation>
+    </message>
+    <message>
+        <source>chat {id}</source>
+        <translation>对话 {id}</translation>
+    </message>
+    <message>
+        <source>built-in</source>
+        <translation>内置</translation>
+    </message>
+</context>
+<context>
+    <name>McpServerForm</name>
+    <message>
+        <source>Edit the MCP server “{name}”</source>
+        <translation>编辑 MCP 服务器“{name}”</translation>
+    </message>
+    <message>
+        <source>Add an MCP server</source>
+        <translation>添加 MCP 服务器</translation>
+    </message>
+    <message>
+        <source>Local program (stdio)</source>
+        <translation>本地程序（stdio）</translation>
+    </message>
+    <message>
+        <source>Remote (streamable HTTP)</source>
+        <translation>远程（可流式 HTTP）</translation>
+    </message>
+    <message>
+        <source>e.g. npx or /usr/bin/python3</source>
+        <translation>例如 npx 或 /usr/bin/python3</translation>
+    </message>
+    <message>
+        <source>arguments, quoted as in a shell</source>
+        <translation>参数，按 shell 的方式加引号</translation>
+    </message>
+    <message>
+        <source>optional</source>
+        <translation>可选</translation>
+    </message>
+    <message>
+        <source>variable</source>
+        <translation>变量</translation>
+    </message>
+    <message>
+        <source>https://example.com/mcp</source>
+        <translation>https://example.com/mcp</translation>
+    </message>
+    <message>
+        <source>header</source>
+        <translation>请求头</translation>
+    </message>
+    <message>
+        <source>&amp;Name</source>
+        <translation>名称(&amp;N)</translation>
+    </message>
+    <message>
+        <source>&amp;Type</source>
+        <translation>类型(&amp;T)</translation>
+    </message>
+    <message>
+        <source>&amp;Command</source>
+        <translation>命令(&amp;C)</translation>
+    </message>
+    <message>
+        <source>A&amp;rguments</source>
+        <translation>参数(&amp;R)</translation>
+    </message>
+    <message>
+        <source>&amp;Working folder</source>
+        <translation>工作文件夹(&amp;W)</translation>
+    </message>
+    <message>
+        <source>&amp;Environment</source>
+        <translation>环境变量(&amp;E)</translation>
+    </message>
+    <message>
+        <source>&amp;URL</source>
+        <translation>URL(&amp;U)</translation>
+    </message>
+    <message>
+        <source>&amp;Headers</source>
+        <translation>请求头(&amp;H)</translation>
+    </message>
+    <message>
+        <source>Give the server a name.</source>
+        <translation>请给服务器起个名字。</translation>
+    </message>
+    <message>
+        <source>A server named “{name}” already exists.</source>
+        <translation>已经有名为“{name}”的服务器了。</translation>
+    </message>
+    <message>
+        <source>The URL must start with http:// or https:// and name a host.</source>
+        <translation>URL 必须以 http:// 或 https:// 开头并包含主机名。</translation>
+    </message>
+    <message>
+        <source>“{name}” is not a valid header name.</source>
+        <translation>“{name}”不是有效的请求头名称。</translation>
+    </message>
+    <message>
+        <source>A stdio server needs a command to start.</source>
+        <translation>stdio 服务器需要一个启动命令。</translation>
+    </message>
+    <message>
+        <source>The arguments cannot be read ({reason}).</source>
+        <translation>无法解析参数（{reason}）。</translation>
+    </message>
+    <message>
+        <source>The working folder does not exist: {folder}</source>
+        <translation>工作文件夹不存在：{folder}</translation>
+    </message>
+    <message>
+        <source>“{name}” is not a valid environment variable name.</source>
+        <translation>“{name}”不是有效的环境变量名。</translation>
+    </message>
+</context>
+<context>
+    <name>PermissionPrompt</name>
+    <message>
+        <source>Arguments of the tool call</source>
+        <translation>工具调用的参数</translation>
+    </message>
+    <message>
+        <source>Allow &amp;once</source>
+        <translation>允许一次(&amp;O)</translation>
+    </message>
+    <message>
+        <source>Allow for this &amp;chat</source>
+        <translation>在此对话中允许(&amp;C)</translation>
+    </message>
+    <message>
+        <source>&amp;Always for this tool</source>
+        <translation>此工具始终允许(&amp;A)</translation>
+    </message>
+    <message>
+        <source>&amp;Deny</source>
+        <translation>拒绝(&amp;D)</translation>
+    </message>
+    <message>
+        <source>built-in</source>
+        <translation>内置</translation>
+    </message>
+    <message>
+        <source>&lt;b&gt;{tool}&lt;/b&gt; ({server}) wants to run. Allow it?</source>
+        <translation>&lt;b&gt;{tool}&lt;/b&gt;（{server}）请求运行。是否允许？</translation>
+    </message>
+    <message>
+        <source>(no diff: the file cannot be read or the text is not in it)</source>
+        <translation>（无差异对比：无法读取该文件，或文件中没有这段文本）</translation>
+    </message>
+</context>
+<context>
+    <name>ProviderForm</name>
+    <message>
+        <source>Provider profile</source>
+        <translation>服务商配置</translation>
+    </message>
+    <message>
+        <source>https://api.anthropic.com (default)</source>
+        <translation>https://api.anthropic.com（默认）</translation>
+    </message>
+    <message>
+        <source>used for summaries; empty = the chat model</source>
+        <translation>用于生成摘要；留空则使用对话模型</translation>
+    </message>
+    <message>
+        <source>from the provider or the catalog</source>
+        <translation>来自服务商或内置目录</translation>
+    </message>
+    <message>
+        <source> / M tokens</source>
+        <translation> / 百万词元</translation>
+    </message>
+    <message>
+        <source>from the catalog</source>
+        <translation>来自内置目录</translation>
+    </message>
+    <message>
+        <source>Keep the prompt cache for an hour (turn off if the provider rejects it)</source>
+        <translation>提示缓存保留一小时（如服务商不支持请关闭）</translation>
+    </message>
+    <message>
+        <source>set by ANTHROPIC_API_KEY / ANTHROPIC_AUTH_TOKEN</source>
+        <translation>由 ANTHROPIC_API_KEY / ANTHROPIC_AUTH_TOKEN 设置</translation>
+    </message>
+    <message>
+        <source>saved in the system keyring (type to replace)</source>
+        <translation>已保存在系统密钥环中（输入新值即可替换）</translation>
+    </message>
+    <message>
+        <source>kept for this run only (type to replace)</source>
+        <translation>仅在本次运行中使用（输入新值即可替换）</translation>
+    </message>
+    <message>
+        <source>Use the key for this run only (not saved)</source>
+        <translation>仅在本次运行中使用此密钥（不保存）</translation>
+    </message>
+    <message>
+        <source>Test connection</source>
+        <translation>测试连接</translation>
+    </message>
+    <message>
+        <source>Send one tiny request and report the models, the window and the key</source>
+        <translation>发送一个极小的请求，报告可用模型、上下文窗口和密钥是否有效</translation>
+    </message>
+    <message>
+        <source>Profile</source>
+        <translation>配置</translation>
+    </message>
+    <message>
+        <source>Name</source>
+        <translation>名称</translation>
+    </message>
+    <message>
+        <source>Base URL</source>
+        <translation>基础 URL</translation>
+    </message>
+    <message>
+        <source>Authentication</source>
+        <translation>认证方式</translation>
+    </message>
+    <message>
+        <source>Model</source>
+        <translation>模型</translation>
+    </message>
+    <message>
+        <source>Small model</source>
+        <translation>小模型</translation>
+    </message>
+    <message>
+        <source>Max output tokens</source>
+        <translation>最大输出词元数</translation>
+    </message>
+    <message>
+        <source>Context window</source>
+        <translation>上下文窗口</translation>
+    </message>
+    <message>
+        <source>Prices (in, out)</source>
+        <translation>价格（输入，输出）</translation>
+    </message>
+    <message>
+        <source>Compact at</source>
+        <translation>压缩阈值</translation>
+    </message>
+    <message>
+        <source>API key</source>
+        <translation>API 密钥</translation>
+    </message>
+    <message>
+        <source>Language</source>
+        <translation>语言</translation>
+    </message>
+    <message>
+        <source>Set by %s for this run; not saved</source>
+        <translation>本次运行由 %s 设置；不会保存</translation>
+    </message>
+    <message>
+        <source>%s overrides this profile for this run only; it is never saved.</source>
+        <translation>%s 仅在本次运行中覆盖此配置；它不会被保存。</translation>
+    </message>
+    <message>
+        <source>%s override this profile for this run only; they are never saved.</source>
+        <translation>%s 仅在本次运行中覆盖此配置；它们不会被保存。</translation>
+    </message>
+</context>
+<context>
+    <name>SettingsDialog</name>
+    <message>
+        <source>Settings · Provider profiles</source>
+        <translation>设置 · 服务商配置</translation>
+    </message>
+</context>
+<context>
+    <name>Sidebar</name>
+    <message>
+        <source>New chat</source>
+        <translation>新建对话</translation>
+    </message>
+    <message>
+        <source>Filter by title</source>
+        <translation>按标题筛选</translation>
+    </message>
+    <message>
+        <source>Chats</source>
+        <translation>对话</translation>
+    </message>
+    <message>
+        <source>F2 renames the open chat (anywhere in the window); Delete on this list deletes the selected one</source>
+        <translation>F2 重命名当前对话（窗口内任意位置）；在此列表中按 Delete 删除所选对话</translation>
+    </message>
+    <message>
+        <source>Filter chats by title</source>
+        <translation>按标题筛选对话</translation>
+    </message>
+    <message>
+        <source>Untitled</source>
+        <translation>未命名</translation>
+    </message>
+    <message>
+        <source>{n} messages</source>
+        <translation>{n} 条消息</translation>
+    </message>
+    <message>
+        <source>Rename…</source>
+        <translation>重命名…</translation>
+    </message>
+    <message>
+        <source>Delete…</source>
+        <translation>删除…</translation>
+    </message>
+    <message>
+        <source>Rename chat</source>
+        <translation>重命名对话</translation>
+    </message>
+    <message>
+        <source>Title:</source>
+        <translation>标题：</translation>
+    </message>
+    <message>
+        <source>Delete chat</source>
+        <translation>删除对话</translation>
+    </message>
+    <message>
+        <source>Delete “{title}” and all its messages? This cannot be undone.</source>
+        <translation>删除“{title}”及其所有消息？此操作无法撤销。</translation>
+    </message>
+</context>
+<context>
+    <name>SummaryEditor</name>
+    <message>
+        <source>Edit summary</source>
+        <translation>编辑摘要</translation>
+    </message>
+    <message>
+        <source>The model reads this instead of the messages it covers. Keep the headings; your text becomes a new summary, and Undo on the card restores this one.</source>
+        <translation>模型会读取这段摘要来代替它涵盖的消息。请保留各个标题；你的文字会成为新的摘要，卡片上的“撤销”可恢复当前这份。</translation>
+    </message>
+</context>
+<context>
+    <name>ThresholdFields</name>
+    <message>
+        <source>default ({n} %)</source>
+        <translation>默认（{n} %）</translation>
+    </message>
+    <message>
+        <source>Share of the context window (less the output reserve) at which the older part of the chat is summarised</source>
+        <translation>上下文窗口（减去输出预留）用到多少比例时摘要对话中较早的部分</translation>
+    </message>
+    <message>
+        <source> tokens</source>
+        <translation> 词元</translation>
+    </message>
+    <message>
+        <source>no cap</source>
+        <translation>不设上限</translation>
+    </message>
+    <message>
+        <source>Summarise at this many tokens at the latest, whatever the window (useful for 1M-token windows: every turn rereads what the context holds)</source>
+        <translation>无论窗口多大，最迟在达到这么多词元时摘要（适合百万词元的窗口：每一轮都会重新读取上下文中的全部内容）</translation>
+    </message>
+    <message>
+        <source>at most</source>
+        <translation>最多</translation>
+    </message>
+</context>
+<context>
+    <name>ToolsUi</name>
+    <message>
+        <source>&amp;MCP servers and tool permissions…</source>
+        <translation>MCP 服务器与工具权限(&amp;M)…</translation>
+    </message>
+    <message>
+        <source>Workspace folder</source>
+        <translation>工作区文件夹</translation>
+    </message>
+    <message>
+        <source>“{title}” is waiting for your answer: may {tool} run? Open that chat to answer.</source>
+        <translation>“{title}”在等你回答：是否允许运行 {tool}？打开那个对话即可回答。</translation>
+    </message>
+</context>
+<context>
+    <name>WelcomePage</name>
+    <message>
+        <source>&lt;h2&gt;Welcome to Précis&lt;/h2&gt;</source>
+        <translation>&lt;h2&gt;欢迎使用 Précis&lt;/h2&gt;</translation>
+    </message>
+    <message>
+        <source>Précis talks to Claude through the Anthropic API or any Anthropic-compatible provider.&lt;br&gt;1. Paste an API key (from console.anthropic.com, or your provider).&lt;br&gt;2. Pick your provider&apos;s profile (Anthropic, OpenRouter, DeepSeek, a local server…); Test connection checks it.&lt;br&gt;3. Pick a model. You can change all of this later in Settings.</source>
+        <translation>Précis 通过 Anthropic API 或任何兼容 Anthropic 的服务商与 Claude 对话。&lt;br&gt;1. 粘贴 API 密钥（来自 console.anthropic.com 或你的服务商）。&lt;br&gt;2. 选择服务商配置（Anthropic、OpenRouter、DeepSeek、本地服务器…）；“测试连接”可检查是否可用。&lt;br&gt;3. 选择模型。这些都可以稍后在设置中修改。</translation>
+    </message>
+    <message>
+        <source>Start chatting</source>
+        <translation>开始对话</translation>
+    </message>
+</context>
+<context>
+    <name>WorkspaceButton</name>
+    <message>
+        <source>Choose workspace folder…</source>
+        <translation>选择工作区文件夹…</translation>
+    </message>
+    <message>
+        <source>No workspace (no built-in tools)</source>
+        <translation>不使用工作区（无内置工具）</translation>
+    </message>
+    <message>
+        <source>Workspace: {name}</source>
+        <translation>工作区：{name}</translation>
+    </message>
+    <message>
+        <source>No workspace</source>
+        <translation>无工作区</translation>
+    </message>
+    <message>
+        <source>Pick a folder so the model can read, search, edit and run commands in it (each call asks first).</source>
+        <translation>选择一个文件夹，模型就能在其中读取、搜索、编辑和运行命令（每次调用前都会先征求许可）。</translation>
+    </message>
+</context>
+</TS>

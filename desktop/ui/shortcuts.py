@@ -1,0 +1,113 @@
+"""The keyboard shortcuts: one table, used both to bind them and to list them (Help › Keyboard shortcuts)."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from PySide6.QtCore import QT_TRANSLATE_NOOP, QCoreApplication, Qt
+from PySide6.QtGui import QKeySequence
+from PySide6.QtWidgets import (
+    QAbstractItemView,
+    QDialog,
+    QDialogButtonBox,
+    QHeaderView,
+    QTableWidget,
+    QTableWidgetItem,
+    QVBoxLayout,
+    QWidget,
+)
+
+_CONTEXT = "Shortcuts"
+
+
+@dataclass(frozen=True, slots=True)
+class Shortcut:
+    command: str  # what it does, by name (the binder maps it to an action)
+    keys: tuple[str, ...]  # portable key sequences ("Ctrl+K"); the first is the one shown first
+    # Marked with QT_TRANSLATE_NOOP (typed as object), translated when shown: describe(), condition().
+    what: object
+    where: object = ""  # when it applies; '' for anywhere in the window
+    bound_here: bool = True  # False: another part of the window binds it (listed here only)
+
+    def describe(self) -> str:
+        return QCoreApplication.translate(_CONTEXT, str(self.what))
+
+    def condition(self) -> str:
+        return QCoreApplication.translate(_CONTEXT, str(self.where)) if self.where else ""
+
+    def sequences(self) -> list[QKeySequence]:
+        return [QKeySequence(k) for k in self.keys]
+
+    def shown_keys(self) -> str:
+        """As the platform writes them (⌘ on macOS)."""
+        return ", ".join(s.toString(QKeySequence.SequenceFormat.NativeText) for s in self.sequences())
+
+
+SHORTCUTS: tuple[Shortcut, ...] = (
+    Shortcut("search", ("Ctrl+K",), QT_TRANSLATE_NOOP("Shortcuts", "Search all chats")),
+    Shortcut("find", ("Ctrl+F",), QT_TRANSLATE_NOOP("Shortcuts", "Find in this chat"),
+             bound_here=False),
+    Shortcut("new_chat", ("Ctrl+Shift+N", "Ctrl+N"),
+             QT_TRANSLATE_NOOP("Shortcuts", "New chat")),
+    Shortcut("settings", ("Ctrl+,",), QT_TRANSLATE_NOOP("Shortcuts", "Settings")),
+    Shortcut("copy_last_reply", ("Ctrl+Shift+C",),
+             QT_TRANSLATE_NOOP("Shortcuts", "Copy the last reply")),
+    Shortcut("escape", ("Esc",), QT_TRANSLATE_NOOP("Shortcuts", "Stop the reply, or cancel an edit"),
+             QT_TRANSLATE_NOOP("Shortcuts", "in the composer"), bound_here=False),
+    Shortcut("edit_last", ("Up",), QT_TRANSLATE_NOOP("Shortcuts", "Edit your last message"),
+             QT_TRANSLATE_NOOP("Shortcuts", "in an empty composer"), bound_here=False),
+    Shortcut("send", ("Return",), QT_TRANSLATE_NOOP("Shortcuts", "Send"),
+             QT_TRANSLATE_NOOP("Shortcuts", "in the composer"), bound_here=False),
+    Shortcut("newline", ("Shift+Return",), QT_TRANSLATE_NOOP("Shortcuts", "New line"),
+             QT_TRANSLATE_NOOP("Shortcuts", "in the composer"), bound_here=False),
+    Shortcut("commands", ("/",), QT_TRANSLATE_NOOP("Shortcuts", "Commands: /help /clear /model /compact /context"),
+             QT_TRANSLATE_NOOP("Shortcuts", "at the start of the composer"), bound_here=False),
+    Shortcut("rename", ("F2",), QT_TRANSLATE_NOOP("Shortcuts", "Rename the chat"),
+             bound_here=False),
+    Shortcut("shortcuts", ("Ctrl+/",), QT_TRANSLATE_NOOP("Shortcuts", "Keyboard shortcuts")),
+    Shortcut("quit", ("Ctrl+Q",), QT_TRANSLATE_NOOP("Shortcuts", "Quit"),
+             bound_here=False),
+)
+
+
+def shortcut(command: str) -> Shortcut:
+    return next(s for s in SHORTCUTS if s.command == command)
+
+
+class ShortcutsDialog(QDialog):
+    """Help › Keyboard shortcuts: the table above, as a list."""
+
+    def __init__(self, parent: QWidget | None = None):
+        super().__init__(parent)
+        self.setObjectName("shortcuts_dialog")
+        self.setWindowTitle(self.tr("Keyboard shortcuts"))
+        self.table = QTableWidget(len(SHORTCUTS), 2, self)
+        self.table.setObjectName("shortcuts_table")
+        self.table.setHorizontalHeaderLabels([self.tr("Keys"), self.tr("Action")])
+        self.table.verticalHeader().hide()
+        self.table.setEditTriggers(QAbstractItemView.EditTrigger.NoEditTriggers)
+        self.table.setSelectionBehavior(QAbstractItemView.SelectionBehavior.SelectRows)
+        self.table.setShowGrid(False)
+        self.table.setAlternatingRowColors(True)
+        for row, s in enumerate(SHORTCUTS):
+            keys = QTableWidgetItem(s.shown_keys())
+            keys.setTextAlignment(Qt.AlignmentFlag.AlignLeft | Qt.AlignmentFlag.AlignVCenter)
+            what = s.describe() + (f" ({s.condition()})" if s.condition() else "")
+            self.table.setItem(row, 0, keys)
+            self.table.setItem(row, 1, QTableWidgetItem(what))
+        header = self.table.horizontalHeader()
+        header.setSectionResizeMode(0, QHeaderView.ResizeMode.ResizeToContents)
+        header.setSectionResizeMode(1, QHeaderView.ResizeMode.Stretch)
+        buttons = QDialogButtonBox(QDialogButtonBox.StandardButton.Close, parent=self)
+        buttons.rejected.connect(self.reject)
+        layout = QVBoxLayout(self)
+        layout.addWidget(self.table)
+        layout.addWidget(buttons)
+        self.resize(540, 540)
+
+    def rows(self) -> list[tuple[str, str]]:
+        def cell(row: int, column: int) -> str:
+            item = self.table.item(row, column)
+            return item.text() if item is not None else ""
+
+        return [(cell(r, 0), cell(r, 1)) for r in range(self.table.rowCount())]

@@ -1,0 +1,212 @@
+"""Needles through compaction: what survives one, two and three summaries, and where it is in the next request.
+
+``python -m tests.bench.bench_needles [--seeds 3] [--segment 24] [--window 200000]``
+
+Each seeded conversation carries 20 needles of six kinds in its first part: constraints, user preferences and
+TODOs the user typed, decisions with their reason in the assistant's words, file paths read or written by tools
+and exact error strings from failed tool calls. Filler exchanges follow; the conversation is compacted after the
+needles and after each later filler segment (1x, 2x, 3x). After each compaction the next request is built by
+the engine itself and every needle is looked for, verbatim, in the pinned instructions, the artifact ledger,
+the summary and the verbatim tail. The summariser is the test server's deterministic one (a real model is not
+reachable from the benchmark machine: not run).
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import os
+import random
+import sys
+import tempfile
+from collections import defaultdict
+from dataclasses import dataclass
+from typing import Any
+
+KINDS = ("constraint", "preference", "todo", "decision", "path", "error")
+USER_KINDS = ("constraint", "preference", "todo")  # the user's instructions
+LEDGER_KINDS = ("path", "error")
+PLACES = ("pins", "ledger", "summary", "tail")
+WORDS = ("alpha", "beta", "gamma", "delta", "epsilon", "zeta", "eta", "theta", "iota", "kappa", "lambda", "mu")
+
+
+@dataclass(frozen=True, slots=True)
+class Needle:
+    kind: str
+    text: str  # looked for verbatim
+
+
+def needles(rng: random.Random) -> list[Needle]:
+    """20 needles, every string unique to its seed (a number no filler contains)."""
+    n = rng.randrange(1000, 9999)
+    out = [Needle("constraint", f"Never add a dependency on requests-{n}{i}; only httpx is allowed.") for i in range(4)]
+    out += [Needle("preference", f"I prefer British spelling in comments, style {n}{i}.") for i in range(3)]
+    out += [Needle("todo", f"TODO {n}{i}: add a --json flag to precis sessions later.") for i in range(3)]
+    out += [Needle("decision", f"We decided on WAL mode {n}{i} because the CLI reads while the app writes.")
+            for i in range(3)]
+    out += [Needle("path", f"desktop/engine/needle_{n}_{i}.py") for i in range(4)]
+    out += [Needle("error", f"FileNotFoundError: conf/needle_{n}_{i}.toml is missing") for i in range(3)]
+    return out
+
+
+def filler(rng: random.Random, words: int) -> str:
+    return " ".join(rng.choice(WORDS) for _ in range(words))
+
+
+async def plant(store: Any, sid: int, planted: list[Needle], rng: random.Random) -> None:
+    """The needles in a realistic order: user turns, replies, tool rounds, with filler around them."""
+    call = 0
+    for needle in planted:
+        if needle.kind in USER_KINDS:
+            await store.add_message(sid, "user", [{"type": "text", "text": f"{filler(rng, 30)}. {needle.text}"}])
+            await store.add_message(sid, "assistant", [{"type": "text", "text": "Noted. " + filler(rng, 200)}])
+        elif needle.kind == "decision":
+            await store.add_message(sid, "user", [{"type": "text", "text": "Which journal mode? " + filler(rng, 20)}])
+            await store.add_message(sid, "assistant", [{"type": "text", "text": f"{needle.text} {filler(rng, 200)}"}])
+        else:
+            call += 1
+            failed = needle.kind == "error"
+            path = needle.text if not failed else needle.text.split()[1]
+            use = {"type": "tool_use", "id": f"toolu_{call:04d}", "name": "read", "input": {"path": path}}
+            result = {"type": "tool_result", "tool_use_id": use["id"],
+                      "content": needle.text if failed else filler(rng, 300), "is_error": failed}
+            await store.add_message(sid, "user", [{"type": "text", "text": "Look at the file. " + filler(rng, 20)}])
+            await store.add_message(sid, "assistant", [{"type": "text", "text": "Reading it."}, use])
+            await store.add_message(sid, "user", [result])
+            await store.add_message(sid, "assistant", [{"type": "text", "text": filler(rng, 150)}])
+
+
+async def pad(store: Any, sid: int, rng: random.Random, exchanges: int) -> None:
+    for _ in range(exchanges):
+        await store.add_message(sid, "user", [{"type": "text", "text": "And then? " + filler(rng, 25)}])
+        await store.add_message(sid, "assistant", [{"type": "text", "text": filler(rng, 2000)}])
+
+
+def places(needle: Needle, request: dict[str, Any], record: Any) -> list[str]:
+    """Where the needle is in the request: the summary block splits into summary, pins and ledger."""
+    found = []
+    stats = record.stats if record is not None else {}
+    pins_text = str(stats.get("pins_text") or "")
+    ledger_at = pins_text.find("<artifact-ledger>")
+    pins, ledger = (pins_text[:ledger_at], pins_text[ledger_at:]) if ledger_at >= 0 else (pins_text, "")
+    messages = request["messages"]
+    head = str(messages[0]) if record is not None and messages else ""
+    tail = str(messages[1:] if record is not None else messages)
+    if needle.text in pins and needle.text in head:
+        found.append("pins")
+    if needle.text in ledger and needle.text in head:
+        found.append("ledger")
+    if record is not None and needle.text in record.summary and needle.text in head:
+        found.append("summary")
+    if needle.text in tail:
+        found.append("tail")
+    return found
+
+
+Costs = list[dict[str, Any]]
+
+
+async def run(seeds: int, segment: int, window: int, costs: Costs | None = None,
+              warm: bool = True) -> dict[tuple[str, int], dict[str, int]]:
+    """{(kind, compactions): {"present": n, "total": n, place: n}} over every seed; each compaction's route and
+    cost go to ``costs``. One chat turn before each compaction warms the cache, as a live session has it
+    (``warm=False``: none, so the summary re-serialises the transcript)."""
+    from desktop.engine.secrets import Credentials
+    from desktop.runtime import open_runtime
+    from tests.fakeapi import FakeAnthropic
+
+    table: dict[tuple[str, int], dict[str, int]] = defaultdict(lambda: defaultdict(int))
+    with FakeAnthropic(window=window) as srv, tempfile.TemporaryDirectory() as home:
+        saved = {k: os.environ.get(k) for k in ("PRECIS_HOME", "ANTHROPIC_BASE_URL", "ANTHROPIC_API_KEY",
+                                                "PRECIS_CONTEXT_WINDOW")}
+        os.environ.update(PRECIS_HOME=home, ANTHROPIC_BASE_URL=srv.base_url, ANTHROPIC_API_KEY="test-key",
+                          PRECIS_CONTEXT_WINDOW=str(window))
+        try:
+            def adjust(settings: Any) -> None:
+                settings.auto_compact_ratio = 0.95  # only the benchmark's own compactions
+
+            async with open_runtime(credentials=Credentials(api_key="test-key", source="env"),
+                                    background=False, adjust=adjust) as runtime:
+                engine = runtime.engine
+                for seed in range(seeds):
+                    rng = random.Random(seed)
+                    planted = needles(rng)
+                    rng.shuffle(planted)
+                    sid = (await engine.store.create_session(f"needles {seed}", "claude-sonnet-4-6")).id
+                    await plant(engine.store, sid, planted, rng)
+                    for k in (1, 2, 3):
+                        await pad(engine.store, sid, rng, segment)
+                        engine.view(sid).invalidate()
+                        if warm:
+                            srv.queue_text("Understood. " + filler(rng, 40))
+                            await engine.send(sid, "Go on with the plan.")
+                        outcome = await engine.compact(sid, "manual")
+                        if not outcome.ok or outcome.record is None:
+                            raise RuntimeError(f"compaction {k} of seed {seed}: {outcome.message}")
+                        stats = outcome.record.stats
+                        if costs is not None:
+                            costs.append({"seed": seed, "k": k, "route": stats.get("summary_route"),
+                                          "before": stats.get("tokens_before"), "saved": stats.get("tokens_saved"),
+                                          "cost": stats.get("summary_cost"), "estimates": stats.get("route_estimates"),
+                                          "saving": stats.get("saving_per_turn"),
+                                          "read": (stats.get("summary_usage") or {}).get("cache_read_input_tokens")})
+                        view = engine.view(sid)
+                        g = await view.gather()
+                        request = view.request(g)
+                        for needle in planted:
+                            row = table[(needle.kind, k)]
+                            where = places(needle, request, g.compaction)
+                            row["total"] += 1
+                            row["present"] += bool(where)
+                            for place in where:
+                                row[place] += 1
+        finally:
+            for key, value in saved.items():
+                if value is None:
+                    os.environ.pop(key, None)
+                else:
+                    os.environ[key] = value
+    return table
+
+
+def render(table: dict[tuple[str, int], dict[str, int]]) -> str:
+    lines = ["| needle kind | compactions | present | pins | ledger | summary | tail |", "|---|---|---|---|---|---|---|"]
+    for kind in KINDS:
+        for k in (1, 2, 3):
+            row = table[(kind, k)]
+            total = row["total"] or 1
+            cells = [f"{100 * row['present'] / total:.0f} %"] + [f"{100 * row[p] / total:.0f} %" for p in PLACES]
+            lines.append(f"| {kind} | {k} | " + " | ".join(cells) + " |")
+    return "\n".join(lines)
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(prog="bench_needles")
+    parser.add_argument("--seeds", type=int, default=3)
+    parser.add_argument("--segment", type=int, default=24, help="filler exchanges between compactions")
+    parser.add_argument("--window", type=int, default=200_000)
+    parser.add_argument("--cold", action="store_true", help="no chat turn before a compaction: a cold cache")
+    args = parser.parse_args(argv if argv is not None else sys.argv[1:])
+    costs: Costs = []
+    table = asyncio.run(run(args.seeds, args.segment, args.window, costs, warm=not args.cold))
+    print(render(table))
+    print()
+    print("| seed | compaction | route | tokens before | saved | cache read | summary cost | estimates (cached,"
+          " transcript) | saving per turn |")
+    print("|---|---|---|---|---|---|---|---|---|")
+    for c in costs:
+        other = c["estimates"] or {}
+        print(f"| {c['seed']} | {c['k']} | {c['route']} | {c['before']:,} | {c['saved']:,} | {c['read'] or 0:,} | "
+              f"${c['cost'] or 0:.4f} | " + ", ".join(f"${other[k]:.4f}" for k in ("cached", "transcript") if k in other)
+              + f" | ${c['saving'] or 0:.4f} |")
+    missed = [(kind, row["present"], row["total"]) for (kind, k), row in table.items()
+              if k == 3 and kind in USER_KINDS + LEDGER_KINDS and row["present"] < row["total"]]
+    if missed:
+        print("targets missed after 3 compactions:", missed)
+        return 1
+    print("targets met: user instructions and ledger kinds 100 % after 3 compactions")
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())

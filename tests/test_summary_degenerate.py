@@ -1,0 +1,31 @@
+"""The degenerate summaries a small local model wrote are failures, never the chat's working memory."""
+
+from __future__ import annotations
+
+import pytest
+
+from tests.test_compaction_engine import converse
+
+# What a small local model (llama-server, 2,048-token window) answered to Précis's summary requests, and what
+# Précis committed as the working memory of the chat.
+DEGENERATE = (
+    "Your summary is incomplete and lacks detail. Please provide the relevant information so that I can "
+    "write a complete summary of the conversation for you.",
+    "This is a summary of a task and the user requests the user to provide the user with a summary of the "
+    "task, and the summary of the task is a summary the user requests.",
+)
+
+
+@pytest.mark.parametrize("reply", DEGENERATE)
+async def test_degenerate_summaries_are_rejected_and_snipped_with_the_reason(small_engine, fake_api, reply):
+    sid = (await small_engine.store.create_session("d", "claude-test")).id
+    await converse(small_engine, fake_api, sid, 6)
+    fake_api.queue_summary(reply)
+    outcome = await small_engine.compact(sid, "auto", target=1_500)
+    record = await small_engine.store.active_compaction(sid)
+    # Never the working memory of the chat: the summary failed, the breaker counts it, a snip keeps going.
+    assert record is None or reply not in record.summary
+    assert (await small_engine.store.get_state(sid))["breaker_failures"] == 1
+    assert outcome.ok and record is not None and record.trigger == "snip"
+    assert record.stats["summary_error"]  # the reason travels with the row the card shows
+    assert any("Summary failed" in text for text, _level in outcome.notices)
