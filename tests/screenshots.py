@@ -630,6 +630,9 @@ def main() -> int:
         asyncio.run(shoot_chinese(outdir, srv), loop_factory=lambda: qasync.QEventLoop(app))
         asyncio.run(shoot_organise(outdir, srv), loop_factory=lambda: qasync.QEventLoop(app))
         asyncio.run(shoot_look(outdir, srv), loop_factory=lambda: qasync.QEventLoop(app))
+        from tests.screenshots_reading import shoot_reading
+
+        asyncio.run(shoot_reading(outdir, srv), loop_factory=lambda: qasync.QEventLoop(app))
     print(f"screenshots in {outdir}")
     return 0
 

@@ -30,6 +30,7 @@ from desktop.engine.measure import (
 )
 from desktop.engine.settings import Paths, Settings
 from desktop.engine.storage import Loaded, Storage, StoredEstimate
+from desktop.engine.thinking import thinking_param
 from desktop.engine.types import Block, CompactionRecord, SessionInfo, StoredMessage, Usage
 
 BREAKER_LIMIT = 3  # consecutive summary failures that pause automatic summaries
@@ -514,10 +515,14 @@ class SessionView:
 
     def _body(self, g: Gathered, system: list[Block], tools: list[dict[str, Any]],
               messages: list[dict[str, Any]]) -> dict[str, Any]:
-        request: dict[str, Any] = {"model": g.model, "max_tokens": self.shared.settings.max_output_tokens,
+        settings = self.shared.settings
+        request: dict[str, Any] = {"model": g.model, "max_tokens": settings.max_output_tokens,
                                    "system": system, "messages": messages}
         if tools:
             request["tools"] = tools
+        thinking = thinking_param(g.state, g.model, settings.thinking_budget_tokens, settings.max_output_tokens)
+        if thinking is not None:
+            request["thinking"] = thinking
         return request
 
     def build_request(self, g: Gathered) -> dict[str, Any]:

@@ -81,6 +81,7 @@ INT_RANGES: dict[str, tuple[int, int]] = {
     "keep_tool_results": (0, 1_000),
     "pin_budget_tokens": (0, 1_000_000),
     "max_model_calls": (1, 1_000),
+    "thinking_budget_tokens": (1_024, 128_000),
 }
 FLOAT_RANGES: dict[str, tuple[float, float]] = {
     "request_timeout": (1.0, 3_600.0),
@@ -124,6 +125,8 @@ class Settings:
     auto_approve_read_only: bool = False
     # Default instructions for every chat (a chat adds its own): sent in the system prompt, inside the cache.
     instructions: str = ""
+    # Extended thinking, when a chat turns it on: tokens the model may think (fitted under max_output_tokens).
+    thinking_budget_tokens: int = 4_096
     # The provider profile in use ("" : the fields above as they are) and the profiles the user saved.
     profile: str = ""
     profiles: list[Profile] = field(default_factory=list)

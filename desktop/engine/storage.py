@@ -163,6 +163,7 @@ class Storage(Protocol):
     async def set_pinned(self, session_id: int, pinned: bool) -> None: ...
     async def search(self, query: str, limit: int = 50) -> list[SearchHit]: ...  # full text, every chat
     async def update_state(self, session_id: int, changes: dict[str, Any]) -> dict[str, Any]: ...
+    async def get_state(self, session_id: int) -> dict[str, Any]: ...  # the stored state alone, no gather
 
     # messages
     async def add_user_message(self, session_id: int, content: list[Block], *, title: str = "",

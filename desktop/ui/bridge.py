@@ -33,6 +33,7 @@ from desktop.engine.session_lock import SessionBusy
 from desktop.engine.settings import Settings
 from desktop.engine.storage import Page, StorageError
 from desktop.engine.tasks import Activity
+from desktop.engine.thinking import supports_thinking, thinking_enabled
 from desktop.engine.threshold import CAP as THRESHOLD_CAP
 from desktop.engine.threshold import PERCENT as THRESHOLD_PERCENT
 from desktop.engine.types import (
@@ -453,6 +454,18 @@ class Bridge(QObject):
     async def set_workspace(self, session_id: int, folder: str) -> None:
         """The chat's workspace folder ('' for none): its built-in tools work there, from the next request on."""
         await self._engine.update_state(session_id, {"workspace": folder or None})
+
+    async def thinking(self, session_id: int) -> bool:
+        # The stored state alone: the engine's session_state gathers the whole session (a 10k chat: +45 MB).
+        return thinking_enabled(await self._engine.store.get_state(session_id))
+
+    async def set_thinking(self, session_id: int, on: bool) -> None:
+        """Extended thinking for this chat's requests from the next one on (budget: the settings')."""
+        await self._engine.update_state(session_id, {"thinking": bool(on)})
+
+    @staticmethod
+    def supports_thinking(model: str) -> bool:
+        return supports_thinking(model)
 
     def mcp_servers(self) -> list[ServerStatus]:
         if self._toolbox is None:

@@ -9,6 +9,7 @@ relayout of unchanged rows costs a dict lookup.
 from __future__ import annotations
 
 import html
+import time
 from collections import OrderedDict
 from dataclasses import dataclass
 from typing import Any
@@ -24,6 +25,7 @@ from PySide6.QtCore import (
     QRectF,
     QSize,
     Qt,
+    QTimer,
     QUrl,
     Signal,
 )
@@ -47,12 +49,13 @@ from desktop.ui.markdown_render import (
     SafeTextDocument,
     copy_anchor_index,
     extract_code_blocks,
-    fill_streaming_document,
     link_is_safe,
     render_markdown,
     theme_for,
 )
+from desktop.ui.markdown_stream import render_streaming
 from desktop.ui.role_marker import paint_role_marker
+from desktop.ui.text_marks import TextMarks
 from desktop.ui.theme import is_dark
 from desktop.ui.thumbnails import data_thumbnail, thumbnail_key
 
@@ -65,6 +68,7 @@ WIDTH_BUCKET = 16
 USER_MAX_FRACTION = 0.78
 DOC_CACHE_SIZE = 512
 HEIGHT_CACHE_LIMIT = 50_000
+STREAM_DUTY = 4.0  # a streaming reply waits 4x its last rebuild's cost before the next one
 
 Index = QModelIndex | QPersistentModelIndex
 
@@ -75,6 +79,9 @@ class _DocEntry:
     dark: bool
     text_width: int
     doc: QTextDocument
+    cost: float = 0.0  # seconds its build and layout took
+    built_at: float = 0.0
+    streaming: bool = False
 
 
 @dataclass(slots=True)
@@ -175,9 +182,12 @@ class ChatDelegate(QStyledItemDelegate):
         self._view = view
         self._docs: OrderedDict[Any, _DocEntry] = OrderedDict()
         self._heights: dict[tuple[Any, int, int, bool], int] = {}
+        self._refresh_pending: set[Any] = set()  # streaming rows waiting for their next rebuild
+        self._splits: dict[tuple[Any, int], int] = {}  # (row key, segment): where a streaming text's open tail starts
         self._model: Any = None
         self._dark = is_dark(view.palette(), QPalette.ColorRole.Base)
         self.doc_builds = 0  # for tests and benchmarks: how many documents were built
+        self.marks = TextMarks()  # the user's text selection and the find bar's matches, painted in paint()
 
     # -- wiring -----------------------------------------------------------------------------------------------
 
@@ -240,8 +250,17 @@ class ChatDelegate(QStyledItemDelegate):
         key, content_hash, dark = row.key, row.content_hash, self._dark
         text_width = self._text_width(index, self._bucket(self._viewport_width()))
         entry = self._docs.get(key)
-        if entry is None or entry.content_hash != content_hash or entry.dark != dark:
-            entry = _DocEntry(content_hash, dark, -1, self._build(index, dark))
+        if entry is not None and entry.content_hash != content_hash and entry.dark == dark \
+                and self._keep_streaming(entry, row, index):
+            self._docs.move_to_end(key)
+        elif entry is None or entry.content_hash != content_hash or entry.dark != dark:
+            started = time.perf_counter()
+            entry = _DocEntry(content_hash, dark, text_width, self._build(index, dark))
+            entry.doc.setTextWidth(text_width)
+            entry.doc.size()  # the layout is part of what a rebuild costs
+            entry.cost = time.perf_counter() - started
+            entry.built_at = time.perf_counter()
+            entry.streaming = row.status == "streaming"
             self._docs[key] = entry
             if len(self._docs) > DOC_CACHE_SIZE:
                 self._docs.popitem(last=False)
@@ -251,6 +270,31 @@ class ChatDelegate(QStyledItemDelegate):
             entry.doc.setTextWidth(text_width)
             entry.text_width = text_width
         return entry.doc
+
+    def is_current(self, index: Index) -> bool:
+        """The row's document shows its latest content (a long streaming reply's may lag a moment behind)."""
+        entry = self._docs.get(self._row(index).key)
+        return entry is not None and entry.content_hash == self._row(index).content_hash
+
+    def _keep_streaming(self, entry: _DocEntry, row: ChatRow, index: Index) -> bool:
+        """A long streaming reply is rebuilt at most every STREAM_DUTY times what its last rebuild cost (so at
+        most a quarter of the time goes to it); in between its last document stays up, and a timer asks for
+        the newer text once the wait is over."""
+        if row.status != "streaming" or not entry.streaming:
+            return False
+        wait = entry.built_at + STREAM_DUTY * entry.cost - time.perf_counter()
+        if wait <= 0:
+            return False
+        if row.key not in self._refresh_pending:
+            self._refresh_pending.add(row.key)
+            persistent = QPersistentModelIndex(index)
+            QTimer.singleShot(int(wait * 1000) + 1, lambda: self._refresh(row.key, persistent))
+        return True
+
+    def _refresh(self, key: Any, index: QPersistentModelIndex) -> None:
+        self._refresh_pending.discard(key)
+        if index.isValid() and self._model is not None:
+            self.sizeHintChanged.emit(self._model.index(index.row(), 0))
 
     def _build(self, index: Index, dark: bool) -> QTextDocument:
         self.doc_builds += 1
@@ -262,12 +306,9 @@ class ChatDelegate(QStyledItemDelegate):
         doc.setDocumentMargin(0)
         doc.setDefaultFont(self._view.font())
         title = row.title
-        if row.status == "streaming":
-            parts = [
-                (s.kind == "markdown", s.text if s.kind == "markdown" else _line_html(s, theme.muted))
-                for s in segments
-            ]
-            fill_streaming_document(doc, parts or [(False, f'<span style="color:{theme.muted}">…</span>')])
+        streaming = row.status == "streaming"
+        if streaming and not segments:
+            doc.setHtml(f'<span style="color:{theme.muted}">…</span>')
             return doc
         chunks = [f"<p><b>{html.escape(title)}</b></p>"] if title else []
         if row.kind == "compaction":
@@ -275,18 +316,31 @@ class ChatDelegate(QStyledItemDelegate):
             if not row.detail.get("expanded"):
                 segments = ()  # the summary shows on "View summary"
         code_start = 0
-        for seg in segments:
+        for n, seg in enumerate(segments):
             if seg.kind == "markdown":
-                chunks.append(render_markdown(seg.text, dark, user, code_start))
+                chunks.append(self._markdown_html(row.key, n, seg.text, dark, user, code_start, streaming))
                 code_start += _count_code(seg.text)
             elif seg.kind == "image" and seg.media:
                 chunks.append(_image_html(doc, seg, theme.muted))
+            elif seg.kind == "thinking":
+                chunks.append(thinking_html(seg, theme.muted, theme.link, bool(row.detail.get("expanded"))))
             else:
                 chunks.append(_line_html(seg, theme.muted))
         if row.cut_reason:
             chunks.append(cut_html(row.cut_reason, bool(row.detail.get("continuable")), theme.muted, theme.link))
         doc.setHtml("".join(chunks))
         return doc
+
+    def _markdown_html(self, key: Any, n: int, text: str, dark: bool, user: bool, code_start: int,
+                       streaming: bool) -> str:
+        """One Markdown segment. A streaming reply goes through the same renderer, re-rendering only its open
+        last block (the split is remembered per row and segment while it streams)."""
+        if not streaming:
+            self._splits.pop((key, n), None)
+            return render_markdown(text, dark, user, code_start)
+        out, split = render_streaming(text, dark, user, code_start, self._splits.get((key, n), 0))
+        self._splits[(key, n)] = split
+        return out
 
     def _geometry(self, index: Index, rect: QRect) -> _Geometry:
         doc = self.document(index)
@@ -315,7 +369,8 @@ class ChatDelegate(QStyledItemDelegate):
             height = int(geo.bubble.bottom()) + MARGIN_V + (TAG_H if geo.tag or row.versions else 0) + 1
             if len(self._heights) > HEIGHT_CACHE_LIMIT:
                 self._heights.clear()
-            self._heights[key] = height
+            if self._docs[row.key].content_hash == row.content_hash:  # not a streaming row's kept document
+                self._heights[key] = height
         return QSize(vw, height)
 
     def paint(self, painter: QPainter, option: QStyleOptionViewItem, index: Index) -> None:
@@ -357,6 +412,7 @@ class ChatDelegate(QStyledItemDelegate):
             QRectF(self._view.viewport().rect()).intersected(QRectF(option.rect)).translated(-geo.origin)
         )
         ctx = _paint_context(palette, visible)
+        ctx.selections = self.marks.selections(row.key, geo.doc, palette, self._dark)
         geo.doc.documentLayout().draw(painter, ctx)
         painter.translate(-geo.origin)
         if geo.tag:
@@ -518,6 +574,23 @@ class ChatDelegate(QStyledItemDelegate):
         geo = self._geometry(index, rect)
         return geo.doc.documentLayout().anchorAt(pos - geo.origin)
 
+    def text_origin(self, index: Index, rect: QRect) -> QPointF:
+        """Where the row painted at ``rect`` puts its document's top-left (viewport coordinates)."""
+        return self._geometry(index, rect).origin
+
+    def hit_position(self, index: Index, rect: QRect, pos: QPointF) -> int:
+        """The document position nearest to ``pos`` (viewport coordinates) in the row painted at ``rect``."""
+        geo = self._geometry(index, rect)
+        return geo.doc.documentLayout().hitTest(pos - geo.origin, Qt.HitTestAccuracy.FuzzyHit)
+
+    def position_point(self, index: Index, rect: QRect, position: int) -> QPointF:
+        """Viewport point at the top of the line holding document ``position`` in the row painted at ``rect``."""
+        geo = self._geometry(index, rect)
+        block = geo.doc.findBlock(position)
+        top = geo.doc.documentLayout().blockBoundingRect(block).top()
+        line = block.layout().lineForTextPosition(position - block.position()) if block.isValid() else None
+        return geo.origin + QPointF(0.0, top + (line.y() if line is not None and line.isValid() else 0.0))
+
     def copy_anchor_points(self, index: Index, rect: QRect) -> list[QPointF]:
         """Viewport points of each code block's "Copy" label, in block order (hover hints and tests)."""
         geo = self._geometry(index, rect)
@@ -564,6 +637,18 @@ def _image_html(doc: QTextDocument, seg: Segment, muted: str) -> str:
     url = f"precis-thumb:{thumbnail_key(seg.media)}"
     doc.addResource(QTextDocument.ResourceType.ImageResource.value, QUrl(url), image)
     return f'<p style="margin-top:2px"><img src="{url}" width="{image.width()}" height="{image.height()}"></p>{name}'
+
+
+def thinking_html(seg: Segment, muted: str, link: str, expanded: bool) -> str:
+    """A thinking block: its first line with "Show thinking", or its whole text (lines kept) with "Hide"."""
+    redacted = seg.text.endswith("(redacted)")
+    label = (QCoreApplication.translate("ChatDelegate", "Hide thinking") if expanded
+             else QCoreApplication.translate("ChatDelegate", "Show thinking"))
+    action = "" if redacted else (f' · <a href="{CARD_SCHEME}thinking" style="color:{link}; font-style:normal">'
+                                  f"{html.escape(label)}</a>")
+    wrap = "; white-space:pre-wrap" if expanded else ""
+    style = f"color:{muted}; margin-top:1px; margin-bottom:1px; font-style:italic{wrap}"
+    return f'<p style="{style}">{html.escape(seg.text)}{action}</p>'
 
 
 def _count_code(text: str) -> int:

@@ -317,6 +317,8 @@ def segments_for(content: list[Block], states: ToolStates | None = None,
             out.append(Segment("tool", tool_use_line(block) + _tool_status(block, states)))
         elif kind in ("tool_result", "web_search_tool_result", "mcp_tool_result"):
             out.append(Segment("result", tool_result_line(block)))
+        elif kind == "thinking" and expanded:  # the whole thought, as the model wrote it
+            out.append(Segment("thinking", f"{THINKING_ICON} {str(block.get('thinking', '')).strip()}"))
         elif kind == "thinking":
             first = next((ln for ln in str(block.get("thinking", "")).splitlines() if ln.strip()), "")
             out.append(Segment("thinking", _one_line(THINKING_ICON + " " + (first or QCoreApplication.translate("ChatModel", "Thinking…")))))
@@ -429,6 +431,16 @@ class ChatModel(QAbstractListModel):
         """Expand (or collapse) a tool card to its full input and output. False: the row is not a tool card."""
         if not 0 <= i < len(self._rows) or self._rows[i].kind != "tool" or self._rows[i].message is None:
             return False
+        return self._toggle(i)
+
+    def toggle_thinking(self, i: int) -> bool:
+        """Show (or fold back) the full text of a row's thinking. False: the row has no thinking to show."""
+        msg = self._rows[i].message if 0 <= i < len(self._rows) else None
+        if msg is None or not any(b.get("type") == "thinking" for b in msg.content):
+            return False
+        return self._toggle(i)
+
+    def _toggle(self, i: int) -> bool:
         row = self._rows[i]
         assert row.message is not None
         expanded = not row.detail.get("expanded")

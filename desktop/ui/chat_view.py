@@ -210,11 +210,14 @@ class ChatView(QListView):
         return rects is not None and any(r.contains(pos) for r in rects)
 
     def mouseMoveEvent(self, event: QMouseEvent) -> None:  # noqa: N802
-        shape = (
-            Qt.CursorShape.PointingHandCursor
-            if self.anchor_at(event.position()) or self._over_version_arrow(event.position())
-            else Qt.CursorShape.ArrowCursor
-        )
+        pos = event.position()
+        index = self.indexAt(pos.toPoint())
+        if self.anchor_at(pos) or self._over_version_arrow(pos):
+            shape = Qt.CursorShape.PointingHandCursor
+        elif index.isValid() and self._delegate.bubble_rect(index, self.visualRect(index)).contains(pos):
+            shape = Qt.CursorShape.IBeamCursor  # message text can be selected
+        else:
+            shape = Qt.CursorShape.ArrowCursor
         self.viewport().setCursor(shape)
         super().mouseMoveEvent(event)
 

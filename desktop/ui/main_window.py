@@ -221,6 +221,9 @@ class MainWindow(QMainWindow):
         from desktop.ui.organise_ui import OrganiseUi
 
         self.organise = OrganiseUi(self, header)
+        from desktop.ui.reading_ui import ReadingUi
+
+        self.reading = ReadingUi(self, header, pane)
 
         from desktop.ui.window_look import WindowLook
 

@@ -1,13 +1,11 @@
 """Safe Markdown -> Qt rich text for model output (untrusted).
 
-Two paths:
-- ``render_markdown``: markdown-it-py (commonmark + table + strikethrough, raw HTML off) + Pygments inline
-  styles. Used for finished messages. Only http/https/mailto links survive, images become text, every fenced
-  code block gets a "Copy" anchor ``precis-copy:N`` (N counts blocks in document order, see
-  ``extract_code_blocks``).
-- ``fill_streaming_document``: Qt's own md4c parser with ``MarkdownNoHTML``, ~10x cheaper, re-run per chunk
-  while a reply streams (re-rendering the whole reply through markdown-it and Pygments on every chunk is
-  too slow).
+One renderer, ``render_markdown``: markdown-it-py (commonmark + table + strikethrough, raw HTML off; task lists,
+footnotes and dollar math from mdit-py-plugins) + Pygments inline styles. Only http/https/mailto links survive,
+images become text, every fenced code block gets a "Copy" anchor ``precis-copy:N`` (N counts blocks in document
+order, see ``extract_code_blocks``), formulas are typeset by ``math_render``. A reply that is still streaming
+goes through the same renderer (``markdown_stream`` re-renders only its open last block), so nothing restyles
+when it finishes.
 
 Qt's HTML subset is small (no CSS classes worth using, no <input>, partial tables), so the HTML emitted here
 uses attributes and inline styles Qt understands.
@@ -22,22 +20,23 @@ from typing import Any
 
 from markdown_it import MarkdownIt
 from markdown_it.token import Token
+from mdit_py_plugins.dollarmath import dollarmath_plugin
+from mdit_py_plugins.footnote import footnote_plugin
+from mdit_py_plugins.tasklists import tasklists_plugin
 from pygments import highlight
 from pygments.formatters import HtmlFormatter
 from pygments.lexers import get_lexer_by_name
 from pygments.util import ClassNotFound
 from PySide6.QtCore import QCoreApplication, QUrl
-from PySide6.QtGui import QTextCharFormat, QTextCursor, QTextDocument
+from PySide6.QtGui import QTextDocument
+
+from desktop.ui.math_render import formula_for_url, math_html
 
 SAFE_SCHEMES = frozenset({"http", "https", "mailto"})
 COPY_SCHEME = "precis-copy"
 MONO_FAMILY = "DejaVu Sans Mono, Menlo, Consolas, monospace"
 # Pygments on a huge paste costs more than it is worth; beyond this the block is shown unhighlighted.
 HIGHLIGHT_LIMIT = 40_000
-STREAM_FEATURES = QTextDocument.MarkdownFeature(
-    QTextDocument.MarkdownFeature.MarkdownDialectGitHub.value
-    | QTextDocument.MarkdownFeature.MarkdownNoHTML.value
-)
 
 
 @dataclass(frozen=True, slots=True)
@@ -50,10 +49,14 @@ class Theme:
     muted: str
     link: str
     table_border: str
+    text: str = "#1f2328"  # typeset math is drawn in this colour
+    quote_bar: str = "#d0d7de"
 
 
 LIGHT = Theme("friendly", "#f6f8fa", "#eaeef2", "#d0d7de", "#eff1f3", "#6e7781", "#0969da", "#d0d7de")
-DARK = Theme("github-dark", "#161b22", "#22272e", "#30363d", "#2d333b", "#8b949e", "#58a6ff", "#444c56")
+DARK = Theme("github-dark", "#161b22", "#22272e", "#30363d", "#2d333b", "#8b949e", "#58a6ff", "#444c56",
+             "#e6edf3", "#3d444d")
+TASK_OPEN, TASK_DONE = "☐", "☑"  # Qt has no <input>: the box is a glyph every desktop font has
 
 
 def theme_for(dark: bool) -> Theme:
@@ -68,6 +71,9 @@ def link_is_safe(href: str) -> bool:
 
 def _make_parser(breaks: bool) -> MarkdownIt:
     md = MarkdownIt("commonmark", {"html": False, "breaks": breaks}).enable(["table", "strikethrough"])
+    # Prices ("$5-$10") and shell variables are not math: no space inside the dollars, no digit outside them.
+    md.use(tasklists_plugin).use(footnote_plugin).use(dollarmath_plugin, allow_space=False, allow_digits=False,
+                                                      double_inline=True)
     md.add_render_rule("link_open", _link_open)
     md.add_render_rule("link_close", _link_close)
     md.add_render_rule("image", _image)
@@ -77,6 +83,17 @@ def _make_parser(breaks: bool) -> MarkdownIt:
     md.add_render_rule("table_open", _table_open)
     md.add_render_rule("th_open", _cell_open)
     md.add_render_rule("td_open", _cell_open)
+    md.add_render_rule("html_inline", _html_inline)
+    md.add_render_rule("blockquote_open", _blockquote_open)
+    md.add_render_rule("blockquote_close", _blockquote_close)
+    md.add_render_rule("math_inline", _math_inline)
+    md.add_render_rule("math_inline_double", _math_display)
+    md.add_render_rule("math_block", _math_display)
+    md.add_render_rule("math_block_label", _math_display)
+    md.add_render_rule("footnote_block_open", _footnotes_open)
+    md.add_render_rule("footnote_block_close", _footnotes_close)
+    md.add_render_rule("footnote_ref", _footnote_ref)
+    md.add_render_rule("footnote_anchor", lambda *_args: "")  # a back link inside one bubble goes nowhere
     return md
 
 
@@ -95,6 +112,51 @@ def _link_open(self: Any, tokens: list[Token], idx: int, options: Any, env: dict
 
 def _link_close(self: Any, tokens: list[Token], idx: int, options: Any, env: dict) -> str:
     return "" if env.pop("_dropped_link", False) else "</a>"
+
+
+def _html_inline(self: Any, tokens: list[Token], idx: int, options: Any, env: dict) -> str:
+    # With html off, the only inline HTML tokens are the task-list plugin's checkboxes.
+    content = tokens[idx].content
+    if content.startswith('<input class="task-list-item-checkbox"'):
+        return TASK_DONE if 'checked="checked"' in content else TASK_OPEN
+    return html.escape(content)
+
+
+def _blockquote_open(self: Any, tokens: list[Token], idx: int, options: Any, env: dict) -> str:
+    # Qt draws no left border on a block: a thin coloured cell beside the quote is the bar.
+    theme: Theme = env["theme"]
+    return (f'<table width="100%" cellspacing="0" cellpadding="0" style="margin-top:4px; margin-bottom:4px">'
+            f'<tr><td width="3" bgcolor="{theme.quote_bar}"></td>'
+            f'<td style="padding-left:10px; color:{theme.muted}">\n')
+
+
+def _blockquote_close(self: Any, tokens: list[Token], idx: int, options: Any, env: dict) -> str:
+    return "</td></tr></table>\n"
+
+
+def _math_inline(self: Any, tokens: list[Token], idx: int, options: Any, env: dict) -> str:
+    theme: Theme = env["theme"]
+    return math_html(tokens[idx].content, False, theme.text, MONO_FAMILY)
+
+
+def _math_display(self: Any, tokens: list[Token], idx: int, options: Any, env: dict) -> str:
+    theme: Theme = env["theme"]
+    return math_html(tokens[idx].content, True, theme.text, MONO_FAMILY)
+
+
+def _footnotes_open(self: Any, tokens: list[Token], idx: int, options: Any, env: dict) -> str:
+    theme: Theme = env["theme"]
+    return f'<hr><div style="color:{theme.muted}; font-size:small"><ol>\n'
+
+
+def _footnotes_close(self: Any, tokens: list[Token], idx: int, options: Any, env: dict) -> str:
+    return "</ol></div>\n"
+
+
+def _footnote_ref(self: Any, tokens: list[Token], idx: int, options: Any, env: dict) -> str:
+    meta = tokens[idx].meta or {}
+    number = int(meta.get("id", 0)) + 1
+    return f"<sup>[{number}]</sup>"
 
 
 def _image(self: Any, tokens: list[Token], idx: int, options: Any, env: dict) -> str:
@@ -193,6 +255,11 @@ def render_markdown(text: str, dark: bool = False, breaks: bool = False, code_st
     return _parser(breaks).render(text, env)
 
 
+def parse_blocks(text: str) -> list[Token]:
+    """The token stream ``render_markdown`` renders (block structure is the same with or without breaks)."""
+    return _parser(False).parse(text)
+
+
 @lru_cache(maxsize=1024)
 def extract_code_blocks(markdown: str) -> tuple[str, ...]:
     """The source of every fenced/indented code block, in the order render_markdown numbers them."""
@@ -207,45 +274,9 @@ def copy_anchor_index(href: str) -> int | None:
 
 
 class SafeTextDocument(QTextDocument):
-    """A QTextDocument that never loads resources: markdown images (streaming path) stay unloaded."""
+    """A QTextDocument that loads no resource but our own typeset formulas (``precis-math:N``)."""
 
     def loadResource(self, type: int, name: QUrl | str) -> Any:  # noqa: A002 (Qt's signature)
-        return None
-
-
-def fill_streaming_document(doc: QTextDocument, parts: list[tuple[bool, str]]) -> None:
-    """Cheap render for a reply that is still streaming: ``parts`` are (is_markdown, text-or-html) in order.
-
-    Markdown goes through Qt's md4c with MarkdownNoHTML (raw HTML stays text); the other parts are HTML the
-    caller built and escaped itself.
-    """
-    doc.clear()
-    cursor = QTextCursor(doc)
-    for i, (is_markdown, text) in enumerate(parts):
-        if i:
-            cursor.insertBlock()
-        if is_markdown:
-            cursor.insertMarkdown(text, STREAM_FEATURES)
-        else:
-            cursor.insertHtml(text)
-    if any(is_md and "![" in text for is_md, text in parts):
-        _images_to_text(doc)
-
-
-def _images_to_text(doc: QTextDocument) -> None:
-    """Swap md4c's image placeholders for '[image: url]' text, as the full render does."""
-    found: list[tuple[int, int, str]] = []
-    block = doc.begin()
-    while block.isValid():
-        it = block.begin()
-        while not it.atEnd():
-            frag = it.fragment()
-            if frag.charFormat().isImageFormat():
-                found.append((frag.position(), frag.length(), frag.charFormat().toImageFormat().name()))
-            it += 1
-        block = block.next()
-    cursor = QTextCursor(doc)
-    for pos, length, name in reversed(found):
-        cursor.setPosition(pos)
-        cursor.setPosition(pos + length, QTextCursor.MoveMode.KeepAnchor)
-        cursor.insertText(f"[image: {name}]", QTextCharFormat())
+        url = name.toString() if isinstance(name, QUrl) else str(name)
+        made = formula_for_url(url)
+        return made.image if made is not None else None

@@ -94,6 +94,13 @@ class ProviderForm(QWidget):
         self.max_output.setRange(256, 128_000)
         self.max_output.setSingleStep(1024)
         self.max_output.setValue(settings.max_output_tokens)
+        self.thinking_budget = QSpinBox(self)
+        self.thinking_budget.setObjectName("thinking_budget")
+        self.thinking_budget.setRange(1_024, 128_000)
+        self.thinking_budget.setSingleStep(1024)
+        self.thinking_budget.setValue(settings.thinking_budget_tokens)
+        self.thinking_budget.setToolTip(self.tr("Tokens a chat with Thinking on lets the model think (kept below "
+                                                "the max output tokens)"))
         self.window_override = QSpinBox(self)
         self.window_override.setObjectName("window_override")
         self.window_override.setRange(0, 10_000_000)
@@ -150,6 +157,7 @@ class ProviderForm(QWidget):
         form.addRow(self.tr("Model"), self.model)
         form.addRow(self.tr("Small model"), self.small_model)
         form.addRow(self.tr("Max output tokens"), self.max_output)
+        form.addRow(self.tr("Thinking budget"), self.thinking_budget)
         form.addRow(self.tr("Context window"), self.window_override)
         prices = QHBoxLayout()
         prices.addWidget(self.input_price)
@@ -249,7 +257,8 @@ class ProviderForm(QWidget):
     def choice(self) -> ProviderChoice:
         profile = self.profile()
         profiles = [p for p in self._settings.profiles if p.name not in (profile.name, self.profile_box.currentText())]
-        plain = replace(self._settings, max_output_tokens=self.max_output.value(), profiles=[*profiles, profile],
+        plain = replace(self._settings, max_output_tokens=self.max_output.value(),
+                        thinking_budget_tokens=self.thinking_budget.value(), profiles=[*profiles, profile],
                         language=self.language.value())
         plain.env_overrides = {}
         settings = plain.with_profile(profile).with_env({var: str(getattr(self._settings, name))
