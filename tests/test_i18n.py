@@ -135,7 +135,7 @@ def test_a_redacted_error_stays_a_message_and_its_chinese_wording_never_shows_th
 # names are removed before the check.
 ALLOWED = {
     "Claude", "Code", "Desktop", "Anthropic", "OpenRouter", "DeepSeek", "Zhipu", "GLM", "Moonshot", "Kimi",
-    "MiniMax", "Ollama", "llama", "cpp", "MCP", "API", "JSON", "PDF", "URL", "GET", "Enter", "Shift", "Ctrl",
+    "MiniMax", "Ollama", "llama", "cpp", "MCP", "API", "JSON", "Markdown", "Python", "PDF", "URL", "GET", "Enter", "Shift", "Ctrl",
     "Esc", "Delete", "Alt", "stderr", "Authorization", "mcpServers", "K", "M", "s",
     "English",  # the language picker names each language in its own language
     "Secret", "Service", "Keychain", "Credential", "Locker",  # the keyrings' own names

@@ -37,10 +37,41 @@
     </message>
 </context>
 <context>
+    <name>AttachmentChip</name>
+    <message>
+        <source>Pasted image</source>
+        <translation>粘贴的图片</translation>
+    </message>
+    <message>
+        <source>Image</source>
+        <translation>图片</translation>
+    </message>
+    <message>
+        <source>PDF</source>
+        <translation>PDF</translation>
+    </message>
+    <message>
+        <source>Text</source>
+        <translation>文本</translation>
+    </message>
+    <message>
+        <source>Remove {name}</source>
+        <translation>移除 {name}</translation>
+    </message>
+    <message>
+        <source>Attached: {name}</source>
+        <translation>已附加：{name}</translation>
+    </message>
+</context>
+<context>
     <name>BreakdownBar</name>
     <message>
         <source>System prompt</source>
         <translation>系统提示词</translation>
+    </message>
+    <message>
+        <source>Instructions</source>
+        <translation>指令</translation>
     </message>
     <message>
         <source>Tools</source>
@@ -160,6 +191,41 @@
         <source>The reply was stopped before it finished; what arrived is kept.</source>
         <translation>回复在完成前被停止；已收到的内容会保留。</translation>
     </message>
+    <message>
+        <source>Hide thinking</source>
+        <translation>隐藏思考过程</translation>
+    </message>
+    <message>
+        <source>Show thinking</source>
+        <translation>显示思考过程</translation>
+    </message>
+</context>
+<context>
+    <name>ChatInstructionsDialog</name>
+    <message>
+        <source>Chat instructions</source>
+        <translation>对话指令</translation>
+    </message>
+    <message>
+        <source>Instructions for this chat only, e.g. “Reply in French”.</source>
+        <translation>仅用于此对话的指令，例如“用法语回复”。</translation>
+    </message>
+    <message>
+        <source>Instructions for this chat</source>
+        <translation>此对话的指令</translation>
+    </message>
+    <message>
+        <source>The model receives these with every request of this chat, in its system prompt. Changing them starts a new prompt cache once.</source>
+        <translation>此对话的每次请求都会把这些指令放在系统提示词中发给模型。修改后会重新建立一次提示缓存。</translation>
+    </message>
+    <message>
+        <source>Default instructions (Settings), sent first: {text}</source>
+        <translation>默认指令（设置中），最先发送：{text}</translation>
+    </message>
+    <message>
+        <source>No default instructions (Settings).</source>
+        <translation>没有默认指令（设置中）。</translation>
+    </message>
 </context>
 <context>
     <name>ChatModel</name>
@@ -256,24 +322,32 @@
         <translation>（{n} 个图片或文档）</translation>
     </message>
     <message>
-        <source>Thinking…</source>
-        <translation>思考中…</translation>
-    </message>
-    <message>
-        <source>Thinking (redacted)</source>
-        <translation>思考（已隐去）</translation>
-    </message>
-    <message>
-        <source>[image]</source>
-        <translation>[图片]</translation>
+        <source>Image</source>
+        <translation>图片</translation>
     </message>
     <message>
         <source>attachment</source>
         <translation>附件</translation>
     </message>
     <message>
-        <source>[document: {title}]</source>
-        <translation>[文档：{title}]</translation>
+        <source>{name} · text, {n:,} lines</source>
+        <translation>{name} · 文本，{n:,} 行</translation>
+    </message>
+    <message>
+        <source>{name} · PDF</source>
+        <translation>{name} · PDF</translation>
+    </message>
+    <message>
+        <source>[document: {name}]</source>
+        <translation>[文档：{name}]</translation>
+    </message>
+    <message>
+        <source>Thinking…</source>
+        <translation>思考中…</translation>
+    </message>
+    <message>
+        <source>Thinking (redacted)</source>
+        <translation>思考（已隐去）</translation>
     </message>
     <message>
         <source>Context compacted · {count} messages summarized · ~{saved} tokens saved</source>
@@ -475,6 +549,37 @@
     </message>
 </context>
 <context>
+    <name>CompactionCard</name>
+    <message>
+        <source>Context trimmed · {n} oldest messages dropped without a summary</source>
+        <translation>上下文已裁剪 · 最早的 {n} 条消息未经摘要即被丢弃</translation>
+    </message>
+    <message>
+        <source>the summary failed: {reason}</source>
+        <translation>摘要失败：{reason}</translation>
+    </message>
+    <message>
+        <source>Context compacted · {n} messages summarized · ~{saved} tokens saved</source>
+        <translation>上下文已压缩 · 摘要了 {n} 条消息 · 节省约 {saved} 词元</translation>
+    </message>
+    <message>
+        <source>summary cost {cost} (prompt read from the cache)</source>
+        <translation>摘要费用 {cost}（提示从缓存读取）</translation>
+    </message>
+    <message>
+        <source>summary cost {cost}</source>
+        <translation>摘要费用 {cost}</translation>
+    </message>
+    <message>
+        <source>saves ~{cost} per turn</source>
+        <translation>每轮节省约 {cost}</translation>
+    </message>
+    <message>
+        <source>edited</source>
+        <translation>已编辑</translation>
+    </message>
+</context>
+<context>
     <name>Composer</name>
     <message>
         <source>Message Claude — Enter sends, Shift+Enter adds a line</source>
@@ -493,12 +598,16 @@
         <translation>附件…</translation>
     </message>
     <message>
-        <source>Attach images or PDFs (or drop / paste them here)</source>
-        <translation>添加图片或 PDF（也可以拖放或粘贴到这里）</translation>
+        <source>Attach images, PDFs, text or code files (or drop / paste them here)</source>
+        <translation>附加图片、PDF、文本或代码文件（也可拖放或粘贴到这里）</translation>
     </message>
     <message>
         <source>Attach files</source>
         <translation>添加附件</translation>
+    </message>
+    <message>
+        <source>Remove all</source>
+        <translation>全部移除</translation>
     </message>
     <message>
         <source>Remove the attachments</source>
@@ -537,16 +646,12 @@
         <translation>停止回复；已收到的内容会保留</translation>
     </message>
     <message>
-        <source> and {n} more</source>
-        <translation> 等另外 {n} 个</translation>
+        <source>Cannot attach: {reason}</source>
+        <translation>无法附加：{reason}</translation>
     </message>
     <message>
-        <source>Attached: {names}</source>
-        <translation>已添加：{names}</translation>
-    </message>
-    <message>
-        <source>Images and PDFs ({p})</source>
-        <translation>图片和 PDF（{p}）</translation>
+        <source>All files (*);;Images, PDFs, text and code ({p})</source>
+        <translation>所有文件 (*);;图片、PDF、文本和代码 ({p})</translation>
     </message>
 </context>
 <context>
@@ -578,6 +683,32 @@
     <message>
         <source>Summary active.</source>
         <translation>摘要已启用。</translation>
+    </message>
+</context>
+<context>
+    <name>ContextLine</name>
+    <message>
+        <source>{used} used</source>
+        <translation>已用 {used}</translation>
+    </message>
+</context>
+<context>
+    <name>DefaultInstructions</name>
+    <message>
+        <source>Default instructions</source>
+        <translation>默认指令</translation>
+    </message>
+    <message>
+        <source>For example: answer briefly; prefer Python 3.12; explain trade-offs.</source>
+        <translation>例如：回答简洁；优先使用 Python 3.12；说明利弊取舍。</translation>
+    </message>
+    <message>
+        <source>Default instructions for every chat</source>
+        <translation>所有对话的默认指令</translation>
+    </message>
+    <message>
+        <source>Sent with every chat, before the chat&apos;s own instructions; kept in the prompt cache.</source>
+        <translation>随每个对话发送，位于对话自身的指令之前；保留在提示缓存中。</translation>
     </message>
 </context>
 <context>
@@ -887,6 +1018,10 @@
         <translation>{name}：应为 true 或 false，实际为 {value}；改用默认值</translation>
     </message>
     <message>
+        <source>{name}: expected text, got {value}; using none</source>
+        <translation>{name}：应为文本，实际为 {value}；不使用</translation>
+    </message>
+    <message>
         <source>language: expected &quot;&quot;, &quot;en&quot; or &quot;zh_CN&quot;, got {value}; following the system</source>
         <translation>language：应为 &quot;&quot;、&quot;en&quot; 或 &quot;zh_CN&quot;，实际为 {value}；改为跟随系统</translation>
     </message>
@@ -983,6 +1118,10 @@
         <translation>系统提示词</translation>
     </message>
     <message>
+        <source>Instructions</source>
+        <translation>指令</translation>
+    </message>
+    <message>
         <source>Tools</source>
         <translation>工具</translation>
     </message>
@@ -1043,6 +1182,22 @@
         <translation>未知</translation>
     </message>
     <message>
+        <source>reported by the provider&apos;s API</source>
+        <translation>由服务商的 API 报告</translation>
+    </message>
+    <message>
+        <source>the built-in model catalog</source>
+        <translation>内置模型目录</translation>
+    </message>
+    <message>
+        <source>learned from a context-overflow error</source>
+        <translation>从上下文溢出错误中得知</translation>
+    </message>
+    <message>
+        <source>your override in Settings</source>
+        <translation>你在设置中的自定义值</translation>
+    </message>
+    <message>
         <source>Model        {model}</source>
         <translation>模型         {model}</translation>
     </message>
@@ -1069,6 +1224,14 @@
     <message>
         <source>Source       {source}</source>
         <translation>来源         {source}</translation>
+    </message>
+    <message>
+        <source>Window from  {source}</source>
+        <translation>窗口来源     {source}</translation>
+    </message>
+    <message>
+        <source>Compacts at  {at} ({pct:.0f}%)</source>
+        <translation>压缩阈值     {at}（{pct:.0f}%）</translation>
     </message>
     <message>
         <source>Last turn    cache read {read} · cache write {write} · input {input} · output {output}</source>
@@ -1139,6 +1302,45 @@
     </message>
 </context>
 <context>
+    <name>FindBar</name>
+    <message>
+        <source>Find in this chat</source>
+        <translation>在此对话中查找</translation>
+    </message>
+    <message>
+        <source>Previous match (Shift+Enter)</source>
+        <translation>上一个匹配（Shift+Enter）</translation>
+    </message>
+    <message>
+        <source>Previous match</source>
+        <translation>上一个匹配</translation>
+    </message>
+    <message>
+        <source>Next match (Enter)</source>
+        <translation>下一个匹配（Enter）</translation>
+    </message>
+    <message>
+        <source>Next match</source>
+        <translation>下一个匹配</translation>
+    </message>
+    <message>
+        <source>Close (Esc)</source>
+        <translation>关闭（Esc）</translation>
+    </message>
+    <message>
+        <source>Close the find bar</source>
+        <translation>关闭查找栏</translation>
+    </message>
+    <message>
+        <source>No results</source>
+        <translation>无结果</translation>
+    </message>
+    <message>
+        <source>%1 of %2</source>
+        <translation>第 %1 个，共 %2 个</translation>
+    </message>
+</context>
+<context>
     <name>HoverCard</name>
     <message>
         <source>Context details</source>
@@ -1155,6 +1357,10 @@
     <message>
         <source>Window</source>
         <translation>窗口</translation>
+    </message>
+    <message>
+        <source>Window size from</source>
+        <translation>窗口大小来源</translation>
     </message>
     <message>
         <source>Used</source>
@@ -1203,6 +1409,38 @@
     <message>
         <source>capacity unknown</source>
         <translation>容量未知</translation>
+    </message>
+    <message>
+        <source>the provider&apos;s API</source>
+        <translation>服务商的 API</translation>
+    </message>
+    <message>
+        <source>the model catalog</source>
+        <translation>模型目录</translation>
+    </message>
+    <message>
+        <source>an overflow error</source>
+        <translation>溢出错误</translation>
+    </message>
+    <message>
+        <source>your override</source>
+        <translation>你的自定义值</translation>
+    </message>
+    <message>
+        <source>PRECIS_CONTEXT_WINDOW</source>
+        <translation>PRECIS_CONTEXT_WINDOW</translation>
+    </message>
+    <message>
+        <source>unknown</source>
+        <translation>未知</translation>
+    </message>
+    <message>
+        <source>Where Précis got this model&apos;s context window size: reported by the provider&apos;s models API, the built-in catalog, learned from a context-overflow error, an override in Settings, or the PRECIS_CONTEXT_WINDOW variable</source>
+        <translation>Précis 从何处得知此模型的上下文窗口大小：服务商的模型 API 报告、内置目录、从上下文溢出错误中得知、设置中的自定义值，或 PRECIS_CONTEXT_WINDOW 变量</translation>
+    </message>
+    <message>
+        <source>Automatic compaction starts here (the tick on the ring)</source>
+        <translation>自动压缩从这里开始（圆环上的刻度）</translation>
     </message>
     <message>
         <source>{n} tokens</source>
@@ -1631,6 +1869,128 @@
     </message>
 </context>
 <context>
+    <name>MessageActions</name>
+    <message>
+        <source>Copy</source>
+        <translation>复制</translation>
+    </message>
+    <message>
+        <source>Copy the message</source>
+        <translation>复制这条消息</translation>
+    </message>
+    <message>
+        <source>Edit</source>
+        <translation>编辑</translation>
+    </message>
+    <message>
+        <source>Edit and resend the message</source>
+        <translation>编辑并重新发送这条消息</translation>
+    </message>
+    <message>
+        <source>Regenerate</source>
+        <translation>重新生成</translation>
+    </message>
+    <message>
+        <source>Ask for another reply</source>
+        <translation>请求另一个回复</translation>
+    </message>
+</context>
+<context>
+    <name>OrganiseUi</name>
+    <message>
+        <source>Instructions</source>
+        <translation>指令</translation>
+    </message>
+    <message>
+        <source>Instructions for this chat (sent with every request)</source>
+        <translation>此对话的指令（随每次请求发送）</translation>
+    </message>
+    <message>
+        <source>Chat instructions</source>
+        <translation>对话指令</translation>
+    </message>
+    <message>
+        <source>&amp;Search all chats…</source>
+        <translation>搜索所有对话(&amp;S)…</translation>
+    </message>
+    <message>
+        <source>&amp;Export chat…</source>
+        <translation>导出对话(&amp;E)…</translation>
+    </message>
+    <message>
+        <source>&amp;Chat</source>
+        <translation>对话(&amp;C)</translation>
+    </message>
+    <message>
+        <source>&amp;Instructions…</source>
+        <translation>指令(&amp;I)…</translation>
+    </message>
+    <message>
+        <source>Copy the last &amp;reply</source>
+        <translation>复制最后一条回复(&amp;R)</translation>
+    </message>
+    <message>
+        <source>Copy chat as &amp;Markdown</source>
+        <translation>将对话复制为 Markdown(&amp;M)</translation>
+    </message>
+    <message>
+        <source>Copy chat as &amp;JSON</source>
+        <translation>将对话复制为 JSON(&amp;J)</translation>
+    </message>
+    <message>
+        <source>&amp;Help</source>
+        <translation>帮助(&amp;H)</translation>
+    </message>
+    <message>
+        <source>&amp;Keyboard shortcuts</source>
+        <translation>键盘快捷键(&amp;K)</translation>
+    </message>
+    <message>
+        <source>That chat no longer exists.</source>
+        <translation>该对话已不存在。</translation>
+    </message>
+    <message>
+        <source>This chat&apos;s instructions were saved.</source>
+        <translation>此对话的指令已保存。</translation>
+    </message>
+    <message>
+        <source>This chat has no instructions of its own now.</source>
+        <translation>此对话现在没有自己的指令。</translation>
+    </message>
+    <message>
+        <source>Export chat</source>
+        <translation>导出对话</translation>
+    </message>
+    <message>
+        <source>Markdown (*.md)</source>
+        <translation>Markdown (*.md)</translation>
+    </message>
+    <message>
+        <source>JSON (*.json)</source>
+        <translation>JSON (*.json)</translation>
+    </message>
+    <message>
+        <source>Cannot write {path}: {reason}</source>
+        <translation>无法写入 {path}：{reason}</translation>
+    </message>
+    <message>
+        <source>Exported to {path}</source>
+        <translation>已导出到 {path}</translation>
+    </message>
+    <message>
+        <source>Copied the whole chat</source>
+        <translation>已复制整个对话</translation>
+    </message>
+    <message>
+        <source>Copied</source>
+        <translation>已复制</translation>
+    </message>
+    <message>
+        <source>No reply to copy yet</source>
+        <translation>还没有可复制的回复</translation>
+    </message>
+</context>
+<context>
     <name>PermissionPrompt</name>
     <message>
         <source>Arguments of the tool call</source>
@@ -1678,6 +2038,10 @@
     <message>
         <source>used for summaries; empty = the chat model</source>
         <translation>用于生成摘要；留空则使用对话模型</translation>
+    </message>
+    <message>
+        <source>Tokens a chat with Thinking on lets the model think (kept below the max output tokens)</source>
+        <translation>开启“思考”的对话允许模型用于思考的词元数（保持在最大输出词元数以下）</translation>
     </message>
     <message>
         <source>from the provider or the catalog</source>
@@ -1748,6 +2112,10 @@
         <translation>最大输出词元数</translation>
     </message>
     <message>
+        <source>Thinking budget</source>
+        <translation>思考预算</translation>
+    </message>
+    <message>
         <source>Context window</source>
         <translation>上下文窗口</translation>
     </message>
@@ -1781,10 +2149,154 @@
     </message>
 </context>
 <context>
+    <name>ReadingUi</name>
+    <message>
+        <source>Copied</source>
+        <translation>已复制</translation>
+    </message>
+</context>
+<context>
+    <name>SearchDialog</name>
+    <message>
+        <source>Search all chats</source>
+        <translation>搜索所有对话</translation>
+    </message>
+    <message>
+        <source>Search messages, tool results and summaries…</source>
+        <translation>搜索消息、工具结果和摘要…</translation>
+    </message>
+    <message>
+        <source>Search results</source>
+        <translation>搜索结果</translation>
+    </message>
+    <message>
+        <source>No results</source>
+        <translation>无结果</translation>
+    </message>
+    <message>
+        <source>You</source>
+        <translation>你</translation>
+    </message>
+    <message>
+        <source>Assistant</source>
+        <translation>助手</translation>
+    </message>
+    <message>
+        <source>Tool result</source>
+        <translation>工具结果</translation>
+    </message>
+    <message>
+        <source>Summary</source>
+        <translation>摘要</translation>
+    </message>
+    <message>
+        <source>No results for “{query}”</source>
+        <translation>没有“{query}”的结果</translation>
+    </message>
+</context>
+<context>
     <name>SettingsDialog</name>
     <message>
         <source>Settings · Provider profiles</source>
         <translation>设置 · 服务商配置</translation>
+    </message>
+    <message>
+        <source>Same as the system</source>
+        <translation>跟随系统</translation>
+    </message>
+    <message>
+        <source>Light</source>
+        <translation>浅色</translation>
+    </message>
+    <message>
+        <source>Dark</source>
+        <translation>深色</translation>
+    </message>
+    <message>
+        <source>Theme</source>
+        <translation>主题</translation>
+    </message>
+</context>
+<context>
+    <name>Shortcuts</name>
+    <message>
+        <source>Search all chats</source>
+        <translation>搜索所有对话</translation>
+    </message>
+    <message>
+        <source>Find in this chat</source>
+        <translation>在此对话中查找</translation>
+    </message>
+    <message>
+        <source>New chat</source>
+        <translation>新建对话</translation>
+    </message>
+    <message>
+        <source>Settings</source>
+        <translation>设置</translation>
+    </message>
+    <message>
+        <source>Copy the last reply</source>
+        <translation>复制最后一条回复</translation>
+    </message>
+    <message>
+        <source>Stop the reply, or cancel an edit</source>
+        <translation>停止回复，或取消编辑</translation>
+    </message>
+    <message>
+        <source>in the composer</source>
+        <translation>在输入框中</translation>
+    </message>
+    <message>
+        <source>Edit your last message</source>
+        <translation>编辑你的最后一条消息</translation>
+    </message>
+    <message>
+        <source>in an empty composer</source>
+        <translation>在空的输入框中</translation>
+    </message>
+    <message>
+        <source>Send</source>
+        <translation>发送</translation>
+    </message>
+    <message>
+        <source>New line</source>
+        <translation>换行</translation>
+    </message>
+    <message>
+        <source>Commands: /help /clear /model /compact /context</source>
+        <translation>命令：/help /clear /model /compact /context</translation>
+    </message>
+    <message>
+        <source>at the start of the composer</source>
+        <translation>在输入框开头</translation>
+    </message>
+    <message>
+        <source>Rename the chat</source>
+        <translation>重命名对话</translation>
+    </message>
+    <message>
+        <source>Keyboard shortcuts</source>
+        <translation>键盘快捷键</translation>
+    </message>
+    <message>
+        <source>Quit</source>
+        <translation>退出</translation>
+    </message>
+</context>
+<context>
+    <name>ShortcutsDialog</name>
+    <message>
+        <source>Keyboard shortcuts</source>
+        <translation>键盘快捷键</translation>
+    </message>
+    <message>
+        <source>Keys</source>
+        <translation>按键</translation>
+    </message>
+    <message>
+        <source>Action</source>
+        <translation>操作</translation>
     </message>
 </context>
 <context>
@@ -1818,6 +2330,14 @@
         <translation>{n} 条消息</translation>
     </message>
     <message>
+        <source>Unpin</source>
+        <translation>取消置顶</translation>
+    </message>
+    <message>
+        <source>Pin</source>
+        <translation>置顶</translation>
+    </message>
+    <message>
         <source>Rename…</source>
         <translation>重命名…</translation>
     </message>
@@ -1843,6 +2363,29 @@
     </message>
 </context>
 <context>
+    <name>SlashCommands</name>
+    <message>
+        <source>The commands and keyboard shortcuts</source>
+        <translation>命令和键盘快捷键</translation>
+    </message>
+    <message>
+        <source>Clear this chat&apos;s history (asks first)</source>
+        <translation>清空此对话的历史（会先确认）</translation>
+    </message>
+    <message>
+        <source>Change this chat&apos;s model</source>
+        <translation>更换此对话的模型</translation>
+    </message>
+    <message>
+        <source>Summarise the older part now</source>
+        <translation>立即摘要较早的部分</translation>
+    </message>
+    <message>
+        <source>What fills the context window</source>
+        <translation>上下文窗口被什么占用</translation>
+    </message>
+</context>
+<context>
     <name>SummaryEditor</name>
     <message>
         <source>Edit summary</source>
@@ -1851,6 +2394,25 @@
     <message>
         <source>The model reads this instead of the messages it covers. Keep the headings; your text becomes a new summary, and Undo on the card restores this one.</source>
         <translation>模型会读取这段摘要来代替它涵盖的消息。请保留各个标题；你的文字会成为新的摘要，卡片上的“撤销”可恢复当前这份。</translation>
+    </message>
+</context>
+<context>
+    <name>ThinkingToggle</name>
+    <message>
+        <source>Thinking</source>
+        <translation>思考</translation>
+    </message>
+    <message>
+        <source>Extended thinking for this chat</source>
+        <translation>此对话的扩展思考</translation>
+    </message>
+    <message>
+        <source>The model thinks before it answers (budget %1 tokens, in Settings)</source>
+        <translation>模型会先思考再回答（预算 %1 词元，可在设置中修改）</translation>
+    </message>
+    <message>
+        <source>This chat&apos;s model does not offer extended thinking</source>
+        <translation>此对话的模型不支持扩展思考</translation>
     </message>
 </context>
 <context>
@@ -1908,6 +2470,45 @@
     <message>
         <source>Start chatting</source>
         <translation>开始对话</translation>
+    </message>
+</context>
+<context>
+    <name>WindowLook</name>
+    <message>
+        <source>Show or hide the chats (Ctrl+B)</source>
+        <translation>显示或隐藏对话列表（Ctrl+B）</translation>
+    </message>
+    <message>
+        <source>Show the chats</source>
+        <translation>显示对话列表</translation>
+    </message>
+    <message>
+        <source>&amp;View</source>
+        <translation>视图(&amp;V)</translation>
+    </message>
+    <message>
+        <source>Show &amp;chats</source>
+        <translation>显示对话列表(&amp;C)</translation>
+    </message>
+    <message>
+        <source>&amp;Theme</source>
+        <translation>主题(&amp;T)</translation>
+    </message>
+    <message>
+        <source>System</source>
+        <translation>跟随系统</translation>
+    </message>
+    <message>
+        <source>Light</source>
+        <translation>浅色</translation>
+    </message>
+    <message>
+        <source>Dark</source>
+        <translation>深色</translation>
+    </message>
+    <message>
+        <source>Hide the chats</source>
+        <translation>隐藏对话列表</translation>
     </message>
 </context>
 <context>

@@ -22,18 +22,18 @@ def _tr(text: str) -> str:
 
 def chip_name(path: str) -> str:
     name = Path(path).name
-    return _tr("Pasted image") if name.startswith(PASTE_PREFIX) else name
+    return QCoreApplication.translate("AttachmentChip", "Pasted image") if name.startswith(PASTE_PREFIX) else name
 
 
 def _kind_words(path: str, is_image: bool) -> str:
     if is_image:
-        return _tr("Image")
+        return QCoreApplication.translate("AttachmentChip", "Image")
     try:
         with open(path, "rb") as fh:
             pdf = fh.read(5) == b"%PDF-"
     except OSError:
         pdf = False
-    return _tr("PDF") if pdf else _tr("Text")
+    return QCoreApplication.translate("AttachmentChip", "PDF") if pdf else QCoreApplication.translate("AttachmentChip", "Text")
 
 
 class AttachmentChip(QFrame):

@@ -283,15 +283,15 @@ def attachment_segment(block: Block, name: str = "") -> Segment:
     assert isinstance(source, dict)
     if block.get("type") == "image":
         data = str(source.get("data") or "") if source.get("type") == "base64" else ""
-        return Segment("image", name or _tr("Image"), media=data)
-    title = str(block.get("title") or name or _tr("attachment"))
+        return Segment("image", name or QCoreApplication.translate("ChatModel", "Image"), media=data)
+    title = str(block.get("title") or name or QCoreApplication.translate("ChatModel", "attachment"))
     if source.get("type") == "text":
         text = str(source.get("data") or "")
         lines = text.count("\n") + (0 if text.endswith("\n") else 1)
-        return Segment("image", _tr("{name} · text, {n:,} lines").format(name=title, n=lines))
+        return Segment("image", QCoreApplication.translate("ChatModel", "{name} · text, {n:,} lines").format(name=title, n=lines))
     if source.get("media_type") == "application/pdf":
-        return Segment("image", _tr("{name} · PDF").format(name=title))
-    return Segment("image", _tr("[document: {name}]").format(name=title))
+        return Segment("image", QCoreApplication.translate("ChatModel", "{name} · PDF").format(name=title))
+    return Segment("image", QCoreApplication.translate("ChatModel", "[document: {name}]").format(name=title))
 
 
 def segments_for(content: list[Block], states: ToolStates | None = None,

@@ -9,30 +9,28 @@ from desktop.ui.bridge import CompactionRecord
 from desktop.ui.format import fmt_cost
 
 
-def _tr(text: str) -> str:
-    return QCoreApplication.translate("CompactionCard", text)
-
-
 def card_title(record: CompactionRecord) -> str:
     stats = record.stats
     count = int(stats.get("messages", 0))
     if stats.get("snipped"):
-        title = _tr("Context trimmed · {n} oldest messages dropped without a summary").format(n=f"{count:,}")
+        title = QCoreApplication.translate(
+            "CompactionCard", "Context trimmed · {n} oldest messages dropped without a summary").format(n=f"{count:,}")
         reason = str(stats.get("summary_error") or "")
         if reason:
-            title += " · " + _tr("the summary failed: {reason}").format(reason=reason)
+            title += " · " + QCoreApplication.translate("CompactionCard", "the summary failed: {reason}").format(reason=reason)
         return title
     saved = int(stats.get("tokens_saved", 0))
-    title = _tr("Context compacted · {n} messages summarized · ~{saved} tokens saved").format(
+    title = QCoreApplication.translate(
+        "CompactionCard", "Context compacted · {n} messages summarized · ~{saved} tokens saved").format(
         n=f"{count:,}", saved=f"{saved:,}")
     cost = stats.get("summary_cost")
     if isinstance(cost, int | float):
         read = int((stats.get("summary_usage") or {}).get("cache_read_input_tokens") or 0)
-        title += " · " + (_tr("summary cost {cost} (prompt read from the cache)") if read
-                          else _tr("summary cost {cost}")).format(cost=fmt_cost(float(cost)))
+        title += " · " + (QCoreApplication.translate("CompactionCard", "summary cost {cost} (prompt read from the cache)") if read
+                          else QCoreApplication.translate("CompactionCard", "summary cost {cost}")).format(cost=fmt_cost(float(cost)))
     saving = stats.get("saving_per_turn")
     if isinstance(saving, int | float) and saving > 0:
-        title += " · " + _tr("saves ~{cost} per turn").format(cost=fmt_cost(float(saving)))
+        title += " · " + QCoreApplication.translate("CompactionCard", "saves ~{cost} per turn").format(cost=fmt_cost(float(saving)))
     if stats.get("edited"):
-        title += " · " + _tr("edited")
+        title += " · " + QCoreApplication.translate("CompactionCard", "edited")
     return title
