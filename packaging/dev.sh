@@ -130,7 +130,10 @@ case "$cmd" in
     checks
     export QT_QPA_PLATFORM=offscreen
     # SIGKILL guard: a hung Qt event loop can ignore SIGINT and SIGTERM; SIGKILL always stops it.
-    exec timeout -s KILL 1500 "$VENV/bin/python" -m pytest -q -p no:cacheprovider "$@"
+    # Two workers (one per core of the CI machine); a file's tests stay on one worker, so module fixtures and
+    # the order inside a file are as in a serial run. PRECIS_TEST_WORKERS=0 runs serially.
+    exec timeout -s KILL 1500 "$VENV/bin/python" -m pytest -q -p no:cacheprovider \
+      -n "${PRECIS_TEST_WORKERS:-2}" --dist loadfile "$@"
     ;;
   bench)
     install
