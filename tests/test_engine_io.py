@@ -43,3 +43,13 @@ async def test_plain_turn_and_manual_compaction_meet_the_io_targets(small_engine
               if not met]
     assert not missed, f"{missed}; {seen}"
 
+
+
+async def test_reading_a_chats_state_does_not_gather_its_history(engine, fake_api):
+    """The window reads the workspace and instructions on every chat open; a gather would decode every row
+    (the 50k-message open peaked at 670 MB instead of 160 MB)."""
+    sid = (await engine.store.create_session("state", "claude-sonnet-4-6")).id
+    await engine.update_state(sid, {"workspace": "/w"})
+    before = engine.shared.counts["gathers"]
+    assert (await engine.session_state(sid))["workspace"] == "/w"
+    assert engine.shared.counts["gathers"] == before

@@ -554,7 +554,8 @@ class ChatEngine:
         return record
 
     async def session_state(self, session_id: int) -> dict[str, Any]:
-        return dict((await self.view(session_id).gather()).state)
+        """The stored state alone (workspace, instructions, thinking): a gather would decode the history."""
+        return await self.store.get_state(session_id)
 
     async def update_state(self, session_id: int, changes: dict[str, Any]) -> dict[str, Any]:
         """Change a session's state (e.g. its workspace: the tools its requests offer) and measure it again."""

@@ -456,8 +456,7 @@ class Bridge(QObject):
         await self._engine.update_state(session_id, {"workspace": folder or None})
 
     async def thinking(self, session_id: int) -> bool:
-        # The stored state alone: the engine's session_state gathers the whole session (a 10k chat: +45 MB).
-        return thinking_enabled(await self._engine.store.get_state(session_id))
+        return thinking_enabled(await self._engine.session_state(session_id))
 
     async def set_thinking(self, session_id: int, on: bool) -> None:
         """Extended thinking for this chat's requests from the next one on (budget: the settings')."""
