@@ -13,7 +13,6 @@ import codecs
 import hashlib
 import os
 import re
-import stat
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Literal
@@ -22,6 +21,7 @@ from desktop.engine.compaction.media import (
     MAX_IMAGE_FILE_BYTES,
     MAX_PDF_BYTES,
     MediaError,
+    open_regular,
     prepare_attachment,
 )
 from desktop.engine.types import Block
@@ -68,17 +68,7 @@ def _media_kind(head: bytes) -> Kind | None:
 
 
 def _open_regular(path: Path) -> tuple[int, os.stat_result]:
-    try:
-        # Non-blocking: opening a FIFO for reading would otherwise wait for a writer forever.
-        fd = os.open(path, os.O_RDONLY | getattr(os, "O_NONBLOCK", 0) | getattr(os, "O_BINARY", 0))
-    except OSError as exc:
-        raise AttachmentRefused(f"cannot read {path.name}: {exc.strerror or exc}") from exc
-    info = os.fstat(fd)
-    if not stat.S_ISREG(info.st_mode):
-        os.close(fd)
-        kind = "a folder" if stat.S_ISDIR(info.st_mode) else "not a regular file (a device, pipe or socket)"
-        raise AttachmentRefused(f"{path.name} is {kind}; attach an image, a PDF or a text file")
-    return fd, info
+    return open_regular(path, "attach an image, a PDF or a text file", AttachmentRefused)
 
 
 def decode_text(raw: bytes, name: str) -> str:

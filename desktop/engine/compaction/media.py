@@ -268,19 +268,26 @@ def _sniff(head: bytes) -> str | None:
     return None
 
 
-def _read_checked(path: Path) -> tuple[str, bytes]:
-    """The file's type and bytes, checked from ``stat`` and its first bytes before it is read whole: a device,
-    pipe or folder, an unsupported type and an oversize file are refused without reading them."""
+def open_regular(path: Path, hint: str, refuse: type[MediaError] = MediaError) -> tuple[int, os.stat_result]:
+    """An open descriptor of a regular file and its stat; a folder, device, pipe or socket is refused (``hint``
+    says what to attach instead) before anything is read."""
     try:
         # Non-blocking: opening a FIFO for reading would otherwise wait for a writer forever.
         fd = os.open(path, os.O_RDONLY | getattr(os, "O_NONBLOCK", 0) | getattr(os, "O_BINARY", 0))
     except OSError as exc:
-        raise MediaError(f"cannot read {path.name}: {exc.strerror or exc}") from exc
+        raise refuse(f"cannot read {path.name}: {exc.strerror or exc}") from exc
     info = os.fstat(fd)
     if not stat.S_ISREG(info.st_mode):
         os.close(fd)
         kind = "a folder" if stat.S_ISDIR(info.st_mode) else "not a regular file (a device, pipe or socket)"
-        raise MediaError(f"{path.name} is {kind}; attach an image or PDF file")
+        raise refuse(f"{path.name} is {kind}; {hint}")
+    return fd, info
+
+
+def _read_checked(path: Path) -> tuple[str, bytes]:
+    """The file's type and bytes, checked from ``stat`` and its first bytes before it is read whole: a device,
+    pipe or folder, an unsupported type and an oversize file are refused without reading them."""
+    fd, info = open_regular(path, "attach an image or PDF file")
     with os.fdopen(fd, "rb") as fh:
         try:
             head = fh.read(16)
