@@ -475,9 +475,8 @@ async def shoot_look(outdir: Path, srv: FakeAnthropic) -> None:
         await asyncio.sleep(0.4)
         window.grab().save(str(outdir / "look-attachments-bubble.png"))
         # The gauge: a window learned small enough that the ring is a third full and the tick shows.
-        model = (await store.get_session(window.session_id)).model
-        used = (await engine.measure(window.session_id)).used
-        engine.catalog.learn_window(model, max(2_000, int(used / 0.3)))
+        measured = await engine.measure(window.session_id)  # the chat's own model may be unset (the default's)
+        engine.catalog.learn_window(measured.model, max(2_000, int(measured.used / 0.3)))
         await engine.publish_context(window.session_id)
         await asyncio.sleep(0.5)
         window.grab().save(str(outdir / "look-light.png"))
@@ -608,31 +607,24 @@ def main() -> int:
 
     app = make_app([])
     app.setQuitOnLastWindowClosed(False)
-    if os.environ.get("PRECIS_SHOTS") == "zh":  # only the Simplified Chinese scenes
-        with FakeAnthropic(window=200_000) as srv:
-            os.environ["ANTHROPIC_BASE_URL"] = srv.base_url
-            os.environ["ANTHROPIC_API_KEY"] = "test-key"
-            asyncio.run(shoot_chinese(outdir, srv), loop_factory=lambda: qasync.QEventLoop(app))
-        print(f"screenshots in {outdir}")
-        return 0
-    asyncio.run(shoot_welcome(outdir), loop_factory=lambda: qasync.QEventLoop(app))
+    from tests.screenshots_mcp import shoot_mcp_forms, shoot_prompt_per_chat
+    from tests.screenshots_reading import shoot_reading
+
+    scenes = {"tools": shoot_tools, "versions": shoot_versions, "mcp": shoot_mcp_forms,
+              "prompt": shoot_prompt_per_chat, "steer": shoot_steer, "zh": shoot_chinese, "organise": shoot_organise,
+              "look": shoot_look, "reading": shoot_reading}
+    # PRECIS_SHOTS=zh,look (say) takes only those scenes; unset, every scene.
+    chosen = [n for n in os.environ.get("PRECIS_SHOTS", "").split(",") if n] or ["welcome", "main", *scenes]
+    if "welcome" in chosen:
+        asyncio.run(shoot_welcome(outdir), loop_factory=lambda: qasync.QEventLoop(app))
     with FakeAnthropic(window=200_000) as srv:
         os.environ["ANTHROPIC_BASE_URL"] = srv.base_url
         os.environ["ANTHROPIC_API_KEY"] = "test-key"
-        asyncio.run(shoot(outdir, srv), loop_factory=lambda: qasync.QEventLoop(app))
-        asyncio.run(shoot_tools(outdir, srv), loop_factory=lambda: qasync.QEventLoop(app))
-        asyncio.run(shoot_versions(outdir, srv), loop_factory=lambda: qasync.QEventLoop(app))
-        from tests.screenshots_mcp import shoot_mcp_forms, shoot_prompt_per_chat
-
-        asyncio.run(shoot_mcp_forms(outdir, srv), loop_factory=lambda: qasync.QEventLoop(app))
-        asyncio.run(shoot_prompt_per_chat(outdir, srv), loop_factory=lambda: qasync.QEventLoop(app))
-        asyncio.run(shoot_steer(outdir, srv), loop_factory=lambda: qasync.QEventLoop(app))
-        asyncio.run(shoot_chinese(outdir, srv), loop_factory=lambda: qasync.QEventLoop(app))
-        asyncio.run(shoot_organise(outdir, srv), loop_factory=lambda: qasync.QEventLoop(app))
-        asyncio.run(shoot_look(outdir, srv), loop_factory=lambda: qasync.QEventLoop(app))
-        from tests.screenshots_reading import shoot_reading
-
-        asyncio.run(shoot_reading(outdir, srv), loop_factory=lambda: qasync.QEventLoop(app))
+        if "main" in chosen:
+            asyncio.run(shoot(outdir, srv), loop_factory=lambda: qasync.QEventLoop(app))
+        for name, scene in scenes.items():
+            if name in chosen:
+                asyncio.run(scene(outdir, srv), loop_factory=lambda: qasync.QEventLoop(app))
     print(f"screenshots in {outdir}")
     return 0
 

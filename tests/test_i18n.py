@@ -449,3 +449,11 @@ def test_without_a_qm_the_window_reads_the_ts(qapp, tmp_path):  # noqa: ANN001
         translation.install(qapp, "en", None)
         fmt.use_locale(",", ".", "%")
     assert QCoreApplication.translate("Composer", "Send") == "Send"
+
+
+def test_the_sidebar_group_titles_are_chinese(chinese):  # noqa: ANN001
+    """The titles are painted by the list's delegate, so the widget walk never reads them."""
+    from desktop.ui.session_groups import group_label
+
+    labels = [group_label(k) for k in ("pinned", "today", "yesterday", "week", "month", "2026-09")]
+    assert [w for label in labels for w in english_left(label)] == []

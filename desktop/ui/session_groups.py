@@ -7,8 +7,6 @@ import datetime as _dt
 
 from PySide6.QtCore import QCoreApplication, QLocale
 
-_CONTEXT = "SessionGroups"
-
 
 def group_key(updated_at: float, pinned: bool, now: _dt.datetime) -> str:
     """A stable key for the group of one chat: 'pinned', 'today', 'yesterday', 'week', 'month' or 'YYYY-MM'.
@@ -30,11 +28,11 @@ def group_key(updated_at: float, pinned: bool, now: _dt.datetime) -> str:
 
 def group_label(key: str) -> str:
     words = {
-        "pinned": QCoreApplication.translate(_CONTEXT, "Pinned"),
-        "today": QCoreApplication.translate(_CONTEXT, "Today"),
-        "yesterday": QCoreApplication.translate(_CONTEXT, "Yesterday"),
-        "week": QCoreApplication.translate(_CONTEXT, "Previous 7 days"),
-        "month": QCoreApplication.translate(_CONTEXT, "Previous 30 days"),
+        "pinned": QCoreApplication.translate("SessionGroups", "Pinned"),
+        "today": QCoreApplication.translate("SessionGroups", "Today"),
+        "yesterday": QCoreApplication.translate("SessionGroups", "Yesterday"),
+        "week": QCoreApplication.translate("SessionGroups", "Previous 7 days"),
+        "month": QCoreApplication.translate("SessionGroups", "Previous 30 days"),
     }
     if key in words:
         return words[key]
