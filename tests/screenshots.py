@@ -57,7 +57,7 @@ def screen(path: Path, window) -> None:  # noqa: ANN001
     display = os.environ.get("DISPLAY")
     if display and shutil.which("import"):
         subprocess.run(["import", "-window", "root", "-display", display, str(path)], check=True)
-        subprocess.run(["/usr/bin/convert", str(path), "-crop", f"{window.width() + 40}x{window.height() + 60}+0+0",
+        subprocess.run(["convert", str(path), "-crop", f"{window.width() + 40}x{window.height() + 60}+0+0",
                         "+repage", str(path)], check=False)
     else:
         window.grab().save(str(path))

@@ -53,7 +53,7 @@ def test_uninstall_removes_only_what_install_wrote(tmp_path):
     other.parent.mkdir(parents=True)
     other.write_text("[Desktop Entry]\n")
     before = installed_files(home)
-    written = integration.install(home, ["/opt/precis/precis-gui"])
+    written = integration.install(home, [str(tmp_path / "venv" / "bin" / "precis-gui")])
     assert set(written) <= installed_files(home) and other.exists()
     assert main(["uninstall-desktop", "--data-home", str(home)]) == 0
     left = {p for p in installed_files(home) if p.name != "icon-theme.cache" and p.name != "mimeinfo.cache"}
@@ -69,11 +69,13 @@ def test_data_home_follows_the_xdg_rules(tmp_path):
 
 
 def test_exec_line_quotes_as_the_desktop_entry_spec_says(tmp_path):
-    assert integration.exec_line(["/usr/bin/precis-gui"]) == "/usr/bin/precis-gui"
-    assert integration.exec_line(["/home/a b/venv/bin/precis-gui"]) == '"/home/a b/venv/bin/precis-gui"'
-    assert integration.exec_line(['/x/"$q`\\', "50%"]) == '"/x/\\"\\$q\\`\\\\" 50%%'
-    entry = entry_keys(integration.entry_text(["/home/a b/precis-gui"]))
-    assert entry["Exec"] == '"/home/a b/precis-gui"' and entry["TryExec"] == "/home/a b/precis-gui"
+    plain = str(tmp_path / "bin" / "precis-gui")
+    spaced = str(tmp_path / "a b" / "venv" / "bin" / "precis-gui")
+    assert " " not in plain and integration.exec_line([plain]) == plain
+    assert integration.exec_line([spaced]) == f'"{spaced}"'
+    assert integration.exec_line(['x/"$q`\\', "50%"]) == '"x/\\"\\$q\\`\\\\" 50%%'
+    entry = entry_keys(integration.entry_text([spaced]))
+    assert entry["Exec"] == f'"{spaced}"' and entry["TryExec"] == spaced
 
 
 def test_launcher_is_the_gui_script_beside_this_interpreter():
