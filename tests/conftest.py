@@ -176,3 +176,19 @@ async def window(qtbot, fake_api):
         await bridge.close()
     win.close()
     win.deleteLater()
+
+
+@pytest.fixture
+def view(qtbot):  # noqa: ANN001, ANN201
+    """A shown chat view over an empty model, links kept in the app (the chat-view tests' common start)."""
+    from desktop.ui.chat_model import ChatModel
+    from desktop.ui.chat_view import ChatView
+
+    v = ChatView()
+    v.open_links_externally = False
+    v.setModel(ChatModel(v))
+    v.resize(640, 480)
+    qtbot.addWidget(v)
+    v.show()
+    qtbot.waitExposed(v)
+    return v

@@ -27,18 +27,6 @@ def page(lo: int, hi: int) -> list[StoredMessage]:
     return [msg(i, "user" if i % 2 else "assistant", f"message {i}\n\nsome text " * 3) for i in range(lo, hi)]
 
 
-@pytest.fixture
-def view(qtbot):
-    v = ChatView()
-    v.open_links_externally = False
-    v.setModel(ChatModel(v))
-    v.resize(640, 480)
-    qtbot.addWidget(v)
-    v.show()
-    qtbot.waitExposed(v)
-    return v
-
-
 def ids(model: ChatModel) -> list:
     return [model.index(r, 0).data(Roles.Id) for r in range(model.rowCount())]
 

@@ -9,7 +9,6 @@ os.environ.setdefault("QT_QPA_PLATFORM", "offscreen")
 
 from dataclasses import replace
 
-import pytest
 from PySide6.QtGui import QTextDocument
 
 from desktop.engine.types import StoredMessage
@@ -23,18 +22,6 @@ REPLY = (
     "1. first\n2. second\n\n"
     "> quoted words\n\nThe end."
 )
-
-
-@pytest.fixture
-def view(qtbot):
-    v = ChatView()
-    v.open_links_externally = False
-    v.setModel(ChatModel(v))
-    v.resize(640, 480)
-    qtbot.addWidget(v)
-    v.show()
-    qtbot.waitExposed(v)
-    return v
 
 
 def _doc_html(view: ChatView, row: int) -> str:

@@ -12,7 +12,6 @@ from PySide6.QtCore import QPoint, QPointF, Qt
 from PySide6.QtGui import QGuiApplication, QPalette
 
 from desktop.engine.types import StoredMessage
-from desktop.ui.chat_model import ChatModel
 from desktop.ui.chat_view import ChatView
 from desktop.ui.find_bar import FindBar
 from desktop.ui.text_select import TextSelector
@@ -25,16 +24,9 @@ def msg(i: int, text: str, role: str = "assistant") -> StoredMessage:
 
 
 @pytest.fixture
-def view(qtbot):
-    v = ChatView()
-    v.open_links_externally = False
-    v.setModel(ChatModel(v))
-    v.resize(640, 480)
-    qtbot.addWidget(v)
-    v.show()
-    qtbot.waitExposed(v)
-    v.selector = TextSelector(v)
-    return v
+def view(view):  # noqa: ANN001, ANN201 - the shared chat view, with a selector on it
+    view.selector = TextSelector(view)
+    return view
 
 
 def settle(qtbot, view: ChatView) -> None:
