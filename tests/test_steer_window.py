@@ -9,6 +9,7 @@ import pytest
 
 from desktop.ui.chat_delegate import card_actions
 from tests.conftest import engine_of
+from tests.test_summary_degenerate import DEGENERATE
 from tests.test_window import cards, message_rows, until
 
 pytestmark = pytest.mark.qt
@@ -24,6 +25,23 @@ async def _compacted(window):
     window.gauge.compact_requested.emit()
     await until(lambda: len(cards(window)) == 1)
     return sid, store
+
+
+async def test_a_refused_summary_shows_on_the_trimmed_card_with_what_the_model_wrote(window, fake_api, qtbot):
+    sid = window.session_id
+    store = engine_of(window).store
+    for i in range(6):
+        await store.add_message(sid, "user", [{"type": "text", "text": f"question {i} " + "dolor " * 3000}])
+        await store.add_message(sid, "assistant", [{"type": "text", "text": f"answer {i} " + "lorem " * 800}])
+    await window.bridge.open_session(sid)
+    fake_api.queue_summary(DEGENERATE[0])
+    await engine_of(window).compact(sid, "auto", target=6_000)
+    await until(lambda: len(cards(window)) == 1)
+    card = cards(window)[0]
+    assert "the summary failed" in card.title
+    body = "".join(segment.text for segment in card.segments)
+    assert "removed from the context without a summary" in body
+    assert DEGENERATE[0] in body  # the user reads what the summary model wrote instead of a summary
 
 
 async def test_edit_summary_from_the_card_makes_an_undoable_row(window, fake_api, qtbot):

@@ -28,4 +28,5 @@ async def test_degenerate_summaries_are_rejected_and_snipped_with_the_reason(sma
     assert (await small_engine.store.get_state(sid))["breaker_failures"] == 1
     assert outcome.ok and record is not None and record.trigger == "snip"
     assert record.stats["summary_error"]  # the reason travels with the row the card shows
+    assert reply in record.stats["rejected_summary"]  # ... and what the model wrote, for the user to read
     assert any("Summary failed" in text for text, _level in outcome.notices)

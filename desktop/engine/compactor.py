@@ -45,6 +45,7 @@ MICRO_RATIO = 0.5  # microcompaction starts at this share of the budget
 WARM_GAIN = 0.25  # while the cache is warm, clear only in batches that save this share of the prompt
 SUMMARY_MAX_TOKENS = 4096
 SUMMARY_RETRIES = 3  # a summarisation request that is itself too long: drop oldest groups and retry
+REJECTED_KEPT = 4_000  # characters of a refused summary kept on the trimmed row
 NEAR_THRESHOLD = 0.03  # ask count_tokens when the estimate is this close to a threshold
 MIN_SAVING = 0.10  # an automatic summary must free at least this share of the context, or it is not committed
 CHUNK_SHARE = 0.8  # a summary request's transcript takes at most this share of what is left of the window
@@ -81,6 +82,22 @@ class Outcome:
     @property
     def saved(self) -> int:
         return max(0, self.before - self.after)
+
+
+@dataclass(frozen=True, slots=True)
+class Part:
+    """What one summary request gave: the summary, or why not and what the model wrote instead."""
+
+    summary: str | None = None
+    usage: Usage = field(default_factory=Usage)
+    dropped: int = 0  # messages left out for length
+    error: str = ""
+    rejected: str = ""
+
+
+def _rejected(text: str) -> dict[str, Any]:
+    """A failed summary's stats: the model's words, kept (bounded) so the card can show what was refused."""
+    return {"rejected_summary": text.strip()[:REJECTED_KEPT]} if text.strip() else {}
 
 
 @dataclass(slots=True)
@@ -283,7 +300,8 @@ class Compactor:
             if failures >= BREAKER_LIMIT:
                 note = M.join(note, M.say(M.BREAKER_OPEN))
             if trigger != "manual":
-                outcome = await self._snip(view, g, target or self._fit_target(g), before, reason=error)
+                outcome = await self._snip(view, g, target or self._fit_target(g), before, reason=error,
+                                           rejected=str(stats.get("rejected_summary") or ""))
                 outcome.notices.insert(0, (note, "warning"))
                 return outcome
             return Outcome(False, note, before=before, after=before)
@@ -402,16 +420,16 @@ class Compactor:
             answer, problem = sections.accept(cp.extract_summary(text), previous)
             problem = problem or cp.validate_summary(answer, replaced)
             if problem:
-                return None, {}, problem
+                return None, _rejected(text), problem
             previous, total = answer, usage.to_json()
         else:
             chunks = self._chunks(head, model)
             for chunk in chunks:
-                summary, usage, lost, error = await self._summarise_part(chunk, previous, focus, model)
-                if summary is None:
-                    return None, {}, error
-                previous, dropped = summary, dropped + lost
-                for key, value in usage.to_json().items():
+                part = await self._summarise_part(chunk, previous, focus, model)
+                if part.summary is None:
+                    return None, _rejected(part.rejected), part.error
+                previous, dropped = part.summary, dropped + part.dropped
+                for key, value in part.usage.to_json().items():
                     total[key] = total.get(key, 0) + value
         assert previous is not None
         problem = cp.validate_summary(previous, replaced)
@@ -433,8 +451,8 @@ class Compactor:
         }, ""
 
     async def _summarise_part(self, head: list[StoredMessage], previous: str | None, focus: str | None,
-                              model: str) -> tuple[str | None, Usage, int, str]:
-        """(summary, usage, messages dropped for length, error) of one summary request."""
+                              model: str) -> Part:
+        """One summary request (retried shorter when the request itself is too long)."""
         messages: list[Message] = list(head)
         error = "no summary"
         for _attempt in range(SUMMARY_RETRIES + 1):
@@ -450,15 +468,14 @@ class Compactor:
                     messages = cp.drop_oldest_groups(messages, max(1, len(group_starts(messages)) // 4))
                     if messages:
                         continue
-                error = classify(exc).message[:300]  # worded as the chat path words it
-                return None, Usage(), 0, error
+                return Part(error=classify(exc).message[:300])  # worded as the chat path words it
             summary, problem = sections.accept(cp.extract_summary(text), previous)
             problem = problem or cp.validate_summary(summary, sum(tokens.estimate_message(m.content) for m in head)
                                           + (tokens.estimate_text(previous) if previous else 0))
             if problem:
-                return None, Usage(), 0, problem
-            return summary, usage, len(head) - len(messages), ""
-        return None, Usage(), 0, error
+                return Part(error=problem, rejected=text)
+            return Part(summary, usage, len(head) - len(messages))
+        return Part(error=error)
 
     async def _commit(self, view: SessionView, g: Gathered, covers_through: int, summary: str, trigger: str,
                       stats: dict[str, Any], before: int, min_saving: int = 0) -> CompactionRecord | None:
@@ -501,8 +518,10 @@ class Compactor:
         view.compacted(record, changes)
         return record
 
-    async def _snip(self, view: SessionView, g: Gathered, target: int, before: int, reason: str = "") -> Outcome:
-        """Drop the oldest groups after the boundary until the request fits; the previous summary stays."""
+    async def _snip(self, view: SessionView, g: Gathered, target: int, before: int, reason: str = "",
+                    rejected: str = "") -> Outcome:
+        """Drop the oldest groups after the boundary until the request fits; the previous summary stays.
+        ``reason`` and ``rejected``: why a summary failed and what the model wrote, kept for the card."""
         shared = self.shared
         # Real tokens = what is not messages (system, summary, pins: fixed) + the calibrated message estimate.
         factor = shared.calibration.factor(g.model) or 1.0
@@ -522,7 +541,8 @@ class Compactor:
                 "to keep the conversation going. They are still in the transcript.]")
         summary = f"{previous}\n\n{note}" if previous else note
         record = await self._commit(view, g, dropped[-1].id, summary, "snip",
-                                    {"messages": len(dropped), "snipped": True, "summary_error": reason}, before)
+                                    {"messages": len(dropped), "snipped": True, "summary_error": reason,
+                                     "rejected_summary": rejected}, before)
         if record is None:
             return Outcome(False, NOT_SMALLER, before=before, after=before)
         after_g = view.shape()

@@ -34,3 +34,14 @@ def card_title(record: CompactionRecord) -> str:
     if stats.get("edited"):
         title += " · " + QCoreApplication.translate("CompactionCard", "edited")
     return title
+
+
+def card_body(record: CompactionRecord) -> str:
+    """The card's text: the summary, and on a trimmed row what the summary model wrote that was refused."""
+    rejected = str(record.stats.get("rejected_summary") or "").strip()
+    if not record.stats.get("snipped") or not rejected:
+        return record.summary
+    quoted = "\n".join("> " + line for line in rejected.splitlines())
+    heading = QCoreApplication.translate("CompactionCard", "What the summary model wrote (refused):")
+    return f"{record.summary}\n\n{heading}\n\n{quoted}"
+

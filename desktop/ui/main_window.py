@@ -27,7 +27,7 @@ from desktop.ui.activity import activity_text, stopped_text
 from desktop.ui.bridge import Bridge, CompactionRecord, ImportFailed, Page, SessionInfo, events
 from desktop.ui.chat_model import ChatModel
 from desktop.ui.chat_view import ChatView
-from desktop.ui.compaction_card import card_title
+from desktop.ui.compaction_card import card_body, card_title
 from desktop.ui.composer import Composer
 from desktop.ui.format import fmt_count
 from desktop.ui.gauge import ContextGauge
@@ -732,7 +732,7 @@ class MainWindow(QMainWindow):
         shown = records[-1:] if self.hidden_through else records
         for record in shown:
             key = self.chat_model.add_compaction_card(
-                record.summary,
+                card_body(record),
                 int(record.stats.get("messages", 0)),
                 int(record.stats.get("tokens_saved", 0)),
                 record.covers_through_message_id,
