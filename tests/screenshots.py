@@ -599,6 +599,35 @@ async def shoot_steer(outdir: Path, srv: FakeAnthropic) -> None:
         dialog.reject()
 
 
+async def shoot_refused(outdir: Path, srv: FakeAnthropic) -> None:
+    """A summary a small local model wrote, refused: the trimmed card says why and shows what it wrote."""
+    from tests.test_summary_degenerate import RECORDED
+
+    reply = next(case["reply"] for case in RECORDED if case["verdict"] == "refused")
+    async with opened_window() as (store, engine, bridge, window):
+        await window.start()
+        await bridge.new_session()
+        sid = window.session_id
+        for i in range(8):
+            await store.add_message(sid, "user", [{"type": "text", "text": f"Step {i}: port exporter {i}. "
+                                                    + "Details. " * 3000}])
+            await store.add_message(sid, "assistant", [{"type": "text", "text": f"Exporter {i} done. "
+                                                         + "Explanation. " * 600}])
+        await bridge.open_session(sid)
+        srv.queue_summary(reply)
+        outcome = await engine.compact(sid, "auto", target=20_000)  # what a full context does on its own
+        print("compaction:", outcome.message, flush=True)
+        model = window.chat_model
+        await wait_for(lambda: any(model.row_at(i).kind == "compaction" for i in range(model.rowCount())), 30)
+        card = next(model.row_at(i) for i in range(model.rowCount()) if model.row_at(i).kind == "compaction")
+        model.set_card_detail(str(card.key), expanded=True)
+        window.toast.hide()
+        await asyncio.sleep(0.3)
+        window.chat.scrollToTop()
+        await asyncio.sleep(0.4)
+        screen(outdir / "window-summary-refused.png", window)
+
+
 def main() -> int:
     outdir = Path(sys.argv[1] if len(sys.argv) > 1 else "docs/screenshots").resolve()
     outdir.mkdir(parents=True, exist_ok=True)
@@ -612,7 +641,7 @@ def main() -> int:
 
     scenes = {"tools": shoot_tools, "versions": shoot_versions, "mcp": shoot_mcp_forms,
               "prompt": shoot_prompt_per_chat, "steer": shoot_steer, "zh": shoot_chinese, "organise": shoot_organise,
-              "look": shoot_look, "reading": shoot_reading}
+              "look": shoot_look, "reading": shoot_reading, "refused": shoot_refused}
     # PRECIS_SHOTS=zh,look (say) takes only those scenes; unset, every scene.
     chosen = [n for n in os.environ.get("PRECIS_SHOTS", "").split(",") if n] or ["welcome", "main", *scenes]
     if "welcome" in chosen:

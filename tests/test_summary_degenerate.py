@@ -2,6 +2,9 @@
 
 from __future__ import annotations
 
+import json
+from pathlib import Path
+
 import pytest
 
 from tests.test_compaction_engine import converse
@@ -14,6 +17,11 @@ DEGENERATE = (
     "This is a summary of a task and the user requests the user to provide the user with a summary of the "
     "task, and the summary of the task is a summary the user requests.",
 )
+
+# Every summary request a small local model answered in the needle benchmark (llama-server, gemma-3-270m base,
+# Q4_K_M; ``tests/bench/bench_needles.py --server ... --record``: its words as Précis kept them, up to 4,000
+# characters), each with why a person who read it found it no summary a chat could go on from.
+RECORDED = json.loads((Path(__file__).parent / "data" / "local_model_summaries.json").read_text(encoding="utf-8"))
 
 
 @pytest.mark.parametrize("reply", DEGENERATE)
@@ -30,3 +38,17 @@ async def test_degenerate_summaries_are_rejected_and_snipped_with_the_reason(sma
     assert record.stats["summary_error"]  # the reason travels with the row the card shows
     assert reply in record.stats["rejected_summary"]  # ... and what the model wrote, for the user to read
     assert any("Summary failed" in text for text, _level in outcome.notices)
+
+
+@pytest.mark.parametrize("case", RECORDED, ids=lambda case: case["id"])
+async def test_a_small_local_models_recorded_summaries_are_refused_and_kept_for_the_card(small_engine, fake_api,
+                                                                                        case):
+    sid = (await small_engine.store.create_session("r", "claude-test")).id
+    await converse(small_engine, fake_api, sid, 6)
+    fake_api.queue_summary(case["reply"])
+    await small_engine.compact(sid, "auto", target=1_500)
+    record = await small_engine.store.active_compaction(sid)
+    assert record is not None and record.trigger == "snip", case["why"]
+    assert case["reply"][:500] not in record.summary  # never the chat's working memory
+    kept = record.stats["rejected_summary"]  # what the server sent (its reply cap may cut it), for the card
+    assert record.stats["summary_error"] and len(kept) > 200 and case["reply"].startswith(kept)

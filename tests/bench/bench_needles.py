@@ -153,8 +153,9 @@ async def run(seeds: int, segment: int, window: int, costs: Costs | None = None,
                             await engine.send(sid, "Go on with the plan.")
                         if fake is not None:
                             outcome = await engine.compact(sid, "manual")
-                        else:  # a real model's summary may be refused: trim then, as a full chat does
-                            outcome = await engine.compact(sid, "auto", target=window // 2)
+                        else:  # a real model's summary may be refused: trim to half then, as a full chat does
+                            half = (await engine.measure(sid)).used // 2
+                            outcome = await engine.compact(sid, "auto", target=half)
                         if not outcome.ok or outcome.record is None:
                             raise RuntimeError(f"compaction {k} of seed {seed}: {outcome.message}")
                         stats = outcome.record.stats
