@@ -37,6 +37,7 @@ def opened():
 async def test_an_added_image_is_pending_at_once_and_checked_off_the_ui_thread(window, tmp_path, opened):
     image = _png(tmp_path / "holiday-photo.png", size=(400, 200))
     window.composer.edit.setPlainText("where is this?")
+    opened.clear()  # writing the picture opened it here
     assert window.composer.add_files([str(image)]) == [str(image)]
     chip = window.composer.chips.chips[str(image)]
     # add_files returned before the file was read: the chip says it is being checked.

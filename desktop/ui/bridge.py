@@ -347,6 +347,10 @@ class Bridge(QObject):
         ``read_tool``: the chat has a workspace, so a long text file can reach the model in parts."""
         return _attachments.check(path, read_tool=read_tool and self.has_tools)
 
+    async def check_attachment_later(self, path: str, *, read_tool: bool) -> Checked:
+        """``check_attachment`` in a worker thread: reading and decoding a big image would freeze the window."""
+        return await asyncio.to_thread(self.check_attachment, path, read_tool=read_tool)
+
     async def retry(self, session_id: int) -> None:
         await self._engine.retry(session_id)
 

@@ -277,8 +277,8 @@ class MainWindow(QMainWindow):
         self.sidebar.delete_requested.connect(self._delete_session)
         self.sidebar.filter_changed.connect(lambda text: b.spawn(b.refresh_sessions(text)))
         self.composer.send_requested.connect(self._send)
-        # A file is checked when it is added: one that cannot be sent is refused then, with the reason.
-        self.composer.checker = lambda path: b.check_attachment(path, read_tool=self._has_workspace())
+        # A file is checked when it is added (in a worker thread): one that cannot be sent is refused then.
+        self.composer.checker = lambda path: b.check_attachment_later(path, read_tool=self._has_workspace())
         self.composer.attachment_refused.connect(lambda text: self.toast.show_message(text, "error"))
         self.composer.stop_requested.connect(self._stop)
         self.composer.cancel_edit_button.clicked.connect(self.cancel_edit)
