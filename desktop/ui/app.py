@@ -49,6 +49,7 @@ def _tell_failure(text: str) -> None:
 
 
 async def _run_window(app: QApplication, runtime: Runtime, quit_after: float | None) -> int:
+    from desktop.ui import math_render
     from desktop.ui.bridge import Bridge
     from desktop.ui.main_window import MainWindow
 
@@ -70,6 +71,8 @@ async def _run_window(app: QApplication, runtime: Runtime, quit_after: float | N
 
         shipped = startup_report.Shipped(assets_root(), icon_path(), stylesheet())
         startup_report.write(startup, app, window, shipped)
+    # After the first paint: formulas' renderer loads in a worker thread (a formula shows its source until then).
+    math_render.warm_in_background()
     if quit_after is not None:
         loop.call_later(quit_after, window.close)
     if report := os.environ.get("PRECIS_BENCH_REPORT"):  # tests/bench/bench_window.py: write timings, quit
