@@ -43,3 +43,14 @@ def test_the_sdk_and_the_mcp_client_load_when_first_needed_off_the_loop(tmp_path
     assert probe["states"] == {"calc": "ready"} and probe["reply"] == "hello back"
     assert set(probe["first"]) == {"anthropic", "mcp"}
     assert "MainThread" not in probe["first"].values(), probe  # imported in a worker thread
+
+
+def test_the_first_mcp_server_and_the_first_request_can_load_at_once():
+    """Two threads importing the SDK's modules at once each hold a module the other waits for, and Python hands
+    one a partly initialised module: the loads take turns."""
+    code = ("import asyncio\nfrom desktop.engine import lazy_imports as L\n"
+            "async def both():\n    await asyncio.gather(L.load(L.MCP), L.load(L.SDK))\n"
+            "asyncio.run(both())\nimport anthropic, mcp\nprint(anthropic.AsyncAnthropic.__name__, mcp.Client.__name__)\n")
+    res = subprocess.run([sys.executable, "-c", code], cwd=ROOT, capture_output=True, text=True, timeout=120)
+    assert res.returncode == 0, res.stderr
+    assert res.stdout.split() == ["AsyncAnthropic", "Client"]

@@ -10,18 +10,24 @@ from __future__ import annotations
 
 import asyncio
 import importlib
+import threading
 
 SDK = ("anthropic",)
 # The client and transports McpServer uses, and the SDK's MCP helpers (they convert results).
 MCP = ("mcp", "mcp.client.stdio", "mcp.client.streamable_http", "mcp.shared._httpx_utils",
        "anthropic.lib.tools.mcp")
 _done: set[str] = set()  # fully imported (a module in sys.modules may still be initialising in a thread)
+# One loading thread at a time: two threads importing the SDK's modules at once (the first MCP server and the
+# first request) can each hold a module the other waits for, and Python then hands one of them a partly
+# initialised module (ImportError "partially initialized module").
+_lock = threading.Lock()
 
 
 def _import_all(names: tuple[str, ...]) -> None:
-    for name in names:
-        importlib.import_module(name)  # Python's module locks make a concurrent import of the same name wait
-        _done.add(name)
+    with _lock:
+        for name in names:
+            importlib.import_module(name)
+            _done.add(name)
 
 
 async def load(names: tuple[str, ...]) -> None:
