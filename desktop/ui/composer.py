@@ -8,6 +8,7 @@ file that cannot be sent becomes an error chip with the reason and is left out o
 from __future__ import annotations
 
 import contextlib
+import itertools
 import os
 import tempfile
 
@@ -164,6 +165,8 @@ class Composer(QWidget):
         self._refused: dict[str, str] = {}  # shown as error chips (path -> reason) until removed; never sent
         self._checking: dict[str, int] = {}  # path -> the ticket of its check in flight
         self._checks: AttachmentChecks | None = None
+        self._order = itertools.count()
+        self._added: dict[str, int] = {}  # path -> when it was added: the chips' order
 
     @property
     def checker(self) -> Checker | None:
@@ -211,6 +214,7 @@ class Composer(QWidget):
         taken = [p for p in dict.fromkeys(paths) if p not in self._files]
         for path in taken:
             self._refused.pop(path, None)
+            self._added[path] = next(self._order)
             if self._checks is not None:
                 self._checking[path] = self._checks.request(path)
         self._files += taken
@@ -288,7 +292,8 @@ class Composer(QWidget):
         self._pasted.clear()
 
     def _show_attachments(self) -> None:
-        self.chips.set_files([*self._files, *self._refused])
+        # A refused file's chip stays where it was added.
+        self.chips.set_files(sorted([*self._files, *self._refused], key=lambda p: self._added.get(p, 0)))
         for path, chip in self.chips.chips.items():
             if self._checks is None and chip.state == "pending":
                 chip.show_checked("", None)  # nothing checks here: taken as it is
