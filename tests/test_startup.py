@@ -4,6 +4,7 @@ the window) never stalls on the import."""
 
 from __future__ import annotations
 
+import asyncio
 import json
 import subprocess
 import sys
@@ -54,3 +55,20 @@ def test_the_first_mcp_server_and_the_first_request_can_load_at_once():
     res = subprocess.run([sys.executable, "-c", code], cwd=ROOT, capture_output=True, text=True, timeout=120)
     assert res.returncode == 0, res.stderr
     assert res.stdout.split() == ["AsyncAnthropic", "Client"]
+
+
+async def test_opening_chats_loads_no_sdk_until_the_user_types(window, fake_api, qtbot):
+    from tests.test_window import until
+
+    first = window.session_id
+    window.bridge.spawn(window.bridge.new_session())
+    await until(lambda: window.session_id not in (None, first))
+    await window.bridge.open_session(first)
+    window._measure_draft()  # what the draft timer does after an open: measure the (empty) draft
+    await asyncio.sleep(0)  # that measure has started
+    assert window.bridge._sdk_warm is None  # reading chats needs no SDK
+    window.composer.edit.setPlainText("a question is coming")
+    window._measure_draft()  # a pause in typing
+    await until(lambda: window.bridge._sdk_warm is not None)  # typing: it loads, off the loop
+    await until(lambda: window.bridge._sdk_warm.done())
+    assert window.bridge._sdk_warm.exception() is None

@@ -319,7 +319,8 @@ class Bridge(QObject):
 
     # --- turns ----------------------------------------------------------------------------------------
     async def measure(self, session_id: int, draft: str) -> None:
-        self.warm_sdk()  # typing: a request is coming
+        if draft.strip():  # typing: a request is coming (opening a chat sets an empty draft)
+            self.warm_sdk()
         await self._engine.publish_draft(session_id, draft)
 
     async def send(self, session_id: int, text: str, files: list[str] | None = None) -> bool:

@@ -2,7 +2,8 @@
 
 Images, PDFs and UTF-8 text or code files can be attached with the button, dropped on the composer, or pasted;
 each is shown as a chip at once and checked in a worker thread (``checker``, through ``AttachmentChecks``): a
-file that cannot be sent becomes an error chip with the reason and is left out of the draft's files. They are sent as paths and turned into content blocks by the engine (desktop.engine.attachments).
+file that cannot be sent becomes an error chip with the reason and is left out of the draft's files. They are
+sent as paths and turned into content blocks by the engine (desktop.engine.attachments).
 """
 
 from __future__ import annotations
@@ -232,9 +233,7 @@ class Composer(QWidget):
             return
         self._files.remove(result.path)
         self._refused[result.path] = result.refusal
-        self._show_attachments()
-        if (chip := self.chips.chips.get(result.path)) is not None:
-            chip.show_refused(result.refusal)
+        self._show_attachments()  # its chip becomes the error chip
         self.attachment_refused.emit(self.tr("Cannot attach: {reason}").format(reason=result.refusal))
 
     def remove_file(self, path: str) -> None:
