@@ -590,6 +590,10 @@
         <source>edited</source>
         <translation>已编辑</translation>
     </message>
+    <message>
+        <source>What the summary model wrote (refused):</source>
+        <translation>摘要模型写下的内容（已拒绝）：</translation>
+    </message>
 </context>
 <context>
     <name>Composer</name>

@@ -1,20 +1,25 @@
 """Needles through compaction: what survives one, two and three summaries, and where it is in the next request.
 
 ``python -m tests.bench.bench_needles [--seeds 3] [--segment 24] [--window 200000]``
+``python -m tests.bench.bench_needles --server http://127.0.0.1:8080 --window 32768 --scale 0.1 --cold --record out.json``
 
 Each seeded conversation carries 20 needles of six kinds in its first part: constraints, user preferences and
 TODOs the user typed, decisions with their reason in the assistant's words, file paths read or written by tools
 and exact error strings from failed tool calls. Filler exchanges follow; the conversation is compacted after the
 needles and after each later filler segment (1x, 2x, 3x). After each compaction the next request is built by
 the engine itself and every needle is looked for, verbatim, in the pinned instructions, the artifact ledger,
-the summary and the verbatim tail. The summariser is the test server's deterministic one (a real model is not
-reachable from the benchmark machine: not run).
+the summary and the verbatim tail. The summariser is the test server's deterministic one, or with ``--server``
+a real Anthropic-compatible server (llama.cpp's llama-server with a local model): its summaries may be refused,
+so there the compactions go the automatic way, which trims when a summary fails, as a full chat would.
+``--scale`` shrinks the filler for a small model's window; ``--record`` writes what every summary request gave.
 """
 
 from __future__ import annotations
 
 import argparse
 import asyncio
+import contextlib
+import json
 import os
 import random
 import sys
@@ -49,8 +54,11 @@ def needles(rng: random.Random) -> list[Needle]:
     return out
 
 
+SCALE = [1.0]  # filler length multiplier (``--scale``)
+
+
 def filler(rng: random.Random, words: int) -> str:
-    return " ".join(rng.choice(WORDS) for _ in range(words))
+    return " ".join(rng.choice(WORDS) for _ in range(max(1, int(words * SCALE[0]))))
 
 
 async def plant(store: Any, sid: int, planted: list[Needle], rng: random.Random) -> None:
@@ -107,20 +115,22 @@ Costs = list[dict[str, Any]]
 
 
 async def run(seeds: int, segment: int, window: int, costs: Costs | None = None,
-              warm: bool = True) -> dict[tuple[str, int], dict[str, int]]:
+              warm: bool = True, server: str = "") -> dict[tuple[str, int], dict[str, int]]:
     """{(kind, compactions): {"present": n, "total": n, place: n}} over every seed; each compaction's route and
     cost go to ``costs``. One chat turn before each compaction warms the cache, as a live session has it
-    (``warm=False``: none, so the summary re-serialises the transcript)."""
+    (``warm=False``: none, so the summary re-serialises the transcript). ``server``: a real server's base URL
+    instead of the test server."""
     from desktop.engine.secrets import Credentials
     from desktop.runtime import open_runtime
     from tests.fakeapi import FakeAnthropic
 
     table: dict[tuple[str, int], dict[str, int]] = defaultdict(lambda: defaultdict(int))
-    with FakeAnthropic(window=window) as srv, tempfile.TemporaryDirectory() as home:
+    fake = None if server else FakeAnthropic(window=window)
+    with fake or contextlib.nullcontext(), tempfile.TemporaryDirectory() as home:
         saved = {k: os.environ.get(k) for k in ("PRECIS_HOME", "ANTHROPIC_BASE_URL", "ANTHROPIC_API_KEY",
                                                 "PRECIS_CONTEXT_WINDOW")}
-        os.environ.update(PRECIS_HOME=home, ANTHROPIC_BASE_URL=srv.base_url, ANTHROPIC_API_KEY="test-key",
-                          PRECIS_CONTEXT_WINDOW=str(window))
+        os.environ.update(PRECIS_HOME=home, ANTHROPIC_BASE_URL=fake.base_url if fake else server,
+                          ANTHROPIC_API_KEY="test-key", PRECIS_CONTEXT_WINDOW=str(window))
         try:
             def adjust(settings: Any) -> None:
                 settings.auto_compact_ratio = 0.95  # only the benchmark's own compactions
@@ -138,14 +148,20 @@ async def run(seeds: int, segment: int, window: int, costs: Costs | None = None,
                         await pad(engine.store, sid, rng, segment)
                         engine.view(sid).invalidate()
                         if warm:
-                            srv.queue_text("Understood. " + filler(rng, 40))
+                            if fake is not None:
+                                fake.queue_text("Understood. " + filler(rng, 40))
                             await engine.send(sid, "Go on with the plan.")
-                        outcome = await engine.compact(sid, "manual")
+                        if fake is not None:
+                            outcome = await engine.compact(sid, "manual")
+                        else:  # a real model's summary may be refused: trim then, as a full chat does
+                            outcome = await engine.compact(sid, "auto", target=window // 2)
                         if not outcome.ok or outcome.record is None:
                             raise RuntimeError(f"compaction {k} of seed {seed}: {outcome.message}")
                         stats = outcome.record.stats
                         if costs is not None:
-                            costs.append({"seed": seed, "k": k, "route": stats.get("summary_route"),
+                            costs.append({"seed": seed, "k": k, "route": stats.get("summary_route") or "trimmed",
+                                          "summary": outcome.record.summary, "error": stats.get("summary_error"),
+                                          "rejected": stats.get("rejected_summary"),
                                           "before": stats.get("tokens_before"), "saved": stats.get("tokens_saved"),
                                           "cost": stats.get("summary_cost"), "estimates": stats.get("route_estimates"),
                                           "saving": stats.get("saving_per_turn"),
@@ -186,9 +202,16 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--segment", type=int, default=24, help="filler exchanges between compactions")
     parser.add_argument("--window", type=int, default=200_000)
     parser.add_argument("--cold", action="store_true", help="no chat turn before a compaction: a cold cache")
+    parser.add_argument("--server", default="", help="a real Anthropic-compatible server's base URL")
+    parser.add_argument("--scale", type=float, default=1.0, help="filler length multiplier (small windows)")
+    parser.add_argument("--record", default="", help="write every compaction's summary or refusal here (JSON)")
     args = parser.parse_args(argv if argv is not None else sys.argv[1:])
+    SCALE[0] = args.scale
     costs: Costs = []
-    table = asyncio.run(run(args.seeds, args.segment, args.window, costs, warm=not args.cold))
+    table = asyncio.run(run(args.seeds, args.segment, args.window, costs, warm=not args.cold, server=args.server))
+    if args.record:
+        with open(args.record, "w", encoding="utf-8") as fh:
+            json.dump(costs, fh, ensure_ascii=False, indent=1)
     print(render(table))
     print()
     print("| seed | compaction | route | tokens before | saved | cache read | summary cost | estimates (cached,"
@@ -196,9 +219,12 @@ def main(argv: list[str] | None = None) -> int:
     print("|---|---|---|---|---|---|---|---|---|")
     for c in costs:
         other = c["estimates"] or {}
-        print(f"| {c['seed']} | {c['k']} | {c['route']} | {c['before']:,} | {c['saved']:,} | {c['read'] or 0:,} | "
+        print(f"| {c['seed']} | {c['k']} | {c['route']} | {c['before'] or 0:,} | {c['saved'] or 0:,} | {c['read'] or 0:,} | "
               f"${c['cost'] or 0:.4f} | " + ", ".join(f"${other[k]:.4f}" for k in ("cached", "transcript") if k in other)
               + f" | ${c['saving'] or 0:.4f} |")
+    for c in costs:
+        if c["error"]:
+            print(f"seed {c['seed']}, compaction {c['k']}: the summary was refused ({c['error']}); trimmed instead")
     missed = [(kind, row["present"], row["total"]) for (kind, k), row in table.items()
               if k == 3 and kind in USER_KINDS + LEDGER_KINDS and row["present"] < row["total"]]
     if missed:
