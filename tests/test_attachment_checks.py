@@ -91,3 +91,21 @@ async def test_a_file_removed_while_it_is_checked_stays_removed(window, tmp_path
     await until(lambda: not window.composer.checking)
     assert window.composer.attachments == [] and window.composer.chips.chips == {}
     assert not window.toast.isVisible()
+
+
+async def test_a_pasted_image_is_written_off_the_ui_thread_and_a_quick_send_waits_for_it(window, fake_api):
+    from PySide6.QtGui import QColor, QImage
+
+    image = QImage(1600, 1000, QImage.Format.Format_RGB32)
+    image.fill(QColor("teal"))
+    window.composer.edit.setPlainText("see the paste")
+    window.composer.add_image(image)
+    (path,) = window.composer.attachments
+    assert window.composer.chips.chips[path].state == "pending"
+    assert os.path.getsize(path) == 0  # the PNG is encoded in a worker thread, not here
+    fake_api.queue_text("a teal rectangle")
+    window.composer.send_button.click()  # before the picture is written: the send waits for it
+    await until(lambda: len(message_rows(window)) == 2 and message_rows(window)[1].status == "complete")
+    content = fake_api.message_requests()[-1].body["messages"][0]["content"]
+    assert [b["type"] for b in content] == ["image", "text"] and content[0]["source"]["media_type"] == "image/png"
+    assert not os.path.exists(path)  # sent: the temp file is gone
