@@ -52,16 +52,19 @@ class AttachmentChecks(QObject):
     def busy(self) -> bool:
         return bool(self._tasks)
 
-    def request(self, path: str) -> int:
-        """Start checking ``path``; returns the ticket its result will carry."""
+    def request(self, path: str, write: Callable[[], None] | None = None) -> int:
+        """Start checking ``path`` (after ``write`` made it, in the same worker thread: a pasted image's PNG);
+        returns the ticket its result will carry."""
         self._tickets += 1
-        task = asyncio.ensure_future(self._run(path, self._tickets))
+        task = asyncio.ensure_future(self._run(path, self._tickets, write))
         self._tasks.add(task)
         task.add_done_callback(self._tasks.discard)
         return self._tickets
 
-    async def _run(self, path: str, ticket: int) -> None:
+    async def _run(self, path: str, ticket: int, write: Callable[[], None] | None) -> None:
         try:
+            if write is not None:
+                await asyncio.to_thread(write)
             checked = await self.checker(path)
         except (OSError, ValueError) as exc:
             self.finished.emit(CheckResult(path, ticket, refusal=str(exc)))

@@ -12,6 +12,7 @@ import contextlib
 import itertools
 import os
 import tempfile
+from collections.abc import Callable
 
 from PySide6.QtCore import QMimeData, Qt, Signal
 from PySide6.QtGui import QDragEnterEvent, QDropEvent, QImage, QKeyEvent, QPalette
@@ -165,6 +166,8 @@ class Composer(QWidget):
         self._pasted: set[str] = set()  # temp files of pasted images: removed once sent or discarded
         self._refused: dict[str, str] = {}  # shown as error chips (path -> reason) until removed; never sent
         self._checking: dict[str, int] = {}  # path -> the ticket of its check in flight
+        self._writing: set[str] = set()  # pasted images whose PNG is still being written
+        self._send_when_written = False  # Send was pressed meanwhile
         self._checks: AttachmentChecks | None = None
         self._order = itertools.count()
         self._added: dict[str, int] = {}  # path -> when it was added: the chips' order
@@ -214,27 +217,38 @@ class Composer(QWidget):
         that cannot be sent becomes an error chip (and attachment_refused says why). Returns the files taken."""
         taken = [p for p in dict.fromkeys(paths) if p not in self._files]
         for path in taken:
-            self._refused.pop(path, None)
-            self._added[path] = next(self._order)
-            if self._checks is not None:
-                self._checking[path] = self._checks.request(path)
-        self._files += taken
+            self._take(path)
         self._show_attachments()
         return taken
+
+    def _take(self, path: str, write: Callable[[], None] | None = None) -> None:
+        self._refused.pop(path, None)
+        self._added[path] = next(self._order)
+        if self._checks is not None:
+            self._checking[path] = self._checks.request(path, write)
+            if write is not None:
+                self._writing.add(path)
+        elif write is not None:
+            write()  # nothing runs checks here: written at once
+        self._files.append(path)
 
     def _on_checked(self, result: CheckResult) -> None:
         if self._checking.get(result.path) != result.ticket:
             return  # removed, sent or added again meanwhile: this answer is for a file no longer here
         del self._checking[result.path]
+        self._writing.discard(result.path)
         chip = self.chips.chips.get(result.path)
         if not result.refusal:
             if chip is not None:
                 chip.show_checked(result.kind, result.thumbnail)
-            return
-        self._files.remove(result.path)
-        self._refused[result.path] = result.refusal
-        self._show_attachments()  # its chip becomes the error chip
-        self.attachment_refused.emit(self.tr("Cannot attach: {reason}").format(reason=result.refusal))
+        else:
+            self._files.remove(result.path)
+            self._refused[result.path] = result.refusal
+            self._show_attachments()  # its chip becomes the error chip
+            self.attachment_refused.emit(self.tr("Cannot attach: {reason}").format(reason=result.refusal))
+        if self._send_when_written and not self._writing:
+            self._send_when_written = False
+            self._submit()
 
     def remove_file(self, path: str) -> None:
         """One chip's ×: that file leaves the draft (a pasted image's temp file goes with it)."""
@@ -243,6 +257,7 @@ class Composer(QWidget):
                 self._files.remove(path)
             self._refused.pop(path, None)
             self._checking.pop(path, None)
+            self._writing.discard(path)
             self._drop_pasted([path])
             self._show_attachments()
 
@@ -259,14 +274,20 @@ class Composer(QWidget):
             return
         fd, name = tempfile.mkstemp(prefix="precis-paste-", suffix=".png")
         os.close(fd)
-        image.save(name, "PNG")
         self._pasted.add(name)
-        self.add_files([name])  # refused later: its error chip's × (or the next send) removes the temp file
+        picture = image.copy()  # its own pixels: encoded in a worker thread (a big screenshot takes a while)
+
+        def write() -> None:
+            if not picture.save(name, "PNG"):
+                raise OSError("the pasted image could not be saved")
+
+        self._take(name, write)  # refused later: its error chip's × (or the next send) removes the temp file
+        self._show_attachments()
 
     def clear_attachments(self) -> None:
         """Drop the attachments (sent, or removed by the user): pasted images' temp files go with them."""
         self._drop_pasted([*self._files, *self._refused])
-        self._files, self._refused, self._checking = [], {}, {}
+        self._forget_checks()
         self._show_attachments()
 
     def take_draft(self) -> tuple[str, list[str]]:
@@ -274,14 +295,18 @@ class Composer(QWidget):
         draft = (self.edit.toPlainText(), list(self._files))
         self.edit.clear()
         self._drop_pasted(list(self._refused))
-        self._files, self._refused, self._checking = [], {}, {}
+        self._forget_checks()
         self._show_attachments()
         return draft
 
     def set_draft(self, text: str, files: list[str]) -> None:
         self.edit.setPlainText(text)
-        self._files, self._refused, self._checking = [], {}, {}
+        self._forget_checks()
         self.add_files(list(files))  # checked again: a file may have changed since the draft was kept
+
+    def _forget_checks(self) -> None:
+        self._files, self._refused, self._checking, self._writing = [], {}, {}, set()
+        self._send_when_written = False
 
     def discard_pasted(self, keep: set[str] | None = None) -> None:
         """Temp files of pasted images no draft holds any more (the window closes)."""
@@ -311,6 +336,9 @@ class Composer(QWidget):
     def _submit(self) -> None:
         text = self.edit.toPlainText()
         if self._busy or (not text.strip() and not self._files):
+            return
+        if self._writing:  # a pasted image is still being written: sent as soon as it is
+            self._send_when_written = True
             return
         # The draft stays until the message is committed (clear()): a refused send loses nothing.
         self.send_requested.emit(text, self.attachments)
