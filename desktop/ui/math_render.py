@@ -5,7 +5,7 @@ only that one) from here. Images are cached by (source, colour, size, display), 
 reply's last block costs a dict lookup for every formula already seen. What mathtext cannot parse, or a formula
 too long to be one, is shown as its source in monospace, never as an error.
 
-matplotlib costs ~40 MB and about half a second (more on a cold disk) to import: ``warm_in_background`` loads it
+matplotlib (with numpy) costs ~60 MB and about half a second (more on a cold disk) to import: ``warm_in_background`` loads it
 in a worker thread after the window's first paint, and until it is loaded a formula is shown as its source
 rather than stalling the UI thread; ``notifier().ready`` tells the views to render again once it is. (Blocking
 the paint instead would freeze a window whose first chat has a formula for that half second.)
@@ -49,14 +49,14 @@ _fell_back = False  # a formula was shown as its source while matplotlib loaded:
 
 
 class _Notifier(QObject):
-    """Lives on the UI thread: the loading thread emits ``_loaded``, which reaches ``ready`` on the UI thread."""
+    """Lives on the UI thread: the loading thread emits ``_done``, which reaches ``ready`` on the UI thread."""
 
     ready = Signal()
-    _loaded = Signal()
+    _done = Signal()
 
     def __init__(self) -> None:
         super().__init__()
-        self._loaded.connect(self._relay)
+        self._done.connect(self._relay)
 
     @Slot()
     def _relay(self) -> None:
@@ -104,7 +104,7 @@ def warm_in_background() -> None:
             load_now()
         except Exception:  # noqa: BLE001 - no matplotlib: every formula stays its source
             return
-        box._loaded.emit()
+        box._done.emit()
 
     # Not a daemon: quitting mid-import would tear the interpreter down under it; the exit waits for it instead.
     _warming = threading.Thread(target=load, name="precis-math-warm")
