@@ -1,7 +1,8 @@
 """Checking an added file off the UI thread: what it would be sent as (the bridge's check, run in a worker
 thread) and, for an image, its chip's thumbnail as a QImage (made in a worker thread too; the chip makes its
-QPixmap on the UI thread). Each result comes back by the ``finished`` signal; the composer shows a pending chip
-until then, so adding a big or slow file never freezes the window."""
+QPixmap on the UI thread); a pasted image's PNG is written in the worker thread first. Each result comes back
+by the ``finished`` signal; the composer shows a pending chip until then, so adding a big or slow file never
+freezes the window."""
 
 from __future__ import annotations
 
