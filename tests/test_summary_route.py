@@ -177,3 +177,12 @@ async def test_switching_chats_cancels_the_other_chats_idle_timers(small_engine,
     small_engine.session_changed(second)
     assert not small_engine.idle_timers.armed(first) and small_engine.idle_timers.armed(second)
     assert len(scheduler.pending) == 1
+
+
+def test_a_merged_summary_is_expected_to_be_at_least_as_long_as_the_one_it_updates():
+    from desktop.engine.compaction import summary_route as route
+    first = route.expected_output(previous_tokens=0, cap=4_096)
+    assert 0 < first < 4_096
+    # The update restates every section of the previous summary and adds to it: its reply is longer.
+    assert route.expected_output(previous_tokens=2_500, cap=4_096) >= 2_500 + first
+    assert route.expected_output(previous_tokens=9_000, cap=4_096) == 4_096  # never above the reply cap

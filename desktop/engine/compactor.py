@@ -398,14 +398,15 @@ class Compactor:
         model = settings.summary_model
         previous = g.compaction.summary if g.compaction else None
         replaced = sum(tokens.estimate_message(m.content) for m in head)
-        if previous:
-            replaced += tokens.estimate_text(previous)
+        previous_tokens = tokens.estimate_text(previous) if previous else 0
+        replaced += previous_tokens
         chat_info, small_info = catalog.info(g.model), catalog.info(model)
         window = chat_info.window or 0
         out_cap = min(SUMMARY_MAX_TOKENS, window // 8) if window else SUMMARY_MAX_TOKENS
         fits = cached is not None and bool(window) and used + route.INSTRUCTION_TOKENS + out_cap <= window
         choice = route.choose(chat_info, small_info, prefix_tokens=used, transcript_tokens=replaced,
-                              output_tokens=SUMMARY_MAX_TOKENS // 4, warm=warm, cached_fits=fits)
+                              output_tokens=route.expected_output(previous_tokens, out_cap), warm=warm,
+                              cached_fits=fits)
         started = time.monotonic()
         total: dict[str, int] = {}
         chunks: list[list[StoredMessage]] = [head]

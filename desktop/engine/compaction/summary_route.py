@@ -43,6 +43,15 @@ def transcript_cost(small: ModelInfo, transcript_tokens: int, output_tokens: int
     return ((transcript_tokens + TRANSCRIPT_PROMPT_TOKENS) * price_in + output_tokens * price_out) / MILLION
 
 
+FIRST_SUMMARY_TOKENS = 1_024  # a first summary's reply, about
+
+
+def expected_output(previous_tokens: int, cap: int) -> int:
+    """Tokens the summary reply will take: an update restates the previous summary section by section and adds
+    the new part, so it is longer than the summary it updates."""
+    return min(cap, FIRST_SUMMARY_TOKENS + max(0, previous_tokens))
+
+
 def choose(chat: ModelInfo, small: ModelInfo, *, prefix_tokens: int, transcript_tokens: int, output_tokens: int,
            warm: bool, cached_fits: bool) -> Choice:
     """The cheaper way to the summary by the estimate; the cached route only when it fits the chat window."""
