@@ -54,6 +54,10 @@ async def shoot_reading(outdir: Path, srv: FakeAnthropic) -> None:
 
         await _turn(window, srv, done, "Fit a line to my data and explain the maths.",
                     lambda: srv.queue_text(MATH_REPLY))
+        from desktop.ui import math_render
+
+        while not math_render.is_ready():  # the window shows a formula's source until matplotlib is loaded
+            await asyncio.sleep(0.05)
         chat.scroll_to_bottom()
         await asyncio.sleep(0.3)
         screen(outdir / "window-math.png", window)

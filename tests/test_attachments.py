@@ -117,18 +117,18 @@ async def test_an_unsupported_file_is_refused_when_added_never_at_send(window, f
     blob.write_bytes(b"\x00\x00\x00\x18ftypheic" + b"\x00" * 100)
     good = tmp_path / "notes.md"
     good.write_text("# notes\n")
-    assert window.composer.add_files([str(blob), str(good)]) == [str(good)]
+    assert window.composer.add_files([str(blob), str(good)]) == [str(blob), str(good)]  # checked off the UI thread
     await until(lambda: window.toast.isVisible())
     assert "photo.heic" in window.toast.text() and "unsupported file type" in window.toast.text()
-    assert window.composer.attachments == [str(good)]  # the good one stays, the bad one never entered
-    assert list(window.composer.chips.chips) == [str(good)]
+    assert window.composer.attachments == [str(good)]  # the good one stays, the bad one is not sent
+    assert window.composer.chips.chips[str(blob)].state == "refused"  # shown as an error chip until removed
     assert not fake_api.message_requests()
 
 
 async def test_a_long_text_is_refused_on_add_without_a_workspace(window, fake_api, qtbot, tmp_path):
     path = tmp_path / "huge.txt"
     path.write_text("word " * (TEXT_INLINE_CHARS // 4))
-    assert window.composer.add_files([str(path)]) == []
+    window.composer.add_files([str(path)])
     await until(lambda: window.toast.isVisible())
     assert "workspace" in window.toast.text() and "huge.txt" in window.toast.text()
     assert not window.composer.attachments
@@ -164,6 +164,7 @@ async def test_images_show_a_thumbnail_and_their_name_in_chip_and_bubble(window,
     image = _png(tmp_path / "holiday-photo.png", size=(400, 200))
     window.composer.add_files([str(image)])
     chip = window.composer.chips.chips[str(image)]
+    await until(lambda: chip.state == "ready")  # checked and thumbnailed in a worker thread
     assert chip.isVisible() and chip.is_image and chip.name_label.text() == "holiday-photo.png"
     thumb = chip.preview.pixmap()
     assert not thumb.isNull() and max(thumb.width(), thumb.height()) <= 44

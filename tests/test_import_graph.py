@@ -96,3 +96,49 @@ def test_the_resources_module_is_a_leaf():
 
 def test_the_bridge_never_reaches_the_database():
     assert not any(m.startswith(("desktop.store", "peewee")) for m in imports_of(UI / "bridge.py"))
+
+
+# Loaded when first needed (a request, an MCP server, a formula), never to show the window: the SDK with its
+# tool helpers is ~3,500 modules and ~80 MB, the MCP client stack (anyio, httpx, pydantic, starlette) ~30 MB.
+LAZY = ("anthropic", "mcp", "matplotlib")
+
+
+def module_level_imports(path: pathlib.Path) -> set[str]:
+    """What importing this file imports: module-level statements and class bodies, not function bodies nor
+    ``if TYPE_CHECKING:`` blocks."""
+    names: set[str] = set()
+
+    def visit(body: list[ast.stmt]) -> None:
+        for node in body:
+            if isinstance(node, ast.Import):
+                names.update(alias.name for alias in node.names)
+            elif isinstance(node, ast.ImportFrom) and node.level == 0 and node.module:
+                names.add(node.module)
+            elif isinstance(node, ast.If):
+                if not (isinstance(node.test, ast.Name) and node.test.id == "TYPE_CHECKING"):
+                    visit(node.body)
+                visit(node.orelse)
+            elif isinstance(node, ast.Try):
+                visit(node.body)
+                for handler in node.handlers:
+                    visit(handler.body)
+                visit(node.orelse)
+                visit(node.finalbody)
+            elif isinstance(node, ast.With | ast.ClassDef):
+                visit(node.body)
+
+    visit(ast.parse(path.read_text("utf-8")).body)
+    return names
+
+
+def test_module_level_imports_see_through_blocks_but_not_functions(tmp_path):
+    probe = tmp_path / "probe.py"
+    probe.write_text("import os\nif TYPE_CHECKING:\n    import mcp\ntry:\n    import anthropic\nexcept ImportError:\n"
+                     "    pass\nclass A:\n    import json\ndef f():\n    import matplotlib\n")
+    assert module_level_imports(probe) == {"os", "anthropic", "json"}
+
+
+def test_no_module_imports_the_sdk_the_mcp_stack_or_matplotlib_at_module_level():
+    offenders = {module_name(p): sorted(m for m in module_level_imports(p) if m.split(".")[0] in LAZY)
+                 for p in (ROOT / "desktop").rglob("*.py")}
+    assert {name: bad for name, bad in offenders.items() if bad} == {}

@@ -137,7 +137,10 @@ async def test_a_local_profile_sends_no_key_and_a_chat_uses_its_own_profile(monk
 async def test_the_model_picker_lists_the_provider_and_the_catalog_and_the_choice_is_stored(window, fake_api,
                                                                                              qtbot):
     picker = window.model_picker
-    await until(lambda: picker.count() > 0)
+    await until(lambda: picker.count() > 0)  # the catalog at once: asking the provider needs the SDK
+    picker.showPopup()  # opened: the SDK loads (in a worker thread) and the provider is asked
+    await until(lambda: picker.findText("claude-test") >= 0)
+    picker.hidePopup()
     items = [picker.itemText(i) for i in range(picker.count())]
     assert items[:4] == ["claude-sonnet-4-6", "claude-haiku-4-5", "claude-opus-4-8", "claude-test"]  # provider
     assert "claude-opus-4-7" in items  # the catalog

@@ -9,11 +9,22 @@ os.environ.setdefault("QT_QPA_PLATFORM", "offscreen")
 
 from dataclasses import replace
 
+import pytest
 from PySide6.QtGui import QTextDocument
 
 from desktop.engine.types import StoredMessage
 from desktop.ui.chat_model import ChatModel
 from desktop.ui.chat_view import ChatView
+
+
+@pytest.fixture(autouse=True)
+def typeset():
+    """matplotlib loaded first, as the window does after its first paint: these tests are about the typeset
+    formulas (tests/test_math_warm.py covers the source shown while it loads)."""
+    from desktop.ui import math_render
+
+    math_render.load_now()
+
 
 REPLY = (
     "# Plan\n\nSome **bold** and `code` text.\n\n"

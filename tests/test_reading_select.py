@@ -119,6 +119,9 @@ def test_a_double_click_selects_a_word_and_a_click_on_a_link_still_opens_it(qtbo
 
 
 def test_a_formula_in_a_selection_copies_as_its_tex(qtbot, view):
+    from desktop.ui import math_render
+
+    math_render.load_now()  # typeset (the window loads matplotlib after its first paint)
     view.model().set_messages([msg(1, "so $x^2$ grows")], has_older=False)
     settle(qtbot, view)
     index = view.model().index(0, 0)

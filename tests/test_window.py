@@ -266,6 +266,7 @@ async def test_attachments_from_the_composer_reach_the_request(window, fake_api,
     await until(lambda: window.composer.send_button.isVisible())  # the turn has fully ended
     (tmp_path / "notes.txt").write_text("text, not an image")
     window.composer.add_files([str(tmp_path / "notes.txt")])
+    await until(lambda: not window.composer.checking)  # accepted when added (checked in a worker thread)
     (tmp_path / "notes.txt").write_bytes(b"\x00binary now")  # changed after it was added
     window.composer.edit.setPlainText("and this?")
     window.composer.send_button.click()
@@ -356,6 +357,7 @@ async def test_a_refused_attachment_keeps_the_draft(window, fake_api, qtbot, tmp
     script.write_text("print('hi')\n", "utf-8")
     window.composer.edit.setPlainText("please look at this")
     window.composer.add_files([str(script)])
+    await until(lambda: not window.composer.checking)  # accepted when added (checked in a worker thread)
     script.write_bytes(b"\x00\x01 compiled")  # no longer text when it is sent: refused at send after all
     window.composer.send_button.click()
     await until(lambda: window.toast.isVisible())

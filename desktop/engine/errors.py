@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import sys
 from collections.abc import Iterable
 from dataclasses import dataclass, field, replace
 from typing import Any
@@ -46,14 +47,27 @@ def classify(exc: BaseException, secrets: Iterable[str | None] = ()) -> ChatErro
 
 
 def _classify(exc: BaseException) -> ChatError:
-    import anthropic  # imported on first use: the SDK costs most of the app's start-up time
-
     found = overflow.from_exception(exc)
     if found is not None:
         if found.kind == "media":
             return ChatError("media", M.say(M.MEDIA_LIMIT, raw=found.raw_message),
                              True, getattr(exc, "status_code", None), {"overflow": found})
         return ChatError("overflow", M.say(M.OVERFLOW, raw=found.raw_message), True, getattr(exc, "status_code", None), {"overflow": found})
+    # Before the SDK is loaded no error can be one of its own, and importing it here would stall the loop.
+    if "anthropic" in sys.modules and (error := _classify_sdk(exc)) is not None:
+        return error
+    if isinstance(exc, json.JSONDecodeError):
+        return ChatError("protocol", M.say(M.MALFORMED), True)
+    name = type(exc).__name__
+    module = type(exc).__module__
+    if module.startswith(("httpx", "httpcore", "httpx2", "h11")) or isinstance(exc, ConnectionError | OSError):
+        return ChatError("network", M.say(M.DROPPED, name=name), True)
+    return ChatError("unknown", M.say(M.UNEXPECTED, name=name, error=exc), True)
+
+
+def _classify_sdk(exc: BaseException) -> ChatError | None:
+    import anthropic
+
     if isinstance(exc, anthropic.APIStatusError):
         status = exc.status_code
         text = _api_message(exc)
@@ -74,10 +88,6 @@ def _classify(exc: BaseException) -> ChatError:
         return ChatError("network", M.say(M.TIMED_OUT), True)
     if isinstance(exc, anthropic.APIConnectionError):
         return ChatError("network", M.say(M.UNREACHABLE), True)
-    if isinstance(exc, json.JSONDecodeError | anthropic.APIResponseValidationError):
+    if isinstance(exc, anthropic.APIResponseValidationError):
         return ChatError("protocol", M.say(M.MALFORMED), True)
-    name = type(exc).__name__
-    module = type(exc).__module__
-    if module.startswith(("httpx", "httpcore", "httpx2", "h11")) or isinstance(exc, ConnectionError | OSError):
-        return ChatError("network", M.say(M.DROPPED, name=name), True)
-    return ChatError("unknown", M.say(M.UNEXPECTED, name=name, error=exc), True)
+    return None

@@ -8,12 +8,16 @@ from __future__ import annotations
 import asyncio
 from collections.abc import AsyncIterator
 from dataclasses import dataclass
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
+from desktop.engine import lazy_imports
 from desktop.engine.secrets import Credentials
 from desktop.engine.settings import Settings
 from desktop.engine.types import Usage
 from desktop.engine.wire import BodyEncoder
+
+if TYPE_CHECKING:
+    from anthropic import AsyncAnthropic
 
 
 @dataclass(frozen=True, slots=True)
@@ -53,14 +57,34 @@ def block_to_dict(block: Any) -> dict[str, Any]:
 class Provider:
     def __init__(self, settings: Settings, credentials: Credentials):
         self.settings = settings
+        self._credentials = credentials
+        self._client: AsyncAnthropic | None = None
+        self._wire = BodyEncoder()
+
+    @property
+    def client(self) -> AsyncAnthropic:
+        """The SDK client, made on first use (after ``ready`` in async code, so the SDK's import is done)."""
+        if self._client is None:
+            self._client = self._make_client()
+        return self._client
+
+    async def ready(self) -> AsyncAnthropic:
+        """The client, with the SDK imported in a worker thread first: a cold import takes seconds and would
+        freeze the window if it ran on the loop."""
+        if self._client is None:
+            await lazy_imports.load(lazy_imports.SDK)
+        return self.client
+
+    def _make_client(self) -> AsyncAnthropic:
+        import anthropic
+
+        settings, credentials = self.settings, self._credentials
         kwargs: dict[str, Any] = {
             "max_retries": settings.max_retries,
             "timeout": settings.request_timeout,
         }
         if settings.base_url:
             kwargs["base_url"] = settings.base_url
-        import anthropic  # imported on first use: the SDK costs most of the app's start-up time
-
         if credentials.api_key:
             kwargs["api_key"] = credentials.api_key
         elif credentials.auth_token:
@@ -68,9 +92,7 @@ class Provider:
             kwargs["api_key"] = None
         elif credentials.source == "not_needed":  # a local server: send no key at all
             kwargs["default_headers"] = {"X-Api-Key": anthropic.Omit(), "Authorization": anthropic.Omit()}
-
-        self.client = anthropic.AsyncAnthropic(**kwargs)
-        self._wire = BodyEncoder()
+        return anthropic.AsyncAnthropic(**kwargs)
 
     def _open(self, request: dict[str, Any]) -> Any:
         """The SDK's message stream for the request; its body encoded here when it can be (see wire.py), so
@@ -91,6 +113,7 @@ class Provider:
 
     async def stream(self, request: dict[str, Any]) -> AsyncIterator[StreamPart]:
         """Stream one request; yields StreamParts; raises SDK exceptions on failure."""
+        await self.ready()
         async with self._open(request) as stream:
             async for event in stream:
                 if event.type == "message_start":
@@ -111,7 +134,8 @@ class Provider:
 
     async def complete(self, request: dict[str, Any]) -> tuple[str, Usage, str | None]:
         """Non-interactive call (summaries): streamed under the hood so long outputs never hit SDK limits."""
-        async with self.client.messages.stream(**request) as stream:
+        client = await self.ready()
+        async with client.messages.stream(**request) as stream:
             final = await stream.get_final_message()
         text = "".join(getattr(b, "text", "") for b in final.content if getattr(b, "type", "") == "text")
         return text, _usage(final.usage), final.stop_reason
@@ -120,9 +144,10 @@ class Provider:
         """Exact count from /v1/messages/count_tokens; None when unavailable (callers fall back silently)."""
         keys = ("model", "messages", "system", "tools", "tool_choice", "thinking")
         params = {k: v for k, v in request.items() if k in keys}
+        client = await self.ready()
         try:
             result = await asyncio.wait_for(
-                self.client.with_options(max_retries=0).messages.count_tokens(**params),
+                client.with_options(max_retries=0).messages.count_tokens(**params),
                 timeout,
             )
         except Exception:
@@ -131,16 +156,19 @@ class Provider:
 
     async def model_window(self, model: str, timeout: float = 3.0) -> tuple[int | None, int | None]:
         """(max_input_tokens, max_tokens) from models.retrieve(), when the provider offers it."""
+        client = await self.ready()
         try:
-            info = await asyncio.wait_for(self.client.models.retrieve(model), timeout)
+            info = await asyncio.wait_for(client.models.retrieve(model), timeout)
         except Exception:
             return None, None
         return getattr(info, "max_input_tokens", None), getattr(info, "max_tokens", None)
 
     async def models(self, timeout: float = 5.0) -> list[dict[str, Any]]:
         """What GET /v1/models lists (id, and the window when the provider says); raises on failure."""
-        page = await asyncio.wait_for(self.client.with_options(max_retries=0).models.list(limit=100), timeout)
+        client = await self.ready()
+        page = await asyncio.wait_for(client.with_options(max_retries=0).models.list(limit=100), timeout)
         return [{"id": m.id, "window": getattr(m, "max_input_tokens", None)} for m in page.data]
 
     async def close(self) -> None:
-        await self.client.close()
+        if self._client is not None:  # never made: nothing to close (and no SDK to import for it)
+            await self._client.close()

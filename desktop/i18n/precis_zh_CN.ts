@@ -55,12 +55,24 @@
         <translation>文本</translation>
     </message>
     <message>
+        <source>File</source>
+        <translation>文件</translation>
+    </message>
+    <message>
+        <source>Checking…</source>
+        <translation>检查中…</translation>
+    </message>
+    <message>
         <source>Remove {name}</source>
         <translation>移除 {name}</translation>
     </message>
     <message>
         <source>Attached: {name}</source>
         <translation>已附加：{name}</translation>
+    </message>
+    <message>
+        <source>Cannot attach</source>
+        <translation>无法附加</translation>
     </message>
 </context>
 <context>

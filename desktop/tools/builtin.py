@@ -9,22 +9,15 @@ from __future__ import annotations
 
 import difflib
 from pathlib import Path
-from typing import Any
-
-from anthropic.lib.tools._beta_functions import BetaAsyncFunctionTool, ToolError
-from anthropic.lib.tools.agent_toolset import (
-    AgentToolContext,
-    beta_edit_tool,
-    beta_glob_tool,
-    beta_grep_tool,
-    beta_read_tool,
-    beta_write_tool,
-)
+from typing import TYPE_CHECKING, Any
 
 from desktop.engine.types import Block
 from desktop.tools.run_command import run_command
 from desktop.tools.types import BUILTIN, ToolOutcome, ToolSpec, definition_digest
 from desktop.tools.workspace import SPILL_PREFIX, OutsideWorkspace, Workspace
+
+if TYPE_CHECKING:
+    from anthropic.lib.tools._beta_functions import BetaAsyncFunctionTool
 
 DIFF_CHARS = 20_000  # a permission prompt shows at most this much of a write's or an edit's diff
 
@@ -77,6 +70,15 @@ class BuiltinTools:
     def __init__(self, workspace: Workspace, spill_dir: Path | None = None):
         self.workspace = workspace
         self.spill_dir = spill_dir
+        # The SDK's tool helpers: loaded with the SDK by the first request, so here (a tool call) they are ready.
+        from anthropic.lib.tools.agent_toolset import (
+            beta_edit_tool,
+            beta_glob_tool,
+            beta_grep_tool,
+            beta_read_tool,
+            beta_write_tool,
+        )
+
         ctx = workspace.context()
         self._sdk: dict[str, BetaAsyncFunctionTool[Any]] = {
             "read": beta_read_tool(ctx), "glob": beta_glob_tool(ctx), "grep": beta_grep_tool(ctx),
@@ -84,6 +86,8 @@ class BuiltinTools:
         }
 
     async def call(self, name: str, arguments: dict[str, Any]) -> ToolOutcome:
+        from anthropic.lib.tools._beta_functions import ToolError
+
         try:
             if name == "run":
                 command = arguments.get("command")
@@ -115,6 +119,9 @@ class BuiltinTools:
     async def _read_spill(self, arguments: dict[str, Any]) -> ToolOutcome:
         if self.spill_dir is None or not self.spill_dir.is_dir():
             return ToolOutcome("read: no spilled output in this chat", is_error=True)
+        from anthropic.lib.tools._beta_functions import ToolError
+        from anthropic.lib.tools.agent_toolset import AgentToolContext, beta_read_tool
+
         inner = str(arguments["file_path"])[len(SPILL_PREFIX):]
         tool = beta_read_tool(AgentToolContext(workdir=self.spill_dir))
         try:

@@ -12,15 +12,14 @@ import asyncio
 import contextlib
 import logging
 import re
+import sys
 import time
 from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, TextIO
 
-from anthropic.lib.tools._beta_functions import ToolError
-from anthropic.lib.tools.mcp import UnsupportedMCPValueError, mcp_content
-
+from desktop.engine import lazy_imports
 from desktop.engine.types import Block
 from desktop.tools.mcp_config import McpServerConfig
 from desktop.tools.types import ToolOutcome, ToolSpec, definition_digest
@@ -120,13 +119,14 @@ class McpServer:
         return self.status
 
     async def _own(self, ready: asyncio.Future[None], stop: asyncio.Event) -> None:
-        from mcp import Client
-
         self.log_path.parent.mkdir(parents=True, exist_ok=True, mode=0o700)
         errlog: TextIO = open(self.log_path, "a", encoding="utf-8", errors="replace")  # noqa: SIM115 - kept open
         errlog.write(f"--- {time.strftime('%Y-%m-%d %H:%M:%S')} starting {self.config.where}\n")
         errlog.flush()
         try:
+            await lazy_imports.load(lazy_imports.MCP)  # the first server: the client stack, off the loop
+            from mcp import Client
+
             params = self._params()
             if self.config.url:
                 client = Client(params, read_timeout_seconds=CALL_TIMEOUT)
@@ -204,6 +204,8 @@ class McpServer:
 
 
 def convert_result(result: Any) -> ToolOutcome:
+    from anthropic.lib.tools.mcp import UnsupportedMCPValueError, mcp_content  # loaded by the server's start
+
     blocks: list[Block] = []
     for item in result.content:
         try:
@@ -221,7 +223,9 @@ def convert_result(result: Any) -> ToolOutcome:
 
 
 def _describe(exc: BaseException) -> str:
-    if isinstance(exc, ToolError):
+    # The SDK's ToolError, if the SDK is loaded at all (a failed start may come before it is).
+    tool_error = getattr(sys.modules.get("anthropic.lib.tools._beta_functions"), "ToolError", None)
+    if tool_error is not None and isinstance(exc, tool_error):
         return str(exc)
     if isinstance(exc, BaseExceptionGroup):
         return "; ".join(_describe(e) for e in exc.exceptions)

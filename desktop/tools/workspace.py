@@ -10,8 +10,10 @@ from __future__ import annotations
 import os
 from dataclasses import dataclass
 from pathlib import Path, PurePosixPath, PureWindowsPath
+from typing import TYPE_CHECKING
 
-from anthropic.lib.tools.agent_toolset import AgentToolContext, resolve_path
+if TYPE_CHECKING:
+    from anthropic.lib.tools.agent_toolset import AgentToolContext
 
 SPILL_PREFIX = "@spill/"  # virtual folder: the session's spilled tool output, readable by the read tool
 
@@ -32,6 +34,9 @@ class Workspace:
         return cls(root)
 
     def context(self) -> AgentToolContext:
+        # The SDK's helpers, imported at the first tool call (the first request loaded the SDK), not at start.
+        from anthropic.lib.tools.agent_toolset import AgentToolContext
+
         return AgentToolContext(workdir=self.root)
 
     def resolve(self, path: str) -> Path:
@@ -40,6 +45,8 @@ class Workspace:
             raise OutsideWorkspace("a path relative to the workspace is required")
         if PurePosixPath(path).is_absolute() or PureWindowsPath(path).is_absolute() or path.startswith("~"):
             raise OutsideWorkspace(f"{path}: absolute paths are not allowed; use a path relative to the workspace")
+        from anthropic.lib.tools.agent_toolset import resolve_path
+
         try:
             return resolve_path(self.context(), path)
         except ValueError as exc:

@@ -13,6 +13,7 @@ from typing import TYPE_CHECKING
 os.environ.setdefault("QT_API", "pyside6")
 
 import qasync  # noqa: E402
+from PySide6.QtCore import QTimer  # noqa: E402
 from PySide6.QtGui import QIcon  # noqa: E402
 from PySide6.QtWidgets import QApplication  # noqa: E402
 
@@ -20,6 +21,8 @@ from desktop import APP_ID, APP_NAME
 from desktop.resources import icon_files, icon_path, stylesheet
 from desktop.resources import root as assets_root
 from desktop.runtime import Runtime, StorageError, open_runtime, toolbox_factory
+
+MATH_WARM_DELAY_MS = 1500
 
 if TYPE_CHECKING:
     from desktop.ui.bridge import Bridge
@@ -49,6 +52,7 @@ def _tell_failure(text: str) -> None:
 
 
 async def _run_window(app: QApplication, runtime: Runtime, quit_after: float | None) -> int:
+    from desktop.ui import math_render
     from desktop.ui.bridge import Bridge
     from desktop.ui.main_window import MainWindow
 
@@ -70,6 +74,10 @@ async def _run_window(app: QApplication, runtime: Runtime, quit_after: float | N
 
         shipped = startup_report.Shipped(assets_root(), icon_path(), stylesheet())
         startup_report.write(startup, app, window, shipped)
+    # After the first paint, once the first chat has opened: formulas' renderer loads in a worker thread (a
+    # formula shows its source until then; the first formula starts it sooner). Not at once: the import holds the
+    # interpreter for half a second, which would slow the start-up chat's opening or the user's first click.
+    QTimer.singleShot(MATH_WARM_DELAY_MS, math_render.warm_in_background)
     if quit_after is not None:
         loop.call_later(quit_after, window.close)
     if report := os.environ.get("PRECIS_BENCH_REPORT"):  # tests/bench/bench_window.py: write timings, quit

@@ -1,19 +1,21 @@
 """The composer's attachment chips: one per file, a thumbnail for an image (a file icon otherwise), the real file
-name and a remove button."""
+name, what it will be sent as (or why it cannot be) and a remove button. A chip is "Checking…" until the
+file's check comes back from its worker thread (``attachment_checks``)."""
 
 from __future__ import annotations
 
 from pathlib import Path
 
 from PySide6.QtCore import QCoreApplication, QSize, Qt, Signal
-from PySide6.QtGui import QPixmap
+from PySide6.QtGui import QColor, QImage, QPixmap
 from PySide6.QtWidgets import QFrame, QHBoxLayout, QLabel, QToolButton, QVBoxLayout, QWidget
 
 from desktop.ui.icons import icon
-from desktop.ui.thumbnails import CHIP_SIDE, file_thumbnail
+from desktop.ui.thumbnails import CHIP_SIDE
 
 PASTE_PREFIX = "precis-paste-"  # the composer's temp files of pasted images
 NAME_CHARS = 28
+REFUSED_COLOUR = "#d32f2f"  # a refused chip's icon; the style sheet's border and words use the same red
 
 
 def _tr(text: str) -> str:
@@ -25,40 +27,35 @@ def chip_name(path: str) -> str:
     return QCoreApplication.translate("AttachmentChip", "Pasted image") if name.startswith(PASTE_PREFIX) else name
 
 
-def _kind_words(path: str, is_image: bool) -> str:
-    if is_image:
-        return QCoreApplication.translate("AttachmentChip", "Image")
-    try:
-        with open(path, "rb") as fh:
-            pdf = fh.read(5) == b"%PDF-"
-    except OSError:
-        pdf = False
-    return QCoreApplication.translate("AttachmentChip", "PDF") if pdf else QCoreApplication.translate("AttachmentChip", "Text")
+def _kind_words(kind: str) -> str:
+    words = {"image": QCoreApplication.translate("AttachmentChip", "Image"),
+             "pdf": QCoreApplication.translate("AttachmentChip", "PDF"),
+             "text": QCoreApplication.translate("AttachmentChip", "Text")}
+    return words.get(kind, QCoreApplication.translate("AttachmentChip", "File"))
 
 
 class AttachmentChip(QFrame):
+    """A file of the draft: "Checking…" until its check answers (``show_checked`` / ``show_refused``)."""
+
     remove_requested = Signal(str)
 
     def __init__(self, path: str, parent: QWidget | None = None):
         super().__init__(parent)
         self.path = path
+        self.state = "pending"  # pending | ready | refused
+        self.is_image = False
         self.setObjectName("attachment_chip")
         self.setAttribute(Qt.WidgetAttribute.WA_StyledBackground, True)
         self.preview = QLabel(self)
         self.preview.setObjectName("attachment_preview")
         self.preview.setFixedSize(CHIP_SIDE, CHIP_SIDE)
         self.preview.setAlignment(Qt.AlignmentFlag.AlignCenter)
-        thumb = file_thumbnail(path, CHIP_SIDE)
-        self.is_image = thumb is not None
-        if thumb is not None:
-            self.preview.setPixmap(QPixmap.fromImage(thumb))
-        else:
-            self.preview.setPixmap(icon("file").pixmap(QSize(24, 24)))
+        self.preview.setPixmap(icon("file").pixmap(QSize(24, 24)))
         name = chip_name(path)
         self.name_label = QLabel(name if len(name) <= NAME_CHARS else name[: NAME_CHARS - 1] + "…", self)
         self.name_label.setObjectName("attachment_name")
         self.name_label.setToolTip(path)
-        self.kind_label = QLabel(_kind_words(path, self.is_image), self)
+        self.kind_label = QLabel(self.tr("Checking…"), self)
         self.kind_label.setObjectName("attachment_kind")
         self.remove_button = QToolButton(self)
         self.remove_button.setObjectName("attachment_remove")
@@ -78,6 +75,30 @@ class AttachmentChip(QFrame):
         layout.addLayout(words)
         layout.addWidget(self.remove_button, 0, Qt.AlignmentFlag.AlignTop)
         self.setAccessibleName(self.tr("Attached: {name}").format(name=name))
+
+    def show_checked(self, kind: str, thumbnail: QImage | None) -> None:
+        """It can be sent: its kind, and an image's thumbnail (made in a worker thread, shown here)."""
+        self._set_state("ready")
+        self.is_image = kind == "image" and thumbnail is not None
+        if thumbnail is not None:
+            self.preview.setPixmap(QPixmap.fromImage(thumbnail))
+        self.kind_label.setText(_kind_words(kind))
+
+    def show_refused(self, reason: str) -> None:
+        """It cannot be sent: said on the chip (the reason on hover and to screen readers) until removed."""
+        self._set_state("refused")
+        self.preview.setPixmap(icon("file", QColor(REFUSED_COLOUR)).pixmap(QSize(24, 24)))
+        self.kind_label.setText(self.tr("Cannot attach"))
+        self.setToolTip(reason)
+        self.kind_label.setToolTip(reason)
+        self.setAccessibleDescription(reason)
+
+    def _set_state(self, state: str) -> None:
+        self.state = state
+        for widget in (self, self.kind_label):  # the style sheet colours a refused chip by this property
+            widget.setProperty("state", state)
+            widget.style().unpolish(widget)
+            widget.style().polish(widget)
 
 
 class AttachmentChips(QWidget):

@@ -17,7 +17,7 @@ from typing import Any, Protocol
 from PySide6.QtCore import QObject, Signal
 
 from desktop.engine import attachments as _attachments
-from desktop.engine import events
+from desktop.engine import events, lazy_imports
 from desktop.engine import importer as _importer
 from desktop.engine import secrets as _secrets
 from desktop.engine.attachments import AttachmentRefused, Checked
@@ -124,6 +124,8 @@ class Bridge(QObject):
         self._toolbox = toolbox
         self._tasks: set[asyncio.Task[Any]] = set()
         self._listed: dict[str, list[str]] = {}  # profile name -> what its provider lists (asked once)
+        self._models_owed: set[int] = set()  # chats whose picker waits for the SDK to ask their provider
+        self._sdk_warm: asyncio.Task[None] | None = None
         self._data_version: int | None = None
         self._draft_save: asyncio.Task[None] | None = None
         self.session_filter = ""  # the sidebar's filter, kept for refreshes the bridge starts itself
@@ -317,10 +319,13 @@ class Bridge(QObject):
 
     # --- turns ----------------------------------------------------------------------------------------
     async def measure(self, session_id: int, draft: str) -> None:
+        if draft.strip():  # typing: a request is coming (opening a chat sets an empty draft)
+            self.warm_sdk()
         await self._engine.publish_draft(session_id, draft)
 
     async def send(self, session_id: int, text: str, files: list[str] | None = None) -> bool:
         """Run a command or send a message. False: refused before anything was stored (the draft stays)."""
+        self.warm_sdk()
         if text.startswith("/") and not files and await self._engine.command(session_id, text):
             self.draft_taken.emit(session_id)
             return True
@@ -346,6 +351,10 @@ class Bridge(QObject):
         """What an added file would be sent as; AttachmentRefused (with the reason) when it cannot be sent.
         ``read_tool``: the chat has a workspace, so a long text file can reach the model in parts."""
         return _attachments.check(path, read_tool=read_tool and self.has_tools)
+
+    async def check_attachment_later(self, path: str, *, read_tool: bool) -> Checked:
+        """``check_attachment`` in a worker thread: reading and decoding a big image would freeze the window."""
+        return await asyncio.to_thread(self.check_attachment, path, read_tool=read_tool)
 
     async def retry(self, session_id: int) -> None:
         await self._engine.retry(session_id)
@@ -565,12 +574,31 @@ class Bridge(QObject):
         if session is None:
             return []
         name = session.profile or self._engine.settings.profile
+        if name not in self._listed and not lazy_imports.loaded("anthropic"):
+            # Asking the provider needs the SDK (~80 MB, seconds on a cold start), which opening a chat does not:
+            # the catalog now, the provider's list once something loads the SDK (``warm_sdk``).
+            self._models_owed.add(session_id)
+            models = self._engine.catalog.known_models()
+            self.models_listed.emit(session_id, models)
+            return models
         if name not in self._listed:
             self._listed[name] = [m["id"] for m in await self._engine.models_for(session_id)]
         listed = self._listed[name]
         models = [*listed, *[m for m in self._engine.catalog.known_models() if m not in listed]]
         self.models_listed.emit(session_id, models)
         return models
+
+    def warm_sdk(self) -> None:
+        """Load the SDK in a worker thread (once) when the user is about to need it: typing, a send, the model
+        picker opened. Then the pickers that waited for it get their provider's models."""
+        if self._sdk_warm is None and not self._closed:
+            self._sdk_warm = self.spawn(self._load_sdk())
+
+    async def _load_sdk(self) -> None:
+        await lazy_imports.load(lazy_imports.SDK)
+        owed, self._models_owed = self._models_owed, set()
+        for session_id in sorted(owed):
+            await self.list_models(session_id)
 
     async def set_chat_model(self, session_id: int, model: str) -> None:
         """The chat's model from now on (stored with the chat, with the profile it belongs to)."""

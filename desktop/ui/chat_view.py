@@ -29,8 +29,10 @@ from PySide6.QtGui import (
 )
 from PySide6.QtWidgets import QAbstractItemView, QListView, QMenu, QWidget
 
+from desktop.ui import math_render
 from desktop.ui.chat_delegate import ChatDelegate, card_actions
 from desktop.ui.chat_model import ChatModel, Roles
+from desktop.ui.markdown_render import render_markdown
 
 PLACEHOLDER = QT_TRANSLATE_NOOP("ChatView", "Start a conversation — Enter sends, Shift+Enter adds a line")
 BOTTOM_SLACK = 4  # px: "at the bottom" tolerates rounding
@@ -79,6 +81,7 @@ class ChatView(QListView):
         bar = self.verticalScrollBar()
         bar.valueChanged.connect(self._on_scrolled)
         bar.rangeChanged.connect(self._on_range_changed)
+        math_render.notifier().ready.connect(self._on_math_ready)
 
     # -- model wiring ------------------------------------------------------------------------------------------
 
@@ -340,6 +343,13 @@ class ChatView(QListView):
                 and self._step_version(-1 if event.key() == Qt.Key.Key_Left else 1)):
             return
         super().keyPressEvent(event)
+
+    def _on_math_ready(self) -> None:
+        """matplotlib has loaded: formulas shown as their source are rendered again, typeset."""
+        render_markdown.cache_clear()
+        self._delegate.clear_caches()
+        self.scheduleDelayedItemsLayout()
+        self.viewport().update()
 
     def changeEvent(self, event: QEvent) -> None:  # noqa: N802
         if event.type() in (QEvent.Type.FontChange, QEvent.Type.PaletteChange, QEvent.Type.StyleChange):

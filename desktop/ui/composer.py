@@ -1,13 +1,15 @@
 """The composer: Enter sends, Shift+Enter adds a line; Send turns into Stop while a reply streams.
 
 Images, PDFs and UTF-8 text or code files can be attached with the button, dropped on the composer, or pasted;
-each is checked when it is added (``checker``: a file that cannot be sent is refused then, with the reason) and
-shown as a chip. They are sent as paths and turned into content blocks by the engine (desktop.engine.attachments).
+each is shown as a chip at once and checked in a worker thread (``checker``, through ``AttachmentChecks``): a
+file that cannot be sent becomes an error chip with the reason and is left out of the draft's files. They are
+sent as paths and turned into content blocks by the engine (desktop.engine.attachments).
 """
 
 from __future__ import annotations
 
 import contextlib
+import itertools
 import os
 import tempfile
 from collections.abc import Callable
@@ -25,12 +27,11 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
+from desktop.ui.attachment_checks import AttachmentChecks, Checker, CheckResult
 from desktop.ui.attachment_chips import AttachmentChips
 from desktop.ui.icons import icon, icon_size
 
 ATTACHABLE = ("png", "jpg", "jpeg", "gif", "webp", "pdf", "txt", "md", "py", "json", "csv", "log")
-# Checks a file when it is added; raises ValueError or OSError with the reason when it cannot be sent.
-AttachmentChecker = Callable[[str], object]
 MIN_HEIGHT = 78  # px: about four lines
 MAX_LINES = 12  # the composer grows with the draft up to this many lines, then scrolls
 
@@ -163,7 +164,32 @@ class Composer(QWidget):
         self._busy = False
         self._files: list[str] = []
         self._pasted: set[str] = set()  # temp files of pasted images: removed once sent or discarded
-        self.checker: AttachmentChecker | None = None
+        self._refused: dict[str, str] = {}  # shown as error chips (path -> reason) until removed; never sent
+        self._checking: dict[str, int] = {}  # path -> the ticket of its check in flight
+        self._writing: set[str] = set()  # pasted images whose PNG is still being written
+        self._send_when_written = False  # Send was pressed meanwhile
+        self._checks: AttachmentChecks | None = None
+        self._order = itertools.count()
+        self._added: dict[str, int] = {}  # path -> when it was added: the chips' order
+
+    @property
+    def checker(self) -> Checker | None:
+        return self._checks.checker if self._checks is not None else None
+
+    @checker.setter
+    def checker(self, check: Checker | None) -> None:
+        """How an added file is checked (in a worker thread); None: every file is taken as it is."""
+        if self._checks is not None:
+            self._checks.finished.disconnect(self._on_checked)
+            self._checks.deleteLater()
+        self._checks = AttachmentChecks(check, self) if check is not None else None
+        if self._checks is not None:
+            self._checks.finished.connect(self._on_checked)
+
+    @property
+    def checking(self) -> set[str]:
+        """The files whose check has not come back yet."""
+        return set(self._checking)
 
     def refresh_icons(self) -> None:
         """Icons in the palette's text colour (Send's on its accent fill): again after a theme change."""
@@ -187,35 +213,60 @@ class Composer(QWidget):
         return list(self._files)
 
     def add_files(self, paths: list[str]) -> list[str]:
-        """Attach what can be sent; each file that cannot is refused now (attachment_refused, with the reason).
-        Returns the files accepted."""
-        accepted: list[str] = []
-        reasons: list[str] = []
-        for path in paths:
-            if path in self._files or path in accepted:
-                continue
-            try:
-                if self.checker is not None:
-                    self.checker(path)
-            except (OSError, ValueError) as exc:
-                reasons.append(str(exc))
-                continue
-            accepted.append(path)
-        self._files += accepted
+        """Take the files into the draft at once, as "Checking…" chips, and check each in a worker thread; one
+        that cannot be sent becomes an error chip (and attachment_refused says why). Returns the files taken."""
+        taken = [p for p in dict.fromkeys(paths) if p not in self._files]
+        for path in taken:
+            self._take(path)
         self._show_attachments()
-        if reasons:
-            self.attachment_refused.emit(self.tr("Cannot attach: {reason}").format(reason="; ".join(reasons)))
-        return accepted
+        return taken
+
+    def _take(self, path: str, write: Callable[[], None] | None = None) -> None:
+        self._refused.pop(path, None)
+        self._added[path] = next(self._order)
+        if self._checks is not None:
+            self._checking[path] = self._checks.request(path, write)
+            if write is not None:
+                self._writing.add(path)
+        elif write is not None:
+            write()  # nothing runs checks here: written at once
+        self._files.append(path)
+
+    def _on_checked(self, result: CheckResult) -> None:
+        if self._checking.get(result.path) != result.ticket:
+            return  # removed, sent or added again meanwhile: this answer is for a file no longer here
+        del self._checking[result.path]
+        self._writing.discard(result.path)
+        chip = self.chips.chips.get(result.path)
+        if not result.refusal:
+            if chip is not None:
+                chip.show_checked(result.kind, result.thumbnail)
+        else:
+            self._files.remove(result.path)
+            self._refused[result.path] = result.refusal
+            self._show_attachments()  # its chip becomes the error chip
+            self.attachment_refused.emit(self.tr("Cannot attach: {reason}").format(reason=result.refusal))
+        if self._send_when_written and not self._writing:
+            self._send_when_written = False
+            self._submit()
 
     def remove_file(self, path: str) -> None:
         """One chip's ×: that file leaves the draft (a pasted image's temp file goes with it)."""
-        if path in self._files:
-            self._files.remove(path)
+        if path in self._files or path in self._refused:
+            if path in self._files:
+                self._files.remove(path)
+            self._refused.pop(path, None)
+            self._checking.pop(path, None)
+            self._writing.discard(path)
+            self._drop_pasted([path])
+            self._show_attachments()
+
+    def _drop_pasted(self, paths: list[str]) -> None:
+        for path in paths:
             if path in self._pasted:
                 self._pasted.discard(path)
                 with contextlib.suppress(OSError):
                     os.unlink(path)
-            self._show_attachments()
 
     def add_image(self, image: QImage) -> None:
         """A pasted image becomes a PNG file in the temp folder, attached like any other file."""
@@ -223,35 +274,39 @@ class Composer(QWidget):
             return
         fd, name = tempfile.mkstemp(prefix="precis-paste-", suffix=".png")
         os.close(fd)
-        image.save(name, "PNG")
         self._pasted.add(name)
-        if not self.add_files([name]):
-            self._pasted.discard(name)
-            with contextlib.suppress(OSError):
-                os.unlink(name)
+        picture = image.copy()  # its own pixels: encoded in a worker thread (a big screenshot takes a while)
+
+        def write() -> None:
+            if not picture.save(name, "PNG"):
+                raise OSError("the pasted image could not be saved")
+
+        self._take(name, write)  # refused later: its error chip's × (or the next send) removes the temp file
+        self._show_attachments()
 
     def clear_attachments(self) -> None:
         """Drop the attachments (sent, or removed by the user): pasted images' temp files go with them."""
-        for path in self._files:
-            if path in self._pasted:
-                self._pasted.discard(path)
-                with contextlib.suppress(OSError):
-                    os.unlink(path)
-        self._files = []
+        self._drop_pasted([*self._files, *self._refused])
+        self._forget_checks()
         self._show_attachments()
 
     def take_draft(self) -> tuple[str, list[str]]:
         """The draft (text, attachments) leaves the composer to be kept for its chat; nothing is deleted."""
         draft = (self.edit.toPlainText(), list(self._files))
         self.edit.clear()
-        self._files = []
+        self._drop_pasted(list(self._refused))
+        self._forget_checks()
         self._show_attachments()
         return draft
 
     def set_draft(self, text: str, files: list[str]) -> None:
         self.edit.setPlainText(text)
-        self._files = list(files)
-        self._show_attachments()
+        self._forget_checks()
+        self.add_files(list(files))  # checked again: a file may have changed since the draft was kept
+
+    def _forget_checks(self) -> None:
+        self._files, self._refused, self._checking, self._writing = [], {}, {}, set()
+        self._send_when_written = False
 
     def discard_pasted(self, keep: set[str] | None = None) -> None:
         """Temp files of pasted images no draft holds any more (the window closes)."""
@@ -261,8 +316,14 @@ class Composer(QWidget):
         self._pasted.clear()
 
     def _show_attachments(self) -> None:
-        self.chips.set_files(self._files)
-        self.clear_attachments_button.setVisible(len(self._files) > 1)
+        # A refused file's chip stays where it was added.
+        self.chips.set_files(sorted([*self._files, *self._refused], key=lambda p: self._added.get(p, 0)))
+        for path, chip in self.chips.chips.items():
+            if self._checks is None and chip.state == "pending":
+                chip.show_checked("", None)  # nothing checks here: taken as it is
+            elif path in self._refused and chip.state != "refused":
+                chip.show_refused(self._refused[path])
+        self.clear_attachments_button.setVisible(len(self._files) + len(self._refused) > 1)
 
     def _choose_files(self) -> None:
         pattern = " ".join(f"*.{ext}" for ext in ATTACHABLE)
@@ -275,6 +336,9 @@ class Composer(QWidget):
     def _submit(self) -> None:
         text = self.edit.toPlainText()
         if self._busy or (not text.strip() and not self._files):
+            return
+        if self._writing:  # a pasted image is still being written: sent as soon as it is
+            self._send_when_written = True
             return
         # The draft stays until the message is committed (clear()): a refused send loses nothing.
         self.send_requested.emit(text, self.attachments)

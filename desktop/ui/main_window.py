@@ -31,6 +31,7 @@ from desktop.ui.compaction_card import card_body, card_title
 from desktop.ui.composer import Composer
 from desktop.ui.format import fmt_count
 from desktop.ui.gauge import ContextGauge
+from desktop.ui.model_picker import ModelPicker
 from desktop.ui.settings_dialog import ProviderChoice, SettingsDialog, WelcomePage
 from desktop.ui.sidebar import Sidebar
 from desktop.ui.summary_editor import SummaryEditor
@@ -143,7 +144,7 @@ class MainWindow(QMainWindow):
         self.gauge = ContextGauge(self)
         self.gauge.setObjectName("context_gauge")
         # The chat's own model: what the provider lists plus the catalog, or any name typed.
-        self.model_picker = QComboBox(self)
+        self.model_picker = ModelPicker(self)
         self.model_picker.setObjectName("model_picker")
         self.model_picker.setEditable(True)
         self.model_picker.setInsertPolicy(QComboBox.InsertPolicy.NoInsert)
@@ -277,8 +278,8 @@ class MainWindow(QMainWindow):
         self.sidebar.delete_requested.connect(self._delete_session)
         self.sidebar.filter_changed.connect(lambda text: b.spawn(b.refresh_sessions(text)))
         self.composer.send_requested.connect(self._send)
-        # A file is checked when it is added: one that cannot be sent is refused then, with the reason.
-        self.composer.checker = lambda path: b.check_attachment(path, read_tool=self._has_workspace())
+        # A file is checked when it is added (in a worker thread): one that cannot be sent is refused then.
+        self.composer.checker = lambda path: b.check_attachment_later(path, read_tool=self._has_workspace())
         self.composer.attachment_refused.connect(lambda text: self.toast.show_message(text, "error"))
         self.composer.stop_requested.connect(self._stop)
         self.composer.cancel_edit_button.clicked.connect(self.cancel_edit)
@@ -301,6 +302,7 @@ class MainWindow(QMainWindow):
         b.connection_tested.connect(self._on_connection_tested)
         b.models_listed.connect(self._on_models_listed)
         self.model_picker.activated.connect(lambda _i: self._pick_model())
+        self.model_picker.popup_opened.connect(b.warm_sdk)  # the provider's models: asked for once the SDK loads
         line = self.model_picker.lineEdit()
         if line is not None:
             line.editingFinished.connect(self._pick_model)

@@ -4,6 +4,11 @@ A formula becomes ``<img src="precis-math:N">``; ``SafeTextDocument.loadResource
 only that one) from here. Images are cached by (source, colour, size, display), so re-rendering a streaming
 reply's last block costs a dict lookup for every formula already seen. What mathtext cannot parse, or a formula
 too long to be one, is shown as its source in monospace, never as an error.
+
+matplotlib (with numpy) costs ~60 MB and about half a second (more on a cold disk) to import: ``warm_in_background`` loads it
+in a worker thread after the window's first paint, and until it is loaded a formula is shown as its source
+rather than stalling the UI thread; ``notifier().ready`` tells the views to render again once it is. (Blocking
+the paint instead would freeze a window whose first chat has a formula for that half second.)
 """
 
 from __future__ import annotations
@@ -14,6 +19,7 @@ import threading
 from collections import OrderedDict
 from dataclasses import dataclass
 
+from PySide6.QtCore import QObject, Signal, Slot
 from PySide6.QtGui import QGuiApplication, QImage
 
 MATH_SCHEME = "precis-math"
@@ -37,10 +43,76 @@ _keys: list[Key] = []  # number -> key, kept for the whole run (small): an evict
 _images: OrderedDict[int, Formula] = OrderedDict()  # the typeset images, least recently used first
 
 
-def _typeset(key: Key) -> Formula | None:
-    import matplotlib  # imported on the first formula only: it is ~40 MB and ~0.5 s to import
+_loaded = threading.Event()  # matplotlib's mathtext is imported and has typeset once
+_warming: threading.Thread | None = None
+_fell_back = False  # a formula was shown as its source while matplotlib loaded: the views render again
+
+
+class _Notifier(QObject):
+    """Lives on the UI thread: the loading thread emits ``_done``, which reaches ``ready`` on the UI thread."""
+
+    ready = Signal()
+    _done = Signal()
+
+    def __init__(self) -> None:
+        super().__init__()
+        self._done.connect(self._relay)
+
+    @Slot()
+    def _relay(self) -> None:
+        global _fell_back
+        if _fell_back:
+            _fell_back = False
+            self.ready.emit()
+
+
+_notifier: _Notifier | None = None
+
+
+def notifier() -> _Notifier:
+    """Its ``ready`` signal fires (on the UI thread) once formulas typeset, if one was shown as its source."""
+    global _notifier
+    if _notifier is None:
+        _notifier = _Notifier()
+    return _notifier
+
+
+def is_ready() -> bool:
+    return _loaded.is_set()
+
+
+def load_now() -> None:
+    """Import matplotlib's mathtext and typeset once (its parser and fonts are built on first use)."""
+    import matplotlib
 
     matplotlib.use("Agg", force=False)
+    from matplotlib import mathtext
+
+    mathtext.math_to_image("$x$", io.BytesIO(), dpi=96.0, format="png")
+    _loaded.set()
+
+
+def warm_in_background() -> None:
+    """Load matplotlib in a worker thread (once); call it on the UI thread, after the first paint."""
+    global _warming
+    box = notifier()  # made here, on the UI thread, so its relay runs there
+    if _warming is not None or _loaded.is_set():
+        return
+
+    def load() -> None:
+        try:
+            load_now()
+        except Exception:  # noqa: BLE001 - no matplotlib: every formula stays its source
+            return
+        box._done.emit()
+
+    # Not a daemon: quitting mid-import would tear the interpreter down under it; the exit waits for it instead.
+    _warming = threading.Thread(target=load, name="precis-math-warm")
+    _warming.start()
+
+
+def _typeset(key: Key) -> Formula | None:
+    import matplotlib  # loaded by load_now before any formula gets a number
     from matplotlib import mathtext
     from matplotlib.font_manager import FontProperties
 
@@ -104,10 +176,15 @@ def _default_point_size() -> float:
 
 
 def math_html(source: str, display: bool, colour: str, mono_family: str, point_size: float | None = None) -> str:
-    """One formula as Qt rich text: an image when mathtext typesets it, else its source in monospace."""
+    """One formula as Qt rich text: an image when mathtext typesets it, else its source in monospace (also while
+    matplotlib is still loading: the views render again when it is ready)."""
+    global _fell_back
     source = source.strip()
     number = None
-    if source and len(source) <= MAX_SOURCE:
+    if source and not _loaded.is_set():
+        _fell_back = True
+        warm_in_background()
+    elif source and len(source) <= MAX_SOURCE:
         number = _number((source, colour, point_size or _default_point_size(), display))
     made = formula(number) if number is not None else None
     if made is None:

@@ -4,6 +4,7 @@ install checks (tests/test_install.py, packaging/smoke_bundle.py) read it instea
 from __future__ import annotations
 
 import json
+import sys
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -35,6 +36,8 @@ def facts(app: QApplication, window: QWidget, shipped: Shipped) -> dict[str, obj
         "stylesheet_chars": len(app.styleSheet()),
         "stylesheet_is_shipped": bool(app.styleSheet()) and app.styleSheet() == shipped.stylesheet,
         "assets_folder": str(shipped.folder),
+        # What the window had to import to show itself (the start-up test checks the heavy stacks wait).
+        "packages": sorted({name.partition(".")[0] for name in list(sys.modules)}),
     }
 
 

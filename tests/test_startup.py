@@ -1,0 +1,74 @@
+"""Start-up: the window shows itself without the Anthropic SDK or the MCP client stack (they cost ~110 MB and
+most of a cold start), and each loads when first needed, in a worker thread, so the event loop (the UI thread in
+the window) never stalls on the import."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import subprocess
+import sys
+from pathlib import Path
+
+from tests.cli_faults import env_for, seed
+from tests.test_tools_mcp import server_config, write_mcp
+
+ROOT = Path(__file__).resolve().parent.parent
+HEAVY = {"anthropic", "mcp", "anyio", "starlette", "uvicorn", "sse_starlette", "matplotlib"}
+
+
+def test_the_window_paints_its_first_chat_without_the_sdk_or_the_mcp_stack(tmp_path, fake_api):
+    home = tmp_path / "home"
+    seed(home / "data" / "precis.db", sessions=1, exchanges=1)  # a 2-message chat, opened at start
+    report = tmp_path / "startup.json"
+    env = env_for(home, fake_api.base_url, QT_QPA_PLATFORM="offscreen", PRECIS_QUIT_AFTER="0",
+                  PRECIS_STARTUP_REPORT=str(report))
+    gui = Path(sys.executable).with_name("precis-gui")  # the entry point a user starts
+    res = subprocess.run([str(gui)], env=env, cwd=tmp_path, capture_output=True, text=True, timeout=120)
+    assert res.returncode == 0, res.stderr
+    loaded = set(json.loads(report.read_text("utf-8"))["packages"])
+    assert {"PySide6", "desktop", "peewee", "markdown_it"} <= loaded  # the list is what the window loaded
+    assert loaded & HEAVY == set()
+    assert not fake_api.message_requests()
+
+
+def test_the_sdk_and_the_mcp_client_load_when_first_needed_off_the_loop(tmp_path, fake_api):
+    home = tmp_path / "home"
+    write_mcp(home, {"calc": server_config()})
+    fake_api.queue_text("hello back")
+    res = subprocess.run([sys.executable, "-m", "tests.lazy_probe"], env=env_for(home, fake_api.base_url),
+                         cwd=ROOT, capture_output=True, text=True, timeout=120)
+    assert res.returncode == 0, res.stderr
+    probe = json.loads(res.stdout.strip().splitlines()[-1])
+    assert probe["at_open"] == {}  # the runtime (store, engine, toolbox) opens without either
+    assert probe["states"] == {"calc": "ready"} and probe["reply"] == "hello back"
+    assert set(probe["first"]) == {"anthropic", "mcp"}
+    assert "MainThread" not in probe["first"].values(), probe  # imported in a worker thread
+
+
+def test_the_first_mcp_server_and_the_first_request_can_load_at_once():
+    """Two threads importing the SDK's modules at once each hold a module the other waits for, and Python hands
+    one a partly initialised module: the loads take turns."""
+    code = ("import asyncio\nfrom desktop.engine import lazy_imports as L\n"
+            "async def both():\n    await asyncio.gather(L.load(L.MCP), L.load(L.SDK))\n"
+            "asyncio.run(both())\nimport anthropic, mcp\nprint(anthropic.AsyncAnthropic.__name__, mcp.Client.__name__)\n")
+    res = subprocess.run([sys.executable, "-c", code], cwd=ROOT, capture_output=True, text=True, timeout=120)
+    assert res.returncode == 0, res.stderr
+    assert res.stdout.split() == ["AsyncAnthropic", "Client"]
+
+
+async def test_opening_chats_loads_no_sdk_until_the_user_types(window, fake_api, qtbot):
+    from tests.test_window import until
+
+    first = window.session_id
+    window.bridge.spawn(window.bridge.new_session())
+    await until(lambda: window.session_id not in (None, first))
+    await window.bridge.open_session(first)
+    window._measure_draft()  # what the draft timer does after an open: measure the (empty) draft
+    await asyncio.sleep(0)  # that measure has started
+    assert window.bridge._sdk_warm is None  # reading chats needs no SDK
+    window.composer.edit.setPlainText("a question is coming")
+    window._measure_draft()  # a pause in typing
+    await until(lambda: window.bridge._sdk_warm is not None)  # typing: it loads, off the loop
+    await until(lambda: window.bridge._sdk_warm.done())
+    assert window.bridge._sdk_warm.exception() is None
