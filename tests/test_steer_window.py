@@ -9,7 +9,7 @@ import pytest
 
 from desktop.ui.chat_delegate import card_actions
 from tests.conftest import engine_of
-from tests.test_summary_degenerate import DEGENERATE
+from tests.test_summary_degenerate import RECORDED
 from tests.test_window import cards, message_rows, until
 
 pytestmark = pytest.mark.qt
@@ -34,14 +34,16 @@ async def test_a_refused_summary_shows_on_the_trimmed_card_with_what_the_model_w
         await store.add_message(sid, "user", [{"type": "text", "text": f"question {i} " + "dolor " * 3000}])
         await store.add_message(sid, "assistant", [{"type": "text", "text": f"answer {i} " + "lorem " * 800}])
     await window.bridge.open_session(sid)
-    fake_api.queue_summary(DEGENERATE[0])
+    reply = RECORDED[0]["reply"]  # a real small model's 4,000 characters of looping filler
+    fake_api.queue_summary(reply)
     await engine_of(window).compact(sid, "auto", target=6_000)
     await until(lambda: len(cards(window)) == 1)
     card = cards(window)[0]
     assert "the summary failed" in card.title
     body = "".join(segment.text for segment in card.segments)
     assert "removed from the context without a summary" in body
-    assert DEGENERATE[0] in body  # the user reads what the summary model wrote instead of a summary
+    assert "User: Which journal mode?" in body  # the user reads what the summary model wrote instead
+    assert len(body) < 1_500  # ... in part: a looping reply would fill the chat
 
 
 async def test_edit_summary_from_the_card_makes_an_undoable_row(window, fake_api, qtbot):

@@ -8,6 +8,8 @@ from PySide6.QtCore import QCoreApplication
 from desktop.ui.bridge import CompactionRecord
 from desktop.ui.format import fmt_cost
 
+EXCERPT = 600  # characters of a refused summary the card quotes
+
 
 def card_title(record: CompactionRecord) -> str:
     stats = record.stats
@@ -41,6 +43,8 @@ def card_body(record: CompactionRecord) -> str:
     rejected = str(record.stats.get("rejected_summary") or "").strip()
     if not record.stats.get("snipped") or not rejected:
         return record.summary
+    if len(rejected) > EXCERPT:  # enough to see what went wrong; a looping reply would fill the chat
+        rejected = rejected[:EXCERPT].rstrip() + " …"
     quoted = "\n".join("> " + line for line in rejected.splitlines())
     heading = QCoreApplication.translate("CompactionCard", "What the summary model wrote (refused):")
     return f"{record.summary}\n\n{heading}\n\n{quoted}"
