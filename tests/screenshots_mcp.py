@@ -1,5 +1,5 @@
 """Screenshots of the MCP page's add and edit forms (secrets masked) and of a permission prompt that waits for
-its own chat. Called from tests.screenshots; alone: ``python -m tests.screenshots_mcp OUTDIR`` under Xvfb."""
+its own chat. Called from tests.screenshots (scenes ``mcp`` and ``prompt``)."""
 
 from __future__ import annotations
 
@@ -9,8 +9,6 @@ import os
 import sys
 import tempfile
 from pathlib import Path
-
-import qasync
 
 from tests.fakeapi import FakeAnthropic, Fault
 from tests.screenshots import opened_window, screen, wait_for
@@ -88,24 +86,3 @@ async def shoot_prompt_per_chat(outdir: Path, srv: FakeAnthropic) -> None:
         screen(outdir / "window-tools-prompt-own-chat.png", window)
         window.tools.prompt.close_all()
         await wait_for(lambda: not bridge.busy(a), 20)
-
-
-def main() -> int:
-    outdir = Path(sys.argv[1] if len(sys.argv) > 1 else "docs/screenshots").resolve()
-    outdir.mkdir(parents=True, exist_ok=True)
-    os.environ["PRECIS_HOME"] = tempfile.mkdtemp(prefix="precis-shots-")
-    from desktop.ui.app import make_app
-
-    app = make_app([])
-    app.setQuitOnLastWindowClosed(False)
-    with FakeAnthropic(window=200_000) as srv:
-        os.environ["ANTHROPIC_BASE_URL"] = srv.base_url
-        os.environ["ANTHROPIC_API_KEY"] = "test-key"
-        asyncio.run(shoot_mcp_forms(outdir, srv), loop_factory=lambda: qasync.QEventLoop(app))
-        asyncio.run(shoot_prompt_per_chat(outdir, srv), loop_factory=lambda: qasync.QEventLoop(app))
-    print(f"screenshots in {outdir}")
-    return 0
-
-
-if __name__ == "__main__":
-    raise SystemExit(main())

@@ -1,17 +1,12 @@
 """Screenshots of reading the chat: a selection, the find bar, expanded thinking, math and a task list.
 
-Part of ``python -m tests.screenshots``; alone: ``python -m tests.screenshots_reading OUTDIR`` (same Xvfb line).
+Part of ``python -m tests.screenshots`` (scene ``reading``; ``PRECIS_SHOTS=reading`` takes it alone).
 """
 
 from __future__ import annotations
 
 import asyncio
-import os
-import sys
-import tempfile
 from pathlib import Path
-
-import qasync
 
 from tests.fakeapi import FakeAnthropic
 
@@ -90,23 +85,3 @@ async def shoot_reading(outdir: Path, srv: FakeAnthropic) -> None:
         chat.scroll_to_bottom()
         await asyncio.sleep(0.4)
         screen(outdir / "window-thinking.png", window)
-
-
-def main() -> int:
-    outdir = Path(sys.argv[1] if len(sys.argv) > 1 else "docs/screenshots").resolve()
-    outdir.mkdir(parents=True, exist_ok=True)
-    os.environ["PRECIS_HOME"] = tempfile.mkdtemp(prefix="precis-shots-")
-    from desktop.ui.app import make_app
-
-    app = make_app([])
-    app.setQuitOnLastWindowClosed(False)
-    with FakeAnthropic(window=200_000) as srv:
-        os.environ["ANTHROPIC_BASE_URL"] = srv.base_url
-        os.environ["ANTHROPIC_API_KEY"] = "test-key"
-        asyncio.run(shoot_reading(outdir, srv), loop_factory=lambda: qasync.QEventLoop(app))
-    print(f"screenshots in {outdir}")
-    return 0
-
-
-if __name__ == "__main__":
-    raise SystemExit(main())

@@ -1,16 +1,12 @@
 """Screenshots of the composer's attachment chips while their files are checked in a worker thread: pending
 ("Checking…") at once, then checked (a thumbnail) or refused (an error chip with the reason). Called from
-tests.screenshots (scene ``chips``); alone: ``python -m tests.screenshots_startup OUTDIR`` under Xvfb."""
+tests.screenshots (scene ``chips``; ``PRECIS_SHOTS=chips`` takes it alone)."""
 
 from __future__ import annotations
 
 import asyncio
-import os
-import sys
 import tempfile
 from pathlib import Path
-
-import qasync
 
 from tests.fakeapi import FakeAnthropic
 from tests.screenshots import opened_window, wait_for
@@ -47,23 +43,3 @@ async def shoot_attachment_checks(outdir: Path, srv: FakeAnthropic) -> None:
         window.toast.hide()
         await asyncio.sleep(0.2)
         _composer_shot(window, outdir / "chips-checked.png")
-
-
-def main() -> int:
-    outdir = Path(sys.argv[1] if len(sys.argv) > 1 else "docs/screenshots").resolve()
-    outdir.mkdir(parents=True, exist_ok=True)
-    os.environ["PRECIS_HOME"] = tempfile.mkdtemp(prefix="precis-shots-")
-    from desktop.ui.app import make_app
-
-    app = make_app([])
-    app.setQuitOnLastWindowClosed(False)
-    with FakeAnthropic(window=200_000) as srv:
-        os.environ["ANTHROPIC_BASE_URL"] = srv.base_url
-        os.environ["ANTHROPIC_API_KEY"] = "test-key"
-        asyncio.run(shoot_attachment_checks(outdir, srv), loop_factory=lambda: qasync.QEventLoop(app))
-    print(f"screenshots in {outdir}")
-    return 0
-
-
-if __name__ == "__main__":
-    raise SystemExit(main())

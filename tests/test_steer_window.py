@@ -10,30 +10,18 @@ import pytest
 from desktop.ui.chat_delegate import card_actions
 from tests.conftest import engine_of
 from tests.test_summary_degenerate import RECORDED
-from tests.test_window import cards, message_rows, until
+from tests.test_window import cards, compacted, long_chat, message_rows, until
 
 pytestmark = pytest.mark.qt
 
 
 async def _compacted(window):
-    sid = window.session_id
     store = engine_of(window).store
-    for i in range(6):  # more than the verbatim tail
-        await store.add_message(sid, "user", [{"type": "text", "text": f"question {i}: never use tabs. " + "dolor " * 3000}])
-        await store.add_message(sid, "assistant", [{"type": "text", "text": f"answer {i} " + "lorem " * 800}])
-    await window.bridge.open_session(sid)
-    window.gauge.compact_requested.emit()
-    await until(lambda: len(cards(window)) == 1)
-    return sid, store
+    return await compacted(window, store, ": never use tabs."), store
 
 
 async def test_a_refused_summary_shows_on_the_trimmed_card_with_what_the_model_wrote(window, fake_api, qtbot):
-    sid = window.session_id
-    store = engine_of(window).store
-    for i in range(6):
-        await store.add_message(sid, "user", [{"type": "text", "text": f"question {i} " + "dolor " * 3000}])
-        await store.add_message(sid, "assistant", [{"type": "text", "text": f"answer {i} " + "lorem " * 800}])
-    await window.bridge.open_session(sid)
+    sid = await long_chat(window, engine_of(window).store)
     reply = RECORDED[0]["reply"]  # a real small model's 4,000 characters of looping filler
     fake_api.queue_summary(reply)
     await engine_of(window).compact(sid, "auto", target=6_000)

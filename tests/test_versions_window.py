@@ -8,7 +8,7 @@ from PySide6.QtCore import Qt
 
 from desktop.runtime import open_runtime
 from tests.fakeapi import SUMMARY_MARKER
-from tests.test_window import cards, message_rows, until
+from tests.test_window import cards, compacted, message_rows, until
 
 pytestmark = pytest.mark.qt
 
@@ -65,12 +65,7 @@ async def test_versions_round_trip_with_a_compaction_between(qtbot, fake_api):
         win, bridge = await open_window(runtime)
         sid = win.session_id
         store = runtime.store
-        for i in range(6):  # ~48K tokens: more than the verbatim tail, so Compact now summarises the start
-            await store.add_message(sid, "user", [{"type": "text", "text": f"question {i} " + "dolor " * 3000}])
-            await store.add_message(sid, "assistant", [{"type": "text", "text": f"answer {i} " + "lorem " * 800}])
-        await bridge.open_session(sid)
-        win.gauge.compact_requested.emit()
-        await until(lambda: len(cards(win)) == 1)
+        await compacted(win, store)  # more than the verbatim tail, so Compact now summarises the start
         await until(lambda: not bridge.busy(sid))
 
         await send(win, fake_api, "after the summary", "first reply")

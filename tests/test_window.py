@@ -128,13 +128,27 @@ def cards(win):
     return [model.row_at(i) for i in range(model.rowCount()) if model.row_at(i).kind == "compaction"]
 
 
-async def test_compaction_card_collapses_originals_and_undo_restores(window, fake_api, qtbot):
-    sid = window.session_id
-    store = engine_of(window).store
-    for i in range(6):  # ~48K tokens: more than the verbatim tail
-        await store.add_message(sid, "user", [{"type": "text", "text": f"question {i} " + "dolor " * 3000}])
+async def long_chat(win, store, note: str = "") -> int:
+    """Six long exchanges (~48K tokens: more than the verbatim tail) in the window's chat, opened; its id."""
+    sid = win.session_id
+    for i in range(6):
+        await store.add_message(sid, "user", [{"type": "text", "text": f"question {i}{note} " + "dolor " * 3000}])
         await store.add_message(sid, "assistant", [{"type": "text", "text": f"answer {i} " + "lorem " * 800}])
-    await window.bridge.open_session(sid)
+    await win.bridge.open_session(sid)
+    return sid
+
+
+async def compacted(win, store, note: str = "") -> int:
+    """``long_chat``, compacted from the hover card's Compact now, its card shown."""
+    sid = await long_chat(win, store, note)
+    win.gauge.compact_requested.emit()
+    await until(lambda: len(cards(win)) == 1)
+    return sid
+
+
+async def test_compaction_card_collapses_originals_and_undo_restores(window, fake_api, qtbot):
+    store = engine_of(window).store
+    sid = await long_chat(window, store)
     assert len(message_rows(window)) == 12 and not cards(window)
     window.gauge.compact_requested.emit()  # the hover card's Compact now button
     await until(lambda: len(cards(window)) == 1)

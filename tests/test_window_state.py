@@ -12,7 +12,7 @@ import pytest
 from PySide6.QtGui import QColor, QImage
 
 from tests.conftest import engine_of
-from tests.test_window import cards, message_rows, until
+from tests.test_window import cards, compacted, message_rows, until
 
 pytestmark = pytest.mark.qt
 
@@ -82,19 +82,10 @@ async def test_each_chat_keeps_its_own_draft(window, fake_api, qtbot, tmp_path):
     assert window.composer.edit.toPlainText() == "draft for chat two" and window.composer.attachments == []
 
 
-async def _compacted(window) -> None:
-    sid = window.session_id
-    store = engine_of(window).store
-    for i in range(6):
-        await store.add_message(sid, "user", [{"type": "text", "text": f"question {i} " + "dolor " * 3000}])
-        await store.add_message(sid, "assistant", [{"type": "text", "text": f"answer {i} " + "lorem " * 800}])
-    await window.bridge.open_session(sid)
-    window.gauge.compact_requested.emit()
-    await until(lambda: len(cards(window)) == 1)
 
 
 async def test_undo_of_a_compaction_is_offered_without_opening_the_summary(window, fake_api, qtbot):
-    await _compacted(window)
+    await compacted(window, engine_of(window).store)
     model = window.chat_model
     card = cards(window)[0]
     assert not card.detail.get("expanded")
@@ -103,7 +94,7 @@ async def test_undo_of_a_compaction_is_offered_without_opening_the_summary(windo
 
 
 async def test_show_originals_keeps_the_card_where_it_was_on_screen(window, fake_api, qtbot):
-    await _compacted(window)
+    await compacted(window, engine_of(window).store)
     window.resize(1000, 700)
     view, model = window.chat, window.chat_model
     card = cards(window)[0]
