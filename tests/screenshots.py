@@ -525,6 +525,21 @@ async def shoot_versions(outdir: Path, srv: FakeAnthropic) -> None:
         screen(outdir / "window-versions.png", window)
 
 
+async def shoot_card(window, path: Path):  # noqa: ANN001, ANN201
+    """Wait for the chat's compaction card, open it at the top of the chat and take the window; the card."""
+    model = window.chat_model
+    await wait_for(lambda: any(model.row_at(i).kind == "compaction" for i in range(model.rowCount())), 90)
+    await asyncio.sleep(0.5)
+    card = next(model.row_at(i) for i in range(model.rowCount()) if model.row_at(i).kind == "compaction")
+    model.set_card_detail(str(card.key), expanded=True)
+    window.toast.hide()
+    await asyncio.sleep(0.3)
+    window.chat.scrollToTop()
+    await asyncio.sleep(0.4)
+    screen(path, window)
+    return card
+
+
 async def shoot_steer(outdir: Path, srv: FakeAnthropic) -> None:
     """Steering compaction: a sectioned summary on its card (its cost and saving), Edit summary, New chat from
     summary, the threshold fields in Settings and the cache countdown in the hover card."""
@@ -551,16 +566,8 @@ async def shoot_steer(outdir: Path, srv: FakeAnthropic) -> None:
         await wait_for(lambda: not engine.busy(sid))
         outcome = await engine.compact(sid, "manual")  # what Compact now does; the cache is warm: it is read
         print("compaction:", outcome.message, flush=True)
+        card = await shoot_card(window, outdir / "window-summary-sections.png")
         model = window.chat_model
-        await wait_for(lambda: any(model.row_at(i).kind == "compaction" for i in range(model.rowCount())), 90)
-        await asyncio.sleep(0.5)
-        card = next(model.row_at(i) for i in range(model.rowCount()) if model.row_at(i).kind == "compaction")
-        model.set_card_detail(str(card.key), expanded=True)
-        window.toast.hide()
-        await asyncio.sleep(0.2)
-        window.chat.scrollToTop()
-        await asyncio.sleep(0.4)
-        screen(outdir / "window-summary-sections.png", window)
 
         window.chat.card_action.emit(str(card.key), "edit")
         await asyncio.sleep(0.3)
@@ -617,15 +624,7 @@ async def shoot_refused(outdir: Path, srv: FakeAnthropic) -> None:
         srv.queue_summary(reply)
         outcome = await engine.compact(sid, "auto", target=20_000)  # what a full context does on its own
         print("compaction:", outcome.message, flush=True)
-        model = window.chat_model
-        await wait_for(lambda: any(model.row_at(i).kind == "compaction" for i in range(model.rowCount())), 30)
-        card = next(model.row_at(i) for i in range(model.rowCount()) if model.row_at(i).kind == "compaction")
-        model.set_card_detail(str(card.key), expanded=True)
-        window.toast.hide()
-        await asyncio.sleep(0.3)
-        window.chat.scrollToTop()
-        await asyncio.sleep(0.4)
-        screen(outdir / "window-summary-refused.png", window)
+        await shoot_card(window, outdir / "window-summary-refused.png")
 
 
 def main() -> int:
