@@ -63,6 +63,8 @@ async def test_new_chat_from_summary_puts_it_in_the_new_chats_composer(window, f
     assert summary.strip() in text and "User instructions so far (verbatim):" in text
     assert "never use tabs" in text
     assert await store.messages(window.session_id) == []  # nothing sent until the user sends it
+    # The toast speaks of the new chat, not of what was last done in the old one.
+    assert window.toast.isVisible() and "New chat from the summary" in window.toast.text()
 
 
 async def test_summarise_up_to_here_from_the_message_menu(window, fake_api, qtbot):

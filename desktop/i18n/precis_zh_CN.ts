@@ -1651,6 +1651,10 @@
         <source>%s · %s tokens</source>
         <translation>%s · %s 词元</translation>
     </message>
+    <message>
+        <source>New chat from the summary: edit it in the composer, then send.</source>
+        <translation>已用摘要新建对话：请在输入框中修改后发送。</translation>
+    </message>
 </context>
 <context>
     <name>Markdown</name>

@@ -798,6 +798,7 @@ class MainWindow(QMainWindow):
         """The new chat opens with the hand-off text in its composer, to edit before sending."""
         self._drafts[session_id] = (text, [])
         self.bridge.spawn(self.bridge.open_session(session_id))
+        self.toast.show_message(self.tr("New chat from the summary: edit it in the composer, then send."))
 
     def _measure_draft(self) -> None:
         self._save_drafts()
