@@ -52,3 +52,20 @@ async def test_a_small_local_models_recorded_summaries_are_refused_and_kept_for_
     assert case["reply"][:500] not in record.summary  # never the chat's working memory
     kept = record.stats["rejected_summary"]  # what the server sent (its reply cap may cut it), for the card
     assert record.stats["summary_error"] and len(kept) > 200 and case["reply"].startswith(kept)
+
+
+async def test_trims_in_a_row_leave_one_note_counting_them_all(small_engine, fake_api):
+    sid = (await small_engine.store.create_session("t", "claude-test")).id
+    small_engine.settings.auto_compact_ratio = 0.95  # only this test's compactions
+    await converse(small_engine, fake_api, sid, 6)
+    fake_api.queue_summary(DEGENERATE[0])
+    await small_engine.compact(sid, "auto", target=2_500)
+    first = await small_engine.store.active_compaction(sid)
+    await converse(small_engine, fake_api, sid, 4, start=6)
+    fake_api.queue_summary(DEGENERATE[1])
+    await small_engine.compact(sid, "auto", target=2_500)
+    second = await small_engine.store.active_compaction(sid)
+    assert first.trigger == second.trigger == "snip" and second.id != first.id
+    # One note, its count the messages both trims dropped: a run of notes only reads as noise to the model.
+    assert second.summary.count("earlier messages were removed") == 1
+    assert f"[{first.stats['messages'] + second.stats['messages']} earlier messages" in second.summary

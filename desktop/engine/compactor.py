@@ -537,10 +537,7 @@ class Compactor:
         if not dropped:
             return Outcome(False, M.say(M.NOTHING_TO_DROP), before=before,
                            after=before)
-        previous = g.compaction.summary.strip() if g.compaction else ""
-        note = (f"[{len(dropped)} earlier messages were removed from the context without a summary, "
-                "to keep the conversation going. They are still in the transcript.]")
-        summary = f"{previous}\n\n{note}" if previous else note
+        summary = cp.trimmed_summary(g.compaction.summary if g.compaction else "", len(dropped))
         record = await self._commit(view, g, dropped[-1].id, summary, "snip",
                                     {"messages": len(dropped), "snipped": True, "summary_error": reason,
                                      "rejected_summary": rejected}, before)

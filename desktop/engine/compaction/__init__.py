@@ -33,7 +33,7 @@ from desktop.engine.compaction.microcompact import (
 from desktop.engine.compaction.normalize import flatten
 from desktop.engine.compaction.pins import pinned_instructions, render_pins
 from desktop.engine.compaction.request_shape import Repairer, problems, repair
-from desktop.engine.compaction.snip import snip_to_fit
+from desktop.engine.compaction.snip import snip_to_fit, trimmed_summary
 from desktop.engine.compaction.summary_prompt import (
     build_summary_request,
     drop_oldest_groups,
@@ -78,6 +78,7 @@ __all__ = [
     "render_pins",
     "repair",
     "snip_to_fit",
+    "trimmed_summary",
     "split_tail",
     "validate_summary",
 ]

@@ -2,10 +2,26 @@
 
 from __future__ import annotations
 
+import re
 from collections.abc import Callable, Sequence
 
 from desktop.engine.compaction._shared import Message, cut_points, group_starts
 from desktop.engine.types import StoredMessage
+
+_NOTE = ("[{count} earlier messages were removed from the context without a summary, to keep the conversation "
+         "going. They are still in the transcript.]")
+_LAST_NOTE = re.compile(r"\s*" + re.escape(_NOTE).replace(re.escape("{count}"), r"(?P<count>\d+)") + r"\s*\Z")
+
+
+def trimmed_summary(previous: str, dropped: int) -> str:
+    """What the model reads after a trim: the previous summary and one note counting the messages trimmed
+    since it (trims in a row add to that note: a run of notes says nothing more and reads as noise)."""
+    previous = previous.strip()
+    if (last := _LAST_NOTE.search(previous)) is not None:
+        dropped += int(last.group("count"))
+        previous = previous[: last.start()].strip()
+    note = _NOTE.format(count=dropped)
+    return f"{previous}\n\n{note}" if previous else note
 
 
 def snip_to_fit(messages: Sequence[Message], budget_tokens: int, estimate: Callable[[list[Message]], int], *,
