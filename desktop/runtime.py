@@ -11,7 +11,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from desktop.engine import redact
+from desktop.engine import redact, shutdown
 from desktop.engine.chat import ChatEngine, ToolRunner
 from desktop.engine.secrets import Credentials
 from desktop.engine.settings import Paths, Settings
@@ -90,5 +90,5 @@ async def open_runtime(*, model: str | None = None, credentials: Credentials | N
     finally:
         await engine.close()
         if box is not None:
-            await box.close()
+            await shutdown.bounded("stopping the MCP servers", box.close())
         await store.close()

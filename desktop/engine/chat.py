@@ -18,7 +18,7 @@ import time
 from collections.abc import Awaitable, Callable
 from typing import Any
 
-from desktop.engine import cache_clock, steering
+from desktop.engine import cache_clock, shutdown, steering
 from desktop.engine import messages as M
 from desktop.engine.assemble import summary_text
 from desktop.engine.calibration import Calibration
@@ -229,12 +229,13 @@ class ChatEngine:
         self._provider, self._providers = None, {}
 
     async def close(self) -> None:
+        """Stop every session's work, give the locks back, close the connections: each in bounded time."""
         self.idle_timers.cancel_all()
-        await self.tasks.close()
-        await self.locks.settle()
+        await shutdown.bounded("the sessions' work", self.tasks.close())
+        await shutdown.bounded("giving the session locks back", self.locks.settle())
         for provider in (self._provider, *self._providers.values(), *self._retired):
             if provider is not None:
-                await provider.close()
+                await shutdown.bounded("closing a provider's connections", provider.close())
 
     def busy(self, session_id: int) -> bool:
         return self.tasks.busy(session_id)

@@ -17,7 +17,7 @@ from typing import Any, Protocol
 from PySide6.QtCore import QObject, Signal
 
 from desktop.engine import attachments as _attachments
-from desktop.engine import events, lazy_imports
+from desktop.engine import events, lazy_imports, shutdown
 from desktop.engine import importer as _importer
 from desktop.engine import secrets as _secrets
 from desktop.engine.attachments import AttachmentRefused, Checked
@@ -167,15 +167,17 @@ class Bridge(QObject):
                                                                                  error=exc))
 
     async def close(self) -> None:
+        """Write the drafts, then stop the window's work; each step in bounded time, so closing never hangs."""
         if self._draft_save is not None:  # the drafts of a closing window are written before anything stops
-            await asyncio.gather(self._draft_save, return_exceptions=True)
+            await shutdown.bounded("writing the drafts",
+                                   asyncio.gather(self._draft_save, return_exceptions=True))
         self._closed = True
         if self._toolbox is not None:
             for request_id in self._toolbox.pending():
                 self._toolbox.answer(request_id, None)
         for task in list(self._tasks):
             task.cancel()
-        await asyncio.gather(*self._tasks, return_exceptions=True)
+        await shutdown.bounded("the window's tasks", asyncio.gather(*self._tasks, return_exceptions=True))
 
     # --- what widgets may read ------------------------------------------------------------------------
     @property
