@@ -51,7 +51,7 @@ async def test_a_small_local_models_recorded_summaries_are_refused_and_kept_for_
     assert record is not None and record.trigger == "snip", case["why"]
     assert case["reply"][:500] not in record.summary  # never the chat's working memory
     kept = record.stats["rejected_summary"]  # what the server sent (its reply cap may cut it), for the card
-    assert record.stats["summary_error"] and len(kept) > 200 and case["reply"].startswith(kept)
+    assert record.stats["summary_error"] and len(kept) >= min(150, len(case["reply"])) and case["reply"].startswith(kept)
 
 
 async def test_trims_in_a_row_leave_one_note_counting_them_all(small_engine, fake_api):
