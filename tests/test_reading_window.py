@@ -2,21 +2,13 @@
 
 from __future__ import annotations
 
-import asyncio
-
 import pytest
 from PySide6.QtCore import QPoint, QPointF, Qt
 from PySide6.QtGui import QGuiApplication
 
+from tests.test_window import until
+
 pytestmark = pytest.mark.qt
-
-
-async def until(predicate, timeout: float = 10.0) -> None:
-    loop = asyncio.get_running_loop()
-    end = loop.time() + timeout
-    while not predicate():
-        assert loop.time() < end, "condition not reached in time"
-        await asyncio.sleep(0.02)
 
 
 async def _exchange(window, fake_api, text: str, reply: str) -> None:
@@ -25,6 +17,10 @@ async def _exchange(window, fake_api, text: str, reply: str) -> None:
     window.composer.send_button.click()
     model = window.chat_model
     await until(lambda: model.rowCount() >= 2 and model.row_at(model.rowCount() - 1).status == "complete")
+    # The send's own task too: QTest's mouse and key calls spin the Qt loop inside this test's task, and a wakeup
+    # of another task run there is refused ("Cannot enter into task … while another task is being executed"),
+    # which left that task pending for ever and hung the window's close.
+    await until(lambda: not window.bridge._tasks)
 
 
 async def test_ctrl_f_finds_in_the_open_chat_and_esc_closes(window, fake_api, qtbot):

@@ -17,7 +17,7 @@ pytestmark = pytest.mark.qt
 
 
 
-async def until(predicate, timeout: float = 10.0) -> None:
+async def until(predicate, timeout: float = 30.0) -> None:  # generous: a passing test never waits it out
     loop = asyncio.get_running_loop()
     end = loop.time() + timeout
     while not predicate():
