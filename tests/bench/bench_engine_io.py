@@ -429,7 +429,7 @@ def report(results: dict[str, Any]) -> str:
         if res["turn"].get("unlogged_round_trips") or res["compact"].get("unlogged_round_trips"):
             lines.append(f"{tree:>6} WARNING: round trips not seen by Store.call/run")
     lines.append("")
-    lines.append("Markdown (for README.md):")
+    lines.append("Markdown (for docs/benchmarks.md):")
     lines.append("")
     lines.append("| phase | figure | before (a282ad8) | after | after / before | target | met |")
     lines.append("|---|---|---:|---:|---:|---:|:--:|")

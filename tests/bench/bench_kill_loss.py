@@ -2,7 +2,7 @@
 the text it had printed is compared with what the database holds.
 
 The loss is measured in seconds of stream: the kill time less the time the committed prefix had been printed
-(what the user saw in the last that many seconds is gone). The README promises at most half a second.
+(what the user saw in the last that many seconds is gone). docs/benchmarks.md promises at most half a second.
 
     .venv/bin/python -m tests.bench.bench_kill_loss [--kills 12] [--strict]
 """
@@ -25,7 +25,7 @@ from pathlib import Path
 
 from tests.fakeapi import FakeAnthropic, Fault
 
-PROMISE = 0.5  # seconds (README, Architecture)
+PROMISE = 0.5  # seconds (docs/benchmarks.md, docs/architecture.md)
 
 
 def one_kill(server: FakeAnthropic, home: Path, after: float) -> float:
