@@ -25,6 +25,7 @@ from desktop.engine.calibration import Calibration
 from desktop.engine.catalog import ModelCatalog
 from desktop.engine.compactor import DEEPEST_LEVEL, NEAR_THRESHOLD, Compactor, Outcome, Trigger
 from desktop.engine.context import ContextSnapshot, context_report
+from desktop.engine.conversation import NO_PROFILE, Conversation, Route
 from desktop.engine.continuation import NothingToContinue, as_continuation, is_cut
 from desktop.engine.errors import ChatError, classify
 from desktop.engine.events import (
@@ -114,8 +115,6 @@ class ChatEngine:
         catalog = ModelCatalog(settings.model_overrides)
         calibration = Calibration()
         self.shared = Shared(store, paths, settings, catalog, calibration, ContextMeter(catalog, calibration))
-        self.compactor = Compactor(self.shared, lambda: self.provider)
-        self.compactor.clock = lambda: self.clock()  # the engine's clock, replaced by tests and the replay bench
         self.tasks = TaskRegistry(self._jobs_changed)
         self.locks = SessionLocks(store)
         self._unsaved: dict[int, ReplyRecorder] = {}  # a finished reply whose final commit failed  # another process's turn in the same session waits or is refused
@@ -125,15 +124,16 @@ class ChatEngine:
         # A process about to exit (the CLI) prepares nothing in the background: it would be aborted unused.
         self.background = background
         self._credentials = credentials
-        self._provider: Provider | None = None
-        self._providers: dict[str, Provider] = {}  # chats on another profile than the active one
         self._retired: list[Provider] = []
         self._listeners: list[Listener] = []
-        self._views: dict[int, SessionView] = {}
+        self._conversations: dict[int, Conversation] = {}
         self._latest: dict[int, ContextSnapshot] = {}  # newest draft-less measurement per session
         self._loaded = False
-        self._windows_asked: set[str] = set()
+        # What each profile's provider reported per model (models.retrieve), by profile name.
+        self._provided: dict[str, dict[str, int]] = {}
         self.clock: Callable[[], float] = time.time  # injectable: the replay benchmark runs on a fake clock
+        self._active = self._active_route()
+        self._routes: dict[str, Route] = {}  # the chats' profiles other than the active one
         self.idle_timers = IdleTimers(lambda: self.clock(), self._idle_due)
 
     # --- what the engine shares with its views and policy ----------------------------------------------
@@ -157,11 +157,55 @@ class ChatEngine:
     def calibration(self) -> Calibration:
         return self.shared.calibration
 
+    @property
+    def compactor(self) -> Compactor:
+        """The compaction policy of the active profile's chats (each chat uses its own route's)."""
+        return self._active.compactor
+
+    def _conversation(self, session_id: int) -> Conversation:
+        conv = self._conversations.get(session_id)
+        if conv is None:
+            conv = self._conversations[session_id] = Conversation(session_id, SessionView(session_id, self.shared))
+        return conv
+
     def view(self, session_id: int) -> SessionView:
-        view = self._views.get(session_id)
-        if view is None:
-            view = self._views[session_id] = SessionView(session_id, self.shared)
-        return view
+        return self._conversation(session_id).view
+
+    async def _open(self, session_id: int) -> tuple[SessionView, Route]:
+        """The chat's view and route: the route of the profile the chat was made on (read once)."""
+        conv = self._conversation(session_id)
+        route = conv.route
+        if route is None:
+            session = await self.store.get_session(session_id)
+            route = conv.bind(self._route(session.profile if session is not None else None))
+        return conv.view, route
+
+    async def _route_for(self, view: SessionView) -> Route:
+        return (await self._open(view.session_id))[1]
+
+    def _route(self, name: str | None) -> Route:
+        """The route of the profile called ``name`` (none, the active one or an unknown one: the active route)."""
+        profile = find(self.settings.profiles, name) if name and name != self._active.key else None
+        if profile is None:
+            return self._active
+        route = self._routes.get(profile.name)
+        if route is None:
+            settings = self.settings.with_profile(profile).with_env()
+            catalog = self.catalog.for_profile(settings.model_overrides, self._provided.get(profile.name))
+            shared = dataclasses.replace(self.shared, settings=settings, catalog=catalog,
+                                         meter=ContextMeter(catalog, self.calibration))
+            route = self._routes[profile.name] = Route(
+                profile.name, shared, lambda: load_credentials(profile=profile), self._connect, lambda: self.clock())
+        return route
+
+    def _active_route(self) -> Route:
+        return Route(self.settings.profile or NO_PROFILE, self.shared,
+                     lambda: self._credentials or load_credentials(profile=self.active_profile), self._connect,
+                     lambda: self.clock())
+
+    @staticmethod
+    def _connect(settings: Settings, credentials: Credentials) -> Provider:
+        return Provider(settings, credentials)
 
     # --- wiring -------------------------------------------------------------------------------------
     def subscribe(self, listener: Listener) -> Callable[[], None]:
@@ -181,10 +225,8 @@ class ChatEngine:
 
     @property
     def provider(self) -> Provider:
-        if self._provider is None:
-            creds = self._credentials or load_credentials(profile=self.active_profile)
-            self._provider = Provider(self.settings, creds)
-        return self._provider
+        """The client of the active profile (new chats)."""
+        return self._active.provider
 
     @property
     def active_profile(self) -> Profile | None:
@@ -192,15 +234,10 @@ class ChatEngine:
 
     def provider_for(self, session: SessionInfo) -> Provider:
         """The client of the chat's own profile (the active one unless the chat remembers another)."""
-        name = session.profile
-        profile = find(self.settings.profiles, name) if name and name != self.settings.profile else None
-        if profile is None or self._credentials is not None:  # given credentials (tests, CLI) go everywhere
-            return self.provider
-        provider = self._providers.get(profile.name)
-        if provider is None:
-            settings = self.settings.with_profile(profile).with_env()
-            provider = self._providers[profile.name] = Provider(settings, load_credentials(profile=profile))
-        return provider
+        return self._route(session.profile).provider
+
+    def _routes_all(self) -> list[Route]:
+        return [self._active, *self._routes.values()]
 
     async def _load(self) -> None:
         """Learned facts (calibration, windows from overflow errors) persist across runs."""
@@ -208,32 +245,43 @@ class ChatEngine:
             return
         self._loaded = True
         calibration = Calibration.from_dict(await self.store.get_kv("calibration"))
+        provided = await self.store.get_kv("provider_windows")
+        self._provided = ({str(k): dict(v) for k, v in provided.items() if isinstance(v, dict)}
+                          if isinstance(provided, dict) else {})
         catalog = ModelCatalog(self.settings.model_overrides, await self.store.get_kv("learned_windows"),
-                               await self.store.get_kv("reported_windows"))
+                               await self.store.get_kv("reported_windows"), self._provided.get(self._active.key))
         self.replace_models(catalog, calibration)
 
     def replace_models(self, catalog: ModelCatalog, calibration: Calibration) -> None:
-        """New model facts (windows, prices, calibration) for every session from now on."""
+        """New model facts (windows, prices, calibration) for every session from now on (each profile's
+        chats keep their own overrides and provider reports)."""
         shared = self.shared
         shared.catalog, shared.calibration = catalog, calibration
         shared.meter = ContextMeter(catalog, calibration)
+        for route in self._routes.values():
+            other = route.shared
+            other.catalog = catalog.for_profile(other.settings.model_overrides, other.catalog.provided())
+            other.calibration, other.meter = calibration, ContextMeter(other.catalog, calibration)
 
     async def reconfigure(self, settings: Settings, credentials: Credentials | None = None) -> None:
         """New settings or key: the next request uses a fresh client."""
         self.shared.settings = settings
         self._credentials = credentials
-        self.replace_models(ModelCatalog(settings.model_overrides, self.catalog.learned(), self.catalog.reported()),
-                            self.calibration)
         # A reply streaming meanwhile keeps the client it started with; the old clients close with the engine.
-        self._retired += [p for p in (self._provider, *self._providers.values()) if p is not None]
-        self._provider, self._providers = None, {}
+        self._retired += [p for r in self._routes_all() if (p := r.made) is not None]
+        self._active, self._routes = self._active_route(), {}
+        self.replace_models(ModelCatalog(settings.model_overrides, self.catalog.learned(), self.catalog.reported(),
+                                         self._provided.get(self._active.key)), self.calibration)
+        # Every chat finds its route again: a chat on another profile than the new active one keeps its own.
+        for conv in self._conversations.values():
+            conv.route = None
 
     async def close(self) -> None:
         """Stop every session's work, give the locks back, close the connections: each in bounded time."""
         self.idle_timers.cancel_all()
         await shutdown.bounded("the sessions' work", self.tasks.close())
         await shutdown.bounded("giving the session locks back", self.locks.settle())
-        for provider in (self._provider, *self._providers.values(), *self._retired):
+        for provider in (*(r.made for r in self._routes_all()), *self._retired):
             if provider is not None:
                 await shutdown.bounded("closing a provider's connections", provider.close())
 
@@ -279,12 +327,13 @@ class ChatEngine:
         if sum(len(t) for t in texts) < LONG_MESSAGE_CHARS:
             return
         await self._load()
+        _view, route = await self._open(session_id)
         session = await self.store.get_session(session_id)
-        model = self.shared.model_for(session) if session is not None else self.settings.model
-        room = self.compactor.budget(model)
+        model = route.shared.model_for(session) if session is not None else route.settings.model
+        room = route.compactor.budget(model)
         if room is None:  # capacity unknown: the provider will say
             return
-        need = sum(draft_cost(t, self.catalog.info(model).family) for t in texts)
+        need = sum(draft_cost(t, route.shared.catalog.info(model).family) for t in texts)
         if need > room:
             raise MessageTooLong(M.say(M.TOO_LONG, need=need, room=room, model=model))
 
@@ -338,9 +387,13 @@ class ChatEngine:
             return True
         return False
 
+    def _discard_prepared(self, session_id: int) -> None:
+        for route in self._routes_all():
+            route.compactor.discard_prepared(session_id)
+
     def stop(self, session_id: int) -> bool:
         """Cancel whatever runs for the session (a turn, a compaction of any kind); the old state stays whole."""
-        self.compactor.discard_prepared(session_id)
+        self._discard_prepared(session_id)
         return self.tasks.stop(session_id)
 
     # --- compaction entry points (window button, /compact, `precis compact`) --------------------------
@@ -374,10 +427,10 @@ class ChatEngine:
         else:
             await self.tasks.wait(session_id, "prepare")
         await self._load()
-        view = self.view(session_id)
+        view, route = await self._open(session_id)
         g = await view.gather()
-        outcome = await self.compactor.compact(view, g, trigger, focus=focus, target=target,
-                                               before_message=before_message)
+        outcome = await route.compactor.compact(view, g, trigger, focus=focus, target=target,
+                                                before_message=before_message)
         await self._settle(view, outcome, publish=True)
         return outcome
 
@@ -414,7 +467,7 @@ class ChatEngine:
 
     def _drop_background(self, session_id: int) -> None:
         self.tasks.stop(session_id, ("prepare",))
-        self.compactor.discard_prepared(session_id)
+        self._discard_prepared(session_id)
 
     async def delete_message(self, session_id: int, message_id: int) -> None:
         self._require_idle(session_id)
@@ -510,7 +563,7 @@ class ChatEngine:
         self.stop(session_id)
         await self.tasks.wait(session_id, "turn")
         await self.store.delete_session(session_id)
-        self._views.pop(session_id, None)
+        self._conversations.pop(session_id, None)
         self._latest.pop(session_id, None)
 
     async def new_chat_from_summary(self, session_id: int) -> int:
@@ -518,7 +571,7 @@ class ChatEngine:
         await self.compact(session_id, "manual")
         g = await self.view(session_id).gather()
         title = g.session.title
-        new = await self.store.create_session(f"{title} (continued)", g.session.model)
+        new = await self.store.create_session(f"{title} (continued)", g.session.model, g.session.profile)
         if g.compaction is not None:
             text = "Context carried over from an earlier chat:\n\n" + summary_text(g.compaction)
             await self.store.add_message(new.id, "user", [{"type": "text", "text": text}],
@@ -574,6 +627,8 @@ class ChatEngine:
         """The chat's own model (and profile) from now on; the next request and the gauge use it."""
         self._require_idle(session_id)
         await self.store.update_session(session_id, model=model.strip(), profile=profile)
+        self._discard_prepared(session_id)
+        self._conversation(session_id).route = None  # maybe another profile: its route from now on
         await self._reload(self.view(session_id), "model")
 
     async def models_for(self, session_id: int) -> list[dict[str, Any]]:
@@ -595,18 +650,20 @@ class ChatEngine:
         return await self._measure(view, g, draft)
 
     async def _measure(self, view: SessionView, g: Gathered, draft: str = "") -> ContextSnapshot:
-        await self._ask_window(g.model)
+        route = await self._route_for(view)
+        await self._ask_window(route, g.model)
+        compactor = route.compactor
 
         def snapshot() -> ContextSnapshot:
             # A reading at open holds the newest rows only: older ones are there to compact.
             older = g.ledger is not None and g.ledger.older > 0
-            return view.snapshot(g, draft=draft, refusal=None if older else self.compactor.refusal(g))
+            return view.snapshot(g, draft=draft, refusal=None if older else compactor.refusal(g))
 
         # Estimating a long uncached session takes a while: keep it off the loop (the UI thread in the app).
         measured = await asyncio.to_thread(snapshot)
-        return cache_clock.annotate(measured, info=self.catalog.info(g.model),
-                                    compact_at=self.compactor.threshold(g.model), last_request=view.last_request,
-                                    long_ttl=self.settings.long_cache_ttl and view.long_ttl_pays(g))
+        return cache_clock.annotate(measured, info=route.shared.catalog.info(g.model),
+                                    compact_at=compactor.threshold(g.model), last_request=view.last_request,
+                                    long_ttl=route.settings.long_cache_ttl and view.long_ttl_pays(g))
 
     async def _publish(self, view: SessionView, g: Gathered) -> ContextSnapshot:
         snapshot = await self._measure(view, g)
@@ -627,27 +684,37 @@ class ChatEngine:
         base = self._latest.get(session_id)
         if base is None:
             base = await self.publish_context(session_id)
-        family = self.catalog.info(base.model).family
+        route = self._conversation(session_id).route or self._active
+        family = route.shared.catalog.info(base.model).family
         snapshot = dataclasses.replace(base, next_turn=base.next_turn + draft_cost(draft, family))
         self.emit(ContextChanged(session_id, snapshot))
         return snapshot
 
-    async def _ask_window(self, model: str) -> None:
-        """Unknown model: ask the provider once (models.retrieve) before calling it capacity unknown."""
-        if model in self._windows_asked or self.catalog.info(model).window_source != "unknown":
-            return
-        self._windows_asked.add(model)
-        if self._credentials is None and not load_credentials().present:
-            return
-        window, _max_out = await self.provider.model_window(model)
-        if window:
-            await self._learn_window(model, int(window), reported=True)
+    async def _ask_window(self, route: Route, model: str) -> bool:
+        """Ask the chat's provider once per model (models.retrieve): what it reports beats the catalog. The
+        user's own override needs no question. Returns whether the window changed."""
+        if model in route.windows_asked or route.shared.catalog.info(model).window_source in ("override", "env"):
+            return False
+        route.windows_asked.add(model)
+        if not route.credentials().present:
+            return False
+        window, _max_out = await route.provider.model_window(model)
+        if not window or not route.shared.catalog.provide_window(model, int(window)):
+            return False
+        self._provided[route.key] = route.shared.catalog.provided()
+        try:
+            await self.store.set_kv("provider_windows", self._provided)
+        except StorageError as exc:  # a read-only command (or disk): known for this run, asked again later
+            log.info("reported window not stored: %s", exc)
+        return True
 
-    async def _learn_window(self, model: str, window: int, *, reported: bool = False) -> None:
-        if self.catalog.learn_window(model, window, reported=reported):
+    async def _learn_window(self, route: Route, model: str, window: int) -> None:
+        """A prompt-too-long error told the model's real window."""
+        catalog = route.shared.catalog
+        if catalog.learn_window(model, window):
             try:
-                await self.store.set_kv("learned_windows", self.catalog.learned())
-                await self.store.set_kv("reported_windows", self.catalog.reported())
+                await self.store.set_kv("learned_windows", catalog.learned())
+                await self.store.set_kv("reported_windows", catalog.reported())
             except StorageError as exc:  # a read-only command (or disk): known for this run, learned again later
                 log.info("learned window not stored: %s", exc)
 
@@ -667,16 +734,16 @@ class ChatEngine:
             self.tasks.start(session_id, "prepare", self._prepare_idle(session_id))
 
     async def _prepare_idle(self, session_id: int) -> None:
-        view = self.view(session_id)
+        view, route = await self._open(session_id)
         g = await view.gather()
-        if self.compactor.idle_summary_pays(view, g):
-            await self.compactor.prepare_idle(view, g)
+        if route.compactor.idle_summary_pays(view, g):
+            await route.compactor.prepare_idle(view, g)
 
     async def _turn(self, session_id: int, continuing: bool = False) -> tuple[StoredMessage | None, TurnError | None]:
         """Model calls until the model stops for something other than tools; the gauge is measured at the end.
         Returns the reply, or the error for the caller to report."""
         await self._load()
-        view = self.view(session_id)
+        view, _route = await self._open(session_id)
         reply: StoredMessage | None = None
         error: TurnError | None = None
         g: Gathered | None = None
@@ -751,23 +818,25 @@ class ChatEngine:
         """Before a request: microcompaction, then at most one automatic summary, then snip if still too big."""
         sid = view.session_id
         self._activity(sid, Activity.SENDING)
+        route = await self._route_for(view)
+        compactor = route.compactor
         g = await view.gather()
         used, source = view.used(g)
-        horizons = self.compactor.plan_micro(g, used, self._idle(view, g))
+        horizons = compactor.plan_micro(g, used, self._idle(view, g))
         if horizons is not None:
             view.state_changed(await self.store.update_state(sid, {"horizons": horizons}))
             g = view.shape()
             used, source = view.used(g)
-        threshold = self.compactor.threshold(g.model)
+        threshold = compactor.threshold(g.model)
         if threshold is None:
             return g
         if source == "estimate" and abs(used - threshold) <= NEAR_THRESHOLD * threshold:
-            exact = await self.provider_for(g.session).count_tokens(view.request(g))
+            exact = await route.provider.count_tokens(view.request(g))
             used = exact if exact else used
-        if self.compactor.needs_summary(g, used):
-            g = await self._compact_in_turn(view, g, "auto", self.compactor.budget(g.model), Activity.COMPACTING)
+        if compactor.needs_summary(g, used):
+            g = await self._compact_in_turn(view, g, "auto", compactor.budget(g.model), Activity.COMPACTING)
             self._activity(sid, Activity.SENDING)
-        elif self.compactor.idle_ready(g) and (self._idle(view, g) or 0) > CACHE_TTL:
+        elif compactor.idle_ready(g) and (self._idle(view, g) or 0) > CACHE_TTL:
             # Prepared while the cache was warm; it is cold now, so the whole prompt is written again anyway.
             g = await self._compact_in_turn(view, g, "background", None, Activity.COMPACTING)
             self._activity(sid, Activity.SENDING)
@@ -778,7 +847,8 @@ class ChatEngine:
         self._activity(view.session_id, activity)
         # A summary being prepared in the background is the cheapest way through: let it finish.
         await self.tasks.wait(view.session_id, "prepare")
-        outcome = await self.compactor.compact(view, g, trigger, target=target, level=level)
+        route = await self._route_for(view)
+        outcome = await route.compactor.compact(view, g, trigger, target=target, level=level)
         await self._settle(view, outcome, publish=False)
         return outcome.g or g
 
@@ -809,19 +879,21 @@ class ChatEngine:
         """The provider said the request is too long (or has too much media): shrink, and make sure the next
         request differs from every one that failed (else shrink harder, or give up with the error)."""
         sid = view.session_id
+        route = await self._route_for(view)
+        catalog = route.shared.catalog
         found = error.detail.get("overflow")
         if error.kind == "media":
             count = found.media_count if found and found.media_count else None
             limit = view.media_limit or (found.media_limit if found and found.media_limit
-                                         else self.catalog.info(g.model).media_limit)
+                                         else catalog.info(g.model).media_limit)
             first = count is not None and attempt == 0
             view.media_limit = max(1, min(limit, count or limit) - 1) if first else max(1, limit // 2)
             log.info("session %s: media limit lowered to %s (attempt %s)", sid, view.media_limit, attempt + 1)
             self.emit(Notice(sid, M.say(M.MEDIA_LEFT_OUT), "info"))
             return g
         if found is not None and found.limit:
-            await self._learn_window(g.model, found.limit)
-        window = self.catalog.info(g.model).window or (found.limit if found and found.limit else None)
+            await self._learn_window(route, g.model, found.limit)
+        window = catalog.info(g.model).window or (found.limit if found and found.limit else None)
         for level in range(attempt, DEEPEST_LEVEL + 1):
             # Harder each time: a smaller target and a deeper cut (inside a long turn when needed).
             target = int(window * RECOVERY_FRACTION / (1 + level)) if window else None
@@ -841,6 +913,7 @@ class ChatEngine:
         reply, marked interrupted, and ends the turn. ``continuing``: the request ends with the cut reply,
         which the model resumes in a new row linked to it."""
         sid = view.session_id
+        provider = (await self._route_for(view)).provider
         request = view.request(g)
         meta: dict[str, Any] = {}
         if continuing:
@@ -860,7 +933,7 @@ class ChatEngine:
         recorder = ReplyRecorder(self.store, row)
         recorder.start_clock()
         try:
-            async for part in self.provider_for(g.session).stream(request):
+            async for part in provider.stream(request):
                 recorder.apply(part)
                 if part.kind == "usage" and part.usage is not None:
                     self.emit(UsageUpdate(sid, row.id, part.usage))
@@ -929,7 +1002,8 @@ class ChatEngine:
         context grows fast enough to need it within two more turns (an unused summary is a billed waste)."""
         growth = used - view.last_used if view.last_used is not None else None
         view.last_used = used
-        threshold = self.compactor.threshold(g.model)
+        compactor = (self._conversation(view.session_id).route or self._active).compactor
+        threshold = compactor.threshold(g.model)
         soon = threshold is not None and growth is not None and used + 2 * max(0, growth) >= threshold
-        if soon and self.compactor.wants_prepare(g, used) and self.tasks.running(view.session_id, "prepare") is None:
-            self.tasks.start(view.session_id, "prepare", self.compactor.prepare(g, view))
+        if soon and compactor.wants_prepare(g, used) and self.tasks.running(view.session_id, "prepare") is None:
+            self.tasks.start(view.session_id, "prepare", compactor.prepare(g, view))
