@@ -25,8 +25,8 @@ from desktop.engine.calibration import Calibration
 from desktop.engine.catalog import ModelCatalog
 from desktop.engine.compactor import DEEPEST_LEVEL, NEAR_THRESHOLD, Compactor, Outcome, Trigger
 from desktop.engine.context import ContextSnapshot, context_report
-from desktop.engine.conversation import NO_PROFILE, Conversation, Route
 from desktop.engine.continuation import NothingToContinue, as_continuation, is_cut
+from desktop.engine.conversation import NO_PROFILE, Conversation, Route
 from desktop.engine.errors import ChatError, classify
 from desktop.engine.events import (
     CommandOutput,
