@@ -26,11 +26,8 @@ from desktop.engine.continuation import NothingToContinue, is_cut
 from desktop.engine.conversation import Conversation, TurnFailed
 from desktop.engine.events import (
     CommandOutput,
-    CompactionChanged,
     EngineEvent,
-    MessageRemoved,
     Notice,
-    PathChanged,
     StatusChanged,
 )
 from desktop.engine.idle_prepare import IdleTimers
@@ -39,7 +36,7 @@ from desktop.engine.profiles import Profile, find
 from desktop.engine.provider import Provider
 from desktop.engine.route import NO_PROFILE, Route
 from desktop.engine.secrets import Credentials, load_credentials
-from desktop.engine.session import Gathered, SessionView, Shared
+from desktop.engine.session import SessionView, Shared
 from desktop.engine.session_lock import SessionBusy, SessionLocks
 from desktop.engine.settings import Paths, Settings
 from desktop.engine.storage import StaleBoundary, Storage, StorageError
@@ -374,22 +371,10 @@ class ChatEngine:
     async def undo_compaction(self, session_id: int) -> bool:
         """Remove the newest compaction: the next request is rebuilt from the originals."""
         self._require_idle(session_id)
-        view = self.view(session_id)
-        g = await view.gather()
-        if g.compaction is None:
-            return False
-        self.drop_background(session_id)
-        await self.store.delete_compaction(g.compaction.id)
-        await self._reload(session_id, "undo")
-        self.emit(Notice(session_id, M.say(M.UNDONE), "info"))
-        return True
+        return await (await self._open(session_id)).undo_compaction()
 
     async def _run_turn(self, session_id: int) -> StoredMessage | None:
         return await (await self._open(session_id)).run_turn()
-
-    async def _reload(self, session_id: int, note: str) -> Gathered:
-        """After a write that removed rows or a boundary: read the session again, tell the views, measure."""
-        return await (await self._open(session_id)).reload(note)
 
     def drop_background(self, session_id: int) -> None:
         self.tasks.stop(session_id, ("prepare",))
@@ -397,11 +382,7 @@ class ChatEngine:
 
     async def delete_message(self, session_id: int, message_id: int) -> None:
         self._require_idle(session_id)
-        self.drop_background(session_id)
-        await self.store.delete_message(message_id)
-        self.emit(MessageRemoved(session_id, message_id))
-        await self._reload(session_id, "delete")
-        self.emit(PathChanged(session_id))  # another version may be shown in its place
+        await (await self._open(session_id)).delete_message(message_id)
 
     async def edit_and_resend(self, session_id: int, message_id: int, text: str) -> StoredMessage | None:
         """Send an edited copy of a user message as a new version of it (see ``edit_message``)."""
@@ -441,42 +422,31 @@ class ChatEngine:
         self._require_idle(session_id)
         self.drop_background(session_id)
         async with self.locks.hold(session_id):
-            fork = await self.store.branch_at(session_id, message_id)
-            for mid in fork.removed:
-                self.emit(MessageRemoved(session_id, mid))
-            view = self.view(session_id)
-            view.invalidate()
-            g = await view.gather()
-            self.emit(CompactionChanged(session_id, "version", tuple(g.compactions)))
+            conv = await self._open(session_id)
+            fork = await conv.branch(message_id)
             written: StoredMessage | None = None
             try:
                 written = await write()
                 return written
             finally:
-                # Nothing written (refused, failed, stopped early): the old path comes back, and the kept rows
-                # are read again (a failed reply's empty row was deleted meanwhile).
-                restored = await asyncio.shield(self.store.restore_branch(session_id, fork))
-                if restored or written is None:
-                    await asyncio.shield(self._reload(session_id, "version"))
-                self.emit(PathChanged(session_id))
+                # Nothing written (refused, failed, stopped early): the old path comes back.
+                await asyncio.shield(conv.restore(fork, written is not None))
 
     async def switch_version(self, session_id: int, message_id: int, delta: int) -> bool:
         """Show the version ``delta`` steps away from a message (-1: the previous, +1: the next) and the path
         under it; the choice is stored. False when there is no version that way."""
         self._require_idle(session_id)
         self.drop_background(session_id)
+        conv = await self._open(session_id)
         async with self.locks.hold(session_id):
-            if not await self.store.switch_version(session_id, message_id, delta):
+            if not await conv.switch_version(message_id, delta):
                 return False
-        await self._reload(session_id, "switch")
-        self.emit(PathChanged(session_id))
+        await conv.switched()
         return True
 
     async def clear_history(self, session_id: int) -> None:
         self._require_idle(session_id)
-        self.drop_background(session_id)
-        await self.store.clear_history(session_id)
-        await self._reload(session_id, "clear")
+        await (await self._open(session_id)).clear_history()
 
     def session_changed(self, session_id: int | None) -> None:
         """The window switched sessions: background work for other sessions is cancelled."""
@@ -520,17 +490,7 @@ class ChatEngine:
         self._require_idle(session_id)
         if not text.strip():
             raise ValueError("an empty summary")
-        view = self.view(session_id)
-        g = await view.gather()
-        if g.compaction is None:
-            return None
-        self.drop_background(session_id)
-        record = await self.store.add_compaction(session_id, text.strip(), g.compaction.covers_through_message_id,
-                                                 "edit", steering.edited_stats(g.compaction, text.strip()),
-                                                 expected_active=g.boundary)
-        await self._reload(session_id, "edit")
-        self.emit(Notice(session_id, M.say(M.SUMMARY_EDITED), "info"))
-        return record
+        return await (await self._open(session_id)).edit_summary(text.strip())
 
     async def session_state(self, session_id: int) -> dict[str, Any]:
         """The stored state alone (workspace, instructions, thinking): a gather would decode the history."""
@@ -538,10 +498,7 @@ class ChatEngine:
 
     async def update_state(self, session_id: int, changes: dict[str, Any]) -> dict[str, Any]:
         """Change a session's state (e.g. its workspace: the tools its requests offer) and measure it again."""
-        state = await self.store.update_state(session_id, changes)
-        self.view(session_id).state_changed(state)
-        await self.publish_context(session_id)
-        return state
+        return await (await self._open(session_id)).update_state(changes)
 
     async def new_session(self, model: str | None = None) -> int:
         session = await self.store.create_session(DEFAULT_TITLE, model or self.settings.model,
@@ -551,10 +508,7 @@ class ChatEngine:
     async def set_chat_model(self, session_id: int, model: str, profile: str | None = None) -> None:
         """The chat's own model (and profile) from now on; the next request and the gauge use it."""
         self._require_idle(session_id)
-        await self.store.update_session(session_id, model=model.strip(), profile=profile)
-        self._discard_prepared(session_id)
-        self._conversation(session_id).route = None  # maybe another profile: its route from now on
-        await self._reload(session_id, "model")
+        await (await self._open(session_id)).set_model(model.strip(), profile)
 
     async def models_for(self, session_id: int) -> list[dict[str, Any]]:
         """The models the chat's provider lists (GET /v1/models); [] when it does not answer."""

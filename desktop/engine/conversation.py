@@ -18,10 +18,10 @@ import logging
 from collections.abc import Callable
 from typing import Any, Protocol
 
-from desktop.engine import cache_clock
+from desktop.engine import cache_clock, steering
 from desktop.engine import messages as M
 from desktop.engine.calibration import Calibration
-from desktop.engine.compactor import DEEPEST_LEVEL, NEAR_THRESHOLD, Outcome, Trigger
+from desktop.engine.compactor import DEEPEST_LEVEL, Outcome, Step, Trigger
 from desktop.engine.context import ContextSnapshot
 from desktop.engine.continuation import as_continuation, is_cut
 from desktop.engine.errors import ChatError, classify
@@ -33,6 +33,7 @@ from desktop.engine.events import (
     MessageRemoved,
     MessageUpdated,
     Notice,
+    PathChanged,
     TextDelta,
     TurnDone,
     TurnError,
@@ -45,12 +46,11 @@ from desktop.engine.reply import ReplyRecorder
 from desktop.engine.route import Route
 from desktop.engine.session import CACHE_TTL, Gathered, SessionView
 from desktop.engine.settings import Settings
-from desktop.engine.storage import Storage, StorageError
+from desktop.engine.storage import Fork, Storage, StorageError
 from desktop.engine.tasks import Activity, TaskRegistry
 from desktop.engine.tooling import EndTurn, ToolRunner, cancelled_results
-from desktop.engine.types import Block, StoredMessage
+from desktop.engine.types import Block, CompactionRecord, StoredMessage
 
-RECOVERY_FRACTION = 0.5  # reactive compaction rebuilds the request within this share of the window (first try)
 RECOVERY_ATTEMPTS = 3  # retries after "too long" in one model call, each smaller than the last
 # Diminishing returns: a tool round whose reply is under SMALL_CONTINUATION output tokens and whose calls all
 # repeat calls of this turn that gave the same results made no progress; SMALL_CONTINUATIONS of them in a row
@@ -165,6 +165,82 @@ class Conversation:
         self.view.remember(reply)
         self._emit(TurnDone(self.session_id, reply))
         return reply
+
+    async def undo_compaction(self) -> bool:
+        """Remove the newest compaction: the next request is rebuilt from the originals."""
+        g = await self.view.gather()
+        if g.compaction is None:
+            return False
+        self.hub.drop_background(self.session_id)
+        await self.hub.store.delete_compaction(g.compaction.id)
+        await self.reload("undo")
+        self._emit(Notice(self.session_id, M.say(M.UNDONE), "info"))
+        return True
+
+    async def delete_message(self, message_id: int) -> None:
+        self.hub.drop_background(self.session_id)
+        await self.hub.store.delete_message(message_id)
+        self._emit(MessageRemoved(self.session_id, message_id))
+        await self.reload("delete")
+        self._emit(PathChanged(self.session_id))  # another version may be shown in its place
+
+    async def branch(self, message_id: int) -> Fork:
+        """Move the path to the parent of ``message_id`` (a new version is written on it next)."""
+        fork = await self.hub.store.branch_at(self.session_id, message_id)
+        for mid in fork.removed:
+            self._emit(MessageRemoved(self.session_id, mid))
+        self.view.invalidate()
+        g = await self.view.gather()
+        self._emit(CompactionChanged(self.session_id, "version", tuple(g.compactions)))
+        return fork
+
+    async def restore(self, fork: Fork, written: bool) -> None:
+        """After a new version: when nothing was written the old path comes back, and the kept rows are read
+        again (a failed reply's empty row was deleted meanwhile)."""
+        restored = await self.hub.store.restore_branch(self.session_id, fork)
+        if restored or not written:
+            await self.reload("version")
+        self._emit(PathChanged(self.session_id))
+
+    async def switch_version(self, message_id: int, delta: int) -> bool:
+        return await self.hub.store.switch_version(self.session_id, message_id, delta)
+
+    async def switched(self) -> None:
+        await self.reload("switch")
+        self._emit(PathChanged(self.session_id))
+
+    async def clear_history(self) -> None:
+        self.hub.drop_background(self.session_id)
+        await self.hub.store.clear_history(self.session_id)
+        await self.reload("clear")
+
+    async def edit_summary(self, text: str) -> CompactionRecord | None:
+        """The user's text becomes the active summary: a new compaction row over the same messages (the old one
+        stays; Undo brings it back). None when the chat has no summary."""
+        g = await self.view.gather()
+        if g.compaction is None:
+            return None
+        self.hub.drop_background(self.session_id)
+        record = await self.hub.store.add_compaction(self.session_id, text, g.compaction.covers_through_message_id,
+                                                     "edit", steering.edited_stats(g.compaction, text),
+                                                     expected_active=g.boundary)
+        await self.reload("edit")
+        self._emit(Notice(self.session_id, M.say(M.SUMMARY_EDITED), "info"))
+        return record
+
+    async def update_state(self, changes: dict[str, Any]) -> dict[str, Any]:
+        """Change the session's state (e.g. its workspace: the tools its requests offer) and measure it again."""
+        state = await self.hub.store.update_state(self.session_id, changes)
+        self.view.state_changed(state)
+        await self.publish_context()
+        return state
+
+    async def set_model(self, model: str, profile: str | None) -> None:
+        """The chat's own model (and profile) from now on: its route is found again for the next request."""
+        await self.hub.store.update_session(self.session_id, model=model, profile=profile)
+        self.hub.drop_background(self.session_id)
+        self.route = None
+        await self.reload("model")
 
     # --- compaction outside a turn --------------------------------------------------------------------
     async def compact_now(self, trigger: Trigger, focus: str | None, target: int | None,
@@ -341,23 +417,18 @@ class Conversation:
         compactor = route.compactor
         g = await view.gather()
         used, source = view.used(g)
-        horizons = compactor.plan_micro(g, used, self._idle(g))
-        if horizons is not None:
+        idle = compactor.idle_for(view, g)
+        horizons = compactor.plan_micro(g, used, idle)
+        if horizons is not None:  # clear old results
             view.state_changed(await self.hub.store.update_state(self.session_id, {"horizons": horizons}))
             g = view.shape()
             used, source = view.used(g)
-        threshold = compactor.threshold(g.model)
-        if threshold is None:
-            return g
-        if source == "estimate" and abs(used - threshold) <= NEAR_THRESHOLD * threshold:
+        decision = compactor.before_call(g, used, source, idle)
+        if decision.step is Step.COUNT:
             exact = await route.provider.count_tokens(view.request(g))
-            used = exact if exact else used
-        if compactor.needs_summary(g, used):
-            g = await self._compact_in_turn(g, "auto", compactor.budget(g.model), Activity.COMPACTING)
-            self._activity(Activity.SENDING)
-        elif compactor.idle_ready(g) and (self._idle(g) or 0) > CACHE_TTL:
-            # Prepared while the cache was warm; it is cold now, so the whole prompt is written again anyway.
-            g = await self._compact_in_turn(g, "background", None, Activity.COMPACTING)
+            decision = compactor.before_call(g, exact or used, "exact" if exact else "counted", idle)
+        if decision.trigger is not None:
+            g = await self._compact_in_turn(g, decision.trigger, decision.target, Activity.COMPACTING)
             self._activity(Activity.SENDING)
         return g
 
@@ -370,14 +441,6 @@ class Conversation:
         outcome = await route.compactor.compact(self.view, g, trigger, target=target, level=level)
         await self.settle(outcome, publish=False)
         return outcome.g or g
-
-    def _idle(self, g: Gathered) -> float | None:
-        """Seconds since this session's last request (None: unknown, e.g. after a restart)."""
-        last = self.view.last_request
-        if last is None:
-            reply = next((m for m in reversed(g.history) if m.role == "assistant" and m.usage), None)
-            last = reply.created_at if reply else None
-        return None if last is None else max(0.0, self.hub.clock() - last)
 
     async def _call(self, g: Gathered, *, continuing: bool = False) -> StoredMessage:
         """One model call. On overflow (or too much media) recover invisibly: each retry shrinks harder than the
@@ -414,7 +477,7 @@ class Conversation:
         window = catalog.info(g.model).window or (found.limit if found and found.limit else None)
         for level in range(attempt, DEEPEST_LEVEL + 1):
             # Harder each time: a smaller target and a deeper cut (inside a long turn when needed).
-            target = int(window * RECOVERY_FRACTION / (1 + level)) if window else None
+            target = route.compactor.recovery_target(window, level)
             g = await self._compact_in_turn(g, "reactive", target, Activity.RECOVERING, level=level)
             log.info("session %s: reactive compaction, attempt %s, level %s, target %s", sid, attempt + 1, level,
                      target)
@@ -508,15 +571,12 @@ class Conversation:
         self._emit(MessageUpdated(sid, reply))
 
     def _maybe_prepare(self, g: Gathered, used: int) -> None:
-        """Past the prepare mark, summarise in the background so the next send does not wait; only when the
-        context grows fast enough to need it within two more turns (an unused summary is a billed waste)."""
+        """A background summary, when the policy says the context will need one soon."""
         view, tasks = self.view, self.hub.tasks
         growth = used - view.last_used if view.last_used is not None else None
         view.last_used = used
         if self.route is None:
             return
         compactor = self.route.compactor
-        threshold = compactor.threshold(g.model)
-        soon = threshold is not None and growth is not None and used + 2 * max(0, growth) >= threshold
-        if soon and compactor.wants_prepare(g, used) and tasks.running(self.session_id, "prepare") is None:
+        if compactor.prepare_soon(g, used, growth) and tasks.running(self.session_id, "prepare") is None:
             tasks.start(self.session_id, "prepare", compactor.prepare(g, view))
