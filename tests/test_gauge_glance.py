@@ -81,6 +81,7 @@ def test_the_engine_reports_where_the_window_came_from():
 
 
 async def test_the_snapshot_carries_the_threshold_and_the_source(engine, fake_api):
+    fake_api.models = ["claude-test"]  # the provider does not report this chat's model: the catalog answers
     sid = await engine.new_session()
     fake_api.queue_text("hi")
     await engine.send(sid, "hello")

@@ -4,9 +4,10 @@ Facts are Anthropic's published windows, limits and prices as of Nov 2026; entri
 are inferred from a documented sibling and should be confirmed with ``client.models.retrieve``.
 An unknown model has window ``None`` ("capacity unknown"): never a made-up 200K.
 
-Precedence of the window: env ``PRECIS_CONTEXT_WINDOW`` (all models) > settings override > catalog;
-a window learned from a real overflow error is a hard ceiling on whichever of those applies. A model the catalog
-does not know may have its window from the provider's API (``models.retrieve``): source "api".
+Precedence of the window: env ``PRECIS_CONTEXT_WINDOW`` (all models) > the user's override (per profile) > what
+the chat's provider reports for the model (``models.retrieve``: source "api") > a window learned from a
+prompt-too-long error > the catalog. The provider's own error is its latest word: a learned window also lowers
+what it reported (never the user's override); a larger learned window leaves a smaller report or catalog entry.
 """
 
 from __future__ import annotations
@@ -158,7 +159,8 @@ class ModelCatalog:
     """
 
     def __init__(self, overrides: Mapping[str, Any] | None = None,
-                 learned: Mapping[str, int] | None = None, reported: Iterable[str] | None = None) -> None:
+                 learned: Mapping[str, int] | None = None, reported: Iterable[str] | None = None,
+                 provided: Mapping[str, int] | None = None) -> None:
         # Anything but a mapping (a list left in settings.json, a corrupt stored value) means "none".
         overrides = overrides if isinstance(overrides, Mapping) else {}
         learned = learned if isinstance(learned, Mapping) else {}
@@ -167,6 +169,16 @@ class ModelCatalog:
         # Learned windows the provider's API reported (not an overflow error): the hover card says which.
         given = reported if isinstance(reported, (list, tuple, set, frozenset)) else ()
         self._reported: set[str] = {str(k).lower() for k in given} & set(self._learned)
+        # What this catalog's provider reported per model (models.retrieve): a catalog serves one profile.
+        provided = provided if isinstance(provided, Mapping) else {}
+        self._provided: dict[str, int] = {str(k).lower(): int(v) for k, v in provided.items() if _positive(v)}
+
+    def for_profile(self, overrides: Mapping[str, Any] | None, provided: Mapping[str, int] | None) -> ModelCatalog:
+        """A catalog of another profile: its own overrides and provider reports, the same learned windows (an
+        overflow error is a fact of the model, kept once)."""
+        out = ModelCatalog(overrides, provided=provided)
+        out._learned, out._reported = self._learned, self._reported
+        return out
 
     def info(self, model: str | None) -> ModelInfo:
         name = (model or "").strip()
@@ -174,6 +186,9 @@ class ModelCatalog:
         info = ModelInfo(model=name, **(hit[1] if hit else _UNKNOWN))
         if not hit:
             info = replace(info, window_source="unknown", family=family_for_model(name))
+        provided = self._provided.get(name.lower())
+        if provided:
+            info = replace(info, window=provided, window_source="api")
         over = _lookup(name, self._overrides) if name else None
         if over:
             info = self._apply_override(info, over[1])
@@ -181,10 +196,22 @@ class ModelCatalog:
         if env:
             info = replace(info, window=env, window_source="env")
         learned = self._learned.get(name.lower())
-        if learned and (info.window is None or learned < info.window):
+        if learned and info.window_source != "override" and (info.window is None or learned < info.window):
             source: WindowSource = "api" if name.lower() in self._reported else "learned"
             info = replace(info, window=learned, window_source=source)
         return info
+
+    def provide_window(self, model: str, window: int) -> bool:
+        """Record what the provider reported for the model (models.retrieve). Returns whether it changed."""
+        key = model.strip().lower()
+        if window <= 0 or self._provided.get(key) == window:
+            return False
+        self._provided[key] = int(window)
+        return True
+
+    def provided(self) -> dict[str, int]:
+        """Serialisable provider reports (the caller persists them, per profile)."""
+        return dict(self._provided)
 
     @staticmethod
     def _apply_override(info: ModelInfo, value: Any) -> ModelInfo:

@@ -1,5 +1,10 @@
 """Staged compaction as a policy: given a session view and its gathered state, decide and do; emit nothing.
 
+Before every request the conversation asks ``plan_micro`` (clear old results) and ``before_call`` (a
+``Decision``: nothing, count exactly first, summarise, or use the summary prepared while the cache was warm);
+after a turn, ``prepare_soon`` (summarise in the background); after a "too long", ``recovery_target``. The rules
+live here; the conversation carries the decision out and tells the views.
+
 Cheap stages first and only when needed: huge content is capped at ingest (request copies only), old tool
 results are cleared and old long texts truncated in horizon batches (microcompaction), an LLM summary of
 everything before a verbatim tail comes next, and snipping the oldest groups is the last resort so the user can
@@ -10,6 +15,7 @@ reactive) goes through ``Compactor.compact``; the engine runs it, words its Outc
 
 from __future__ import annotations
 
+import enum
 import logging
 import time
 from collections.abc import Callable
@@ -53,9 +59,26 @@ SUMMARY_PROMPT_TOKENS = 1_000  # the summary system prompt and instructions arou
 KEEP_ROUNDS = 10  # the newest tool rounds a summary leaves verbatim while they fit CLEAN_FRACTION of the window
 DEFER_RATIO = 0.8  # below this share of the budget an automatic summary that frees under MIN_SAVING waits
 DEEPEST_LEVEL = 3  # split levels tried for a deeper cut (each keeps at most half the previous tail)
+RECOVERY_FRACTION = 0.5  # reactive compaction rebuilds the request within this share of the window (first try)
 NOTHING_YET = M.say(M.NOTHING_YET)
 NOTHING_BEFORE = M.say(M.NOTHING_BEFORE)
 NOT_SMALLER = M.say(M.NOT_SMALLER)
+
+
+class Step(enum.StrEnum):
+    """What to do before a request."""
+
+    NOTHING = "nothing"
+    COUNT = "count"  # the estimate is too close to the threshold to decide: ask the provider for the count
+    SUMMARISE = "summarise"  # past the threshold: an automatic summary (or a trim when it cannot be made)
+    USE_PREPARED = "use_prepared"  # the cache went cold: commit the summary prepared while it was warm
+
+
+@dataclass(frozen=True, slots=True)
+class Decision:
+    step: Step
+    trigger: Trigger | None = None
+    target: int | None = None  # tokens the compaction must bring the request under (None: no target)
 
 
 def _rows(messages: list[Message]) -> list[StoredMessage]:
@@ -251,6 +274,41 @@ class Compactor:
             head, _tail = self.split(g)
             return self._saving(g, head) >= MIN_SAVING * used
         return True
+
+    def before_call(self, g: Gathered, used: int, source: str, idle: float | None) -> Decision:
+        """What to do before a request whose context measures ``used`` (by ``source``; "estimate" near the
+        threshold asks for the exact count first), ``idle`` seconds after the previous one."""
+        threshold = self.threshold(g.model)
+        if threshold is None:
+            return Decision(Step.NOTHING)
+        if source == "estimate" and abs(used - threshold) <= NEAR_THRESHOLD * threshold:
+            return Decision(Step.COUNT)
+        if self.needs_summary(g, used):
+            return Decision(Step.SUMMARISE, "auto", self.budget(g.model))
+        if self.idle_ready(g) and (idle or 0) > CACHE_TTL:
+            # Prepared while the cache was warm; it is cold now, so the whole prompt is written again anyway.
+            return Decision(Step.USE_PREPARED, "background")
+        return Decision(Step.NOTHING)
+
+    def idle_for(self, view: SessionView, g: Gathered) -> float | None:
+        """Seconds since this session's last request (None: unknown, e.g. after a restart)."""
+        last = view.last_request
+        if last is None:
+            reply = next((m for m in reversed(g.history) if m.role == "assistant" and m.usage), None)
+            last = reply.created_at if reply else None
+        return None if last is None else max(0.0, self.clock() - last)
+
+    def prepare_soon(self, g: Gathered, used: int, growth: int | None) -> bool:
+        """Past the prepare mark, summarise in the background so the next send does not wait; only when the
+        context grows fast enough to need it within two more turns (an unused summary is a billed waste)."""
+        threshold = self.threshold(g.model)
+        soon = threshold is not None and growth is not None and used + 2 * max(0, growth) >= threshold
+        return soon and self.wants_prepare(g, used)
+
+    @staticmethod
+    def recovery_target(window: int | None, level: int) -> int | None:
+        """The size a reactive compaction aims for: harder at each level (a smaller target, a deeper cut)."""
+        return int(window * RECOVERY_FRACTION / (1 + level)) if window else None
 
     # --- the one compaction function ------------------------------------------------------------------
     async def compact(self, view: SessionView, g: Gathered, trigger: Trigger, *, focus: str | None = None,

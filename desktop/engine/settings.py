@@ -137,6 +137,9 @@ class Settings:
     # Fields an ANTHROPIC_* environment value overrides for this run: field -> the value without it. The
     # environment is a runtime override: save() writes these values, never the environment's.
     env_overrides: dict[str, Any] = field(default_factory=dict, compare=False, repr=False)
+    # The overrides of no profile, before with_profile merged a profile's own into model_overrides: what save()
+    # writes, and what another profile starts from (None: model_overrides has no profile's merged in).
+    base_overrides: dict[str, dict[str, Any]] | None = field(default=None, compare=False, repr=False)
 
     @classmethod
     def load(cls, paths: Paths, env: Mapping[str, str] | None = None) -> Settings:
@@ -168,12 +171,14 @@ class Settings:
 
     def with_profile(self, profile: Profile) -> Settings:
         """These settings as ``profile`` uses them (its URL, models, overrides and cache choice)."""
-        overrides = {k: dict(v) for k, v in self.model_overrides.items()}
+        base = self.model_overrides if self.base_overrides is None else self.base_overrides
+        overrides = {k: dict(v) for k, v in base.items()}
         for model, over in profile.model_overrides.items():
             overrides[model] = {**overrides.get(model, {}), **over}
         out = replace(self, base_url=profile.base_url, model=profile.model or self.model,
                       small_model=profile.small_model, long_cache_ttl=profile.long_cache_ttl,
-                      model_overrides=overrides, profile=profile.name)
+                      model_overrides=overrides, profile=profile.name,
+                      base_overrides={k: dict(v) for k, v in base.items()})
         out.env_overrides = {}
         return out
 
@@ -194,6 +199,9 @@ class Settings:
         data = asdict(self)
         data.pop("problems", None)
         data.pop("env_overrides", None)
+        base = data.pop("base_overrides", None)
+        if base is not None:  # a profile's overrides stay the profile's: never saved as everyone's
+            data["model_overrides"] = base
         data.update(self.env_overrides)
         files.write_private(paths.settings_file, json.dumps(data, indent=2, sort_keys=True))
 

@@ -1,0 +1,53 @@
+"""The provider profile a chat's requests go to, as its chats use it.
+
+A chat keeps the profile it was made on (its session's ``profile``; none: the active one). Every request of the
+chat -- turns, summaries of every kind, token counts, window look-ups -- goes through its ``Route``: that
+profile's settings, model facts (its own window and price overrides, what its provider reported), client and
+compaction policy. Saving or switching the active profile makes new routes for the chats, never moves a chat.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass, field
+
+from desktop.engine.compactor import Compactor
+from desktop.engine.provider import Provider
+from desktop.engine.secrets import Credentials
+from desktop.engine.session import Shared
+from desktop.engine.settings import Settings
+
+NO_PROFILE = ""  # the route of chats that name no profile while none is active
+
+
+@dataclass(slots=True)
+class Route:
+    """A provider profile as its chats use it. The client is made on the first request."""
+
+    key: str  # the profile's name, or NO_PROFILE
+    shared: Shared  # the profile's settings and model facts, as every view and policy of its chats reads them
+    credentials: Callable[[], Credentials]  # the profile's own key (read when the client is made)
+    connect: Callable[[Settings, Credentials], Provider]
+    clock: Callable[[], float]  # the engine's clock (replaced by tests and the replay bench)
+    windows_asked: set[str] = field(default_factory=set)  # models whose window this provider was asked for
+    compactor: Compactor = field(init=False)  # the policy, summarising with this route's client only
+    _provider: Provider | None = None
+
+    def __post_init__(self) -> None:
+        self.compactor = Compactor(self.shared, lambda: self.provider)
+        self.compactor.clock = lambda: self.clock()
+
+    @property
+    def settings(self) -> Settings:
+        return self.shared.settings
+
+    @property
+    def provider(self) -> Provider:
+        if self._provider is None:
+            self._provider = self.connect(self.shared.settings, self.credentials())
+        return self._provider
+
+    @property
+    def made(self) -> Provider | None:
+        """The client, when one was made (to close it)."""
+        return self._provider

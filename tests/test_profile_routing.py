@@ -1,0 +1,117 @@
+"""Every request of a chat goes to the chat's own provider profile: saving or switching the active profile
+changes new chats only. Two loopback servers stand for two providers; the engine is the app's own wiring."""
+
+from __future__ import annotations
+
+import pytest
+
+from desktop.engine.profiles import Profile
+from tests.conftest import _open_engine
+from tests.fakeapi import FakeAnthropic
+from tests.test_compaction_engine import converse, summary_requests
+
+MODEL = "claude-test"  # not in the catalog: its window comes from the provider (models.retrieve)
+
+
+def _paths(srv: FakeAnthropic) -> list[str]:
+    return [f"{r.method} {r.path}" for r in srv.requests]
+
+
+@pytest.mark.parametrize("key", [None, "test-key"], ids=["keyless", "keyed"])
+async def test_a_chat_on_profile_a_sends_nothing_to_b_after_b_became_active(key, monkeypatch):
+    offered = (MODEL, "local-other", "claude-sonnet-4-6")
+    auth = "none" if key is None else "x-api-key"
+    if key is not None:
+        monkeypatch.setenv("ANTHROPIC_API_KEY", key)  # both servers take it
+    with FakeAnthropic(8_000, api_key=key, models=offered) as a_srv, \
+            FakeAnthropic(200_000, api_key=key, models=offered) as b_srv:
+        a = Profile("Local A", a_srv.base_url, auth, MODEL, MODEL)
+        b = Profile("Local B", b_srv.base_url, auth, MODEL, MODEL)
+        async with _open_engine({"profiles": [a, b], "profile": a.name, "base_url": a.base_url, "model": MODEL,
+                                 "max_output_tokens": 1024}, credentials=False) as engine:
+            sid = await engine.new_session()  # a chat on A
+            assert (await engine.measure(sid)).window == 8_000  # asked of A while A is active
+            other = (await engine.store.create_session("other", "local-other", a.name)).id  # not measured yet
+            counted = (await engine.store.create_session("count", "claude-sonnet-4-6", a.name)).id
+            # The user saves profile B: it becomes the active one.
+            await engine.reconfigure(engine.settings.with_profile(b))
+            assert engine.settings.profile == b.name
+            await converse(engine, a_srv, sid, 6)  # turns
+            outcome = await engine.compact(sid, "manual")  # Compact now
+            assert outcome.ok, outcome.message
+            await converse(engine, a_srv, sid, 12, start=6)  # in A's 8K window: automatic summaries
+            auto = [c for c in await engine.store.compactions(sid) if c.trigger in ("auto", "background")]
+            assert auto, "the scenario must compact automatically"
+            assert summary_requests(b_srv) == []  # the chat's transcript went to A's summariser only
+            assert (await engine.measure(other)).window == 8_000  # a window look-up, of A
+            # A token count: the estimate lands 1 % under the threshold, so the turn asks for the exact count
+            # first (B is saved again with that threshold).
+            await engine.store.add_message(counted, "user", [{"type": "text", "text": "word " * 2000}])
+            snap = await engine.measure(counted)
+            settings = engine.settings.with_profile(b)
+            settings.auto_compact_ratio *= snap.used * 1.01 / snap.compact_at_tokens
+            await engine.reconfigure(settings)
+            a_srv.queue_text("fine")
+            await engine.retry(counted)
+            assert [r.path for r in a_srv.requests].count("/v1/messages/count_tokens") == 1
+            assert summary_requests(a_srv)
+            assert {"GET /v1/models/local-other", "GET /v1/models/claude-sonnet-4-6"} <= set(_paths(a_srv))
+            # Nothing of these chats reached B: no turn, summary, token count or window look-up.
+            assert _paths(b_srv) == []
+            # A new chat follows the active profile.
+            new = await engine.new_session()
+            b_srv.queue_text("to B")
+            await engine.send(new, "hello B")
+            assert [r.body["messages"][-1]["content"][0]["text"] for r in b_srv.message_requests()] == ["hello B"]
+
+
+async def test_b_s_window_override_does_not_change_a_s_chat():
+    with FakeAnthropic(1_000_000, api_key=None) as a_srv, FakeAnthropic(200_000, api_key=None) as b_srv:
+        a = Profile("Local A", a_srv.base_url, "none", "claude-sonnet-4-6")
+        b = Profile("Local B", b_srv.base_url, "none", "claude-sonnet-4-6",
+                    model_overrides={"claude-sonnet-4-6": {"window": 8_000, "input_price": 99.0}})
+        async with _open_engine({"profiles": [a, b], "profile": a.name, "base_url": a.base_url,
+                                 "model": a.model}, credentials=False) as engine:
+            sid = await engine.new_session()
+            assert (await engine.measure(sid)).window == 1_000_000
+            await engine.reconfigure(engine.settings.with_profile(b))
+            mine = await engine.measure(sid)
+            assert (mine.window, mine.window_source) == (1_000_000, "api")
+            theirs = await engine.new_session()
+            snap = await engine.measure(theirs)
+            assert (snap.window, snap.window_source) == (8_000, "override")  # B's override is B's
+            # Saved and loaded again, B's override stays B's (it never becomes a global one).
+            engine.settings.save(engine.paths)
+            from desktop.engine.settings import Settings
+
+            loaded = Settings.load(engine.paths)
+            assert "claude-sonnet-4-6" not in (loaded.with_profile(a).model_overrides or {})
+        assert _paths(b_srv) == []  # B's chat has the user's window: nobody asked B
+
+
+async def test_the_window_comes_from_override_then_provider_then_overflow_then_catalog():
+    offered = ("claude-sonnet-4-6", "claude-haiku-4-5")  # claude-opus-4-8 is not: 404, the catalog answers
+    with FakeAnthropic(200_000, api_key=None, models=offered) as srv:
+        a = Profile("Local A", srv.base_url, "none", "claude-sonnet-4-6",
+                    model_overrides={"claude-haiku-4-5": {"window": 150_000}})
+        async with _open_engine({"profiles": [a], "profile": a.name, "base_url": a.base_url,
+                                 "model": a.model, "model_overrides": a.model_overrides},
+                                credentials=False) as engine:
+
+            async def window_of(model: str) -> tuple[int | None, str]:
+                sid = (await engine.store.create_session(model, model, a.name)).id
+                snap = await engine.measure(sid)
+                return snap.window, snap.window_source
+
+            # The catalog says 1M; the provider says 200K for this model: the provider wins.
+            assert await window_of("claude-sonnet-4-6") == (200_000, "api")
+            # The user's override wins over what the provider reports.
+            assert await window_of("claude-haiku-4-5") == (150_000, "override")
+            # Not offered by the provider: the catalog.
+            assert await window_of("claude-opus-4-8") == (1_000_000, "catalog")
+            # A prompt-too-long taught a smaller window: it beats the catalog.
+            engine.catalog.learn_window("claude-opus-4-8", 300_000)
+            assert await window_of("claude-opus-4-8") == (300_000, "learned")
+            # ... and does not raise what the provider reports.
+            engine.catalog.learn_window("claude-sonnet-4-6", 500_000)
+            assert await window_of("claude-sonnet-4-6") == (200_000, "api")
