@@ -26,6 +26,7 @@ pytestmark = pytest.mark.skipif(sys.platform != "linux", reason="kill, renameat2
 # A child that runs one call of a real tool when its parent says go.
 CHILD = textwrap.dedent("""
     import asyncio, json, pathlib, resource, signal, sys
+    import anthropic.lib.tools.agent_toolset  # loaded by the first request in the app, before any tool call
     from desktop.tools.builtin import BuiltinTools
     from desktop.tools.workspace import Workspace
 
@@ -53,23 +54,24 @@ def _child(root: Path, name: str, arguments: dict[str, object], fsize: int = 0) 
     return proc
 
 
-def _snapshot(path: Path) -> tuple[int, int, int]:
-    st = path.stat()
-    return st.st_ino, st.st_size, st.st_mtime_ns
+def _snapshot(path: Path, folder: bool) -> tuple[object, ...]:
+    """The target's inode, size and time (``folder``: and the names beside it, a temporary file's too)."""
+    try:
+        st = path.stat()
+        now: tuple[object, ...] = (st.st_ino, st.st_size, st.st_mtime_ns)
+    except FileNotFoundError:  # between an unlink and a rename
+        now = (0, 0, 0)
+    return (*now, tuple(sorted(os.listdir(path.parent)))) if folder else now
 
 
-def _kill_when_changed(proc: subprocess.Popen[str], target: Path) -> bool:
-    """Say go, then SIGKILL the child the moment the target changes (inode, size or time). True: killed."""
-    before = _snapshot(target)
+def _kill_when_changed(proc: subprocess.Popen[str], target: Path, folder: bool) -> bool:
+    """Say go, then SIGKILL the child the moment the target (``folder``: or its folder) changes. True: killed."""
+    before = _snapshot(target, folder)
     assert proc.stdin is not None
     proc.stdin.write("go\n")
     proc.stdin.flush()
     while proc.poll() is None:
-        try:
-            now = _snapshot(target)
-        except FileNotFoundError:  # between an unlink and a rename: changed
-            now = (0, 0, 0)
-        if now != before:
+        if _snapshot(target, folder) != before:
             proc.send_signal(signal.SIGKILL)
             break
     proc.wait()
@@ -78,6 +80,7 @@ def _kill_when_changed(proc: subprocess.Popen[str], target: Path) -> bool:
 
 # --- 1. atomic writes --------------------------------------------------------------------------------------------
 
+@pytest.mark.timeout(900)  # a child process per round, each loading the SDK as the app has by its first call
 @pytest.mark.parametrize("tool", ["write", "edit"])
 def test_a_kill_the_moment_the_file_changes_leaves_the_old_or_the_new_content(tmp_path, tool):
     root = tmp_path / "ws"
@@ -85,21 +88,22 @@ def test_a_kill_the_moment_the_file_changes_leaves_the_old_or_the_new_content(tm
     target = root / "big.txt"
     # edit reads the whole file, under the tools' 256 KiB cap; write takes any size
     line = "o" * 99 + "\n"
-    old = line * (2_400 if tool == "edit" else 200_000) + "MARKER\n"
-    new = old.replace("MARKER", "EDITED") if tool == "edit" else "n" * 99 + "\n" * 300_000
+    old = line * (2_400 if tool == "edit" else 20_000) + "MARKER\n"
+    new = old.replace("MARKER", "EDITED") if tool == "edit" else "n" * 99 + "\n" * 40_000
     arguments = ({"file_path": "big.txt", "old_string": "MARKER", "new_string": "EDITED"} if tool == "edit"
                  else {"file_path": "big.txt", "content": new})
     seen = []
-    for _ in range(6):
+    for round_ in range(6):  # odd rounds: killed as soon as anything appears in the folder (a temporary file)
         target.write_text(old)
         os.chmod(target, 0o640)
-        killed = _kill_when_changed(_child(root, tool, arguments), target)
+        killed = _kill_when_changed(_child(root, tool, arguments), target, folder=round_ % 2 == 1)
         content = target.read_text()
         seen.append((killed, "old" if content == old else "new" if content == new else f"torn ({len(content)})"))
     assert all(what in ("old", "new") for _killed, what in seen), seen
     assert oct(target.stat().st_mode & 0o777) == oct(0o640)  # the mode is kept
 
 
+@pytest.mark.timeout(300)
 @pytest.mark.parametrize("tool", ["write", "edit"])
 def test_a_crash_in_the_middle_of_the_write_leaves_the_old_content(tmp_path, tool):
     root = tmp_path / "ws"
@@ -208,11 +212,13 @@ def test_an_approved_command_reads_no_key_and_writes_nothing_outside(tmp_path):
     (home / ".local" / "share" / "keyrings" / "login.keyring").write_text(KEY)
     outside = tmp_path / "outside"
     outside.mkdir()
+    probe_file = REPO / f".sandbox-probe-{os.getpid()}"  # a folder neither hidden nor the workspace: read-only
     probe = "; ".join([
         "tr '\\0' '\\n' < /proc/$PPID/environ", "tr '\\0' '\\n' < /proc/1/environ",
         "for f in /proc/[0-9]*/environ; do tr '\\0' '\\n' < $f; done", "env",
         f"cat {precis}/config/key", f"cat {home}/.local/share/keyrings/*", "grep -rs sk-ant- ~ /tmp /run",
-        f"echo pwned > {outside}/a", f"echo pwned > {home}/b", "echo pwned > /tmp/c", "echo ok > inside.txt",
+        f"echo pwned > {outside}/a", f"echo pwned > {home}/b", f"echo pwned > /tmp/{probe_file.name}",
+        f"echo pwned > {probe_file}", "echo ok > inside.txt",
     ])
     env = {"PATH": os.environ.get("PATH", "/usr/bin:/bin"), "HOME": str(home), "PRECIS_HOME": str(precis),
            "ANTHROPIC_API_KEY": KEY, "PRECIS_API_KEY": KEY, "DBUS_SESSION_BUS_ADDRESS": f"unix:path={outside}/bus"}
@@ -223,13 +229,18 @@ def test_an_approved_command_reads_no_key_and_writes_nothing_outside(tmp_path):
         out = asyncio.run(BuiltinTools(Workspace.at({str(root)!r})).call("run", {{"command": {probe!r}}}))
         print(out.text())
     """)
-    done = subprocess.run([sys.executable, "-c", script], cwd=REPO, env=env, capture_output=True, text=True,
-                          timeout=120)
+    try:
+        done = subprocess.run([sys.executable, "-c", script], cwd=REPO, env=env, capture_output=True, text=True,
+                              timeout=120)
+        wrote_beside = probe_file.exists()
+    finally:
+        probe_file.unlink(missing_ok=True)
+    assert not wrote_beside
     assert done.returncode == 0, done.stderr
     assert KEY not in done.stdout and "sk-ant-" not in done.stdout
     assert "DBUS_SESSION_BUS_ADDRESS" not in done.stdout and "PRECIS_" not in done.stdout
     assert sorted(p.name for p in outside.iterdir()) == []
-    assert not (home / "b").exists() and not Path("/tmp/c").exists()
+    assert not (home / "b").exists() and not (Path("/tmp") / probe_file.name).exists()
     assert (root / "inside.txt").read_text() == "ok\n"  # the workspace itself stays writable
 
 
