@@ -55,6 +55,8 @@ qt_probe() {
 system_packages() {
   local tools=() pkgs=() extra=() what="" list
   qt_probe
+  # the run tool's sandbox (app and test alike): without it commands run unconfined, after a warning
+  command -v bwrap >/dev/null 2>&1 || tools+=(bubblewrap)
   if [ "${cmd:-}" = test ]; then  # the suite starts the real window under Xvfb (xvfb-run needs xauth)
     command -v Xvfb >/dev/null 2>&1 || tools+=(xvfb)
     command -v xauth >/dev/null 2>&1 || tools+=(xauth)
@@ -84,7 +86,7 @@ system_packages() {
   fi
   # Not root, no apt-get, or the install failed: one sentence naming what is missing and what brings it.
   [ "$QT_PROBE" != 1 ] || what="Qt's platform plugins cannot load their system libraries"
-  [ ${#tools[@]} -eq 0 ] || what="${what:+$what and }the tests need ${tools[*]}"
+  [ ${#tools[@]} -eq 0 ] || what="${what:+$what and }$([ "${cmd:-}" = test ] && echo "the tests need" || echo "Précis needs") ${tools[*]}"
   list=$(echo "$QT_MISSING" ${tools[@]+"${tools[@]}"} | xargs)
   echo "dev.sh: $what; install ${list:+the Debian/Ubuntu packages $list}${QT_UNMAPPED:+${list:+ and }whatever provides $QT_UNMAPPED}${list:+ (sudo apt-get install $list)}." >&2
 }

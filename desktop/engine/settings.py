@@ -123,6 +123,9 @@ class Settings:
     # Tools: model calls one turn may make; read-only tools run without asking only when this is on.
     max_model_calls: int = 50
     auto_approve_read_only: bool = False
+    # The run tool's commands may use the network (on: package installs work as before; off: the sandbox has
+    # only loopback). Read when Précis starts.
+    command_network: bool = True
     # Default instructions for every chat (a chat adds its own): sent in the system prompt, inside the cache.
     instructions: str = ""
     # Extended thinking, when a chat turns it on: tokens the model may think (fitted under max_output_tokens).
@@ -304,7 +307,7 @@ def _validated(data: dict[str, Any], problems: list[str]) -> dict[str, Any]:
     for name, (flo, fhi) in FLOAT_RANGES.items():
         if name in data:
             out[name] = _float(name, data[name], flo, fhi, getattr(_DEFAULTS, name), problems)
-    for name in ("long_cache_ttl", "auto_approve_read_only"):
+    for name in ("long_cache_ttl", "auto_approve_read_only", "command_network"):
         if name not in data:
             continue
         value = data[name]

@@ -1,25 +1,31 @@
 """The built-in workspace tools: read, glob, grep, write, edit, run.
 
-File tools call the SDK's reference implementations (``anthropic.lib.tools.agent_toolset``), which confine
-paths to the workspace and follow every symlink before the check; the workspace refuses absolute paths before
-they get there. Definitions are written here, short and in a fixed order, so they stay in the cached prefix.
+The file tools (``file_tools.py``) take paths relative to the workspace only and reach files through
+descriptors walked from it, never through a link, so nothing outside can be read or written even while the
+workspace changes under them; writes are atomic. ``run`` runs in the sandbox (``sandbox.py``) where it can
+start; where it cannot, its permission prompt says so. Definitions are written here, short and in a fixed order,
+so they stay in the cached prefix.
 """
 
 from __future__ import annotations
 
+import asyncio
 import difflib
+from collections.abc import Sequence
+from dataclasses import replace
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 from desktop.engine.types import Block
+from desktop.tools.file_tools import FileTools, ToolFailure
 from desktop.tools.run_command import run_command
+from desktop.tools.sandbox import sandbox_problem
 from desktop.tools.types import BUILTIN, ToolOutcome, ToolSpec, definition_digest
-from desktop.tools.workspace import SPILL_PREFIX, OutsideWorkspace, Workspace
-
-if TYPE_CHECKING:
-    from anthropic.lib.tools._beta_functions import BetaAsyncFunctionTool
+from desktop.tools.workspace import SPILL_PREFIX, Workspace
 
 DIFF_CHARS = 20_000  # a permission prompt shows at most this much of a write's or an edit's diff
+DIFF_READ_BYTES = 4 * 1024 * 1024  # the file a diff is made against is read up to this size
+UNCONFINED = f"{BUILTIN}:unconfined"  # the run tool's origin without a sandbox: its approvals are its own
 
 _PATH = {"type": "string", "description": "Path relative to the workspace folder."}
 DEFINITIONS: list[dict[str, Any]] = [
@@ -56,8 +62,12 @@ READ_ONLY = frozenset({"read", "glob", "grep"})
 PATH_ARGS = {"read": "file_path", "write": "file_path", "edit": "file_path", "glob": "path", "grep": "path"}
 
 
-def builtin_specs() -> list[ToolSpec]:
-    return list(_SPECS)
+def builtin_specs(network: bool = True) -> list[ToolSpec]:
+    """The built-in tools; ``run`` bound to another origin where the sandbox cannot start, so an approval given
+    to sandboxed commands never lets an unconfined one through without its warning."""
+    if sandbox_problem(network) is None:
+        return list(_SPECS)
+    return [replace(s, origin=UNCONFINED) if s.name == "run" else s for s in _SPECS]
 
 
 _SPECS = tuple(ToolSpec(d["name"], BUILTIN, d["name"], d, d["name"] in READ_ONLY, digest=definition_digest(d))
@@ -65,53 +75,62 @@ _SPECS = tuple(ToolSpec(d["name"], BUILTIN, d["name"], d, d["name"] in READ_ONLY
 
 
 class BuiltinTools:
-    """The built-in tools of one workspace (and the session's spill folder, read-only through @spill/)."""
+    """The built-in tools of one workspace (and the session's spill folder, read-only through @spill/).
+    ``network``: commands may use the network; ``hidden``: folders commands never see (Précis's own)."""
 
-    def __init__(self, workspace: Workspace, spill_dir: Path | None = None):
+    def __init__(self, workspace: Workspace, spill_dir: Path | None = None, *, network: bool = True,
+                 hidden: Sequence[Path] = ()):
         self.workspace = workspace
         self.spill_dir = spill_dir
-        # The SDK's tool helpers: loaded with the SDK by the first request, so here (a tool call) they are ready.
-        from anthropic.lib.tools.agent_toolset import (
-            beta_edit_tool,
-            beta_glob_tool,
-            beta_grep_tool,
-            beta_read_tool,
-            beta_write_tool,
-        )
-
-        ctx = workspace.context()
-        self._sdk: dict[str, BetaAsyncFunctionTool[Any]] = {
-            "read": beta_read_tool(ctx), "glob": beta_glob_tool(ctx), "grep": beta_grep_tool(ctx),
-            "write": beta_write_tool(ctx), "edit": beta_edit_tool(ctx),
-        }
+        self.network = network
+        self.hidden = tuple(hidden)
+        self.files = FileTools(workspace)
 
     async def call(self, name: str, arguments: dict[str, Any]) -> ToolOutcome:
-        from anthropic.lib.tools._beta_functions import ToolError
-
         try:
             if name == "run":
                 command = arguments.get("command")
                 if not isinstance(command, str) or not command.strip():
                     return ToolOutcome("run: command is required", is_error=True)
-                return await run_command(command, self.workspace.root, arguments.get("timeout_seconds"))
+                return await run_command(command, self.workspace.root, arguments.get("timeout_seconds"),
+                                         network=self.network, hidden=self.hidden)
             if name == "read" and str(arguments.get("file_path", "")).startswith(SPILL_PREFIX):
                 return await self._read_spill(arguments)
-            tool = self._sdk.get(name)
-            if tool is None:
+            if name not in PATH_ARGS:
                 return ToolOutcome(f"unknown tool {name}", is_error=True)
-            key = PATH_ARGS.get(name)
-            if key and arguments.get(key):
-                self.workspace.resolve(str(arguments[key]))  # refuse absolute paths and escapes first
-            result = await tool.call(dict(arguments))
-        except OutsideWorkspace as exc:
-            return ToolOutcome(f"{name}: {exc}", is_error=True)
-        except ToolError as exc:
-            return ToolOutcome(self._scrub(exc.content), is_error=True)
+            result = await asyncio.to_thread(self._file_call, self.files, name, arguments)
+        except ToolFailure as exc:
+            return ToolOutcome(self.workspace.scrub(str(exc)), is_error=True)
         except (ValueError, TypeError) as exc:
             return ToolOutcome(f"{name}: invalid arguments ({exc})", is_error=True)
         return ToolOutcome(self._scrub(result))
 
-    def _scrub(self, content: Any) -> str | list[Block]:
+    @staticmethod
+    def _file_call(files: FileTools, name: str, arguments: dict[str, Any]) -> str | list[Block]:
+        """One file tool's call with the model's arguments (checked for presence and type here)."""
+        def text(key: str, required: bool = True) -> str | None:
+            value = arguments.get(key)
+            if value is None and not required:
+                return None
+            if not isinstance(value, str):
+                raise ToolFailure(f"{name}: {key} must be text")
+            return value
+
+        if name == "read":
+            view = arguments.get("view_range")
+            if view is not None and not isinstance(view, list):
+                raise ToolFailure("read: view_range must be [start_line, end_line]")
+            return files.read(text("file_path") or "", view)
+        if name == "glob":
+            return files.glob(text("pattern") or "", text("path", False))
+        if name == "grep":
+            return files.grep(text("pattern") or "", text("path", False))
+        if name == "write":
+            return files.write(text("file_path") or "", text("content") or "")
+        return files.edit(text("file_path") or "", text("old_string") or "", text("new_string") or "",
+                          bool(arguments.get("replace_all")))
+
+    def _scrub(self, content: str | list[Block]) -> str | list[Block]:
         if isinstance(content, str):
             return self.workspace.scrub(content)
         return [dict(b) for b in content]
@@ -119,29 +138,27 @@ class BuiltinTools:
     async def _read_spill(self, arguments: dict[str, Any]) -> ToolOutcome:
         if self.spill_dir is None or not self.spill_dir.is_dir():
             return ToolOutcome("read: no spilled output in this chat", is_error=True)
-        from anthropic.lib.tools._beta_functions import ToolError
-        from anthropic.lib.tools.agent_toolset import AgentToolContext, beta_read_tool
-
         inner = str(arguments["file_path"])[len(SPILL_PREFIX):]
-        tool = beta_read_tool(AgentToolContext(workdir=self.spill_dir))
+        spill = FileTools(Workspace(self.spill_dir.resolve()))
+        view = arguments.get("view_range")
         try:
-            Workspace(self.spill_dir.resolve()).resolve(inner)
-            result = await tool.call({**arguments, "file_path": inner})
-        except OutsideWorkspace as exc:
-            return ToolOutcome(f"read: {exc}", is_error=True)
-        except ToolError as exc:
-            return ToolOutcome(str(exc.content).replace(str(self.spill_dir), "@spill"), is_error=True)
+            result = await asyncio.to_thread(spill.read, inner, view if isinstance(view, list) else None)
+        except ToolFailure as exc:
+            return ToolOutcome(str(exc).replace(str(self.spill_dir.resolve()), "@spill"), is_error=True)
         return ToolOutcome(result if isinstance(result, str) else [dict(b) for b in result])
 
     def diff(self, name: str, arguments: dict[str, Any]) -> str | None:
         """What a write or an edit would change, as a unified diff (None for other tools or a bad path)."""
+        if name == "run":
+            return self.run_preview(arguments)
         if name not in ("write", "edit"):
             return None
         rel = str(arguments.get("file_path") or "")
         try:
-            path = self.workspace.resolve(rel)
-            before = path.read_text("utf-8") if path.is_file() else ""
-        except (OutsideWorkspace, OSError, UnicodeDecodeError):
+            before = self.files.read_text(rel, DIFF_READ_BYTES)
+        except FileNotFoundError:
+            before = ""
+        except (OSError, ValueError):  # outside, not a regular file, too large, not UTF-8
             return None
         if name == "write":
             after = str(arguments.get("content") or "")
@@ -154,3 +171,12 @@ class BuiltinTools:
                                      fromfile=f"a/{rel}", tofile=f"b/{rel}")
         text = "".join(lines)
         return text[:DIFF_CHARS] + ("\n[diff cut]" if len(text) > DIFF_CHARS else "")
+
+    def run_preview(self, arguments: dict[str, Any]) -> str | None:
+        """What the prompt adds for a command: nothing in the sandbox, the warning where none can start."""
+        problem = sandbox_problem(self.network)
+        if problem is None:
+            return None
+        return (f"$ {arguments.get('command') or ''}\n\n"
+                f"This command will run without the sandbox ({problem}): it can read and change everything your "
+                "user account can, Précis's own files included. Approve it only if you trust it.")

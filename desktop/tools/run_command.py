@@ -1,7 +1,9 @@
 """The run tool: one shell command in the workspace, in its own process group, with a timeout and an output cap.
 
-Each call is a fresh shell (no state carries from one call to the next). A timeout or a cancellation (Stop)
-kills the whole process group, so nothing the command started keeps running.
+Each call is a fresh shell (no state carries from one call to the next), inside the sandbox (``sandbox.py``)
+where one can start; where none can, the permission prompt said so and the command runs as the user, without
+the app's credentials in its environment. A timeout or a cancellation (Stop) kills the whole process group, so
+nothing the command started keeps running.
 """
 
 from __future__ import annotations
@@ -11,8 +13,10 @@ import contextlib
 import os
 import signal
 import sys
+from collections.abc import Sequence
 from pathlib import Path
 
+from desktop.tools import sandbox
 from desktop.tools.types import ToolOutcome
 
 DEFAULT_TIMEOUT = 120.0
@@ -35,11 +39,20 @@ def _kill_group(proc: asyncio.subprocess.Process) -> None:
             proc.kill()
 
 
-async def run_command(command: str, cwd: Path, timeout: float | None = None) -> ToolOutcome:
+async def run_command(command: str, cwd: Path, timeout: float | None = None, *, network: bool = True,
+                      hidden: Sequence[Path] = ()) -> ToolOutcome:
+    """Run ``command`` in ``cwd`` (sandboxed when possible: ``network`` shared or not, ``hidden`` folders out of
+    its reach)."""
     limit = min(MAX_TIMEOUT, max(1.0, float(timeout or DEFAULT_TIMEOUT)))
-    proc = await asyncio.create_subprocess_shell(
-        command, cwd=cwd, stdin=asyncio.subprocess.DEVNULL, stdout=asyncio.subprocess.PIPE,
-        stderr=asyncio.subprocess.STDOUT, env=command_env(), start_new_session=sys.platform != "win32")
+    devnull, pipe, out, group = (asyncio.subprocess.DEVNULL, asyncio.subprocess.PIPE, asyncio.subprocess.STDOUT,
+                                 sys.platform != "win32")
+    if sandbox.sandbox_problem(network) is None:
+        argv = sandbox.wrap(command, cwd, network=network, hidden=hidden)
+        proc = await asyncio.create_subprocess_exec(*argv, cwd=cwd, env=sandbox.environment(), stdin=devnull,
+                                                    stdout=pipe, stderr=out, start_new_session=group)
+    else:
+        proc = await asyncio.create_subprocess_shell(command, cwd=cwd, env=command_env(), stdin=devnull,
+                                                     stdout=pipe, stderr=out, start_new_session=group)
     assert proc.stdout is not None
     chunks: list[bytes] = []
     size = 0

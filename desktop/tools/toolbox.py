@@ -27,6 +27,7 @@ from desktop.tools.events import (
     ToolCallFinished,
     ToolCallStarted,
 )
+from desktop.tools.file_tools import FileTools
 from desktop.tools.mcp_config import McpConfig, McpServerConfig, load_config
 from desktop.tools.mcp_host import McpServer
 from desktop.tools.permissions import Answer, Asker, PermissionPolicy, PermissionRequest
@@ -48,9 +49,10 @@ class AuditSink(Protocol):
 class Toolbox:
     def __init__(self, paths: Paths, policy: PermissionPolicy, *, audit: Callable[..., Any] | None = None,
                  workspace: Path | None = _UNSET, asker: Asker | None | str = "events",
-                 mcp: McpConfig | None = None):
+                 mcp: McpConfig | None = None, network: bool = True):
         self.paths = paths
         self.policy = policy
+        self.network = network  # the run tool's commands may use the network (the command_network setting)
         self._audit = audit  # builds and stores an audit entry: audit(**fields) -> awaitable
         self._fixed = workspace  # _UNSET: each session's own; None: no built-in tools
         self._asker: Asker | None = self._ask_by_event if asker == "events" else asker  # type: ignore[assignment]
@@ -155,7 +157,7 @@ class Toolbox:
 
     def specs(self, session_id: int, state: Mapping[str, Any] | None = None) -> list[ToolSpec]:
         """Built-in tools first, then each ready MCP server's tools, by server name then tool name."""
-        out = builtin_specs() if self.workspace(session_id, state) is not None else []
+        out = builtin_specs(self.network) if self.workspace(session_id, state) is not None else []
         for name in sorted(self.servers):
             server = self.servers[name]
             if server.state == "ready":
@@ -218,12 +220,10 @@ class Toolbox:
             return ""
         parts, total = [], 0
         for rel in paths[:REINJECT_FILES]:
-            try:
+            try:  # through descriptors, like the read tool: a swapped folder cannot show an outside file
+                text = FileTools(workspace).read_text(rel, 4 * REINJECT_FILE_CHARS)
                 path = workspace.resolve(rel)
-                if not path.is_file() or path.stat().st_size > 4 * REINJECT_FILE_CHARS:
-                    continue
-                text = path.read_text("utf-8")
-            except (OSError, UnicodeDecodeError, ValueError):
+            except (OSError, ValueError):  # gone, not a regular file, too large, not UTF-8, outside
                 continue
             if len(text) > REINJECT_FILE_CHARS:
                 text = text[:REINJECT_FILE_CHARS] + "\n[… cut: read the rest with the read tool]"
@@ -271,8 +271,9 @@ class Toolbox:
         if spec is None:
             return ToolOutcome(f"unknown tool {name!r}: it is not offered in this chat", is_error=True), ""
         workspace = self.workspace(session_id)
-        builtin = BuiltinTools(workspace, self.paths.spill_dir(session_id)) if spec.server == BUILTIN and \
-            workspace is not None else None
+        builtin = BuiltinTools(workspace, self.paths.spill_dir(session_id), network=self.network,
+                               hidden=(self.paths.config_dir, self.paths.data_dir, self.paths.cache_dir)) \
+            if spec.server == BUILTIN and workspace is not None else None
         diff = builtin.diff(spec.tool, arguments) if builtin is not None else None
         request = PermissionRequest(session_id, use_id, spec, dict(arguments), diff)
         verdict = await self.policy.decide(request, self._asker)
