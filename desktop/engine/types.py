@@ -55,11 +55,19 @@ class Usage:
         if not data:
             return None
         return cls(
-            input_tokens=int(data.get("input_tokens") or 0),
-            output_tokens=int(data.get("output_tokens") or 0),
-            cache_creation_input_tokens=int(data.get("cache_creation_input_tokens") or 0),
-            cache_read_input_tokens=int(data.get("cache_read_input_tokens") or 0),
+            input_tokens=_count(data.get("input_tokens")),
+            output_tokens=_count(data.get("output_tokens")),
+            cache_creation_input_tokens=_count(data.get("cache_creation_input_tokens")),
+            cache_read_input_tokens=_count(data.get("cache_read_input_tokens")),
         )
+
+
+def _count(value: Any) -> int:
+    """A token count as a usage object may hold it; anything that is not a finite number (an imported or
+    damaged value) counts as 0."""
+    if isinstance(value, bool) or not isinstance(value, int | float) or value != value or abs(value) == float("inf"):
+        return 0
+    return max(0, int(value))
 
 
 @dataclass(slots=True)
