@@ -215,9 +215,9 @@ async def _stream_turn(ctx: Runtime, session_id: int, start: Any) -> int:
         return 130
     from desktop.engine.continuation import is_cut
 
-    if is_cut(reply):  # complete as far as the provider goes, but not finished: say so, and how to go on
+    if is_cut(reply):  # whole as far as the provider goes, but not finished: a failure, and how to go on
         assert reply is not None
-        _status(cli(QT_TRANSLATE_NOOP(
+        raise CliError(cli(QT_TRANSLATE_NOOP(
             "Cli", "reply cut by {reason}; run `precis chat --session {id} --continue`"),
             reason=str(reply.meta.get("stop_reason")), id=session_id))
     return 0

@@ -9,12 +9,13 @@ from dataclasses import dataclass, field
 from typing import Any, Literal
 
 Role = Literal["user", "assistant"]
-Status = Literal["complete", "streaming", "interrupted", "error"]
+# "cut": whole as far as the provider goes, but stopped by the output limit or a full window (CUT_STOP_REASONS).
+Status = Literal["complete", "cut", "streaming", "interrupted", "error"]
 Block = dict[str, Any]
 
 # Statuses whose content the model has seen or should see again. 'error' rows are partial replies of failed
 # attempts: resending them would duplicate text on retry. 'streaming' rows belong to a live turn.
-SENDABLE: frozenset[str] = frozenset({"complete", "interrupted"})
+SENDABLE: frozenset[str] = frozenset({"complete", "cut", "interrupted"})
 
 
 

@@ -191,7 +191,7 @@ def _estimate_fields(est: StoredEstimate | None) -> dict[str, Any]:
             "est_trimmed": int(est.trimmed)}
 
 
-SENDABLE_SQL = ("complete", "interrupted")  # types.SENDABLE, as the queries filter it
+SENDABLE_SQL = ("complete", "cut", "interrupted")  # types.SENDABLE, as the queries filter it
 
 
 class Repo:
