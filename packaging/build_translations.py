@@ -11,6 +11,7 @@ changes them. Run by ``packaging/dev.sh`` at install and by the tests when a .qm
 from __future__ import annotations
 
 import argparse
+import os
 import shutil
 import subprocess
 import sys
@@ -48,12 +49,18 @@ def update() -> None:
                         "-ts", str(ts_file(language).relative_to(ROOT))], cwd=ROOT, check=True)
 
 
+def tool_env() -> dict[str, str]:
+    """The environment for pyside6-<tool>: without the path overrides of pip's isolated build environment,
+    which would hide from the tool's script the PySide6 it belongs to."""
+    return {k: v for k, v in os.environ.items() if k not in ("PYTHONPATH", "PYTHONNOUSERSITE", "PYTHONHOME")}
+
+
 def release(*, quiet: bool = False) -> list[Path]:
     built = []
     for language in TRANSLATED:
         ts, qm = ts_file(language), qm_file(language)
         subprocess.run([tool("lrelease"), *(["-silent"] if quiet else []), str(ts), "-qm", str(qm)], check=True,
-                       stdout=subprocess.DEVNULL if quiet else None)
+                       stdout=subprocess.DEVNULL if quiet else None, env=tool_env())
         built.append(qm)
     return built
 

@@ -18,6 +18,9 @@ async def test_a_cut_reply_is_marked_and_continue_resumes_the_same_turn(engine, 
     fake_api.queue_text("The three steps are: first, open the ", stop_reason=reason)
     cut = await engine.send(sid, "How do I do it?")
     assert cut is not None and cut.meta["stop_reason"] == reason  # stored with its marker
+    assert cut.status == "cut"  # never "complete": the reply is not whole
+    stored = await engine.store.messages(sid)
+    assert stored[-1].status == "cut"
     fake_api.queue_text("file; second, edit it; third, save.")
     rest = await engine.continue_reply(sid)
     assert rest is not None and rest.meta["continues"] == cut.id and rest.status == "complete"
@@ -56,9 +59,10 @@ async def test_continue_refuses_a_whole_reply_and_retry_after_a_failed_continue_
 def test_cli_says_a_reply_was_cut_and_continue_resumes_it(cli_env, fake_api):  # noqa: F811
     fake_api.queue_text("Part one is", stop_reason="max_tokens")
     res = run(["chat", "--new", "tell me"], cli_env)
-    assert res.returncode == 0, res.stderr
+    assert res.returncode == 1, res.stderr  # a cut reply is not a finished one: scripts must see it
     assert res.stdout == "Part one is\n"
-    assert "reply cut by max_tokens; run `precis chat --session 1 --continue`" in res.stderr
+    errors = [line for line in res.stderr.splitlines() if line.startswith("precis: error:")]
+    assert errors == ["precis: error: reply cut by max_tokens; run `precis chat --session 1 --continue`"]
     fake_api.queue_text(" finished here.")
     res = run(["chat", "--session", "1", "--continue"], cli_env)
     assert res.returncode == 0, res.stderr
@@ -79,7 +83,7 @@ async def test_the_window_marks_a_cut_reply_and_its_continue_link_resumes_it(win
     fake_api.queue_text("The answer starts here and", stop_reason="max_tokens")
     window.composer.edit.setPlainText("question")
     window.composer.send_button.click()
-    await until(lambda: len(message_rows(window)) == 2 and message_rows(window)[1].status == "complete")
+    await until(lambda: len(message_rows(window)) == 2 and message_rows(window)[1].status == "cut")
     await until(lambda: window.composer.send_button.isVisible())
     model, view = window.chat_model, window.chat
     cut = message_rows(window)[1]

@@ -8,14 +8,16 @@ from __future__ import annotations
 
 import json
 import os
+import shutil
 import subprocess
+import sys
 import zipfile
 from pathlib import Path
 
 import pytest
 
 from tests.cli_faults import env_for
-from tests.installed import BIN, build_wheel, clean_venv
+from tests.installed import BIN, NOT_SOURCES, build_wheel, clean_venv
 
 ROOT = Path(__file__).resolve().parent.parent
 
@@ -77,3 +79,22 @@ def test_the_installed_cli_installs_the_desktop_entry(installed, tmp_path):
     res = subprocess.run([str(venv / BIN / "precis"), "uninstall-desktop"], env=env, capture_output=True,
                          text=True, timeout=60)
     assert res.returncode == 0 and not (data / "applications" / "io.github.precis.Precis.desktop").exists()
+
+
+def test_pip_wheel_with_build_isolation_works_where_pyside6_is_installed(tmp_path):
+    """As users run it: `pip wheel .` (build isolation on) from an environment that has PySide6, with the .ts
+    newer than its .qm so the build hook runs lrelease. pip's isolated build environment hid PySide6 from the
+    lrelease script and the build failed; now lrelease runs, or the committed .qm is shipped."""
+    tree = tmp_path / "source"
+    shutil.copytree(ROOT, tree, ignore=NOT_SOURCES, symlinks=True)
+    ts = next((tree / "desktop" / "i18n").glob("*.ts"))
+    os.utime(ts)  # newer than the .qm: the hook must build (or fall back)
+    qm = ts.with_suffix(".qm")
+    os.utime(qm, (ts.stat().st_mtime - 60, ts.stat().st_mtime - 60))
+    out = tmp_path / "dist"
+    res = subprocess.run([sys.executable, "-m", "pip", "wheel", "-q", "--no-deps", "-w", str(out), str(tree)],
+                         capture_output=True, text=True, timeout=350)
+    assert res.returncode == 0, res.stderr[-2000:]
+    wheel = next(out.glob("precis-*.whl"))
+    with zipfile.ZipFile(wheel) as zf:
+        assert any(n.endswith(".qm") for n in zf.namelist())

@@ -71,9 +71,31 @@ def decode_input(data: bytes) -> str:
         raise CliError(f"standard input is not UTF-8 text (byte {exc.start}); nothing was saved") from None
 
 
+# Standard input holds one message: more than this is a mistake (a device, a wrong file), never read whole.
+STDIN_LIMIT = 10 * 1024 * 1024
+
+
+def read_stdin(limit: int = STDIN_LIMIT) -> bytes:
+    """Standard input's bytes, at most ``limit``; closed, unreadable or larger is one sentence."""
+    stream = getattr(sys.stdin, "buffer", None)
+    if stream is None:
+        raise CliError("standard input is closed; give the message as an argument")
+    try:
+        data = stream.read(limit + 1)
+    except OSError as exc:
+        raise CliError(f"standard input could not be read ({exc.strerror or exc}); nothing was saved") from None
+    if len(data) > limit:
+        raise CliError(f"standard input is larger than {limit // (1024 * 1024)} MB; nothing was saved "
+                       "(attach a long text as a file)")
+    return data
+
+
 def _message_text(message: str) -> str:
     if message == "-":
-        return decode_input(sys.stdin.buffer.read())
+        text = decode_input(read_stdin())
+        if "\x00" in text:
+            raise CliError("standard input is not text (it holds NUL characters); nothing was saved")
+        return text
     # Python keeps undecodable argument bytes as lone surrogates; storing them would fail later.
     bad = next((i for i, ch in enumerate(message) if "\udc80" <= ch <= "\udcff"), None)
     if bad is not None:
@@ -193,9 +215,9 @@ async def _stream_turn(ctx: Runtime, session_id: int, start: Any) -> int:
         return 130
     from desktop.engine.continuation import is_cut
 
-    if is_cut(reply):  # complete as far as the provider goes, but not finished: say so, and how to go on
+    if is_cut(reply):  # whole as far as the provider goes, but not finished: a failure, and how to go on
         assert reply is not None
-        _status(cli(QT_TRANSLATE_NOOP(
+        raise CliError(cli(QT_TRANSLATE_NOOP(
             "Cli", "reply cut by {reason}; run `precis chat --session {id} --continue`"),
             reason=str(reply.meta.get("stop_reason")), id=session_id))
     return 0
@@ -406,9 +428,29 @@ COMMANDS = {
 }
 
 
+def _unusable_argument(args: argparse.Namespace) -> str:
+    """Why an argument cannot be used as text or as a path ('' when all can): undecodable bytes (kept by
+    Python as lone surrogates, which nothing can store or send) or a NUL (which no path or message holds)."""
+    for name, value in vars(args).items():
+        for text in value if isinstance(value, list) else [value]:
+            if not isinstance(text, str):
+                continue
+            shown = name.replace("_", "-")
+            bad = next((i for i, ch in enumerate(text) if "\ud800" <= ch <= "\udfff"), None)
+            if bad is not None:
+                return (f"the {shown} is not valid text in this terminal's encoding (character {bad}); "
+                        "nothing was saved")
+            if "\x00" in text:
+                return f"the {shown} holds a NUL character; nothing was saved"
+    return ""
+
+
 def main(argv: Sequence[str] | None = None) -> int:
     parser = build_parser()
     args = parser.parse_args(argv)
+    if problem := _unusable_argument(args):
+        print(f"precis: error: {problem}", file=sys.stderr)
+        return 1
     if args.command in (None, "gui"):
         from desktop.ui.app import run_app
 

@@ -30,7 +30,7 @@ async def cmd_search(args: argparse.Namespace) -> int:
     if not hits:
         print(f"precis: no results for {query!r}", file=sys.stderr)
         return 0
-    bold, plain = ("\033[1m", "\033[0m") if sys.stdout.isatty() else ("[", "]")
+    bold, plain = ("\033[1m", "\033[0m") if sys.stdout is not None and sys.stdout.isatty() else ("[", "]")
     for h in hits:
         when = _dt.datetime.fromtimestamp(h.created_at).strftime("%Y-%m-%d")
         where = f"#{h.message_id}" if h.kind == "message" else f"summary {h.compaction_id}"

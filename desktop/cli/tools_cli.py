@@ -77,7 +77,7 @@ def chat_toolbox(args: argparse.Namespace) -> ToolboxFactory:
         if not workspace.is_dir():
             raise CliError(cli(QT_TRANSLATE_NOOP("Cli", "--workspace {path}: not a folder"),
                                path=args.workspace))
-    interactive = sys.stdin.isatty() and args.message != "-"
+    interactive = sys.stdin is not None and sys.stdin.isatty() and args.message != "-"
     allow = [a for a in args.allow.split(",") if a.strip()]
     return toolbox_factory(workspace=workspace, allow=allow, yes=args.yes,
                            asker=terminal_asker if interactive else None)

@@ -101,6 +101,20 @@ def read_transcript(path: str | Path) -> Transcript:
         return parse_lines(fh)
 
 
+def _scrubbed(value: Any) -> Any:
+    """``value`` with every lone surrogate (from a ``\\udXXX`` escape) replaced by U+FFFD."""
+    if isinstance(value, str):
+        return _SURROGATE.sub("\ufffd", value)
+    if isinstance(value, list):
+        return [_scrubbed(v) for v in value]
+    if isinstance(value, dict):
+        return {_scrubbed(k): _scrubbed(v) for k, v in value.items()}
+    return value
+
+
+_SURROGATE = re.compile("[\ud800-\udfff]")
+
+
 def parse_lines(lines: Iterable[str]) -> Transcript:
     """Parse an iterable of JSONL lines (a file object streams)."""
     return _Parser().run(lines)
@@ -121,6 +135,12 @@ class _Parser:
             except (ValueError, RecursionError):  # not JSON, or nested deeper than a record can be
                 self.t.skipped_malformed += 1
                 continue
+            if "\\u" in line:  # a lone surrogate escape: replaced like undecodable bytes (nothing could store it)
+                try:
+                    rec = _scrubbed(rec)
+                except RecursionError:
+                    self.t.skipped_malformed += 1
+                    continue
             if not isinstance(rec, dict) or not self._record(rec):
                 self.t.skipped_malformed += 1
         self._finish()

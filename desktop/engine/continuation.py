@@ -19,7 +19,8 @@ class NothingToContinue(ValueError):
 
 def is_cut(message: StoredMessage | None) -> bool:
     """A complete assistant reply the provider stopped early (output limit or full window)."""
-    return (message is not None and message.role == "assistant" and message.status == "complete"
+    # Rows before the "cut" status were stored complete with the stop reason.
+    return (message is not None and message.role == "assistant" and message.status in ("cut", "complete")
             and message.meta.get("stop_reason") in CUT_STOP_REASONS)
 
 

@@ -53,6 +53,36 @@ def touch_private(path: str | os.PathLike[str]) -> Path:
     return p
 
 
+# How long a write into a pipe waits for its reader to open it (a FIFO nobody reads would block for ever).
+PIPE_READER_WAIT = 2.0
+
+
+def _open_for_writing(target: Path) -> int:
+    """A descriptor for writing into the pipe or device ``target``: opened without blocking (a FIFO without a
+    reader fails at once with ENXIO, retried for ``PIPE_READER_WAIT``), then made blocking for the write."""
+    import errno
+    import time
+
+    if not hasattr(os, "O_NONBLOCK"):  # Windows: no FIFOs to wait on
+        return os.open(target, os.O_WRONLY)
+    import fcntl
+
+    flags = os.O_WRONLY | os.O_NONBLOCK | getattr(os, "O_CLOEXEC", 0)
+    deadline = time.monotonic() + PIPE_READER_WAIT
+    while True:
+        try:
+            fd = os.open(target, flags)
+            break
+        except OSError as exc:
+            if exc.errno != errno.ENXIO:
+                raise
+            if time.monotonic() >= deadline:
+                raise OSError(errno.ENXIO, "a pipe nobody reads", str(target)) from None
+            time.sleep(0.05)
+    fcntl.fcntl(fd, fcntl.F_SETFL, fcntl.fcntl(fd, fcntl.F_GETFL) & ~os.O_NONBLOCK)
+    return fd
+
+
 def write_private(path: str | os.PathLike[str], text: str | bytes, encoding: str = "utf-8") -> Path:
     """Write ``text`` to ``path`` readable by its owner only (0600, or stricter under the umask).
 
@@ -66,7 +96,7 @@ def write_private(path: str | os.PathLike[str], text: str | bytes, encoding: str
     target = Path(os.path.realpath(given))
     with contextlib.suppress(FileNotFoundError):
         if not stat.S_ISREG(os.stat(target).st_mode):
-            with open(target, "wb") as fh:
+            with os.fdopen(_open_for_writing(target), "wb") as fh:
                 fh.write(data)
             return given
     fd, tmp = tempfile.mkstemp(dir=target.parent, prefix=f".{target.name}.", suffix=".tmp")
@@ -81,3 +111,59 @@ def write_private(path: str | os.PathLike[str], text: str | bytes, encoding: str
             os.unlink(tmp)
         raise
     return given
+
+
+# Settings and server lists are small; a larger file is a mistake (or a device), never read into memory.
+CONFIG_LIMIT = 10 * 1024 * 1024
+
+
+NOT_REGULAR = "not a regular file: a pipe or a device"
+
+
+class NotRegularFile(OSError):
+    """A path that names a pipe, a device or a socket: reading it could block for ever or never end."""
+
+
+class FileTooLarge(OSError):
+    """A file larger than the reader's cap."""
+
+
+def read_regular(path: str | os.PathLike[str], limit: int = CONFIG_LIMIT) -> bytes:
+    """The bytes of the regular file ``path`` (links followed), at most ``limit`` of them.
+
+    Opened without blocking (a FIFO with no writer opens at once), then checked from its descriptor: anything
+    but a regular file raises ``NotRegularFile``, a larger file ``FileTooLarge``, before a byte is read.
+    Missing files and folders raise what ``open`` raises (FileNotFoundError, IsADirectoryError).
+    """
+    fd = os.open(path, os.O_RDONLY | getattr(os, "O_NONBLOCK", 0) | getattr(os, "O_CLOEXEC", 0))
+    with os.fdopen(fd, "rb") as fh:
+        info = os.fstat(fd)
+        if stat.S_ISDIR(info.st_mode):
+            raise IsADirectoryError(21, "Is a directory", str(path))
+        if not stat.S_ISREG(info.st_mode):
+            raise NotRegularFile(NOT_REGULAR)
+        if info.st_size > limit:
+            raise FileTooLarge(f"too large: {info.st_size:,} bytes, at most {limit:,}")
+        data = fh.read(limit + 1)
+    if len(data) > limit:  # grew while being read
+        raise FileTooLarge(f"too large: more than {limit:,} bytes")
+    return data
+
+
+def regular_or_missing(path: str | os.PathLike[str]) -> None:
+    """Raise ``NotRegularFile`` when ``path`` exists (links followed) and is neither a regular file nor a
+    folder; a missing path or a dangling link passes (it will be created)."""
+    try:
+        mode = os.stat(path).st_mode
+    except FileNotFoundError:
+        return
+    if not (stat.S_ISREG(mode) or stat.S_ISDIR(mode)):
+        raise NotRegularFile(NOT_REGULAR)
+
+
+def decode_text(data: bytes) -> str:
+    """A config file's text: UTF-8 with or without a BOM, or UTF-16 with its BOM (editors on Windows write
+    both). Raises UnicodeDecodeError for anything else."""
+    if data.startswith((b"\xff\xfe", b"\xfe\xff")):
+        return data.decode("utf-16")
+    return data.decode("utf-8-sig")

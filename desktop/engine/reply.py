@@ -14,7 +14,7 @@ from dataclasses import replace
 
 from desktop.engine.provider import StreamPart
 from desktop.engine.storage import Storage
-from desktop.engine.types import Block, Status, StoredMessage, Usage
+from desktop.engine.types import CUT_STOP_REASONS, Block, Status, StoredMessage, Usage
 
 FLUSH_INTERVAL = 0.4  # seconds between progressive commits (the README promises at most 0.5 s lost)
 
@@ -88,7 +88,10 @@ class ReplyRecorder:
         return [self.blocks[i] for i in sorted(self.blocks)]
 
     async def flush(self, status: Status = "streaming", meta: dict | None = None) -> StoredMessage:
-        """Commit what arrived so far (and the final status and meta)."""
+        """Commit what arrived so far (and the final status and meta). A reply the provider stopped at the output
+        limit or a full window is stored "cut", never "complete" (it is sent on like one)."""
+        if status == "complete" and self.stop_reason in CUT_STOP_REASONS:
+            status = "cut"
         if status != "streaming":
             # Never let a progressive commit land after the final one (it would write 'streaming' back).
             self._final = True

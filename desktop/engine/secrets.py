@@ -1,15 +1,19 @@
-"""The API key: environment first, then the OS keyring. Never written to disk in plain text by Précis."""
+"""The API key: environment first, then the OS keyring, then (only when the user chose it, where no keyring
+works) a private file in the config folder, readable by its owner only. Never in settings.json or the database."""
 
 from __future__ import annotations
 
 import contextlib
+import json
 import os
 from collections.abc import Mapping
 from dataclasses import dataclass
+from pathlib import Path
 
 import keyring
 import keyring.errors
 
+from desktop.engine import files
 from desktop.engine import messages as M
 from desktop.engine import redact
 from desktop.engine.profiles import Profile
@@ -28,7 +32,7 @@ class KeyringUnavailable(RuntimeError):
 class Credentials:
     api_key: str | None = None
     auth_token: str | None = None  # bearer token used by Anthropic-compatible providers
-    source: str = "none"  # env | keyring | session | none | not_needed (a local server without keys)
+    source: str = "none"  # env | keyring | file | session | none | not_needed (a local server without keys)
 
     @property
     def present(self) -> bool:
@@ -75,6 +79,8 @@ def _load_credentials(env: Mapping[str, str] | None, profile: Profile | None) ->
             stored = None
         if stored:
             return Credentials(None if bearer else stored, stored if bearer else None, "keyring")
+    if stored := _key_file_entries().get(profile.keyring_account if profile else ACCOUNT):
+        return Credentials(None if bearer else stored, stored if bearer else None, "file")
     if profile is not None and profile.auth == "none":
         return Credentials(source="not_needed")
     return Credentials()
@@ -95,6 +101,49 @@ def save_api_key(key: str, account: str = ACCOUNT) -> None:
 def delete_api_key(account: str = ACCOUNT) -> None:
     with contextlib.suppress(keyring.errors.KeyringError):
         keyring.delete_password(SERVICE, account)
+    entries = _key_file_entries()
+    if entries.pop(account, None) is not None:
+        _write_key_file(entries)
+
+
+# --- the private key file: the user's explicit choice where no keyring works ---------------------------------
+KEY_FILE = "keys.json"
+
+
+def key_file() -> Path:
+    """Where keys are kept when the user chose a file: the config folder (0700), the file itself 0600."""
+    from desktop.engine.settings import Paths
+
+    return Paths.resolve().config_dir / KEY_FILE
+
+
+def _key_file_entries() -> dict[str, str]:
+    """Account -> key, from the key file (empty when there is none, or it is not a small JSON object)."""
+    try:
+        data = json.loads(files.decode_text(files.read_regular(key_file(), 64 * 1024)))
+    except (OSError, ValueError):
+        return {}
+    if not isinstance(data, dict):
+        return {}
+    keys = {str(k): v for k, v in data.items() if isinstance(v, str) and v}
+    redact.remember(*keys.values())
+    return keys
+
+
+def _write_key_file(entries: dict[str, str]) -> None:
+    path = key_file()
+    files.private_dir(path.parent)
+    files.write_private(path, json.dumps(entries, indent=2) + "\n")
+
+
+def save_api_key_to_file(key: str, account: str = ACCOUNT) -> Path:
+    """Keep the key in the private key file (for systems without a keyring; the user chose it). Returns the
+    file's path; an OSError says why it could not be written."""
+    redact.remember(key)
+    entries = _key_file_entries()
+    entries[account] = key
+    _write_key_file(entries)
+    return key_file()
 
 
 def use_for_this_run(key: str | None) -> None:

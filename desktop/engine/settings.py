@@ -155,9 +155,13 @@ class Settings:
         problems: list[str] = []
         data: Any = {}
         try:
-            data = json.loads(paths.settings_file.read_text("utf-8"))
+            # A pipe or a device is refused from its descriptor, a BOM accepted (editors write one).
+            data = json.loads(files.decode_text(files.read_regular(paths.settings_file)))
         except FileNotFoundError:
             pass
+        except (files.NotRegularFile, files.FileTooLarge) as exc:
+            problems.append(M.say(M.SETTINGS_UNREADABLE, error=str(exc)))
+            data = {}
         except (OSError, ValueError, RecursionError) as exc:  # unreadable or not JSON: defaults apply
             problems.append(M.say(M.SETTINGS_UNREADABLE, error=type(exc).__name__))
             data = {}
@@ -221,6 +225,8 @@ def _show(value: Any) -> str:
     """A short one-line rendering of a JSON value for a problem message."""
     try:
         text = json.dumps(value, ensure_ascii=False)
+        if not _unicode(text):  # a lone surrogate shows as its escape
+            text = json.dumps(value)
     except (TypeError, ValueError, RecursionError):
         text = type(value).__name__
     return text if len(text) <= 40 else text[:37] + "..."
@@ -296,7 +302,7 @@ def _validated(data: dict[str, Any], problems: list[str]) -> dict[str, Any]:
         if name not in data:
             continue
         value = data[name]
-        if not isinstance(value, str) or (name == "model" and not value.strip()):
+        if not isinstance(value, str) or (name == "model" and not value.strip()) or not _plain(value):
             problems.append(M.say(M.NOT_A_MODEL_ID if name == "model" else M.NOT_TEXT, name=name,
                                   value=_show(value)))
             continue
@@ -318,7 +324,7 @@ def _validated(data: dict[str, Any], problems: list[str]) -> dict[str, Any]:
         else:
             problems.append(M.say(M.NOT_A_BOOLEAN, name=name, value=_show(value)))
     if "instructions" in data:
-        if isinstance(data["instructions"], str):
+        if isinstance(data["instructions"], str) and _unicode(data["instructions"]):
             out["instructions"] = data["instructions"]
         else:
             problems.append(M.say(M.NOT_TEXT, name="instructions", value=_show(data["instructions"])))
@@ -329,15 +335,55 @@ def _validated(data: dict[str, Any], problems: list[str]) -> dict[str, Any]:
             out["language"] = data["language"]
         else:
             problems.append(M.say(M.NOT_A_LANGUAGE, value=_show(data["language"])))
-    if isinstance(data.get("profile"), str):
-        out["profile"] = data["profile"].strip()
-    if isinstance(data.get("profiles"), list):
-        profiles = [Profile.from_json(p) for p in data["profiles"]]
-        out["profiles"] = [p for p in profiles if p is not None]
-        for profile in out["profiles"]:
-            profile.model_overrides = _overrides(profile.model_overrides, problems)
-        if len(out["profiles"]) < len(profiles):
+    if "profiles" in data:
+        out["profiles"] = _profiles(data["profiles"], problems)
+    if "profile" in data:
+        value = data["profile"]
+        if not isinstance(value, str) or not _plain(value):
+            problems.append(f"profile: expected the name of a profile, got {_show(value)}; ignored")
+        elif value.strip() and find(out.get("profiles", []), value.strip()) is None:
+            problems.append(f"profile: no profile is called {_show(value.strip())}; ignored")
+        else:
+            out["profile"] = value.strip()
+    for key in data:
+        if key not in KNOWN_FIELDS:
+            problems.append(f"{_show(key)}: not a setting Précis knows; ignored")
+    return out
+
+
+KNOWN_FIELDS = frozenset(f for f in Settings.__dataclass_fields__ if f not in ("problems", "env_overrides"))
+
+
+def _unicode(text: str) -> bool:
+    """True when ``text`` can be stored and sent (no lone surrogate from a ``\\udXXX`` escape)."""
+    try:
+        text.encode("utf-8")
+    except UnicodeEncodeError:
+        return False
+    return True
+
+
+def _plain(text: str) -> bool:
+    """A name, id or URL: valid Unicode without control characters."""
+    return _unicode(text) and not any(ord(ch) < 32 or ord(ch) == 127 for ch in text)
+
+
+def _profiles(value: Any, problems: list[str]) -> list[Profile]:
+    """The saved profiles: a list of objects with distinct names; anything else is named and ignored."""
+    if not isinstance(value, list):
+        problems.append(f"profiles: expected a list, got {_kind(value)}; ignored")
+        return []
+    out: list[Profile] = []
+    for entry in value:
+        profile = Profile.from_json(entry) if not isinstance(entry, dict) or _plain(str(entry.get("name"))) else None
+        if profile is None:
             problems.append(M.say(M.PROFILE_WITHOUT_NAME))
+            continue
+        if any(p.name == profile.name for p in out):
+            problems.append(f"profiles: a second profile called {_show(profile.name)}; ignored (the first is used)")
+            continue
+        profile.model_overrides = _overrides(profile.model_overrides, problems)
+        out.append(profile)
     return out
 
 
@@ -364,8 +410,9 @@ def _overrides(value: Any, problems: list[str]) -> dict[str, dict[str, Any]]:
             if key in OVERRIDE_COUNT_RANGES:
                 lo, hi = OVERRIDE_COUNT_RANGES[key]
                 count = _number(item)
-                if count == 0:
-                    continue  # a cleared field: no override
+                if count == 0:  # a cleared field means no override: said, since the file asked for one
+                    problems.append(f"{where}.{key}: 0 is no limit Précis can use; ignored (the model's own applies)")
+                    continue
                 if count is None or count < 0:
                     problems.append(M.say(M.NOT_A_COUNT, where=f"{where}.{key}", value=_show(item)))
                     continue

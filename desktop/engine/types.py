@@ -9,12 +9,13 @@ from dataclasses import dataclass, field
 from typing import Any, Literal
 
 Role = Literal["user", "assistant"]
-Status = Literal["complete", "streaming", "interrupted", "error"]
+# "cut": whole as far as the provider goes, but stopped by the output limit or a full window (CUT_STOP_REASONS).
+Status = Literal["complete", "cut", "streaming", "interrupted", "error"]
 Block = dict[str, Any]
 
 # Statuses whose content the model has seen or should see again. 'error' rows are partial replies of failed
 # attempts: resending them would duplicate text on retry. 'streaming' rows belong to a live turn.
-SENDABLE: frozenset[str] = frozenset({"complete", "interrupted"})
+SENDABLE: frozenset[str] = frozenset({"complete", "cut", "interrupted"})
 
 
 
@@ -55,11 +56,19 @@ class Usage:
         if not data:
             return None
         return cls(
-            input_tokens=int(data.get("input_tokens") or 0),
-            output_tokens=int(data.get("output_tokens") or 0),
-            cache_creation_input_tokens=int(data.get("cache_creation_input_tokens") or 0),
-            cache_read_input_tokens=int(data.get("cache_read_input_tokens") or 0),
+            input_tokens=_count(data.get("input_tokens")),
+            output_tokens=_count(data.get("output_tokens")),
+            cache_creation_input_tokens=_count(data.get("cache_creation_input_tokens")),
+            cache_read_input_tokens=_count(data.get("cache_read_input_tokens")),
         )
+
+
+def _count(value: Any) -> int:
+    """A token count as a usage object may hold it; anything that is not a finite number (an imported or
+    damaged value) counts as 0."""
+    if isinstance(value, bool) or not isinstance(value, int | float) or value != value or abs(value) == float("inf"):
+        return 0
+    return max(0, int(value))
 
 
 @dataclass(slots=True)

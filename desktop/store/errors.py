@@ -10,6 +10,7 @@ from __future__ import annotations
 import errno
 import os
 import sqlite3
+import stat
 import struct
 from pathlib import Path
 
@@ -57,7 +58,17 @@ def check_file(path: Path) -> None:
     """Refuse, before SQLite opens it, a file that is not an SQLite database or was cut short (a missing or
     empty file is a new database). Reads the 100-byte header only."""
     try:
-        with open(path, "rb") as fh:
+        # Never blocks: a FIFO opens at once without O_NONBLOCK's writer, and is refused from its descriptor.
+        fd = os.open(path, os.O_RDONLY | getattr(os, "O_NONBLOCK", 0) | getattr(os, "O_CLOEXEC", 0))
+        mode = os.fstat(fd).st_mode
+        if not stat.S_ISREG(mode):
+            os.close(fd)
+            if stat.S_ISDIR(mode):
+                raise IsADirectoryError(errno.EISDIR, "Is a directory", str(path))
+            raise StorageUnusable(
+                f"The database {path} is not a regular file (a pipe or a device); it was left untouched. "
+                f"Remove it, or point PRECIS_HOME at another folder.")
+        with os.fdopen(fd, "rb") as fh:
             header = fh.read(100)
             size = os.fstat(fh.fileno()).st_size
     except FileNotFoundError:

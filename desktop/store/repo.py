@@ -104,6 +104,8 @@ class _Facts:
     def refuse_foreign_or_newer(self, path: Path) -> None:
         if self.tables and "sessions" not in self.tables:
             raise errors.damaged(path, "is another program's SQLite database (it has no Précis tables)")
+        if self.version < 0:  # no Précis writes one: set by hand or by another program
+            raise errors.damaged(path, f"has schema version {self.version}, which no Précis writes")
         if self.version > migrations.CURRENT_VERSION:
             raise StorageUnusable(
                 f"The database {path} was written by a newer Précis (schema {self.version}; this one knows "
@@ -145,6 +147,19 @@ def _probe(path: Path) -> _Facts | None:
     raise errors.translate(last, path) from None
 
 
+def _row_json(text: str, column: str, message_id: int, kinds: tuple[type, ...]) -> Any:
+    """A JSON column of a message row; a value Précis never writes (changed behind its back) is one sentence."""
+    try:
+        value = json.loads(text)
+    except (TypeError, ValueError, RecursionError):
+        value = _row_json
+    if not isinstance(value, kinds):
+        raise StorageUnusable(
+            f"Message {message_id} in the database is damaged (its {column} is not what Précis writes); nothing "
+            "was changed. Delete that chat, or put back a backup of the database.")
+    return value
+
+
 def _dumps(value: Any) -> str:
     return json.dumps(value, ensure_ascii=False, separators=(",", ":"))
 
@@ -176,7 +191,7 @@ def _estimate_fields(est: StoredEstimate | None) -> dict[str, Any]:
             "est_trimmed": int(est.trimmed)}
 
 
-SENDABLE_SQL = ("complete", "interrupted")  # types.SENDABLE, as the queries filter it
+SENDABLE_SQL = ("complete", "cut", "interrupted")  # types.SENDABLE, as the queries filter it
 
 
 class Repo:
@@ -267,12 +282,12 @@ class Repo:
             id=row.id,
             session_id=row.session_id,
             role=row.role,
-            content=json.loads(row.content),
+            content=_row_json(row.content, "content", row.id, (list, str)),
             status=row.status,
-            usage=Usage.from_json(json.loads(row.usage)) if row.usage else None,
+            usage=stored_usage(row.usage),  # counts only: a damaged value reads as none
             model=row.model,
             created_at=row.created_at,
-            meta=json.loads(row.meta or "{}"),
+            meta=_row_json(row.meta or "{}", "meta", row.id, (dict,)),
             parent_id=row.parent_id,
         )
 
@@ -306,7 +321,7 @@ class Repo:
             created_at=row.created_at,
             updated_at=row.updated_at,
             message_count=count,
-            last_usage=Usage.from_json(json.loads(last.usage)) if last else None,
+            last_usage=stored_usage(last.usage) if last else None,
             profile=row.profile,
             pinned=bool(row.pinned),
         )
@@ -358,7 +373,16 @@ class Repo:
 
     def get_state(self, session_id: int) -> dict[str, Any]:
         row = self.m.Session.get_or_none(self.m.Session.id == session_id)
-        return json.loads(row.state or "{}") if row else {}
+        if row is None:
+            return {}
+        try:
+            state = json.loads(row.state or "{}")
+        except (ValueError, RecursionError):
+            state = None
+        if not isinstance(state, dict):  # bookkeeping only (breaker, horizons): rebuilt from the messages
+            log.warning("session %s: its saved state is not a JSON object; starting it afresh", session_id)
+            return {}
+        return state
 
     def update_state(self, session_id: int, changes: dict[str, Any]) -> dict[str, Any]:
         with self.db.atomic():

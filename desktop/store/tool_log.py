@@ -117,7 +117,7 @@ class ToolLog:
             rows = repo.db.execute_sql(
                 "SELECT m.session_id, m.content FROM messages AS m JOIN (SELECT session_id, MAX(id) AS last "
                 "FROM messages GROUP BY session_id) AS t ON m.id = t.last WHERE m.role = 'assistant' "
-                "AND m.status IN ('complete', 'interrupted') AND m.content LIKE '%\"tool_use\"%'").fetchall()
+                "AND m.status IN ('complete', 'cut', 'interrupted') AND m.content LIKE '%\"tool_use\"%'").fetchall()
             added = []
             with repo.db.atomic():
                 for session_id, content in rows:

@@ -21,6 +21,7 @@ from typing import Any
 import keyring
 import keyring.errors
 
+from desktop.engine import files
 from desktop.engine.files import write_private
 
 CONFIG_NAME = "mcp.json"
@@ -124,16 +125,24 @@ def load_config(path: Path) -> McpConfig:
     """Never raises: an unreadable file or a bad entry is a problem line, the rest is used."""
     problems: list[str] = []
     try:
-        data = json.loads(path.read_text("utf-8"))
+        data = json.loads(files.decode_text(files.read_regular(path)))
     except FileNotFoundError:
         return McpConfig()
-    except (OSError, ValueError) as exc:
+    except (files.NotRegularFile, files.FileTooLarge) as exc:
+        return McpConfig([], [f"{path.name} could not be read ({exc})"])
+    except (OSError, ValueError, RecursionError) as exc:
         return McpConfig([], [f"{path.name} could not be read ({type(exc).__name__})"])
     servers_json = data.get("mcpServers") if isinstance(data, dict) else None
     if not isinstance(servers_json, dict):
         return McpConfig([], [f"{path.name} has no mcpServers object"] if data else [])
     servers = []
     for name, entry in servers_json.items():
+        try:  # a lone surrogate escape (\udXXX) can be neither shown, stored nor passed to a process
+            json.dumps([name, entry], ensure_ascii=False).encode("utf-8")
+        except (UnicodeEncodeError, ValueError, RecursionError):
+            problems.append(f"{name.encode('utf-8', 'replace').decode()}: holds text that is not valid Unicode; "
+                            "ignored")
+            continue
         if not isinstance(entry, dict) or not (entry.get("command") or entry.get("url")):
             problems.append(f"{name}: needs a command or a url")
             continue

@@ -104,6 +104,8 @@ class ProviderChoice(Protocol):
     def run_only(self) -> bool: ...  # keep the key in memory for this run instead of the keyring
     @property
     def profile(self) -> Profile | None: ...  # whose key it is (None: the settings' own profile)
+    @property
+    def in_file(self) -> bool: ...  # keep the key in the private key file (the user's choice without a keyring)
 
 
 class Bridge(QObject):
@@ -438,7 +440,12 @@ class Bridge(QObject):
         profile = choice.profile or find(choice.settings.profiles, choice.settings.profile)
         account = profile.keyring_account if profile else _secrets.ACCOUNT
         if choice.api_key:
-            if choice.run_only:
+            if choice.in_file:
+                try:
+                    await loop.run_in_executor(None, _secrets.save_api_key_to_file, choice.api_key, account)
+                except OSError as exc:
+                    return word_error(exc)
+            elif choice.run_only:
                 _secrets.use_for_this_run(choice.api_key)
             else:
                 try:

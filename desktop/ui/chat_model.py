@@ -102,7 +102,7 @@ class ChatRow:
     def cut_reason(self) -> str:
         """The stop reason of a finished reply the provider cut short ('' otherwise)."""
         msg = self.message
-        if msg is None or msg.role != "assistant" or msg.status != "complete":
+        if msg is None or msg.role != "assistant" or msg.status not in ("complete", "cut"):
             return ""
         reason = str(msg.meta.get("stop_reason") or "")
         return reason if reason in CUT_STOP_REASONS else ""

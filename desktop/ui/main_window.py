@@ -331,6 +331,11 @@ class MainWindow(QMainWindow):
             self.toast.show_message("; ".join(word(p) for p in problems), "warning", 8000)
         self._drafts = await self.bridge.load_drafts()  # what was typed and not sent before a restart
         sessions = await self.bridge.refresh_sessions()
+        if sessions and self.stack.currentWidget() is self.welcome:
+            # No key yet, but chats to read: they show; sending asks for the key (Settings keeps it).
+            self.stack.setCurrentWidget(self.splitter)
+            self.toast.show_message(self.tr("No API key: your chats can be read; to send, add a key in Settings."),
+                                    "warning", 8000)
         if sessions:
             await self.bridge.open_session(sessions[0].id)
         elif self.stack.currentWidget() is not self.welcome:

@@ -38,6 +38,7 @@ class ProviderChoice:
     api_key: str  # empty: keep whatever is stored
     run_only: bool  # keep the key in memory for this run instead of the keyring
     profile: Profile | None = None  # the profile the key belongs to (None: the settings' own)
+    in_file: bool = False  # keep the key in a private file in the config folder (where no keyring works)
 
 
 ENV_NAMES = {"base_url": "ANTHROPIC_BASE_URL", "model": "ANTHROPIC_MODEL", "small_model": "ANTHROPIC_SMALL_FAST_MODEL"}
@@ -125,7 +126,8 @@ class ProviderForm(QWidget):
         self.api_key.setPlaceholderText(
             {"env": self.tr("set by ANTHROPIC_API_KEY / ANTHROPIC_AUTH_TOKEN"),
              "keyring": self.tr("saved in the system keyring (type to replace)"),
-             "session": self.tr("kept for this run only (type to replace)")}.get(key_source, "sk-ant-…")
+             "session": self.tr("kept for this run only (type to replace)"),
+             "file": self.tr("saved in a private file (type to replace)")}.get(key_source, "sk-ant-…")
         )
         self.keyring_note = QLabel(word(keyring_problem), self)
         self.keyring_note.setObjectName("keyring_note")
@@ -133,8 +135,15 @@ class ProviderForm(QWidget):
         self.keyring_note.setVisible(bool(keyring_problem))
         self.run_only = QCheckBox(self.tr("Use the key for this run only (not saved)"), self)
         self.run_only.setObjectName("run_only")
-        self.run_only.setChecked(bool(keyring_problem))
-        self.run_only.setEnabled(not keyring_problem)  # without a keyring, run-only is the only safe choice
+        # Without a keyring the key is kept for this run unless the user explicitly chooses the private file.
+        self.in_file = QCheckBox(self.tr("Keep the key in a private file in the config folder (readable by you "
+                                         "only; this system has no keyring)"), self)
+        self.in_file.setObjectName("key_in_file")
+        self.in_file.setVisible(bool(keyring_problem))
+        self.in_file.setChecked(key_source == "file")
+        self.run_only.setChecked(bool(keyring_problem) and key_source != "file")
+        self.run_only.setEnabled(not keyring_problem)
+        self.in_file.toggled.connect(lambda on: self.run_only.setChecked(not on))
         self.test_button = QPushButton(self.tr("Test connection"), self)
         self.test_button.setObjectName("test_connection")
         self.test_button.setToolTip(self.tr("Send one tiny request and report the models, the window and the key"))
@@ -176,6 +185,7 @@ class ProviderForm(QWidget):
         layout.addWidget(self.env_note)
         layout.addWidget(self.keyring_note)
         layout.addWidget(self.run_only)
+        layout.addWidget(self.in_file)
         layout.addLayout(test_row)
         layout.addWidget(self.test_result)
 
@@ -264,7 +274,9 @@ class ProviderForm(QWidget):
         settings = plain.with_profile(profile).with_env({var: str(getattr(self._settings, name))
                                                        for name, var in ENV_NAMES.items()
                                                        if name in self._settings.env_overrides})
-        return ProviderChoice(settings, self.api_key.text().strip(), self.run_only.isChecked(), profile)
+        in_file = self.in_file.isVisibleTo(self) and self.in_file.isChecked()
+        return ProviderChoice(settings, self.api_key.text().strip(), self.run_only.isChecked() and not in_file,
+                              profile, in_file)
 
 
 class SettingsDialog(QDialog):

@@ -1,0 +1,83 @@
+"""No keyring (minimal desktops, WSL, containers): the key can be kept in a private file the user chose, and the
+chats show without a key."""
+
+from __future__ import annotations
+
+import os
+import stat
+
+import keyring
+import pytest
+from keyring.backends import fail
+
+from tests.cli_faults import env_for, run
+from tests.conftest import _open_engine
+from tests.test_window import until
+
+KEY = "sk-ant-file-kept-0123456789"
+
+
+@pytest.fixture
+def no_keyring():
+    previous = keyring.get_keyring()
+    keyring.set_keyring(fail.Keyring())
+    yield
+    keyring.set_keyring(previous)
+
+
+def test_the_key_file_is_private_and_read_after_env_and_keyring(no_keyring, precis_home, fake_api, monkeypatch):
+    from desktop.engine import secrets
+
+    monkeypatch.delenv("ANTHROPIC_API_KEY")
+    assert secrets.keyring_status() is not None and not secrets.load_credentials().present
+    path = secrets.save_api_key_to_file(KEY)
+    assert path.parent == precis_home / "config" and stat.S_IMODE(os.stat(path).st_mode) == 0o600
+    assert stat.S_IMODE(os.stat(path.parent).st_mode) == 0o700
+    creds = secrets.load_credentials()
+    assert creds.api_key == KEY and creds.source == "file"
+    monkeypatch.setenv("ANTHROPIC_API_KEY", "from-env")
+    assert secrets.load_credentials().source == "env"  # the environment still wins
+    monkeypatch.delenv("ANTHROPIC_API_KEY")
+    # Another process (the CLI) finds it at its next start: the key is not typed again.
+    fake_api.api_key = KEY  # the server accepts only the key in the file
+    fake_api.queue_text("hello from the file's key")
+    env = env_for(precis_home, fake_api.base_url)
+    env.pop("ANTHROPIC_API_KEY")
+    res = run(["chat", "hi"], env, timeout=60)
+    assert res.returncode == 0 and "hello from the file's key" in res.stdout, res.stderr
+    secrets.delete_api_key()
+    assert not secrets.load_credentials().present and KEY not in path.read_text()
+
+
+@pytest.mark.qt
+async def test_settings_offer_the_private_file_without_a_keyring_and_the_chats_show_without_a_key(
+        qtbot, fake_api, monkeypatch, no_keyring, precis_home):
+    from desktop.engine import secrets
+    from desktop.ui.bridge import Bridge
+    from desktop.ui.main_window import MainWindow
+
+    monkeypatch.delenv("ANTHROPIC_API_KEY")
+    async with _open_engine(credentials=False) as engine:
+        sid = await engine.new_session()
+        await engine.store.add_message(sid, "user", [{"type": "text", "text": "an earlier question"}])
+        bridge = Bridge(engine)
+        win = MainWindow(bridge, engine.paths.config_dir / "window.ini")
+        qtbot.addWidget(win)
+        win.show()
+        await win.start()
+        # No key, but a chat to read: the chat list and the chat show, not the first-run page.
+        assert win.stack.currentWidget() is win.splitter
+        await until(lambda: win.session_id == sid)
+        form = win.welcome.form
+        assert form.in_file.isVisibleTo(form) and not form.in_file.isChecked()  # shown, never chosen for the user
+        assert form.run_only.isChecked()
+        form.api_key.setText(KEY)
+        form.in_file.setChecked(True)
+        choice = form.choice()
+        assert choice.in_file and not choice.run_only
+        assert await bridge.apply_provider_choice(choice) is None
+        path = secrets.key_file()
+        assert stat.S_IMODE(os.stat(path).st_mode) == 0o600 and KEY in path.read_text()
+        assert secrets.load_credentials().source == "file"
+        await bridge.close()
+        win.close()
