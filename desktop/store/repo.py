@@ -16,6 +16,9 @@ from typing import Any
 
 import peewee as pw
 
+import desktop.store.errors as errors
+import desktop.store.migrations as migrations
+import desktop.store.versions as versions
 from desktop.engine.storage import (
     Fork,
     ImportPlan,
@@ -30,7 +33,6 @@ from desktop.engine.storage import (
     StoredEstimate,
 )
 from desktop.engine.types import DEFAULT_TITLE, CompactionRecord, SessionInfo, StoredMessage, Usage
-from desktop.store import errors, migrations, versions
 from desktop.store.schema import build_models, stored_usage
 
 log = logging.getLogger(__name__)

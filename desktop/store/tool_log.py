@@ -11,9 +11,9 @@ import time
 from dataclasses import dataclass
 from typing import Any
 
+from desktop.engine.storage import SavedApproval
 from desktop.store.repo import Repo
 from desktop.store.store import Store
-from desktop.tools.permissions import SavedApproval
 
 INTERRUPTED = "[interrupted: Précis stopped before this tool finished; it may or may not have run]"
 
