@@ -44,6 +44,7 @@ from desktop.engine.events import (
     UsageUpdate,
 )
 from desktop.engine.idle_prepare import IdleTimers
+from desktop.engine.library import ChatLibrary
 from desktop.engine.measure import ContextMeter, draft_cost
 from desktop.engine.overflow import detect_stop_reason
 from desktop.engine.profiles import Profile, find
@@ -140,6 +141,11 @@ class ChatEngine:
     @property
     def store(self) -> Storage:
         return self.shared.store
+
+    @property
+    def library(self) -> ChatLibrary:
+        """The window's reads (and whole-chat edits): it never reaches the store itself."""
+        return ChatLibrary(self.shared.store)
 
     @property
     def paths(self) -> Paths:
