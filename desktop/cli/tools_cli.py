@@ -104,10 +104,10 @@ async def start_servers(toolbox: Any) -> None:
 
 async def cmd_mcp(args: argparse.Namespace) -> int:
     from desktop.engine.settings import Paths
-    from desktop.tools.mcp_config import import_claude_desktop, load_config
+    from desktop.tools.mcp_config import CONFIG_NAME, import_claude_desktop, load_config
 
     paths = Paths.resolve().ensure()
-    target = paths.config_dir / "mcp.json"
+    target = paths.config_dir / CONFIG_NAME
     if args.mcp_command == "import-claude-desktop":
         source = Path(args.path).expanduser() if args.path else None
         imported, problems = import_claude_desktop(target, source)

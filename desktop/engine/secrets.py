@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import contextlib
 import os
 from collections.abc import Mapping
 from dataclasses import dataclass
@@ -90,11 +89,6 @@ def save_api_key(key: str, account: str = ACCOUNT) -> None:
         keyring.set_password(SERVICE, account, key)
     except keyring.errors.KeyringError as exc:
         raise KeyringUnavailable(M.say(M.KEYRING_REFUSED, error=redact.redact(str(exc), [key]))) from exc
-
-
-def delete_api_key(account: str = ACCOUNT) -> None:
-    with contextlib.suppress(keyring.errors.KeyringError):
-        keyring.delete_password(SERVICE, account)
 
 
 def use_for_this_run(key: str | None) -> None:

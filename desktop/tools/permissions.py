@@ -120,9 +120,6 @@ class PermissionPolicy:
         self._saved = None
         self._chat.clear()
 
-    def reset_chat(self, session_id: int) -> None:
-        self._chat.pop(session_id, None)
-
     def _listed(self, spec: ToolSpec) -> bool:
         return bool({spec.name, spec.tool, f"{spec.server}:{spec.tool}", "*"} & self.allow)
 
