@@ -553,7 +553,8 @@ class ChatEngine:
         if g.compaction is None:
             return None
         through = g.compaction.covers_through_message_id
-        if problem := steering.edit_problem(text, [m for m in await self.store.messages(session_id) if m.id <= through and m.sendable]):
+        covered = [m for m in await self.store.messages(session_id) if m.id <= through and m.sendable]
+        if problem := steering.edit_problem(text, covered):
             raise ValueError(problem)
         self._drop_background(session_id)
         record = await self.store.add_compaction(session_id, text.strip(), g.compaction.covers_through_message_id,
