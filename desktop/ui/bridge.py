@@ -33,7 +33,9 @@ from desktop.engine.storage import Page, StorageError
 from desktop.engine.tasks import Activity
 from desktop.engine.thinking import supports_thinking, thinking_enabled
 from desktop.engine.threshold import CAP as THRESHOLD_CAP
+from desktop.engine.threshold import CAP_RANGE as THRESHOLD_CAP_RANGE
 from desktop.engine.threshold import PERCENT as THRESHOLD_PERCENT
+from desktop.engine.threshold import PERCENT_RANGE as THRESHOLD_PERCENT_RANGE
 from desktop.engine.types import (
     CUT_STOP_REASONS,
     DEFAULT_TITLE,
@@ -41,6 +43,7 @@ from desktop.engine.types import (
     CompactionRecord,
     SessionInfo,
     StoredMessage,
+    covered_through,
 )
 from desktop.tools import events as tool_events
 from desktop.tools.mcp_config import McpServerConfig
@@ -50,8 +53,11 @@ from desktop.tools.toolbox import Toolbox
 from desktop.ui.wording import word_error
 
 __all__ = [
+    "covered_through",
     "THRESHOLD_CAP",
+    "THRESHOLD_CAP_RANGE",
     "THRESHOLD_PERCENT",
+    "THRESHOLD_PERCENT_RANGE",
     "ANTHROPIC",
     "AUTH_KINDS",
     "AUTH_WORDS",

@@ -21,7 +21,15 @@ from PySide6.QtWidgets import (
 
 from desktop import APP_NAME
 from desktop.ui.activity import activity_text, stopped_text
-from desktop.ui.bridge import Bridge, CompactionRecord, ImportFailed, Page, SessionInfo, events
+from desktop.ui.bridge import (
+    Bridge,
+    CompactionRecord,
+    ImportFailed,
+    Page,
+    SessionInfo,
+    covered_through,
+    events,
+)
 from desktop.ui.chat_model import ChatModel
 from desktop.ui.chat_view import ChatView
 from desktop.ui.compaction_card import card_body, card_title
@@ -640,7 +648,7 @@ class MainWindow(QMainWindow):
         """
         if self.session_id is None:
             return
-        active = records[-1].covers_through_message_id if records else 0
+        active = covered_through(records)
         if self.hidden_through and active < self.hidden_through:
             self.bridge.spawn(self.bridge.open_session(self.session_id))
             return
