@@ -142,3 +142,77 @@ def test_no_module_imports_the_sdk_the_mcp_stack_or_matplotlib_at_module_level()
     offenders = {module_name(p): sorted(m for m in module_level_imports(p) if m.split(".")[0] in LAZY)
                  for p in (ROOT / "desktop").rglob("*.py")}
     assert {name: bad for name, bad in offenders.items() if bad} == {}
+
+
+# The layers, highest first: a module may import its own layer or a lower one, never a higher one.
+# cli (the `precis` commands) -> ui (widgets, the bridge, the window's composition root) -> runtime (the one
+# place the parts are wired) -> store (SQLite) -> tools (tools, MCP, permissions) -> engine (pure asyncio).
+LAYERS: tuple[tuple[str, ...], ...] = (
+    ("desktop.__main__", "desktop.cli"),
+    ("desktop.ui",),
+    ("desktop.runtime",),
+    ("desktop.store",),
+    ("desktop.tools",),
+    ("desktop.engine",),
+)
+# Leaves usable from every layer: the package constants, the bundled files, the translations and the
+# desktop-entry installer. They import nothing of the app but other leaves.
+LEAVES = ("desktop", "desktop.resources", "desktop.i18n", "desktop.integration")
+DESKTOP = ROOT / "desktop"
+
+
+def desktop_graph() -> dict[str, set[str]]:
+    """Every module of desktop/ -> the desktop modules it imports (anywhere in the file, TYPE_CHECKING included)."""
+    files = {module_name(p): p for p in DESKTOP.rglob("*.py")}
+    return {name: {m for m in imports_of(path) if m in files and m != name} for name, path in files.items()}
+
+
+def within(module: str, prefix: str) -> bool:
+    return module == prefix or module.startswith(prefix + ".")
+
+
+def layer_of(module: str) -> int | None:
+    """The layer's rank (0 the highest), None for a leaf."""
+    if module in LEAVES or any(within(module, leaf) for leaf in LEAVES[1:]):
+        return None
+    ranks = [rank for rank, prefixes in enumerate(LAYERS) if any(within(module, p) for p in prefixes)]
+    assert ranks, f"{module} belongs to no declared layer: add it to LAYERS or LEAVES"
+    return ranks[0]
+
+
+def test_layer_of_places_each_package():
+    assert layer_of("desktop.cli.main") == 0 and layer_of("desktop.ui.bridge") == 1
+    assert layer_of("desktop.runtime") == 2 and layer_of("desktop.store.repo") == 3
+    assert layer_of("desktop.tools.toolbox") == 4 and layer_of("desktop.engine.compaction.tail") == 5
+    assert layer_of("desktop.i18n.catalog") is None and layer_of("desktop") is None
+
+
+def test_every_module_imports_only_its_own_layer_or_lower_ones():
+    upward: list[str] = []
+    for name, targets in desktop_graph().items():
+        rank = layer_of(name)
+        for target in sorted(targets):
+            to = layer_of(target)
+            if to is None:
+                continue
+            if rank is None or to < rank:  # a leaf importing a layer, or a layer importing a higher one
+                upward.append(f"{name} -> {target}")
+    assert upward == []
+
+
+def test_the_store_never_imports_the_tools():
+    graph = desktop_graph()
+    assert {name: sorted(t for t in targets if within(t, "desktop.tools"))
+            for name, targets in graph.items() if within(name, "desktop.store")
+            if any(within(t, "desktop.tools") for t in targets)} == {}
+
+
+def test_no_import_cycle_anywhere_in_desktop():
+    graph = desktop_graph()
+    assert "desktop.ui.main_window" in graph and "desktop.cli.main" in graph
+    assert find_cycle(graph) is None
+
+
+def test_no_window_helper_imports_the_main_window():
+    importers = sorted(name for name, targets in desktop_graph().items() if "desktop.ui.main_window" in targets)
+    assert importers == ["desktop.ui.app"]

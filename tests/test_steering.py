@@ -51,3 +51,18 @@ async def test_summarise_up_to_here_compacts_only_what_comes_before_the_message(
     assert "Instruction 1:" not in str(request[1:])
     first = await small_engine.compact(sid, "manual", before_message=users[0].id)
     assert not first.ok and "Nothing to summarise before" in first.message
+
+
+async def test_an_edited_summary_gets_the_summary_check_and_a_refused_one_stores_nothing(small_engine, fake_api):
+    import pytest
+
+    sid = (await small_engine.store.create_session("e", "claude-test")).id
+    await converse(small_engine, fake_api, sid, 6)
+    assert (await small_engine.compact(sid, "manual")).ok
+    rows = len(await small_engine.store.compactions(sid))
+    with pytest.raises(ValueError, match="too short"):
+        await small_engine.edit_summary(sid, "ok then")
+    covered = sum(len(str(m.content)) for m in await small_engine.store.messages(sid))
+    with pytest.raises(ValueError, match="not smaller than what it replaces"):
+        await small_engine.edit_summary(sid, "word " * covered)  # longer than everything it would stand for
+    assert len(await small_engine.store.compactions(sid)) == rows  # nothing stored, the summary in force stays

@@ -14,6 +14,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any, NoReturn
 
 from desktop import __version__
+from desktop.cli.common import CliError, open_for_command
 from desktop.cli.wording import cli, word
 from desktop.engine.messages import QT_TRANSLATE_NOOP
 
@@ -25,10 +26,6 @@ if TYPE_CHECKING:
 
 
 SESSION_SUFFIX = QT_TRANSLATE_NOOP("Cli", "{error} (session {id})")
-
-
-class CliError(Exception):
-    """A one-line reason for a non-zero exit."""
 
 
 def _status(text: str) -> None:
@@ -47,14 +44,6 @@ ACTIVITY_WORDS = {
         "Cli", "Compressing context (the provider said it was too long), then resending…"),
     "tools": QT_TRANSLATE_NOOP("Cli", "running tools…"),
 }
-
-
-def _open(model: str | None = None, toolbox: Any = None, *, readonly: bool = False) -> Any:
-    from desktop.runtime import open_runtime
-
-    # A process about to exit prepares nothing in the background: it would be aborted, unused. A command that
-    # only reads opens the database without writing (works on a locked database and on read-only media).
-    return open_runtime(model=model, background=False, toolbox=toolbox, readonly=readonly)
 
 
 def decode_input(data: bytes) -> str:
@@ -129,7 +118,7 @@ async def cmd_chat(args: argparse.Namespace) -> int:
 
     # Checked before the database is opened: a refused file leaves no empty new chat behind.
     attachments = [_attachment(Path(p)) for p in args.attach]
-    async with _open(args.model, chat_toolbox(args)) as ctx:
+    async with open_for_command(args.model, chat_toolbox(args)) as ctx:
         for problem in ctx.settings.problems:
             _status(problem)
         await start_servers(ctx.toolbox)
@@ -234,7 +223,7 @@ def _attachment(path: Path) -> dict[str, Any]:
 
 
 async def cmd_sessions(args: argparse.Namespace) -> int:
-    async with _open(readonly=True) as ctx:
+    async with open_for_command(readonly=True) as ctx:
         sessions = await ctx.store.list_sessions()
     rows = [
         {
@@ -262,7 +251,7 @@ async def cmd_sessions(args: argparse.Namespace) -> int:
 async def cmd_export(args: argparse.Namespace) -> int:
     from desktop.engine.export import export_text
 
-    async with _open(readonly=True) as ctx:
+    async with open_for_command(readonly=True) as ctx:
         session = await _session_or_fail(ctx.store, args.id)
         messages = await ctx.store.messages(session.id)
         compactions = await ctx.store.compactions(session.id)
@@ -284,7 +273,7 @@ async def cmd_export(args: argparse.Namespace) -> int:
 async def cmd_context(args: argparse.Namespace) -> int:
     from desktop.engine.context import context_report
 
-    async with _open(readonly=True) as ctx:
+    async with open_for_command(readonly=True) as ctx:
         await _session_or_fail(ctx.store, args.id)
         snap = await ctx.engine.measure(args.id)
     if args.json:
@@ -297,7 +286,7 @@ async def cmd_context(args: argparse.Namespace) -> int:
 async def cmd_import_claude_code(args: argparse.Namespace) -> int:
     from desktop.engine.importer import ImportFailed, import_claude_code
 
-    async with _open() as ctx:
+    async with open_for_command() as ctx:
         try:
             result = await import_claude_code(ctx.store, args.path, args.title)
         except ImportFailed as exc:
@@ -309,7 +298,7 @@ async def cmd_import_claude_code(args: argparse.Namespace) -> int:
 
 
 async def cmd_compact(args: argparse.Namespace) -> int:
-    async with _open() as ctx:
+    async with open_for_command() as ctx:
         await _session_or_fail(ctx.store, args.id)
         ctx.engine.subscribe(_print_activity)
         outcome = await ctx.engine.compact(args.id, "manual", focus=args.focus)

@@ -8,6 +8,8 @@ import json
 import sys
 from typing import Any
 
+from desktop.cli.common import open_for_command
+
 DEFAULT_LIMIT = 50
 
 
@@ -19,10 +21,8 @@ def add_search_command(sub: Any) -> None:
 
 
 async def cmd_search(args: argparse.Namespace) -> int:
-    from desktop.cli.main import _open
-
     query = " ".join(args.query)
-    async with _open(readonly=True) as ctx:
+    async with open_for_command(readonly=True) as ctx:
         hits = await ctx.store.search(query, max(1, args.limit))
     if args.json:
         print(json.dumps([h.to_json() for h in hits], ensure_ascii=False, indent=2))

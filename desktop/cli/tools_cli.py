@@ -10,6 +10,7 @@ import sys
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from desktop.cli.common import CliError
 from desktop.cli.wording import cli, word
 from desktop.engine.messages import QT_TRANSLATE_NOOP
 
@@ -68,7 +69,6 @@ async def terminal_asker(request: PermissionRequest) -> Answer | None:
 
 
 def chat_toolbox(args: argparse.Namespace) -> ToolboxFactory:
-    from desktop.cli.main import CliError
     from desktop.runtime import toolbox_factory
 
     workspace: Path | None = None
@@ -103,12 +103,11 @@ async def start_servers(toolbox: Any) -> None:
 
 
 async def cmd_mcp(args: argparse.Namespace) -> int:
-    from desktop.cli.main import CliError
     from desktop.engine.settings import Paths
-    from desktop.tools.mcp_config import import_claude_desktop, load_config
+    from desktop.tools.mcp_config import CONFIG_NAME, import_claude_desktop, load_config
 
     paths = Paths.resolve().ensure()
-    target = paths.config_dir / "mcp.json"
+    target = paths.config_dir / CONFIG_NAME
     if args.mcp_command == "import-claude-desktop":
         source = Path(args.path).expanduser() if args.path else None
         imported, problems = import_claude_desktop(target, source)

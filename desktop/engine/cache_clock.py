@@ -5,13 +5,12 @@ from __future__ import annotations
 
 import dataclasses
 
-from desktop.engine.catalog import CACHE_READ_MULTIPLIER, CACHE_WRITE_MULTIPLIER, ModelInfo
+from desktop.engine.catalog import CACHE_READ_MULTIPLIER, CACHE_WRITE_MULTIPLIER, MILLION, ModelInfo
 from desktop.engine.context import ContextSnapshot
 from desktop.engine.session import CACHE_TTL, LONG_CACHE_TTL
 
 LEAD = 45.0  # an idle session prepares its summary this long before the cache expires
 EXPECTED_OUTPUT = 1_000  # tokens a next turn answers with, for the cost hint
-MILLION = 1_000_000
 
 
 def expires_at(last_request: float | None, long_ttl: bool) -> tuple[float | None, float]:

@@ -52,7 +52,7 @@ class ModelInfo:
         return None if self.input_price is None else self.input_price * CACHE_READ_MULTIPLIER
 
 
-_M = 1_000_000
+MILLION = 1_000_000  # prices are USD per million tokens (and the 1M windows)
 _K = 200_000
 
 
@@ -61,7 +61,7 @@ def _e(window: int | None, max_output: int, family: Family, price: tuple[float, 
     return {
         "window": window, "max_output": max_output, "family": family,
         "input_price": price[0] if price else None, "output_price": price[1] if price else None,
-        "min_cache_tokens": min_cache, "media_limit": 600 if window and window >= _M else 100,
+        "min_cache_tokens": min_cache, "media_limit": 600 if window and window >= MILLION else 100,
         "keeps_thinking": keeps_thinking, "verified": verified,
     }
 
@@ -69,13 +69,13 @@ def _e(window: int | None, max_output: int, family: Family, price: tuple[float, 
 # Keys are matched against the id and its dated / provider variants (see _lookup).
 CATALOG: dict[str, dict[str, Any]] = {
     # 1M models at standard pricing.
-    "claude-opus-4-8": _e(_M, 128_000, V47, (5, 25), 4096, True),
-    "claude-opus-4-7": _e(_M, 128_000, V47, (5, 25), 4096, True),
-    "claude-opus-4-6": _e(_M, 128_000, V3, (5, 25), 4096, True),
+    "claude-opus-4-8": _e(MILLION, 128_000, V47, (5, 25), 4096, True),
+    "claude-opus-4-7": _e(MILLION, 128_000, V47, (5, 25), 4096, True),
+    "claude-opus-4-6": _e(MILLION, 128_000, V3, (5, 25), 4096, True),
     # Max output: 128K in the Jul 2026 model list; older lists said 64K, so the larger figure is unconfirmed.
-    "claude-sonnet-4-6": _e(_M, 128_000, V3, (3, 15), 2048, True),
-    "claude-sonnet-5": _e(_M, 128_000, V47, (3, 15), 1024, True, verified=False),  # price, cache min: inferred
-    "claude-fable-5": _e(_M, 128_000, V47, (10, 50), 2048, True),
+    "claude-sonnet-4-6": _e(MILLION, 128_000, V3, (3, 15), 2048, True),
+    "claude-sonnet-5": _e(MILLION, 128_000, V47, (3, 15), 1024, True, verified=False),  # price, cache min: inferred
+    "claude-fable-5": _e(MILLION, 128_000, V47, (10, 50), 2048, True),
     # 200K models.
     "claude-haiku-4-5": _e(_K, 64_000, V3, (1, 5), 4096, False),
     "claude-opus-4-5": _e(_K, 64_000, V3, (5, 25), 4096, True),
@@ -89,11 +89,11 @@ CATALOG: dict[str, dict[str, Any]] = {
     "claude-3-5-haiku": _e(_K, 8_192, V3, (0.8, 4), 2048, False),
     # 5.x ids from the SDK 2.10 Model literal: windows follow the documented 1M siblings
     # (Sonnet 5, Fable 5, Opus 4.6+); prices follow the tier. Unverified.
-    "claude-opus-5": _e(_M, 128_000, V47, (5, 25), 512, True, verified=False),
-    "claude-opus-5-5": _e(_M, 128_000, V47, (5, 25), 512, True, verified=False),
-    "claude-sonnet-5-5": _e(_M, 128_000, V47, (3, 15), 1024, True, verified=False),
-    "claude-fable-5-1": _e(_M, 128_000, V47, (10, 50), 2048, True, verified=False),
-    "claude-fable-5-2": _e(_M, 128_000, V47, (10, 50), 2048, True, verified=False),
+    "claude-opus-5": _e(MILLION, 128_000, V47, (5, 25), 512, True, verified=False),
+    "claude-opus-5-5": _e(MILLION, 128_000, V47, (5, 25), 512, True, verified=False),
+    "claude-sonnet-5-5": _e(MILLION, 128_000, V47, (3, 15), 1024, True, verified=False),
+    "claude-fable-5-1": _e(MILLION, 128_000, V47, (10, 50), 2048, True, verified=False),
+    "claude-fable-5-2": _e(MILLION, 128_000, V47, (10, 50), 2048, True, verified=False),
     # Nothing published for these: capacity and price unknown, only the tokenizer is a safe guess.
     "claude-haiku-5-5": _e(None, 64_000, V47, None, 2048, True, verified=False),
     "claude-mythos-5": _e(None, 128_000, V47, None, 2048, True, verified=False),
@@ -259,15 +259,18 @@ class ModelCatalog:
         """
         if usage is None:
             return 0.0
-        info = self.info(model)
-        if info.input_price is None or info.output_price is None:
-            return None
-        per_token_in = info.input_price / 1_000_000
-        return (usage.input_tokens * per_token_in
-                + usage.cache_creation_input_tokens * per_token_in * CACHE_WRITE_MULTIPLIER
-                + usage.cache_read_input_tokens * per_token_in * CACHE_READ_MULTIPLIER
-                + usage.output_tokens * info.output_price / 1_000_000)
+        return usage_cost(self.info(model), usage)
 
     @staticmethod
     def known_models() -> list[str]:
         return sorted(CATALOG)
+
+
+def usage_cost(info: ModelInfo, usage: Usage) -> float | None:
+    """USD a call cost by its usage (None: the model's price is unknown). Cache writes at the 5-minute rate."""
+    if info.input_price is None or info.output_price is None:
+        return None
+    price_in = info.input_price
+    return (usage.input_tokens * price_in + usage.cache_creation_input_tokens * price_in * CACHE_WRITE_MULTIPLIER
+            + usage.cache_read_input_tokens * price_in * CACHE_READ_MULTIPLIER
+            + usage.output_tokens * info.output_price) / MILLION

@@ -31,6 +31,7 @@ from desktop.engine.events import (
     StatusChanged,
 )
 from desktop.engine.idle_prepare import IdleTimers
+from desktop.engine.library import ChatLibrary
 from desktop.engine.measure import ContextMeter, draft_cost
 from desktop.engine.profiles import Profile, find
 from desktop.engine.provider import Provider
@@ -98,6 +99,11 @@ class ChatEngine:
     @property
     def store(self) -> Storage:
         return self.shared.store
+
+    @property
+    def library(self) -> ChatLibrary:
+        """The window's reads (and whole-chat edits): it never reaches the store itself."""
+        return ChatLibrary(self.shared.store)
 
     @property
     def paths(self) -> Paths:

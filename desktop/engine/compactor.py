@@ -25,6 +25,7 @@ from typing import Any, Literal, Protocol, cast
 from desktop.engine import cache_clock, overflow, steering, tokens
 from desktop.engine import compaction as cp
 from desktop.engine import messages as M
+from desktop.engine.catalog import MILLION
 from desktop.engine.compaction import sections
 from desktop.engine.compaction import summary_route as route
 from desktop.engine.compaction._shared import Message, group_starts
@@ -568,7 +569,7 @@ class Compactor:
             return None
         price = shared.catalog.info(g.model).cache_read_price
         if price is not None:  # every later warm request reads this many tokens less
-            stats = {**stats, "saving_per_turn": round(saved * price / 1_000_000, 6)}
+            stats = {**stats, "saving_per_turn": round(saved * price / MILLION, 6)}
         full_stats = {**stats, "tokens_before": before, "tokens_saved": saved, "pins": len(pins),
                       "pins_text": pins_text, "ledger": ledger}
         changes = {"breaker_failures": 0} if trigger != "snip" else None

@@ -220,6 +220,10 @@ class Conversation:
         g = await self.view.gather()
         if g.compaction is None:
             return None
+        through = g.compaction.covers_through_message_id
+        covered = [m for m in await self.hub.store.messages(self.session_id) if m.id <= through and m.sendable]
+        if problem := steering.edit_problem(text, covered):
+            raise ValueError(problem)
         self.hub.drop_background(self.session_id)
         record = await self.hub.store.add_compaction(self.session_id, text, g.compaction.covers_through_message_id,
                                                      "edit", steering.edited_stats(g.compaction, text),

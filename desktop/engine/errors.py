@@ -6,15 +6,21 @@ import json
 import sys
 from collections.abc import Iterable
 from dataclasses import dataclass, field, replace
-from typing import Any
+from typing import Any, Literal, get_args
 
 from desktop.engine import messages as M
 from desktop.engine import overflow, redact
 
+# Every kind a failed turn can have (the window and the CLI compare these words: never rename one). "storage": the
+# database failed; "tool_permission": a tool needed an answer nobody could give (a TurnError, never a ChatError).
+ErrorKind = Literal["auth", "rate_limit", "overloaded", "network", "bad_request", "overflow", "media", "server",
+                    "protocol", "storage", "unknown", "tool_permission"]
+ERROR_KINDS: tuple[ErrorKind, ...] = get_args(ErrorKind)
+
 
 @dataclass(frozen=True, slots=True)
 class ChatError:
-    kind: str  # auth | rate_limit | overloaded | network | bad_request | overflow | media | server | protocol | unknown
+    kind: ErrorKind
     message: str
     retryable: bool = True
     status: int | None = None

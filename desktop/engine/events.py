@@ -6,6 +6,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from desktop.engine.context import ContextSnapshot
+from desktop.engine.errors import ErrorKind
 from desktop.engine.tasks import Activity
 from desktop.engine.types import CompactionRecord, StoredMessage, Usage
 
@@ -68,7 +69,7 @@ class TurnDone(EngineEvent):
 class TurnError(EngineEvent):
     """A failed turn. The user's message is stored; ``retryable`` turns can be resent with retry()."""
 
-    kind: str  # auth | rate_limit | overloaded | network | bad_request | overflow | server | unknown
+    kind: ErrorKind
     message: str
     retryable: bool
     actions: tuple[str, ...] = ("retry",)

@@ -3,7 +3,6 @@ works) a private file in the config folder, readable by its owner only. Never in
 
 from __future__ import annotations
 
-import contextlib
 import json
 import os
 from collections.abc import Mapping
@@ -96,14 +95,6 @@ def save_api_key(key: str, account: str = ACCOUNT) -> None:
         keyring.set_password(SERVICE, account, key)
     except keyring.errors.KeyringError as exc:
         raise KeyringUnavailable(M.say(M.KEYRING_REFUSED, error=redact.redact(str(exc), [key]))) from exc
-
-
-def delete_api_key(account: str = ACCOUNT) -> None:
-    with contextlib.suppress(keyring.errors.KeyringError):
-        keyring.delete_password(SERVICE, account)
-    entries = _key_file_entries()
-    if entries.pop(account, None) is not None:
-        _write_key_file(entries)
 
 
 # --- the private key file: the user's explicit choice where no keyring works ---------------------------------

@@ -31,7 +31,7 @@ from desktop.engine.measure import (
 from desktop.engine.settings import Paths, Settings
 from desktop.engine.storage import Loaded, Storage, StoredEstimate
 from desktop.engine.thinking import thinking_param
-from desktop.engine.types import Block, CompactionRecord, SessionInfo, StoredMessage, Usage
+from desktop.engine.types import Block, CompactionRecord, SessionInfo, StoredMessage, Usage, covered_through
 
 BREAKER_LIMIT = 3  # consecutive summary failures that pause automatic summaries
 INGEST_SHARE = 0.15  # one block never takes more than this share of a small window (about 3 characters a token)
@@ -207,7 +207,7 @@ class SessionView:
 
     @staticmethod
     def _floor(loaded: Loaded) -> int:
-        return loaded.compactions[-1].covers_through_message_id if loaded.compactions else 0
+        return covered_through(loaded.compactions)
 
     def _add_cost(self, model: str | None, usage: Usage | None, sign: int = 1) -> None:
         """Add (sign=-1: take away) the price of ``usage``: a per-model total at a full load, one reply's

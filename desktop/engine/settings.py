@@ -12,7 +12,7 @@ from typing import Any
 
 import platformdirs
 
-from desktop.engine import files
+from desktop.engine import files, threshold
 from desktop.engine import messages as M
 from desktop.engine.messages import QT_TRANSLATE_NOOP
 from desktop.engine.profiles import Profile, find
@@ -93,7 +93,7 @@ OVERRIDE_COUNT_RANGES: dict[str, tuple[int, int]] = {
     "max_output": (1, 1_000_000),
     "min_cache_tokens": (1, 1_000_000),
     "media_limit": (1, 100_000),
-    "compact_at_tokens": (1_000, 10_000_000),  # automatic compaction's absolute cap (threshold.py)
+    threshold.CAP: threshold.CAP_RANGE,  # automatic compaction's absolute cap
 }
 OVERRIDE_PRICES = ("input_price", "output_price", "input", "output")  # USD per million tokens
 MAX_PRICE = 100_000.0
@@ -425,12 +425,12 @@ def _overrides(value: Any, problems: list[str]) -> dict[str, dict[str, Any]]:
                     continue
                 fixed = _clamp(f"{where}.{key}", price, 0.0, MAX_PRICE, problems)
                 clean[key] = 0.0 if fixed is None else float(fixed)
-            elif key == "compact_percent":
+            elif key == threshold.PERCENT:
                 percent = _number(item)
                 if percent is None or percent <= 0:
                     problems.append(f"{where}.{key}: expected a percent, got {_show(item)}; ignored")
                     continue
-                clean[key] = float(_clamp(f"{where}.{key}", percent, 5.0, 99.0, problems) or percent)
+                clean[key] = float(_clamp(f"{where}.{key}", percent, *threshold.PERCENT_RANGE, problems) or percent)
             elif key == "family":
                 if item in (V3, V47):
                     clean[key] = item

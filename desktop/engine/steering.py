@@ -7,7 +7,7 @@ from collections.abc import Sequence
 from typing import Any
 
 from desktop.engine import tokens
-from desktop.engine.compaction import cut_points
+from desktop.engine.compaction import cut_points, validate_summary
 from desktop.engine.types import CompactionRecord, StoredMessage
 
 HANDOFF_HEADER = "Context carried over from an earlier chat, “{title}”:"
@@ -16,6 +16,12 @@ HANDOFF_HEADER = "Context carried over from an earlier chat, “{title}”:"
 def edited_stats(record: CompactionRecord, text: str) -> dict[str, Any]:
     """The stats of an edited summary: the pins, ledger and counts of the one it replaces, marked edited."""
     return {**record.stats, "edited": True, "edited_from": record.id, "summary_tokens": tokens.estimate_text(text)}
+
+
+def edit_problem(text: str, covered: Sequence[StoredMessage]) -> str | None:
+    """Why an edited summary cannot stand in for the messages it covers (None: it can): the check every summary
+    gets, against what those messages cost."""
+    return validate_summary(text, sum(tokens.estimate_message(m.content) for m in covered))
 
 
 def handoff_text(record: CompactionRecord, title: str) -> str:

@@ -40,6 +40,19 @@ class StaleBoundary(ValueError):
 
 
 @dataclass(frozen=True, slots=True)
+class SavedApproval:
+    """A saved answer to a tool's permission prompt. The store writes it and the tools' policy reads it; it
+    lives here because the store never imports the tools."""
+
+    id: int
+    server: str
+    tool: str
+    origin: str
+    created_at: float
+    session_id: int | None = None  # set: "Allow for this chat" in that chat; None: "Always for this tool"
+
+
+@dataclass(frozen=True, slots=True)
 class LockHolder:
     """Who runs a turn in a session right now (a row of ``session_locks``)."""
 

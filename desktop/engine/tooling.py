@@ -20,13 +20,6 @@ class ToolRunner(Protocol):
     async def run(self, session_id: int, calls: list[Block]) -> list[Block]: ...
 
 
-class FileSnapshots(Protocol):
-    """A runner that can read a session's workspace files (optional): after a summary, the files the model read
-    or edited last are put back, as they are on disk at that moment."""
-
-    def snapshot_files(self, session_id: int, paths: list[str]) -> str: ...
-
-
 class EndTurn(Exception):  # noqa: N818 - a stop, not a failure
     """The runner answered the calls (``results``, stored as usual) but the turn must end here with ``reason``,
     e.g. a tool needs approval in a run where nobody can be asked."""

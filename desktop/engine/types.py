@@ -5,6 +5,7 @@ Messages are kept as Anthropic content blocks (lists of JSON dicts), never flatt
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Any, Literal
 
@@ -117,3 +118,10 @@ class CompactionRecord:
     trigger: Literal["auto", "manual", "reactive", "background", "snip"]
     stats: dict[str, Any]
     created_at: float
+
+
+
+def covered_through(compactions: Sequence[CompactionRecord]) -> int:
+    """The boundary: id of the last message the active (newest) compaction covers, 0 without one. Requests
+    carry the messages after it."""
+    return compactions[-1].covers_through_message_id if compactions else 0

@@ -179,7 +179,7 @@ def _v9(db: pw.SqliteDatabase, models: Models) -> None:
 
 def _v10(db: pw.SqliteDatabase, models: Models) -> None:
     # Virtual tables and triggers only, plus one nullable column (a plain ALTER TABLE): nothing is rebuilt.
-    from desktop.store import search
+    import desktop.store.search as search
 
     search.create_index(db)
     migrate(SqliteMigrator(db).add_column("sessions", "pinned", pw.IntegerField(null=True)))

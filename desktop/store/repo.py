@@ -16,6 +16,9 @@ from typing import Any
 
 import peewee as pw
 
+import desktop.store.errors as errors
+import desktop.store.migrations as migrations
+import desktop.store.versions as versions
 from desktop.engine.storage import (
     Fork,
     ImportPlan,
@@ -29,8 +32,15 @@ from desktop.engine.storage import (
     StorageUnusable,
     StoredEstimate,
 )
-from desktop.engine.types import DEFAULT_TITLE, CompactionRecord, SessionInfo, StoredMessage, Usage
-from desktop.store import errors, migrations, versions
+from desktop.engine.types import (
+    DEFAULT_TITLE,
+    SENDABLE,
+    CompactionRecord,
+    SessionInfo,
+    StoredMessage,
+    Usage,
+    covered_through,
+)
 from desktop.store.schema import build_models, stored_usage
 
 log = logging.getLogger(__name__)
@@ -191,7 +201,7 @@ def _estimate_fields(est: StoredEstimate | None) -> dict[str, Any]:
             "est_trimmed": int(est.trimmed)}
 
 
-SENDABLE_SQL = ("complete", "cut", "interrupted")  # types.SENDABLE, as the queries filter it
+SENDABLE_SQL = tuple(sorted(SENDABLE))  # types.SENDABLE, as the queries filter it (SQL parameters)
 
 
 class Repo:
@@ -689,7 +699,7 @@ class Repo:
             if session is None:
                 return None
             compactions = self.compactions(session_id)
-            after = compactions[-1].covers_through_message_id if compactions else 0
+            after = covered_through(compactions)
             M = self.m.Message
             rows, keys = self._rows_and_keys(
                 M.select().where((M.session == session_id) & (M.id > after) & M.off_path.is_null()).order_by(M.id))
@@ -729,7 +739,7 @@ class Repo:
             if session is None:
                 return None
             compactions = self.compactions(session_id)
-            after = compactions[-1].covers_through_message_id if compactions else 0
+            after = covered_through(compactions)
             M = self.m.Message
             # Rows with numbers are sendable by content (the engine stores numbers only for rows with content):
             # their sums read the estimates index alone. The rest are decoded.
@@ -765,7 +775,7 @@ class Repo:
                 return None
             compactions = self.compactions(session_id)
             if hidden_through is None:
-                hidden_through = compactions[-1].covers_through_message_id if compactions and not originals else 0
+                hidden_through = 0 if originals else covered_through(compactions)
             rows = self.messages(session_id, after_id=hidden_through, before_id=before_id, newest=size)
             older = bool(rows) and self.count_messages(session_id, before_id=rows[0].id,
                                                        after_id=hidden_through) > 0

@@ -18,6 +18,7 @@ from typing import Any, TypeVar
 
 import peewee as pw
 
+import desktop.store.errors as errors
 from desktop.engine.search import SearchHit
 from desktop.engine.storage import (
     Fork,
@@ -32,7 +33,6 @@ from desktop.engine.storage import (
     StoredEstimate,
 )
 from desktop.engine.types import DEFAULT_TITLE, Block, CompactionRecord, SessionInfo, StoredMessage, Usage
-from desktop.store import errors
 from desktop.store.repo import Repo
 
 log = logging.getLogger(__name__)
@@ -151,7 +151,7 @@ class Store:
 
     async def search(self, query: str, limit: int = 50) -> list[SearchHit]:
         """Full-text search across every chat (see store/search.py)."""
-        from desktop.store import search
+        import desktop.store.search as search
 
         return await self.call(search.search, self._repo, query, limit)
 

@@ -11,9 +11,9 @@ import time
 from dataclasses import dataclass
 from typing import Any
 
-from desktop.store.repo import Repo
+from desktop.engine.storage import SavedApproval
+from desktop.store.repo import SENDABLE_SQL, Repo
 from desktop.store.store import Store
-from desktop.tools.permissions import SavedApproval
 
 INTERRUPTED = "[interrupted: Précis stopped before this tool finished; it may or may not have run]"
 
@@ -117,7 +117,8 @@ class ToolLog:
             rows = repo.db.execute_sql(
                 "SELECT m.session_id, m.content FROM messages AS m JOIN (SELECT session_id, MAX(id) AS last "
                 "FROM messages GROUP BY session_id) AS t ON m.id = t.last WHERE m.role = 'assistant' "
-                "AND m.status IN ('complete', 'cut', 'interrupted') AND m.content LIKE '%\"tool_use\"%'").fetchall()
+                f"AND m.status IN ({', '.join('?' * len(SENDABLE_SQL))}) AND m.content LIKE '%\"tool_use\"%'",
+                SENDABLE_SQL).fetchall()
             added = []
             with repo.db.atomic():
                 for session_id, content in rows:

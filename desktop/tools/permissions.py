@@ -16,6 +16,8 @@ from dataclasses import dataclass, field
 from enum import StrEnum
 from typing import Any, Protocol, runtime_checkable
 
+# SavedApproval is re-exported: the policy's callers name it here.
+from desktop.engine.storage import SavedApproval as SavedApproval
 from desktop.tools.types import BUILTIN, ToolSpec
 
 ASK_TIMEOUT = 300.0  # seconds a prompt waits before it counts as Deny
@@ -47,16 +49,6 @@ class PermissionRequest:
     def arguments_text(self, limit: int = 4_000) -> str:
         text = json.dumps(self.arguments, ensure_ascii=False, indent=2)
         return text if len(text) <= limit else text[:limit] + "\n…"
-
-
-@dataclass(frozen=True, slots=True)
-class SavedApproval:
-    id: int
-    server: str
-    tool: str
-    origin: str
-    created_at: float
-    session_id: int | None = None  # set: "Allow for this chat" in that chat; None: "Always for this tool"
 
 
 class ApprovalStore(Protocol):
@@ -127,9 +119,6 @@ class PermissionPolicy:
         """Saved approvals changed elsewhere (revoked in Settings): read them again."""
         self._saved = None
         self._chat.clear()
-
-    def reset_chat(self, session_id: int) -> None:
-        self._chat.pop(session_id, None)
 
     def _listed(self, spec: ToolSpec) -> bool:
         return bool({spec.name, spec.tool, f"{spec.server}:{spec.tool}", "*"} & self.allow)

@@ -12,7 +12,7 @@ import logging
 import time
 from collections.abc import Callable, Mapping
 from pathlib import Path
-from typing import Any, Protocol
+from typing import Any
 
 from desktop.engine.events import EngineEvent
 from desktop.engine.settings import Paths
@@ -28,7 +28,7 @@ from desktop.tools.events import (
     ToolCallStarted,
 )
 from desktop.tools.file_tools import FileTools
-from desktop.tools.mcp_config import McpConfig, McpServerConfig, load_config
+from desktop.tools.mcp_config import CONFIG_NAME, McpConfig, McpServerConfig, load_config
 from desktop.tools.mcp_host import McpServer
 from desktop.tools.permissions import Answer, Asker, PermissionPolicy, PermissionRequest
 from desktop.tools.types import BUILTIN, ToolOutcome, ToolSpec
@@ -40,10 +40,6 @@ REINJECT_FILE_CHARS = 20_000  # about 5K tokens each
 REINJECT_TOTAL_TOKENS = 50_000
 log = logging.getLogger(__name__)
 _UNSET: Any = object()
-
-
-class AuditSink(Protocol):
-    async def record(self, entry: Any) -> None: ...
 
 
 class Toolbox:
@@ -68,7 +64,7 @@ class Toolbox:
 
     @property
     def mcp_path(self) -> Path:
-        return self.paths.config_dir / "mcp.json"
+        return self.paths.config_dir / CONFIG_NAME
 
     # --- events ------------------------------------------------------------------------------------------
     def subscribe(self, listener: Callable[[EngineEvent], None]) -> Callable[[], None]:

@@ -18,13 +18,11 @@ from PySide6.QtCore import QObject, Signal
 
 from desktop.engine import attachments as _attachments
 from desktop.engine import events, lazy_imports, shutdown
-from desktop.engine import importer as _importer
 from desktop.engine import secrets as _secrets
 from desktop.engine.attachments import AttachmentRefused, Checked
 from desktop.engine.chat import ChatEngine, MessageTooLong
 from desktop.engine.context import CATEGORIES, LABELS, WARNING_RATIO, ContextSnapshot
 from desktop.engine.continuation import NothingToContinue
-from desktop.engine.export import export_text
 from desktop.engine.importer import ImportFailed, ImportResult
 from desktop.engine.probe import ProbeResult, probe
 from desktop.engine.profiles import ANTHROPIC, AUTH_KINDS, AUTH_WORDS, PRESETS, Profile, find, preset
@@ -35,7 +33,9 @@ from desktop.engine.storage import Page, StorageError
 from desktop.engine.tasks import Activity
 from desktop.engine.thinking import supports_thinking, thinking_enabled
 from desktop.engine.threshold import CAP as THRESHOLD_CAP
+from desktop.engine.threshold import CAP_RANGE as THRESHOLD_CAP_RANGE
 from desktop.engine.threshold import PERCENT as THRESHOLD_PERCENT
+from desktop.engine.threshold import PERCENT_RANGE as THRESHOLD_PERCENT_RANGE
 from desktop.engine.types import (
     CUT_STOP_REASONS,
     DEFAULT_TITLE,
@@ -43,6 +43,7 @@ from desktop.engine.types import (
     CompactionRecord,
     SessionInfo,
     StoredMessage,
+    covered_through,
 )
 from desktop.tools import events as tool_events
 from desktop.tools.mcp_config import McpServerConfig
@@ -52,8 +53,11 @@ from desktop.tools.toolbox import Toolbox
 from desktop.ui.wording import word_error
 
 __all__ = [
+    "covered_through",
     "THRESHOLD_CAP",
+    "THRESHOLD_CAP_RANGE",
     "THRESHOLD_PERCENT",
+    "THRESHOLD_PERCENT_RANGE",
     "ANTHROPIC",
     "AUTH_KINDS",
     "AUTH_WORDS",
@@ -207,13 +211,13 @@ class Bridge(QObject):
     async def refresh_sessions(self, title_filter: str | None = None) -> list[SessionInfo]:
         if title_filter is not None:
             self.session_filter = title_filter
-        sessions = await self._engine.store.list_sessions(self.session_filter)
+        sessions = await self._engine.library.sessions(self.session_filter)
         self.sessions_changed.emit(sessions)
         return sessions
 
     async def open_session(self, session_id: int, originals: bool = False) -> None:
         """Show the newest page. Messages a summary replaced stay collapsed under its card unless ``originals``."""
-        page = await self._engine.store.page(session_id, originals=originals, size=PAGE_SIZE)
+        page = await self._engine.library.page(session_id, originals=originals, size=PAGE_SIZE)
         if page is None:
             return
         self.session_opened.emit(page)
@@ -223,30 +227,24 @@ class Bridge(QObject):
 
     def save_drafts(self, drafts: dict[int, tuple[str, list[str]]]) -> None:
         """Keep every chat's unsent draft in the database (a restart or a crash does not lose typed text)."""
-        value = {str(sid): {"text": text, "files": files} for sid, (text, files) in drafts.items()}
+        value = dict(drafts)  # as they are now: the window goes on typing
         previous = self._draft_save
 
         async def save() -> None:
             if previous is not None:  # in order: the newest drafts win
                 await asyncio.gather(previous, return_exceptions=True)
-            await self._engine.store.set_kv("drafts", value)
+            await self._engine.library.save_drafts(value)
 
         if not self._closed:
             self._draft_save = asyncio.ensure_future(save())
 
     async def load_drafts(self) -> dict[int, tuple[str, list[str]]]:
-        stored = await self._engine.store.get_kv("drafts", {})
-        out: dict[int, tuple[str, list[str]]] = {}
-        for key, item in (stored.items() if isinstance(stored, dict) else []):
-            if isinstance(item, dict) and str(key).isdigit():
-                files = [str(f) for f in item.get("files") or [] if isinstance(f, str)]
-                out[int(key)] = (str(item.get("text") or ""), files)
-        return out
+        return await self._engine.library.load_drafts()
 
     async def watch_database(self) -> bool:
         """Another process (the CLI) wrote to the database: the session list is read again. Cheap to poll: one
         PRAGMA on the store's thread."""
-        version = await self._engine.store.data_version()
+        version = await self._engine.library.data_version()
         changed = self._data_version is not None and version != self._data_version
         self._data_version = version
         if changed:
@@ -254,8 +252,8 @@ class Bridge(QObject):
         return changed
 
     async def load_older(self, session_id: int, before_id: int, hidden_through: int = 0) -> None:
-        page = await self._engine.store.page(session_id, before_id=before_id, hidden_through=hidden_through,
-                                             size=PAGE_SIZE)
+        page = await self._engine.library.page(session_id, before_id=before_id, hidden_through=hidden_through,
+                                               size=PAGE_SIZE)
         if page is not None:
             self.older_loaded.emit(session_id, page)
 
@@ -264,7 +262,7 @@ class Bridge(QObject):
         """Open a new chat; ``reuse``: the open chat, taken instead when it is still empty and untitled (New
         chat never piles up empty chats)."""
         if reuse is not None:
-            current = await self._engine.store.get_session(reuse)
+            current = await self._engine.library.session(reuse)
             if current is not None and current.message_count == 0 and current.title == DEFAULT_TITLE:
                 await self.open_session(reuse)
                 return reuse
@@ -275,13 +273,13 @@ class Bridge(QObject):
 
     async def import_claude_code(self, path: str, title: str | None = None) -> ImportResult:
         """Import a Claude Code transcript as a new session and open it. Raises ImportFailed (one line)."""
-        result = await _importer.import_claude_code(self._engine.store, path, title)
+        result = await self._engine.library.import_claude_code(path, title)
         await self.refresh_sessions()
         await self.open_session(result.session_id)
         return result
 
     async def rename_session(self, session_id: int, title: str) -> None:
-        await self._engine.store.update_session(session_id, title=title.strip() or "Untitled")
+        await self._engine.library.rename(session_id, title)
         await self.refresh_sessions()
 
     async def delete_session(self, session_id: int) -> list[SessionInfo]:
@@ -290,13 +288,13 @@ class Bridge(QObject):
         return await self.refresh_sessions()
 
     async def set_pinned(self, session_id: int, pinned: bool) -> None:
-        await self._engine.store.set_pinned(session_id, pinned)
+        await self._engine.library.set_pinned(session_id, pinned)
         await self.refresh_sessions()
 
     # --- search, instructions, export -----------------------------------------------------------------
     async def search(self, query: str, limit: int = 50) -> list[SearchHit]:
         """Full-text search across every chat (the index `precis search` reads)."""
-        return await self._engine.store.search(query, limit)
+        return await self._engine.library.search(query, limit)
 
     async def chat_instructions(self, session_id: int) -> str:
         value = (await self._engine.session_state(session_id)).get("instructions")
@@ -308,11 +306,7 @@ class Bridge(QObject):
 
     async def export_chat(self, session_id: int, fmt: str = "md") -> str:
         """The chat as `precis export ID --format md|json` writes it."""
-        store = self._engine.store
-        session = await store.get_session(session_id)
-        if session is None:
-            return ""
-        return export_text(session, await store.messages(session_id), await store.compactions(session_id), fmt)
+        return await self._engine.library.export(session_id, fmt)
 
     async def export_chat_to(self, session_id: int, path: Any, fmt: str = "md") -> None:
         """Write the export to ``path`` readable by the owner only (it holds the history), like the CLI's -o."""
@@ -376,8 +370,7 @@ class Bridge(QObject):
 
     # --- versions (regenerate, edit, ‹ › switch); the window reads the page again on events.PathChanged ----
     async def _session_of(self, message_id: int) -> int | None:
-        msg = await self._engine.store.get_message(message_id)
-        return msg.session_id if msg is not None else None
+        return await self._engine.library.session_of_message(message_id)
 
     async def regenerate(self, message_id: int) -> None:
         """Answer again in place of a reply; the old reply stays as the other version."""
@@ -551,7 +544,7 @@ class Bridge(QObject):
         return [*(await store.approvals()), *chats]
 
     async def chat_title(self, session_id: int) -> str:
-        session = await self._engine.store.get_session(session_id)
+        session = await self._engine.library.session(session_id)
         return session.title if session is not None else ""
 
     async def revoke_approval(self, approval_id: int, session_id: int | None = None) -> None:
@@ -579,7 +572,7 @@ class Bridge(QObject):
     # --- the chat's model -----------------------------------------------------------------------------
     async def list_models(self, session_id: int) -> list[str]:
         """The picker's models: what the chat's provider lists (asked once per profile), then the catalog."""
-        session = await self._engine.store.get_session(session_id)
+        session = await self._engine.library.session(session_id)
         if session is None:
             return []
         name = session.profile or self._engine.settings.profile

@@ -186,7 +186,6 @@ class ChatDelegate(QStyledItemDelegate):
         self._splits: dict[tuple[Any, int], int] = {}  # (row key, segment): where a streaming text's open tail starts
         self._model: Any = None
         self._dark = is_dark(view.palette(), QPalette.ColorRole.Base)
-        self.doc_builds = 0  # for tests and benchmarks: how many documents were built
         self.marks = TextMarks()  # the user's text selection and the find bar's matches, painted in paint()
 
     # -- wiring -----------------------------------------------------------------------------------------------
@@ -297,7 +296,6 @@ class ChatDelegate(QStyledItemDelegate):
             self.sizeHintChanged.emit(self._model.index(index.row(), 0))
 
     def _build(self, index: Index, dark: bool) -> QTextDocument:
-        self.doc_builds += 1
         theme = theme_for(dark)
         row = self._row(index)
         segments, user = row.segments, row.is_user_bubble

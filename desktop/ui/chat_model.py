@@ -622,18 +622,6 @@ class ChatModel(QAbstractListModel):
                 row.refresh()
                 self._changed(i)
 
-    def set_status(self, message_id: int, status: str, error: str = "") -> None:
-        i = self.row_of(message_id)
-        if i < 0:
-            return
-        msg = self._rows[i].message
-        assert msg is not None
-        msg.status = status  # type: ignore[assignment]
-        if error:
-            msg.meta["error"] = error
-        self._rows[i].refresh()
-        self._changed(i)
-
     def remove_message(self, message_id: int) -> None:
         self._remove_row(self.row_of(message_id))
         self._mark_continuable()
@@ -738,9 +726,6 @@ class ChatModel(QAbstractListModel):
     def add_notice(self, text: str, title: str = "") -> str:
         """An ephemeral card (e.g. the /context breakdown) at the bottom of the transcript."""
         return self.add_card("notice", text, title=title)
-
-    def remove_card(self, key: str) -> None:
-        self._remove_row(self.row_of(key))
 
     def clear_cards(self, kind: Literal["compaction", "notice"] | None = None) -> None:
         for i in reversed(range(len(self._rows))):

@@ -174,9 +174,6 @@ class ChatView(QListView):
 
     # -- empty state -------------------------------------------------------------------------------------------
 
-    def placeholder_text(self) -> str:
-        return self._placeholder
-
     def set_placeholder_text(self, text: str) -> None:
         self._placeholder = text
         self.viewport().update()

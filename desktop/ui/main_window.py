@@ -6,16 +6,13 @@ from pathlib import Path
 from typing import Any
 
 from PySide6.QtCore import QSettings, Qt, QTimer
-from PySide6.QtGui import QAction, QCloseEvent, QKeySequence, QResizeEvent, QShortcut
+from PySide6.QtGui import QAction, QCloseEvent, QKeySequence, QShortcut
 from PySide6.QtWidgets import (
     QComboBox,
     QFileDialog,
     QHBoxLayout,
-    QLabel,
     QMainWindow,
     QMessageBox,
-    QPushButton,
-    QSizePolicy,
     QSplitter,
     QStackedWidget,
     QVBoxLayout,
@@ -24,102 +21,34 @@ from PySide6.QtWidgets import (
 
 from desktop import APP_NAME
 from desktop.ui.activity import activity_text, stopped_text
-from desktop.ui.bridge import Bridge, CompactionRecord, ImportFailed, Page, SessionInfo, events
+from desktop.ui.bridge import (
+    Bridge,
+    CompactionRecord,
+    ImportFailed,
+    Page,
+    SessionInfo,
+    covered_through,
+    events,
+)
 from desktop.ui.chat_model import ChatModel
 from desktop.ui.chat_view import ChatView
 from desktop.ui.compaction_card import card_body, card_title
 from desktop.ui.composer import Composer
+from desktop.ui.error_banner import ErrorBanner
 from desktop.ui.format import fmt_count
 from desktop.ui.gauge import ContextGauge
 from desktop.ui.model_picker import ModelPicker
+from desktop.ui.organise_ui import OrganiseUi
+from desktop.ui.reading_ui import ReadingUi
 from desktop.ui.settings_dialog import ProviderChoice, SettingsDialog, WelcomePage
 from desktop.ui.sidebar import Sidebar
+from desktop.ui.status_line import StatusLine
 from desktop.ui.summary_editor import SummaryEditor
 from desktop.ui.toast import Toast
+from desktop.ui.tools_ui import ToolsUi
+from desktop.ui.window_look import WindowLook
+from desktop.ui.window_parts import ChatCommands
 from desktop.ui.wording import word, word_error
-
-
-class ErrorBanner(QWidget):
-    """A failed turn: what went wrong in words, and Retry. The user's message is already saved."""
-
-    def __init__(self, parent: QWidget | None = None):
-        super().__init__(parent)
-        self.setObjectName("error_banner")
-        self.setAttribute(Qt.WidgetAttribute.WA_StyledBackground, True)
-        self.label = QLabel(self)
-        self.label.setObjectName("error_text")
-        self.label.setWordWrap(True)
-        self.label.setTextInteractionFlags(Qt.TextInteractionFlag.TextSelectableByMouse)
-        self.retry_button = QPushButton(self.tr("Retry"), self)
-        self.retry_button.setObjectName("retry_button")
-        # After a context overflow that survived the automatic recovery, two more ways forward.
-        self.compact_retry_button = QPushButton(self.tr("Compact and retry"), self)
-        self.compact_retry_button.setObjectName("compact_retry_button")
-        self.new_chat_button = QPushButton(self.tr("New chat from summary"), self)
-        self.new_chat_button.setObjectName("new_chat_from_summary_button")
-        self.dismiss_button = QPushButton(self.tr("Dismiss"), self)
-        layout = QHBoxLayout(self)
-        layout.setContentsMargins(10, 6, 10, 6)
-        layout.addWidget(self.label, 1)
-        layout.addWidget(self.retry_button)
-        layout.addWidget(self.compact_retry_button)
-        layout.addWidget(self.new_chat_button)
-        layout.addWidget(self.dismiss_button)
-        self.dismiss_button.clicked.connect(self.hide)
-        self.setStyleSheet(
-            "#error_banner { background: rgba(220, 53, 69, 0.14); border: 1px solid rgba(220, 53, 69, 0.55);"
-            " border-radius: 6px; }"
-        )
-        self.hide()
-
-    def show_error(self, message: str, actions: tuple[str, ...] = ("retry",)) -> None:
-        self.label.setText(message)
-        self.retry_button.setVisible("retry" in actions)
-        self.compact_retry_button.setVisible("compact_retry" in actions)
-        self.new_chat_button.setVisible("new_chat_from_summary" in actions)
-        self.show()
-
-
-class StatusLine(QLabel):
-    """One line under the chat: elided to the width it is given (a long line never widens the window), the
-    whole text in its tooltip; ``flash`` shows a line that clears itself."""
-
-    FLASH_MS = 6000
-
-    def __init__(self, parent: QWidget | None = None):
-        super().__init__(parent)
-        self._full = ""
-        self.setSizePolicy(QSizePolicy.Policy.Ignored, QSizePolicy.Policy.Preferred)
-        self.setMinimumWidth(1)
-
-    def setText(self, text: str) -> None:  # noqa: N802 - Qt override
-        self._full = text
-        self.setToolTip(text if self._elided(text) != text else "")
-        super().setText(self._elided(text))
-
-    def text(self) -> str:
-        return self._full
-
-    def flash(self, text: str) -> None:
-        self.setText(text)
-        QTimer.singleShot(self.FLASH_MS, self, lambda: self._clear_if(text))
-
-    def _clear_if(self, text: str) -> None:
-        if self.text() == text:
-            self.clear()
-
-    def clear(self) -> None:
-        self._full = ""
-        super().clear()
-
-    def _elided(self, text: str) -> str:
-        width = max(1, self.width() - self.contentsMargins().left() - self.contentsMargins().right())
-        return self.fontMetrics().elidedText(text, Qt.TextElideMode.ElideRight, width)
-
-    def resizeEvent(self, event: QResizeEvent) -> None:  # noqa: N802 - Qt override
-        super().setText(self._elided(self._full))
-        super().resizeEvent(event)
-
 
 WATCH_MS = 1500  # how often the database is checked for chats another process wrote
 
@@ -216,19 +145,16 @@ class MainWindow(QMainWindow):
         self._build_menu()
         self._connect()
         self._restore_geometry()
-        from desktop.ui.tools_ui import ToolsUi
-
-        self.tools = ToolsUi(self, header, pane)
-        from desktop.ui.organise_ui import OrganiseUi
-
-        self.organise = OrganiseUi(self, header)
-        from desktop.ui.reading_ui import ReadingUi
-
-        self.reading = ReadingUi(self, header, pane)
-
-        from desktop.ui.window_look import WindowLook
-
-        self.look = WindowLook(self, header)
+        # The helpers see the window through narrow views (window_parts): the open chat, and the commands lent.
+        self.tools = ToolsUi(self, self, header, pane)
+        commands = ChatCommands(clear_history=self._clear_history, edit_message=self._edit_message,
+                                pick_model=self._pick_model)
+        self.organise = OrganiseUi(self, self, commands, header, file_menu=self.file_menu,
+                                   bound_actions={"new_chat": self.new_action, "settings": self.settings_action})
+        self.reading = ReadingUi(self, self, header, pane)
+        self.look = WindowLook(self, header, qsettings=self._qsettings, sidebar=self.sidebar, splitter=self.splitter,
+                               gauge=self.gauge, chat=self.chat, composer=self.composer,
+                               more_icons=(self.tools.refresh_icons,))
 
     # --- construction ---------------------------------------------------------------------------------
     def _build_menu(self) -> None:
@@ -727,7 +653,7 @@ class MainWindow(QMainWindow):
         """
         if self.session_id is None:
             return
-        active = records[-1].covers_through_message_id if records else 0
+        active = covered_through(records)
         if self.hidden_through and active < self.hidden_through:
             self.bridge.spawn(self.bridge.open_session(self.session_id))
             return

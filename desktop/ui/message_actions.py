@@ -34,7 +34,6 @@ class MessageActions(QWidget):
         self.setStyleSheet(BAR_STYLE)
         self._view = view
         self._index = QPersistentModelIndex()
-        self.can_regenerate = False  # set by the window when the bridge offers regenerate
         self.copy_button = self._button(self.tr("Copy"), self.tr("Copy the message"), self.copy_requested)
         self.edit_button = self._button(self.tr("Edit"), self.tr("Edit and resend the message"),
                                         self.edit_requested)
@@ -82,7 +81,7 @@ class MessageActions(QWidget):
         role = index.data(Roles.Role)
         self._index = QPersistentModelIndex(index)
         self.edit_button.setVisible(role == "user")
-        self.regenerate_button.setVisible(role == "assistant" and self.can_regenerate)
+        self.regenerate_button.setVisible(role == "assistant")
         self.adjustSize()
         self._place()
         self.show()

@@ -12,7 +12,7 @@ from typing import TYPE_CHECKING, Any
 
 from PySide6.QtCore import QEvent, QObject, Qt
 from PySide6.QtGui import QAction, QGuiApplication, QKeyEvent, QKeySequence
-from PySide6.QtWidgets import QFileDialog, QMenu, QToolButton
+from PySide6.QtWidgets import QFileDialog, QMainWindow, QMenu, QToolButton
 
 from desktop.ui.bridge import Bridge, SearchHit
 from desktop.ui.instructions_dialog import ChatInstructionsDialog
@@ -21,19 +21,25 @@ from desktop.ui.shortcuts import SHORTCUTS, ShortcutsDialog, shortcut
 from desktop.ui.slash_commands import WINDOW_COMMANDS, SlashCompleter, parse
 
 if TYPE_CHECKING:
-    from desktop.ui.main_window import MainWindow
+    from desktop.ui.window_parts import ChatCommands, OpenChat
 
 class OrganiseUi(QObject):
-    def __init__(self, window: MainWindow, header: Any):
-        super().__init__(window)
-        self.window = window
-        self.bridge: Bridge = window.bridge
+    """``file_menu`` gets Search and Export above its Quit; ``bound_actions`` are the window's own actions whose
+    shortcuts the table sets (New chat, Settings)."""
+
+    def __init__(self, host: QMainWindow, view: OpenChat, commands: ChatCommands, header: Any, *,
+                 file_menu: QMenu, bound_actions: dict[str, QAction]):
+        super().__init__(host)
+        self.host = host
+        self.view = view
+        self.commands = commands
+        self.bridge: Bridge = view.bridge
         self.search_dialog: SearchDialog | None = None
         self.shortcuts_dialog: ShortcutsDialog | None = None
         self.instructions_dialog: ChatInstructionsDialog | None = None
         self.actions: dict[str, QAction] = {}
 
-        self.instructions_button = QToolButton(window)
+        self.instructions_button = QToolButton(host)
         self.instructions_button.setObjectName("instructions_button")
         self.instructions_button.setText(self.tr("Instructions"))
         self.instructions_button.setToolTip(self.tr("Instructions for this chat (sent with every request)"))
@@ -41,22 +47,20 @@ class OrganiseUi(QObject):
         self.instructions_button.clicked.connect(self.edit_instructions)
         header.insertWidget(1, self.instructions_button)
 
-        self._build_menus()
+        self._build_menus(file_menu, bound_actions)
         self._bind_shortcuts()
-        self.slash = SlashCompleter(window.composer.edit)
-        window.composer.edit.installEventFilter(self)
+        self.slash = SlashCompleter(view.composer.edit)
+        view.composer.edit.installEventFilter(self)
 
     # --- menus and shortcuts ----------------------------------------------------------------------------
     def _action(self, command: str, text: str, slot: Any) -> QAction:
-        action = QAction(text, self.window)
+        action = QAction(text, self.host)
         action.setObjectName(f"{command}_action")
         action.triggered.connect(slot)
         self.actions[command] = action
         return action
 
-    def _build_menus(self) -> None:
-        w = self.window
-        file_menu: QMenu = w.file_menu
+    def _build_menus(self, file_menu: QMenu, bound_actions: dict[str, QAction]) -> None:
         quit_at = next((a for a in file_menu.actions() if a.isSeparator()), None)  # above Quit
         for action in (self._action("search", self.tr("&Search all chats…"), self.open_search),
                        self._action("export", self.tr("&Export chat…"), self.export_chat)):
@@ -64,7 +68,7 @@ class OrganiseUi(QObject):
                 file_menu.insertAction(quit_at, action)
             else:
                 file_menu.addAction(action)
-        chat_menu = w.menuBar().addMenu(self.tr("&Chat"))
+        chat_menu = self.host.menuBar().addMenu(self.tr("&Chat"))
         chat_menu.setObjectName("chat_menu")
         chat_menu.addAction(self._action("instructions", self.tr("&Instructions…"), self.edit_instructions))
         chat_menu.addSeparator()
@@ -72,11 +76,10 @@ class OrganiseUi(QObject):
         chat_menu.addAction(self._action("copy_chat", self.tr("Copy chat as &Markdown"), lambda: self.copy_chat("md")))
         chat_menu.addAction(self._action("copy_chat_json", self.tr("Copy chat as &JSON"),
                                          lambda: self.copy_chat("json")))
-        help_menu = w.menuBar().addMenu(self.tr("&Help"))
+        help_menu = self.host.menuBar().addMenu(self.tr("&Help"))
         help_menu.setObjectName("help_menu")
         help_menu.addAction(self._action("shortcuts", self.tr("&Keyboard shortcuts"), self.show_shortcuts))
-        self.actions["new_chat"] = w.new_action
-        self.actions["settings"] = w.settings_action
+        self.actions.update(bound_actions)
 
     def _bind_shortcuts(self) -> None:
         """Every shortcut the table says is bound here goes on its action (one table, one binding)."""
@@ -90,11 +93,11 @@ class OrganiseUi(QObject):
                     keys.append(platform_key)
             action.setShortcuts(keys)
             action.setShortcutContext(Qt.ShortcutContext.WindowShortcut)
-            if action.parent() is self.window and action not in self.window.actions():
-                self.window.addAction(action)  # window-wide even when its menu is closed
+            if action.parent() is self.host and action not in self.host.actions():
+                self.host.addAction(action)  # window-wide even when its menu is closed
 
     def eventFilter(self, watched: QObject, event: QEvent) -> bool:  # noqa: N802 - Qt override
-        w = self.window
+        w = self.view
         if watched is w.composer.edit and isinstance(event, QKeyEvent):
             if event.type() == QEvent.Type.ShortcutOverride and self._is_window_key(event):
                 event.ignore()  # the text edit would take Ctrl+K (delete to end of line) before the window
@@ -122,16 +125,16 @@ class OrganiseUi(QObject):
         if command is None or command[0] not in WINDOW_COMMANDS:
             return False
         name, arg = command
-        w = self.window
+        w = self.view
         w.composer.clear()
         if name == "/help":
             self.show_shortcuts()
         elif name == "/clear":
-            w._clear_history()
+            self.commands.clear_history()
         elif name == "/model":
             if arg:
                 w.model_picker.setEditText(arg)
-                w._pick_model()
+                self.commands.pick_model()
             else:
                 w.model_picker.setFocus()
                 w.model_picker.showPopup()
@@ -140,7 +143,7 @@ class OrganiseUi(QObject):
     # --- search -----------------------------------------------------------------------------------------
     def open_search(self) -> SearchDialog:
         if self.search_dialog is None:
-            dialog = SearchDialog(self.window)
+            dialog = SearchDialog(self.host)
             dialog.query_changed.connect(lambda q: self.bridge.spawn(self._search(q)))
             dialog.hit_chosen.connect(lambda hit: self.bridge.spawn(self.jump_to(hit)))
             self.search_dialog = dialog
@@ -159,10 +162,10 @@ class OrganiseUi(QObject):
     async def jump_to(self, hit: SearchHit) -> int:
         """Open the hit's chat and scroll to its message (older pages are loaded until it is there; one under
         a summary is shown with the originals). Returns the row shown (-1: the message is gone)."""
-        w, model = self.window, self.window.chat_model
+        w, model = self.view, self.view.chat_model
         await self.bridge.open_session(hit.session_id)
         if w.session_id != hit.session_id:  # the chat was deleted since the search
-            self.window.toast.show_message(self.tr("That chat no longer exists."), "warning")
+            self.view.toast.show_message(self.tr("That chat no longer exists."), "warning")
             return -1
         if hit.kind == "message" and w.hidden_through and hit.message_id <= w.hidden_through:
             await self.bridge.open_session(hit.session_id, originals=True)
@@ -197,19 +200,19 @@ class OrganiseUi(QObject):
         return row
 
     def _card_row(self, compaction_id: int | None) -> int:
-        model = self.window.chat_model
+        model = self.view.chat_model
         return next((i for i in range(model.rowCount())
                      if model.row_at(i).kind == "compaction"
                      and model.row_at(i).detail.get("record_id") == compaction_id), -1)
 
     # --- instructions -----------------------------------------------------------------------------------
     def edit_instructions(self) -> None:
-        if self.window.session_id is not None:
-            self.bridge.spawn(self._edit_instructions(self.window.session_id))
+        if self.view.session_id is not None:
+            self.bridge.spawn(self._edit_instructions(self.view.session_id))
 
     async def _edit_instructions(self, session_id: int) -> None:
         current = await self.bridge.chat_instructions(session_id)
-        dialog = ChatInstructionsDialog(current, self.bridge.settings.instructions, self.window)
+        dialog = ChatInstructionsDialog(current, self.bridge.settings.instructions, self.host)
         dialog.setAttribute(Qt.WidgetAttribute.WA_DeleteOnClose)
         dialog.accepted.connect(lambda: self.bridge.spawn(self._save_instructions(session_id, dialog.text())))
         dialog.finished.connect(lambda _r: setattr(self, "instructions_dialog", None))
@@ -218,17 +221,17 @@ class OrganiseUi(QObject):
 
     async def _save_instructions(self, session_id: int, text: str) -> None:
         await self.bridge.set_chat_instructions(session_id, text)
-        self.window.toast.show_message(self.tr("This chat's instructions were saved.") if text else
+        self.view.toast.show_message(self.tr("This chat's instructions were saved.") if text else
                                        self.tr("This chat has no instructions of its own now."))
 
     # --- export and copy --------------------------------------------------------------------------------
     def export_chat(self) -> None:
-        sid = self.window.session_id
+        sid = self.view.session_id
         if sid is None:
             return
-        name = "".join(ch if ch.isalnum() or ch in " -_" else "_" for ch in self.window.title_label.text()).strip()
+        name = "".join(ch if ch.isalnum() or ch in " -_" else "_" for ch in self.view.title_label.text()).strip()
         path, chosen = QFileDialog.getSaveFileName(
-            self.window, self.tr("Export chat"), str(Path.home() / f"{name or 'chat'}.md"),
+            self.host, self.tr("Export chat"), str(Path.home() / f"{name or 'chat'}.md"),
             self.tr("Markdown (*.md)") + ";;" + self.tr("JSON (*.json)"))
         if path:
             fmt = "json" if path.endswith(".json") or "json" in chosen.lower() else "md"
@@ -238,46 +241,46 @@ class OrganiseUi(QObject):
         try:
             await self.bridge.export_chat_to(session_id, path, fmt)
         except OSError as exc:
-            self.window.toast.show_message(self.tr("Cannot write {path}: {reason}").format(
+            self.view.toast.show_message(self.tr("Cannot write {path}: {reason}").format(
                 path=path, reason=exc.strerror or exc), "error", 8000)
             return
-        self.window.status.flash(self.tr("Exported to {path}").format(path=path))
+        self.view.status.flash(self.tr("Exported to {path}").format(path=path))
 
     def copy_chat(self, fmt: str = "md") -> None:
-        if self.window.session_id is not None:
-            self.bridge.spawn(self._copy_chat(self.window.session_id, fmt))
+        if self.view.session_id is not None:
+            self.bridge.spawn(self._copy_chat(self.view.session_id, fmt))
 
     async def _copy_chat(self, session_id: int, fmt: str) -> None:
         QGuiApplication.clipboard().setText(await self.bridge.export_chat(session_id, fmt))
-        self.window.toast.show_message(self.tr("Copied the whole chat"))
+        self.view.toast.show_message(self.tr("Copied the whole chat"))
 
     def copy_last_reply(self) -> bool:
-        model = self.window.chat_model
+        model = self.view.chat_model
         for i in range(model.rowCount() - 1, -1, -1):
             row = model.row_at(i)
             if row.kind == "message" and row.message is not None and row.message.role == "assistant" \
                     and row.plain_text.strip():
                 QGuiApplication.clipboard().setText(row.plain_text)
-                self.window.toast.show_message(self.tr("Copied"))
+                self.view.toast.show_message(self.tr("Copied"))
                 return True
-        self.window.toast.show_message(self.tr("No reply to copy yet"))
+        self.view.toast.show_message(self.tr("No reply to copy yet"))
         return False
 
     def edit_last_message(self) -> bool:
         """↑ in an empty composer: the last message you wrote goes back into the composer to edit."""
-        model = self.window.chat_model
+        model = self.view.chat_model
         for i in range(model.rowCount() - 1, -1, -1):
             row = model.row_at(i)
             if row.is_user_bubble and row.message is not None and any(
                     b.get("type") == "text" for b in row.message.content):
-                self.window._edit_message(row.message.id)
+                self.commands.edit_message(row.message.id)
                 return True
         return False
 
     # --- help -------------------------------------------------------------------------------------------
     def show_shortcuts(self) -> ShortcutsDialog:
         if self.shortcuts_dialog is None:
-            self.shortcuts_dialog = ShortcutsDialog(self.window)
+            self.shortcuts_dialog = ShortcutsDialog(self.host)
         self.shortcuts_dialog.show()
         self.shortcuts_dialog.raise_()
         return self.shortcuts_dialog

@@ -7,11 +7,11 @@ from typing import TYPE_CHECKING
 from PySide6.QtWidgets import QToolButton, QWidget
 
 if TYPE_CHECKING:
-    from desktop.ui.main_window import MainWindow
+    from desktop.ui.window_parts import OpenChat
 
 
 class ThinkingToggle(QToolButton):
-    def __init__(self, window: MainWindow, parent: QWidget | None = None) -> None:
+    def __init__(self, window: OpenChat, parent: QWidget | None = None) -> None:
         super().__init__(parent)
         self.setObjectName("thinking_toggle")
         self._window = window

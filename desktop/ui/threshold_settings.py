@@ -8,7 +8,7 @@ from typing import Any
 
 from PySide6.QtWidgets import QHBoxLayout, QLabel, QSpinBox, QWidget
 
-from desktop.ui.bridge import THRESHOLD_CAP, THRESHOLD_PERCENT
+from desktop.ui.bridge import THRESHOLD_CAP, THRESHOLD_CAP_RANGE, THRESHOLD_PERCENT, THRESHOLD_PERCENT_RANGE
 
 
 class ThresholdFields(QWidget):
@@ -16,14 +16,15 @@ class ThresholdFields(QWidget):
         super().__init__(parent)
         self.percent = QSpinBox(self)
         self.percent.setObjectName("compact_percent")
-        self.percent.setRange(0, 99)  # 0: the default (below 5 is clamped by the settings check)
+        # 0: the default (below the range's floor is clamped by the settings check)
+        self.percent.setRange(0, int(THRESHOLD_PERCENT_RANGE[1]))
         self.percent.setSuffix(" %")
         self.percent.setSpecialValueText(self.tr("default ({n} %)").format(n=round(100 * default_ratio)))
         self.percent.setToolTip(self.tr("Share of the context window (less the output reserve) at which the "
                                         "older part of the chat is summarised"))
         self.cap = QSpinBox(self)
         self.cap.setObjectName("compact_at_tokens")
-        self.cap.setRange(0, 10_000_000)
+        self.cap.setRange(0, THRESHOLD_CAP_RANGE[1])
         self.cap.setSingleStep(10_000)
         self.cap.setSuffix(self.tr(" tokens"))
         self.cap.setSpecialValueText(self.tr("no cap"))
@@ -43,7 +44,7 @@ class ThresholdFields(QWidget):
     def apply(self, override: dict[str, Any]) -> None:
         """Write the fields into a model's override (an empty field removes its key)."""
         for key, value in ((THRESHOLD_PERCENT, self.percent.value()), (THRESHOLD_CAP, self.cap.value())):
-            if value and (key != THRESHOLD_CAP or value >= 1_000):
+            if value and (key != THRESHOLD_CAP or value >= THRESHOLD_CAP_RANGE[0]):
                 override[key] = value
             else:
                 override.pop(key, None)

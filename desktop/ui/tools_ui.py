@@ -11,15 +11,16 @@ from typing import TYPE_CHECKING, Any
 
 from PySide6.QtCore import QEvent, QObject, Qt
 from PySide6.QtGui import QAction, QKeyEvent
-from PySide6.QtWidgets import QFileDialog, QMenu, QToolButton, QWidget
+from PySide6.QtWidgets import QFileDialog, QMainWindow, QMenu, QToolButton, QWidget
 
+from desktop.ui import icons
 from desktop.ui.bridge import Bridge, Page, PermissionRequest, events, tool_events
 from desktop.ui.chat_model import Roles
 from desktop.ui.mcp_page import McpDialog
 from desktop.ui.permission_prompt import PermissionPrompt
 
 if TYPE_CHECKING:
-    from desktop.ui.main_window import MainWindow
+    from desktop.ui.window_parts import OpenChat
 
 
 class WorkspaceButton(QToolButton):
@@ -46,21 +47,22 @@ class WorkspaceButton(QToolButton):
 
 
 class ToolsUi(QObject):
-    def __init__(self, window: MainWindow, header: Any, pane: Any):
-        super().__init__(window)
-        self.window = window
-        self.bridge: Bridge = window.bridge
-        self.workspace = WorkspaceButton(window)
+    def __init__(self, host: QMainWindow, view: OpenChat, header: Any, pane: Any):
+        super().__init__(host)
+        self.host = host
+        self.view = view
+        self.bridge: Bridge = view.bridge
+        self.workspace = WorkspaceButton(host)
         self.workspace.setVisible(self.bridge.has_tools)
         header.insertWidget(1, self.workspace)
-        self.prompt = PermissionPrompt(window)
-        pane.insertWidget(pane.indexOf(window.status), self.prompt)
+        self.prompt = PermissionPrompt(host)
+        pane.insertWidget(pane.indexOf(view.status), self.prompt)
         self.dialog: McpDialog | None = None
         self._waiting_note = ""  # the status line's note about another chat's waiting request
         self._picked = 0  # workspace choices made, so a slower read of the old one never wins
-        self.mcp_action = QAction(self.tr("&MCP servers and tool permissions…"), window)
+        self.mcp_action = QAction(self.tr("&MCP servers and tool permissions…"), host)
         self.mcp_action.triggered.connect(self.open_mcp)
-        file_menu = window.menuBar().actions()[0].menu()
+        file_menu = host.menuBar().actions()[0].menu()
         if isinstance(file_menu, QMenu):
             file_menu.insertAction(file_menu.actions()[-2], self.mcp_action)  # before the separator and Quit
         self.workspace.choose_action.triggered.connect(self.choose_workspace)
@@ -68,8 +70,8 @@ class ToolsUi(QObject):
         self.prompt.answered.connect(self.bridge.answer_permission)
         self.bridge.engine_event.connect(self._on_event)
         self.bridge.session_opened.connect(self._on_opened)
-        window.chat.installEventFilter(self)
-        window.chat.doubleClicked.connect(lambda index: window.chat_model.toggle_expanded(index.row()))
+        view.chat.installEventFilter(self)
+        view.chat.doubleClicked.connect(lambda index: view.chat_model.toggle_expanded(index.row()))
         self.bridge.spawn(self.bridge.start_mcp_servers())  # in the background: a slow server never blocks
 
     # --- workspace ------------------------------------------------------------------------------------------
@@ -81,17 +83,17 @@ class ToolsUi(QObject):
         picked = self._picked
         folder = await self.bridge.workspace(session_id)
         # A folder picked while this read was under way is newer than what it read.
-        if session_id == self.window.session_id and picked == self._picked:
+        if session_id == self.view.session_id and picked == self._picked:
             self.workspace.show_folder(folder)
 
     def choose_workspace(self) -> None:
-        folder = QFileDialog.getExistingDirectory(self.window, self.tr("Workspace folder"),
+        folder = QFileDialog.getExistingDirectory(self.host, self.tr("Workspace folder"),
                                                   self.workspace.folder or str(Path.home()))
         if folder:
             self.set_workspace(folder)
 
     def set_workspace(self, folder: str) -> None:
-        session_id = self.window.session_id
+        session_id = self.view.session_id
         if session_id is None:
             return
         self._picked += 1
@@ -100,17 +102,17 @@ class ToolsUi(QObject):
 
     # --- events ---------------------------------------------------------------------------------------------
     def _on_event(self, event: events.EngineEvent) -> None:
-        model = self.window.chat_model
+        model = self.view.chat_model
         if isinstance(event, tool_events.PermissionAsked):
             model.set_tool_state(event.request.tool_use_id, "asking")
             self.prompt.ask(event.request)
-            if event.request.session_id != self.window.session_id:
+            if event.request.session_id != self.view.session_id:
                 self.bridge.spawn(self._tell_waiting(event.request))
         elif isinstance(event, tool_events.PermissionSettled):
             self.prompt.settled(event.request_id)
-            if self._waiting_note and self.window.status.text() == self._waiting_note and \
+            if self._waiting_note and self.view.status.text() == self._waiting_note and \
                     not self.prompt.waiting(event.session_id):
-                self.window.status.clear()
+                self.view.status.clear()
         elif isinstance(event, tool_events.ToolCallStarted):
             model.set_tool_state(event.tool_use_id, "running")
         elif isinstance(event, tool_events.ToolCallFinished):
@@ -121,29 +123,34 @@ class ToolsUi(QObject):
     async def _tell_waiting(self, request: PermissionRequest) -> None:
         """A chat that is not open asks: say so in the status line (its prompt shows when it is opened)."""
         title = await self.bridge.chat_title(request.session_id)
-        if request.session_id == self.window.session_id or self.prompt.waiting(request.session_id) == 0:
+        if request.session_id == self.view.session_id or self.prompt.waiting(request.session_id) == 0:
             return
         self._waiting_note = self.tr("“{title}” is waiting for your answer: may {tool} run? Open that chat to "
                                      "answer.").format(title=title, tool=request.spec.name)
-        self.window.status.setText(self._waiting_note)
+        self.view.status.setText(self._waiting_note)
 
     def eventFilter(self, watched: QObject, event: QEvent) -> bool:  # noqa: N802 - Qt override
         if event.type() == QEvent.Type.KeyPress and isinstance(event, QKeyEvent) and not event.modifiers() and \
                 event.key() in (Qt.Key.Key_Return, Qt.Key.Key_Enter, Qt.Key.Key_Space):
-            index = self.window.chat.currentIndex()
+            index = self.view.chat.currentIndex()
             if index.isValid() and index.data(Roles.Kind) == "tool":
-                return self.window.chat_model.toggle_expanded(index.row())
+                return self.view.chat_model.toggle_expanded(index.row())
         return False
 
     # --- MCP ------------------------------------------------------------------------------------------------
     def open_mcp(self) -> McpDialog:
         if self.dialog is None:
-            self.dialog = McpDialog(self.bridge, self.window)
+            self.dialog = McpDialog(self.bridge, self.host)
         else:
             self.bridge.spawn(self.dialog.page.reload())
         self.dialog.show()
         self.dialog.raise_()
         return self.dialog
+
+    def refresh_icons(self) -> None:
+        """The workspace button's icon, drawn in the palette's text colour (again after a theme change)."""
+        self.workspace.setIcon(icons.icon("folder"))
+        self.workspace.setToolButtonStyle(Qt.ToolButtonStyle.ToolButtonTextBesideIcon)
 
     def close(self) -> None:
         self.prompt.close_all()

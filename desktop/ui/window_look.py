@@ -7,37 +7,54 @@ Attached to the main window after it is built, like the tools, so the window's o
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
+from collections.abc import Callable, Sequence
 
-from PySide6.QtCore import QEvent, QObject, Qt
+from PySide6.QtCore import QEvent, QObject, QSettings, Qt
 from PySide6.QtGui import QAction, QActionGroup, QGuiApplication, QKeySequence
-from PySide6.QtWidgets import QApplication, QComboBox, QHBoxLayout, QToolButton, QWidget
+from PySide6.QtWidgets import (
+    QApplication,
+    QComboBox,
+    QHBoxLayout,
+    QMainWindow,
+    QSplitter,
+    QToolButton,
+    QWidget,
+)
 
 from desktop.ui import icons
+from desktop.ui.chat_view import ChatView
+from desktop.ui.composer import Composer
+from desktop.ui.gauge import ContextGauge
 from desktop.ui.gauge_line import ContextLine
+from desktop.ui.sidebar import Sidebar
 from desktop.ui.theme import THEMES, apply_theme
-
-if TYPE_CHECKING:
-    from desktop.ui.main_window import MainWindow
 
 NARROW = 760  # px of window width below which the sidebar folds away by itself
 THEME_KEY = "appearance/theme"
 
 
 class WindowLook(QObject):
-    def __init__(self, window: MainWindow, header: QHBoxLayout):
+    """Styles the window's parts it is given; ``more_icons`` redraw the icons of parts it does not own."""
+
+    def __init__(self, window: QMainWindow, header: QHBoxLayout, *, qsettings: QSettings, sidebar: Sidebar,
+                 splitter: QSplitter, gauge: ContextGauge, chat: ChatView, composer: Composer,
+                 more_icons: Sequence[Callable[[], None]] = ()):
         super().__init__(window)
         self.window = window
+        self._qsettings = qsettings
+        self.sidebar = sidebar
+        self.chat = chat
+        self.composer = composer
+        self._more_icons = tuple(more_icons)
         self._narrow: bool | None = None  # the width class last seen (None: not laid out yet)
-        self.theme = str(window._qsettings.value(THEME_KEY, "system") or "system")
+        self.theme = str(qsettings.value(THEME_KEY, "system") or "system")
         if self.theme not in THEMES:
             self.theme = "system"
 
-        sidebar = window.sidebar
         sidebar.setObjectName("sidebar")
         sidebar.setAttribute(Qt.WidgetAttribute.WA_StyledBackground, True)
-        window.splitter.setChildrenCollapsible(False)
-        window.splitter.setHandleWidth(1)
+        splitter.setChildrenCollapsible(False)
+        splitter.setHandleWidth(1)
 
         self.sidebar_toggle = QToolButton(window)
         self.sidebar_toggle.setObjectName("sidebar_toggle")
@@ -49,9 +66,9 @@ class WindowLook(QObject):
         header.insertWidget(0, self.sidebar_toggle)
 
         self.context_line = ContextLine(window)
-        header.insertWidget(header.indexOf(window.gauge) + 1, self.context_line)
-        window.gauge.snapshot_changed.connect(self.context_line.set_snapshot)
-        self.context_line.set_snapshot(window.gauge.snapshot())
+        header.insertWidget(header.indexOf(gauge) + 1, self.context_line)
+        gauge.snapshot_changed.connect(self.context_line.set_snapshot)
+        self.context_line.set_snapshot(gauge.snapshot())
 
         self._build_view_menu()
         self.refresh_icons()
@@ -80,10 +97,10 @@ class WindowLook(QObject):
 
     # --- sidebar ------------------------------------------------------------------------------------------
     def sidebar_shown(self) -> bool:
-        return not self.window.sidebar.isHidden()
+        return not self.sidebar.isHidden()
 
     def set_sidebar_shown(self, shown: bool) -> None:
-        self.window.sidebar.setVisible(shown)
+        self.sidebar.setVisible(shown)
         for control in (self.sidebar_toggle, self.toggle_action):
             control.blockSignals(True)
             control.setChecked(shown)
@@ -112,7 +129,7 @@ class WindowLook(QObject):
             return
         self.theme = choice
         if save:
-            self.window._qsettings.setValue(THEME_KEY, choice)
+            self._qsettings.setValue(THEME_KEY, choice)
         app = QApplication.instance()
         if isinstance(app, QApplication):
             apply_theme(app, choice)
@@ -121,7 +138,7 @@ class WindowLook(QObject):
             action.setChecked(True)
         icons.clear_cache()
         self.refresh_icons()
-        self.window.chat.viewport().update()
+        self.chat.viewport().update()
 
     def _system_scheme_changed(self, *_args: object) -> None:
         if self.theme == "system":
@@ -129,14 +146,11 @@ class WindowLook(QObject):
 
     def refresh_icons(self) -> None:
         """Icons are drawn in the palette's text colour: again after a theme change."""
-        w = self.window
         self.sidebar_toggle.setIcon(icons.icon("sidebar"))
-        w.sidebar.new_button.setIcon(icons.icon("new-chat"))
-        w.composer.refresh_icons()
-        tools = getattr(w, "tools", None)
-        if tools is not None:
-            tools.workspace.setIcon(icons.icon("folder"))
-            tools.workspace.setToolButtonStyle(Qt.ToolButtonStyle.ToolButtonTextBesideIcon)
+        self.sidebar.new_button.setIcon(icons.icon("new-chat"))
+        self.composer.refresh_icons()
+        for refresh in self._more_icons:
+            refresh()
 
     # --- Settings -----------------------------------------------------------------------------------------
     def attach_settings(self, dialog: QWidget) -> None:

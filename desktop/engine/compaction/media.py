@@ -26,7 +26,6 @@ from desktop.engine.compaction._shared import Message, content_of, with_content
 from desktop.engine.types import Block
 
 LIMIT = 100
-LIMIT_1M = 600
 MAX_SIDE = 8_000
 MANY_IMAGES_SIDE = 2_000
 MANY_IMAGES = 20

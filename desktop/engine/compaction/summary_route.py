@@ -9,14 +9,19 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any, Literal
 
-from desktop.engine.catalog import CACHE_READ_MULTIPLIER, CACHE_WRITE_MULTIPLIER, ModelInfo
+from desktop.engine.catalog import (
+    CACHE_READ_MULTIPLIER,
+    CACHE_WRITE_MULTIPLIER,
+    MILLION,
+    ModelInfo,
+    usage_cost,
+)
 from desktop.engine.compaction.summary_prompt import MARKER, SECTION_RULES, UPDATE_RULES
 from desktop.engine.types import Usage
 
 Route = Literal["cached", "transcript"]
 INSTRUCTION_TOKENS = 600  # the appended instruction, about
 TRANSCRIPT_PROMPT_TOKENS = 1_000  # the summary system prompt and instructions around a transcript
-MILLION = 1_000_000
 
 
 @dataclass(slots=True)
@@ -93,9 +98,5 @@ def cached_request(request: dict[str, Any], *, tail_start: str | None, previous:
 
 def cost_of(info: ModelInfo, usage: Usage) -> float | None:
     """USD a call cost by its usage (None: the model's price is unknown)."""
-    if info.input_price is None or info.output_price is None:
-        return None
-    price_in = info.input_price
-    return round((usage.input_tokens * price_in + usage.cache_read_input_tokens * price_in * CACHE_READ_MULTIPLIER
-                  + usage.cache_creation_input_tokens * price_in * CACHE_WRITE_MULTIPLIER
-                  + usage.output_tokens * info.output_price) / MILLION, 6)
+    cost = usage_cost(info, usage)
+    return None if cost is None else round(cost, 6)

@@ -1,0 +1,79 @@
+"""The engine's read API for the window: the chats as a library (list, pages, search, export, the database's
+change counter) and the whole-chat edits that are not part of a turn (title, pin, drafts, an import).
+
+The bridge goes through this and never through the store; what a conversation writes during a turn (messages,
+summaries, versions) stays with the engine's turn code."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from desktop.engine import importer
+from desktop.engine.export import export_text
+from desktop.engine.search import SearchHit
+from desktop.engine.storage import Page, Storage
+from desktop.engine.types import DEFAULT_TITLE, SessionInfo
+
+DRAFTS_KEY = "drafts"  # every chat's unsent text and files, kept across restarts
+
+Drafts = dict[int, tuple[str, list[str]]]  # session id -> (text, attached file paths)
+
+
+class ChatLibrary:
+    def __init__(self, store: Storage) -> None:
+        self._store = store
+
+    # --- reads ------------------------------------------------------------------------------------------
+    async def sessions(self, title_filter: str = "") -> list[SessionInfo]:
+        return await self._store.list_sessions(title_filter)
+
+    async def session(self, session_id: int) -> SessionInfo | None:
+        return await self._store.get_session(session_id)
+
+    async def session_of_message(self, message_id: int) -> int | None:
+        message = await self._store.get_message(message_id)
+        return message.session_id if message is not None else None
+
+    async def page(self, session_id: int, *, size: int, originals: bool = False, before_id: int | None = None,
+                   hidden_through: int | None = None) -> Page | None:
+        return await self._store.page(session_id, originals=originals, before_id=before_id,
+                                      hidden_through=hidden_through, size=size)
+
+    async def data_version(self) -> int:
+        """Changes when another process commits (cheap to poll: one PRAGMA)."""
+        return await self._store.data_version()
+
+    async def search(self, query: str, limit: int = 50) -> list[SearchHit]:
+        return await self._store.search(query, limit)
+
+    async def export(self, session_id: int, fmt: str = "md") -> str:
+        """The chat as `precis export ID --format md|json` writes it ("" when it is gone)."""
+        session = await self._store.get_session(session_id)
+        if session is None:
+            return ""
+        return export_text(session, await self._store.messages(session_id),
+                           await self._store.compactions(session_id), fmt)
+
+    async def load_drafts(self) -> Drafts:
+        stored = await self._store.get_kv(DRAFTS_KEY, {})
+        out: Drafts = {}
+        for key, item in (stored.items() if isinstance(stored, dict) else []):
+            if isinstance(item, dict) and str(key).isdigit():
+                files = [str(f) for f in item.get("files") or [] if isinstance(f, str)]
+                out[int(key)] = (str(item.get("text") or ""), files)
+        return out
+
+    # --- whole-chat edits -------------------------------------------------------------------------------
+    async def save_drafts(self, drafts: Drafts) -> None:
+        value = {str(sid): {"text": text, "files": files} for sid, (text, files) in drafts.items()}
+        await self._store.set_kv(DRAFTS_KEY, value)
+
+    async def rename(self, session_id: int, title: str) -> None:
+        """A blank title is no title: the chat is named as a new one is."""
+        await self._store.update_session(session_id, title=title.strip() or DEFAULT_TITLE)
+
+    async def set_pinned(self, session_id: int, pinned: bool) -> None:
+        await self._store.set_pinned(session_id, pinned)
+
+    async def import_claude_code(self, path: str | Path, title: str | None = None) -> importer.ImportResult:
+        return await importer.import_claude_code(self._store, path, title)
