@@ -637,7 +637,7 @@ class ChatEngine:
         if model in self._windows_asked or self.catalog.info(model).window_source != "unknown":
             return
         self._windows_asked.add(model)
-        if self._credentials is None and not load_credentials().present:
+        if self._credentials is None and not load_credentials(profile=self.active_profile).present:
             return
         window, _max_out = await self.provider.model_window(model)
         if window:

@@ -11,6 +11,7 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 from desktop.engine import lazy_imports
+from desktop.engine.profiles import AuthKind
 from desktop.engine.secrets import Credentials
 from desktop.engine.settings import Settings
 from desktop.engine.types import Usage
@@ -54,6 +55,15 @@ def block_to_dict(block: Any) -> dict[str, Any]:
     return data
 
 
+def auth_sent(credentials: Credentials) -> AuthKind:
+    """How these credentials go on the wire: the key as x-api-key, the token as a bearer, or nothing."""
+    if credentials.api_key:
+        return "x-api-key"
+    if credentials.auth_token:
+        return "bearer"
+    return "none"
+
+
 class Provider:
     def __init__(self, settings: Settings, credentials: Credentials):
         self.settings = settings
@@ -85,13 +95,20 @@ class Provider:
         }
         if settings.base_url:
             kwargs["base_url"] = settings.base_url
-        if credentials.api_key:
+        # The SDK sends ``api_key`` as a bearer token and, given no credential at all, signs requests with
+        # whatever it finds on the machine (its own profiles, the environment): the headers are set here so
+        # each key goes exactly as configured and a keyless profile sends none.
+        omit = anthropic.Omit()
+        sent = auth_sent(credentials)
+        if sent == "x-api-key":
             kwargs["api_key"] = credentials.api_key
-        elif credentials.auth_token:
+            kwargs["default_headers"] = {"X-Api-Key": credentials.api_key, "Authorization": omit}
+        elif sent == "bearer":
             kwargs["auth_token"] = credentials.auth_token
-            kwargs["api_key"] = None
-        elif credentials.source == "not_needed":  # a local server: send no key at all
-            kwargs["default_headers"] = {"X-Api-Key": anthropic.Omit(), "Authorization": anthropic.Omit()}
+            kwargs["default_headers"] = {"X-Api-Key": omit}
+        else:  # an explicit empty credential stops the SDK's own search; its header is omitted
+            kwargs["auth_token"] = ""
+            kwargs["default_headers"] = {"X-Api-Key": omit, "Authorization": omit}
         return anthropic.AsyncAnthropic(**kwargs)
 
     def _open(self, request: dict[str, Any]) -> Any:

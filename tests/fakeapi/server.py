@@ -33,6 +33,7 @@ class FakeAnthropic:
         host: str = "127.0.0.1",
         port: int = 0,
         api_key: str | None = "test-key",
+        accepts: str = "either",  # the header the key must come in: x-api-key | bearer | either
         counter: TokenCounter | None = None,
         clock: Callable[[], float] | None = None,
         min_cache_tokens: int = 1024,
@@ -52,6 +53,7 @@ class FakeAnthropic:
         self.window = window
         self.host, self.port = host, port
         self.api_key = api_key
+        self.accepts = accepts
         self.counter = counter or TokenCounter()
         self.clock: Callable[[], float] = clock or time.monotonic
         self.cache = PromptCache(clock=self.clock, min_tokens=min_cache_tokens)
@@ -311,7 +313,10 @@ class _Handler(StreamingMixin, BaseHTTPRequestHandler):
             return True
         auth = self.headers.get("Authorization", "")
         bearer = auth[7:].strip() if auth.lower().startswith("bearer ") else None
-        return self.headers.get("x-api-key") == key or bearer == key
+        # A provider that expects one header refuses the key in the other, as compatible providers do.
+        by_header = self.headers.get("x-api-key") == key and self.fake.accepts in ("x-api-key", "either")
+        by_bearer = bearer == key and self.fake.accepts in ("bearer", "either")
+        return by_header or by_bearer
 
     def _begin(self, method: str) -> tuple[RecordedRequest, Any] | None:
         raw = self._read_body() if method == "POST" else b""
