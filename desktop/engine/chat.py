@@ -47,7 +47,7 @@ from desktop.engine.idle_prepare import IdleTimers
 from desktop.engine.measure import ContextMeter, draft_cost
 from desktop.engine.overflow import detect_stop_reason
 from desktop.engine.profiles import Profile, find
-from desktop.engine.provider import Provider
+from desktop.engine.provider import AnthropicProvider, Provider, ProviderFactory
 from desktop.engine.reply import ReplyRecorder
 from desktop.engine.secrets import Credentials, load_credentials
 from desktop.engine.session import CACHE_TTL, Gathered, SessionView, Shared
@@ -110,7 +110,8 @@ def title_from(text: str) -> str:
 
 class ChatEngine:
     def __init__(self, store: Storage, paths: Paths, settings: Settings, credentials: Credentials | None = None,
-                 *, tools: ToolRunner | None = None, background: bool = True):
+                 *, tools: ToolRunner | None = None, background: bool = True,
+                 provider_factory: ProviderFactory = AnthropicProvider):
         catalog = ModelCatalog(settings.model_overrides)
         calibration = Calibration()
         self.shared = Shared(store, paths, settings, catalog, calibration, ContextMeter(catalog, calibration))
@@ -125,6 +126,7 @@ class ChatEngine:
         # A process about to exit (the CLI) prepares nothing in the background: it would be aborted unused.
         self.background = background
         self._credentials = credentials
+        self.provider_factory = provider_factory  # how a profile's provider is made (tests make in-process ones)
         self._provider: Provider | None = None
         self._providers: dict[str, Provider] = {}  # chats on another profile than the active one
         self._retired: list[Provider] = []
@@ -183,7 +185,7 @@ class ChatEngine:
     def provider(self) -> Provider:
         if self._provider is None:
             creds = self._credentials or load_credentials(profile=self.active_profile)
-            self._provider = Provider(self.settings, creds)
+            self._provider = self.provider_factory(self.settings, creds)
         return self._provider
 
     @property
@@ -199,7 +201,8 @@ class ChatEngine:
         provider = self._providers.get(profile.name)
         if provider is None:
             settings = self.settings.with_profile(profile).with_env()
-            provider = self._providers[profile.name] = Provider(settings, load_credentials(profile=profile))
+            provider = self._providers[profile.name] = self.provider_factory(settings,
+                                                                             load_credentials(profile=profile))
         return provider
 
     async def _load(self) -> None:

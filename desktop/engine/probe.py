@@ -8,7 +8,7 @@ from desktop.engine import messages as M
 from desktop.engine.catalog import ModelCatalog
 from desktop.engine.errors import classify
 from desktop.engine.profiles import AUTH_WORDS, Profile
-from desktop.engine.provider import Provider, auth_sent
+from desktop.engine.provider import AnthropicProvider, auth_sent
 from desktop.engine.secrets import Credentials
 from desktop.engine.settings import Settings
 
@@ -32,7 +32,7 @@ async def probe(settings: Settings, profile: Profile, credentials: Credentials) 
     settings = settings.with_profile(profile).with_env()
     model = settings.model
     result = ProbeResult(False)
-    provider = Provider(settings, credentials)
+    provider = AnthropicProvider(settings, credentials)
     sent = auth_sent(credentials)  # what went on the wire, which is not always what the profile names
     try:
         try:
