@@ -14,9 +14,10 @@ are then this, with no socket at all.
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import json
-from collections.abc import AsyncIterator
-from typing import Any
+from collections.abc import AsyncIterator, Iterator
+from typing import TYPE_CHECKING, Any
 
 from desktop.engine.provider import Provider, StreamPart
 from desktop.engine.secrets import Credentials
@@ -24,8 +25,12 @@ from desktop.engine.settings import Settings
 from desktop.engine.types import Usage
 from tests.fakeapi import FakeAnthropic
 from tests.fakeapi.counting import Block
-from tests.fakeapi.records import RecordedRequest
-from tests.fakeapi.server import Refusal
+from tests.fakeapi.faults import Fault
+from tests.fakeapi.records import RecordedRequest, usage_json
+from tests.fakeapi.server import Prepared, Refusal
+
+if TYPE_CHECKING:
+    from desktop.engine.chat import ChatEngine
 
 # Where the SDK would have gone: nothing listens there (a request that slips past the scripted provider fails).
 NOWHERE = "http://127.0.0.1:9"
@@ -45,6 +50,25 @@ class ScriptedAnthropic(FakeAnthropic):
 
     def start(self) -> str:
         raise RuntimeError("a scripted server answers in-process; it never listens")
+
+
+_ACTIVE: list[ScriptedAnthropic] = []  # the running test's script (fake_api of an in_process test), if any
+
+
+@contextlib.contextmanager
+def active(script: ScriptedAnthropic) -> Iterator[ScriptedAnthropic]:
+    """While the test runs, engines the test helpers open answer from ``script``."""
+    _ACTIVE.append(script)
+    try:
+        yield script
+    finally:
+        _ACTIVE.remove(script)
+
+
+def attach(engine: ChatEngine) -> None:
+    """Give an engine a test helper opened the active script's provider (nothing when the test uses HTTP)."""
+    if _ACTIVE:
+        engine.provider_factory = _ACTIVE[-1].provider
 
 
 def _usage(data: dict[str, int]) -> Usage:
@@ -95,6 +119,22 @@ def _status_error(refusal: Refusal, rec: RecordedRequest) -> Exception:
     return client._make_status_error_from_response(response)
 
 
+def prepared_usage(prepared: Prepared, script: FakeAnthropic) -> dict[str, int]:
+    return usage_json(prepared.result, prepared.output_tokens, script.report_cache)
+
+
+async def _wait(fault: Fault) -> None:
+    """A slow or held reply, without blocking the loop (a stop cancels the wait, as it would the request)."""
+    if fault.kind == "slow":
+        await asyncio.sleep(fault.delay)
+        return
+    fault.reached.set()
+    loop = asyncio.get_running_loop()
+    until = loop.time() + fault.hold_timeout  # the server's bound too: a forgotten release never hangs a test
+    while not fault.release.is_set() and loop.time() < until:
+        await asyncio.sleep(0.005)
+
+
 class ScriptedProvider:
     """A ``Provider`` answering from a ``ScriptedAnthropic``."""
 
@@ -105,26 +145,33 @@ class ScriptedProvider:
         # The body as the server would parse it (what the SDK would have sent, JSON all the way).
         return self.script._record(method, path, {}, json.loads(json.dumps(body)) if body is not None else None)
 
-    async def _answer(self, request: dict[str, Any], stream: bool) -> tuple[RecordedRequest, list[Block], str,
-                                                                             dict[str, int]]:
+    def _answer(self, request: dict[str, Any], stream: bool) -> tuple[Prepared, Fault | None]:
         rec = self._record("POST", "/v1/messages", {**request, **({"stream": True} if stream else {})})
         prepared = self.script.prepare_message(rec, rec.body)
         if isinstance(prepared, Refusal):
             rec.outcome, rec.status = "error", prepared.status
             raise _status_error(prepared, rec)
         fault = prepared.fault
-        if fault is not None and fault.kind == "hold":  # a reply that waits until the test lets it go
-            fault.reached.set()
-            while not fault.release.is_set():
-                await asyncio.sleep(0.005)
-        elif fault is not None:
+        if fault is not None and fault.kind not in ("hold", "slow"):
             raise NotImplementedError(f"the {fault.kind!r} fault needs the loopback server (HTTP/SSE)")
         rec.outcome, rec.status = "ok", 200
-        return rec, prepared.reply.content, prepared.reply.resolved_stop_reason(), rec.usage or {}
+        return prepared, fault
 
     async def stream(self, request: dict[str, Any]) -> AsyncIterator[StreamPart]:
-        _rec, content, stop_reason, usage = await self._answer(request, stream=True)
+        prepared, fault = self._answer(request, stream=True)
+        content, stop_reason = prepared.reply.content, prepared.reply.resolved_stop_reason()
+        usage = prepared_usage(prepared, self.script)
+        deltas = 0
+
+        async def checkpoint(final: bool = False) -> None:
+            """A held reply waits here once it has sent ``after`` deltas (or at its end), as the server's does."""
+            nonlocal fault
+            if fault is not None and (deltas >= fault.after or final):
+                await _wait(fault)
+                fault = None
+
         yield StreamPart("usage", usage=_usage({**usage, "output_tokens": 1}))  # as message_start says it
+        await checkpoint()
         size = self.script.chunk_chars
         for index, block in enumerate(content):
             yield StreamPart("block_start", index=index, block=_shell(block))
@@ -134,14 +181,19 @@ class ScriptedProvider:
             for i in range(0, len(text), size):
                 await asyncio.sleep(0)  # a delta at a time, as a stream gives the loop a turn between them
                 yield StreamPart(kind, text=text[i:i + size])
+                deltas += 1
+                await checkpoint()
             yield StreamPart("block_stop", index=index, block=_whole(block))
+        await checkpoint(final=True)
         yield StreamPart("usage", usage=_usage(usage), stop_reason=stop_reason)
         yield StreamPart("stop", usage=_usage(usage), stop_reason=stop_reason)
 
     async def complete(self, request: dict[str, Any]) -> tuple[str, Usage, str | None]:
-        _rec, content, stop_reason, usage = await self._answer(request, stream=True)
-        text = "".join(b.get("text", "") for b in content if b.get("type") == "text")
-        return text, _usage(usage), stop_reason
+        prepared, fault = self._answer(request, stream=True)
+        if fault is not None:
+            await _wait(fault)
+        text = "".join(b.get("text", "") for b in prepared.reply.content if b.get("type") == "text")
+        return text, _usage(prepared_usage(prepared, self.script)), prepared.reply.resolved_stop_reason()
 
     async def count_tokens(self, request: dict[str, Any], timeout: float = 3.0) -> int | None:
         params = {k: v for k, v in request.items() if k in COUNT_KEYS}
