@@ -105,9 +105,25 @@ def memory_keyring():
     keyring.set_keyring(previous)
 
 
+def pytest_configure(config):  # noqa: ANN001 - pytest hook
+    config.addinivalue_line("markers", "in_process: fake_api is the scripted provider's script, no HTTP "
+                                       "(tests/scripted_provider.py)")
+    config.addinivalue_line("markers", "loopback: about HTTP, SSE or the SDK: the loopback server even in an "
+                                       "in_process module")
+
+
 @pytest.fixture
-def fake_api(monkeypatch):
-    """The loopback Anthropic-compatible server, with the environment pointing at it."""
+def fake_api(request, monkeypatch):
+    """The loopback Anthropic-compatible server, with the environment pointing at it; for a test marked
+    ``in_process``, the same script and records answered in-process (engines built on it get its provider)."""
+    if request.node.get_closest_marker("in_process") and not request.node.get_closest_marker("loopback"):
+        from tests.scripted_provider import ScriptedAnthropic, active
+
+        with active(ScriptedAnthropic(window=200_000)) as script:
+            monkeypatch.setenv("ANTHROPIC_BASE_URL", script.base_url)
+            monkeypatch.setenv("ANTHROPIC_API_KEY", "test-key")
+            yield script
+        return
     with FakeAnthropic(window=200_000) as srv:
         monkeypatch.setenv("ANTHROPIC_BASE_URL", srv.base_url)
         monkeypatch.setenv("ANTHROPIC_API_KEY", "test-key")
@@ -128,6 +144,9 @@ async def _open_engine(settings_changes: dict | None = None, credentials=None): 
     creds = Credentials(api_key="test-key", source="env") if credentials is None else credentials or None
     async with open_runtime(credentials=creds, adjust=adjust) as runtime:
         engine = runtime.engine
+        from tests import scripted_provider
+
+        scripted_provider.attach(engine)  # a test marked in_process: no provider of this engine opens a socket
         engine.events = []  # type: ignore[attr-defined]
         engine.subscribe(engine.events.append)  # type: ignore[attr-defined]
         yield engine

@@ -2,10 +2,15 @@
 
 from __future__ import annotations
 
+import pytest
+
 from desktop.engine.compaction import problems
 from desktop.engine.events import CompactionChanged, TurnError
 from tests.fakeapi import SUMMARY_MARKER, Fault
 from tests.requests import request_of
+
+# Engine behaviour, not HTTP: the fake server's script answered in-process (tests/scripted_provider.py).
+pytestmark = pytest.mark.in_process
 
 WINDOW = 8_000
 WORDS = tuple(["alpha", "beta", "gamma", "delta", "epsilon", "zeta", "eta", "theta", "iota", "kappa", "lambda", "mu", "nu", "xi", "omicron", "pi", "rho", "sigma", "tau", "upsilon", "phi", "chi", "psi", "omega"])
@@ -177,6 +182,7 @@ async def test_overflow_recovers_invisibly_when_the_server_window_is_smaller(sma
         assert nxt.status == 200
 
 
+@pytest.mark.loopback  # an SSE error event mid-stream
 async def test_retry_after_overflow_does_not_duplicate_partial_reply(small_engine, fake_api):
     sid = (await small_engine.store.create_session("dup", "claude-test")).id
     await converse(small_engine, fake_api, sid, 2)

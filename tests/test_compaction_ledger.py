@@ -2,8 +2,13 @@
 
 from __future__ import annotations
 
+import pytest
+
 from desktop.engine.compaction.ledger import build, render
 from desktop.engine.types import StoredMessage
+
+# Engine behaviour, not HTTP: the fake server's script answered in-process (tests/scripted_provider.py).
+pytestmark = pytest.mark.in_process
 
 
 def call(i: int, mid: int, name: str, **args) -> StoredMessage:

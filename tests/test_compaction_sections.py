@@ -9,6 +9,9 @@ from tests.fakeapi import SUMMARY_MARKER
 from tests.test_compaction_engine import converse
 from tests.test_summary_degenerate import DEGENERATE
 
+# Engine behaviour, not HTTP: the fake server's script answered in-process (tests/scripted_provider.py).
+pytestmark = pytest.mark.in_process
+
 
 @pytest.mark.parametrize("reply", DEGENERATE)
 async def test_degenerate_summaries_in_sections_are_rejected_too(small_engine, fake_api, reply):

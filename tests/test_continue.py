@@ -11,6 +11,9 @@ from desktop.engine.compaction.request_shape import problems
 from desktop.engine.continuation import NothingToContinue
 from tests.test_cli import cli_env, run  # noqa: F401 - the fixture is used by name
 
+# Engine behaviour, not HTTP: the fake server's script answered in-process (tests/scripted_provider.py).
+pytestmark = pytest.mark.in_process
+
 
 @pytest.mark.parametrize("reason", ["max_tokens", "model_context_window_exceeded"])
 async def test_a_cut_reply_is_marked_and_continue_resumes_the_same_turn(engine, fake_api, reason):
@@ -56,6 +59,7 @@ async def test_continue_refuses_a_whole_reply_and_retry_after_a_failed_continue_
     assert rest is not None and rest.meta["continues"] == cut.id
 
 
+@pytest.mark.loopback  # precis in a subprocess
 def test_cli_says_a_reply_was_cut_and_continue_resumes_it(cli_env, fake_api):  # noqa: F811
     fake_api.queue_text("Part one is", stop_reason="max_tokens")
     res = run(["chat", "--new", "tell me"], cli_env)

@@ -1,4 +1,5 @@
-"""The engine against the loopback server through the real SDK: turns, stop, faults, retry."""
+"""The engine: turns, stop, faults, retry (in-process; the stream faults and the SDK's retries through the real SDK
+against the loopback server)."""
 
 from __future__ import annotations
 
@@ -8,6 +9,9 @@ import pytest
 
 from desktop.engine.events import MessageAdded, TextDelta, TurnDone, TurnError, UsageUpdate
 from tests.fakeapi import Fault
+
+# Engine behaviour, not HTTP: the fake server's script answered in-process (tests/scripted_provider.py).
+pytestmark = pytest.mark.in_process
 
 
 async def new_session(engine):
@@ -78,6 +82,7 @@ async def test_stop_keeps_partial_reply_interrupted(engine, fake_api):
     assert not engine.busy(sid)
 
 
+@pytest.mark.loopback  # SSE errors, dropped and malformed streams
 @pytest.mark.parametrize(
     ("fault", "kind"),
     [
@@ -106,6 +111,7 @@ async def test_faults_become_typed_errors_and_retry_recovers(engine, fake_api, f
     assert body["messages"][0]["content"][-1]["text"] == "hello " * 20
 
 
+@pytest.mark.loopback  # the SDK's retries
 @pytest.mark.parametrize("fault", [Fault.rate_limit(retry_after=0), Fault.overloaded(), Fault.api_error()])
 async def test_sdk_retries_transient_status_errors(engine, fake_api, fault):
     sid = await new_session(engine)
@@ -117,6 +123,7 @@ async def test_sdk_retries_transient_status_errors(engine, fake_api, fault):
     assert not [e for e in engine.events if isinstance(e, TurnError)]
 
 
+@pytest.mark.loopback  # the SDK's retries
 async def test_persistent_rate_limit_reaches_user_as_rate_limit(engine, fake_api):
     sid = await new_session(engine)
     fake_api.queue_fault(*[Fault.rate_limit(retry_after=0)] * 3)

@@ -4,10 +4,15 @@ from __future__ import annotations
 
 import dataclasses
 
+import pytest
+
 from desktop.engine import compaction as cp
 from desktop.engine.measure import row_estimate
 from desktop.engine.session import SessionView, estimate_key, segments
 from desktop.engine.types import Usage
+
+# Engine behaviour, not HTTP: the fake server's script answered in-process (tests/scripted_provider.py).
+pytestmark = pytest.mark.in_process
 
 
 def rows(n: int, *, big_every: int = 0) -> list[dict]:

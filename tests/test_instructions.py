@@ -12,6 +12,9 @@ from desktop.engine import assemble
 from desktop.engine.settings import Paths, Settings
 from tests.conftest import _open_engine
 
+# Engine behaviour, not HTTP: the fake server's script answered in-process (tests/scripted_provider.py).
+pytestmark = pytest.mark.in_process
+
 
 def system_of(fake_api) -> list[dict]:
     return fake_api.message_requests()[-1].body["system"]

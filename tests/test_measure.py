@@ -9,6 +9,9 @@ from desktop.engine.context import ContextSnapshot, context_report, state_for
 from desktop.engine.secrets import Credentials
 from tests.requests import request_of
 
+# Engine behaviour, not HTTP: the fake server's script answered in-process (tests/scripted_provider.py).
+pytestmark = pytest.mark.in_process
+
 
 def test_state_thresholds():
     assert state_for(79, 79, 100) == "normal"
@@ -84,7 +87,8 @@ async def test_calibration_persists_across_restarts(engine, fake_api):
         await engine.send(sid, f"{i} " + "calibrate me please " * 400)
     factor = engine.calibration.factor("claude-sonnet-4-6")
     assert factor != 1.0
-    fresh = ChatEngine(engine.store, engine.paths, engine.settings, Credentials(api_key="test-key"))
+    fresh = ChatEngine(engine.store, engine.paths, engine.settings, Credentials(api_key="test-key"),
+                       provider_factory=engine.provider_factory)
     await fresh.measure(sid)
     assert fresh.calibration.factor("claude-sonnet-4-6") == pytest.approx(factor)
     await fresh.close()

@@ -9,11 +9,15 @@ import os
 import subprocess
 import sys
 
+import pytest
 from PIL import Image
 
 from desktop.engine.compaction import count_breakpoints, problems
 from desktop.engine.events import TurnError
 from tests.fakeapi import Fault
+
+# Engine behaviour, not HTTP: the fake server's script answered in-process (tests/scripted_provider.py).
+pytestmark = pytest.mark.in_process
 
 
 def png(color: tuple[int, int, int], size: tuple[int, int] = (8, 8)) -> bytes:
@@ -103,6 +107,7 @@ async def test_providers_without_cache_fields_work_unchanged(engine, fake_api):
     assert snap.source == "api" and snap.used >= reply.usage.prompt_tokens
 
 
+@pytest.mark.loopback  # precis in a subprocess
 def test_cli_attach_sends_images(fake_api, precis_home, tmp_path):
     path = tmp_path / "shot.png"
     path.write_bytes(png((200, 10, 10), (32, 16)))

@@ -3,9 +3,14 @@ stored), Summarise up to here (only what comes before the message)."""
 
 from __future__ import annotations
 
+import pytest
+
 from desktop.engine.compaction import sections
 from tests.requests import request_of
 from tests.test_compaction_engine import converse
+
+# Engine behaviour, not HTTP: the fake server's script answered in-process (tests/scripted_provider.py).
+pytestmark = pytest.mark.in_process
 
 
 async def test_an_edited_summary_is_a_new_row_the_next_request_carries_and_undo_restores(small_engine, fake_api):

@@ -5,10 +5,15 @@ from __future__ import annotations
 
 import asyncio
 
+import pytest
+
 from desktop.engine.events import StatusChanged
 from desktop.engine.tasks import Activity
 from tests.fakeapi import Fault
 from tests.test_compaction_engine import is_summary_request
+
+# Engine behaviour, not HTTP: the fake server's script answered in-process (tests/scripted_provider.py).
+pytestmark = pytest.mark.in_process
 
 
 def prose(n_words: int, seed: int) -> str:

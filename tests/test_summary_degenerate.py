@@ -9,6 +9,9 @@ import pytest
 
 from tests.test_compaction_engine import converse
 
+# Engine behaviour, not HTTP: the fake server's script answered in-process (tests/scripted_provider.py).
+pytestmark = pytest.mark.in_process
+
 # What a small local model (llama-server, 2,048-token window) answered to Précis's summary requests, and what
 # Précis committed as the working memory of the chat.
 DEGENERATE = (

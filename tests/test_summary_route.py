@@ -11,6 +11,9 @@ from desktop.engine.settings import Settings
 from tests.conftest import _open_engine
 from tests.test_compaction_engine import chat_requests, converse, prose, summary_requests
 
+# Engine behaviour, not HTTP: the fake server's script answered in-process (tests/scripted_provider.py).
+pytestmark = pytest.mark.in_process
+
 MODEL = "claude-sonnet-4-6"  # priced in the catalog
 
 

@@ -3,10 +3,15 @@ MCP server estimates each definition a bounded number of times, however many rou
 
 from __future__ import annotations
 
+import pytest
+
 from desktop.engine import tokens
 from desktop.tools import deferral
 from tests.test_tools_mcp import server_config, write_mcp
 from tests.tools_helpers import tool_runtime
+
+# Engine behaviour, not HTTP: the fake server's script answered in-process (tests/scripted_provider.py).
+pytestmark = pytest.mark.in_process
 
 
 async def _estimates_of_definitions(fake_api, precis_home, monkeypatch, rounds: int) -> tuple[int, int]:

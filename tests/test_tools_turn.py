@@ -11,11 +11,16 @@ import subprocess
 import sys
 import textwrap
 
+import pytest
+
 from desktop.engine.compaction.request_shape import problems
 from desktop.engine.events import Notice, TurnError
 from desktop.tools.events import PermissionAsked, ToolCallFinished, ToolCallStarted
 from desktop.tools.permissions import Answer
 from tests.tools_helpers import make_workspace, tool_runtime
+
+# Engine behaviour, not HTTP: the fake server's script answered in-process (tests/scripted_provider.py).
+pytestmark = pytest.mark.in_process
 
 
 def _results(messages):
@@ -239,6 +244,7 @@ CRASHING_CHILD = textwrap.dedent("""
 """)
 
 
+@pytest.mark.loopback  # the crashing engine runs in another process
 async def test_sigkill_mid_loop_then_restart_leaves_every_tool_use_answered(fake_api, tmp_path):
     ws = make_workspace(tmp_path / "ws")
     fake_api.queue_tool_use("run", {"command": "echo fast"}, id="t_fast")

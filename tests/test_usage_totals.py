@@ -20,6 +20,9 @@ from desktop.store.repo import Repo
 from desktop.store.schema import build_models
 from tests.bench.bench_engine_io import prompt, reply, wait_background
 
+# Engine behaviour, not HTTP: the fake server's script answered in-process (tests/scripted_provider.py).
+pytestmark = pytest.mark.in_process
+
 MODELS = [None, "", "claude-opus-4-7", "claude-haiku-4-5"]
 
 

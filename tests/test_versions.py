@@ -3,6 +3,8 @@ and compactions stay on the path they summarised."""
 
 from __future__ import annotations
 
+import pytest
+
 from desktop.engine.compaction import problems
 from desktop.engine.events import PathChanged
 from desktop.store import migrations
@@ -10,6 +12,9 @@ from desktop.store.repo import Repo
 from tests.fakeapi import SUMMARY_MARKER
 from tests.requests import request_of
 from tests.test_compaction_engine import converse
+
+# Engine behaviour, not HTTP: the fake server's script answered in-process (tests/scripted_provider.py).
+pytestmark = pytest.mark.in_process
 
 
 def texts(messages) -> list[str]:  # noqa: ANN001
@@ -222,6 +227,7 @@ def test_bulk_rows_follow_the_active_path(tmp_path):
     repo.close()
 
 
+@pytest.mark.loopback  # precis in a subprocess
 async def test_the_cli_exports_and_continues_the_path_the_window_shows(engine, fake_api, precis_home):
     import asyncio
     import json

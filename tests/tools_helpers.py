@@ -14,6 +14,7 @@ from desktop.runtime import open_runtime, toolbox_factory
 from desktop.store import Store
 from desktop.store.tool_log import ToolLog
 from desktop.tools.toolbox import Toolbox
+from tests import scripted_provider
 
 
 @dataclass
@@ -38,6 +39,7 @@ async def tool_runtime(*, workspace: Any = ..., settings: dict[str, Any] | None 
     async with open_runtime(credentials=Credentials(api_key="test-key", source="env"), adjust=adjust,
                             toolbox=toolbox_factory(workspace=workspace, **policy)) as rt:
         assert rt.toolbox is not None and rt.tool_log is not None
+        scripted_provider.attach(rt.engine)
         rig = Rig(rt.engine, rt.store, rt.toolbox, rt.tool_log)
         rt.engine.subscribe(rig.events.append)
         rt.toolbox.subscribe(rig.events.append)

@@ -20,6 +20,7 @@ from desktop.engine.messages import QT_TRANSLATE_NOOP
 
 if TYPE_CHECKING:
     from desktop.engine.events import EngineEvent
+    from desktop.engine.profiles import Profile
     from desktop.engine.storage import Storage
     from desktop.engine.types import SessionInfo
     from desktop.runtime import Runtime
@@ -100,6 +101,14 @@ async def _session_or_fail(store: Storage, session_id: int) -> SessionInfo:
     return session
 
 
+def _active_profile() -> Profile | None:
+    from desktop.engine.profiles import find
+    from desktop.engine.settings import Paths, Settings
+
+    settings = Settings.load(Paths.resolve())
+    return find(settings.profiles, settings.profile)
+
+
 # --- commands ----------------------------------------------------------------------------------------
 async def cmd_chat(args: argparse.Namespace) -> int:
     from desktop.engine.secrets import load_credentials
@@ -111,7 +120,7 @@ async def cmd_chat(args: argparse.Namespace) -> int:
         raise CliError(cli(QT_TRANSLATE_NOOP("Cli", "--continue needs --session ID")))
     if not (args.retry or args.resume) and not text.strip() and not args.attach:
         raise CliError(cli(QT_TRANSLATE_NOOP("Cli", "empty message")))
-    if not load_credentials().present:
+    if not load_credentials(profile=_active_profile()).present:  # a keyless local profile needs none
         raise CliError(cli(QT_TRANSLATE_NOOP(
                 "Cli", "no API key: set ANTHROPIC_API_KEY (or ANTHROPIC_AUTH_TOKEN), or save one in Settings")))
     from desktop.cli.tools_cli import chat_toolbox, start_servers

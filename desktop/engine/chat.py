@@ -34,7 +34,7 @@ from desktop.engine.idle_prepare import IdleTimers
 from desktop.engine.library import ChatLibrary
 from desktop.engine.measure import ContextMeter, draft_cost
 from desktop.engine.profiles import Profile, find
-from desktop.engine.provider import Provider
+from desktop.engine.provider import AnthropicProvider, Provider, ProviderFactory
 from desktop.engine.route import NO_PROFILE, Route
 from desktop.engine.secrets import Credentials, load_credentials
 from desktop.engine.session import SessionView, Shared
@@ -72,7 +72,8 @@ def title_from(text: str) -> str:
 
 class ChatEngine:
     def __init__(self, store: Storage, paths: Paths, settings: Settings, credentials: Credentials | None = None,
-                 *, tools: ToolRunner | None = None, background: bool = True):
+                 *, tools: ToolRunner | None = None, background: bool = True,
+                 provider_factory: ProviderFactory = AnthropicProvider):
         catalog = ModelCatalog(settings.model_overrides)
         calibration = Calibration()
         self.shared = Shared(store, paths, settings, catalog, calibration, ContextMeter(catalog, calibration))
@@ -84,6 +85,7 @@ class ChatEngine:
         # A process about to exit (the CLI) prepares nothing in the background: it would be aborted unused.
         self.background = background
         self._credentials = credentials
+        self.provider_factory = provider_factory  # how a profile's provider is made (tests make in-process ones)
         self._retired: list[Provider] = []
         self._listeners: list[Listener] = []
         self._conversations: dict[int, Conversation] = {}
@@ -167,9 +169,8 @@ class ChatEngine:
                      lambda: self._credentials or load_credentials(profile=self.active_profile), self._connect,
                      lambda: self.clock())
 
-    @staticmethod
-    def _connect(settings: Settings, credentials: Credentials) -> Provider:
-        return Provider(settings, credentials)
+    def _connect(self, settings: Settings, credentials: Credentials) -> Provider:
+        return self.provider_factory(settings, credentials)
 
     # --- wiring -------------------------------------------------------------------------------------
     def subscribe(self, listener: Listener) -> Callable[[], None]:

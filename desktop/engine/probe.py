@@ -8,7 +8,7 @@ from desktop.engine import messages as M
 from desktop.engine.catalog import ModelCatalog
 from desktop.engine.errors import classify
 from desktop.engine.profiles import AUTH_WORDS, Profile
-from desktop.engine.provider import Provider
+from desktop.engine.provider import AnthropicProvider, auth_sent
 from desktop.engine.secrets import Credentials
 from desktop.engine.settings import Settings
 
@@ -32,7 +32,8 @@ async def probe(settings: Settings, profile: Profile, credentials: Credentials) 
     settings = settings.with_profile(profile).with_env()
     model = settings.model
     result = ProbeResult(False)
-    provider = Provider(settings, credentials)
+    provider = AnthropicProvider(settings, credentials)
+    sent = auth_sent(credentials)  # what went on the wire, which is not always what the profile names
     try:
         try:
             listed = await provider.models()
@@ -52,14 +53,13 @@ async def probe(settings: Settings, profile: Profile, credentials: Credentials) 
         except Exception as exc:  # noqa: BLE001 - every failure is reported in words
             error = classify(exc)
             if error.kind == "auth":
-                result.lines.insert(0, M.say(M.CREDENTIALS_REFUSED, auth=M.say(AUTH_WORDS[profile.auth]),
+                result.lines.insert(0, M.say(M.CREDENTIALS_REFUSED, auth=M.say(AUTH_WORDS[sent]),
                                              error=error.message))
             else:
                 result.lines.insert(0, M.say(M.TEST_FAILED, model=model, error=error.message))
             return result
         result.ok = True
-        how = (M.say(M.NO_KEY_NEEDED) if credentials.source == "not_needed"
-               else M.say(M.KEY_ACCEPTED, auth=M.say(AUTH_WORDS[profile.auth])))
+        how = M.say(M.NO_KEY_NEEDED) if sent == "none" else M.say(M.KEY_ACCEPTED, auth=M.say(AUTH_WORDS[sent]))
         result.lines.insert(0, M.say(M.CONNECTED, model=model, tokens_in=usage.input_tokens,
                                      tokens_out=usage.output_tokens, how=how))
         window = next((m["window"] for m in listed if m["id"] == model and m.get("window")), None)

@@ -1,4 +1,5 @@
-"""The one place that talks to the Anthropic Messages API, through the official SDK.
+"""What the engine asks of a provider (``Provider``), and the one place that talks to the Anthropic Messages API
+through the official SDK (``AnthropicProvider``).
 
 Retries (429, 5xx, 529, connection errors before the body starts) are the SDK's own; we never write our own.
 """
@@ -6,11 +7,12 @@ Retries (429, 5xx, 529, connection errors before the body starts) are the SDK's 
 from __future__ import annotations
 
 import asyncio
-from collections.abc import AsyncIterator
+from collections.abc import AsyncIterator, Callable
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Protocol
 
 from desktop.engine import lazy_imports
+from desktop.engine.profiles import AuthKind
 from desktop.engine.secrets import Credentials
 from desktop.engine.settings import Settings
 from desktop.engine.types import Usage
@@ -54,7 +56,40 @@ def block_to_dict(block: Any) -> dict[str, Any]:
     return data
 
 
-class Provider:
+class Provider(Protocol):
+    """A chat's provider as the engine uses it; the SDK one below, and an in-process one in the engine tests."""
+
+    def stream(self, request: dict[str, Any]) -> AsyncIterator[StreamPart]:
+        """Stream one request (an async generator); raises the SDK's exceptions on failure."""
+        ...
+
+    async def complete(self, request: dict[str, Any]) -> tuple[str, Usage, str | None]: ...
+
+    async def count_tokens(self, request: dict[str, Any], timeout: float = 3.0) -> int | None: ...
+
+    async def model_window(self, model: str, timeout: float = 3.0) -> tuple[int | None, int | None]: ...
+
+    async def models(self, timeout: float = 5.0) -> list[dict[str, Any]]: ...
+
+    async def close(self) -> None: ...
+
+
+# How the engine makes a provider: settings (the profile's URL and models applied) and that profile's credentials.
+ProviderFactory = Callable[[Settings, Credentials], Provider]
+
+
+def auth_sent(credentials: Credentials) -> AuthKind:
+    """How these credentials go on the wire: the key as x-api-key, the token as a bearer, or nothing."""
+    if credentials.api_key:
+        return "x-api-key"
+    if credentials.auth_token:
+        return "bearer"
+    return "none"
+
+
+class AnthropicProvider:
+    """The provider through the official SDK (what the app uses)."""
+
     def __init__(self, settings: Settings, credentials: Credentials):
         self.settings = settings
         self._credentials = credentials
@@ -85,13 +120,20 @@ class Provider:
         }
         if settings.base_url:
             kwargs["base_url"] = settings.base_url
-        if credentials.api_key:
+        # The SDK sends ``api_key`` as a bearer token and, given no credential at all, signs requests with
+        # whatever it finds on the machine (its own profiles, the environment): the headers are set here so
+        # each key goes exactly as configured and a keyless profile sends none.
+        omit = anthropic.Omit()
+        sent = auth_sent(credentials)
+        if sent == "x-api-key":
             kwargs["api_key"] = credentials.api_key
-        elif credentials.auth_token:
+            kwargs["default_headers"] = {"X-Api-Key": credentials.api_key, "Authorization": omit}
+        elif sent == "bearer":
             kwargs["auth_token"] = credentials.auth_token
-            kwargs["api_key"] = None
-        elif credentials.source == "not_needed":  # a local server: send no key at all
-            kwargs["default_headers"] = {"X-Api-Key": anthropic.Omit(), "Authorization": anthropic.Omit()}
+            kwargs["default_headers"] = {"X-Api-Key": omit}
+        else:  # an explicit empty credential stops the SDK's own search; its header is omitted
+            kwargs["auth_token"] = ""
+            kwargs["default_headers"] = {"X-Api-Key": omit, "Authorization": omit}
         return anthropic.AsyncAnthropic(**kwargs)
 
     def _open(self, request: dict[str, Any]) -> Any:

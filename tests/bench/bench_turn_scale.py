@@ -218,7 +218,7 @@ class StreamClock:
 
     @contextlib.contextmanager
     def installed(self) -> Iterator[StreamClock]:
-        from desktop.engine.provider import Provider
+        from desktop.engine.provider import AnthropicProvider as Provider
 
         original = Provider.stream
         clock = self

@@ -10,6 +10,7 @@ import threading
 import time
 from collections import deque
 from collections.abc import Callable, Iterable
+from dataclasses import dataclass
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any
 
@@ -23,6 +24,27 @@ from tests.fakeapi.sse import StreamingMixin
 DEFAULT_MODELS = ("claude-sonnet-4-6", "claude-haiku-4-5", "claude-opus-4-8", "claude-test")
 
 
+@dataclass
+class Refusal:
+    """An error answer to a messages request: the status and error, or the scripted status fault."""
+
+    status: int
+    error_type: str
+    message: str
+    fault: Fault | None = None
+
+
+@dataclass
+class Prepared:
+    """A messages request accepted: the reply to deliver, where it came from, its cache accounting and fault."""
+
+    reply: Reply
+    source: deque[Reply] | None
+    result: CacheResult
+    output_tokens: int
+    fault: Fault | None
+
+
 class FakeAnthropic:
     """In-process fake of the Anthropic Messages API on 127.0.0.1. Thread-safe; start()/stop() or ``with``."""
 
@@ -33,6 +55,7 @@ class FakeAnthropic:
         host: str = "127.0.0.1",
         port: int = 0,
         api_key: str | None = "test-key",
+        accepts: str = "either",  # the header the key must come in: x-api-key | bearer | either
         counter: TokenCounter | None = None,
         clock: Callable[[], float] | None = None,
         min_cache_tokens: int = 1024,
@@ -52,6 +75,7 @@ class FakeAnthropic:
         self.window = window
         self.host, self.port = host, port
         self.api_key = api_key
+        self.accepts = accepts
         self.counter = counter or TokenCounter()
         self.clock: Callable[[], float] = clock or time.monotonic
         self.cache = PromptCache(clock=self.clock, min_tokens=min_cache_tokens)
@@ -232,6 +256,56 @@ class FakeAnthropic:
             with self._lock:
                 source.appendleft(reply)
 
+    def prepare_message(self, rec: RecordedRequest, body: dict[str, Any]) -> Prepared | Refusal:
+        """Everything about a POST /v1/messages short of sending it: the checks, the fault due, the count, the
+        cache, the reply (cut to fit) and its usage, recorded on ``rec``. The HTTP handler and the in-process
+        provider of the engine tests (tests/scripted_provider.py) both answer from here."""
+        for name in ("model", "max_tokens", "messages"):
+            if name not in body:
+                return Refusal(400, "invalid_request_error", f"{name}: Field required")
+        if not body["messages"]:
+            return Refusal(400, "invalid_request_error", "messages: at least one message is required")
+        rec.stream = bool(body.get("stream"))
+        fault = self._pop_fault()
+        if fault is not None:
+            rec.fault = fault.kind
+            if fault.kind == "status":
+                return Refusal(fault.status, fault.error_type, fault.message, fault)
+        units = list(self.counter.units(body))
+        total = sum(u.tokens for u in units)
+        rec.prompt_tokens = total
+        media = self._media_error(units)
+        if media:
+            return Refusal(400, "invalid_request_error", media)
+        if total > self.window:
+            return Refusal(400, "invalid_request_error", f"prompt is too long: {total} tokens > {self.window} maximum")
+        try:
+            result = self.cache.account(body, units) if self.report_cache else CacheResult(total, 0, 0)
+        except TooManyBreakpoints as exc:
+            return Refusal(400, "invalid_request_error", str(exc))
+        reply, source = self._choose_reply(body, total)
+        reply = self._finalise(reply, body, total)
+        output_tokens = reply.output_tokens or self.counter.count_output(reply.content)
+        rec.usage = usage_json(result, output_tokens, self.report_cache)
+        rec.reply = reply.content
+        with self._lock:
+            self.stats.add(result, output_tokens)
+        return Prepared(reply, source, result, output_tokens, fault)
+
+    def _finalise(self, reply: Reply, body: dict[str, Any], prompt_tokens: int) -> Reply:
+        """Fill tool_use ids, then cut the reply at max_tokens or at the context window."""
+        content = [dict(b) for b in reply.content]
+        for block in content:
+            if block.get("type") == "tool_use" and not block.get("id"):
+                block["id"] = self._next_id("toolu")
+        reply = Reply(content, reply.stop_reason, reply.output_tokens)
+        max_tokens = int(body.get("max_tokens") or 0)
+        room = self.window - prompt_tokens
+        if self.counter.count_output(content) > min(max_tokens, room):
+            reason = "max_tokens" if max_tokens <= room else "model_context_window_exceeded"
+            reply = truncate_to(reply, min(max_tokens, room), self.counter, reason)
+        return reply
+
     def _media_error(self, units: list[Unit]) -> str | None:
         images = pages = 0
         for unit in units:
@@ -311,7 +385,10 @@ class _Handler(StreamingMixin, BaseHTTPRequestHandler):
             return True
         auth = self.headers.get("Authorization", "")
         bearer = auth[7:].strip() if auth.lower().startswith("bearer ") else None
-        return self.headers.get("x-api-key") == key or bearer == key
+        # A provider that expects one header refuses the key in the other, as compatible providers do.
+        by_header = self.headers.get("x-api-key") == key and self.fake.accepts in ("x-api-key", "either")
+        by_bearer = bearer == key and self.fake.accepts in ("bearer", "either")
+        return by_header or by_bearer
 
     def _begin(self, method: str) -> tuple[RecordedRequest, Any] | None:
         raw = self._read_body() if method == "POST" else b""
@@ -378,44 +455,15 @@ class _Handler(StreamingMixin, BaseHTTPRequestHandler):
 
     def _messages(self, rec: RecordedRequest, body: dict[str, Any]) -> None:
         fake = self.fake
-        for name in ("model", "max_tokens", "messages"):
-            if name not in body:
-                self._send_error(rec, 400, "invalid_request_error", f"{name}: Field required")
-                return
-        if not body["messages"]:
-            self._send_error(rec, 400, "invalid_request_error", "messages: at least one message is required")
+        prepared = fake.prepare_message(rec, body)
+        if isinstance(prepared, Refusal):
+            if prepared.fault is not None:
+                self._status_fault(rec, prepared.fault)
+            else:
+                self._send_error(rec, prepared.status, prepared.error_type, prepared.message)
             return
-        rec.stream = bool(body.get("stream"))
-        fault = fake._pop_fault()
-        if fault is not None:
-            rec.fault = fault.kind
-            if fault.kind == "status":
-                self._status_fault(rec, fault)
-                return
-        units = list(fake.counter.units(body))
-        total = sum(u.tokens for u in units)
-        rec.prompt_tokens = total
-        media = fake._media_error(units)
-        if media:
-            self._send_error(rec, 400, "invalid_request_error", media)
-            return
-        if total > fake.window:
-            self._send_error(rec, 400, "invalid_request_error",
-                             f"prompt is too long: {total} tokens > {fake.window} maximum")
-            return
-        try:
-            result = fake.cache.account(body, units) if fake.report_cache else CacheResult(total, 0, 0)
-        except TooManyBreakpoints as exc:
-            self._send_error(rec, 400, "invalid_request_error", str(exc))
-            return
-
-        reply, source = fake._choose_reply(body, total)
-        reply = self._finalise(reply, body, total)
-        output_tokens = reply.output_tokens or fake.counter.count_output(reply.content)
-        rec.usage = usage_json(result, output_tokens, fake.report_cache)
-        rec.reply = reply.content
-        with fake._lock:
-            fake.stats.add(result, output_tokens)
+        reply, source, result, output_tokens, fault = (prepared.reply, prepared.source, prepared.result,
+                                                       prepared.output_tokens, prepared.fault)
         # A failed delivery puts the reply back, before the client can see the failure: a retry that races the
         # hang-up must still get the same reply.
         self._owed = (reply, source)
@@ -443,21 +491,6 @@ class _Handler(StreamingMixin, BaseHTTPRequestHandler):
             self._send_json(fault.status, fault.body, rec, fault.headers)
         else:
             self._send_error(rec, fault.status, fault.error_type, fault.message, fault.headers)
-
-    def _finalise(self, reply: Reply, body: dict[str, Any], prompt_tokens: int) -> Reply:
-        """Fill tool_use ids, then cut the reply at max_tokens or at the context window."""
-        content = [dict(b) for b in reply.content]
-        for block in content:
-            if block.get("type") == "tool_use" and not block.get("id"):
-                block["id"] = self.fake._next_id("toolu")
-        reply = Reply(content, reply.stop_reason, reply.output_tokens)
-        counter = self.fake.counter
-        max_tokens = int(body.get("max_tokens") or 0)
-        room = self.fake.window - prompt_tokens
-        if counter.count_output(content) > min(max_tokens, room):
-            reason = "max_tokens" if max_tokens <= room else "model_context_window_exceeded"
-            reply = truncate_to(reply, min(max_tokens, room), counter, reason)
-        return reply
 
     def _message_json(self, body: dict[str, Any], content: list[Block], stop_reason: str | None,
                       usage: dict[str, Any]) -> dict[str, Any]:
