@@ -158,3 +158,21 @@ async def test_mcp_definitions_past_a_tenth_of_the_window_are_searched_and_calle
     assert results["c1"]["content"] == "5" and not results["c1"].get("is_error")
     assert reply is not None and reply.content[0]["text"] == "5 it is"
     assert [(a.server, a.tool, a.decision) for a in audit] == [("calc", "add", "read-only")]
+
+
+async def test_a_stdio_server_gets_only_the_environment_its_config_names_plus_path_and_home(tmp_path, monkeypatch):
+    # Précis's own environment holds the key and the user's session; the server sees none of it.
+    monkeypatch.setenv("ANTHROPIC_API_KEY", "sk-ant-secret")
+    monkeypatch.setenv("PRECIS_HOME", str(tmp_path / "home"))
+    for name, value in (("USER", "someone"), ("LOGNAME", "someone"), ("SHELL", "/bin/sh"), ("TERM", "xterm")):
+        monkeypatch.setenv(name, value)
+    server = McpServer(McpServerConfig.from_json("calc", server_config(env={"GIVEN": "yes", "TERM": "dumb"})),
+                       tmp_path / "logs")
+    assert (await server.start()).state == "ready", server.error
+    try:
+        seen = json.loads((await server.call("environ", {})).text())
+    finally:
+        await server.stop()
+    assert seen.get("GIVEN") == "yes" and seen.get("TERM") == "dumb"  # what the config names, as it names it
+    # LC_CTYPE: the server's own Python sets it when it starts in the C locale (PEP 538).
+    assert set(seen) - {"PATH", "HOME", "GIVEN", "TERM", "LC_CTYPE"} == set(), sorted(seen)

@@ -11,6 +11,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import logging
+import os
 import re
 import sys
 import time
@@ -85,8 +86,9 @@ class McpServer:
             return streamable_http_client(self.config.url, http_client=http)
         from mcp.client.stdio import StdioServerParameters
 
-        return StdioServerParameters(command=self.config.command, args=self.config.args,
-                                     env=self.config.env or None, cwd=self.config.cwd or None)
+        command, args = server_command(self.config)
+        return StdioServerParameters(command=command, args=args, env=self.config.env or None,
+                                     cwd=self.config.cwd or None)
 
     async def _note_status(self, response: Any) -> None:
         if response.status_code >= 400:
@@ -201,6 +203,24 @@ class McpServer:
     async def restart(self) -> ServerStatus:
         await self.stop()
         return await self.start()
+
+
+def server_command(config: McpServerConfig) -> tuple[str, list[str]]:
+    """The command line that starts a stdio server with only PATH, HOME and the variables its config names.
+
+    The client passes a few more of ours (USER, LOGNAME, SHELL, TERM on POSIX) and has no way to leave them out; ``env -u``
+    removes them in the child. Nothing secret is on the command line: only those names."""
+    from mcp.client.stdio import DEFAULT_INHERITED_ENV_VARS
+
+    drop = [n for n in sorted(set(DEFAULT_INHERITED_ENV_VARS) - set(_KEPT) - set(config.env)) if n in os.environ]
+    if not drop or sys.platform == "win32" or not Path(_ENV).exists() or "=" in config.command:
+        return config.command, list(config.args)
+    unset = [a for n in drop for a in ("-u", n)]
+    return _ENV, [*unset, "--", config.command, *config.args]
+
+
+_ENV = "/usr/bin/env"
+_KEPT = ("PATH", "HOME")
 
 
 def convert_result(result: Any) -> ToolOutcome:
