@@ -5,6 +5,8 @@ server is a clear error and restarts, and the configuration's shape and import."
 from __future__ import annotations
 
 import json
+import os
+import stat
 import sys
 
 from desktop.engine.events import TurnError
@@ -176,3 +178,17 @@ async def test_a_stdio_server_gets_only_the_environment_its_config_names_plus_pa
     assert seen.get("GIVEN") == "yes" and seen.get("TERM") == "dumb"  # what the config names, as it names it
     # LC_CTYPE: the server's own Python sets it when it starts in the C locale (PEP 538).
     assert set(seen) - {"PATH", "HOME", "GIVEN", "TERM", "LC_CTYPE"} == set(), sorted(seen)
+
+
+async def test_a_server_log_is_readable_by_its_owner_only(tmp_path):
+    old = os.umask(0o022)
+    try:
+        logs = tmp_path / "logs"
+        logs.mkdir()
+        (logs / "was.log").write_text("from an older Précis\n")  # created 0644 by an older version
+        for name in ("new", "was"):
+            server = McpServer(McpServerConfig.from_json(name, {"command": str(tmp_path / "missing-binary")}), logs)
+            assert (await server.start(timeout=10)).state == "failed"
+            assert stat.S_IMODE(server.log_path.stat().st_mode) == 0o600, name
+    finally:
+        os.umask(old)

@@ -21,6 +21,7 @@ from pathlib import Path
 from typing import Any, TextIO
 
 from desktop.engine import lazy_imports
+from desktop.engine.files import PRIVATE_FILE, private_dir, tighten
 from desktop.engine.types import Block
 from desktop.tools.mcp_config import McpServerConfig
 from desktop.tools.types import ToolOutcome, ToolSpec, definition_digest
@@ -121,8 +122,7 @@ class McpServer:
         return self.status
 
     async def _own(self, ready: asyncio.Future[None], stop: asyncio.Event) -> None:
-        self.log_path.parent.mkdir(parents=True, exist_ok=True, mode=0o700)
-        errlog: TextIO = open(self.log_path, "a", encoding="utf-8", errors="replace")  # noqa: SIM115 - kept open
+        errlog = open_log(self.log_path)
         errlog.write(f"--- {time.strftime('%Y-%m-%d %H:%M:%S')} starting {self.config.where}\n")
         errlog.flush()
         try:
@@ -203,6 +203,14 @@ class McpServer:
     async def restart(self) -> ServerStatus:
         await self.stop()
         return await self.start()
+
+
+def open_log(path: Path) -> TextIO:
+    """The server's log, appended to, readable by the user only (a log made 0644 before is tightened)."""
+    private_dir(path.parent)
+    fd = os.open(path, os.O_WRONLY | os.O_APPEND | os.O_CREAT | getattr(os, "O_CLOEXEC", 0), PRIVATE_FILE)
+    tighten(path, PRIVATE_FILE)
+    return open(fd, "a", encoding="utf-8", errors="replace")  # noqa: SIM115 - kept open by the caller
 
 
 def server_command(config: McpServerConfig) -> tuple[str, list[str]]:
