@@ -19,6 +19,7 @@ from desktop.tools.mcp_config import (
     save_config,
 )
 from desktop.tools.mcp_host import McpServer
+from desktop.tools.permissions import Answer, changed_parts
 from tests.tools_helpers import tool_runtime
 
 
@@ -192,3 +193,57 @@ async def test_a_server_log_is_readable_by_its_owner_only(tmp_path):
             assert stat.S_IMODE(server.log_path.stat().st_mode) == 0o600, name
     finally:
         os.umask(old)
+
+
+async def test_an_always_approval_covers_the_whole_server_definition_and_a_change_asks_again(fake_api, precis_home,
+                                                                                           tmp_path):
+    # "Always" given to a server; then the same command and arguments run in another folder, with another
+    # environment or another URL header: each is another server, so each asks again and says what changed.
+    approved = McpServerConfig.from_json("calc", server_config(env={"MODE": "safe"}))
+    (tmp_path / "elsewhere").symlink_to(_repo())  # another folder that starts the same server
+    (tmp_path / "third").symlink_to(_repo())
+    changes = {"cwd": {"cwd": str(tmp_path / "elsewhere")}, "env": {"env": {"MODE": "other"}},
+               "env+cwd": {"env": {"MODE": "safe", "MORE": "1"}, "cwd": str(tmp_path / "third")}}
+    for label, change in changes.items():
+        changed = McpServerConfig.from_json("calc", {**server_config(env={"MODE": "safe"}), **change})
+        assert changed.origin != approved.origin, label
+    asked = []
+
+    async def ask(request):
+        asked.append(request)
+        return Answer.DENY
+
+    for label, change in [("same", {}), *changes.items()]:
+        write_mcp(precis_home, {"calc": {**server_config(env={"MODE": "safe"}), **change}})
+        fake_api.queue_tool_use("mcp__calc__echo", {"text": "hi"}, id=f"t-{len(asked)}")
+        fake_api.queue_text("done")
+        async with tool_runtime(workspace=None, asker=ask) as rt:
+            if label == "same":
+                await rt.tool_log.save_approval("calc", "echo", approved.origin)
+            await rt.toolbox.start_servers()
+            config = rt.toolbox.servers["calc"].config
+            assert rt.toolbox.servers["calc"].state == "ready", rt.toolbox.servers["calc"].error
+            spec_origin = config.origin
+            sid = await rt.engine.new_session()
+            await rt.engine.send(sid, "echo")
+            audit = await rt.tool_log.audit(sid)
+        if label == "same":
+            assert spec_origin == approved.origin and audit[0].decision == "saved" and not asked
+        else:
+            assert audit[0].decision == "denied", label
+    assert [r.changed for r in asked] == [("cwd",), ("env",), ("cwd", "env")]
+
+
+def test_an_approval_hash_covers_every_field_and_keeps_no_secret(tmp_path):
+    base = McpServerConfig("s", command="srv", args=["a"], env={"TOKEN": "s3cret-value"}, cwd="/x")
+    variants = [McpServerConfig("s", command="srv2", args=["a"], env={"TOKEN": "s3cret-value"}, cwd="/x"),
+                McpServerConfig("s", command="srv", args=["b"], env={"TOKEN": "s3cret-value"}, cwd="/x"),
+                McpServerConfig("s", command="srv", args=["a"], env={"TOKEN": "other"}, cwd="/x"),
+                McpServerConfig("s", command="srv", args=["a"], env={"TOKEN": "s3cret-value"}, cwd="/y")]
+    assert len({base.origin, *(v.origin for v in variants)}) == 5
+    web = McpServerConfig("w", url="https://example.test/mcp", headers={"Authorization": "Bearer abc"})
+    assert web.origin != McpServerConfig("w", url="https://example.test/mcp",
+                                         headers={"Authorization": "Bearer xyz"}).origin
+    assert "s3cret" not in base.origin and "abc" not in web.origin
+    assert changed_parts(base.origin, variants[3].origin) == ("cwd",)
+    assert changed_parts("0123456789abcdef0123456789abcdef", base.origin) == ("definition",)  # an older approval
