@@ -20,6 +20,7 @@ from desktop.engine.tooling import EndTurn
 from desktop.engine.types import Block
 from desktop.tools import deferral
 from desktop.tools.builtin import BuiltinTools, builtin_specs
+from desktop.tools.diff_preview import preview
 from desktop.tools.events import (
     McpChanged,
     PermissionAsked,
@@ -273,7 +274,7 @@ class Toolbox:
         workspace = self.workspace(session_id)
         builtin = BuiltinTools(workspace, self.paths.spill_dir(session_id)) if spec.server == BUILTIN and \
             workspace is not None else None
-        diff = builtin.diff(spec.tool, arguments) if builtin is not None else None
+        diff = preview(builtin.workspace, spec.tool, arguments) if builtin is not None else None
         request = PermissionRequest(session_id, use_id, spec, dict(arguments), diff)
         verdict = await self.policy.decide(request, self._asker)
         if not verdict.allowed:

@@ -1,0 +1,81 @@
+"""The diff a permission prompt shows for a write or an edit, read within a bound.
+
+The prompt comes before any approval, so what it reads is bounded: at most ``PREVIEW_BYTES`` of the target
+file (a regular file only: a FIFO or a device is never opened) and of the new text. Past that the preview says
+the file is too large to preview, in one line, and the user decides on the arguments alone.
+"""
+
+from __future__ import annotations
+
+import difflib
+import os
+import stat
+from typing import Any
+
+from desktop.tools.workspace import OutsideWorkspace, Workspace
+
+PREVIEW_BYTES = 2 * 1024 * 1024  # what a preview reads of a file, or diffs of a write's content, at most
+DIFF_CHARS = 20_000  # a prompt shows at most this much of the diff
+
+
+class TooLarge(Exception):
+    def __init__(self, size: int):
+        super().__init__(size)
+        self.size = size
+
+
+def _megabytes(size: int) -> str:
+    return f"{size / (1024 * 1024):.1f} MB"
+
+
+def _read_bounded(path: os.PathLike[str] | str) -> str:
+    """The file's text, or '' when it does not exist; TooLarge past the bound; OSError / UnicodeDecodeError
+    when it cannot be read as text (or is not a regular file)."""
+    try:
+        fd = os.open(path, os.O_RDONLY | getattr(os, "O_NONBLOCK", 0) | getattr(os, "O_CLOEXEC", 0))
+    except FileNotFoundError:
+        return ""
+    with os.fdopen(fd, "rb") as fh:
+        info = os.fstat(fh.fileno())
+        if not stat.S_ISREG(info.st_mode):
+            raise OSError("not a regular file")
+        if info.st_size > PREVIEW_BYTES:
+            raise TooLarge(info.st_size)
+        data = fh.read(PREVIEW_BYTES + 1)  # the file may have grown since fstat
+    if len(data) > PREVIEW_BYTES:
+        raise TooLarge(len(data))
+    return data.decode("utf-8")
+
+
+def too_large(rel: str, size: int) -> str:
+    return (f"[{rel} is {_megabytes(size)}: too large to preview (the preview reads at most "
+            f"{_megabytes(PREVIEW_BYTES)}); decide on the arguments alone]")
+
+
+def preview(workspace: Workspace, name: str, arguments: dict[str, Any]) -> str | None:
+    """What a write or an edit would change, as a unified diff within the bounds, or the sentence that the
+    file is too large; None for other tools, a bad path or a file that is not text."""
+    if name not in ("write", "edit"):
+        return None
+    rel = str(arguments.get("file_path") or "")
+    try:
+        before = _read_bounded(workspace.resolve(rel))
+    except TooLarge as exc:
+        return too_large(rel, exc.size)
+    except (OutsideWorkspace, OSError, UnicodeDecodeError):
+        return None
+    if name == "write":
+        after = str(arguments.get("content") or "")
+        if len(after) > PREVIEW_BYTES:
+            return too_large(rel, len(after.encode("utf-8", "surrogatepass")))
+    else:
+        old, new = str(arguments.get("old_string") or ""), str(arguments.get("new_string") or "")
+        if not old or old not in before:
+            return None
+        after = before.replace(old, new) if arguments.get("replace_all") else before.replace(old, new, 1)
+        if len(after) > 2 * PREVIEW_BYTES:
+            return too_large(rel, len(after.encode("utf-8", "surrogatepass")))
+    lines = difflib.unified_diff(before.splitlines(keepends=True), after.splitlines(keepends=True),
+                                 fromfile=f"a/{rel}", tofile=f"b/{rel}")
+    text = "".join(lines)
+    return text[:DIFF_CHARS] + ("\n[diff cut]" if len(text) > DIFF_CHARS else "")
