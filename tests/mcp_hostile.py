@@ -2,7 +2,7 @@
 
 garbage: prints lines that are not JSON-RPC on stdout, without end. silent: reads its input and never answers.
 stderr: writes megabytes to stderr, without end. long-line: one line of stdout with no end. big: a real server
-whose tool ``big`` answers with 40 MB of text.
+whose tool ``big`` answers with 3 MB of text.
 """
 
 from __future__ import annotations
@@ -35,8 +35,8 @@ def main(mode: str) -> None:
 
         @server.tool()
         def big() -> str:
-            """40 MB of text."""
-            return "y" * 40_000_000
+            """3 MB of text."""
+            return "y" * 3_000_000
 
         server.run()
 
