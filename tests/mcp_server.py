@@ -1,7 +1,7 @@
 """A real stdio MCP server for the tests, built with the mcp package's server side.
 
 Run as ``python -m tests.mcp_server``. Tools: add (read-only), echo, shout (writes to stderr first), crash (the
-process exits mid-call), hang (never answers).
+process exits mid-call), hang (never answers), environ (the names and values of its environment, as JSON).
 """
 
 from __future__ import annotations
@@ -46,6 +46,14 @@ def hang() -> str:
     """Never answer."""
     time.sleep(3600)
     return "late"
+
+
+@server.tool()
+def environ() -> str:
+    """The server's environment variables, as a JSON object."""
+    import json
+
+    return json.dumps(dict(os.environ))
 
 
 if __name__ == "__main__":

@@ -317,7 +317,9 @@ def test_a_second_process_on_a_busy_session_refuses_in_one_sentence(home, db, fa
     second = run(["chat", "--session", "1", "second process"], env)
     hold.release.set()
     out, err = first.communicate(timeout=60)
-    line = one_line(second)
+    waiting, refused = lines(second.stderr)  # it said it waits, then why it gave up
+    assert "waiting for another Précis process" in waiting and f"process {first.pid}" in waiting, second.stderr
+    line = one_line(subprocess.CompletedProcess(second.args, second.returncode, second.stdout, refused))
     assert second.returncode == 1 and "busy" in line and f"process {first.pid}" in line, line
     assert first.returncode == 0 and out == "a" * 400 + "\n", err
     data = json.loads(run(["export", "1", "--format", "json"], env).stdout)
@@ -333,8 +335,12 @@ def test_a_second_process_waits_for_the_first_turn_and_sees_its_reply(home, db, 
     fake_api.queue_text("second reply")
     second = subprocess.Popen([sys.executable, "-m", "desktop", "chat", "--session", "1", "second process"],
                               env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
-    time.sleep(1.0)  # the second is waiting for the session (not a timing assertion: it must not have sent)
-    assert len(fake_api.message_requests()) == 1
+    said = []  # the second says it waits before anything else happens (its stderr, up to that line)
+    while not said or "waiting for another Précis process" not in said[-1]:
+        said.append(second.stderr.readline())
+        assert said[-1], "".join(said)  # it ended without saying it waits
+    assert f"(process {first.pid}) using this chat" in said[-1]
+    assert len(fake_api.message_requests()) == 1  # and it has not sent
     threading.Timer(0.5, hold.release.set).start()
     first.communicate(timeout=60)
     out, err = second.communicate(timeout=60)

@@ -5,6 +5,8 @@ server is a clear error and restarts, and the configuration's shape and import."
 from __future__ import annotations
 
 import json
+import os
+import stat
 import sys
 
 from desktop.engine.events import TurnError
@@ -17,6 +19,7 @@ from desktop.tools.mcp_config import (
     save_config,
 )
 from desktop.tools.mcp_host import McpServer
+from desktop.tools.permissions import Answer, changed_parts
 from tests.tools_helpers import tool_runtime
 
 
@@ -158,3 +161,89 @@ async def test_mcp_definitions_past_a_tenth_of_the_window_are_searched_and_calle
     assert results["c1"]["content"] == "5" and not results["c1"].get("is_error")
     assert reply is not None and reply.content[0]["text"] == "5 it is"
     assert [(a.server, a.tool, a.decision) for a in audit] == [("calc", "add", "read-only")]
+
+
+async def test_a_stdio_server_gets_only_the_environment_its_config_names_plus_path_and_home(tmp_path, monkeypatch):
+    # Précis's own environment holds the key and the user's session; the server sees none of it.
+    monkeypatch.setenv("ANTHROPIC_API_KEY", "sk-ant-secret")
+    monkeypatch.setenv("PRECIS_HOME", str(tmp_path / "home"))
+    for name, value in (("USER", "someone"), ("LOGNAME", "someone"), ("SHELL", "/bin/sh"), ("TERM", "xterm")):
+        monkeypatch.setenv(name, value)
+    server = McpServer(McpServerConfig.from_json("calc", server_config(env={"GIVEN": "yes", "TERM": "dumb"})),
+                       tmp_path / "logs")
+    assert (await server.start()).state == "ready", server.error
+    try:
+        seen = json.loads((await server.call("environ", {})).text())
+    finally:
+        await server.stop()
+    assert seen.get("GIVEN") == "yes" and seen.get("TERM") == "dumb"  # what the config names, as it names it
+    # LC_CTYPE: the server's own Python sets it when it starts in the C locale (PEP 538).
+    assert set(seen) - {"PATH", "HOME", "GIVEN", "TERM", "LC_CTYPE"} == set(), sorted(seen)
+
+
+async def test_a_server_log_is_readable_by_its_owner_only(tmp_path):
+    old = os.umask(0o022)
+    try:
+        logs = tmp_path / "logs"
+        logs.mkdir()
+        (logs / "was.log").write_text("from an older Précis\n")  # created 0644 by an older version
+        for name in ("new", "was"):
+            server = McpServer(McpServerConfig.from_json(name, {"command": str(tmp_path / "missing-binary")}), logs)
+            assert (await server.start(timeout=10)).state == "failed"
+            assert stat.S_IMODE(server.log_path.stat().st_mode) == 0o600, name
+    finally:
+        os.umask(old)
+
+
+async def test_an_always_approval_covers_the_whole_server_definition_and_a_change_asks_again(fake_api, precis_home,
+                                                                                           tmp_path):
+    # "Always" given to a server; then the same command and arguments run in another folder, with another
+    # environment or another URL header: each is another server, so each asks again and says what changed.
+    approved = McpServerConfig.from_json("calc", server_config(env={"MODE": "safe"}))
+    (tmp_path / "elsewhere").symlink_to(_repo())  # another folder that starts the same server
+    (tmp_path / "third").symlink_to(_repo())
+    changes = {"cwd": {"cwd": str(tmp_path / "elsewhere")}, "env": {"env": {"MODE": "other"}},
+               "env+cwd": {"env": {"MODE": "safe", "MORE": "1"}, "cwd": str(tmp_path / "third")}}
+    for label, change in changes.items():
+        changed = McpServerConfig.from_json("calc", {**server_config(env={"MODE": "safe"}), **change})
+        assert changed.origin != approved.origin, label
+    asked = []
+
+    async def ask(request):
+        asked.append(request)
+        return Answer.DENY
+
+    for label, change in [("same", {}), *changes.items()]:
+        write_mcp(precis_home, {"calc": {**server_config(env={"MODE": "safe"}), **change}})
+        fake_api.queue_tool_use("mcp__calc__echo", {"text": "hi"}, id=f"t-{len(asked)}")
+        fake_api.queue_text("done")
+        async with tool_runtime(workspace=None, asker=ask) as rt:
+            if label == "same":
+                await rt.tool_log.save_approval("calc", "echo", approved.origin)
+            await rt.toolbox.start_servers()
+            config = rt.toolbox.servers["calc"].config
+            assert rt.toolbox.servers["calc"].state == "ready", rt.toolbox.servers["calc"].error
+            spec_origin = config.origin
+            sid = await rt.engine.new_session()
+            await rt.engine.send(sid, "echo")
+            audit = await rt.tool_log.audit(sid)
+        if label == "same":
+            assert spec_origin == approved.origin and audit[0].decision == "saved" and not asked
+        else:
+            assert audit[0].decision == "denied", label
+    assert [r.changed for r in asked] == [("cwd",), ("env",), ("cwd", "env")]
+
+
+def test_an_approval_hash_covers_every_field_and_keeps_no_secret(tmp_path):
+    base = McpServerConfig("s", command="srv", args=["a"], env={"TOKEN": "s3cret-value"}, cwd="/x")
+    variants = [McpServerConfig("s", command="srv2", args=["a"], env={"TOKEN": "s3cret-value"}, cwd="/x"),
+                McpServerConfig("s", command="srv", args=["b"], env={"TOKEN": "s3cret-value"}, cwd="/x"),
+                McpServerConfig("s", command="srv", args=["a"], env={"TOKEN": "other"}, cwd="/x"),
+                McpServerConfig("s", command="srv", args=["a"], env={"TOKEN": "s3cret-value"}, cwd="/y")]
+    assert len({base.origin, *(v.origin for v in variants)}) == 5
+    web = McpServerConfig("w", url="https://example.test/mcp", headers={"Authorization": "Bearer abc"})
+    assert web.origin != McpServerConfig("w", url="https://example.test/mcp",
+                                         headers={"Authorization": "Bearer xyz"}).origin
+    assert "s3cret" not in base.origin and "abc" not in web.origin
+    assert changed_parts(base.origin, variants[3].origin) == ("cwd",)
+    assert changed_parts("0123456789abcdef0123456789abcdef", base.origin) == ("definition",)  # an older approval

@@ -58,7 +58,8 @@ EDIT = {"file_path": "src/config.py", "old_string": "open(path).read()", "new_st
 
 
 @pytest.mark.parametrize(("press", "allowed"), [("once", True), ("chat", True), ("always", True),
-                                                ("deny", False), ("escape", False), ("alt-o", True)])
+                                                ("deny", False), ("ctrl-return", True), ("ctrl-shift-return", True),
+                                                ("ctrl-shift-d", False), ("always-cancelled", False)])
 async def test_each_answer_of_the_inline_prompt(qtbot, fake_api, tmp_path, press, allowed):
     async with tool_window(qtbot) as win:
         ws = await _with_workspace(win, tmp_path)
@@ -67,15 +68,26 @@ async def test_each_answer_of_the_inline_prompt(qtbot, fake_api, tmp_path, press
         win._send("Read ten characters.")
         prompt = win.tools.prompt
         await until(lambda: prompt.isVisible())
-        # The prompt shows the tool, its server and the diff, and takes the keyboard focus (on Deny).
+        # The prompt shows the tool, its server and the diff; the shortcuts are in the buttons' tooltips.
         assert "edit" in prompt.title.text() and "built-in" in prompt.title.text()
         details = prompt.details.toPlainText()
         assert "-    return open(path).read()" in details and "+    return open(path).read(10)" in details
-        assert prompt.deny.hasFocus()
-        if press == "escape":
-            qtbot.keyClick(prompt.deny, Qt.Key.Key_Escape)
-        elif press == "alt-o":
-            qtbot.keyClick(prompt.deny, Qt.Key.Key_O, Qt.KeyboardModifier.AltModifier)
+        assert "Ctrl+Return" in prompt.once.toolTip() and "Ctrl+Shift+Return" in prompt.chat.toolTip()
+        assert "Ctrl+Shift+D" in prompt.deny.toolTip()
+        edit = win.composer.edit
+        keys = {"ctrl-return": (Qt.Key.Key_Return, Qt.KeyboardModifier.ControlModifier),
+                "ctrl-shift-return": (Qt.Key.Key_Return, Qt.KeyboardModifier.ControlModifier
+                                      | Qt.KeyboardModifier.ShiftModifier),
+                "ctrl-shift-d": (Qt.Key.Key_D, Qt.KeyboardModifier.ControlModifier
+                                 | Qt.KeyboardModifier.ShiftModifier)}
+        if press in keys:
+            qtbot.keyClick(edit, *keys[press])
+        elif press.startswith("always"):
+            # "Always" is two steps: the first click asks to confirm, and answers nothing yet.
+            qtbot.mouseClick(prompt.always, Qt.MouseButton.LeftButton)
+            assert prompt.isVisible() and prompt.confirm_always.isVisible() and win.runtime.toolbox.pending()
+            second = prompt.confirm_always if press == "always" else prompt.deny
+            qtbot.mouseClick(second, Qt.MouseButton.LeftButton)
         else:
             qtbot.mouseClick(getattr(prompt, press), Qt.MouseButton.LeftButton)
         await until(lambda: not win.bridge.busy(win.session_id) and len(message_rows(win)) == 4)
@@ -86,7 +98,39 @@ async def test_each_answer_of_the_inline_prompt(qtbot, fake_api, tmp_path, press
     assert ("read(10)" in (ws / "src" / "config.py").read_text()) is allowed
     assert bool(result.get("is_error")) is not allowed
     assert [a.tool for a in saved] == (["edit"] if press == "always" else [])
-    assert bool(chat_grants) is (press == "chat")
+    assert bool(chat_grants) is (press in ("chat", "ctrl-shift-return"))
+
+
+async def test_typing_in_the_composer_never_answers_the_prompt(qtbot, fake_api, tmp_path):
+    # The model calls a tool while the user types: the prompt shows, the focus stays in the composer, and no
+    # key typed there (a space, Up, Enter, Esc's neighbours) answers it; nothing is a default button.
+    from PySide6.QtWidgets import QApplication, QPushButton
+
+    async with tool_window(qtbot) as win:
+        await _with_workspace(win, tmp_path)
+        fake_api.queue_tool_use("edit", EDIT, id="te")
+        fake_api.queue_text("done")
+        edit = win.composer.edit
+        edit.setFocus()
+        win._send("Read ten characters.")
+        prompt = win.tools.prompt
+        await until(lambda: prompt.isVisible())
+        assert QApplication.focusWidget() is edit
+        assert not any(b.isDefault() or b.autoDefault() for b in prompt.findChildren(QPushButton))
+        qtbot.keyClicks(edit, "a b")
+        for key in (Qt.Key.Key_Space, Qt.Key.Key_Up, Qt.Key.Key_Down, Qt.Key.Key_Tab, Qt.Key.Key_Space):
+            qtbot.keyClick(edit, key)
+        edit.clear()
+        qtbot.keyClick(edit, Qt.Key.Key_Up)
+        qtbot.keyClick(edit, Qt.Key.Key_Return)
+        qtbot.keyClick(edit, Qt.Key.Key_Space)
+        for _ in range(5):
+            await asyncio.sleep(0.02)  # give a wrongly delivered answer the loop turns it would need
+        assert prompt.isVisible() and prompt.current is not None and win.runtime.toolbox.pending()
+        assert QApplication.focusWidget() is not None and prompt.isAncestorOf(QApplication.focusWidget()) is False
+        qtbot.mouseClick(prompt.deny, Qt.MouseButton.LeftButton)
+        await until(lambda: not win.bridge.busy(win.session_id) and len(message_rows(win)) == 4)
+    assert _results(win)["te"].get("is_error")
 
 
 async def test_tool_cards_show_status_and_expand_to_full_input_and_output(qtbot, fake_api, tmp_path):

@@ -168,6 +168,12 @@ def _print_activity(event: EngineEvent, session_id: int | None = None) -> None:
         _status(event.text)
 
 
+def _say_waiting(holder: Any) -> None:
+    """Another process runs a reply in this chat: say why nothing happens yet (it may take a while)."""
+    _status(cli(QT_TRANSLATE_NOOP("Cli", "waiting for another Précis process (process {pid}) using this chat…"),
+                pid=holder.pid))
+
+
 async def _stream_turn(ctx: Runtime, session_id: int, start: Any) -> int:
     """Run one turn, printing the reply to stdout and status to stderr; Ctrl+C stops it cleanly."""
     from desktop.engine.events import TextDelta, TurnError
@@ -189,6 +195,7 @@ async def _stream_turn(ctx: Runtime, session_id: int, start: Any) -> int:
             _print_activity(event)
 
     ctx.engine.subscribe(on_event)
+    ctx.engine.locks.on_wait = _say_waiting
     loop = asyncio.get_running_loop()
     for sig in STOP_SIGNALS:
         with contextlib.suppress(NotImplementedError):  # Windows: Ctrl+C still ends the process

@@ -25,6 +25,21 @@ TOOL_STATES = {  # how a finished call is named on the terminal
     "denied": QT_TRANSLATE_NOOP("Cli", "denied"), "cancelled": QT_TRANSLATE_NOOP("Cli", "cancelled"),
 }
 
+CHANGED = {  # what changed in an MCP server allowed before (permissions.DEFINITION_FIELDS)
+    "command": QT_TRANSLATE_NOOP("Cli", "command"), "args": QT_TRANSLATE_NOOP("Cli", "arguments"),
+    "cwd": QT_TRANSLATE_NOOP("Cli", "folder"), "env": QT_TRANSLATE_NOOP("Cli", "environment"),
+    "url": QT_TRANSLATE_NOOP("Cli", "URL"), "headers": QT_TRANSLATE_NOOP("Cli", "headers"),
+    "definition": QT_TRANSLATE_NOOP("Cli", "definition"),
+}
+
+
+def changed_line(changed: tuple[str, ...]) -> str:
+    """The sentence that says a server allowed before is not the same any more."""
+    parts = ", ".join(cli(CHANGED.get(name, name)) for name in changed)
+    return cli(QT_TRANSLATE_NOOP("Cli", "This server changed since you allowed it (its {parts}): "
+                                 "the approval given then does not cover it."), parts=parts)
+
+
 def _status(text: str) -> None:
     print(f"precis: {word(text)}", file=sys.stderr, flush=True)
 
@@ -55,6 +70,8 @@ async def terminal_asker(request: PermissionRequest) -> Answer | None:
                  server=server), request.arguments_text(1_500)]
     if request.diff:
         lines.append(request.diff[:4_000])
+    if request.changed:
+        lines.append(changed_line(request.changed))
     lines.append(cli(QT_TRANSLATE_NOOP(
         "Cli", "Allow? [o]nce / for this [c]hat / [a]lways for this tool / [d]eny: ")))
     sys.stderr.write("\n".join(lines))

@@ -3,7 +3,8 @@ session at once (their requests would merge histories and each store its reply a
 
 The lock is a row (session, pid, host, heartbeat). A turn refreshes it while it runs and deletes it at the end; a
 row whose process is gone, or that nothing refreshed for a minute, is stale and taken over. A second process
-waits a little for the first turn to end, then refuses with one sentence; nothing of its own was stored.
+says it waits (``on_wait``, once per wait), waits a little for the first turn to end, then refuses with one
+sentence; nothing of its own was stored.
 """
 
 from __future__ import annotations
@@ -13,7 +14,7 @@ import contextlib
 import os
 import socket
 import time
-from collections.abc import AsyncIterator
+from collections.abc import AsyncIterator, Callable
 
 from desktop.engine import messages as M
 from desktop.engine.storage import LockHolder, Storage, StorageError
@@ -52,6 +53,7 @@ class SessionLocks:
         self._held: dict[int, int] = {}
         self._beats: dict[int, asyncio.Task[None]] = {}
         self._releasing: set[asyncio.Task[None]] = set()
+        self.on_wait: Callable[[LockHolder], None] | None = None  # told once when a claim finds the chat busy
 
     def held(self, session_id: int) -> bool:
         return session_id in self._held
@@ -90,10 +92,14 @@ class SessionLocks:
 
     async def _claim(self, session_id: int) -> None:
         started = time.monotonic()
+        told = False
         while True:
             holder = await self.store.claim_session(session_id, self.pid, self.host, STALE_AFTER)
             if holder is None:
                 return
+            if not told and self.on_wait is not None:
+                told = True
+                self.on_wait(holder)
             waited = time.monotonic() - started
             if waited >= self.wait:
                 raise SessionBusy(holder, waited)

@@ -472,6 +472,10 @@
         <translation>对话 {id}</translation>
     </message>
     <message>
+        <source>waiting for another Précis process (process {pid}) using this chat…</source>
+        <translation>正在等待使用此对话的另一个 Précis 进程（进程 {pid}）…</translation>
+    </message>
+    <message>
         <source>{error}; the turn ended (session {id})</source>
         <translation>{error}；本轮已结束（对话 {id}）</translation>
     </message>
@@ -526,6 +530,38 @@
     <message>
         <source>cancelled</source>
         <translation>已取消</translation>
+    </message>
+    <message>
+        <source>command</source>
+        <translation>命令</translation>
+    </message>
+    <message>
+        <source>arguments</source>
+        <translation>参数</translation>
+    </message>
+    <message>
+        <source>folder</source>
+        <translation>文件夹</translation>
+    </message>
+    <message>
+        <source>environment</source>
+        <translation>环境变量</translation>
+    </message>
+    <message>
+        <source>URL</source>
+        <translation>网址</translation>
+    </message>
+    <message>
+        <source>headers</source>
+        <translation>请求头</translation>
+    </message>
+    <message>
+        <source>definition</source>
+        <translation>定义</translation>
+    </message>
+    <message>
+        <source>This server changed since you allowed it (its {parts}): the approval given then does not cover it.</source>
+        <translation>此服务器在你允许之后已更改（{parts}）：当时的批准不再适用。</translation>
     </message>
     <message>
         <source>built-in</source>
@@ -2017,20 +2053,64 @@
         <translation>工具调用的参数</translation>
     </message>
     <message>
-        <source>Allow &amp;once</source>
-        <translation>允许一次(&amp;O)</translation>
+        <source>Allow once</source>
+        <translation>允许一次</translation>
     </message>
     <message>
-        <source>Allow for this &amp;chat</source>
-        <translation>在此对话中允许(&amp;C)</translation>
+        <source>Allow for this chat</source>
+        <translation>在此对话中允许</translation>
     </message>
     <message>
-        <source>&amp;Always for this tool</source>
-        <translation>此工具始终允许(&amp;A)</translation>
+        <source>Always for this tool…</source>
+        <translation>始终允许此工具…</translation>
     </message>
     <message>
-        <source>&amp;Deny</source>
-        <translation>拒绝(&amp;D)</translation>
+        <source>Yes, always allow it</source>
+        <translation>是，始终允许</translation>
+    </message>
+    <message>
+        <source>Deny</source>
+        <translation>拒绝</translation>
+    </message>
+    <message>
+        <source>Allow this tool in every chat from now on, without asking?</source>
+        <translation>从现在起在所有对话中允许此工具，不再询问？</translation>
+    </message>
+    <message>
+        <source>Asks to confirm first</source>
+        <translation>会先请你确认</translation>
+    </message>
+    <message>
+        <source>command</source>
+        <translation>命令</translation>
+    </message>
+    <message>
+        <source>arguments</source>
+        <translation>参数</translation>
+    </message>
+    <message>
+        <source>folder</source>
+        <translation>文件夹</translation>
+    </message>
+    <message>
+        <source>environment</source>
+        <translation>环境变量</translation>
+    </message>
+    <message>
+        <source>URL</source>
+        <translation>网址</translation>
+    </message>
+    <message>
+        <source>headers</source>
+        <translation>请求头</translation>
+    </message>
+    <message>
+        <source>definition</source>
+        <translation>定义</translation>
+    </message>
+    <message>
+        <source>This server changed since you allowed it (its {parts}): the approval given then does not cover it.</source>
+        <translation>此服务器在你允许之后已更改（{parts}）：当时的批准不再适用。</translation>
     </message>
     <message>
         <source>built-in</source>

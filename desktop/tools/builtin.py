@@ -10,21 +10,19 @@ so they stay in the cached prefix.
 from __future__ import annotations
 
 import asyncio
-import difflib
 from collections.abc import Sequence
 from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
 from desktop.engine.types import Block
+from desktop.tools import diff_preview
 from desktop.tools.file_tools import FileTools, ToolFailure
 from desktop.tools.run_command import run_command
 from desktop.tools.sandbox import sandbox_problem
 from desktop.tools.types import BUILTIN, ToolOutcome, ToolSpec, definition_digest
 from desktop.tools.workspace import SPILL_PREFIX, Workspace
 
-DIFF_CHARS = 20_000  # a permission prompt shows at most this much of a write's or an edit's diff
-DIFF_READ_BYTES = 4 * 1024 * 1024  # the file a diff is made against is read up to this size
 UNCONFINED = f"{BUILTIN}:unconfined"  # the run tool's origin without a sandbox: its approvals are its own
 
 _PATH = {"type": "string", "description": "Path relative to the workspace folder."}
@@ -151,26 +149,7 @@ class BuiltinTools:
         """What a write or an edit would change, as a unified diff (None for other tools or a bad path)."""
         if name == "run":
             return self.run_preview(arguments)
-        if name not in ("write", "edit"):
-            return None
-        rel = str(arguments.get("file_path") or "")
-        try:
-            before = self.files.read_text(rel, DIFF_READ_BYTES)
-        except FileNotFoundError:
-            before = ""
-        except (OSError, ValueError):  # outside, not a regular file, too large, not UTF-8
-            return None
-        if name == "write":
-            after = str(arguments.get("content") or "")
-        else:
-            old, new = str(arguments.get("old_string") or ""), str(arguments.get("new_string") or "")
-            if not old or old not in before:
-                return None
-            after = before.replace(old, new) if arguments.get("replace_all") else before.replace(old, new, 1)
-        lines = difflib.unified_diff(before.splitlines(keepends=True), after.splitlines(keepends=True),
-                                     fromfile=f"a/{rel}", tofile=f"b/{rel}")
-        text = "".join(lines)
-        return text[:DIFF_CHARS] + ("\n[diff cut]" if len(text) > DIFF_CHARS else "")
+        return diff_preview.preview(name, arguments, self.files.read_text)
 
     def run_preview(self, arguments: dict[str, Any]) -> str | None:
         """What the prompt adds for a command: nothing in the sandbox, the warning where none can start."""

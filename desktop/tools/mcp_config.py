@@ -9,7 +9,6 @@ place. When no keyring is usable the values stay in the file (0600), and ``probl
 from __future__ import annotations
 
 import contextlib
-import hashlib
 import json
 import logging
 import os
@@ -23,6 +22,7 @@ import keyring.errors
 
 from desktop.engine import files
 from desktop.engine.files import write_private
+from desktop.tools.permissions import definition_origin
 
 CONFIG_NAME = "mcp.json"
 KEYRING = "<keyring>"
@@ -48,9 +48,10 @@ class McpServerConfig:
 
     @property
     def origin(self) -> str:
-        """Hash of what the server is (command + args, or URL): a saved approval is bound to it."""
-        what = self.url if self.url else json.dumps([self.command, *self.args])
-        return hashlib.sha256(what.encode()).hexdigest()[:32]
+        """What the server is, hashed (command, args, cwd, env, or URL and headers): approvals are bound to it."""
+        if self.url:
+            return definition_origin({"url": self.url, "headers": self.headers})
+        return definition_origin({"command": self.command, "args": self.args, "cwd": self.cwd, "env": self.env})
 
     @property
     def where(self) -> str:

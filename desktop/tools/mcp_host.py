@@ -11,8 +11,10 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import logging
+import os
 import re
 import sys
+import threading
 import time
 from collections.abc import Callable
 from dataclasses import dataclass
@@ -20,6 +22,7 @@ from pathlib import Path
 from typing import Any, TextIO
 
 from desktop.engine import lazy_imports
+from desktop.engine.files import PRIVATE_FILE, private_dir, tighten
 from desktop.engine.types import Block
 from desktop.tools.mcp_config import McpServerConfig
 from desktop.tools.types import ToolOutcome, ToolSpec, definition_digest
@@ -27,6 +30,10 @@ from desktop.tools.types import ToolOutcome, ToolSpec, definition_digest
 START_TIMEOUT = 30.0
 CALL_TIMEOUT = 120.0
 LOG_TAIL = 20_000
+LOG_LIMIT = 1_000_000  # bytes of a server's stderr kept in its log per start; the rest is counted, not kept
+FLOOD_BYTES = 16_000_000  # stderr past this in one run: the server is stopped
+GARBAGE_LINES = 20  # lines on stdout that are not MCP messages: the server is stopped
+RESULT_CHARS = 1_000_000  # a tool answer's text is cut here (the model gets a note saying so)
 _NAME = re.compile(r"[^A-Za-z0-9_-]+")
 log = logging.getLogger(__name__)
 
@@ -57,6 +64,9 @@ class McpServer:
         self._stop: asyncio.Event | None = None
         self._changed = changed
         self._refused = ""  # the last HTTP error status the server answered (the client reports it vaguely)
+        self._ready: asyncio.Future[None] | None = None
+        self._faulted = ""  # why the server was stopped for misbehaving
+        self._garbage = 0  # lines of its output that were not MCP messages, this run
 
     @property
     def status(self) -> ServerStatus:
@@ -85,8 +95,9 @@ class McpServer:
             return streamable_http_client(self.config.url, http_client=http)
         from mcp.client.stdio import StdioServerParameters
 
-        return StdioServerParameters(command=self.config.command, args=self.config.args,
-                                     env=self.config.env or None, cwd=self.config.cwd or None)
+        command, args = server_command(self.config)
+        return StdioServerParameters(command=command, args=args, env=self.config.env or None,
+                                     cwd=self.config.cwd or None)
 
     async def _note_status(self, response: Any) -> None:
         if response.status_code >= 400:
@@ -106,34 +117,64 @@ class McpServer:
         self._set("starting")
         self._refused = ""
         ready: asyncio.Future[None] = asyncio.get_running_loop().create_future()
+        self._ready, self._faulted, self._garbage = ready, "", 0
         self._stop = asyncio.Event()
         self._task = asyncio.ensure_future(self._own(ready, self._stop))
         try:
             await asyncio.wait_for(asyncio.shield(ready), timeout)
         except TimeoutError:
-            await self._halt()
-            self._set("failed", f"did not answer within {timeout:g} s")
+            ready.cancel()  # the owner's late failure is nobody's to retrieve
+            await self._halt(grace=0)  # it is stuck in the handshake: nothing to wind down politely
+            self._set("failed", f"did not answer within {timeout:g} s; it was stopped")
+        except ServerFault as exc:
+            await self._halt(grace=0)
+            self._set("failed", str(exc))
         except Exception as exc:  # noqa: BLE001 - any start failure is the server's error, in words
             await self._halt()
             self._set("failed", self._explain(exc))
         return self.status
 
+    def _fault(self, why: str) -> None:
+        """The server misbehaves (garbage or a flood on its output): stop it, with ``why`` as its error."""
+        if self._faulted:
+            return
+        self._faulted = why
+        ready = self._ready
+        if ready is not None and not ready.done():
+            ready.set_exception(ServerFault(why))  # start() stops it and says why
+            return
+        self._set("failed", why)
+        if self._stop is not None:
+            self._stop.set()
+
+    async def _on_message(self, message: Any) -> None:
+        """Notifications and transport faults from the client; a line that is not JSON-RPC is a fault."""
+        if isinstance(message, Exception):
+            self._garbage += 1
+            if self._garbage >= GARBAGE_LINES:
+                self._fault(f"its output is not MCP messages ({self._garbage} lines that are not JSON-RPC); "
+                            "it was stopped")
+
     async def _own(self, ready: asyncio.Future[None], stop: asyncio.Event) -> None:
-        self.log_path.parent.mkdir(parents=True, exist_ok=True, mode=0o700)
-        errlog: TextIO = open(self.log_path, "a", encoding="utf-8", errors="replace")  # noqa: SIM115 - kept open
+        errlog = open_log(self.log_path)
         errlog.write(f"--- {time.strftime('%Y-%m-%d %H:%M:%S')} starting {self.config.where}\n")
         errlog.flush()
+        stderr: StderrPipe | None = None
         try:
             await lazy_imports.load(lazy_imports.MCP)  # the first server: the client stack, off the loop
             from mcp import Client
 
+            _quiet_parse_errors()
             params = self._params()
             if self.config.url:
-                client = Client(params, read_timeout_seconds=CALL_TIMEOUT)
+                client = Client(params, read_timeout_seconds=CALL_TIMEOUT, message_handler=self._on_message)
             else:
                 from mcp.client.stdio import stdio_client
 
-                client = Client(stdio_client(params, errlog=errlog), read_timeout_seconds=CALL_TIMEOUT)
+                loop = asyncio.get_running_loop()
+                stderr = StderrPipe(errlog, lambda why: loop.call_soon_threadsafe(self._fault, why))
+                client = Client(stdio_client(params, errlog=stderr.writer), read_timeout_seconds=CALL_TIMEOUT,
+                                message_handler=self._on_message)
             async with client:
                 listed = await client.list_tools()
                 self.specs = [self._spec(t) for t in sorted(listed.tools, key=lambda t: t.name)]
@@ -151,7 +192,10 @@ class McpServer:
                 raise
         finally:
             self._client = None
-            errlog.close()
+            if stderr is not None:
+                stderr.close()  # the server is gone: its pipe ends, the copier closes the log
+            else:
+                errlog.close()
 
     def _spec(self, tool: Any) -> ToolSpec:
         name = tool_name(self.config.name, tool.name)
@@ -178,15 +222,17 @@ class McpServer:
             self._set("failed", why)
             await self._halt()
             return ToolOutcome(f"MCP server {self.config.name} failed: {why}", is_error=True)
-        return convert_result(result)
+        return bound_result(convert_result(result))
 
-    async def _halt(self) -> None:
+    async def _halt(self, grace: float = 10) -> None:
         if self._stop is not None:
             self._stop.set()
         task, self._task = self._task, None
         if task is not None and not task.done():
             try:
-                await asyncio.wait_for(asyncio.shield(task), 10)
+                if not grace:
+                    raise TimeoutError
+                await asyncio.wait_for(asyncio.shield(task), grace)
             except (TimeoutError, Exception):  # noqa: BLE001 - a server that will not stop is cancelled
                 task.cancel()
                 with contextlib.suppress(BaseException):
@@ -201,6 +247,113 @@ class McpServer:
     async def restart(self) -> ServerStatus:
         await self.stop()
         return await self.start()
+
+
+class ServerFault(Exception):
+    """A server misbehaved (its output is not MCP, or a flood); ``str()`` is the sentence."""
+
+
+class StderrPipe:
+    """A server's stderr, through a pipe: a thread copies it into the log up to ``LOG_LIMIT`` bytes a run and
+    counts the rest; past ``FLOOD_BYTES`` it reports a flood once (the server is then stopped)."""
+
+    def __init__(self, log: TextIO, flooded: Callable[[str], None]):
+        read_fd, write_fd = os.pipe()
+        self.writer: TextIO = open(write_fd, "w", encoding="utf-8", errors="replace")  # noqa: SIM115 - closed below
+        self._reader = read_fd
+        self._log = log
+        self._flooded = flooded
+        self._thread = threading.Thread(target=self._copy, name="mcp-stderr", daemon=True)
+        self._thread.start()
+
+    def _copy(self) -> None:
+        kept = total = 0
+        told = False
+        try:
+            while chunk := os.read(self._reader, 65_536):
+                total += len(chunk)
+                if kept < LOG_LIMIT:
+                    piece = chunk[:LOG_LIMIT - kept]
+                    kept += len(piece)
+                    self._log.write(piece.decode("utf-8", "replace"))
+                    if kept >= LOG_LIMIT:
+                        self._log.write(f"\n[log cut at {LOG_LIMIT:,} bytes]\n")
+                    self._log.flush()
+                if total > FLOOD_BYTES and not told:
+                    told = True
+                    self._flooded(f"it wrote more than {FLOOD_BYTES // 1_000_000} MB of messages; it was stopped")
+        except (OSError, ValueError, RuntimeError):  # the log or the loop closed under it
+            pass
+        finally:
+            os.close(self._reader)
+            with contextlib.suppress(OSError, ValueError):
+                self._log.close()
+
+    def close(self) -> None:
+        """Our end of the pipe: once the server (and any child holding it) is gone, the copier ends."""
+        with contextlib.suppress(OSError):
+            self.writer.close()
+
+
+class _ParseNoise(logging.Filter):
+    """The client logs each line that is not JSON-RPC with its traceback; the host counts them instead."""
+
+    def filter(self, record: logging.LogRecord) -> bool:
+        return not str(record.msg).startswith("Failed to parse JSONRPC message")
+
+
+_PARSE_NOISE = _ParseNoise()
+
+
+def _quiet_parse_errors() -> None:
+    logger = logging.getLogger("mcp.client.stdio")
+    if _PARSE_NOISE not in logger.filters:
+        logger.addFilter(_PARSE_NOISE)
+
+
+def bound_result(outcome: ToolOutcome) -> ToolOutcome:
+    """A tool's answer within ``RESULT_CHARS`` of text (blocks beyond it are dropped), with a note when cut."""
+    if isinstance(outcome.content, str):
+        if len(outcome.content) <= RESULT_CHARS:
+            return outcome
+        cut = len(outcome.content) - RESULT_CHARS
+        return ToolOutcome(outcome.content[:RESULT_CHARS] + f"\n[… {cut:,} characters cut: the answer was too long]",
+                           outcome.is_error, outcome.exit_code)
+    kept: list[Block] = []
+    size = 0
+    for block in outcome.content:
+        size += len(str(block.get("text") or block.get("source") or ""))
+        if size > RESULT_CHARS:
+            kept.append({"type": "text", "text": "[… the rest of the answer was cut: it was too long]"})
+            break
+        kept.append(block)
+    return ToolOutcome(kept, outcome.is_error, outcome.exit_code)
+
+
+def open_log(path: Path) -> TextIO:
+    """The server's log, appended to, readable by the user only (a log made 0644 before is tightened)."""
+    private_dir(path.parent)
+    fd = os.open(path, os.O_WRONLY | os.O_APPEND | os.O_CREAT | getattr(os, "O_CLOEXEC", 0), PRIVATE_FILE)
+    tighten(path, PRIVATE_FILE)
+    return open(fd, "a", encoding="utf-8", errors="replace")  # noqa: SIM115 - kept open by the caller
+
+
+def server_command(config: McpServerConfig) -> tuple[str, list[str]]:
+    """The command line that starts a stdio server with only PATH, HOME and the variables its config names.
+
+    The client passes a few more of ours (USER, LOGNAME, SHELL, TERM on POSIX) and has no way to leave them out; ``env -u``
+    removes them in the child. Nothing secret is on the command line: only those names."""
+    from mcp.client.stdio import DEFAULT_INHERITED_ENV_VARS
+
+    drop = [n for n in sorted(set(DEFAULT_INHERITED_ENV_VARS) - set(_KEPT) - set(config.env)) if n in os.environ]
+    if not drop or sys.platform == "win32" or not Path(_ENV).exists() or "=" in config.command:
+        return config.command, list(config.args)
+    unset = [a for n in drop for a in ("-u", n)]
+    return _ENV, [*unset, "--", config.command, *config.args]
+
+
+_ENV = "/usr/bin/env"
+_KEPT = ("PATH", "HOME")
 
 
 def convert_result(result: Any) -> ToolOutcome:

@@ -1,17 +1,21 @@
 """The permission policy: every call asks by default, and what the user answered decides the next ones.
 
-Answers: Allow once / Allow for this chat / Always for this tool (saved, bound to a hash of the server's
-command or URL, so it never carries to another server) / Deny. No answer (closed prompt, timeout, nobody to
-ask) denies. Read-only tools are approved without asking only when the user opted in.
+Answers: Allow once / Allow for this chat / Always for this tool (saved, bound to a hash of the server's whole
+definition: command, arguments, folder, environment, URL and headers, so it never carries to another server or
+to the same one changed) / Deny. A server changed since it was allowed is asked about again, and the prompt names
+what changed. No answer (closed prompt, timeout, nobody to ask) denies. Read-only tools are approved without
+asking only when the user opted in.
 """
 
 from __future__ import annotations
 
 import asyncio
+import dataclasses
+import hashlib
 import json
 import logging
 import uuid
-from collections.abc import Awaitable, Callable, Iterable
+from collections.abc import Awaitable, Callable, Iterable, Mapping
 from dataclasses import dataclass, field
 from enum import StrEnum
 from typing import Any, Protocol, runtime_checkable
@@ -22,6 +26,37 @@ from desktop.tools.types import BUILTIN, ToolSpec
 
 ASK_TIMEOUT = 300.0  # seconds a prompt waits before it counts as Deny
 log = logging.getLogger(__name__)
+
+
+# What an MCP approval is bound to, in this order. A saved origin is "<hash of all> <field>:<hash> ..."; the
+# per-field hashes say what changed, and are short and salted with the field's name, so they keep no secret.
+DEFINITION_FIELDS = ("command", "args", "cwd", "env", "url", "headers")
+WHOLE_DEFINITION = "definition"  # what changed, when the saved approval predates the per-field hashes
+
+
+def _digest(*parts: object) -> str:
+    return hashlib.sha256(json.dumps(parts, ensure_ascii=False, sort_keys=True).encode()).hexdigest()
+
+
+def definition_origin(definition: Mapping[str, object]) -> str:
+    """The origin an MCP server's approvals are bound to: its whole definition (``DEFINITION_FIELDS``)."""
+    values = [definition.get(name) or None for name in DEFINITION_FIELDS]
+    fields = " ".join(f"{name}:{_digest(name, value)[:12]}" for name, value in zip(DEFINITION_FIELDS, values,
+                                                                                    strict=True))
+    return f"{_digest(*values)[:32]} {fields}"
+
+
+def _fields(origin: str) -> dict[str, str]:
+    return dict(part.split(":", 1) for part in origin.split(" ")[1:] if ":" in part)
+
+
+def changed_parts(approved: str, now: str) -> tuple[str, ...]:
+    """What differs between the definition approved and the one now (``WHOLE_DEFINITION`` when the approval
+    was saved before the parts were kept)."""
+    before, after = _fields(approved), _fields(now)
+    if not before or not after:
+        return (WHOLE_DEFINITION,)
+    return tuple(name for name in DEFINITION_FIELDS if before.get(name) != after.get(name)) or (WHOLE_DEFINITION,)
 
 
 class Answer(StrEnum):
@@ -41,6 +76,7 @@ class PermissionRequest:
     arguments: dict[str, Any]
     diff: str | None = None
     id: str = field(default_factory=lambda: uuid.uuid4().hex)
+    changed: tuple[str, ...] = ()  # the server was allowed before as it was: what changed since (DEFINITION_FIELDS)
 
     @property
     def server_label(self) -> str:
@@ -143,11 +179,24 @@ class PermissionPolicy:
         async with lock:
             if _key(spec) in await self._chat_keys(request.session_id) or _key(spec) in await self._saved_keys():
                 return Verdict(True, "chat")
+            request = await self._with_changes(request)
             try:
                 answer = await asyncio.wait_for(asker(request), self.timeout)
             except TimeoutError:
                 answer = None
         return await self._apply(request, answer)
+
+    async def _with_changes(self, request: PermissionRequest) -> PermissionRequest:
+        """The request, with what changed when this tool was allowed before for another definition of its server."""
+        spec = request.spec
+        if spec.server == BUILTIN:
+            return request
+        known = (await self._chat_keys(request.session_id)) | (await self._saved_keys())
+        before = sorted(origin for server, tool, origin in known if (server, tool) == (spec.server, spec.tool))
+        if not before:
+            return request
+        changed = min((changed_parts(origin, spec.origin) for origin in before), key=len)
+        return dataclasses.replace(request, changed=changed)
 
     async def _apply(self, request: PermissionRequest, answer: Answer | None) -> Verdict:
         spec = request.spec

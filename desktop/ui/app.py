@@ -113,8 +113,9 @@ async def _bench_report(report: str, bridge: Bridge, window: MainWindow) -> None
         await bridge.open_session(sid)
         data["settled_at"] = await measured  # the gauge shows its figure: the session is really open
         data["rows"] = window.chat_model.rowCount()
-    with open(report, "w", encoding="utf-8") as fh:
-        json.dump(data, fh)
+    from desktop.engine.files import write_private
+
+    write_private(report, json.dumps(data))
 
 
 def apply_language(app: QApplication, setting: str) -> str:

@@ -1,16 +1,18 @@
 """The inline permission prompt: server, tool and arguments (a diff for write and edit), four answers.
 
-Keyboard first: it takes the focus when it opens, each answer has a mnemonic (Alt+O/C/A/D), Esc denies. Deny
-has the focus, so a stray Enter never approves. Requests queue per chat: one prompt at a time, in the order
-asked, and only the open chat's (another chat's request waits for that chat to be opened, or for its timeout).
+It can never be answered by accident: it shows while the user may be typing, so it never takes the focus (the
+buttons take none), has no default button, and answers only to a click or a deliberate shortcut (Ctrl+Return
+allows once, Ctrl+Shift+Return for the chat, Ctrl+Shift+D denies; shown in the tooltips). "Always" has no
+shortcut and takes two clicks: the first asks to confirm. Requests queue per chat: one prompt at a time, in the
+order asked, and only the open chat's (another chat's request waits for that chat to be opened, or its timeout).
 """
 
 from __future__ import annotations
 
 import html
 
-from PySide6.QtCore import QEvent, QObject, Qt, Signal
-from PySide6.QtGui import QKeyEvent
+from PySide6.QtCore import Qt, Signal
+from PySide6.QtGui import QKeySequence, QShortcut
 from PySide6.QtWidgets import QFrame, QHBoxLayout, QLabel, QPushButton, QTextEdit, QVBoxLayout, QWidget
 
 from desktop.ui.bridge import Answer, PermissionRequest
@@ -44,41 +46,70 @@ class PermissionPrompt(QFrame):
         self.details.setReadOnly(True)
         self.details.setMaximumHeight(220)
         self.details.setAccessibleName(self.tr("Arguments of the tool call"))
-        self.once = QPushButton(self.tr("Allow &once"), self)
-        self.chat = QPushButton(self.tr("Allow for this &chat"), self)
-        self.always = QPushButton(self.tr("&Always for this tool"), self)
-        self.deny = QPushButton(self.tr("&Deny"), self)
+        self.changed = QLabel(self)
+        self.changed.setObjectName("permission_changed")
+        self.changed.setWordWrap(True)
+        self.changed.setStyleSheet("color: #cf222e;")
+        self.changed.hide()
+        self.once = QPushButton(self.tr("Allow once"), self)
+        self.chat = QPushButton(self.tr("Allow for this chat"), self)
+        self.always = QPushButton(self.tr("Always for this tool…"), self)
+        self.confirm_always = QPushButton(self.tr("Yes, always allow it"), self)
+        self.deny = QPushButton(self.tr("Deny"), self)
+        self.confirm_note = QLabel(self.tr("Allow this tool in every chat from now on, without asking?"), self)
+        self.confirm_note.setWordWrap(True)
+        self.shortcuts: list[QShortcut] = []
         buttons = QHBoxLayout()
+        buttons.addWidget(self.confirm_note, 1)
         buttons.addStretch(1)
-        for button, answer in ((self.once, Answer.ONCE), (self.chat, Answer.CHAT), (self.always, Answer.ALWAYS),
-                               (self.deny, Answer.DENY)):
-            button.setAutoDefault(True)
-            button.clicked.connect(lambda _checked=False, a=answer: self._answer(a))
+        for button, answer, keys in (
+                (self.once, Answer.ONCE, "Ctrl+Return"), (self.chat, Answer.CHAT, "Ctrl+Shift+Return"),
+                (self.always, None, ""), (self.confirm_always, Answer.ALWAYS, ""),
+                (self.deny, Answer.DENY, "Ctrl+Shift+D")):
+            # No focus and no default: a key typed in the composer never reaches a button.
+            button.setFocusPolicy(Qt.FocusPolicy.NoFocus)
+            button.setAutoDefault(False)
+            button.setDefault(False)
             buttons.addWidget(button)
+            if answer is None:
+                button.clicked.connect(self._ask_confirm)
+                button.setToolTip(self.tr("Asks to confirm first"))
+                continue
+            button.clicked.connect(lambda _checked=False, a=answer: self._answer(a))
+            if keys:
+                sequence = QKeySequence(keys)
+                shortcut = QShortcut(sequence, self, context=Qt.ShortcutContext.WindowShortcut)
+                shortcut.activated.connect(lambda a=answer: self._answer(a))
+                self.shortcuts.append(shortcut)
+                button.setToolTip(sequence.toString(QKeySequence.SequenceFormat.NativeText))
+        self.details.setFocusPolicy(Qt.FocusPolicy.ClickFocus)  # selectable with the mouse, never tabbed into
         layout = QVBoxLayout(self)
         layout.setContentsMargins(10, 8, 10, 8)
         layout.addWidget(self.title)
+        layout.addWidget(self.changed)
         layout.addWidget(self.details)
         layout.addLayout(buttons)
-        for child in (self.details, self.once, self.chat, self.always, self.deny):
-            child.installEventFilter(self)
+        self.setFocusPolicy(Qt.FocusPolicy.NoFocus)
+        self._confirming(False)
         self.hide()
 
-    def eventFilter(self, watched: QObject, event: QEvent) -> bool:  # noqa: N802 - Qt override
-        # Esc denies wherever the focus is inside the prompt (a button would otherwise swallow it).
-        if event.type() in (QEvent.Type.KeyPress, QEvent.Type.ShortcutOverride) and isinstance(event, QKeyEvent) \
-                and event.key() == Qt.Key.Key_Escape:
-            if event.type() == QEvent.Type.KeyPress:
-                self._answer(Answer.DENY)
-            event.accept()
-            return True
-        return False
+    def changed_text(self, changed: tuple[str, ...]) -> str:
+        """The sentence that says a server allowed before is not the same any more ('' when it is)."""
+        if not changed:
+            return ""
+        words = {"command": self.tr("command"), "args": self.tr("arguments"), "cwd": self.tr("folder"),
+                 "env": self.tr("environment"), "url": self.tr("URL"), "headers": self.tr("headers"),
+                 "definition": self.tr("definition")}
+        return self.tr("This server changed since you allowed it (its {parts}): the approval given then does not "
+                       "cover it.").format(parts=", ".join(words.get(name, name) for name in changed))
 
-    def keyPressEvent(self, event: QKeyEvent) -> None:  # noqa: N802 - Qt override
-        if event.key() == Qt.Key.Key_Escape:  # reaches here from any of the prompt's widgets
-            self._answer(Answer.DENY)
-            return
-        super().keyPressEvent(event)
+    def _confirming(self, on: bool) -> None:
+        self.confirm_note.setVisible(on)
+        self.confirm_always.setVisible(on)
+        self.always.setVisible(not on)
+
+    def _ask_confirm(self) -> None:
+        self._confirming(True)
 
     @property
     def _queue(self) -> list[PermissionRequest]:
@@ -129,8 +160,10 @@ class PermissionPrompt(QFrame):
         elif request.spec.tool in ("write", "edit"):
             body += "<p>" + html.escape(self.tr("(no diff: the file cannot be read or the text is not in it)")) + "</p>"
         self.details.setHtml(body)
-        self.show()
-        self.deny.setFocus(Qt.FocusReason.OtherFocusReason)
+        self.changed.setText(self.changed_text(request.changed))
+        self.changed.setVisible(bool(request.changed))
+        self._confirming(False)
+        self.show()  # never focused: the user may be typing
 
     def _answer(self, answer: Answer | None) -> None:
         request = self.current

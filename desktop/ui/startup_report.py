@@ -12,6 +12,8 @@ from PySide6.QtCore import QSize
 from PySide6.QtGui import QGuiApplication, QIcon
 from PySide6.QtWidgets import QApplication, QWidget
 
+from desktop.engine.files import write_private
+
 
 @dataclass(frozen=True)
 class Shipped:
@@ -42,4 +44,4 @@ def facts(app: QApplication, window: QWidget, shipped: Shipped) -> dict[str, obj
 
 
 def write(path: str, app: QApplication, window: QWidget, shipped: Shipped) -> None:
-    Path(path).write_text(json.dumps(facts(app, window, shipped), indent=1), "utf-8")
+    write_private(path, json.dumps(facts(app, window, shipped), indent=1))
