@@ -18,7 +18,7 @@ import time
 from collections.abc import Awaitable, Callable
 from typing import Any
 
-from desktop.engine import cache_clock, shutdown, steering
+from desktop.engine import cache_clock, prices, shutdown, steering
 from desktop.engine import messages as M
 from desktop.engine.assemble import summary_text
 from desktop.engine.calibration import Calibration
@@ -111,7 +111,7 @@ def title_from(text: str) -> str:
 class ChatEngine:
     def __init__(self, store: Storage, paths: Paths, settings: Settings, credentials: Credentials | None = None,
                  *, tools: ToolRunner | None = None, background: bool = True):
-        catalog = ModelCatalog(settings.model_overrides)
+        catalog = ModelCatalog(settings.model_overrides, prices=prices.load(paths.config_dir))
         calibration = Calibration()
         self.shared = Shared(store, paths, settings, catalog, calibration, ContextMeter(catalog, calibration))
         self.compactor = Compactor(self.shared, lambda: self.provider)
@@ -209,7 +209,7 @@ class ChatEngine:
         self._loaded = True
         calibration = Calibration.from_dict(await self.store.get_kv("calibration"))
         catalog = ModelCatalog(self.settings.model_overrides, await self.store.get_kv("learned_windows"),
-                               await self.store.get_kv("reported_windows"))
+                               await self.store.get_kv("reported_windows"), prices.load(self.shared.paths.config_dir))
         self.replace_models(catalog, calibration)
 
     def replace_models(self, catalog: ModelCatalog, calibration: Calibration) -> None:
@@ -222,7 +222,8 @@ class ChatEngine:
         """New settings or key: the next request uses a fresh client."""
         self.shared.settings = settings
         self._credentials = credentials
-        self.replace_models(ModelCatalog(settings.model_overrides, self.catalog.learned(), self.catalog.reported()),
+        self.replace_models(ModelCatalog(settings.model_overrides, self.catalog.learned(), self.catalog.reported(),
+                                         prices.load(self.shared.paths.config_dir)),  # prices.json re-read
                             self.calibration)
         # A reply streaming meanwhile keeps the client it started with; the old clients close with the engine.
         self._retired += [p for p in (self._provider, *self._providers.values()) if p is not None]
