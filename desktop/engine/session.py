@@ -28,9 +28,9 @@ from desktop.engine.measure import (
     row_estimate,
     segments,
 )
+from desktop.engine.model_rules import fit_request
 from desktop.engine.settings import Paths, Settings
 from desktop.engine.storage import Loaded, Storage, StoredEstimate
-from desktop.engine.model_rules import fit_request
 from desktop.engine.thinking import thinking_param
 from desktop.engine.types import Block, CompactionRecord, SessionInfo, StoredMessage, Usage
 
