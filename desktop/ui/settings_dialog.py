@@ -72,7 +72,7 @@ class ProviderForm(QWidget):
     test_requested = Signal(object, str)  # Profile, the key typed (empty: the stored one)
 
     def __init__(self, settings: Settings, keyring_problem: str | None, key_source: str,
-                 parent: QWidget | None = None, *, prices: PricesNote | None = None):
+                 parent: QWidget | None = None, *, price_note: PricesNote | None = None):
         super().__init__(parent)
         self._settings = settings
         self._profiles = {p.name: p for p in settings.profiles}
@@ -129,11 +129,11 @@ class ProviderForm(QWidget):
         self.prices_note.setObjectName("prices_note")
         self.prices_note.setWordWrap(True)
         self.prices_note.setTextInteractionFlags(Qt.TextInteractionFlag.TextSelectableByMouse)
-        if prices is not None:
-            date, path, problems = prices
+        if price_note is not None:
+            date, path, problems = price_note
             self.prices_note.setText(self.tr("Prices as of %1; edit %2 to update them.").replace("%1", date)
                                      .replace("%2", path) + "".join("\n" + word(p) for p in problems))
-        self.prices_note.setVisible(prices is not None)
+        self.prices_note.setVisible(price_note is not None)
         self.threshold = ThresholdFields(settings.auto_compact_ratio, self)
         self.api_key = QLineEdit(self)
         self.api_key.setObjectName("api_key")
@@ -291,7 +291,7 @@ class SettingsDialog(QDialog):
         super().__init__(parent)
         self.setWindowTitle(self.tr("Settings · Provider profiles"))
         self.setMinimumWidth(560)
-        self.form = ProviderForm(settings, keyring_problem, key_source, self, prices=prices)
+        self.form = ProviderForm(settings, keyring_problem, key_source, self, price_note=prices)
         from desktop.ui.instructions_dialog import DefaultInstructions
 
         self.instructions = DefaultInstructions(settings.instructions, self)
