@@ -53,7 +53,7 @@ def test_dated_and_provider_ids_resolve(model: str, key: str) -> None:
 
 
 @pytest.mark.parametrize("model", ["gpt-4o", "claude-opus-4-9", "claude-sonnet-4-7", "deepseek-chat", "",
-                                   "claude-haiku-5-5", "claude-mythos-preview"])
+                                   "claude-mythos-preview"])
 def test_unknown_capacity_is_none(model: str) -> None:
     info = ModelCatalog().info(model)
     assert info.window is None  # never a made-up 200K
@@ -161,3 +161,97 @@ def test_override_ignores_non_positive_or_boolean_windows():
     for bad in (0, -5, True, {"window": 0}, {"window": True}, {"max_output": False}):
         info = ModelCatalog({"claude-sonnet-4-5": bad}).info("claude-sonnet-4-5")
         assert (info.window, info.window_source, info.max_output) == (200_000, "catalog", 64_000), bad
+
+
+# --- the current line-up (prices as published; see PRICES_DATE) -----------------------------------------------
+
+@pytest.mark.parametrize(("model", "prices", "read"), [
+    ("claude-opus-5-5", (4, 20), 0.05),
+    ("claude-sonnet-5-5", (2, 10), 0.05),
+    ("claude-haiku-5-5", (0.1, 0.5), 0.1),
+    ("claude-fable-5-1", (10, 50), 0.025),
+    ("claude-fable-5-2", (8, 40), 0.025),
+    ("claude-opus-5", (5, 25), 0.1),
+    ("claude-sonnet-5", (2, 10), 0.1),
+    ("claude-fable-5", (10, 50), 0.1),
+    ("claude-sonnet-4-6", (3, 15), 0.1),
+])
+def test_current_models_have_their_own_prices_windows_and_cache_multipliers(model, prices, read) -> None:
+    info = ModelCatalog().info(model)
+    assert (info.window, info.max_output) == (1_000_000, 128_000)
+    assert (info.input_price, info.output_price) == pytest.approx(prices)
+    assert info.cache_read_price == pytest.approx(prices[0] * read)
+    assert info.cache_write_price == pytest.approx(prices[0] * 1.25)
+    assert info.cache_write_1h_price == pytest.approx(prices[0] * 2)
+
+
+def test_an_opus_5_5_turn_is_priced_to_the_cent() -> None:
+    catalog = ModelCatalog()
+    usage = Usage(input_tokens=3_000, output_tokens=2_000, cache_creation_input_tokens=20_000,
+                  cache_read_input_tokens=150_000)
+    # $4 in, $20 out, 5-minute writes $5, reads $0.20 per million: 0.012 + 0.04 + 0.1 + 0.03.
+    assert catalog.cost("claude-opus-5-5", usage) == pytest.approx(0.182)
+    assert catalog.cost("claude-opus-5-5-20260922", usage) == pytest.approx(0.182)  # dated ids too
+    # One-hour writes are $8 per million.
+    assert catalog.info("claude-opus-5-5").cost(usage, "1h") == pytest.approx(0.242)
+
+
+def test_a_haiku_5_5_prompt_over_100k_pays_five_times_on_every_token() -> None:
+    info = ModelCatalog().info("claude-haiku-5-5")
+    under = Usage(input_tokens=60_000, output_tokens=4_000, cache_read_input_tokens=40_000)  # exactly 100K
+    assert info.cost(under) == pytest.approx((60_000 * 0.1 + 40_000 * 0.01 + 4_000 * 0.5) / 1e6)
+    over = Usage(input_tokens=60_001, output_tokens=4_000, cache_read_input_tokens=40_000)
+    assert info.cost(over) == pytest.approx((60_001 * 0.5 + 40_000 * 0.05 + 4_000 * 2.5) / 1e6)
+    writes = Usage(input_tokens=1_000, cache_creation_input_tokens=120_000, output_tokens=1_000)
+    assert info.cost(writes) == pytest.approx((1_000 * 0.5 + 120_000 * 0.625 + 1_000 * 2.5) / 1e6)
+    assert info.price_cliff == 100_000
+    assert ModelCatalog().info("claude-opus-5-5").price_cliff is None
+
+
+def test_the_newest_models_carry_their_request_rules() -> None:
+    catalog = ModelCatalog()
+    for model in ("claude-opus-5-5", "claude-sonnet-5-5", "claude-fable-5-1", "claude-fable-5-2"):
+        info = catalog.info(model)
+        assert not info.forced_tool_choice and info.model_bound_thinking and info.thinking_display == "summarized"
+    for model in ("claude-sonnet-4-6", "claude-opus-4-7", "claude-haiku-4-5"):
+        info = catalog.info(model)
+        assert info.forced_tool_choice and not info.model_bound_thinking and info.thinking_display is None
+
+
+def test_the_default_model_is_the_current_recommendation() -> None:
+    from desktop.engine.profiles import ANTHROPIC, PRESETS
+    from desktop.engine.settings import Settings
+    assert Settings().model == "claude-opus-5-5"
+    assert next(p for p in PRESETS if p.name == ANTHROPIC).model == "claude-opus-5-5"
+
+
+def test_a_users_prices_json_goes_over_the_built_in_prices_and_says_its_date(tmp_path) -> None:
+    from desktop.engine import prices
+    from desktop.engine.catalog import PRICES_DATE
+    assert ModelCatalog().prices_date == PRICES_DATE
+    (tmp_path / "prices.json").write_text(json.dumps({"date": "2027-01-15", "models": {
+        "claude-opus-5-5": {"input": 3, "output": 15, "cache_read": 0.3, "cache_write_1h": 9},
+        "claude-haiku-5-5": {"tiers": [{"above": 200000, "multiplier": 3}]},
+        "claude-sonnet-5-5": {"input": "cheap"},
+    }}))
+    table = prices.load(tmp_path)
+    catalog = ModelCatalog(prices=table)
+    assert catalog.prices_date == "2027-01-15"
+    opus = catalog.info("claude-opus-5-5-20260922")
+    assert (opus.input_price, opus.output_price, opus.cache_read_price, opus.cache_write_1h_price) == \
+        pytest.approx((3, 15, 0.3, 9))
+    assert opus.cache_write_price == pytest.approx(3.75)  # not in the row: follows the input price
+    assert catalog.info("claude-haiku-5-5").price_cliff == 200_000
+    assert catalog.info("claude-sonnet-5-5").input_price == 2  # a bad value keeps the built-in one...
+    assert any("sonnet-5-5" in p and "input" in p for p in table.problems)  # ...and says so
+    # Settings overrides still win over the table.
+    assert ModelCatalog({"claude-opus-5-5": {"input": 7}}, prices=table).info("claude-opus-5-5").input_price == 7
+
+
+@pytest.mark.parametrize("text", ["not json", "[1, 2]", json.dumps({"models": []})])
+def test_a_broken_prices_json_keeps_the_built_in_prices_with_one_sentence(tmp_path, text) -> None:
+    from desktop.engine import prices
+    (tmp_path / "prices.json").write_text(text)
+    table = prices.load(tmp_path)
+    assert table.problems
+    assert ModelCatalog(prices=table).info("claude-opus-5-5").input_price == 4

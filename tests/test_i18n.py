@@ -356,7 +356,8 @@ async def test_no_english_is_left_in_the_window_the_settings_and_the_hover_card(
             texts.append(("gauge/description", win.gauge.description()))
             texts += _widget_texts(win.tools.open_mcp())
 
-            data = {"read", "grep", "write", str(tmp_path / "工作区")}  # the tool names and the folder this test used
+            data = {"read", "grep", "write", str(tmp_path / "工作区"),  # the tool names and the folder this test used
+                    str(engine.paths.config_dir)}  # where prices.json goes (Settings names it)
             left = {(where, text): bad for where, text in texts if text and (bad := english_left(text, data))}
             assert left == {}, '\n'.join(f'{k}: {v}' for k, v in left.items())
             shown = " ".join(text for _w, text in texts)

@@ -9,7 +9,7 @@ import pytest
 
 from desktop.engine import secrets
 from desktop.engine.profiles import PRESETS, Profile
-from desktop.engine.settings import Paths, Settings
+from desktop.engine.settings import DEFAULT_MODEL, Paths, Settings
 from tests.conftest import _open_engine, engine_of
 from tests.fakeapi import FakeAnthropic
 from tests.test_window import message_rows, until
@@ -144,7 +144,7 @@ async def test_the_model_picker_lists_the_provider_and_the_catalog_and_the_choic
     items = [picker.itemText(i) for i in range(picker.count())]
     assert items[:4] == ["claude-sonnet-4-6", "claude-haiku-4-5", "claude-opus-4-8", "claude-test"]  # provider
     assert "claude-opus-4-7" in items  # the catalog
-    assert picker.currentText() == "claude-sonnet-4-6"
+    assert picker.currentText() == DEFAULT_MODEL
     picker.setCurrentIndex(items.index("claude-haiku-4-5"))
     picker.activated.emit(items.index("claude-haiku-4-5"))
     engine = engine_of(window)

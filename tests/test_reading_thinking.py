@@ -15,7 +15,9 @@ THOUGHT = "Let me think.\nFirst, the premise.\nThen the conclusion."
 
 
 async def _chat(engine) -> int:
-    return await engine.new_session()
+    # A model whose thinking the chat's toggle turns on with a budget (the newest models think adaptively and
+    # are always asked for it: tests/test_model_rules.py).
+    return await engine.new_session("claude-sonnet-4-6")
 
 
 async def test_a_chat_with_thinking_on_asks_for_it_and_keeps_the_signature(engine, fake_api):

@@ -59,3 +59,12 @@ async def test_fidelity_is_measured_on_the_final_request(scenario):
     if len(scenario.steps) > 1:
         assert r.tool_pairs_expected >= 1
         assert r.tool_pair_share == 1.0
+
+
+def test_the_bench_bills_each_request_by_its_models_own_cache_prices():
+    from tests.bench.bench_replay import _billed
+    reads = {"cache_read_input_tokens": 1_000_000}
+    assert _billed(reads, "claude-sonnet-4-6") == pytest.approx(100_000)  # 0.1x
+    assert _billed(reads, "claude-opus-5-5") == pytest.approx(50_000)  # 0.05x
+    assert _billed(reads, "claude-fable-5-1") == pytest.approx(25_000)  # 0.025x
+    assert _billed({"input_tokens": 1_000, "cache_creation_input_tokens": 1_000}, "mystery") == pytest.approx(2_250)

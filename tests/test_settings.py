@@ -107,3 +107,28 @@ async def test_bearer_token_works_against_a_compatible_provider(fake_api, monkey
     assert fake_api.message_requests()[-1].headers.get("authorization") == "Bearer bearer-token"
     await engine.close()
     await store.close()
+
+
+@pytest.mark.qt
+async def test_settings_show_the_prices_date_and_reload_the_users_prices_json(window, qtbot):
+    from PySide6.QtWidgets import QCheckBox, QDialogButtonBox, QLabel
+
+    from tests.conftest import engine_of
+    from tests.test_window import until
+
+    engine = engine_of(window)
+    dialog = window.open_settings()
+    note = dialog.findChild(QLabel, "prices_note")
+    assert note.isVisible() and "Prices as of 2026-12-01" in note.text() and "prices.json" in note.text()
+    tiers = dialog.findChild(QCheckBox, "allow_price_tiers")
+    assert not tiers.isChecked()
+    dialog.reject()
+    # The user updates prices.json; saving the settings reads it again, and the dialog shows its date.
+    (engine.paths.config_dir / "prices.json").write_text(json.dumps(
+        {"date": "2027-02-01", "models": {"claude-opus-5-5": {"input": 3.5}}}))
+    dialog = window.open_settings()
+    dialog.findChild(QCheckBox, "allow_price_tiers").setChecked(True)
+    dialog.findChild(QDialogButtonBox).button(QDialogButtonBox.StandardButton.Save).click()
+    await until(lambda: engine.catalog.prices_date == "2027-02-01")
+    assert engine.catalog.info("claude-opus-5-5").input_price == 3.5 and engine.settings.allow_price_tiers
+    assert "Prices as of 2027-02-01" in window.open_settings().findChild(QLabel, "prices_note").text()

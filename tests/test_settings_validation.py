@@ -190,13 +190,14 @@ def test_commands_still_run_with_a_settings_file_of_the_wrong_shape(precis_home)
 
 @pytest.mark.qt
 def test_the_settings_form_opens_with_odd_overrides(tmp_path, qtbot):
+    from desktop.engine.settings import DEFAULT_MODEL
     from desktop.ui.settings_dialog import ProviderForm
 
     paths = paths_in(tmp_path)
-    for value in ({"model_overrides": {"claude-sonnet-4-6": 150000}},
-                  {"model_overrides": {"claude-sonnet-4-6": {"window": "big"}}},
-                  {"model_overrides": {"claude-sonnet-4-6": {"window": 10**15}}, "max_output_tokens": 1e12}):
+    for value in ({"model_overrides": {DEFAULT_MODEL: 150000}},
+                  {"model_overrides": {DEFAULT_MODEL: {"window": "big"}}},
+                  {"model_overrides": {DEFAULT_MODEL: {"window": 10**15}}, "max_output_tokens": 1e12}):
         write(paths, value)
         form = ProviderForm(Settings.load(paths, {}), None, "none")
         qtbot.addWidget(form)
-        assert form.choice().settings.model == "claude-sonnet-4-6"
+        assert form.choice().settings.model == DEFAULT_MODEL

@@ -8,6 +8,7 @@ import json
 import pytest
 
 from desktop.engine.settings import Settings
+from desktop.engine.types import Usage
 from tests.conftest import _open_engine
 from tests.test_compaction_engine import chat_requests, converse, prose, summary_requests
 
@@ -189,3 +190,41 @@ def test_a_merged_summary_is_expected_to_be_at_least_as_long_as_the_one_it_updat
     # The update restates every section of the previous summary and adds to it: its reply is longer.
     assert route.expected_output(previous_tokens=2_500, cap=4_096) >= 2_500 + first
     assert route.expected_output(previous_tokens=9_000, cap=4_096) == 4_096  # never above the reply cap
+
+
+def test_the_summary_route_and_the_cache_clock_read_the_chat_models_own_cache_prices():
+    from desktop.engine.cache_clock import turn_costs
+    from desktop.engine.catalog import ModelCatalog
+    from desktop.engine.compaction import summary_route as route
+    catalog = ModelCatalog()
+    opus, fable, sonnet = (catalog.info(m) for m in ("claude-opus-5-5", "claude-fable-5-2", "claude-sonnet-4-6"))
+    # A warm prefix is read at the model's own price: $0.20 on Opus 5.5 (0.05x), $0.20 on Fable 5.2 (0.025x of
+    # $8), $0.30 on Sonnet 4.6 (0.1x); the instruction is plain input and the reply output.
+    assert route.cached_cost(opus, 200_000, 2_000, warm=True) == pytest.approx(
+        (200_000 * 0.2 + route.INSTRUCTION_TOKENS * 4 + 2_000 * 20) / 1e6)
+    assert route.cached_cost(fable, 200_000, 0, warm=True) == pytest.approx(
+        (200_000 * 0.2 + route.INSTRUCTION_TOKENS * 8) / 1e6)
+    assert route.cached_cost(sonnet, 200_000, 0, warm=True) == pytest.approx(
+        (200_000 * 0.3 + route.INSTRUCTION_TOKENS * 3) / 1e6)
+    assert route.cost_of(opus, Usage(cache_read_input_tokens=1_000_000)) == pytest.approx(0.2)
+    # The hover card's next-turn costs: a read of the cached prefix, or all of it written again.
+    assert turn_costs(opus, 100_000) == pytest.approx(((100_000 * 0.2 + 1_000 * 20) / 1e6,
+                                                       (100_000 * 5 + 1_000 * 20) / 1e6))
+
+
+def test_a_cached_summary_over_a_price_cliff_is_priced_on_the_higher_tier():
+    from desktop.engine.catalog import ModelCatalog
+    from desktop.engine.compaction import summary_route as route
+    haiku = ModelCatalog().info("claude-haiku-5-5")
+    assert route.cached_cost(haiku, 150_000, 1_000, warm=True) == pytest.approx(
+        (150_000 * 0.05 + route.INSTRUCTION_TOKENS * 0.5 + 1_000 * 2.5) / 1e6)
+
+
+async def test_haiku_5_5_compacts_below_its_100k_price_cliff_unless_the_user_allows_crossing_it(engine):
+    compactor = engine.compactor
+    threshold = compactor.threshold("claude-haiku-5-5")
+    assert threshold is not None and threshold < 100_000
+    assert compactor.budget("claude-haiku-5-5") <= 100_000  # no request is fitted past the cliff either
+    assert compactor.threshold("claude-opus-5-5") > 100_000  # a model without a cliff is not held back
+    engine.settings.allow_price_tiers = True
+    assert compactor.threshold("claude-haiku-5-5") > 100_000

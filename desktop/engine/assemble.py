@@ -69,8 +69,10 @@ def summary_text(compaction: CompactionRecord) -> str:
 
 
 def history_to_api(history: list[StoredMessage]) -> list[dict[str, Any]]:
-    """Role and content of the rows requests carry; blocks are cleaned once, by ``request_shape.repair``."""
-    return [{"role": m.role, "content": m.content} for m in history if m.sendable]
+    """Role and content of the rows requests carry, and the model that wrote each reply (``request_shape.repair``
+    drops another model's thinking and keeps only role and content); blocks are cleaned once, there."""
+    return [{"role": m.role, "content": m.content, **({"model": m.model} if m.role == "assistant" and m.model else {})}
+            for m in history if m.sendable]
 
 
 def with_summary(messages: list[dict[str, Any]], compaction: CompactionRecord | None) -> list[dict[str, Any]]:

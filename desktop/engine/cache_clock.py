@@ -5,9 +5,10 @@ from __future__ import annotations
 
 import dataclasses
 
-from desktop.engine.catalog import CACHE_READ_MULTIPLIER, CACHE_WRITE_MULTIPLIER, MILLION, ModelInfo
+from desktop.engine.catalog import ModelInfo
 from desktop.engine.context import ContextSnapshot
 from desktop.engine.session import CACHE_TTL, LONG_CACHE_TTL
+from desktop.engine.types import Usage
 
 LEAD = 45.0  # an idle session prepares its summary this long before the cache expires
 EXPECTED_OUTPUT = 1_000  # tokens a next turn answers with, for the cost hint
@@ -21,12 +22,11 @@ def expires_at(last_request: float | None, long_ttl: bool) -> tuple[float | None
 
 def turn_costs(info: ModelInfo, used: int) -> tuple[float | None, float | None]:
     """(warm, cold) USD of sending ``used`` tokens again plus a typical answer: a read of the cached prefix, or
-    writing it all again. None when the model's price is unknown."""
-    if info.input_price is None or info.output_price is None:
+    writing it all again, at the model's own prices. None when the model's price is unknown."""
+    warm = info.cost(Usage(cache_read_input_tokens=used, output_tokens=EXPECTED_OUTPUT))
+    cold = info.cost(Usage(cache_creation_input_tokens=used, output_tokens=EXPECTED_OUTPUT))
+    if warm is None or cold is None:
         return None, None
-    out = EXPECTED_OUTPUT * info.output_price
-    warm = (used * info.input_price * CACHE_READ_MULTIPLIER + out) / MILLION
-    cold = (used * info.input_price * CACHE_WRITE_MULTIPLIER + out) / MILLION
     return round(warm, 6), round(cold, 6)
 
 
@@ -40,6 +40,5 @@ def annotate(snapshot: ContextSnapshot, *, info: ModelInfo, compact_at: int | No
 
 def summary_pays(info: ModelInfo, *, saving_tokens: int, summary_cost: float) -> bool:
     """A summary made now, while the cache is warm, pays when the next (cold) turn writes ``saving_tokens``
-    fewer tokens for more than the summary costs."""
-    price = info.input_price if info.input_price is not None else 1.0
-    return saving_tokens * price * CACHE_WRITE_MULTIPLIER / MILLION > summary_cost
+    fewer tokens for more than the summary costs (unknown prices count as 1 per million input tokens)."""
+    return (info.priced().cost(Usage(cache_creation_input_tokens=saving_tokens)) or 0.0) > summary_cost

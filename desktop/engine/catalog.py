@@ -1,7 +1,11 @@
-"""Model catalog: context window, output ceiling, tokenizer family, prices, cache minimum, media limit.
+"""Model catalog: context window, output ceiling, tokenizer family, prices, cache minimum, media limit, and the
+request rules of the newest models.
 
-Facts are Anthropic's published windows, limits and prices as of Nov 2026; entries marked ``verified=False``
-are inferred from a documented sibling and should be confirmed with ``client.models.retrieve``.
+Facts are Anthropic's published windows, limits and prices as of ``PRICES_DATE``; entries marked
+``verified=False`` are inferred from a documented sibling or from secondary sources and should be confirmed.
+Every price decision reads a model's own figures through ``ModelInfo`` (cache multipliers, price cliffs): one
+formula, ``ModelInfo.cost``. The user's ``prices.json`` (``desktop.engine.prices``) goes over the built-in prices;
+per-model settings overrides go over both.
 An unknown model has window ``None`` ("capacity unknown"): never a made-up 200K.
 
 Precedence of the window: env ``PRECIS_CONTEXT_WINDOW`` (all models) > the user's override (per profile) > what
@@ -19,14 +23,29 @@ from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, replace
 from typing import Any, Literal
 
+from desktop.engine.prices import CACHE_FIELDS, ModelPrices, PriceTable
 from desktop.engine.tokens import V3, V47, Family, family_for_model
 from desktop.engine.types import Usage
 
 ENV_WINDOW = "PRECIS_CONTEXT_WINDOW"
-CACHE_WRITE_MULTIPLIER = 1.25  # 5-minute TTL; a 1-hour write costs 2x
-CACHE_READ_MULTIPLIER = 0.1
+# The standard prompt-cache multipliers of the input price; a model whose published figures differ carries its own.
+STANDARD_READ = 0.1
+STANDARD_WRITE_5M = 1.25
+STANDARD_WRITE_1H = 2.0
+# The date the built-in prices were last checked against the provider's published pages.
+PRICES_DATE = "2026-12-01"
 
 WindowSource = Literal["catalog", "override", "env", "learned", "api", "unknown"]
+CacheTTL = Literal["5m", "1h"]
+
+
+@dataclass(frozen=True, slots=True)
+class PriceTier:
+    """A price cliff: a request whose prompt (input, cache reads and cache writes) is over ``above`` tokens
+    pays ``multiplier`` times every price on every token of that request, output included."""
+
+    above: int
+    multiplier: float
 
 
 @dataclass(frozen=True, slots=True)
@@ -42,14 +61,72 @@ class ModelInfo:
     keeps_thinking: bool  # earlier turns' thinking stays in context (else the API drops it)
     verified: bool = True
     window_source: WindowSource = "catalog"
+    # Prompt-cache prices as multiples of the input price (the model's own published figures).
+    read_multiplier: float = STANDARD_READ
+    write_multiplier: float = STANDARD_WRITE_5M
+    write_1h_multiplier: float = STANDARD_WRITE_1H
+    tiers: tuple[PriceTier, ...] = ()
+    # Request behaviour. Forced tool use (tool_choice "any" / "tool") is an error on some models; their thinking
+    # blocks are bound to the model that wrote them; and they stream the text between tool calls as thinking
+    # blocks left empty unless the request asks for a ``display`` that returns it (None: nothing to ask).
+    forced_tool_choice: bool = True
+    model_bound_thinking: bool = False
+    thinking_display: str | None = None
 
     @property
     def cache_write_price(self) -> float | None:
-        return None if self.input_price is None else self.input_price * CACHE_WRITE_MULTIPLIER
+        """USD per million tokens written to the 5-minute cache (below any price cliff)."""
+        return None if self.input_price is None else self.input_price * self.write_multiplier
+
+    @property
+    def cache_write_1h_price(self) -> float | None:
+        return None if self.input_price is None else self.input_price * self.write_1h_multiplier
 
     @property
     def cache_read_price(self) -> float | None:
-        return None if self.input_price is None else self.input_price * CACHE_READ_MULTIPLIER
+        return None if self.input_price is None else self.input_price * self.read_multiplier
+
+    @property
+    def price_cliff(self) -> int | None:
+        """Prompt tokens above which the request costs more per token (the lowest tier), None: no cliff."""
+        return min((t.above for t in self.tiers), default=None)
+
+    def prompt_room(self, allow_price_tiers: bool) -> int | None:
+        """The window a request may fill: the whole window, or up to the first price cliff unless the user
+        allows crossing it."""
+        cliff = self.price_cliff
+        if allow_price_tiers or cliff is None:
+            return self.window
+        return cliff if self.window is None else min(self.window, cliff)
+
+    def tier_multiplier(self, prompt_tokens: int) -> float:
+        """What every price of a request with this many prompt tokens is multiplied by."""
+        multiplier = 1.0
+        for tier in sorted(self.tiers, key=lambda t: t.above):
+            if prompt_tokens > tier.above:
+                multiplier = tier.multiplier
+        return multiplier
+
+    def priced(self) -> ModelInfo:
+        """These facts with unknown prices as 1 and 5 per million (relative units, so costs still compare)."""
+        if self.input_price is not None and self.output_price is not None:
+            return self
+        return replace(self, input_price=1.0 if self.input_price is None else self.input_price,
+                       output_price=5.0 if self.output_price is None else self.output_price)
+
+    def cost(self, usage: Usage, ttl: CacheTTL = "5m") -> float | None:
+        """USD one request costs by its usage: the only price formula (None when the prices are unknown).
+
+        Cache writes are priced at ``ttl``'s rate (``Usage`` does not split them); a prompt over a price cliff
+        pays the tier's multiple on every token, output included.
+        """
+        if self.input_price is None or self.output_price is None:
+            return None
+        write = self.write_1h_multiplier if ttl == "1h" else self.write_multiplier
+        tokens_in = (usage.input_tokens + usage.cache_creation_input_tokens * write
+                     + usage.cache_read_input_tokens * self.read_multiplier)
+        base = tokens_in * self.input_price + usage.output_tokens * self.output_price
+        return base * self.tier_multiplier(usage.prompt_tokens) / 1_000_000
 
 
 MILLION = 1_000_000  # prices are USD per million tokens (and the 1M windows)
@@ -57,25 +134,50 @@ _K = 200_000
 
 
 def _e(window: int | None, max_output: int, family: Family, price: tuple[float, float] | None,
-       min_cache: int, keeps_thinking: bool, verified: bool = True) -> dict[str, Any]:
+       min_cache: int, keeps_thinking: bool, verified: bool = True, *, read: float = STANDARD_READ,
+       tiers: tuple[PriceTier, ...] = (), current: bool = False) -> dict[str, Any]:
+    """One entry. ``current``: the 5.5 generation's request rules (no forced tool use, thinking bound to the
+    model, text between tool calls shown only on request)."""
     return {
         "window": window, "max_output": max_output, "family": family,
         "input_price": price[0] if price else None, "output_price": price[1] if price else None,
         "min_cache_tokens": min_cache, "media_limit": 600 if window and window >= MILLION else 100,
-        "keeps_thinking": keeps_thinking, "verified": verified,
+        "keeps_thinking": keeps_thinking, "verified": verified, "read_multiplier": read, "tiers": tiers,
+        "forced_tool_choice": not current, "model_bound_thinking": current,
+        "thinking_display": "summarized" if current else None,
     }
 
 
-# Keys are matched against the id and its dated / provider variants (see _lookup).
+# Keys are matched against the id and its dated / provider variants (see _lookup). Prices are USD per million
+# tokens from the provider's pricing and model pages (checked on PRICES_DATE); cache writes are 1.25x (5 min)
+# and 2x (1 h) the input price on every model listed, cache reads 0.1x unless an entry says otherwise.
 CATALOG: dict[str, dict[str, Any]] = {
+    # The 5.5 generation and Fable 5.1+: 1M windows, 128K output.
+    # Opus 5.5: $4/$20, writes $5/$8, reads $0.20 (0.05x). The cache minimum follows Opus 5 (unconfirmed).
+    "claude-opus-5-5": _e(MILLION, 128_000, V47, (4, 20), 512, True, read=0.05, current=True),
+    # Sonnet 5.5: $2/$10, writes $2.50/$4. Reads: the model page lists $0.20 (0.1x), price trackers reading
+    # the pricing page report a cut to $0.10 (0.05x) on 2026-10-07; the later figure is used, unconfirmed.
+    "claude-sonnet-5-5": _e(MILLION, 128_000, V47, (2, 10), 1024, True, verified=False, read=0.05, current=True),
+    # Haiku 5.5: $0.10/$0.50 for prompts up to 100,000 tokens, every price 5x above (output included).
+    # The cache minimum is not published: Haiku 4.5's sibling figure is assumed.
+    "claude-haiku-5-5": _e(MILLION, 128_000, V47, (0.1, 0.5), 2048, True,
+                           tiers=(PriceTier(100_000, 5.0),)),
+    # Fable 5.1 / Mythos 5.1: $10/$50, reads $0.25 (0.025x).
+    "claude-fable-5-1": _e(MILLION, 128_000, V47, (10, 50), 2048, True, read=0.025, current=True),
+    "claude-mythos-5-1": _e(MILLION, 128_000, V47, (10, 50), 2048, True, read=0.025, current=True),
+    # Fable 5.2 (released 2026-11-09): $8/$40, reads $0.20 (0.025x), writes $10/$16. Not yet on the pages in
+    # reach: figures from resellers quoting the list price, unconfirmed.
+    "claude-fable-5-2": _e(MILLION, 128_000, V47, (8, 40), 2048, True, verified=False, read=0.025, current=True),
     # 1M models at standard pricing.
+    "claude-opus-5": _e(MILLION, 128_000, V47, (5, 25), 512, True),
+    "claude-sonnet-5": _e(MILLION, 128_000, V47, (2, 10), 1024, True),  # the planned rise to $3/$15 was cancelled
+    "claude-fable-5": _e(MILLION, 128_000, V47, (10, 50), 2048, True),
+    "claude-mythos-5": _e(MILLION, 128_000, V47, (10, 50), 2048, True),
     "claude-opus-4-8": _e(MILLION, 128_000, V47, (5, 25), 4096, True),
     "claude-opus-4-7": _e(MILLION, 128_000, V47, (5, 25), 4096, True),
     "claude-opus-4-6": _e(MILLION, 128_000, V3, (5, 25), 4096, True),
     # Max output: 128K in the Jul 2026 model list; older lists said 64K, so the larger figure is unconfirmed.
     "claude-sonnet-4-6": _e(MILLION, 128_000, V3, (3, 15), 2048, True),
-    "claude-sonnet-5": _e(MILLION, 128_000, V47, (3, 15), 1024, True, verified=False),  # price, cache min: inferred
-    "claude-fable-5": _e(MILLION, 128_000, V47, (10, 50), 2048, True),
     # 200K models.
     "claude-haiku-4-5": _e(_K, 64_000, V3, (1, 5), 4096, False),
     "claude-opus-4-5": _e(_K, 64_000, V3, (5, 25), 4096, True),
@@ -87,17 +189,7 @@ CATALOG: dict[str, dict[str, Any]] = {
     "claude-opus-4-0": _e(_K, 32_000, V3, (15, 75), 1024, False, verified=False),
     "claude-3-7-sonnet": _e(_K, 64_000, V3, (3, 15), 1024, False),
     "claude-3-5-haiku": _e(_K, 8_192, V3, (0.8, 4), 2048, False),
-    # 5.x ids from the SDK 2.10 Model literal: windows follow the documented 1M siblings
-    # (Sonnet 5, Fable 5, Opus 4.6+); prices follow the tier. Unverified.
-    "claude-opus-5": _e(MILLION, 128_000, V47, (5, 25), 512, True, verified=False),
-    "claude-opus-5-5": _e(MILLION, 128_000, V47, (5, 25), 512, True, verified=False),
-    "claude-sonnet-5-5": _e(MILLION, 128_000, V47, (3, 15), 1024, True, verified=False),
-    "claude-fable-5-1": _e(MILLION, 128_000, V47, (10, 50), 2048, True, verified=False),
-    "claude-fable-5-2": _e(MILLION, 128_000, V47, (10, 50), 2048, True, verified=False),
     # Nothing published for these: capacity and price unknown, only the tokenizer is a safe guess.
-    "claude-haiku-5-5": _e(None, 64_000, V47, None, 2048, True, verified=False),
-    "claude-mythos-5": _e(None, 128_000, V47, None, 2048, True, verified=False),
-    "claude-mythos-5-1": _e(None, 128_000, V47, None, 2048, True, verified=False),
     "claude-mythos-5-2": _e(None, 128_000, V47, None, 2048, True, verified=False),
     "claude-mythos-preview": _e(None, 128_000, V47, None, 2048, True, verified=False),
 }
@@ -137,6 +229,23 @@ def _price(value: Any) -> bool:
     return isinstance(value, int | float) and not isinstance(value, bool) and value >= 0 and math.isfinite(value)
 
 
+def _apply_prices(info: ModelInfo, row: ModelPrices) -> ModelInfo:
+    """``info`` with a prices.json row over it: absolute cache prices become multiples of the input price."""
+    changes: dict[str, Any] = {}
+    if row.input is not None:
+        changes["input_price"] = row.input
+    if row.output is not None:
+        changes["output_price"] = row.output
+    base = row.input if row.input is not None else info.input_price
+    for key, attr in CACHE_FIELDS.items():
+        price = getattr(row, key)
+        if price is not None and base:
+            changes[attr] = price / base
+    if row.tiers is not None:
+        changes["tiers"] = tuple(PriceTier(above, multiplier) for above, multiplier in row.tiers)
+    return replace(info, **changes)
+
+
 def _env_window() -> int | None:
     raw = os.environ.get(ENV_WINDOW, "").strip().replace("_", "")
     if not raw:
@@ -160,7 +269,7 @@ class ModelCatalog:
 
     def __init__(self, overrides: Mapping[str, Any] | None = None,
                  learned: Mapping[str, int] | None = None, reported: Iterable[str] | None = None,
-                 provided: Mapping[str, int] | None = None) -> None:
+                 provided: Mapping[str, int] | None = None, prices: PriceTable | None = None) -> None:
         # Anything but a mapping (a list left in settings.json, a corrupt stored value) means "none".
         overrides = overrides if isinstance(overrides, Mapping) else {}
         learned = learned if isinstance(learned, Mapping) else {}
@@ -172,13 +281,19 @@ class ModelCatalog:
         # What this catalog's provider reported per model (models.retrieve): a catalog serves one profile.
         provided = provided if isinstance(provided, Mapping) else {}
         self._provided: dict[str, int] = {str(k).lower(): int(v) for k, v in provided.items() if _positive(v)}
+        self.prices = prices if isinstance(prices, PriceTable) else PriceTable()
 
     def for_profile(self, overrides: Mapping[str, Any] | None, provided: Mapping[str, int] | None) -> ModelCatalog:
         """A catalog of another profile: its own overrides and provider reports, the same learned windows (an
         overflow error is a fact of the model, kept once)."""
-        out = ModelCatalog(overrides, provided=provided)
+        out = ModelCatalog(overrides, provided=provided, prices=self.prices)
         out._learned, out._reported = self._learned, self._reported
         return out
+
+    @property
+    def prices_date(self) -> str:
+        """When the prices in use were checked: the user's prices.json's date, else the built-in table's."""
+        return self.prices.date or PRICES_DATE
 
     def info(self, model: str | None) -> ModelInfo:
         name = (model or "").strip()
@@ -189,6 +304,9 @@ class ModelCatalog:
         provided = self._provided.get(name.lower())
         if provided:
             info = replace(info, window=provided, window_source="api")
+        row = _lookup(name, self.prices.models) if name else None
+        if row:
+            info = _apply_prices(info, row[1])
         over = _lookup(name, self._overrides) if name else None
         if over:
             info = self._apply_override(info, over[1])
@@ -251,26 +369,13 @@ class ModelCatalog:
         """Serialisable learned windows (the caller persists them)."""
         return dict(self._learned)
 
-    def cost(self, model: str | None, usage: Usage | None) -> float | None:
-        """USD for one response: 0.0 without usage, else None when the model's prices are unknown.
-
-        Cache writes are priced at the 5-minute rate (1.25x input); 1-hour writes (2x) are not
-        distinguished in ``Usage``.
-        """
+    def cost(self, model: str | None, usage: Usage | None, ttl: CacheTTL = "5m") -> float | None:
+        """USD for one response: 0.0 without usage, else the model's own price (``ModelInfo.cost``), None when
+        its prices are unknown."""
         if usage is None:
             return 0.0
-        return usage_cost(self.info(model), usage)
+        return self.info(model).cost(usage, ttl)
 
     @staticmethod
     def known_models() -> list[str]:
         return sorted(CATALOG)
-
-
-def usage_cost(info: ModelInfo, usage: Usage) -> float | None:
-    """USD a call cost by its usage (None: the model's price is unknown). Cache writes at the 5-minute rate."""
-    if info.input_price is None or info.output_price is None:
-        return None
-    price_in = info.input_price
-    return (usage.input_tokens * price_in + usage.cache_creation_input_tokens * price_in * CACHE_WRITE_MULTIPLIER
-            + usage.cache_read_input_tokens * price_in * CACHE_READ_MULTIPLIER
-            + usage.output_tokens * info.output_price) / MILLION

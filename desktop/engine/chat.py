@@ -16,7 +16,7 @@ from collections.abc import Awaitable, Callable
 from typing import Any
 
 from desktop.engine import messages as M
-from desktop.engine import shutdown, steering
+from desktop.engine import prices, shutdown, steering
 from desktop.engine.assemble import summary_text
 from desktop.engine.calibration import Calibration
 from desktop.engine.catalog import ModelCatalog
@@ -74,7 +74,7 @@ class ChatEngine:
     def __init__(self, store: Storage, paths: Paths, settings: Settings, credentials: Credentials | None = None,
                  *, tools: ToolRunner | None = None, background: bool = True,
                  provider_factory: ProviderFactory = AnthropicProvider):
-        catalog = ModelCatalog(settings.model_overrides)
+        catalog = ModelCatalog(settings.model_overrides, prices=prices.load(paths.config_dir))
         calibration = Calibration()
         self.shared = Shared(store, paths, settings, catalog, calibration, ContextMeter(catalog, calibration))
         self.tasks = TaskRegistry(self._jobs_changed)
@@ -211,7 +211,8 @@ class ChatEngine:
         self._provided = ({str(k): dict(v) for k, v in provided.items() if isinstance(v, dict)}
                           if isinstance(provided, dict) else {})
         catalog = ModelCatalog(self.settings.model_overrides, await self.store.get_kv("learned_windows"),
-                               await self.store.get_kv("reported_windows"), self._provided.get(self._active.key))
+                               await self.store.get_kv("reported_windows"), self._provided.get(self._active.key),
+                               prices.load(self.shared.paths.config_dir))
         self.replace_models(catalog, calibration)
 
     def replace_models(self, catalog: ModelCatalog, calibration: Calibration) -> None:
@@ -233,7 +234,9 @@ class ChatEngine:
         self._retired += [p for r in self._routes_all() if (p := r.made) is not None]
         self._active, self._routes = self._active_route(), {}
         self.replace_models(ModelCatalog(settings.model_overrides, self.catalog.learned(), self.catalog.reported(),
-                                         self._provided.get(self._active.key)), self.calibration)
+                                         self._provided.get(self._active.key),
+                                         prices.load(self.shared.paths.config_dir)),  # prices.json re-read
+                            self.calibration)
         # Every chat finds its route again: a chat on another profile than the new active one keeps its own.
         for conv in self._conversations.values():
             conv.route = None

@@ -144,8 +144,9 @@ class Compactor:
 
     # --- policy numbers -------------------------------------------------------------------------------
     def budget(self, model: str) -> int | None:
-        """Input room: the window less the output reserve."""
-        window = self.shared.catalog.info(model).window
+        """Input room: the window (up to the model's first price cliff unless the user allows crossing it) less
+        the output reserve."""
+        window = self.shared.catalog.info(model).prompt_room(self.shared.settings.allow_price_tiers)
         if not window:
             return None
         return max(1, window - reserved_output(self.shared.settings.max_output_tokens, window))
@@ -427,7 +428,7 @@ class Compactor:
     def _chunks(self, head: list[StoredMessage], model: str) -> list[list[StoredMessage]]:
         """``head`` in consecutive parts, oldest first, each small enough that its summary request (with the
         summary so far folded in) fits the summary model's window: one part when it all fits."""
-        window = self.shared.catalog.info(model).window
+        window = self.shared.catalog.info(model).prompt_room(self.shared.settings.allow_price_tiers)
         if not window:
             return [head]
         factor = self.shared.calibration.factor(model) or 1.0

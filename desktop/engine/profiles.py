@@ -63,7 +63,7 @@ ANTHROPIC = "Anthropic"
 # Base URLs from the providers' documentation of their Anthropic-compatible endpoints (the SDK appends
 # /v1/messages). Models are the providers' own names; the model picker lists what the provider serves.
 PRESETS: tuple[Profile, ...] = (
-    Profile(ANTHROPIC, "", "x-api-key", "claude-sonnet-4-6", "claude-haiku-4-5"),
+    Profile(ANTHROPIC, "", "x-api-key", "claude-opus-5-5", "claude-haiku-4-5"),
     Profile("OpenRouter", "https://openrouter.ai/api", "bearer", "anthropic/claude-sonnet-4.6",
             "anthropic/claude-haiku-4.5"),
     Profile("DeepSeek", "https://api.deepseek.com/anthropic", "bearer", "deepseek-v4-pro", "deepseek-flash",

@@ -28,6 +28,7 @@ from desktop.engine.measure import (
     row_estimate,
     segments,
 )
+from desktop.engine.model_rules import fit_request
 from desktop.engine.settings import Paths, Settings
 from desktop.engine.storage import Loaded, Storage, StoredEstimate
 from desktop.engine.thinking import thinking_param
@@ -498,7 +499,7 @@ class SessionView:
         shared = self.shared
         rows: list[Any] = [self._summary_row(g.compaction)] if g.compaction is not None else []
         rows.extend(g.sendable)
-        valid = self._repairer.update(rows)
+        valid = self._repairer.update(rows, g.model)
         counts: list[int] | None = self._repairer.block_counts
         messages = valid
         if self._repairer.media:  # only a session with images or documents pays for the media pass
@@ -523,12 +524,12 @@ class SessionView:
         thinking = thinking_param(g.state, g.model, settings.thinking_budget_tokens, settings.max_output_tokens)
         if thinking is not None:
             request["thinking"] = thinking
-        return request
+        return fit_request(request, self.shared.catalog.info(g.model))
 
     def build_request(self, g: Gathered) -> dict[str, Any]:
         """The request ``g`` makes, built from scratch (what ``request`` must equal; tests compare the two)."""
         shared = self.shared
-        valid = cp.repair(assemble.with_summary(assemble.history_to_api(g.sendable), g.compaction))
+        valid = cp.repair(assemble.with_summary(assemble.history_to_api(g.sendable), g.compaction), g.model)
         limit = self.media_limit or shared.catalog.info(g.model).media_limit
         capped, _report = cp.cap_media(valid, limit=limit, on_error="omit")
         system, tools, messages = cp.place_breakpoints(g.system, g.tools, cast(list[dict[str, Any]], capped),

@@ -18,7 +18,7 @@ from desktop.engine.messages import QT_TRANSLATE_NOOP
 from desktop.engine.profiles import Profile, find
 from desktop.engine.tokens import V3, V47
 
-DEFAULT_MODEL = "claude-sonnet-4-6"
+DEFAULT_MODEL = "claude-opus-5-5"  # the provider's current recommendation
 
 
 @dataclass(frozen=True, slots=True)
@@ -120,6 +120,9 @@ class Settings:
     # 1-hour cache TTL on the stable prefix (system, summary): costs 2x to write, survives pauses. Some
     # Anthropic-compatible providers reject the ttl field: turn it off for them.
     long_cache_ttl: bool = True
+    # Price cliffs (a prompt over N tokens costs more on every token, e.g. Haiku 5.5 at 100K): off, chats
+    # compact before crossing one; on, a model's whole window is used.
+    allow_price_tiers: bool = False
     # Tools: model calls one turn may make; read-only tools run without asking only when this is on.
     max_model_calls: int = 50
     auto_approve_read_only: bool = False
@@ -313,7 +316,7 @@ def _validated(data: dict[str, Any], problems: list[str]) -> dict[str, Any]:
     for name, (flo, fhi) in FLOAT_RANGES.items():
         if name in data:
             out[name] = _float(name, data[name], flo, fhi, getattr(_DEFAULTS, name), problems)
-    for name in ("long_cache_ttl", "auto_approve_read_only", "command_network"):
+    for name in ("long_cache_ttl", "auto_approve_read_only", "command_network", "allow_price_tiers"):
         if name not in data:
             continue
         value = data[name]

@@ -190,6 +190,11 @@ class Bridge(QObject):
     def settings(self) -> Settings:
         return self._engine.settings
 
+    def prices(self) -> tuple[str, str, tuple[str, ...]]:
+        """(the date the prices in use were checked, the prices.json that updates them, its problems)."""
+        catalog = self._engine.catalog
+        return catalog.prices_date, str(self._engine.paths.config_dir / "prices.json"), catalog.prices.problems
+
     def busy(self, session_id: int) -> bool:
         return self._engine.busy(session_id)
 

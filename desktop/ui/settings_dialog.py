@@ -41,6 +41,9 @@ class ProviderChoice:
     in_file: bool = False  # keep the key in a private file in the config folder (where no keyring works)
 
 
+# (the date the prices in use were checked, the prices.json that updates them, what was wrong with it)
+PricesNote = tuple[str, str, tuple[str, ...]]
+
 ENV_NAMES = {"base_url": "ANTHROPIC_BASE_URL", "model": "ANTHROPIC_MODEL", "small_model": "ANTHROPIC_SMALL_FAST_MODEL"}
 
 
@@ -70,7 +73,7 @@ class ProviderForm(QWidget):
     test_requested = Signal(object, str)  # Profile, the key typed (empty: the stored one)
 
     def __init__(self, settings: Settings, keyring_problem: str | None, key_source: str,
-                 parent: QWidget | None = None):
+                 parent: QWidget | None = None, *, price_note: PricesNote | None = None):
         super().__init__(parent)
         self._settings = settings
         self._profiles = {p.name: p for p in settings.profiles}
@@ -119,6 +122,19 @@ class ProviderForm(QWidget):
         self.long_ttl = QCheckBox(self.tr("Keep the prompt cache for an hour (turn off if the provider rejects it)"),
                                   self)
         self.long_ttl.setObjectName("long_cache_ttl")
+        self.price_tiers = QCheckBox(self.tr("Let a request cross a model's price cliff (e.g. claude-haiku-5-5 above 100K "
+                                             "tokens costs 5x); off, the chat compacts before it"), self)
+        self.price_tiers.setObjectName("allow_price_tiers")
+        self.price_tiers.setChecked(settings.allow_price_tiers)
+        self.prices_note = QLabel(self)
+        self.prices_note.setObjectName("prices_note")
+        self.prices_note.setWordWrap(True)
+        self.prices_note.setTextInteractionFlags(Qt.TextInteractionFlag.TextSelectableByMouse)
+        if price_note is not None:
+            date, path, problems = price_note
+            self.prices_note.setText(self.tr("Prices as of %1; edit %2 to update them.").replace("%1", date)
+                                     .replace("%2", path) + "".join("\n" + word(p) for p in problems))
+        self.prices_note.setVisible(price_note is not None)
         self.threshold = ThresholdFields(settings.auto_compact_ratio, self)
         self.api_key = QLineEdit(self)
         self.api_key.setObjectName("api_key")
@@ -172,6 +188,8 @@ class ProviderForm(QWidget):
         prices.addWidget(self.input_price)
         prices.addWidget(self.output_price)
         form.addRow(self.tr("Prices (in, out)"), prices)
+        form.addRow("", self.prices_note)
+        form.addRow("", self.price_tiers)
         form.addRow(self.tr("Compact at"), self.threshold)
         form.addRow("", self.long_ttl)
         form.addRow(self.tr("API key"), self.api_key)
@@ -269,7 +287,7 @@ class ProviderForm(QWidget):
         profiles = [p for p in self._settings.profiles if p.name not in (profile.name, self.profile_box.currentText())]
         plain = replace(self._settings, max_output_tokens=self.max_output.value(),
                         thinking_budget_tokens=self.thinking_budget.value(), profiles=[*profiles, profile],
-                        language=self.language.value())
+                        language=self.language.value(), allow_price_tiers=self.price_tiers.isChecked())
         plain.env_overrides = {}
         settings = plain.with_profile(profile).with_env({var: str(getattr(self._settings, name))
                                                        for name, var in ENV_NAMES.items()
@@ -281,11 +299,11 @@ class ProviderForm(QWidget):
 
 class SettingsDialog(QDialog):
     def __init__(self, settings: Settings, keyring_problem: str | None, key_source: str,
-                 parent: QWidget | None = None):
+                 parent: QWidget | None = None, *, prices: PricesNote | None = None):
         super().__init__(parent)
         self.setWindowTitle(self.tr("Settings · Provider profiles"))
         self.setMinimumWidth(560)
-        self.form = ProviderForm(settings, keyring_problem, key_source, self)
+        self.form = ProviderForm(settings, keyring_problem, key_source, self, price_note=prices)
         from desktop.ui.instructions_dialog import DefaultInstructions
 
         self.instructions = DefaultInstructions(settings.instructions, self)

@@ -27,6 +27,7 @@ from typing import Any
 from desktop.engine.catalog import ModelCatalog
 from desktop.engine.claude_code import api_messages as to_api
 from desktop.engine.claude_code import read_transcript
+from desktop.engine.types import Usage
 from tests.bench.replay_policies import POLICIES, WINDOW, Block, Step, block_text
 from tests.corpus import CORPUS, corpus_or_exit, relative_id
 from tests.fakeapi import FakeAnthropic, FakeClock, TokenCounter
@@ -138,9 +139,15 @@ class PolicyResult:
         return s["cache_read_input_tokens"] / total if total else 0.0
 
 
-def _billed(usage: dict[str, int]) -> float:
-    return (usage.get("input_tokens", 0) + 1.25 * usage.get("cache_creation_input_tokens", 0)
-            + 0.1 * usage.get("cache_read_input_tokens", 0))
+def _billed(usage: dict[str, int], model: str | None = None) -> float:
+    """One request's prompt in base-input-token units, by the model's own cache multipliers (``ModelInfo``:
+    the app's one price formula; a model without a price counts at the standard multipliers)."""
+    info = ModelCatalog({}).info(model).priced()
+    prompt = Usage(input_tokens=usage.get("input_tokens", 0),
+                   cache_creation_input_tokens=usage.get("cache_creation_input_tokens", 0),
+                   cache_read_input_tokens=usage.get("cache_read_input_tokens", 0))
+    assert info.input_price
+    return (info.cost(prompt) or 0.0) * 1_000_000 / info.input_price
 
 
 def _all_text(body: dict[str, Any]) -> str:
@@ -248,7 +255,7 @@ async def run_policy(name: str, scenario: Scenario, window: int = WINDOW) -> Pol
                 result.largest = max(result.largest, rec.prompt_tokens or 0)
                 if rec.usage:
                     requests.append({"step": i, "summary": summary, "prompt": rec.prompt_tokens,
-                                     "gap": step.gap, "usage": rec.usage, "billed": _billed(rec.usage)})
+                                     "gap": step.gap, "usage": rec.usage, "billed": _billed(rec.usage, rec.body.get("model"))})
                 if summary:
                     result.summaries += 1
                     continue

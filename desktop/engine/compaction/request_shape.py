@@ -8,7 +8,9 @@ Choices: a leading assistant message gets a synthetic user "(continued)" before 
 trailing assistant message gets a user "(continue)" after it; a missing result becomes an ``is_error`` result
 "[no result: interrupted]"; an orphan result or a misplaced block becomes a text marker (never prose that reads
 like a tool call); thinking blocks of an assistant message merged into an earlier one are dropped (the API only
-keeps thinking of the latest turn, and it must lead that turn).
+keeps thinking of the latest turn, and it must lead that turn); given the request's model, thinking another model
+wrote is dropped (the newest models bind thinking to the model that wrote it: a chat that switched model must not
+send it back).
 """
 
 from __future__ import annotations
@@ -158,12 +160,19 @@ def _for_role(role: str, blocks: list[Block]) -> list[Block]:
 # --- repair -----------------------------------------------------------------------------------------------
 
 
-def repair(messages: Sequence[Message]) -> list[dict[str, Any]]:
+def model_of(msg: Message) -> str | None:
+    """The model that wrote a message (a row's ``model``, a dict's "model" key), None when not known."""
+    model = getattr(msg, "model", None) if not isinstance(msg, dict) else msg.get("model")
+    return model.strip().lower() if isinstance(model, str) and model.strip() else None
+
+
+def repair(messages: Sequence[Message], model: str | None = None) -> list[dict[str, Any]]:
     """An API-valid copy of ``messages`` (StoredMessage rows or dicts): only role and content, see module doc.
+    ``model``: the request's model (thinking another model wrote is dropped).
 
     Returns [] only for an empty input.
     """
-    return Repairer().update(messages)
+    return Repairer().update(messages, model)
 
 
 Finish = Callable[[dict[str, Any]], dict[str, Any]]
@@ -202,15 +211,25 @@ class Repairer:
         self._pending: list[str] = []
         self.media = 0  # images and documents in the last output
         self.block_counts: list[int] = []  # blocks of each message of the last output
+        self._model: str | None = None  # the request's model the cleaned rows were made for
 
     def _clean(self, msg: Message) -> list[Block]:
         role = role_of(msg)
         if role not in ("user", "assistant"):
             return []
-        return _for_role(role, [b for b in (_clean_block(x) for x in content_of(msg)) if b])
+        blocks = [b for b in (_clean_block(x) for x in content_of(msg)) if b]
+        if role == "assistant" and self._model is not None:
+            wrote = model_of(msg)
+            if wrote is not None and wrote != self._model:  # another model's thinking: not ours to send
+                blocks = [b for b in blocks if b["type"] not in ("thinking", "redacted_thinking")]
+        return _for_role(role, blocks)
 
-    def update(self, messages: Sequence[Message]) -> list[dict[str, Any]]:
+    def update(self, messages: Sequence[Message], model: str | None = None) -> list[dict[str, Any]]:
         rows = list(messages)
+        wanted = model.strip().lower() if model and model.strip() else None
+        if wanted != self._model:  # rows are cleaned for a model: another one redoes them all
+            self._model, self._rows, self._cleaned = wanted, [], []
+            self._turns, self._seen, self._pending, self.media = [], set(), [], 0
         old = self._rows
         # Identity first (C speed); rows equal by value repair the same way, so they count as the same too.
         same = len(old) <= len(rows) and old == rows[:len(old)]

@@ -1,7 +1,8 @@
 """How a summary is asked for, by estimated cost: the chat's own cached request with a summarise instruction
 appended (its prefix is a cache read while the cache is warm), or the transcript re-serialised for the summary
 model (cheaper when that model is much cheaper, or the cache is cold). A request that re-serialises history
-writes all of it again; appending to the real request reads it at a tenth of the price.
+writes all of it again; appending to the real request reads it at the chat model's cache-read price (a tenth of
+the input price on most models, less on some). Both are priced by ``ModelInfo.cost``, price cliffs included.
 """
 
 from __future__ import annotations
@@ -9,13 +10,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any, Literal
 
-from desktop.engine.catalog import (
-    CACHE_READ_MULTIPLIER,
-    CACHE_WRITE_MULTIPLIER,
-    MILLION,
-    ModelInfo,
-    usage_cost,
-)
+from desktop.engine.catalog import ModelInfo
 from desktop.engine.compaction.summary_prompt import MARKER, SECTION_RULES, UPDATE_RULES
 from desktop.engine.types import Usage
 
@@ -31,21 +26,18 @@ class Choice:
     estimates: dict[str, float]  # USD per route (relative units when a price is unknown)
 
 
-def _prices(info: ModelInfo) -> tuple[float, float]:
-    """(input, output) USD per million tokens; unknown prices count as 1 and 5 so routes still compare."""
-    return (info.input_price if info.input_price is not None else 1.0,
-            info.output_price if info.output_price is not None else 5.0)
-
-
 def cached_cost(chat: ModelInfo, prefix_tokens: int, output_tokens: int, warm: bool) -> float:
-    price_in, price_out = _prices(chat)
-    prefix = CACHE_READ_MULTIPLIER if warm else CACHE_WRITE_MULTIPLIER
-    return (prefix_tokens * prefix * price_in + INSTRUCTION_TOKENS * price_in + output_tokens * price_out) / MILLION
+    """The chat's request with the instruction appended: its prefix read from the cache (or written again when
+    cold), the instruction and the reply. Unknown prices count as 1 and 5 per million so routes still compare."""
+    usage = Usage(input_tokens=INSTRUCTION_TOKENS, output_tokens=output_tokens,
+                  cache_read_input_tokens=prefix_tokens if warm else 0,
+                  cache_creation_input_tokens=0 if warm else prefix_tokens)
+    return chat.priced().cost(usage) or 0.0
 
 
 def transcript_cost(small: ModelInfo, transcript_tokens: int, output_tokens: int) -> float:
-    price_in, price_out = _prices(small)
-    return ((transcript_tokens + TRANSCRIPT_PROMPT_TOKENS) * price_in + output_tokens * price_out) / MILLION
+    usage = Usage(input_tokens=transcript_tokens + TRANSCRIPT_PROMPT_TOKENS, output_tokens=output_tokens)
+    return small.priced().cost(usage) or 0.0
 
 
 FIRST_SUMMARY_TOKENS = 1_024  # a first summary's reply, about
@@ -98,5 +90,5 @@ def cached_request(request: dict[str, Any], *, tail_start: str | None, previous:
 
 def cost_of(info: ModelInfo, usage: Usage) -> float | None:
     """USD a call cost by its usage (None: the model's price is unknown)."""
-    cost = usage_cost(info, usage)
+    cost = info.cost(usage)
     return None if cost is None else round(cost, 6)
