@@ -8,10 +8,12 @@ indexed when it settles (complete, interrupted, error), not on every progressive
 
 from __future__ import annotations
 
+import json
 import re
 from typing import Any
 
-from desktop.engine.search import MARK_END, MARK_START, SearchHit
+from desktop.engine.search import MARK_END, MARK_START, RecallHit, SearchHit
+from desktop.engine.types import StoredMessage
 
 TOKENIZER = "unicode61 remove_diacritics 2"
 
@@ -113,3 +115,99 @@ def search(repo: Any, query: str, limit: int = 50) -> list[SearchHit]:
     rows = rows[:limit]
     return [SearchHit(kind, sid, title, mid, cid, role, snippet or "", created)
             for kind, sid, title, mid, cid, role, snippet, created in rows]
+
+
+# --- recall: one chat's own history, ranked (the model's `recall` tool and `precis recall`) ----------------------
+
+RECALL_SNIPPET_WORDS = 24
+# Words a question is made of that say nothing about what it asks for (bm25 weighs common words little, but a
+# question's glue would still pull in every message that has it).
+_GLUE = frozenset(
+    "a an the and or of to in on for with is are was were be been what which who whom whose why how when where "
+    "did do does we i you it this that these those there our my your me us about from at by as any some".split())
+_SUFFIXES = ("ations", "ation", "ions", "ing", "ion", "ed", "es", "s")
+
+
+def _stem(word: str) -> str:
+    """A light English stem, searched as a prefix: "decisions" finds "decision" and "decided" ("decid*")."""
+    low = word.casefold()
+    for suffix in _SUFFIXES:
+        if low.endswith(suffix) and len(low) - len(suffix) >= 4:
+            low = low[: -len(suffix)]
+            break
+    return low[:-1] if len(low) > 5 and low.endswith("e") else low
+
+
+_RECALL_TERM = re.compile(r"\w+")
+
+
+def recall_expression(query: str) -> str:
+    """A question or a few words as an FTS5 query: any word may match (bm25 ranks the messages with more and
+    rarer ones first), each word as a quoted prefix of its stem, so no character of the query is FTS syntax."""
+    words = [w for w in _RECALL_TERM.findall(query) if w.casefold() not in _GLUE]
+    stems = list(dict.fromkeys(_stem(w) for w in words if w))
+    return " OR ".join('"' + s.replace('"', '""') + '"*' for s in stems)
+
+
+RECALL_TOOL = "recall"
+
+
+def recall(repo: Any, session_id: int, query: str, limit: int = 10) -> list[RecallHit]:
+    """The messages of one chat (its active path, settled rows) that match ``query``, best first (bm25).
+    Recall's own calls and results are left out: they only repeat the question or copies of other rows."""
+    expr = recall_expression(query)
+    if not expr:
+        return []
+    limit = max(1, limit)
+    own = {r[0] for r in repo.db.execute_sql(
+        "SELECT json_extract(b.value, '$.id') FROM messages AS m, json_each(m.content) AS b "
+        "WHERE m.session_id = ? AND m.role = 'assistant' AND instr(m.content, ?) > 0 "
+        "AND json_extract(b.value, '$.type') = 'tool_use' AND json_extract(b.value, '$.name') = ?",
+        (session_id, f'"name":"{RECALL_TOOL}"', RECALL_TOOL)).fetchall()}
+    rows = repo.db.execute_sql(
+        "SELECT m.id, CASE WHEN m.role = 'user' AND instr(m.content, '\"tool_result\"') > 0 THEN 'tool' "
+        "ELSE m.role END, snippet(message_fts, 0, '', '', '…', ?), bm25(message_fts), m.created_at, m.content "
+        "FROM message_fts JOIN messages AS m ON m.id = message_fts.rowid "
+        "WHERE message_fts MATCH ? AND m.session_id = ? AND m.off_path IS NULL AND m.status != 'streaming' "
+        "ORDER BY bm25(message_fts), m.id LIMIT ?",
+        (RECALL_SNIPPET_WORDS, expr, session_id, limit + 4 * len(own) + 4 if own else limit),
+    ).fetchall()
+    stems = [s.strip('"*') for s in expr.split(" OR ")]
+    out = []
+    for mid, role, snippet, rank, created, content in rows:
+        if own and not _matches_besides(content, own, stems):
+            continue
+        out.append(RecallHit(mid, role, snippet or "", float(rank), created))
+    return out[:limit]
+
+
+def _matches_besides(content: str, own: set[str], stems: list[str]) -> bool:
+    """Whether a row still holds a searched word once recall's own calls and results are taken out of it."""
+    try:
+        blocks = json.loads(content)
+    except ValueError:
+        return False
+    kept = [b for b in blocks if isinstance(b, dict) and not (
+        (b.get("type") == "tool_use" and b.get("id") in own)
+        or (b.get("type") == "tool_result" and b.get("tool_use_id") in own))]
+    if len(kept) == len(blocks):
+        return True
+    text = json.dumps(kept, ensure_ascii=False).casefold()
+    return any(stem in text for stem in stems)
+
+
+def read(repo: Any, session_id: int, ids: list[int]) -> list[StoredMessage]:
+    """The messages of one chat with these ids, in id order (ids of another chat are not found)."""
+    if not ids:
+        return []
+    M = repo.m.Message
+    rows = M.select().where((M.session == session_id) & M.id.in_(sorted(set(ids)))).order_by(M.id)
+    return [repo._message(r) for r in rows]
+
+
+def read_range(repo: Any, session_id: int, first: int, last: int, limit: int) -> list[StoredMessage]:
+    """The chat's active-path messages with ids from ``first`` to ``last``, at most ``limit``, in id order."""
+    M = repo.m.Message
+    rows = (M.select().where((M.session == session_id) & (M.id >= first) & (M.id <= last) & M.off_path.is_null())
+            .order_by(M.id).limit(max(1, limit)))
+    return [repo._message(r) for r in rows]
