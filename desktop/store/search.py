@@ -139,12 +139,17 @@ def _stem(word: str) -> str:
 
 
 _RECALL_TERM = re.compile(r"\w+")
+# A question's words that ask for a decision or a reason, and the words such an answer is written with.
+_ASKS = {"why": ("because",), "reason": ("because",), "decision": ("decided",), "decisions": ("decided",),
+         "choice": ("chose", "decided"), "chosen": ("chose", "decided"), "choose": ("chose", "decided")}
 
 
 def recall_expression(query: str) -> str:
     """A question or a few words as an FTS5 query: any word may match (bm25 ranks the messages with more and
     rarer ones first), each word as a quoted prefix of its stem, so no character of the query is FTS syntax."""
-    words = [w for w in _RECALL_TERM.findall(query) if w.casefold() not in _GLUE]
+    asked = _RECALL_TERM.findall(query)
+    words = [w for w in asked if w.casefold() not in _GLUE]
+    words += [extra for w in asked for extra in _ASKS.get(w.casefold(), ())]
     stems = list(dict.fromkeys(_stem(w) for w in words if w))
     return " OR ".join('"' + s.replace('"', '""') + '"*' for s in stems)
 
