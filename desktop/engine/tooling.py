@@ -7,7 +7,6 @@ from typing import Any, Protocol
 
 from desktop.engine.types import Block
 
-
 # Set in the state a runner's ``definitions`` is given when the chat has a compaction: its earlier messages are
 # out of the model's view, so a runner may offer a way to read them back (the recall tool).
 COMPACTED = "compacted"

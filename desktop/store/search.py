@@ -123,8 +123,7 @@ RECALL_SNIPPET_WORDS = 24
 # Words a question is made of that say nothing about what it asks for (bm25 weighs common words little, but a
 # question's glue would still pull in every message that has it).
 _GLUE = frozenset(
-    "a an the and or of to in on for with is are was were be been what which who whom whose why how when where "
-    "did do does we i you it this that these those there our my your me us about from at by as any some".split())
+    ["a", "an", "the", "and", "or", "of", "to", "in", "on", "for", "with", "is", "are", "was", "were", "be", "been", "what", "which", "who", "whom", "whose", "why", "how", "when", "where", "did", "do", "does", "we", "i", "you", "it", "this", "that", "these", "those", "there", "our", "my", "your", "me", "us", "about", "from", "at", "by", "as", "any", "some"])
 _SUFFIXES = ("ations", "ation", "ions", "ing", "ion", "ed", "es", "s")
 
 
@@ -146,12 +145,18 @@ _ASKS = {"why": ("because",), "reason": ("because",), "decision": ("decided",), 
 
 def recall_expression(query: str) -> str:
     """A question or a few words as an FTS5 query: any word may match (bm25 ranks the messages with more and
-    rarer ones first), each word as a quoted prefix of its stem, so no character of the query is FTS syntax."""
+    rarer ones first), each word as a quoted prefix of its stem, and as itself when that differs (so the exact
+    word counts twice and ranks first), so no character of the query is FTS syntax."""
     asked = _RECALL_TERM.findall(query)
     words = [w for w in asked if w.casefold() not in _GLUE]
     words += [extra for w in asked for extra in _ASKS.get(w.casefold(), ())]
-    stems = list(dict.fromkeys(_stem(w) for w in words if w))
-    return " OR ".join('"' + s.replace('"', '""') + '"*' for s in stems)
+    terms: dict[str, None] = {}
+    for word in words:
+        stem = _stem(word)
+        terms['"' + stem.replace('"', '""') + '"*'] = None
+        if stem != word.casefold():
+            terms['"' + word.casefold().replace('"', '""') + '"'] = None
+    return " OR ".join(terms)
 
 
 RECALL_TOOL = "recall"
