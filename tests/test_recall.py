@@ -165,3 +165,46 @@ def test_precis_recall_finds_words_only_the_compacted_part_of_an_imported_transc
     assert plain.stdout.startswith(f"#{first} ")
     missing = _cli(["recall", "99", "anything"], env)
     assert missing.returncode == 1 and "no session with id 99" in missing.stderr
+
+
+def _document(name: str, body: str) -> dict:
+    return {"type": "document", "title": name, "source": {"type": "text", "media_type": "text/plain", "data": body}}
+
+
+def test_an_attached_text_files_words_are_searchable_and_read_back(store):
+    from desktop.store import search as fts
+
+    r = store.repo
+    s = r.create_session("files")
+    m = r.add_message(s.id, "user", [_document("notes.md", "the quetzal protocol uses port 7781"),
+                                      {"type": "text", "text": "see the notes"}])
+    assert [h.message_id for h in store.run(fts.recall, r, s.id, "quetzal port")] == [m.id]
+    assert [h.message_id for h in store.run(fts.search, r, "quetzal")] == [m.id]
+    assert "[attached notes.md]\nthe quetzal protocol uses port 7781" in recall.message_text(r.get_message(m.id))
+
+
+def test_v11_indexes_the_text_files_attached_before_it(tmp_path):
+    import peewee as pw
+
+    from desktop.store import migrations
+    from desktop.store import search as fts
+    from desktop.store.schema import build_models
+
+    path = tmp_path / "old.db"
+    db = pw.SqliteDatabase(str(path))
+    db.connect()
+    migrations.upgrade(db, build_models(db), target=10)
+    db.execute_sql("INSERT INTO sessions (title, model, created_at, updated_at) VALUES ('old', NULL, 1, 1)")
+    content = '[{"type":"document","source":{"type":"text","media_type":"text/plain","data":"an old axolotl"}}]'
+    db.execute_sql("INSERT INTO messages (session_id, role, content, usage, status, model, created_at) VALUES "
+                   "(1, 'user', ?, NULL, 'complete', NULL, 1)", (content,))
+    # As v10's triggers indexed it: without the attachment's text.
+    db.execute_sql("DELETE FROM message_fts WHERE rowid = 1")
+    db.execute_sql("INSERT INTO message_fts (rowid, body) VALUES (1, '')")
+    db.close()
+    s = Store.open_sync(path)
+    try:
+        assert [h.message_id for h in s.run(fts.recall, s.repo, 1, "axolotl")] == [1]
+        assert s.repo.integrity_check() == "ok"
+    finally:
+        s.close_sync()

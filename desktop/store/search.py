@@ -1,6 +1,6 @@
 """The full-text index over every chat: message text, tool input and results, thinking, and summaries.
 
-Two FTS5 tables (schema v10), kept in step by triggers, so every write path (a reply, a stream's final commit,
+Two FTS5 tables (schema v10; attached text files read since v11), kept in step by triggers, so every write path (a reply, a stream's final commit,
 an import, a delete, a truncate, a cleared history, a deleted chat) updates them in the same transaction:
 ``message_fts`` (rowid = message id) and ``compaction_fts`` (rowid = compaction id). A row still streaming is
 indexed when it settles (complete, interrupted, error), not on every progressive commit.
@@ -31,6 +31,9 @@ def _text_of(content: str) -> str:
         "WHEN 'text' THEN json_extract(b.value, '$.content') "
         "WHEN 'array' THEN (SELECT group_concat(json_extract(c.value, '$.text'), char(10)) "
         "FROM json_each(b.value, '$.content') AS c WHERE json_extract(c.value, '$.type') = 'text') END "
+        # An attached text file (v11): its words are the chat's too.
+        "WHEN 'document' THEN CASE json_extract(b.value, '$.source.type') "
+        "WHEN 'text' THEN json_extract(b.value, '$.source.data') END "
         f"END AS t FROM json_each({doc}) AS b))"
     )
 
@@ -39,17 +42,7 @@ def create_index(db: Any) -> None:
     """The tables, their triggers and a backfill from the rows already stored (one migration step)."""
     db.execute_sql(f"CREATE VIRTUAL TABLE IF NOT EXISTS message_fts USING fts5(body, tokenize='{TOKENIZER}')")
     db.execute_sql(f"CREATE VIRTUAL TABLE IF NOT EXISTS compaction_fts USING fts5(body, tokenize='{TOKENIZER}')")
-    db.execute_sql(
-        "CREATE TRIGGER IF NOT EXISTS message_fts_insert AFTER INSERT ON messages BEGIN "
-        f"INSERT INTO message_fts (rowid, body) VALUES (NEW.id, coalesce({_text_of('NEW.content')}, '')); END")
-    db.execute_sql(
-        "CREATE TRIGGER IF NOT EXISTS message_fts_update AFTER UPDATE OF content, status ON messages "
-        "WHEN NEW.status != 'streaming' BEGIN "
-        "DELETE FROM message_fts WHERE rowid = OLD.id; "
-        f"INSERT INTO message_fts (rowid, body) VALUES (NEW.id, coalesce({_text_of('NEW.content')}, '')); END")
-    db.execute_sql(
-        "CREATE TRIGGER IF NOT EXISTS message_fts_delete AFTER DELETE ON messages BEGIN "
-        "DELETE FROM message_fts WHERE rowid = OLD.id; END")
+    message_triggers(db)
     db.execute_sql(
         "CREATE TRIGGER IF NOT EXISTS compaction_fts_insert AFTER INSERT ON compactions BEGIN "
         "INSERT INTO compaction_fts (rowid, body) VALUES (NEW.id, NEW.summary); END")
@@ -63,6 +56,32 @@ def create_index(db: Any) -> None:
     db.execute_sql(f"INSERT INTO message_fts (rowid, body) SELECT m.id, coalesce({_text_of('m.content')}, '') "
                    "FROM messages AS m")
     db.execute_sql("INSERT INTO compaction_fts (rowid, body) SELECT id, summary FROM compactions")
+
+
+def message_triggers(db: Any) -> None:
+    db.execute_sql(
+        "CREATE TRIGGER IF NOT EXISTS message_fts_insert AFTER INSERT ON messages BEGIN "
+        f"INSERT INTO message_fts (rowid, body) VALUES (NEW.id, coalesce({_text_of('NEW.content')}, '')); END")
+    db.execute_sql(
+        "CREATE TRIGGER IF NOT EXISTS message_fts_update AFTER UPDATE OF content, status ON messages "
+        "WHEN NEW.status != 'streaming' BEGIN "
+        "DELETE FROM message_fts WHERE rowid = OLD.id; "
+        f"INSERT INTO message_fts (rowid, body) VALUES (NEW.id, coalesce({_text_of('NEW.content')}, '')); END")
+    db.execute_sql(
+        "CREATE TRIGGER IF NOT EXISTS message_fts_delete AFTER DELETE ON messages BEGIN "
+        "DELETE FROM message_fts WHERE rowid = OLD.id; END")
+
+
+def index_attachments(db: Any) -> None:
+    """v11: the message triggers again (they now read attached text files) and the rows holding a document
+    indexed again; no other row changes."""
+    db.execute_sql("DROP TRIGGER IF EXISTS message_fts_insert")
+    db.execute_sql("DROP TRIGGER IF EXISTS message_fts_update")
+    message_triggers(db)
+    db.execute_sql("DELETE FROM message_fts WHERE rowid IN (SELECT id FROM messages "
+                   "WHERE instr(content, '\"document\"') > 0)")
+    db.execute_sql(f"INSERT INTO message_fts (rowid, body) SELECT m.id, coalesce({_text_of('m.content')}, '') "
+                   "FROM messages AS m WHERE instr(m.content, '\"document\"') > 0")
 
 
 _TERM = re.compile(r"\S+")
