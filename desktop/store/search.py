@@ -1,7 +1,8 @@
 """The full-text index over every chat: message text, tool input and results, thinking, and summaries.
 
-Two FTS5 tables (schema v10; attached text files read since v11), kept in step by triggers, so every write path (a reply, a stream's final commit,
-an import, a delete, a truncate, a cleared history, a deleted chat) updates them in the same transaction:
+Two FTS5 tables (schema v10; attached text files read since v11), kept in step by triggers, so every write path
+(a reply, a stream's final commit, an import, a delete, a truncate, a cleared history, a deleted chat) updates
+them in the same transaction:
 ``message_fts`` (rowid = message id) and ``compaction_fts`` (rowid = compaction id). A row still streaming is
 indexed when it settles (complete, interrupted, error), not on every progressive commit.
 """
