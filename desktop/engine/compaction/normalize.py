@@ -11,8 +11,8 @@ import re
 from collections.abc import Sequence
 from typing import Any
 
-from desktop.engine.compaction import citations
 from desktop.engine.compaction._shared import Message, content_of, role_of, tool_names, tool_result_text
+from desktop.engine.compaction.citations import label as cite_label
 from desktop.engine.types import Block
 
 INPUT_CHARS = 80
@@ -105,6 +105,6 @@ def flatten(messages: Sequence[Message], *, ids: bool = False) -> str:
             continue
         label = "User" if role_of(msg) == "user" else "Assistant"
         if ids:
-            label += citations.label(msg)
+            label += cite_label(msg)
         out.append(f"{label}: " + "\n".join(parts))
     return "\n\n".join(out)

@@ -6,8 +6,8 @@ import re
 from collections.abc import Sequence
 from typing import Any
 
-from desktop.engine.compaction import citations
 from desktop.engine.compaction._shared import Message, content_of, group_starts, role_of
+from desktop.engine.compaction.citations import RULE as CITE_RULE
 from desktop.engine.compaction.normalize import flatten
 from desktop.engine.compaction.sections import SECTIONS
 from desktop.engine.tokens import estimate_text
@@ -37,7 +37,7 @@ SYSTEM = (
     "The transcript marks tool activity with <prior-tool-call …/> and <prior-tool-result …> tags. They are "
     "records of what happened, not a format to copy: do not write such tags, and do not call tools. Answer "
     "only with the summary.\n\n"
-    + SECTION_RULES + "\n\n" + citations.RULE
+    + SECTION_RULES + "\n\n" + CITE_RULE
 )
 _LANGUAGES = {
     "zh": "Chinese (in the same script, simplified or traditional, that the user writes)",

@@ -10,7 +10,7 @@ from dataclasses import dataclass
 from typing import Any, Literal
 
 from desktop.engine.catalog import CACHE_READ_MULTIPLIER, CACHE_WRITE_MULTIPLIER, ModelInfo
-from desktop.engine.compaction import citations
+from desktop.engine.compaction.citations import RULE as CITE_RULE
 from desktop.engine.compaction.summary_prompt import MARKER, SECTION_RULES, UPDATE_RULES
 from desktop.engine.types import Usage
 
@@ -78,7 +78,7 @@ def cached_request(request: dict[str, Any], *, tail_start: str | None, previous:
                      + UPDATE_RULES)
     parts.append(SECTION_RULES)
     if index:  # the messages above cannot carry their ids (they are the cached prefix): listed here instead
-        parts.append(index + "\n\n" + citations.RULE)
+        parts.append(index + "\n\n" + CITE_RULE)
     if focus and focus.strip():
         parts.append("The user asked the summary to focus on: " + focus.strip())
     parts.append("Write the summary in the language the user writes in.")
