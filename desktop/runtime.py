@@ -84,6 +84,8 @@ async def open_runtime(*, model: str | None = None, credentials: Credentials | N
     if not readonly:
         await tool_log.answer_orphans()  # a crash mid-tool: every tool_use gets its (interrupted) result
     box = toolbox(paths, settings, tool_log) if toolbox is not None else None
+    if box is not None and box.recall is None:
+        box.recall = store  # the recall tool reads the chat's own history
     engine = ChatEngine(store, paths, settings, credentials, tools=box or tools, background=background)
     try:
         yield Runtime(paths, settings, store, engine, tool_log, box)

@@ -103,3 +103,38 @@ async def test_after_a_summary_the_files_touched_last_come_back_fresh_from_disk(
     assert files.index("=== src/config.py ===") < files.index("=== src/main.py ===")
     assert "encoding='utf-8'" in files and "# changed on disk after the read" in files
     assert "gone.py ===" not in files
+
+
+def say(mid: int, role: str, text: str) -> StoredMessage:
+    return StoredMessage(mid, 1, role, [{"type": "text", "text": text}])
+
+
+def test_decisions_and_their_reasons_are_kept_from_the_transcript_not_from_the_summariser():
+    history = [
+        say(1, "user", "Which journal mode? The app and the CLI share the database."),
+        say(2, "assistant", "Let me think. We decided on WAL mode because the CLI reads while the app writes. "
+                            "Nothing else changes."),
+        say(3, "user", "Let's go with httpx instead of requests, because it does HTTP/2."),
+        say(4, "assistant", "Decision: keep the summaries in English.\nThe weather is nice."),
+        say(5, "assistant", "I chose a B-tree over a hash index because ranges are common."),
+        StoredMessage(6, 1, "user", [{"type": "tool_result", "tool_use_id": "t9",
+                                      "content": "we decided nothing here because it is a tool's output"}]),
+        say(7, "assistant", "Wir haben entschieden, SQLite zu nehmen, weil es eingebettet ist."),
+        say(8, "user", "我们决定使用 WAL 模式，因为命令行需要读取。"),
+        say(9, "assistant", "The tests pass because the fixture is fixed."),  # a reason, not a decision
+    ]
+    ledger = build(history)
+    assert ledger["decisions"] == [
+        "We decided on WAL mode because the CLI reads while the app writes. [#2]",
+        "Let's go with httpx instead of requests, because it does HTTP/2. [#3]",
+        "Decision: keep the summaries in English. [#4]",
+        "I chose a B-tree over a hash index because ranges are common. [#5]",
+        "Wir haben entschieden, SQLite zu nehmen, weil es eingebettet ist. [#7]",
+        "我们决定使用 WAL 模式，因为命令行需要读取。 [#8]",
+    ]
+    text = render(ledger)
+    assert "Decisions stated in the conversation" in text
+    assert "- We decided on WAL mode because the CLI reads while the app writes. [#2]" in text
+    # Folded into the next compaction's ledger, whatever its summary says.
+    later = build([say(10, "assistant", "We decided to drop Python 3.10 because of match statements.")], ledger)
+    assert later["decisions"][0].startswith("We decided on WAL mode") and later["decisions"][-1].endswith("[#10]")

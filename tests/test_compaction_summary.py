@@ -33,7 +33,7 @@ def test_request_shape_sections_previous_summary_focus():
     body = req["messages"][0]["content"][0]["text"]
     assert req["messages"][0]["role"] == "user"
     assert "Update this existing summary" in body and "Earlier: set up repo" in body
-    assert "User: Refactor the parser" in body and "[image]" in body
+    assert "User [#1]: Refactor the parser" in body and "[image]" in body  # ids, for the summary to cite
     assert "focus on: the parser API" in body
     assert body.endswith("in the language the user writes in (English if the user mixes languages).")
 

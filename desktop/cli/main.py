@@ -390,6 +390,9 @@ def build_parser() -> argparse.ArgumentParser:
     from desktop.cli.search_cli import add_search_command
 
     add_search_command(sub)
+    from desktop.cli.recall_cli import add_recall_command
+
+    add_recall_command(sub)
 
     sub.add_parser("gui", help="open the window (the default)")
     return parser
@@ -405,6 +408,12 @@ async def _cmd_search(args: argparse.Namespace) -> int:
     from desktop.cli.search_cli import cmd_search
 
     return await cmd_search(args)
+
+
+async def _cmd_recall(args: argparse.Namespace) -> int:
+    from desktop.cli.recall_cli import cmd_recall
+
+    return await cmd_recall(args)
 
 
 async def _cmd_install_desktop(args: argparse.Namespace) -> int:
@@ -428,6 +437,7 @@ COMMANDS = {
     "compact": cmd_compact,
     "mcp": _cmd_mcp,
     "search": _cmd_search,
+    "recall": _cmd_recall,
     "install-desktop": _cmd_install_desktop,
     "uninstall-desktop": _cmd_uninstall_desktop,
 }

@@ -29,6 +29,7 @@ from desktop.engine.catalog import MILLION
 from desktop.engine.compaction import sections
 from desktop.engine.compaction import summary_route as route
 from desktop.engine.compaction._shared import Message, group_starts
+from desktop.engine.compaction.citations import message_index
 from desktop.engine.compaction.ledger import build as build_ledger
 from desktop.engine.compaction.ledger import recent_files
 from desktop.engine.compaction.ledger import render as render_ledger
@@ -473,7 +474,7 @@ class Compactor:
         dropped = 0
         if choice.route == "cached" and cached is not None:
             req = route.cached_request(cached, tail_start=tail_start, previous=previous is not None, focus=focus,
-                                       max_tokens=out_cap)
+                                       max_tokens=out_cap, index=message_index(head))
             try:
                 text, usage, _stop = await self._summariser().complete(req)
             except Exception as exc:  # noqa: BLE001 - any failure counts toward the breaker

@@ -61,3 +61,18 @@ class SearchHit:
             "matches": [t for t, matched in self.parts() if matched],
             "created_at": self.created_at,
         }
+
+
+@dataclass(frozen=True, slots=True)
+class RecallHit:
+    """One message of a chat's own history that a recall search found (best first)."""
+
+    message_id: int
+    role: str  # user | assistant | tool (a row of tool results)
+    snippet: str  # the words around the match
+    rank: float  # bm25: lower is better
+    created_at: float
+
+    def to_json(self) -> dict[str, object]:
+        return {"message_id": self.message_id, "role": self.role, "snippet": self.snippet,
+                "rank": round(self.rank, 4), "created_at": self.created_at}

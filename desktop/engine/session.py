@@ -32,6 +32,7 @@ from desktop.engine.model_rules import fit_request
 from desktop.engine.settings import Paths, Settings
 from desktop.engine.storage import Loaded, Storage, StoredEstimate
 from desktop.engine.thinking import thinking_param
+from desktop.engine.tooling import COMPACTED
 from desktop.engine.types import Block, CompactionRecord, SessionInfo, StoredMessage, Usage, covered_through
 
 BREAKER_LIMIT = 3  # consecutive summary failures that pause automatic summaries
@@ -400,7 +401,8 @@ class SessionView:
             sendable=rows,
             state=dict(loaded.state),
             system=self.shared.system_for(model, loaded.state),
-            tools=(defs(self.session_id, loaded.state, self.shared.catalog.info(model).window)
+            tools=(defs(self.session_id, {**loaded.state, COMPACTED: True} if loaded.compactions else loaded.state,
+                        self.shared.catalog.info(model).window)
                    if (defs := self.shared.tool_definitions) else []),
             cost=self._cost,
             changed=set(changed),

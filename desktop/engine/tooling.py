@@ -7,6 +7,10 @@ from typing import Any, Protocol
 
 from desktop.engine.types import Block
 
+# Set in the state a runner's ``definitions`` is given when the chat has a compaction: its earlier messages are
+# out of the model's view, so a runner may offer a way to read them back (the recall tool).
+COMPACTED = "compacted"
+
 
 class ToolRunner(Protocol):
     """Answers the tool_use blocks of a reply with tool_result blocks (one per call, is_error on failure), and

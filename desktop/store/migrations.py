@@ -18,6 +18,8 @@ v9: versions: messages.parent_id (the row a message follows; existing rows follo
     gauge's sums still read the index alone, and an index of each row's children.
 v10: the full-text index (FTS5 tables over message text and summaries, kept by triggers, filled from the rows
     already stored; see store/search.py) and sessions.pinned (a pinned chat sorts first in the sidebar).
+v11: the full-text index reads attached text files too (the message triggers again; rows holding a document
+    indexed again).
 """
 
 from __future__ import annotations
@@ -29,7 +31,7 @@ from playhouse.migrate import SqliteMigrator, migrate
 
 from desktop.store.schema import Models, stored_usage
 
-CURRENT_VERSION = 10
+CURRENT_VERSION = 11
 
 
 def _v1(db: pw.SqliteDatabase, models: Models) -> None:
@@ -185,7 +187,13 @@ def _v10(db: pw.SqliteDatabase, models: Models) -> None:
     migrate(SqliteMigrator(db).add_column("sessions", "pinned", pw.IntegerField(null=True)))
 
 
-STEPS = {1: _v1, 2: _v2, 3: _v3, 4: _v4, 5: _v5, 6: _v6, 7: _v7, 8: _v8, 9: _v9, 10: _v10}
+def _v11(db: pw.SqliteDatabase, models: Models) -> None:
+    from desktop.store import search
+
+    search.index_attachments(db)
+
+
+STEPS = {1: _v1, 2: _v2, 3: _v3, 4: _v4, 5: _v5, 6: _v6, 7: _v7, 8: _v8, 9: _v9, 10: _v10, 11: _v11}
 
 
 def schema_version(db: pw.SqliteDatabase) -> int:

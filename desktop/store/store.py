@@ -19,7 +19,7 @@ from typing import Any, TypeVar
 import peewee as pw
 
 import desktop.store.errors as errors
-from desktop.engine.search import SearchHit
+from desktop.engine.search import RecallHit, SearchHit
 from desktop.engine.storage import (
     Fork,
     ImportPlan,
@@ -154,6 +154,22 @@ class Store:
         import desktop.store.search as search
 
         return await self.call(search.search, self._repo, query, limit)
+
+    async def recall(self, session_id: int, query: str, limit: int = 10) -> list[RecallHit]:
+        """One chat's own messages matching ``query``, best first (see store/search.py)."""
+        from desktop.store import search
+
+        return await self.call(search.recall, self._repo, session_id, query, limit)
+
+    async def recall_read(self, session_id: int, ids: list[int]) -> list[StoredMessage]:
+        from desktop.store import search
+
+        return await self.call(search.read, self._repo, session_id, ids)
+
+    async def recall_range(self, session_id: int, first: int, last: int, limit: int) -> list[StoredMessage]:
+        from desktop.store import search
+
+        return await self.call(search.read_range, self._repo, session_id, first, last, limit)
 
     async def delete_session(self, session_id: int) -> None:
         await self.call(self._repo.delete_session, session_id)

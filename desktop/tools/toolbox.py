@@ -16,9 +16,9 @@ from typing import Any
 
 from desktop.engine.events import EngineEvent
 from desktop.engine.settings import Paths
-from desktop.engine.tooling import EndTurn
+from desktop.engine.tooling import COMPACTED, EndTurn
 from desktop.engine.types import Block
-from desktop.tools import deferral
+from desktop.tools import deferral, recall
 from desktop.tools.builtin import BuiltinTools, builtin_specs
 from desktop.tools.events import (
     McpChanged,
@@ -45,8 +45,11 @@ _UNSET: Any = object()
 class Toolbox:
     def __init__(self, paths: Paths, policy: PermissionPolicy, *, audit: Callable[..., Any] | None = None,
                  workspace: Path | None = _UNSET, asker: Asker | None | str = "events",
-                 mcp: McpConfig | None = None, network: bool = True):
+                 mcp: McpConfig | None = None, network: bool = True,
+                 recall: recall.RecallSource | None = None):
         self.paths = paths
+        self.recall = recall  # the chats' own histories, for the recall tool (None: not offered)
+        self._compacted: set[int] = set()  # sessions whose requests offer recall
         self.policy = policy
         self.network = network  # the run tool's commands may use the network (the command_network setting)
         self._audit = audit  # builds and stores an audit entry: audit(**fields) -> awaitable
@@ -154,6 +157,8 @@ class Toolbox:
     def specs(self, session_id: int, state: Mapping[str, Any] | None = None) -> list[ToolSpec]:
         """Built-in tools first, then each ready MCP server's tools, by server name then tool name."""
         out = builtin_specs(self.network) if self.workspace(session_id, state) is not None else []
+        if self.recall is not None and (session_id in self._compacted if state is None else state.get(COMPACTED)):
+            out.append(recall.SPEC)
         for name in sorted(self.servers):
             server = self.servers[name]
             if server.state == "ready":
@@ -162,6 +167,10 @@ class Toolbox:
 
     def definitions(self, session_id: int, state: Mapping[str, Any],
                     window: int | None = None) -> list[dict[str, Any]]:
+        if state.get(COMPACTED):
+            self._compacted.add(session_id)
+        else:
+            self._compacted.discard(session_id)
         specs = self.specs(session_id, state)
         mcp = [s for s in specs if s.server != BUILTIN]
         deferred = deferral.should_defer(mcp, window)
@@ -266,6 +275,8 @@ class Toolbox:
         spec = specs.get(name)
         if spec is None:
             return ToolOutcome(f"unknown tool {name!r}: it is not offered in this chat", is_error=True), ""
+        if spec is recall.SPEC and self.recall is not None:  # the chat's own history: nothing to ask
+            return await self._recall(session_id, use_id, spec, arguments), ""
         workspace = self.workspace(session_id)
         builtin = BuiltinTools(workspace, self.paths.spill_dir(session_id), network=self.network,
                                hidden=(self.paths.config_dir, self.paths.data_dir, self.paths.cache_dir)) \
@@ -302,6 +313,22 @@ class Toolbox:
         await self._record(session_id, use_id, spec, arguments, verdict.how, status, outcome.is_error,
                            exit_code=outcome.exit_code, duration=took)
         return outcome, ""
+
+    async def _recall(self, session_id: int, use_id: str, spec: ToolSpec, arguments: dict[str, Any]) -> ToolOutcome:
+        assert self.recall is not None
+        self.emit(ToolCallStarted(session_id, use_id, spec.name, spec.server, dict(arguments)))
+        started = time.monotonic()
+        try:
+            outcome = await recall.run(self.recall, session_id, arguments)
+        except Exception as exc:  # noqa: BLE001 - a failing read is an error result, never a failed turn
+            log.exception("recall failed")
+            outcome = ToolOutcome(f"recall failed: {type(exc).__name__}: {exc}", is_error=True)
+        took = time.monotonic() - started
+        status = "error" if outcome.is_error else "ok"
+        self.emit(ToolCallFinished(session_id, use_id, spec.name, status, took, outcome.text()[:EXCERPT]))
+        await self._record(session_id, use_id, spec, arguments, "own history", status, outcome.is_error,
+                           duration=took)
+        return outcome
 
     async def _record(self, session_id: int, use_id: str, spec: ToolSpec, arguments: dict[str, Any], how: str,
                       outcome: str, is_error: bool, *, exit_code: int | None = None,

@@ -87,7 +87,7 @@ class Summariser:
         target = max(self.min_tokens, math.ceil(self.fraction * prompt_tokens))
         turns = _turns(body, self.marker)
         lines = [f"- [{i}] user: " + " ".join(text.split()[: self.words_per_line])
-                 for i, (role, text) in enumerate(turns) if role == "user" and text.split()]
+                 for i, (role, text, _mid) in enumerate(turns) if role == "user" and text.split()]
         if not lines:
             lines = ["- (no user text)"]
 
@@ -113,18 +113,32 @@ _PICK = (("instruction", ("always", "never", "keep", "must", "prefer", "don't", 
          ("decision", ("because", "decided")), ("error", ("error", "traceback", "failed")))
 
 
-def _turns(body: dict[str, Any], marker: str) -> list[tuple[str, str]]:
-    """(role, text) of the conversation the request carries: the flattened transcript when there is one, else
-    the request's own messages (a summarise instruction appended to the real request)."""
+_LABEL = re.compile(r"^(User|Assistant)(?: \[#(\d+)\])?: ")
+_INDEX_LINE = re.compile(r"^#(\d+) \w+: «(.*)»$", re.MULTILINE)
+
+
+def _turns(body: dict[str, Any], marker: str) -> list[tuple[str, str, int | None]]:
+    """(role, text, message id) of the conversation the request carries: the flattened transcript when there is
+    one (ids after the roles), else the request's own messages (a summarise instruction appended to the real
+    request), their ids read from the index of first words the instruction lists."""
     text = last_user_text(body)
     found = re.search(r"<transcript>\n?(.*?)\n?</transcript>", text, flags=re.DOTALL)
     if found:
-        out = []
-        for para in re.split(r"\n\n(?=(?:User|Assistant): )", found.group(1)):
-            role, _sep, rest = para.partition(": ")
-            out.append(("user" if role == "User" else "assistant", rest))
+        out: list[tuple[str, str, int | None]] = []
+        for para in re.split(r"\n\n(?=(?:User|Assistant)(?: \[#\d+\])?: )", found.group(1)):
+            label = _LABEL.match(para)
+            role, mid = (label.group(1), label.group(2)) if label else ("Assistant", None)
+            out.append(("user" if role == "User" else "assistant", para[label.end():] if label else para,
+                        int(mid) if mid else None))
         return out
-    return [(str(m.get("role")), _turn_text(m.get("content"), marker)) for m in body.get("messages") or []]
+    index = [(int(mid), " ".join(words.split())) for mid, words in _INDEX_LINE.findall(text)]
+    turns = []
+    for m in body.get("messages") or []:
+        said = _turn_text(m.get("content"), marker)
+        flat = " ".join(said.split())
+        mid = next((i for i, words in index if words and flat.startswith(words)), None)
+        turns.append((str(m.get("role")), said, mid))
+    return turns
 
 
 def _turn_text(content: Any, marker: str) -> str:
@@ -147,18 +161,20 @@ def _previous_sections(text: str, tag: str = "previous-summary") -> dict[str, li
     return out
 
 
-def _sectioned(headings: list[str], turns: list[tuple[str, str]], previous: dict[str, list[str]],
+def _sectioned(headings: list[str], turns: list[tuple[str, str, int | None]], previous: dict[str, list[str]],
                cycled: Callable[[int], str], target: int, counter: TokenCounter) -> str:
     picked: dict[str, list[str]] = {kind: [] for kind, _words in _PICK}
-    for role, text in turns:
+    seen: set[tuple[str, str]] = set()
+    for role, text, mid in turns:
         for sentence in _SENTENCE.findall(text):
             clean = " ".join(sentence.split()[:30])
             low = clean.casefold()
             for kind, words in _PICK:
                 wanted = (kind != "instruction" or role == "user") and any(w in low for w in words)
-                if wanted and f"- {clean}" not in picked[kind]:
-                    picked[kind].append(f"- {clean}")
-    users = [t for r, t in turns if r == "user" and t.split()]
+                if wanted and (kind, clean) not in seen:  # each item cites the message it came from
+                    seen.add((kind, clean))
+                    picked[kind].append(f"- {clean}" + (f" [#{mid}]" if mid is not None else ""))
+    users = [t for r, t, _mid in turns if r == "user" and t.split()]
     body: dict[str, list[str]] = {}
     for heading in headings:
         low = heading.casefold()

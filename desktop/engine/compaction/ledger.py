@@ -1,5 +1,6 @@
 """The artifact ledger: files read and written, commands run with their exit codes, tool errors, derived from
-the stored tool calls a summary covers. It is kept with the compaction (folded into the next one) and sent next
+the stored tool calls a summary covers, and the decisions stated in its text with their reasons (picked by rules,
+see ``decisions``). It is kept with the compaction (folded into the next one) and sent next
 to the summary, like the pinned instructions, so a summary can never forget which files were touched.
 
 Deterministic: the same stored calls give the same ledger, in first-seen order, each list capped (newest kept).
@@ -12,11 +13,13 @@ from collections.abc import Iterable, Sequence
 from typing import Any
 
 from desktop.engine.compaction._shared import Message, content_of, role_of
+from desktop.engine.compaction.citations import strip_citations
+from desktop.engine.compaction.decisions import cite, decisions_in
 from desktop.engine.types import Block
 
 HEADER = "<artifact-ledger>\nWhat the tools did in the summarised part (from the stored calls, not from memory):"
 FOOTER = "</artifact-ledger>"
-CAPS = {"read": 60, "written": 60, "commands": 40, "errors": 20}
+CAPS = {"read": 60, "written": 60, "commands": 40, "errors": 20, "decisions": 30}
 READS = {"read", "Read", "NotebookRead"}
 WRITES = {"write", "Write", "edit", "Edit", "MultiEdit", "NotebookEdit"}
 RUNS = {"run", "Bash"}
@@ -43,6 +46,8 @@ def build(messages: Sequence[Message], previous: dict[str, Any] | None = None) -
             _add(ledger[key], list(value) if isinstance(value, list) else value, CAPS[key])
     calls: dict[str, Block] = {}
     for msg in messages:
+        for sentence in decisions_in(msg):
+            _add_decision(ledger["decisions"], cite(sentence, msg))
         blocks: Iterable[Block] = [b for b in content_of(msg) if isinstance(b, dict)]
         if role_of(msg) == "assistant":
             for b in blocks:
@@ -54,6 +59,13 @@ def build(messages: Sequence[Message], previous: dict[str, Any] | None = None) -
                 continue
             _record(ledger, call, b)
     return ledger
+
+
+def _add_decision(items: list[Any], value: str) -> None:
+    """A decision restated later keeps its first citation (where it was made)."""
+    said = strip_citations(value)
+    if not any(strip_citations(str(v)) == said for v in items):
+        _add(items, value, CAPS["decisions"])
 
 
 def _text(content: Any) -> str:
@@ -97,6 +109,9 @@ def render(ledger: Ledger) -> str:
     if ledger["errors"]:
         lines.append("Tool errors:")
         lines.extend(f"- {e}" for e in ledger["errors"])
+    if ledger.get("decisions"):
+        lines.append("Decisions stated in the conversation (in its own words; recall reads the cited message):")
+        lines.extend(f"- {d}" for d in ledger["decisions"])
     lines.append(FOOTER)
     return "\n".join(lines)
 

@@ -12,6 +12,7 @@ from collections.abc import Sequence
 from typing import Any
 
 from desktop.engine.compaction._shared import Message, content_of, role_of, tool_names, tool_result_text
+from desktop.engine.compaction.citations import label as cite_label
 from desktop.engine.types import Block
 
 INPUT_CHARS = 80
@@ -93,8 +94,9 @@ def message_parts(msg: Message, calls: dict[str, Block]) -> list[str]:
     return parts
 
 
-def flatten(messages: Sequence[Message]) -> str:
-    """Role-prefixed text ("User: …" / "Assistant: …"), one paragraph per message; meta is never included."""
+def flatten(messages: Sequence[Message], *, ids: bool = False) -> str:
+    """Role-prefixed text ("User: …" / "Assistant: …"), one paragraph per message; meta is never included.
+    ``ids``: each stored message's id after its role ("User [#12]: …"), for the summary to cite."""
     calls = tool_names(messages)
     out: list[str] = []
     for msg in messages:
@@ -102,5 +104,7 @@ def flatten(messages: Sequence[Message]) -> str:
         if not parts:
             continue
         label = "User" if role_of(msg) == "user" else "Assistant"
+        if ids:
+            label += cite_label(msg)
         out.append(f"{label}: " + "\n".join(parts))
     return "\n\n".join(out)

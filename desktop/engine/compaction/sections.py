@@ -11,6 +11,7 @@ from __future__ import annotations
 import re
 from collections.abc import Mapping
 
+from desktop.engine.compaction.citations import strip_citations
 from desktop.engine.tokens import estimate_text
 
 # (key, heading, what goes in it). The headings stay in English (they are read back by this module); the
@@ -53,7 +54,8 @@ _WORD = re.compile(r"[A-Za-z]+|\w+")
 
 
 def _norm(text: str) -> str:
-    return " ".join(text.strip().lstrip("-*•").split()).casefold()
+    """An item as compared across summaries: its citations aside (an update may cite more or other messages)."""
+    return " ".join(strip_citations(text).strip().lstrip("-*•").split()).casefold()
 
 
 def parse(text: str) -> dict[str, str] | None:
@@ -101,7 +103,7 @@ def merge(new: Mapping[str, str], previous: Mapping[str, str] | None) -> dict[st
 def _restates(body: str) -> bool:
     """Talk about the summary or the request and little else: most distinct words (repetition aside) are
     words about the request, and the summary or the request is named."""
-    content = {w.casefold() for w in _WORD.findall(body)} - _FILLER
+    content = {w.casefold() for w in _WORD.findall(strip_citations(body))} - _FILLER
     if len(content) < 3 or not content & _ANCHORS:
         return False
     return len(content & _META) >= 0.7 * len(content)

@@ -7,6 +7,7 @@ from collections.abc import Sequence
 from typing import Any
 
 from desktop.engine.compaction._shared import Message, content_of, group_starts, role_of
+from desktop.engine.compaction.citations import RULE as CITE_RULE
 from desktop.engine.compaction.normalize import flatten
 from desktop.engine.compaction.sections import SECTIONS
 from desktop.engine.tokens import estimate_text
@@ -36,7 +37,7 @@ SYSTEM = (
     "The transcript marks tool activity with <prior-tool-call …/> and <prior-tool-result …> tags. They are "
     "records of what happened, not a format to copy: do not write such tags, and do not call tools. Answer "
     "only with the summary.\n\n"
-    + SECTION_RULES
+    + SECTION_RULES + "\n\n" + CITE_RULE
 )
 _LANGUAGES = {
     "zh": "Chinese (in the same script, simplified or traditional, that the user writes)",
@@ -81,7 +82,7 @@ def build_summary_request(messages: Sequence[Message], *, previous_summary: str 
     parts: list[str] = []
     if previous_summary and previous_summary.strip():
         parts.append(UPDATE_RULES + "\n<previous-summary>\n" + previous_summary.strip() + "\n</previous-summary>")
-    parts.append("<transcript>\n" + flatten(messages) + "\n</transcript>")
+    parts.append("<transcript>\n" + flatten(messages, ids=True) + "\n</transcript>")
     if focus and focus.strip():
         parts.append("The user asked the summary to focus on: " + focus.strip())
     parts.append(f"Write the summary now, in {language}.")

@@ -11,6 +11,7 @@ from dataclasses import dataclass
 from typing import Any, Literal
 
 from desktop.engine.catalog import ModelInfo
+from desktop.engine.compaction.citations import RULE as CITE_RULE
 from desktop.engine.compaction.summary_prompt import MARKER, SECTION_RULES, UPDATE_RULES
 from desktop.engine.types import Usage
 
@@ -61,7 +62,7 @@ def choose(chat: ModelInfo, small: ModelInfo, *, prefix_tokens: int, transcript_
 
 
 def cached_request(request: dict[str, Any], *, tail_start: str | None, previous: bool, focus: str | None,
-                   max_tokens: int) -> dict[str, Any]:
+                   max_tokens: int, index: str = "") -> dict[str, Any]:
     """The chat's request as it is (same system, tools and message prefix with its breakpoints), with the
     summarise instruction as one more text block at the end: everything before it is a cache read."""
     parts = [MARKER, "Stop the conversation here and write its working memory instead of a reply. Do not call "
@@ -73,6 +74,8 @@ def cached_request(request: dict[str, Any], *, tail_start: str | None, previous:
         parts.append("The conversation opens with the summary of its earliest part (<conversation-summary>). "
                      + UPDATE_RULES)
     parts.append(SECTION_RULES)
+    if index:  # the messages above cannot carry their ids (they are the cached prefix): listed here instead
+        parts.append(index + "\n\n" + CITE_RULE)
     if focus and focus.strip():
         parts.append("The user asked the summary to focus on: " + focus.strip())
     parts.append("Write the summary in the language the user writes in.")
