@@ -154,6 +154,7 @@ class ScriptedProvider:
         fault = prepared.fault
         if fault is not None and fault.kind not in ("hold", "slow"):
             raise NotImplementedError(f"the {fault.kind!r} fault needs the loopback server (HTTP/SSE)")
+        self.script._next_id("msg")  # the message's id, as the server numbers it (tool_use ids share the count)
         rec.outcome, rec.status = "ok", 200
         return prepared, fault
 

@@ -194,6 +194,7 @@ def test_text_attachment_names_come_from_the_block(tmp_path):
     assert seg.kind == "image" and "three.txt" in seg.text and "3 lines" in seg.text
 
 
+@pytest.mark.in_process  # engine behaviour, not HTTP (tests/scripted_provider.py)
 async def test_a_text_file_too_big_for_the_window_is_refused_before_anything_is_stored(small_engine, tmp_path):
     from desktop.engine.chat import MessageTooLong
 

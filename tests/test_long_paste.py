@@ -57,6 +57,7 @@ async def test_a_paste_that_cannot_fit_the_window_is_refused_and_the_draft_stays
     assert fake_api.message_requests() == []
 
 
+@pytest.mark.in_process  # engine behaviour, not HTTP (tests/scripted_provider.py)
 async def test_only_tool_output_is_capped_and_its_marker_names_no_local_path(engine, fake_api, precis_home,
                                                                               tmp_path):
     sid = await engine.new_session()

@@ -7,6 +7,8 @@ import os
 
 os.environ.setdefault("QT_QPA_PLATFORM", "offscreen")
 
+import pytest  # noqa: E402
+
 from desktop.engine.thinking import supports_thinking, thinking_param
 from desktop.engine.types import StoredMessage
 from desktop.ui.chat_model import ChatModel
@@ -20,6 +22,7 @@ async def _chat(engine) -> int:
     return await engine.new_session("claude-sonnet-4-6")
 
 
+@pytest.mark.in_process  # engine behaviour, not HTTP (tests/scripted_provider.py)
 async def test_a_chat_with_thinking_on_asks_for_it_and_keeps_the_signature(engine, fake_api):
     sid = await _chat(engine)
     await engine.update_state(sid, {"thinking": True})
@@ -40,6 +43,7 @@ async def test_a_chat_with_thinking_on_asks_for_it_and_keeps_the_signature(engin
     assert sent_back == thinking  # unchanged: the API checks the signature
 
 
+@pytest.mark.in_process  # engine behaviour, not HTTP (tests/scripted_provider.py)
 async def test_thinking_off_by_default_and_for_models_without_it(engine, fake_api):
     sid = await _chat(engine)
     fake_api.queue_text("plain")
