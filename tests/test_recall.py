@@ -133,11 +133,9 @@ def test_precis_recall_finds_words_only_the_compacted_part_of_an_imported_transc
     assert _cli(["import-claude-code", str(CORPUS / name)], env).returncode == 0
     done = _cli(["compact", "1"], env)
     assert done.returncode == 0, done.stderr
-    store = Store.open_sync(precis_home / "data" / "precis.db") if (precis_home / "data").is_dir() else None
-    if store is None:
-        from desktop.engine.settings import Paths
+    from desktop.engine.settings import Paths
 
-        store = Store.open_sync(Paths.resolve().database)
+    store = Store.open_sync(Paths.resolve().database)  # this test's PRECIS_HOME
     try:
         compaction = store.repo.active_compaction(1)
         assert compaction is not None
