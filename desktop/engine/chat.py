@@ -39,6 +39,7 @@ from desktop.engine.events import (
     PathChanged,
     StatusChanged,
     TextDelta,
+    TurnAction,
     TurnDone,
     TurnError,
     UsageUpdate,
@@ -929,7 +930,7 @@ class ChatEngine:
     @staticmethod
     def _turn_error(session_id: int, error: ChatError) -> TurnError:
         if error.kind == "overflow":
-            actions: tuple[str, ...] = ("compact_retry", "new_chat_from_summary")
+            actions: tuple[TurnAction, ...] = ("compact_retry", "new_chat_from_summary")
         else:
             actions = ("retry",) if error.retryable else ()
         return TurnError(session_id, error.kind, error.message, error.retryable, actions, detail=error.detail)
