@@ -35,6 +35,7 @@ from desktop.engine.compaction.ledger import recent_files
 from desktop.engine.compaction.ledger import render as render_ledger
 from desktop.engine.context import reserved_output
 from desktop.engine.errors import classify
+from desktop.engine.events import NoticeLevel
 from desktop.engine.session import BREAKER_LIMIT, CACHE_TTL, Gathered, SessionView, Shared
 from desktop.engine.threshold import compact_at
 from desktop.engine.types import CompactionRecord, StoredMessage, Usage
@@ -101,7 +102,7 @@ class Outcome:
     record: CompactionRecord | None = None
     before: int = 0  # tokens the request carried before
     after: int = 0  # ... and after (the same measure)
-    notices: list[tuple[str, str]] = field(default_factory=list)  # (text, level) to tell the user once
+    notices: list[tuple[str, NoticeLevel]] = field(default_factory=list)  # (text, level) to tell the user once
     g: Gathered | None = None  # the session after the compaction, derived without reading it again
 
     @property

@@ -3,12 +3,16 @@
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, Literal
 
 from desktop.engine.context import ContextSnapshot
 from desktop.engine.errors import ErrorKind
 from desktop.engine.tasks import Activity
 from desktop.engine.types import CompactionRecord, StoredMessage, Usage
+
+NoticeLevel = Literal["info", "warning", "error"]
+# What a failed turn offers: resend, compact then resend, or a new chat from the summary.
+TurnAction = Literal["retry", "compact_retry", "new_chat_from_summary"]
 
 
 @dataclass(frozen=True, slots=True)
@@ -72,7 +76,7 @@ class TurnError(EngineEvent):
     kind: ErrorKind
     message: str
     retryable: bool
-    actions: tuple[str, ...] = ("retry",)
+    actions: tuple[TurnAction, ...] = ("retry",)
     detail: dict[str, Any] = field(default_factory=dict)
 
 
@@ -97,7 +101,7 @@ class Notice(EngineEvent):
     """Something to tell the user once (toast); never stored in the transcript."""
 
     text: str
-    level: str = "info"
+    level: NoticeLevel = "info"
 
 
 @dataclass(frozen=True, slots=True)

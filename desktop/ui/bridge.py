@@ -113,7 +113,8 @@ class ProviderChoice(Protocol):
 
 
 class Bridge(QObject):
-    engine_event = Signal(object)  # every engine event (desktop.engine.events), as the engine emitted it
+    # Every engine event (desktop.engine.events, the tools' included), as emitted: Qt carries it as a PyObject.
+    engine_event = Signal(events.EngineEvent)
     sessions_changed = Signal(object)  # list[SessionInfo]
     session_opened = Signal(object)  # Page: the newest page of a session
     older_loaded = Signal(int, object)  # session_id, Page of older messages
