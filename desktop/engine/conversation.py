@@ -35,6 +35,7 @@ from desktop.engine.events import (
     Notice,
     PathChanged,
     TextDelta,
+    TurnAction,
     TurnDone,
     TurnError,
     UsageUpdate,
@@ -81,7 +82,7 @@ def _output_tokens(reply: StoredMessage) -> int:
 
 def turn_error(session_id: int, error: ChatError) -> TurnError:
     if error.kind == "overflow":
-        actions: tuple[str, ...] = ("compact_retry", "new_chat_from_summary")
+        actions: tuple[TurnAction, ...] = ("compact_retry", "new_chat_from_summary")
     else:
         actions = ("retry",) if error.retryable else ()
     return TurnError(session_id, error.kind, error.message, error.retryable, actions, detail=error.detail)
