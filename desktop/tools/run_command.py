@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import logging
 import os
 import signal
 import sys
@@ -22,6 +23,7 @@ from desktop.tools.types import ToolOutcome
 
 DEFAULT_TIMEOUT = 120.0
 MAX_TIMEOUT = 600.0
+log = logging.getLogger(__name__)
 OUTPUT_CAP = 1_000_000  # characters kept of a command's output; the ingest cap decides what requests carry
 
 
@@ -66,7 +68,8 @@ async def run_command(command: str, cwd: Path, timeout: float | None = None, *, 
         proc = await _started(asyncio.create_subprocess_exec(*argv, cwd=cwd, env=sandbox.environment(),
                                                              stdin=devnull, stdout=pipe, stderr=out,
                                                              start_new_session=group))
-    else:
+    else:  # the prompt said so (or --allow/--yes asked for no prompt)
+        log.warning("run: no sandbox (%s): the command runs with the user's access", sandbox.sandbox_problem(network))
         proc = await _started(asyncio.create_subprocess_shell(command, cwd=cwd, env=command_env(), stdin=devnull,
                                                               stdout=pipe, stderr=out, start_new_session=group))
     assert proc.stdout is not None
