@@ -287,3 +287,18 @@ def test_the_network_is_off_when_the_setting_says_so(tmp_path):
     assert "lo:" in asyncio.run(interfaces(False))
     assert asyncio.run(interfaces(False)).count(":") < asyncio.run(interfaces(True)).count(":") or \
         len([ln for ln in Path("/proc/net/dev").read_text().splitlines() if ":" in ln]) == 1
+
+
+def test_the_network_setting_is_read_from_settings_json(tmp_path):
+    import json
+
+    from desktop.engine.settings import Paths, Settings
+
+    paths = Paths(tmp_path / "config", tmp_path / "data", tmp_path / "cache")
+    assert Settings.load(paths, env={}).command_network is True  # on by default: installs work as before
+    paths.config_dir.mkdir()
+    paths.settings_file.write_text(json.dumps({"command_network": False}))
+    assert Settings.load(paths, env={}).command_network is False
+    paths.settings_file.write_text(json.dumps({"command_network": "off"}))
+    loaded = Settings.load(paths, env={})
+    assert loaded.command_network is True and any("command_network" in p for p in loaded.problems)

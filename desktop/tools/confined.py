@@ -183,15 +183,15 @@ def walk(root: Path, parts: Sequence[str], limit: int, skip: frozenset[str] = fr
         if top.fd is None:
             for dirpath, dirnames, filenames in os.walk(top.path):
                 dirnames[:] = [d for d in dirnames if d not in skip]
-                here = Path(dirpath)
-                rel = here.relative_to(top.path).parts
+                path = Path(dirpath)
+                rel = path.relative_to(top.path).parts
                 for name in [*dirnames, *filenames]:
                     seen += 1
                     if seen > limit:
                         return
-                    st = os.stat(here / name, follow_symlinks=False)
+                    st = os.stat(path / name, follow_symlinks=False)
                     yield (Entry((*rel, name), stat.S_ISDIR(st.st_mode), stat.S_ISLNK(st.st_mode), st.st_mtime),
-                           Folder(None, here))
+                           Folder(None, path))
             return
         for dirpath, dirnames, filenames, dirfd in os.fwalk(".", dir_fd=top.fd, follow_symlinks=False):
             dirnames[:] = [d for d in dirnames if d not in skip]

@@ -10,17 +10,20 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import logging
 import os
 import signal
 import sys
-from collections.abc import Sequence
+from collections.abc import Coroutine, Sequence
 from pathlib import Path
+from typing import Any
 
 from desktop.tools import sandbox
 from desktop.tools.types import ToolOutcome
 
 DEFAULT_TIMEOUT = 120.0
 MAX_TIMEOUT = 600.0
+log = logging.getLogger(__name__)
 OUTPUT_CAP = 1_000_000  # characters kept of a command's output; the ingest cap decides what requests carry
 
 
@@ -39,6 +42,20 @@ def _kill_group(proc: asyncio.subprocess.Process) -> None:
             proc.kill()
 
 
+async def _started(starting: Coroutine[Any, Any, asyncio.subprocess.Process]) -> asyncio.subprocess.Process:
+    """The started process; a Stop while it starts still kills its whole group (asyncio would kill the first
+    process only, and what it had started already would keep running)."""
+    task = asyncio.ensure_future(starting)
+    try:
+        return await asyncio.shield(task)
+    except asyncio.CancelledError:
+        with contextlib.suppress(Exception):
+            proc = await task
+            _kill_group(proc)
+            await proc.wait()
+        raise
+
+
 async def run_command(command: str, cwd: Path, timeout: float | None = None, *, network: bool = True,
                       hidden: Sequence[Path] = ()) -> ToolOutcome:
     """Run ``command`` in ``cwd`` (sandboxed when possible: ``network`` shared or not, ``hidden`` folders out of
@@ -48,11 +65,13 @@ async def run_command(command: str, cwd: Path, timeout: float | None = None, *, 
                                  sys.platform != "win32")
     if sandbox.sandbox_problem(network) is None:
         argv = sandbox.wrap(command, cwd, network=network, hidden=hidden)
-        proc = await asyncio.create_subprocess_exec(*argv, cwd=cwd, env=sandbox.environment(), stdin=devnull,
-                                                    stdout=pipe, stderr=out, start_new_session=group)
-    else:
-        proc = await asyncio.create_subprocess_shell(command, cwd=cwd, env=command_env(), stdin=devnull,
-                                                     stdout=pipe, stderr=out, start_new_session=group)
+        proc = await _started(asyncio.create_subprocess_exec(*argv, cwd=cwd, env=sandbox.environment(),
+                                                             stdin=devnull, stdout=pipe, stderr=out,
+                                                             start_new_session=group))
+    else:  # the prompt said so (or --allow/--yes asked for no prompt)
+        log.warning("run: no sandbox (%s): the command runs with the user's access", sandbox.sandbox_problem(network))
+        proc = await _started(asyncio.create_subprocess_shell(command, cwd=cwd, env=command_env(), stdin=devnull,
+                                                              stdout=pipe, stderr=out, start_new_session=group))
     assert proc.stdout is not None
     chunks: list[bytes] = []
     size = 0
