@@ -111,9 +111,10 @@ class McpServer:
             text = f"{text}: the server answered {self._refused}{hint}"
         return text
 
-    async def start(self, timeout: float = START_TIMEOUT) -> ServerStatus:
+    async def start(self, timeout: float | None = None) -> ServerStatus:
         if self.state == "ready" or not self.config.enabled:
             return self.status
+        timeout = START_TIMEOUT if timeout is None else timeout
         self._set("starting")
         self._refused = ""
         ready: asyncio.Future[None] = asyncio.get_running_loop().create_future()
@@ -172,7 +173,10 @@ class McpServer:
                 from mcp.client.stdio import stdio_client
 
                 loop = asyncio.get_running_loop()
-                stderr = StderrPipe(errlog, lambda why: loop.call_soon_threadsafe(self._fault, why))
+                def flooded(why: str) -> None:  # called from the copier's thread
+                    loop.call_soon_threadsafe(self._fault, why)
+
+                stderr = StderrPipe(errlog, flooded)
                 client = Client(stdio_client(params, errlog=stderr.writer), read_timeout_seconds=CALL_TIMEOUT,
                                 message_handler=self._on_message)
             async with client:
