@@ -149,7 +149,7 @@ _NOT_WORDS = [
     re.compile(r"\bclaude-[\w.-]+|\b[\w-]+-\d[\w.-]*"),  # model ids
     re.compile(r"\b[A-Z][A-Z0-9]*_[A-Z0-9_]+\b"),  # environment names
     re.compile(r"\bx-api-key\b|/v1/\w+"),
-    re.compile(r"\b(Ctrl|Shift|Alt)\+\w+|\bF\d+\b"),  # shortcuts
+    re.compile(r"\b(Ctrl|Shift|Alt)(\+\w+)+|\bF\d+\b"),  # shortcuts, with all their modifiers
 ]
 
 
@@ -165,6 +165,7 @@ def test_the_english_check_sees_english_and_lets_names_through():
     assert english_left("Copy message") == ["Copy", "message"]
     assert english_left("复制消息 (Ctrl+C) · claude-sonnet-4-6 · 31.2K · MCP · https://api.anthropic.com") == []
     assert english_left("<b>欢迎使用 Précis</b> ANTHROPIC_API_KEY mcp.json x-api-key") == []
+    assert english_left("拒绝 (Ctrl+Shift+D)") == []
 
 
 def _widget_texts(root) -> Iterator[tuple[str, str]]:  # noqa: ANN001

@@ -133,6 +133,30 @@ async def test_typing_in_the_composer_never_answers_the_prompt(qtbot, fake_api, 
     assert _results(win)["te"].get("is_error")
 
 
+async def test_the_prompt_says_what_changed_in_a_server_allowed_before(qtbot, fake_api, precis_home, monkeypatch):
+    from desktop.tools import mcp_host
+    from desktop.tools.mcp_config import McpServerConfig
+
+    monkeypatch.setattr(mcp_host, "START_TIMEOUT", 300.0)  # a loaded machine starts the server slowly
+
+    write_mcp(precis_home, {"calc": server_config(env={"MODE": "new"})})
+    async with tool_window(qtbot) as win:
+        toolbox = win.runtime.toolbox
+        before = McpServerConfig.from_json("calc", server_config(env={"MODE": "old"}))  # what "Always" was given to
+        await toolbox.policy.approvals.save_approval("calc", "echo", before.origin)
+        toolbox.policy.forget_saved()
+        await until(lambda: toolbox.servers["calc"].state in ("ready", "failed"), 300)  # the window starts it
+        assert toolbox.servers["calc"].state == "ready", toolbox.servers["calc"].error
+        fake_api.queue_tool_use("mcp__calc__echo", {"text": "hi"}, id="te")
+        fake_api.queue_text("done")
+        win._send("echo")
+        prompt = win.tools.prompt
+        await until(lambda: prompt.isVisible())
+        assert prompt.changed.isVisible() and "environment" in prompt.changed.text(), prompt.changed.text()
+        qtbot.mouseClick(prompt.deny, Qt.MouseButton.LeftButton)
+        await until(lambda: not win.bridge.busy(win.session_id) and len(message_rows(win)) == 4)
+
+
 async def test_tool_cards_show_status_and_expand_to_full_input_and_output(qtbot, fake_api, tmp_path):
     async with tool_window(qtbot) as win:
         await _with_workspace(win, tmp_path)

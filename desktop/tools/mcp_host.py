@@ -111,9 +111,10 @@ class McpServer:
             text = f"{text}: the server answered {self._refused}{hint}"
         return text
 
-    async def start(self, timeout: float = START_TIMEOUT) -> ServerStatus:
+    async def start(self, timeout: float | None = None) -> ServerStatus:
         if self.state == "ready" or not self.config.enabled:
             return self.status
+        timeout = START_TIMEOUT if timeout is None else timeout
         self._set("starting")
         self._refused = ""
         ready: asyncio.Future[None] = asyncio.get_running_loop().create_future()
@@ -172,7 +173,11 @@ class McpServer:
                 from mcp.client.stdio import stdio_client
 
                 loop = asyncio.get_running_loop()
-                stderr = StderrPipe(errlog, lambda why: loop.call_soon_threadsafe(self._fault, why))
+
+                def flooded(why: str) -> None:  # from the copier's thread; a past run's copier stops nothing
+                    loop.call_soon_threadsafe(lambda: self._fault(why) if self._ready is ready else None)
+
+                stderr = StderrPipe(errlog, flooded)
                 client = Client(stdio_client(params, errlog=stderr.writer), read_timeout_seconds=CALL_TIMEOUT,
                                 message_handler=self._on_message)
             async with client:
@@ -218,7 +223,7 @@ class McpServer:
             return ToolOutcome(f"MCP server {self.config.name}: {tool} did not answer within {timeout:g} s; "
                                "the server was stopped", is_error=True)
         except Exception as exc:  # noqa: BLE001 - a crashed server is an error result, never a failed turn
-            why = self._explain(exc)
+            why = self._faulted or self._explain(exc)  # stopped for misbehaving: that is the reason
             self._set("failed", why)
             await self._halt()
             return ToolOutcome(f"MCP server {self.config.name} failed: {why}", is_error=True)

@@ -4,6 +4,7 @@ install checks (tests/test_install.py, packaging/smoke_bundle.py) read it instea
 from __future__ import annotations
 
 import json
+import os
 import sys
 from dataclasses import dataclass
 from pathlib import Path
@@ -11,8 +12,6 @@ from pathlib import Path
 from PySide6.QtCore import QSize
 from PySide6.QtGui import QGuiApplication, QIcon
 from PySide6.QtWidgets import QApplication, QWidget
-
-from desktop.engine.files import write_private
 
 
 @dataclass(frozen=True)
@@ -44,4 +43,6 @@ def facts(app: QApplication, window: QWidget, shipped: Shipped) -> dict[str, obj
 
 
 def write(path: str, app: QApplication, window: QWidget, shipped: Shipped) -> None:
-    write_private(path, json.dumps(facts(app, window, shipped), indent=1))
+    fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)  # private, like every file Précis writes
+    with os.fdopen(fd, "w", encoding="utf-8") as fh:
+        fh.write(json.dumps(facts(app, window, shipped), indent=1))
