@@ -27,6 +27,7 @@ from desktop.engine.prices import CACHE_FIELDS, ModelPrices, PriceTable
 from desktop.engine.tokens import V3, V47, Family, family_for_model
 from desktop.engine.types import Usage
 
+MILLION = 1_000_000  # prices are USD per million tokens (and the 1M windows)
 ENV_WINDOW = "PRECIS_CONTEXT_WINDOW"
 # The standard prompt-cache multipliers of the input price; a model whose published figures differ carries its own.
 STANDARD_READ = 0.1
@@ -126,10 +127,9 @@ class ModelInfo:
         tokens_in = (usage.input_tokens + usage.cache_creation_input_tokens * write
                      + usage.cache_read_input_tokens * self.read_multiplier)
         base = tokens_in * self.input_price + usage.output_tokens * self.output_price
-        return base * self.tier_multiplier(usage.prompt_tokens) / 1_000_000
+        return base * self.tier_multiplier(usage.prompt_tokens) / MILLION
 
 
-MILLION = 1_000_000  # prices are USD per million tokens (and the 1M windows)
 _K = 200_000
 
 

@@ -188,7 +188,7 @@ def _v10(db: pw.SqliteDatabase, models: Models) -> None:
 
 
 def _v11(db: pw.SqliteDatabase, models: Models) -> None:
-    from desktop.store import search
+    import desktop.store.search as search
 
     search.index_attachments(db)
 

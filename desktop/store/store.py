@@ -157,17 +157,17 @@ class Store:
 
     async def recall(self, session_id: int, query: str, limit: int = 10) -> list[RecallHit]:
         """One chat's own messages matching ``query``, best first (see store/search.py)."""
-        from desktop.store import search
+        import desktop.store.search as search
 
         return await self.call(search.recall, self._repo, session_id, query, limit)
 
     async def recall_read(self, session_id: int, ids: list[int]) -> list[StoredMessage]:
-        from desktop.store import search
+        import desktop.store.search as search
 
         return await self.call(search.read, self._repo, session_id, ids)
 
     async def recall_range(self, session_id: int, first: int, last: int, limit: int) -> list[StoredMessage]:
-        from desktop.store import search
+        import desktop.store.search as search
 
         return await self.call(search.read_range, self._repo, session_id, first, last, limit)
 

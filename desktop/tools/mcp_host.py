@@ -30,7 +30,7 @@ from desktop.tools.types import ToolOutcome, ToolSpec, definition_digest
 START_TIMEOUT = 30.0
 CALL_TIMEOUT = 120.0
 LOG_TAIL = 20_000
-LOG_LIMIT = 1_000_000  # bytes of a server's stderr kept in its log per start; the rest is counted, not kept
+LOG_LIMIT = 1024 * 1024  # bytes of a server's stderr kept in its log per start; the rest is counted, not kept
 FLOOD_BYTES = 16_000_000  # stderr past this in one run: the server is stopped
 GARBAGE_LINES = 20  # lines on stdout that are not MCP messages: the server is stopped
 RESULT_CHARS = 1_000_000  # a tool answer's text is cut here (the model gets a note saying so)
