@@ -47,7 +47,7 @@ async def test_a_paste_that_cannot_fit_the_window_is_refused_and_the_draft_stays
                                                                                  monkeypatch):
     engine = engine_of(window)
     await until(lambda: window.gauge.snapshot() is not None)  # start-up has loaded the learned facts
-    engine.catalog.learn_window("claude-sonnet-4-6", 16_000)  # a small window: ~80K characters cannot fit
+    engine.catalog.learn_window(engine.settings.model, 16_000)  # a small window: ~80K characters cannot fit
     big = "word " * 20_000
     window.composer.edit.setPlainText(big)
     window.composer.send_button.click()
@@ -71,5 +71,5 @@ async def test_only_tool_output_is_capped_and_its_marker_names_no_local_path(eng
     assert any(p.read_text() == huge for p in engine.paths.spill_dir(sid).iterdir())
     no_local_paths(fake_api, precis_home, tmp_path)
     with pytest.raises(MessageTooLong):
-        engine.catalog.learn_window("claude-sonnet-4-6", 10_000)
+        engine.catalog.learn_window(engine.settings.model, 10_000)
         await engine.send(sid, "z " * 40_000)
