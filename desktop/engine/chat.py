@@ -765,7 +765,7 @@ class ChatEngine:
             exact = await self.provider_for(g.session).count_tokens(view.request(g))
             used = exact if exact else used
         if self.compactor.needs_summary(g, used):
-            g = await self._compact_in_turn(view, g, "auto", self.compactor.budget(g.model), Activity.COMPACTING)
+            g = await self._compact_in_turn(view, g, "auto", self.compactor.summary_target(g), Activity.COMPACTING)
             self._activity(sid, Activity.SENDING)
         elif self.compactor.idle_ready(g) and (self._idle(view, g) or 0) > CACHE_TTL:
             # Prepared while the cache was warm; it is cold now, so the whole prompt is written again anyway.
