@@ -13,9 +13,8 @@ from pathlib import Path
 import keyring
 import keyring.errors
 
-from desktop.engine import files
+from desktop.engine import files, redact
 from desktop.engine import messages as M
-from desktop.engine import redact
 from desktop.engine.profiles import Profile
 
 SERVICE = "precis"
