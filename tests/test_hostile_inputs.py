@@ -27,8 +27,8 @@ from tests.fakeapi import FakeAnthropic
 Setup = Callable[[Path, Path], None]  # (home, scratch folder)
 S = "{scratch}"
 BUG = "a bug in Précis"
-# A hang is for ever; a loaded 2-core CI machine can take tens of seconds for a chat round trip.
-TIMEOUT = 60
+# A hang is for ever; on a loaded 2-core machine one chat round trip in a fresh process took 20-70 s.
+TIMEOUT = 120
 
 
 @dataclass
