@@ -153,7 +153,12 @@ async def cmd_chat(args: argparse.Namespace) -> int:
             except NothingToContinue as exc:
                 raise CliError(cli(SESSION_SUFFIX, error=exc, id=session.id)) from None
         meta = {"files": [Path(p).name for p in args.attach]} if args.attach else None
-        return await _stream_turn(ctx, session.id, ctx.engine.send(session.id, text, attachments, meta=meta))
+        from desktop.engine.chat import MessageTooLong
+
+        try:
+            return await _stream_turn(ctx, session.id, ctx.engine.send(session.id, text, attachments, meta=meta))
+        except MessageTooLong as exc:  # refused before anything was sent or stored
+            raise CliError(cli(SESSION_SUFFIX, error=exc, id=session.id)) from None
 
 
 def _print_activity(event: EngineEvent, session_id: int | None = None) -> None:

@@ -57,6 +57,7 @@ SUMMARY_RETRIES = 3  # a summarisation request that is itself too long: drop old
 REJECTED_KEPT = 4_000  # characters of a refused summary kept on the trimmed row
 NEAR_THRESHOLD = 0.03  # ask count_tokens when the estimate is this close to a threshold
 MIN_SAVING = 0.10  # an automatic summary must free at least this share of the context, or it is not committed
+FILLED_WINDOW_SHRINK = 0.8  # after the window filled up, the next request is at most this share of that one
 CHUNK_SHARE = 0.8  # a summary request's transcript takes at most this share of what is left of the window
 SUMMARY_PROMPT_TOKENS = 1_000  # the summary system prompt and instructions around the transcript
 KEEP_ROUNDS = 10  # the newest tool rounds a summary leaves verbatim while they fit CLEAN_FRACTION of the window
@@ -152,6 +153,18 @@ class Compactor:
         if not window:
             return None
         return max(1, window - reserved_output(self.shared.settings.max_output_tokens, window))
+
+    def summary_target(self, g: Gathered) -> int | None:
+        """What an automatic summary must bring the request under: the input room, and after a reply the
+        provider stopped because the window filled up, less than the request that filled it (that request
+        plus the reply it got would otherwise be sent back larger)."""
+        budget = self.budget(g.model)
+        last = next((m for m in reversed(g.history) if m.role == "assistant"), None)
+        if (last is None or last.usage is None or not last.usage.prompt_tokens
+                or overflow.detect_stop_reason(last.meta.get("stop_reason")) is None):
+            return budget
+        cap = max(1, int(last.usage.prompt_tokens * FILLED_WINDOW_SHRINK))
+        return min(budget, cap) if budget else cap
 
     def threshold(self, model: str) -> int | None:
         budget = self.budget(model)
@@ -288,7 +301,7 @@ class Compactor:
         if source == "estimate" and abs(used - threshold) <= NEAR_THRESHOLD * threshold:
             return Decision(Step.COUNT)
         if self.needs_summary(g, used):
-            return Decision(Step.SUMMARISE, "auto", self.budget(g.model))
+            return Decision(Step.SUMMARISE, "auto", self.summary_target(g))
         if self.idle_ready(g) and (idle or 0) > CACHE_TTL:
             # Prepared while the cache was warm; it is cold now, so the whole prompt is written again anyway.
             return Decision(Step.USE_PREPARED, "background")

@@ -1632,6 +1632,10 @@
         <translation>退出(&amp;Q)</translation>
     </message>
     <message>
+        <source>No API key: your chats can be read; to send, add a key in Settings.</source>
+        <translation>没有 API 密钥：可以阅读对话；要发送消息，请在设置中添加密钥。</translation>
+    </message>
+    <message>
         <source>Editing a message: sending adds a new version; the earlier one stays (‹ › under the message). Esc cancels.</source>
         <translation>正在编辑消息：发送后会添加一个新版本；之前的版本仍保留（在消息下方用 ‹ › 切换）。按 Esc 取消。</translation>
     </message>
@@ -2180,8 +2184,16 @@
         <translation>仅在本次运行中使用（输入新值即可替换）</translation>
     </message>
     <message>
+        <source>saved in a private file (type to replace)</source>
+        <translation>已保存在私有文件中（输入新值即可替换）</translation>
+    </message>
+    <message>
         <source>Use the key for this run only (not saved)</source>
         <translation>仅在本次运行中使用此密钥（不保存）</translation>
+    </message>
+    <message>
+        <source>Keep the key in a private file in the config folder (readable by you only; this system has no keyring)</source>
+        <translation>将密钥保存在配置文件夹中的私有文件里（仅你可读；此系统没有密钥环）</translation>
     </message>
     <message>
         <source>Test connection</source>

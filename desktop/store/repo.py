@@ -162,7 +162,7 @@ def _row_json(text: str, column: str, message_id: int, kinds: tuple[type, ...]) 
     try:
         value = json.loads(text)
     except (TypeError, ValueError, RecursionError):
-        value = _row_json
+        value = None  # not JSON: refused below like any value of the wrong kind
     if not isinstance(value, kinds):
         raise StorageUnusable(
             f"Message {message_id} in the database is damaged (its {column} is not what Précis writes); nothing "
