@@ -45,8 +45,6 @@ def test_the_key_file_is_private_and_read_after_env_and_keyring(no_keyring, prec
     env.pop("ANTHROPIC_API_KEY")
     res = run(["chat", "hi"], env, timeout=60)
     assert res.returncode == 0 and "hello from the file's key" in res.stdout, res.stderr
-    secrets.delete_api_key()
-    assert not secrets.load_credentials().present and KEY not in path.read_text()
 
 
 @pytest.mark.qt
