@@ -62,7 +62,7 @@ def test_turn_scale_benchmark_runs_small_cases_with_a_profile(capsys):
     assert cases[(600, "compacted")]["sent_rows"] < cases[(600, "uncompacted")]["sent_rows"]
     assert cases[(300, "compacted")]["x_smallest"] == 1.0
     assert [p["variant"] for p in result["profiles"]] == list(bench_turn_scale.VARIANTS)
-    assert all(any("desktop/engine/chat.py" in row["function"] for row in ph["cumulative"])
+    assert all(any("desktop/engine/conversation.py" in row["function"] for row in ph["cumulative"])
                for p in result["profiles"] for ph in p["phases"])
     bench_turn_scale.print_table(result)
     out = capsys.readouterr().out

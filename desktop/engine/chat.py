@@ -508,7 +508,8 @@ class ChatEngine:
 
     async def update_state(self, session_id: int, changes: dict[str, Any]) -> dict[str, Any]:
         """Change a session's state (e.g. its workspace: the tools its requests offer) and measure it again."""
-        return await (await self._open(session_id)).update_state(changes)
+        # Written before the chat's route is looked up: a read asked for after this call sees the change.
+        return await self._conversation(session_id).update_state(changes)
 
     async def new_session(self, model: str | None = None) -> int:
         session = await self.store.create_session(DEFAULT_TITLE, model or self.settings.model,

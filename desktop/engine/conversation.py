@@ -237,6 +237,7 @@ class Conversation:
         """Change the session's state (e.g. its workspace: the tools its requests offer) and measure it again."""
         state = await self.hub.store.update_state(self.session_id, changes)
         self.view.state_changed(state)
+        await self.ready()
         await self.publish_context()
         return state
 

@@ -60,6 +60,7 @@ class ToolsUi(QObject):
         self.dialog: McpDialog | None = None
         self._waiting_note = ""  # the status line's note about another chat's waiting request
         self._picked = 0  # workspace choices made, so a slower read of the old one never wins
+        self._writing = 0  # workspace writes under way
         self.mcp_action = QAction(self.tr("&MCP servers and tool permissions…"), host)
         self.mcp_action.triggered.connect(self.open_mcp)
         file_menu = host.menuBar().actions()[0].menu()
@@ -83,7 +84,7 @@ class ToolsUi(QObject):
         picked = self._picked
         folder = await self.bridge.workspace(session_id)
         # A folder picked while this read was under way is newer than what it read.
-        if session_id == self.view.session_id and picked == self._picked:
+        if session_id == self.view.session_id and picked == self._picked and not self._writing:
             self.workspace.show_folder(folder)
 
     def choose_workspace(self) -> None:
@@ -98,7 +99,16 @@ class ToolsUi(QObject):
             return
         self._picked += 1
         self.workspace.show_folder(folder)
-        self.bridge.spawn(self.bridge.set_workspace(session_id, folder))
+        self.bridge.spawn(self._write_workspace(session_id, folder))
+
+    async def _write_workspace(self, session_id: int, folder: str) -> None:
+        # A read that starts after the pick but before this write lands would show the old folder: none
+        # is shown while a write is under way.
+        self._writing += 1
+        try:
+            await self.bridge.set_workspace(session_id, folder)
+        finally:
+            self._writing -= 1
 
     # --- events ---------------------------------------------------------------------------------------------
     def _on_event(self, event: events.EngineEvent) -> None:
