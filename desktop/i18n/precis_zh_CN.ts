@@ -2164,6 +2164,10 @@
         <translation>提示缓存保留一小时（如服务商不支持请关闭）</translation>
     </message>
     <message>
+        <source>Let a request cross a model&apos;s price cliff</source>
+        <translation>允许请求越过模型的价格阶梯</translation>
+    </message>
+    <message>
         <source>Let a request cross a model&apos;s price cliff (e.g. claude-haiku-5-5 above 100K tokens costs 5x); off, the chat compacts before it</source>
         <translation>允许请求越过模型的价格阶梯（例如 claude-haiku-5-5 超过 100K 词元时价格为 5 倍）；关闭时，对话会在越过之前压缩</translation>
     </message>

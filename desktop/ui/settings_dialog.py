@@ -122,8 +122,10 @@ class ProviderForm(QWidget):
         self.long_ttl = QCheckBox(self.tr("Keep the prompt cache for an hour (turn off if the provider rejects it)"),
                                   self)
         self.long_ttl.setObjectName("long_cache_ttl")
-        self.price_tiers = QCheckBox(self.tr("Let a request cross a model's price cliff (e.g. claude-haiku-5-5 above 100K "
-                                             "tokens costs 5x); off, the chat compacts before it"), self)
+        self.price_tiers = QCheckBox(self.tr("Let a request cross a model's price cliff"), self)
+        # The whole rule as a tooltip: the sentence is wider than the form.
+        self.price_tiers.setToolTip(self.tr("Let a request cross a model's price cliff (e.g. claude-haiku-5-5 above "
+                                            "100K tokens costs 5x); off, the chat compacts before it"))
         self.price_tiers.setObjectName("allow_price_tiers")
         self.price_tiers.setChecked(settings.allow_price_tiers)
         self.prices_note = QLabel(self)
