@@ -15,7 +15,7 @@ ROOT = Path(__file__).resolve().parent.parent
 # Runs a turn in which the model writes to a file; the asker records the request's diff and denies. Prints the
 # diff and the process's peak memory.
 _WRITE_TURN = """
-import asyncio, json, resource, sys
+import asyncio, json, sys
 from pathlib import Path
 from tests.tools_helpers import tool_runtime
 
@@ -28,7 +28,10 @@ async def main():
     async with tool_runtime(workspace=Path(sys.argv[1]), asker=ask) as rt:
         sid = await rt.engine.new_session()
         await rt.engine.send(sid, "write it")
-    peak = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss // 1024
+    # VmHWM belongs to this process's own memory map: ru_maxrss would carry over the forking pytest worker's
+    # peak across exec (Linux keeps it), which is not this process's.
+    status = Path("/proc/self/status").read_text()
+    peak = int(next(line.split()[1] for line in status.splitlines() if line.startswith("VmHWM:"))) // 1024
     print(json.dumps({"diff": seen[0] if seen else None, "peak_mb": peak}))
 
 asyncio.run(main())
