@@ -27,16 +27,17 @@ async def test_a_blank_rename_names_the_chat_as_a_new_chat_is_named(engine, qtbo
 
 
 @pytest.mark.qt
-async def test_the_bridge_reads_drafts_pages_and_exports_through_the_engine(engine, qtbot):
+async def test_the_bridge_reads_drafts_pages_and_exports_through_the_engine(engine, qtbot, tmp_path):
     from desktop.ui.bridge import Bridge
 
     bridge = Bridge(engine)
     sid = await engine.new_session()
     await engine.store.add_user_message(sid, [{"type": "text", "text": "hello there"}])
-    bridge.save_drafts({sid: ("half a thought", ["/tmp/a.png"])})
+    picture = str(tmp_path / "a.png")
+    bridge.save_drafts({sid: ("half a thought", [picture])})
     await bridge._draft_save
-    assert await bridge.load_drafts() == {sid: ("half a thought", ["/tmp/a.png"])}
-    assert await engine.library.load_drafts() == {sid: ("half a thought", ["/tmp/a.png"])}
+    assert await bridge.load_drafts() == {sid: ("half a thought", [picture])}
+    assert await engine.library.load_drafts() == {sid: ("half a thought", [picture])}
     assert "hello there" in await bridge.export_chat(sid, "md")
     assert await bridge.export_chat(sid + 99, "md") == ""
     assert await bridge.chat_title(sid) == (await engine.store.get_session(sid)).title
