@@ -78,3 +78,41 @@ def test_importing_every_tools_module_loads_no_qt():
     )
     res = subprocess.run([sys.executable, "-c", code], cwd=ROOT, capture_output=True, text=True)
     assert res.returncode == 0, res.stdout + res.stderr
+
+
+# The API's content-block types: a widget that names one is parsing raw blocks (desktop.engine.display does).
+BLOCK_TYPES = frozenset({"tool_use", "tool_result", "server_tool_use", "mcp_tool_use", "mcp_tool_result",
+                         "web_search_tool_result", "redacted_thinking", "base64"})
+
+
+def block_reads(path: pathlib.Path) -> list[str]:
+    """Where a file reads a content block: ``x.get("type")``, ``x["type"]``, ``x.get("source")``, or a block
+    type's name as a string."""
+    found: list[str] = []
+    for node in ast.walk(ast.parse(path.read_text("utf-8"))):
+        key = None
+        if isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute) and node.func.attr == "get" \
+                and node.args and isinstance(node.args[0], ast.Constant) and node.args[0].value in ("type", "source"):
+            key = f'.get("{node.args[0].value}")'
+        elif isinstance(node, ast.Subscript) and isinstance(node.slice, ast.Constant) and node.slice.value == "type":
+            key = '["type"]'
+        elif isinstance(node, ast.Constant) and node.value in BLOCK_TYPES:
+            key = repr(node.value)
+        if key:
+            found.append(f"{path.name}:{node.lineno} {key}")
+    return found
+
+
+def test_block_reads_finds_each_way_of_reading_a_block(tmp_path):
+    probe = tmp_path / "probe.py"
+    probe.write_text('a = b.get("type")\nc = d["type"]\ne = f.get("source")\ng = "tool_result"\n'
+                     'h = i.get("text")\nj = k["source"]\n', "utf-8")
+    assert [line.split(" ", 1)[1] for line in block_reads(probe)] == \
+        ['.get("type")', '["type"]', '.get("source")', "'tool_result'"]
+
+
+def test_no_widget_reads_a_content_block():
+    """The engine hands the window display-ready rows (desktop.engine.display); widgets never parse blocks."""
+    offenders = [hit for p in sorted((ROOT / "desktop" / "ui").rglob("*.py")) for hit in block_reads(p)]
+    assert offenders == []
+    assert block_reads(ROOT / "desktop" / "engine" / "display.py")  # the scan sees blocks where they are read
