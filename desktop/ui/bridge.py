@@ -17,7 +17,7 @@ from typing import Any, Protocol
 from PySide6.QtCore import QObject, Signal
 
 from desktop.engine import attachments as _attachments
-from desktop.engine import events, lazy_imports, shutdown
+from desktop.engine import display, events, lazy_imports, shutdown
 from desktop.engine import secrets as _secrets
 from desktop.engine.attachments import AttachmentRefused, Checked
 from desktop.engine.chat import ChatEngine, MessageTooLong
@@ -83,6 +83,7 @@ __all__ = [
     "SessionInfo",
     "Settings",
     "StoredMessage",
+    "display",
     "events",
     "tool_events",
     "Answer",
@@ -143,8 +144,7 @@ class Bridge(QObject):
 
     def _on_event(self, event: events.EngineEvent) -> None:
         self.engine_event.emit(event)
-        if isinstance(event, events.MessageAdded) and event.message.role == "user" and any(
-                b.get("type") != "tool_result" for b in event.message.content):
+        if isinstance(event, events.MessageAdded) and display.is_typed(event.message):
             self.draft_taken.emit(event.session_id)  # the typed message is committed
         if isinstance(event, events.TurnDone):
             self.spawn(self.refresh_sessions())  # titles and order change with a finished turn

@@ -10,10 +10,8 @@ from __future__ import annotations
 
 import bisect
 import itertools
-import json
-import re
 from collections.abc import Sequence
-from dataclasses import dataclass, field, replace
+from dataclasses import dataclass, field
 from enum import IntEnum
 from typing import Any, Literal
 
@@ -28,7 +26,7 @@ from PySide6.QtCore import (
     QTimer,
 )
 
-from desktop.ui.bridge import CUT_STOP_REASONS, Block, StoredMessage
+from desktop.ui.bridge import Block, StoredMessage, display
 from desktop.ui.format import fmt_count
 from desktop.ui.markdown_render import extract_code_blocks
 
@@ -36,8 +34,6 @@ RowKind = Literal["message", "tool", "compaction", "notice"]
 SegmentKind = Literal["markdown", "tool", "result", "thinking", "image", "note"]
 RowKey = int | str  # message id, or "card:N"
 
-# Input fields that say what a tool call does, most telling first (Read -> file_path, Bash -> command, ...).
-_TOOL_ARG_KEYS = ("file_path", "path", "command", "pattern", "url", "query", "description", "prompt", "name")
 PREVIEW_CHARS = 100
 STREAM_EMIT_MS = 40
 # ~4.5 ms per 1,000 characters of Markdown with code and tables (render + setHtml + layout, 2-core box):
@@ -75,7 +71,8 @@ class ChatRow:
     sort_key: tuple[int, int, int]
     kind: RowKind
     segments: tuple[Segment, ...]
-    message: StoredMessage | None = None
+    message: StoredMessage | None = None  # the row's own copy (streaming deltas edit it)
+    shown: display.DisplayMessage | None = None  # what the engine says to show of the message
     title: str = ""
     detail: dict[str, Any] = field(default_factory=dict)
     content_hash: int = 0
@@ -101,11 +98,7 @@ class ChatRow:
     @property
     def cut_reason(self) -> str:
         """The stop reason of a finished reply the provider cut short ('' otherwise)."""
-        msg = self.message
-        if msg is None or msg.role != "assistant" or msg.status not in ("complete", "cut"):
-            return ""
-        reason = str(msg.meta.get("stop_reason") or "")
-        return reason if reason in CUT_STOP_REASONS else ""
+        return self.shown.cut_reason if self.shown is not None else ""
 
     @property
     def is_user_bubble(self) -> bool:
@@ -164,7 +157,7 @@ def _accessible_tag(row: ChatRow) -> str:
     if row.status == "interrupted":
         return QCoreApplication.translate("ChatModel", "Interrupted")
     if row.status == "error":
-        detail = str(row.message.meta.get("error") or "") if row.message else ""
+        detail = row.shown.error if row.shown is not None else ""
         return (QCoreApplication.translate("ChatModel", "Error: {detail}").format(detail=detail) if detail
                 else QCoreApplication.translate("ChatModel", "Error"))
     if row.status == "streaming":
@@ -182,83 +175,45 @@ def _one_line(text: str, limit: int = PREVIEW_CHARS) -> str:
     return line if len(line) <= limit else line[: limit - 1] + "…"
 
 
-def tool_use_line(block: Block) -> str:
-    """'⚙ Read src/app.py': the tool name and its most telling argument."""
-    name = str(block.get("name") or "tool")
-    args = block.get("input")
-    arg = ""
-    if isinstance(args, dict):
-        arg = next((str(args[k]) for k in _TOOL_ARG_KEYS if isinstance(args.get(k), str) and args[k]), "")
-        if not arg and args:
-            arg = json.dumps(args, ensure_ascii=False, separators=(",", ":"))
-    elif args:
-        arg = str(args)
-    return _one_line(f"{TOOL_ICON} {name} {arg}".rstrip())
-
-
-def _result_text(content: Any) -> tuple[str, int]:
-    """(text, number of non-text parts such as images) of a tool_result's content."""
-    if isinstance(content, str):
-        return content, 0
-    texts, other = [], 0
-    for part in content or []:
-        if isinstance(part, dict) and part.get("type") == "text":
-            texts.append(str(part.get("text", "")))
-        else:
-            other += 1
-    return "\n".join(texts), other
-
-
-def tool_result_line(block: Block) -> str:
-    """A collapsed one-line preview: '↳ first line… (+41 lines)', '✖' for errors."""
-    text, other = _result_text(block.get("content"))
-    lines = [ln for ln in text.splitlines() if ln.strip()]
-    head = "✖ " + QCoreApplication.translate("ChatModel", "error: ") if block.get("is_error") else "↳ "
-    preview = _one_line(lines[0]) if lines else (_no_output() if not other else "")
-    extra = []
-    if len(lines) > 1:
-        extra.append(QCoreApplication.translate("ChatModel", "+{n} lines").format(n=len(lines) - 1))
-    if other:
-        extra.append(QCoreApplication.translate("ChatModel", "{n} images").format(n=other) if other > 1
-                     else QCoreApplication.translate("ChatModel", "1 image"))
-    return head + preview + (f"  ({', '.join(extra)})" if extra else "")
-
-
-_COMMAND_RE = re.compile(r"^\s*<command-name>(.*?)</command-name>(?:.*?<command-args>(.*?)</command-args>)?",
-                         re.DOTALL)
-_STDOUT_RE = re.compile(r"^\s*<local-command-(stdout|stderr)>(.*?)</local-command-\1>\s*$", re.DOTALL)
-
-
-def _client_command_line(text: str) -> str | None:
-    """Claude Code's slash-command records (in imported sessions) shown as one quiet line, not raw tags."""
-    if m := _COMMAND_RE.match(text):
-        return _one_line(f"{m.group(1).strip()} {(m.group(2) or '').strip()}".strip())
-    if m := _STDOUT_RE.match(text):
-        return _one_line("↳ " + (m.group(2).strip() or _no_output()))
-    return None
-
-
-# A tool call's live state (from the tools' events): status and seconds it took.
-ToolStates = dict[str, tuple[str, float | None]]
-TOOL_STATUS_WORDS: dict[str, object] = {
-    "asking": QT_TRANSLATE_NOOP("ChatModel", "waiting for your permission"),
-    "running": QT_TRANSLATE_NOOP("ChatModel", "running…"), "ok": "✓",
-    "error": QT_TRANSLATE_NOOP("ChatModel", "✖ error"), "denied": QT_TRANSLATE_NOOP("ChatModel", "denied"),
-    "cancelled": QT_TRANSLATE_NOOP("ChatModel", "cancelled")}
+# A tool call's live state, worded after the call's line.
+TOOL_STATUS_WORDS: dict[display.ToolState, object] = {
+    display.ToolState.ASKING: QT_TRANSLATE_NOOP("ChatModel", "waiting for your permission"),
+    display.ToolState.RUNNING: QT_TRANSLATE_NOOP("ChatModel", "running…"), display.ToolState.OK: "✓",
+    display.ToolState.ERROR: QT_TRANSLATE_NOOP("ChatModel", "✖ error"),
+    display.ToolState.DENIED: QT_TRANSLATE_NOOP("ChatModel", "denied"),
+    display.ToolState.CANCELLED: QT_TRANSLATE_NOOP("ChatModel", "cancelled")}
+EXPANDED_CHARS = 20_000  # an expanded tool card shows this much of an input or an output
 
 
 def _no_output() -> str:
     return QCoreApplication.translate("ChatModel", "(no output)")
-EXPANDED_CHARS = 20_000  # an expanded tool card shows this much of an input or an output
 
 
-def _tool_status(block: Block, states: ToolStates | None) -> str:
-    state = (states or {}).get(str(block.get("id") or ""))
-    if state is None:
-        return ""
-    status, took = state
-    words = _tr(TOOL_STATUS_WORDS.get(status, status))
-    return f"  ·  {words}" + (f" {took:.2f} s" if took is not None and status not in ("running", "asking") else "")
+def tool_call_line(call: display.ToolCall) -> str:
+    """'⚙ Read src/app.py  ·  ✓ 0.12 s': the tool name, its most telling argument, and its state."""
+    line = _one_line(f"{TOOL_ICON} {call.name} {call.argument}".rstrip())
+    if (run := call.run) is None:
+        return line
+    took = f" {run.seconds:.2f} s" if run.seconds is not None and run.finished else ""
+    return f"{line}  ·  {_tr(TOOL_STATUS_WORDS.get(run.state, run.state))}{took}"
+
+
+def tool_result_line(result: display.ToolResult) -> str:
+    """A collapsed one-line preview: '↳ first line… (+41 lines)', '✖' for errors."""
+    head = "✖ " + QCoreApplication.translate("ChatModel", "error: ") if result.is_error else "↳ "
+    preview = _one_line(result.first_line) if result.first_line else (_no_output() if not result.media else "")
+    extra = []
+    if result.more_lines:
+        extra.append(QCoreApplication.translate("ChatModel", "+{n} lines").format(n=result.more_lines))
+    if result.media:
+        extra.append(QCoreApplication.translate("ChatModel", "{n} images").format(n=result.media) if result.media > 1
+                     else QCoreApplication.translate("ChatModel", "1 image"))
+    return head + preview + (f"  ({', '.join(extra)})" if extra else "")
+
+
+def _command_line(command: display.ClientCommand) -> str:
+    """Claude Code's slash-command records (in imported sessions) shown as one quiet line, not raw tags."""
+    return _one_line("↳ " + (command.text or _no_output())) if command.output else _one_line(command.text)
 
 
 def _fenced(text: str, lang: str = "") -> str:
@@ -267,104 +222,83 @@ def _fenced(text: str, lang: str = "") -> str:
     return f"{fence}{lang}\n{cut}\n{fence}"
 
 
-def _expanded(block: Block) -> Segment:
-    """The full input of a call or output of a result, for an expanded tool card."""
-    if block.get("type") == "tool_use":
-        return Segment("markdown", _fenced(json.dumps(block.get("input"), ensure_ascii=False, indent=2), "json"))
-    text, other = _result_text(block.get("content"))
-    extra = ("\n\n" + QCoreApplication.translate("ChatModel", "({n} images or documents)").format(n=other)
-             if other else "")
-    return Segment("markdown", _fenced(text or _no_output()) + extra)
+def _full_result(result: display.ToolResult) -> Segment:
+    """The full output of a result, for an expanded tool card."""
+    extra = ("\n\n" + QCoreApplication.translate("ChatModel", "({n} images or documents)").format(n=result.media)
+             if result.media else "")
+    return Segment("markdown", _fenced(result.text or _no_output()) + extra)
 
 
-def attachment_segment(block: Block, name: str = "") -> Segment:
+def _thinking(thought: display.Thinking, expanded: bool) -> Segment:
+    if thought.redacted:
+        return Segment("thinking", THINKING_ICON + " " + QCoreApplication.translate("ChatModel", "Thinking (redacted)"))
+    if expanded:  # the whole thought, as the model wrote it
+        return Segment("thinking", f"{THINKING_ICON} {thought.text}")
+    first = thought.first_line or QCoreApplication.translate("ChatModel", "Thinking…")
+    return Segment("thinking", _one_line(f"{THINKING_ICON} {first}"))
+
+
+def attachment_segment(attachment: display.Attachment) -> Segment:
     """An attached image (a thumbnail and its file name) or document (its name, kind and size)."""
-    source = block.get("source") if isinstance(block.get("source"), dict) else {}
-    assert isinstance(source, dict)
-    if block.get("type") == "image":
-        data = str(source.get("data") or "") if source.get("type") == "base64" else ""
-        return Segment("image", name or QCoreApplication.translate("ChatModel", "Image"), media=data)
-    title = str(block.get("title") or name or QCoreApplication.translate("ChatModel", "attachment"))
-    if source.get("type") == "text":
-        text = str(source.get("data") or "")
-        lines = text.count("\n") + (0 if text.endswith("\n") else 1)
-        return Segment("image", QCoreApplication.translate("ChatModel", "{name} · text, {n:,} lines").format(name=title, n=lines))
-    if source.get("media_type") == "application/pdf":
+    if attachment.type is display.AttachmentKind.IMAGE:
+        return Segment("image", attachment.name or QCoreApplication.translate("ChatModel", "Image"),
+                       media=attachment.media)
+    title = attachment.name or QCoreApplication.translate("ChatModel", "attachment")
+    if attachment.type is display.AttachmentKind.TEXT:
+        return Segment("image", QCoreApplication.translate("ChatModel", "{name} · text, {n:,} lines").format(
+            name=title, n=attachment.lines))
+    if attachment.type is display.AttachmentKind.PDF:
         return Segment("image", QCoreApplication.translate("ChatModel", "{name} · PDF").format(name=title))
     return Segment("image", QCoreApplication.translate("ChatModel", "[document: {name}]").format(name=title))
 
 
-def segments_for(content: list[Block], states: ToolStates | None = None,
-                 expanded: bool = False, *, files: Sequence[str] = ()) -> tuple[Segment, ...]:
-    """Content blocks -> what the delegate paints. Text stays Markdown; everything else is one muted line (a
-    tool card: the call, its status and duration; its result's first line), and an expanded card adds the full
-    input and output. ``files``: the attached files' names, in block order (kept with the message)."""
+def segments_of(parts: Sequence[display.Part], expanded: bool = False) -> tuple[Segment, ...]:
+    """The engine's display parts -> what the delegate paints. Text stays Markdown; everything else is one muted
+    line (a tool card: the call, its status and duration; its result's first line), and an expanded card adds
+    the full input and output."""
     out: list[Segment] = []
-    names = iter(files)
-    for block in content:
-        kind = block.get("type")
-        if expanded and kind in ("tool_use", "tool_result"):
-            head = tool_use_line(block) + _tool_status(block, states) if kind == "tool_use" else \
-                tool_result_line(block)
-            out.extend((Segment("tool" if kind == "tool_use" else "result", head), _expanded(block)))
-            continue
-        if kind == "text":
-            if block.get("text"):
-                text = str(block["text"])
-                client = _client_command_line(text)
-                out.append(Segment("note", client) if client else Segment("markdown", text))
-        elif kind in ("tool_use", "server_tool_use", "mcp_tool_use"):
-            out.append(Segment("tool", tool_use_line(block) + _tool_status(block, states)))
-        elif kind in ("tool_result", "web_search_tool_result", "mcp_tool_result"):
-            out.append(Segment("result", tool_result_line(block)))
-        elif kind == "thinking" and expanded:  # the whole thought, as the model wrote it
-            out.append(Segment("thinking", f"{THINKING_ICON} {str(block.get('thinking', '')).strip()}"))
-        elif kind == "thinking":
-            first = next((ln for ln in str(block.get("thinking", "")).splitlines() if ln.strip()), "")
-            out.append(Segment("thinking", _one_line(THINKING_ICON + " " + (first or QCoreApplication.translate("ChatModel", "Thinking…")))))
-        elif kind == "redacted_thinking":
-            out.append(Segment("thinking", THINKING_ICON + " "
-                               + QCoreApplication.translate("ChatModel", "Thinking (redacted)")))
-        elif kind in ("image", "document"):
-            out.append(attachment_segment(block, next(names, "")))
-        else:
-            out.append(Segment("note", f"[{kind}]"))
+    for part in parts:
+        match part:
+            case display.Markdown(text=text):
+                out.append(Segment("markdown", text))
+            case display.ClientCommand():
+                out.append(Segment("note", _command_line(part)))
+            case display.ToolCall():
+                out.append(Segment("tool", tool_call_line(part)))
+                if expanded and part.expandable:
+                    out.append(Segment("markdown", _fenced(part.input_json(), "json")))
+            case display.ToolResult():
+                out.append(Segment("result", tool_result_line(part)))
+                if expanded and part.expandable:
+                    out.append(_full_result(part))
+            case display.Thinking():
+                out.append(_thinking(part, expanded))
+            case display.Attachment():
+                out.append(attachment_segment(part))
+            case display.OtherBlock(type=name):
+                out.append(Segment("note", f"[{name}]"))
     return tuple(out)
 
 
-_TOOL_USE_TYPES = frozenset({"tool_use", "server_tool_use", "mcp_tool_use"})
-_ASSISTANT_TOOL_ONLY = _TOOL_USE_TYPES | {"thinking", "redacted_thinking"}
+def segments_for(content: list[Block], runs: display.ToolRuns | None = None, expanded: bool = False, *,
+                 files: Sequence[str] = ()) -> tuple[Segment, ...]:
+    """Stored content -> painted segments (the engine reads the blocks, ``display.parts_of``)."""
+    return segments_of(display.parts_of(content, runs, files=files), expanded)
 
 
-def _row_kind(msg: StoredMessage) -> RowKind:
-    """Rows nobody wrote as prose are painted as compact tool rows (no bubble), so a tool-heavy session reads
-    as a list of steps: a user-role row of tool results only, and an assistant turn that only calls tools."""
-    types = {b.get("type") for b in msg.content}
-    if msg.role == "user" and types and types <= {"tool_result"}:
-        return "tool"
-    if msg.role == "assistant" and types & _TOOL_USE_TYPES and types <= _ASSISTANT_TOOL_ONLY:
-        return "tool"
-    return "message"
+_ROW_KINDS: dict[display.RowKind, RowKind] = {display.RowKind.MESSAGE: "message", display.RowKind.TOOL: "tool"}
 
 
-def _own_copy(msg: StoredMessage) -> StoredMessage:
-    # append_text edits the last text block in place; never touch the engine's objects.
-    return replace(msg, content=[dict(b) for b in msg.content], meta=dict(msg.meta))
-
-
-def _file_names(msg: StoredMessage) -> list[str]:
-    files = msg.meta.get("files") if msg.role == "user" else None
-    return [str(f) for f in files] if isinstance(files, list) else []
-
-
-def _message_row(msg: StoredMessage, states: ToolStates | None = None, expanded: bool = False) -> ChatRow:
-    own = _own_copy(msg)
+def _message_row(msg: StoredMessage, runs: display.ToolRuns, expanded: bool = False) -> ChatRow:
+    own = display.own_copy(msg)
+    shown = display.show(own, runs)
     row = ChatRow(
         key=own.id,
         sort_key=(own.id, 0, 0),
-        kind=_row_kind(own),
-        segments=segments_for(own.content, states, expanded, files=_file_names(own)),
+        kind=_ROW_KINDS[shown.kind],
+        segments=segments_of(shown.parts, expanded),
         message=own,
+        shown=shown,
     )
     if expanded:
         row.detail["expanded"] = True
@@ -403,12 +337,12 @@ class ChatModel(QAbstractListModel):
         self._emit_timer.setSingleShot(True)
         self._emit_timer.setInterval(STREAM_EMIT_MS)
         self._emit_timer.timeout.connect(self.flush)
-        self.tool_states: ToolStates = {}  # tool_use id -> (status, seconds), from the tools' events
+        self.tool_runs: dict[str, display.ToolRun] = {}  # tool_use id -> its state, from the tools' events
         self._expanded: set[int] = set()  # message ids of tool cards shown with their full input and output
         self._versions: dict[int, tuple[int, int]] = {}  # message id -> (position, count): ‹ 2/3 ›
 
     def _row(self, msg: StoredMessage) -> ChatRow:
-        row = _message_row(msg, self.tool_states, msg.id in self._expanded)
+        row = _message_row(msg, self.tool_runs, msg.id in self._expanded)
         if (versions := self._versions.get(msg.id)) is not None:
             row.versions = versions
             row.refresh()
@@ -416,14 +350,13 @@ class ChatModel(QAbstractListModel):
 
     # -- tool cards ----------------------------------------------------------------------------------------
 
-    def set_tool_state(self, tool_use_id: str, status: str, duration: float | None = None) -> None:
+    def set_tool_state(self, tool_use_id: str, status: display.ToolState | str, duration: float | None = None) -> None:
         """A call's live status (asking, running, ok, error, denied, cancelled) on the card that made it."""
-        self.tool_states[tool_use_id] = (status, duration)
+        self.tool_runs[tool_use_id] = display.ToolRun(display.ToolState(status), duration)
         for i, row in enumerate(self._rows):
-            msg = row.message
-            if msg is not None and msg.role == "assistant" and any(
-                    b.get("type") == "tool_use" and b.get("id") == tool_use_id for b in msg.content):
-                row.segments = segments_for(msg.content, self.tool_states, bool(row.detail.get("expanded")))
+            if row.shown is not None and tool_use_id in row.shown.calls:
+                row.shown = row.shown.with_runs(self.tool_runs)
+                row.segments = segments_of(row.shown.parts, bool(row.detail.get("expanded")))
                 row.refresh()
                 self._changed(i)
 
@@ -435,18 +368,18 @@ class ChatModel(QAbstractListModel):
 
     def toggle_thinking(self, i: int) -> bool:
         """Show (or fold back) the full text of a row's thinking. False: the row has no thinking to show."""
-        msg = self._rows[i].message if 0 <= i < len(self._rows) else None
-        if msg is None or not any(b.get("type") == "thinking" for b in msg.content):
+        shown = self._rows[i].shown if 0 <= i < len(self._rows) else None
+        if shown is None or not shown.has_thinking:
             return False
         return self._toggle(i)
 
     def _toggle(self, i: int) -> bool:
         row = self._rows[i]
-        assert row.message is not None
+        assert row.message is not None and row.shown is not None
         expanded = not row.detail.get("expanded")
         (self._expanded.add if expanded else self._expanded.discard)(row.message.id)
         row.detail["expanded"] = expanded
-        row.segments = segments_for(row.message.content, self.tool_states, expanded)
+        row.segments = segments_of(row.shown.parts, expanded)
         row.refresh()
         self._changed(i)
         return True
@@ -486,7 +419,7 @@ class ChatModel(QAbstractListModel):
         if role == Roles.Title:
             return row.title
         if role == Roles.StatusDetail:
-            return str(msg.meta.get("error") or "") if msg else ""
+            return row.shown.error if row.shown is not None else ""
         return None
 
     def roleNames(self) -> dict[int, QByteArray]:
@@ -592,15 +525,8 @@ class ChatModel(QAbstractListModel):
         if i < 0 or not delta:
             return
         row = self._rows[i]
-        msg = row.message
-        assert msg is not None
-        if msg.content and msg.content[-1].get("type") == "text":
-            last = msg.content[-1]
-            last["text"] = str(last.get("text", "")) + delta
-        else:
-            msg.content.append({"type": "text", "text": delta})
-        if msg.status == "complete":
-            msg.status = "streaming"
+        assert row.message is not None
+        display.append_text(row.message, delta)  # the row's own copy
         # What the view reads (segments, hash) changes only in flush(), so the delegate builds one document
         # per flush, not one per delta, and a row is never painted with text its height was not measured for.
         self._dirty.add(row.key)
@@ -616,9 +542,9 @@ class ChatModel(QAbstractListModel):
             if i >= 0:
                 row = self._rows[i]
                 if row.message is not None:
-                    row.segments = segments_for(row.message.content, self.tool_states,
-                                                bool(row.detail.get("expanded")))
-                    row.kind = _row_kind(row.message)  # a tool-only turn that gained text is a message again
+                    row.shown = display.show(row.message, self.tool_runs)
+                    row.segments = segments_of(row.shown.parts, bool(row.detail.get("expanded")))
+                    row.kind = _ROW_KINDS[row.shown.kind]  # a tool-only turn that gained text is a message again
                 row.refresh()
                 self._changed(i)
 

@@ -284,13 +284,12 @@ class MainWindow(QMainWindow):
     def _edit_message(self, message_id: int) -> None:
         """Put the message back in the composer; sending adds it as a new version (the earlier one stays)."""
         row = self.chat_model.row_at(self.chat_model.row_of(message_id))
-        if row.message is None or self.session_id is None:
+        if row.shown is None or self.session_id is None:
             return
         if self._editing is None:  # the draft steps aside for the edit and comes back after it
             self._stash = self.composer.take_draft()
         self._editing = (self.session_id, message_id)
-        text = "\n\n".join(b.get("text", "") for b in row.message.content if b.get("type") == "text")
-        self.composer.set_draft(text, [])
+        self.composer.set_draft(row.shown.text, [])
         self._show_editing(True)
         self.composer.edit.setFocus()
         self.toast.show_message(self.tr("Editing a message: sending adds a new version; the earlier one stays "

@@ -271,9 +271,8 @@ class OrganiseUi(QObject):
         model = self.view.chat_model
         for i in range(model.rowCount() - 1, -1, -1):
             row = model.row_at(i)
-            if row.is_user_bubble and row.message is not None and any(
-                    b.get("type") == "text" for b in row.message.content):
-                self.commands.edit_message(row.message.id)
+            if row.is_user_bubble and row.shown is not None and row.shown.has_text:
+                self.commands.edit_message(row.shown.id)
                 return True
         return False
 
