@@ -14,7 +14,7 @@ from PySide6.QtGui import QAction, QKeyEvent
 from PySide6.QtWidgets import QFileDialog, QMainWindow, QMenu, QToolButton, QWidget
 
 from desktop.ui import icons
-from desktop.ui.bridge import Bridge, Page, PermissionRequest, events, tool_events
+from desktop.ui.bridge import Bridge, Page, PermissionRequest, display, events, tool_events
 from desktop.ui.chat_model import Roles
 from desktop.ui.mcp_page import McpDialog
 from desktop.ui.permission_prompt import PermissionPrompt
@@ -114,7 +114,7 @@ class ToolsUi(QObject):
     def _on_event(self, event: events.EngineEvent) -> None:
         model = self.view.chat_model
         if isinstance(event, tool_events.PermissionAsked):
-            model.set_tool_state(event.request.tool_use_id, "asking")
+            model.set_tool_state(event.request.tool_use_id, display.ToolState.ASKING)
             self.prompt.ask(event.request)
             if event.request.session_id != self.view.session_id:
                 self.bridge.spawn(self._tell_waiting(event.request))
@@ -124,9 +124,9 @@ class ToolsUi(QObject):
                     not self.prompt.waiting(event.session_id):
                 self.view.status.clear()
         elif isinstance(event, tool_events.ToolCallStarted):
-            model.set_tool_state(event.tool_use_id, "running")
+            model.set_tool_state(event.tool_use_id, display.ToolState.RUNNING)
         elif isinstance(event, tool_events.ToolCallFinished):
-            model.set_tool_state(event.tool_use_id, event.status, event.duration)
+            model.set_tool_state(event.tool_use_id, display.ToolState(event.status), event.duration)
         elif isinstance(event, tool_events.McpChanged) and self.dialog is not None and self.dialog.isVisible():
             self.dialog.page.fill(list(event.servers))
 
