@@ -471,7 +471,7 @@ class MainWindow(QMainWindow):
     def open_settings(self) -> SettingsDialog:
         """The profiles dialog (window-modal; the loop keeps running, so Test connection can answer)."""
         dialog = SettingsDialog(self.bridge.settings, self.bridge.keyring_status(), self.bridge.credentials_source(),
-                                self, prices=self.bridge.prices())
+                                self, prices=self.bridge.prices(), chats=self.bridge.chats_per_profile())
         dialog.setAttribute(Qt.WidgetAttribute.WA_DeleteOnClose)
         dialog.accepted.connect(lambda: self._apply_choice(dialog.choice()))
         self.look.attach_settings(dialog)
