@@ -49,6 +49,7 @@ from desktop.engine.threshold import CAP as THRESHOLD_CAP
 from desktop.engine.threshold import CAP_RANGE as THRESHOLD_CAP_RANGE
 from desktop.engine.threshold import PERCENT as THRESHOLD_PERCENT
 from desktop.engine.threshold import PERCENT_RANGE as THRESHOLD_PERCENT_RANGE
+from desktop.engine.threshold import percent as threshold_percent
 from desktop.engine.types import (
     CUT_STOP_REASONS,
     DEFAULT_TITLE,
@@ -66,6 +67,7 @@ from desktop.tools.toolbox import Toolbox
 from desktop.ui.wording import word_error
 
 __all__ = [
+    "threshold_percent",
     "CUSTOM",
     "Draft",
     "ProfileEdits",
