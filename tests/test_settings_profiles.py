@@ -62,6 +62,11 @@ def test_profile_list_rules_names_unique_copies_without_the_key_and_one_left():
     assert edits.renamed == {"Work": "Office"} and edits.deleted == ("Home",)
     assert edits.copy_keys == {"Work copy 2": "Work"}
     assert P.removal_problem(items[:1]) and P.removal_problem(items) is None
+    # After a delete the profile in use stays shown (its chats move there), else the next one.
+    names = [d.profile.name for d in items]
+    at = names.index("Work copy")
+    assert [d.profile.name for i, d in enumerate(items) if i != at][P.successor(items, at, "Work")] == "Office"
+    assert P.successor(items, 0, "Work") == 0  # the active one deleted: the next one takes its place
 
 
 @pytest.mark.qt
@@ -128,7 +133,8 @@ async def test_deleting_a_profile_a_chat_uses_asks_then_removes_its_key_and_move
 
     paths = Paths.resolve().ensure()
     Settings(profile="Main", profiles=[Profile("Main", "", "x-api-key", "claude-main"),
-                                       Profile("Old", "https://old.example", "bearer", "old-model")]).save(paths)
+                                       Profile("Old", "https://old.example", "bearer", "old-model"),
+                                       Profile("Spare", "http://localhost:8080", "none", "local")]).save(paths)
     memory_keyring.set_password(secrets.SERVICE, "profile:Old", KEY)
     memory_keyring.set_password(secrets.SERVICE, "profile:Main", OTHER)
     secrets.save_api_key_to_file(KEY, "profile:Old")  # a copy in the key file too: both go
@@ -149,14 +155,17 @@ async def test_deleting_a_profile_a_chat_uses_asks_then_removes_its_key_and_move
         assert "used by 1 chat:" in text and "keep their messages" in text and "“Main”" in text
         delete = next(b for b in box.buttons() if box.buttonRole(b) == QMessageBox.ButtonRole.DestructiveRole)
         delete.click()
-        assert [form.profile_box.itemText(i) for i in range(form.profile_box.count())] == ["Main"]
-        assert not form.delete_button.isEnabled()  # the last profile stays
+        assert [form.profile_box.itemText(i) for i in range(form.profile_box.count())] == ["Main", "Spare"]
+        assert form.profile_box.currentText() == "Main"  # the profile the question named, not the next in line
+        form.profile_box.setCurrentText("Spare")
+        form.delete_current()  # what Delete in the question does
+        assert not form.delete_button.isEnabled() and form.ask_delete() is None  # the last profile stays
         assert await bridge.apply_provider_choice(dialog.choice()) is None
         moved = await engine.store.get_session(chat.id)
         assert (moved.profile, moved.model) == ("Main", "claude-main")
         assert [m.content[0]["text"] for m in await engine.store.messages(chat.id)] == ["keep me"]
         await bridge.close()
-    assert saved_names(paths) == ["Main"]
+    assert saved_names(paths) == ["Main"]  # Spare deleted too (it had no key and no chat)
     assert memory_keyring.get_password(secrets.SERVICE, "profile:Old") is None
     assert "profile:Old" not in secrets._key_file_entries()
     assert memory_keyring.get_password(secrets.SERVICE, "profile:Main") == OTHER

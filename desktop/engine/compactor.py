@@ -394,7 +394,7 @@ class Compactor:
                 outcome.notices.insert(0, (note, "warning"))
                 return outcome
             return Outcome(False, note, before=before, after=before,
-                           failure=Failure(note, str(stats.get("rejected_summary") or "")))
+                           failure=Failure(error, str(stats.get("rejected_summary") or "")))
         record = await self._commit(view, g, head[-1].id, summary, trigger, stats, before)
         if record is None:  # a summary that does not shrink the context is a failed summary too
             state = await store.update_state(view.session_id, {"breaker_failures": breaker + 1})

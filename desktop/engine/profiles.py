@@ -172,6 +172,15 @@ def removal_problem(items: list[Draft]) -> str | None:
     return M.say(LAST_PROFILE) if len(items) <= 1 else None
 
 
+def successor(items: list[Draft], index: int, active: str) -> int:
+    """Which profile is shown (and in use once saved) after ``items[index]`` is deleted, as an index into the
+    list without it: the active one when it stays, else the one that took the deleted one's place. Chats of
+    the deleted profile move to it."""
+    rest = [d for i, d in enumerate(items) if i != index]
+    return next((i for i, d in enumerate(rest) if d.origin == active or d.profile.name == active),
+                min(index, len(rest) - 1))
+
+
 def name_problem(items: list[Draft]) -> str | None:
     """The first problem with the names (empty, or the same name twice), in one sentence; None when they are
     fine."""

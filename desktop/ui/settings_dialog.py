@@ -364,7 +364,7 @@ class ProviderForm(QWidget):
         draft = self._drafts[self._index]
         name = draft.profile.name
         others = [d.profile.name for i, d in enumerate(self._drafts) if i != self._index]
-        successor = next((n for n in others if n == self._settings.profile), others[0])
+        successor = others[P.successor(self._drafts, self._index, self._settings.profile)]
         chats = self._chats.get(draft.origin or "", 0)
         text = self.tr("Delete the profile “%1”? Its saved key is removed from this computer.").replace("%1", name)
         if chats:
@@ -386,9 +386,10 @@ class ProviderForm(QWidget):
         if P.removal_problem(self._drafts) is not None:
             return
         at = self._index
+        after = P.successor(self._drafts, at, self._settings.profile)
         draft = self._drafts.pop(at)
         self._typed_keys.pop(id(draft), None)
-        self._index = min(at, len(self._drafts) - 1)
+        self._index = after
         self.profile_box.blockSignals(True)
         self.profile_box.removeItem(at)
         self.profile_box.setCurrentIndex(self._index)
