@@ -8,6 +8,7 @@ import pytest
 
 from desktop.engine.context import context_report
 from desktop.engine.types import CompactionRecord
+from desktop.ui.sidebar import ID_ROLE
 from tests.conftest import engine_of
 from tests.test_summary_degenerate import RECORDED
 from tests.test_window import cards, compacted, long_chat, until
@@ -129,3 +130,23 @@ async def test_a_hand_off_chat_is_titled_continued_in_the_window(window, fake_ap
     await window.bridge.rename_session(sid, "Parser work (continued)")
     second, _text = await engine_of(window).handoff(sid)
     assert (await store.get_session(second)).title == "Parser work (continued 2)"
+
+
+@pytest.mark.qt
+async def test_the_sidebar_shows_a_hand_off_chats_whole_title_and_its_count_in_words(window, fake_api, qtbot):
+    store = engine_of(window).store
+    long_title = "Port every exporter to the new schema and keep the CSV quoting"
+    sid = await compacted(window, store)
+    await window.bridge.rename_session(sid, long_title)
+    window.chat.card_action.emit(str(cards(window)[0].key), "handoff")
+    await until(lambda: window.session_id != sid)
+    await window.bridge.refresh_sessions()
+    items = {window.sidebar.list.item(i).data(ID_ROLE): window.sidebar.list.item(i)
+             for i in range(window.sidebar.list.count())}
+    # The list cuts a long title on the right, "(continued)" with it: the tooltip says the whole title.
+    assert items[window.session_id].toolTip() == f"{long_title} (continued)\n0 messages"
+    await store.add_message(window.session_id, "user", [{"type": "text", "text": "go on"}])
+    await window.bridge.refresh_sessions()
+    items = {window.sidebar.list.item(i).data(ID_ROLE): window.sidebar.list.item(i)
+             for i in range(window.sidebar.list.count())}
+    assert items[window.session_id].toolTip().endswith("\n1 message")  # not "1 messages"
