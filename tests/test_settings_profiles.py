@@ -191,3 +191,19 @@ async def test_a_renamed_profile_keeps_its_key_and_its_chats(qtbot, memory_keyri
         await bridge.close()
     assert memory_keyring.get_password(secrets.SERVICE, "profile:Research") == KEY
     assert memory_keyring.get_password(secrets.SERVICE, "profile:Lab") is None
+
+
+async def test_two_profiles_that_swap_names_keep_their_own_chats_and_keys(memory_keyring, precis_home):
+    from desktop.engine import profile_edits
+
+    memory_keyring.set_password(secrets.SERVICE, "profile:A", "key-of-a-0123456789")
+    memory_keyring.set_password(secrets.SERVICE, "profile:B", "key-of-b-0123456789")
+    async with _open_engine(credentials=False) as engine:
+        on_a = await engine.store.create_session("on A", "m", "A")
+        on_b = await engine.store.create_session("on B", "m", "B")
+        edits = P.ProfileEdits(renamed={"A": "B", "B": "A"})
+        await profile_edits.apply(engine.store, edits, Profile("B"))
+        assert (await engine.store.get_session(on_a.id)).profile == "B"
+        assert (await engine.store.get_session(on_b.id)).profile == "A"
+    assert memory_keyring.get_password(secrets.SERVICE, "profile:B") == "key-of-a-0123456789"
+    assert memory_keyring.get_password(secrets.SERVICE, "profile:A") == "key-of-b-0123456789"

@@ -33,5 +33,8 @@ async def apply(store: Storage, edits: ProfileEdits, in_use: Profile) -> None:
     await asyncio.to_thread(_move_keys, edits)
     for name in edits.deleted:
         await store.move_profile(name, in_use.name, in_use.model or None)
+    # Through a name no profile can have (a control character): two profiles that swap names keep their chats.
+    for old in edits.renamed:
+        await store.move_profile(old, "\x00" + old)
     for old, new in edits.renamed.items():
-        await store.move_profile(old, new)
+        await store.move_profile("\x00" + old, new)
