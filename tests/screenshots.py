@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import dataclasses
 import os
 import shutil
 import subprocess
@@ -627,6 +628,69 @@ async def shoot_refused(outdir: Path, srv: FakeAnthropic) -> None:
         await shoot_card(window, outdir / "window-summary-refused.png")
 
 
+async def shoot_failed(outdir: Path, srv: FakeAnthropic) -> None:
+    """Compact now whose summary is refused: a card in the chat says why, shows what the model wrote, and Retry."""
+    from tests.test_summary_degenerate import RECORDED
+
+    reply = next(case["reply"] for case in RECORDED if case["verdict"] == "refused")
+    async with opened_window() as (store, _engine, bridge, window):
+        await window.start()
+        await bridge.new_session()
+        sid = window.session_id
+        await bridge.rename_session(sid, "Port the exporters")
+        for i in range(8):
+            await store.add_message(sid, "user", [{"type": "text", "text": f"Step {i}: port exporter {i}. "
+                                                    + "Details. " * 3000}])
+            await store.add_message(sid, "assistant", [{"type": "text", "text": f"Exporter {i} done. "
+                                                         + "Explanation. " * 600}])
+        await bridge.open_session(sid)
+        srv.queue_summary(reply)
+        window.gauge.compact_requested.emit()  # Compact now
+        model = window.chat_model
+        await wait_for(lambda: any(model.row_at(i).detail.get("failure") for i in range(model.rowCount())), 60)
+        await asyncio.sleep(0.6)
+        window.chat.scroll_to_bottom()
+        await asyncio.sleep(0.4)
+        screen(outdir / "window-summary-failed.png", window)
+
+
+async def shoot_profiles(outdir: Path, srv: FakeAnthropic) -> None:
+    """Settings' profiles: the user's own list with Add (presets, Custom), Duplicate and Delete, and Delete's
+    question for a profile a chat uses."""
+    from desktop.engine.profiles import Profile
+    from desktop.ui.settings_dialog import ProviderChoice
+
+    async with opened_window() as (store, engine, bridge, window):
+        await window.start()
+        work = Profile("Work proxy", "https://llm-proxy.example.com/anthropic", "bearer", "claude-sonnet-4-6")
+        settings = dataclasses.replace(engine.settings, profiles=[Profile("Anthropic", "", "x-api-key",
+                                                                          engine.settings.model), work],
+                                       profile="Anthropic")
+        await bridge.apply_provider_choice(ProviderChoice(settings, "", False))
+        chat = await store.create_session("Review the proxy logs", "claude-sonnet-4-6", "Work proxy")
+        await store.add_message(chat.id, "user", [{"type": "text", "text": "Why do requests time out?"}])
+        await bridge.refresh_sessions()
+        dialog = window.open_settings()
+        dialog.move(120, 20)
+        await asyncio.sleep(0.3)
+        dialog.form.add_profile("Custom")
+        dialog.form.base_url.setText("https://gateway.example.org/anthropic")
+        dialog.form.model.setText("claude-opus-5-5")
+        await asyncio.sleep(0.4)
+        screen(outdir / "window-settings-profiles.png", dialog)
+        dialog.form.profile_box.setCurrentText("Work proxy")
+        await asyncio.sleep(0.2)
+        box = dialog.form.ask_delete()
+        await asyncio.sleep(0.5)
+        if box is not None:
+            box.move(260, 260)
+            await asyncio.sleep(0.3)
+        screen(outdir / "window-settings-delete.png", box or dialog)
+        if box is not None:
+            box.reject()
+        dialog.reject()
+
+
 def main() -> int:
     outdir = Path(sys.argv[1] if len(sys.argv) > 1 else "docs/screenshots").resolve()
     outdir.mkdir(parents=True, exist_ok=True)
@@ -642,7 +706,7 @@ def main() -> int:
     scenes = {"tools": shoot_tools, "versions": shoot_versions, "mcp": shoot_mcp_forms,
               "prompt": shoot_prompt_per_chat, "steer": shoot_steer, "zh": shoot_chinese, "organise": shoot_organise,
               "look": shoot_look, "reading": shoot_reading, "refused": shoot_refused,
-              "chips": shoot_attachment_checks}
+              "chips": shoot_attachment_checks, "failed": shoot_failed, "profiles": shoot_profiles}
     # PRECIS_SHOTS=zh,look (say) takes only those scenes; unset, every scene.
     chosen = [n for n in os.environ.get("PRECIS_SHOTS", "").split(",") if n] or ["welcome", "main", *scenes]
     if "welcome" in chosen:

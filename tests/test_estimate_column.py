@@ -120,7 +120,8 @@ async def test_the_open_reading_is_exact_when_the_newest_rows_are_all_there(engi
     exact = await engine.measure(sid)
     snap = fresh.snapshot(g, refusal=engine.compactor.refusal(g))
     # The engine adds the clock's fields (threshold, cache expiry, next-turn costs) to the measured reading.
-    clock = ("compact_at_tokens", "cache_expires_at", "cache_ttl", "next_cost_warm", "next_cost_cold")
+    clock = ("compact_at_tokens", "compact_percent", "compact_capped", "cache_expires_at", "cache_ttl", "next_cost_warm",
+             "next_cost_cold")
     assert dataclasses.replace(exact, **{f: getattr(snap, f) for f in clock}) == snap
     assert exact.compact_at_tokens == engine.compactor.threshold(g.model)
     assert cp.problems(engine.view(sid).request(await engine.view(sid).gather())["messages"]) == []

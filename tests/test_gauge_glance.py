@@ -62,9 +62,10 @@ def test_the_card_names_where_the_window_size_came_from(qtbot):
     words = {"api": "provider's API", "catalog": "model catalog", "learned": "overflow error",
              "override": "your override", "unknown": "unknown"}
     for source, phrase in words.items():
-        gauge = make_gauge(qtbot, snap(window_source=source, compact_at_tokens=68_000))
+        gauge = make_gauge(qtbot, snap(window_source=source, compact_at_tokens=68_000, compact_percent=35.0))
         assert phrase in gauge.card.value("window_source").text(), source
-    assert gauge.card.value("compact_at").text() == "~68K (34 %)"
+    # The rule's own figure (a percent of the input room, as Settings sets it), not 68K over the whole window.
+    assert gauge.card.value("compact_at").text() == "~68K (35 %)"
 
 
 def test_the_engine_reports_where_the_window_came_from():

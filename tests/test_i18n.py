@@ -188,6 +188,8 @@ def _widget_texts(root) -> Iterator[tuple[str, str]]:  # noqa: ANN001
 
     def actions(owner, where):  # noqa: ANN001, ANN202
         for action in owner.actions():
+            if action.objectName().startswith("add:") and action.objectName() != "add:Custom":
+                continue  # Settings' Add menu: the providers' own names, like the profile box
             yield f"{where}/action", action.text()
             derived = re.sub("&|…", "", action.text())  # Qt's own tooltip of an action: its text
             yield f"{where}/action-tip", action.toolTip() if action.toolTip() != derived else ""

@@ -75,7 +75,7 @@ async def test_a_preset_fills_the_form_and_its_key_goes_to_its_own_keyring_entry
     form = ProviderForm(Settings.load(paths), None, "none")
     qtbot.addWidget(form)
     names = [form.profile_box.itemText(i) for i in range(form.profile_box.count())]
-    assert set(names) == {p.name for p in PRESETS}
+    assert set(names) == {p.name for p in PRESETS} | {"Custom"}  # the first-run page picks among presets
     form.profile_box.setCurrentText("DeepSeek")
     assert form.base_url.text() == "https://api.deepseek.com/anthropic"
     assert form.auth.currentData() == "bearer" and not form.long_ttl.isChecked()

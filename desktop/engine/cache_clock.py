@@ -8,6 +8,7 @@ import dataclasses
 from desktop.engine.catalog import ModelInfo
 from desktop.engine.context import ContextSnapshot
 from desktop.engine.session import CACHE_TTL, LONG_CACHE_TTL
+from desktop.engine.threshold import Rule
 from desktop.engine.types import Usage
 
 LEAD = 45.0  # an idle session prepares its summary this long before the cache expires
@@ -30,11 +31,14 @@ def turn_costs(info: ModelInfo, used: int) -> tuple[float | None, float | None]:
     return round(warm, 6), round(cold, 6)
 
 
-def annotate(snapshot: ContextSnapshot, *, info: ModelInfo, compact_at: int | None, last_request: float | None,
+def annotate(snapshot: ContextSnapshot, *, info: ModelInfo, compact_at: Rule | None, last_request: float | None,
              long_ttl: bool) -> ContextSnapshot:
     expires, ttl = expires_at(last_request, long_ttl)
     warm, cold = turn_costs(info, snapshot.used)
-    return dataclasses.replace(snapshot, compact_at_tokens=compact_at, cache_expires_at=expires, cache_ttl=ttl,
+    return dataclasses.replace(snapshot, compact_at_tokens=compact_at.at if compact_at else None,
+                               compact_percent=compact_at.percent if compact_at else None,
+                               compact_capped=bool(compact_at and compact_at.capped),
+                               cache_expires_at=expires, cache_ttl=ttl,
                                next_cost_warm=warm, next_cost_cold=cold)
 
 

@@ -29,6 +29,7 @@ from desktop.engine.events import (
     EngineEvent,
     Notice,
     StatusChanged,
+    SummaryFailed,
 )
 from desktop.engine.idle_prepare import IdleTimers
 from desktop.engine.library import ChatLibrary
@@ -362,7 +363,10 @@ class ChatEngine:
         stopped = Outcome(False, M.say(M.COMPACTION_STOPPED))
         job = self._compact_locked(session_id, trigger, focus, target, before_message)
         outcome = await self.tasks.run(session_id, "compact", job, stopped)
-        self.emit(Notice(session_id, outcome.message, "info" if outcome.ok else "warning"))
+        if outcome.failure is not None:
+            self.emit(SummaryFailed(session_id, outcome.failure.reason, outcome.failure.rejected))
+        else:
+            self.emit(Notice(session_id, outcome.message, "info" if outcome.ok else "warning"))
         return outcome
 
     async def _compact_locked(self, session_id: int, trigger: Trigger, focus: str | None,
@@ -475,8 +479,8 @@ class ChatEngine:
         """Start a fresh session that carries the summary and the pinned instructions of this one."""
         await self.compact(session_id, "manual")
         g = await self.view(session_id).gather()
-        title = g.session.title
-        new = await self.store.create_session(f"{title} (continued)", g.session.model, g.session.profile)
+        new = await self.store.create_session(steering.continued_title(g.session.title), g.session.model,
+                                              g.session.profile)
         if g.compaction is not None:
             text = "Context carried over from an earlier chat:\n\n" + summary_text(g.compaction)
             await self.store.add_message(new.id, "user", [{"type": "text", "text": text}],
@@ -490,7 +494,8 @@ class ChatEngine:
         if g.compaction is None:
             await self.compact(session_id, "manual")
             g = await self.view(session_id).gather()
-        new = await self.store.create_session(f"{g.session.title} (continued)", g.session.model, g.session.profile)
+        new = await self.store.create_session(steering.continued_title(g.session.title), g.session.model,
+                                              g.session.profile)
         text = steering.handoff_text(g.compaction, g.session.title) if g.compaction is not None else ""
         return new.id, text
 

@@ -37,7 +37,7 @@ from desktop.engine.context import reserved_output
 from desktop.engine.errors import classify
 from desktop.engine.events import NoticeLevel
 from desktop.engine.session import BREAKER_LIMIT, CACHE_TTL, Gathered, SessionView, Shared
-from desktop.engine.threshold import compact_at
+from desktop.engine.threshold import Rule, rule
 from desktop.engine.types import CompactionRecord, StoredMessage, Usage
 
 log = logging.getLogger(__name__)
@@ -105,10 +105,19 @@ class Outcome:
     after: int = 0  # ... and after (the same measure)
     notices: list[tuple[str, NoticeLevel]] = field(default_factory=list)  # (text, level) to tell the user once
     g: Gathered | None = None  # the session after the compaction, derived without reading it again
+    failure: Failure | None = None  # a summary asked for that failed or was refused: the card shows it
 
     @property
     def saved(self) -> int:
         return max(0, self.before - self.after)
+
+
+@dataclass(frozen=True, slots=True)
+class Failure:
+    """Why a summary asked for failed and what the model wrote instead (bounded), for the card and Retry."""
+
+    reason: str
+    rejected: str = ""
 
 
 @dataclass(frozen=True, slots=True)
@@ -167,9 +176,14 @@ class Compactor:
         return min(budget, cap) if budget else cap
 
     def threshold(self, model: str) -> int | None:
+        found = self.threshold_rule(model)
+        return found.at if found is not None else None
+
+    def threshold_rule(self, model: str) -> Rule | None:
+        """Where automatic compaction starts and the rule that puts it there (None: the window is unknown)."""
         budget = self.budget(model)
         settings = self.shared.settings
-        return compact_at(budget, settings.model_overrides, model, settings.auto_compact_ratio) if budget else None
+        return rule(budget, settings.model_overrides, model, settings.auto_compact_ratio) if budget else None
 
     def prepare_mark(self, model: str) -> int | None:
         """Where a background summary starts: the prepare ratio, moved down with a lower threshold."""
@@ -379,14 +393,16 @@ class Compactor:
                                            rejected=str(stats.get("rejected_summary") or ""))
                 outcome.notices.insert(0, (note, "warning"))
                 return outcome
-            return Outcome(False, note, before=before, after=before)
+            return Outcome(False, note, before=before, after=before,
+                           failure=Failure(error, str(stats.get("rejected_summary") or "")))
         record = await self._commit(view, g, head[-1].id, summary, trigger, stats, before)
         if record is None:  # a summary that does not shrink the context is a failed summary too
             state = await store.update_state(view.session_id, {"breaker_failures": breaker + 1})
             view.state_changed(state)
             log.warning("session %s: %s", view.session_id, NOT_SMALLER)
             return Outcome(False, NOT_SMALLER, before=before, after=before,
-                           notices=[] if trigger == "manual" else [(NOT_SMALLER, "info")])
+                           notices=[] if trigger == "manual" else [(NOT_SMALLER, "info")],
+                           failure=Failure(NOT_SMALLER, summary[:REJECTED_KEPT]) if trigger == "manual" else None)
         return await self._after(view, record, before, target)
 
     def warm(self, view: SessionView) -> bool:
@@ -436,8 +452,8 @@ class Compactor:
             snipped = await self._snip(view, g, target, after)
             if snipped.ok and snipped.g is not None:
                 g, after = snipped.g, snipped.after
-        msg = M.say(M.COMPACTED, messages=record.stats.get("messages", 0),
-                    saved=int(record.stats.get("tokens_saved", max(0, before - after))))
+        count, saved = int(record.stats.get("messages", 0)), int(record.stats.get("tokens_saved", max(0, before - after)))
+        msg = M.say(M.COMPACTED_ONE, saved=saved) if count == 1 else M.say(M.COMPACTED, messages=count, saved=saved)
         return Outcome(True, msg, record, before, after, g=g)
 
     def _chunks(self, head: list[StoredMessage], model: str) -> list[list[StoredMessage]]:
@@ -620,7 +636,8 @@ class Compactor:
             return Outcome(False, NOT_SMALLER, before=before, after=before)
         after_g = view.shape()
         after, _source = view.used(after_g)
-        return Outcome(True, M.say(M.DROPPED_OLDEST, count=len(dropped)),
+        return Outcome(True, M.say(M.DROPPED_OLDEST_ONE) if len(dropped) == 1 else
+                       M.say(M.DROPPED_OLDEST, count=len(dropped)),
                        record, before, after, g=after_g)
 
     # --- background preparation -----------------------------------------------------------------------

@@ -71,6 +71,10 @@ class ContextSnapshot:
     window_source: str = "unknown"
     # Where automatic compaction starts (the user's percent and cap): the gauge's tick and the hover card.
     compact_at_tokens: int | None = None
+    # ... and the rule behind it, the figure Settings shows: a percent of the input room (the window less the
+    # output reserve), or the user's absolute cap when that is lower.
+    compact_percent: float | None = None
+    compact_capped: bool = False
     # The prompt cache: the clock time it lapses (None: no request in this run) and its TTL in seconds; what the
     # next turn costs while it is warm and once it is cold (None: price unknown).
     cache_expires_at: float | None = None
@@ -161,9 +165,11 @@ def context_report(snap: ContextSnapshot) -> str:
         say(QT_TRANSLATE_NOOP("Engine", "Window from  {source}"),
             source=say(WINDOW_SOURCES.get(snap.window_source, snap.window_source))),
     ]
-    if snap.compact_at_tokens and snap.window:
-        lines.append(say(QT_TRANSLATE_NOOP("Engine", "Compacts at  {at} ({pct:.0f}%)"), at=_tok(snap.compact_at_tokens),
-                         pct=100 * snap.compact_at_tokens / snap.window))
+    if snap.compact_at_tokens and snap.compact_capped:
+        lines.append(say(QT_TRANSLATE_NOOP("Engine", "Compacts at  {at} (your cap)"), at=_tok(snap.compact_at_tokens)))
+    elif snap.compact_at_tokens and snap.compact_percent is not None:
+        lines.append(say(QT_TRANSLATE_NOOP("Engine", "Compacts at  {at} ({pct:.0f}% of the input room)"),
+                         at=_tok(snap.compact_at_tokens), pct=snap.compact_percent))
     if snap.last_usage:
         u = snap.last_usage
         lines.append(say(QT_TRANSLATE_NOOP(

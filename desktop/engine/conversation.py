@@ -174,8 +174,11 @@ class Conversation:
             return False
         self.hub.drop_background(self.session_id)
         await self.hub.store.delete_compaction(g.compaction.id)
-        await self.reload("undo")
-        self._emit(Notice(self.session_id, M.say(M.UNDONE), "info"))
+        after = await self.reload("undo")
+        # Say what is in use now: the summary before an edit, an earlier summary, or the originals.
+        said = (M.UNDONE_EDIT if g.compaction.stats.get("edited") else
+                M.UNDONE_TO_PREVIOUS if after.compaction is not None else M.UNDONE)
+        self._emit(Notice(self.session_id, M.say(said), "info"))
         return True
 
     async def delete_message(self, message_id: int) -> None:
@@ -301,7 +304,7 @@ class Conversation:
         # Estimating a long uncached session takes a while: keep it off the loop (the UI thread in the app).
         measured = await asyncio.to_thread(snapshot)
         return cache_clock.annotate(measured, info=route.shared.catalog.info(g.model),
-                                    compact_at=compactor.threshold(g.model), last_request=view.last_request,
+                                    compact_at=compactor.threshold_rule(g.model), last_request=view.last_request,
                                     long_ttl=route.settings.long_cache_ttl and view.long_ttl_pays(g))
 
     async def publish(self, g: Gathered) -> ContextSnapshot:

@@ -97,6 +97,15 @@ class CompactionChanged(EngineEvent):
 
 
 @dataclass(frozen=True, slots=True)
+class SummaryFailed(EngineEvent):
+    """A summary the user asked for failed or was refused: nothing changed. The chat shows why and what the model
+    wrote (a card with Retry), not only a passing notice."""
+
+    reason: str
+    rejected: str = ""
+
+
+@dataclass(frozen=True, slots=True)
 class Notice(EngineEvent):
     """Something to tell the user once (toast); never stored in the transcript."""
 

@@ -116,6 +116,8 @@ COMPACTED_ELSEWHERE = QT_TRANSLATE_NOOP(
     "This chat was compacted elsewhere (another window or command) while this summary was being written; "
     "nothing was changed here. Compact again if it is still needed.")
 UNDONE = QT_TRANSLATE_NOOP("Engine", "Compaction undone: the next request is built from the originals.")
+UNDONE_EDIT = QT_TRANSLATE_NOOP("Engine", "Your edit was undone: the previous summary is in use again.")
+UNDONE_TO_PREVIOUS = QT_TRANSLATE_NOOP("Engine", "Summary undone: the previous summary is in use again.")
 STOPPED_REPEATING = QT_TRANSLATE_NOOP(
     "Engine",
     "Stopped after {rounds} tool rounds in a row that only repeated earlier calls with the same results; "
@@ -163,10 +165,13 @@ BREAKER_OPEN = QT_TRANSLATE_NOOP(
 COMPACTED = QT_TRANSLATE_NOOP(
     "Engine",
     "Context compacted · {messages} messages summarized · ~{saved:,} tokens saved")
+COMPACTED_ONE = QT_TRANSLATE_NOOP("Engine", "Context compacted · 1 message summarized · ~{saved:,} tokens saved")
 NOTHING_TO_DROP = QT_TRANSLATE_NOOP("Engine", "Nothing could be dropped: only the latest exchange is left.")
 DROPPED_OLDEST = QT_TRANSLATE_NOOP(
     "Engine",
     "Dropped {count} oldest messages from the context (no summary available).")
+DROPPED_OLDEST_ONE = QT_TRANSLATE_NOOP(
+    "Engine", "Dropped the oldest message from the context (no summary available).")
 
 # --- Test connection (probe.py) ----------------------------------------------------------------------------
 NO_MODEL_LIST = QT_TRANSLATE_NOOP(

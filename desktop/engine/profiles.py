@@ -9,6 +9,7 @@ from __future__ import annotations
 from dataclasses import asdict, dataclass, field, replace
 from typing import Any, Literal, cast
 
+from desktop.engine import messages as M
 from desktop.engine.messages import QT_TRANSLATE_NOOP
 
 AuthKind = Literal["x-api-key", "bearer", "none"]
@@ -79,8 +80,13 @@ PRESETS: tuple[Profile, ...] = (
 )
 
 
+# "Custom": any other Anthropic-compatible endpoint; the user fills in its URL and model.
+CUSTOM = "Custom"
+CUSTOM_PRESET = Profile(CUSTOM, "", "bearer", "", "", long_cache_ttl=False)
+
+
 def preset(name: str) -> Profile | None:
-    found = next((p for p in PRESETS if p.name == name), None)
+    found = next((p for p in (*PRESETS, CUSTOM_PRESET) if p.name == name), None)
     return replace(found, model_overrides={k: dict(v) for k, v in found.model_overrides.items()}) if found else None
 
 
@@ -89,3 +95,111 @@ def find(profiles: list[Profile], name: str | None) -> Profile | None:
     if not name:
         return None
     return next((p for p in profiles if p.name == name), None) or preset(name)
+
+
+# --- editing the list of profiles (Settings: Add, Duplicate, Delete, rename) -----------------------------------
+NAME_EMPTY = QT_TRANSLATE_NOOP("Engine", "A profile needs a name.")
+NAME_TAKEN = QT_TRANSLATE_NOOP("Engine", "Two profiles are called “{name}”: give each its own name.")
+LAST_PROFILE = QT_TRANSLATE_NOOP("Engine", "Précis needs one profile to send with: add another before deleting "
+                                           "this one.")
+
+
+@dataclass(slots=True)
+class Draft:
+    """A profile as Settings edits it: ``origin`` is the saved name it started as (None: added in this edit), and
+    ``key_from`` the saved profile whose key it copies (None: no key copied)."""
+
+    profile: Profile
+    origin: str | None = None
+    key_from: str | None = None
+
+
+@dataclass(frozen=True, slots=True)
+class ProfileEdits:
+    """What saving the edited list does beyond settings.json: keys and chats follow renames, keys are copied
+    when the user asked, and a deleted profile's key is removed and its chats move to the profile in use."""
+
+    renamed: dict[str, str] = field(default_factory=dict)  # old name -> new name
+    deleted: tuple[str, ...] = ()
+    copy_keys: dict[str, str] = field(default_factory=dict)  # new name -> the saved profile whose key it takes
+
+    def __bool__(self) -> bool:
+        return bool(self.renamed or self.deleted or self.copy_keys)
+
+
+def drafts(saved: list[Profile], current: Profile) -> list[Draft]:
+    """The list Settings starts from: the saved profiles, else the one in use (not saved yet: saving keeps it)."""
+    if saved:
+        return [Draft(copy(p), p.name) for p in saved]
+    return [Draft(copy(current))]
+
+
+def copy(profile: Profile) -> Profile:
+    return replace(profile, model_overrides={k: dict(v) for k, v in profile.model_overrides.items()})
+
+
+def unique_name(name: str, taken: list[str]) -> str:
+    """``name``, or ``name 2``, ``name 3``… (the first one no profile uses)."""
+    if name not in taken:
+        return name
+    n = 2
+    while f"{name} {n}" in taken:
+        n += 1
+    return f"{name} {n}"
+
+
+def added(items: list[Draft], preset_name: str) -> Draft:
+    """A new profile from a preset (or Custom), under a name no other profile uses; appended to ``items``."""
+    base = preset(preset_name) or copy(CUSTOM_PRESET)
+    draft = Draft(replace(base, name=unique_name(base.name, [d.profile.name for d in items])))
+    items.append(draft)
+    return draft
+
+
+def duplicated(items: list[Draft], index: int, with_key: bool) -> Draft:
+    """A copy of ``items[index]`` after it, called "… copy"; its key only when the user asked (from the saved
+    profile the original started as: an unsaved profile has no key to copy yet)."""
+    source = items[index]
+    name = unique_name(f"{source.profile.name} copy", [d.profile.name for d in items])
+    key_from = (source.origin or source.key_from) if with_key else None
+    draft = Draft(replace(copy(source.profile), name=name), None, key_from)
+    items.insert(index + 1, draft)
+    return draft
+
+
+def removal_problem(items: list[Draft]) -> str | None:
+    """Why the selected profile cannot be deleted (None: it can)."""
+    return M.say(LAST_PROFILE) if len(items) <= 1 else None
+
+
+def successor(items: list[Draft], index: int, active: str) -> int:
+    """Which profile is shown (and in use once saved) after ``items[index]`` is deleted, as an index into the
+    list without it: the active one when it stays, else the one that took the deleted one's place. Chats of
+    the deleted profile move to it."""
+    rest = [d for i, d in enumerate(items) if i != index]
+    return next((i for i, d in enumerate(rest) if d.origin == active or d.profile.name == active),
+                min(index, len(rest) - 1))
+
+
+def name_problem(items: list[Draft]) -> str | None:
+    """The first problem with the names (empty, or the same name twice), in one sentence; None when they are
+    fine."""
+    seen: set[str] = set()
+    for d in items:
+        name = d.profile.name.strip()
+        if not name:
+            return M.say(NAME_EMPTY)
+        if name in seen:
+            return M.say(NAME_TAKEN, name=name)
+        seen.add(name)
+    return None
+
+
+def edits(saved: list[Profile], items: list[Draft]) -> ProfileEdits:
+    """What saving ``items`` over the ``saved`` profiles changes besides the list itself."""
+    kept = {d.origin for d in items if d.origin is not None}
+    renamed = {d.origin: d.profile.name for d in items if d.origin is not None and d.origin != d.profile.name}
+    deleted = tuple(p.name for p in saved if p.name not in kept)
+    copy_keys = {d.profile.name: d.key_from for d in items if d.key_from is not None}
+    return ProfileEdits(renamed, deleted, copy_keys)
+

@@ -4,6 +4,7 @@ works) a private file in the config folder, readable by its owner only. Never in
 from __future__ import annotations
 
 import json
+import logging
 import os
 from collections.abc import Mapping
 from dataclasses import dataclass
@@ -19,6 +20,7 @@ from desktop.engine.profiles import Profile
 SERVICE = "precis"
 ACCOUNT = "anthropic-api-key"
 # Backends that would store the key in plain text or not at all: refuse them.
+log = logging.getLogger(__name__)
 _UNSAFE_BACKENDS = ("keyrings.alt.file", "keyring.backends.fail", "keyring.backends.null")
 
 
@@ -134,6 +136,39 @@ def save_api_key_to_file(key: str, account: str = ACCOUNT) -> Path:
     entries[account] = key
     _write_key_file(entries)
     return key_file()
+
+
+def stored_key(account: str) -> tuple[str, bool] | None:
+    """The key kept under ``account`` and whether it is in the key file (else the keyring); None: no key."""
+    if keyring_status() is None:
+        try:
+            if found := keyring.get_password(SERVICE, account):
+                return found, False
+        except keyring.errors.KeyringError:
+            pass
+    found = _key_file_entries().get(account)
+    return (found, True) if found else None
+
+
+def put_key(account: str, key: str, in_file: bool) -> None:
+    """Keep ``key`` under ``account`` where its original was kept (the key file, else the keyring)."""
+    if in_file:
+        save_api_key_to_file(key, account)
+    else:
+        save_api_key(key, account)
+
+
+def forget_key(account: str) -> None:
+    """Remove the key kept under ``account`` from the keyring and the key file (nothing there: nothing to do)."""
+    if keyring_status() is None:
+        try:
+            if keyring.get_password(SERVICE, account) is not None:
+                keyring.delete_password(SERVICE, account)
+        except keyring.errors.KeyringError:
+            log.warning("the keyring refused to delete a deleted profile's key")
+    entries = _key_file_entries()
+    if entries.pop(account, None) is not None:
+        _write_key_file(entries)
 
 
 def use_for_this_run(key: str | None) -> None:

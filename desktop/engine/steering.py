@@ -3,6 +3,7 @@ compaction), a hand-off text for a new chat, and the cut for "Summarise up to he
 
 from __future__ import annotations
 
+import re
 from collections.abc import Sequence
 from typing import Any
 
@@ -11,6 +12,16 @@ from desktop.engine.compaction import cut_points, validate_summary
 from desktop.engine.types import CompactionRecord, StoredMessage
 
 HANDOFF_HEADER = "Context carried over from an earlier chat, “{title}”:"
+_CONTINUED = re.compile(r"^(?P<title>.*?) \(continued(?: (?P<n>\d+))?\)$")
+
+
+def continued_title(title: str) -> str:
+    """The title of a chat a hand-off starts: "<title> (continued)", counting on for a hand-off of a hand-off
+    ("… (continued 2)") instead of repeating the word."""
+    found = _CONTINUED.match(title)
+    if found is None:
+        return f"{title} (continued)"
+    return f"{found['title']} (continued {int(found['n'] or 1) + 1})"
 
 
 def edited_stats(record: CompactionRecord, text: str) -> dict[str, Any]:

@@ -7,6 +7,7 @@ A cap matters for 1M windows: a summary at half of one is a 500K-token request o
 from __future__ import annotations
 
 from collections.abc import Mapping
+from dataclasses import dataclass
 from typing import Any
 
 PERCENT = "compact_percent"  # share of the input room (window less the output reserve), in percent
@@ -27,10 +28,31 @@ def ratio(overrides: Mapping[str, Mapping[str, Any]], model: str, default: float
     return default
 
 
+@dataclass(frozen=True, slots=True)
+class Rule:
+    """Where automatic compaction starts, as every view says it: the tokens, the percent of the input room the
+    user set (Settings shows the same figure) and whether the absolute cap is what applies."""
+
+    at: int
+    percent: float
+    capped: bool = False
+
+
+def rule(budget: int, overrides: Mapping[str, Mapping[str, Any]], model: str, default: float) -> Rule:
+    """The rule for ``model``: its percent of the input room ``budget`` (the window less the output reserve, up
+    to a price cliff), lowered to its cap when that is smaller."""
+    share = ratio(overrides, model, default)
+    at = int(budget * share)
+    cap = override_for(overrides, model).get(CAP)
+    capped = isinstance(cap, int | float) and not isinstance(cap, bool) and cap >= CAP_RANGE[0] and cap < at
+    return Rule(max(1, int(cap) if capped and cap is not None else at), round(100 * share, 1), capped)
+
+
 def compact_at(budget: int, overrides: Mapping[str, Mapping[str, Any]], model: str, default: float) -> int:
     """Tokens at which a request triggers an automatic summary."""
-    at = int(budget * ratio(overrides, model, default))
-    cap = override_for(overrides, model).get(CAP)
-    if isinstance(cap, int | float) and not isinstance(cap, bool) and cap >= CAP_RANGE[0]:
-        at = min(at, int(cap))
-    return max(1, at)
+    return rule(budget, overrides, model, default).at
+
+
+def percent(value: float) -> int:
+    """A ratio of the input room as Settings and the hover card show it (0.5: 50)."""
+    return round(100 * value)

@@ -370,6 +370,15 @@ class Repo:
             fields["profile"] = profile
         S.update(**fields).where(S.id == session_id).execute()
 
+    def move_profile(self, old: str, new: str, model: str | None = None) -> int:
+        """The chats of profile ``old`` use ``new`` (and ``model`` when given); updated_at stays, so the sidebar's
+        order does not change. Returns how many chats moved."""
+        S = self.m.Session
+        fields: dict[str, Any] = {"profile": new}
+        if model:
+            fields["model"] = model
+        return int(S.update(**fields).where(S.profile == old).execute())
+
     def set_pinned(self, session_id: int, pinned: bool) -> None:
         """Pin or unpin a chat; its activity time stays as it is (pinning is not activity)."""
         S = self.m.Session

@@ -146,6 +146,9 @@ class Store:
                              profile: str | None = None) -> None:
         await self.call(self._repo.update_session, session_id, title=title, model=model, profile=profile)
 
+    async def move_profile(self, old: str, new: str, model: str | None = None) -> int:
+        return await self.call(self._repo.move_profile, old, new, model)
+
     async def set_pinned(self, session_id: int, pinned: bool) -> None:
         await self.call(self._repo.set_pinned, session_id, pinned)
 

@@ -11,13 +11,15 @@ from __future__ import annotations
 import asyncio
 import dataclasses
 import logging
+from collections import Counter
 from collections.abc import Coroutine
 from typing import Any, Protocol
 
 from PySide6.QtCore import QObject, Signal
 
 from desktop.engine import attachments as _attachments
-from desktop.engine import display, events, lazy_imports, shutdown
+from desktop.engine import display, events, lazy_imports, profile_edits, shutdown
+from desktop.engine import profiles as profile_list
 from desktop.engine import secrets as _secrets
 from desktop.engine.attachments import AttachmentRefused, Checked
 from desktop.engine.chat import ChatEngine, MessageTooLong
@@ -25,7 +27,18 @@ from desktop.engine.context import CATEGORIES, LABELS, WARNING_RATIO, ContextSna
 from desktop.engine.continuation import NothingToContinue
 from desktop.engine.importer import ImportFailed, ImportResult
 from desktop.engine.probe import ProbeResult, probe
-from desktop.engine.profiles import ANTHROPIC, AUTH_KINDS, AUTH_WORDS, PRESETS, Profile, find, preset
+from desktop.engine.profiles import (
+    ANTHROPIC,
+    AUTH_KINDS,
+    AUTH_WORDS,
+    CUSTOM,
+    PRESETS,
+    Draft,
+    Profile,
+    ProfileEdits,
+    find,
+    preset,
+)
 from desktop.engine.search import SearchHit
 from desktop.engine.session_lock import SessionBusy
 from desktop.engine.settings import Settings
@@ -36,6 +49,7 @@ from desktop.engine.threshold import CAP as THRESHOLD_CAP
 from desktop.engine.threshold import CAP_RANGE as THRESHOLD_CAP_RANGE
 from desktop.engine.threshold import PERCENT as THRESHOLD_PERCENT
 from desktop.engine.threshold import PERCENT_RANGE as THRESHOLD_PERCENT_RANGE
+from desktop.engine.threshold import percent as threshold_percent
 from desktop.engine.types import (
     CUT_STOP_REASONS,
     DEFAULT_TITLE,
@@ -53,6 +67,11 @@ from desktop.tools.toolbox import Toolbox
 from desktop.ui.wording import word_error
 
 __all__ = [
+    "threshold_percent",
+    "CUSTOM",
+    "Draft",
+    "ProfileEdits",
+    "profile_list",
     "covered_through",
     "THRESHOLD_CAP",
     "THRESHOLD_CAP_RANGE",
@@ -111,6 +130,10 @@ class ProviderChoice(Protocol):
     def profile(self) -> Profile | None: ...  # whose key it is (None: the settings' own profile)
     @property
     def in_file(self) -> bool: ...  # keep the key in the private key file (the user's choice without a keyring)
+    @property
+    def edits(self) -> ProfileEdits: ...  # renamed, duplicated with their key, deleted profiles
+    @property
+    def other_keys(self) -> tuple[tuple[Profile, str], ...]: ...  # keys typed for profiles other than the chosen
 
 
 class Bridge(QObject):
@@ -137,6 +160,7 @@ class Bridge(QObject):
         self._data_version: int | None = None
         self._draft_save: asyncio.Task[None] | None = None
         self.session_filter = ""  # the sidebar's filter, kept for refreshes the bridge starts itself
+        self._profile_use: Counter[str] = Counter()  # profile name -> chats naming it (as last listed)
         self._closed = False
         engine.subscribe(self._on_event)
         if toolbox is not None:
@@ -218,8 +242,14 @@ class Bridge(QObject):
         if title_filter is not None:
             self.session_filter = title_filter
         sessions = await self._engine.library.sessions(self.session_filter)
+        every = sessions if not self.session_filter else await self._engine.library.sessions()
+        self._profile_use = Counter(s.profile for s in every if s.profile)
         self.sessions_changed.emit(sessions)
         return sessions
+
+    def chats_per_profile(self) -> dict[str, int]:
+        """How many chats name each profile (as last listed): Settings says so before deleting one."""
+        return dict(self._profile_use)
 
     async def open_session(self, session_id: int, originals: bool = False) -> None:
         """Show the newest page. Messages a summary replaced stay collapsed under its card unless ``originals``."""
@@ -437,18 +467,30 @@ class Bridge(QObject):
         """Save settings (file) and the key (keyring, or memory for this run). Returns an error for the user."""
         loop = asyncio.get_running_loop()
         profile = choice.profile or find(choice.settings.profiles, choice.settings.profile)
-        account = profile.keyring_account if profile else _secrets.ACCOUNT
-        if choice.api_key:
+        # Keys follow renames first: a key typed for a renamed profile is then saved under its new name.
+        if choice.edits:
+            in_use = find(choice.settings.profiles, choice.settings.profile) or Profile(choice.settings.profile)
+            try:
+                await profile_edits.apply(self._engine.store, choice.edits, in_use)
+            except (OSError, _secrets.KeyringUnavailable) as exc:
+                return word_error(exc)
+            finally:
+                await self.refresh_sessions()
+        for owner, key in ((profile, choice.api_key), *choice.other_keys):
+            if not key:
+                continue
+            account = owner.keyring_account if owner else _secrets.ACCOUNT
             if choice.in_file:
                 try:
-                    await loop.run_in_executor(None, _secrets.save_api_key_to_file, choice.api_key, account)
+                    await loop.run_in_executor(None, _secrets.save_api_key_to_file, key, account)
                 except OSError as exc:
                     return word_error(exc)
             elif choice.run_only:
-                _secrets.use_for_this_run(choice.api_key)
+                if owner is profile:  # one key kept in memory: the profile in use's
+                    _secrets.use_for_this_run(key)
             else:
                 try:
-                    await loop.run_in_executor(None, _secrets.save_api_key, choice.api_key, account)
+                    await loop.run_in_executor(None, _secrets.save_api_key, key, account)
                 except _secrets.KeyringUnavailable as exc:
                     return word_error(exc)
         await loop.run_in_executor(None, choice.settings.save, self._engine.paths)

@@ -33,9 +33,12 @@ def values(snap: ContextSnapshot, now: Callable[[], float] = time.time) -> dict[
     """Each row's text, None to hide the row."""
     out: dict[str, str | None] = {key: None for key in ROWS}
     if snap.compact_at_tokens:
+        # The rule as Settings sets it (a percent of the input room, or the cap), not a share of the whole window.
         text = "~" + fmt_tokens(snap.compact_at_tokens)
-        if snap.window:
-            text += f" ({100 * snap.compact_at_tokens / snap.window:.0f} %)"
+        if snap.compact_capped:
+            text += " (" + QCoreApplication.translate("HoverCard", "your cap") + ")"
+        elif snap.compact_percent is not None:
+            text += f" ({snap.compact_percent:.0f} %)"
         out["compact_at"] = text
     if snap.cache_expires_at is not None:
         left = snap.cache_expires_at - now()

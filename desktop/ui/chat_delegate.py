@@ -118,6 +118,10 @@ TAG_COLOURS = {"error": ("#b42318", "#ff8a80"), "interrupted": ("#7d5300", "#f0b
 
 def card_actions(detail: dict[str, Any]) -> list[tuple[str, str]]:
     """The compaction card's actions as (action, label), in the order the card shows them."""
+    if detail.get("failure"):  # a summary that failed outside any row: its text, and Retry
+        return [("summary", QCoreApplication.translate("ChatDelegate", "Hide details") if detail.get("expanded")
+                 else QCoreApplication.translate("ChatDelegate", "Show details")),
+                ("retry_summary", QCoreApplication.translate("ChatDelegate", "Retry"))]
     actions = [
         ("summary", QCoreApplication.translate("ChatDelegate", "Hide summary") if detail.get("expanded")
          else QCoreApplication.translate("ChatDelegate", "View summary")),
@@ -128,6 +132,8 @@ def card_actions(detail: dict[str, Any]) -> list[tuple[str, str]]:
         actions.append(("undo", QCoreApplication.translate("ChatDelegate", "Undo")))
         actions.append(("edit", QCoreApplication.translate("ChatDelegate", "Edit summary…")))
         actions.append(("handoff", QCoreApplication.translate("ChatDelegate", "New chat from summary")))
+    if detail.get("retryable"):  # a trimmed row whose summary failed: try the summary again
+        actions.append(("retry_summary", QCoreApplication.translate("ChatDelegate", "Retry the summary")))
     return actions
 
 

@@ -653,6 +653,9 @@ class ChatModel(QAbstractListModel):
         """An ephemeral card (e.g. the /context breakdown) at the bottom of the transcript."""
         return self.add_card("notice", text, title=title)
 
+    def remove_card(self, key: str) -> None:
+        self._remove_row(self.row_of(key))
+
     def clear_cards(self, kind: Literal["compaction", "notice"] | None = None) -> None:
         for i in reversed(range(len(self._rows))):
             row = self._rows[i]

@@ -1,12 +1,17 @@
 """What a compaction card says about its row: summarised or trimmed (and why the summary failed), what the
-summary cost and what it saves on every later turn, whether the user edited it."""
+summary cost and what it saves on every later turn, whether the user edited it; and the card a summary that
+failed outside any row leaves (why, what the model wrote, Retry)."""
 
 from __future__ import annotations
+
+import re
 
 from PySide6.QtCore import QCoreApplication
 
 from desktop.ui.bridge import CompactionRecord
 from desktop.ui.format import fmt_cost
+from desktop.ui.plural import numerus
+from desktop.ui.wording import word
 
 EXCERPT = 600  # characters of a refused summary the card quotes
 
@@ -15,16 +20,16 @@ def card_title(record: CompactionRecord) -> str:
     stats = record.stats
     count = int(stats.get("messages", 0))
     if stats.get("snipped"):
-        title = QCoreApplication.translate(
-            "CompactionCard", "Context trimmed · {n} oldest messages dropped without a summary").format(n=f"{count:,}")
+        title = numerus(QCoreApplication.translate(
+            "CompactionCard", "Context trimmed · %n oldest message(s) dropped without a summary", None, count), count)
         reason = str(stats.get("summary_error") or "")
         if reason:
             title += " · " + QCoreApplication.translate("CompactionCard", "the summary failed: {reason}").format(reason=reason)
         return title
     saved = int(stats.get("tokens_saved", 0))
-    title = QCoreApplication.translate(
-        "CompactionCard", "Context compacted · {n} messages summarized · ~{saved} tokens saved").format(
-        n=f"{count:,}", saved=f"{saved:,}")
+    title = numerus(QCoreApplication.translate(
+        "CompactionCard", "Context compacted · %n message(s) summarized · ~{saved} tokens saved", None, count),
+        count).format(saved=f"{saved:,}")
     cost = stats.get("summary_cost")
     if isinstance(cost, int | float):
         read = int((stats.get("summary_usage") or {}).get("cache_read_input_tokens") or 0)
@@ -38,14 +43,52 @@ def card_title(record: CompactionRecord) -> str:
     return title
 
 
+def _quoted(rejected: str) -> str:
+    if len(rejected) > EXCERPT:  # enough to see what went wrong; a looping reply would fill the chat
+        rejected = rejected[:EXCERPT].rstrip() + " …"
+    return "\n".join("> " + line for line in rejected.splitlines())
+
+
 def card_body(record: CompactionRecord) -> str:
     """The card's text: the summary, and on a trimmed row what the summary model wrote that was refused."""
     rejected = str(record.stats.get("rejected_summary") or "").strip()
     if not record.stats.get("snipped") or not rejected:
-        return record.summary
-    if len(rejected) > EXCERPT:  # enough to see what went wrong; a looping reply would fill the chat
-        rejected = rejected[:EXCERPT].rstrip() + " …"
-    quoted = "\n".join("> " + line for line in rejected.splitlines())
+        return readable(record.summary)
     heading = QCoreApplication.translate("CompactionCard", "What the summary model wrote (refused):")
-    return f"{record.summary}\n\n{heading}\n\n{quoted}"
+    return f"{readable(record.summary)}\n\n{heading}\n\n{_quoted(rejected)}"
 
+
+# A line that starts a labelled part of a section ("Done:", "In progress: the AST"), a list item, a fence.
+_LABEL = re.compile(r"^\s*[^\s*+>#|-][^:：]{0,40}[:：](\s|$)")
+_ITEM = re.compile(r"^\s*(?:[-*+]|\d+[.)])\s")
+
+
+def readable(summary: str) -> str:
+    """The summary as Markdown that keeps its lines: a labelled line ("In progress:") after a list item or
+    another line starts a paragraph of its own instead of joining the line before it (Markdown runs a
+    paragraph's lines together and takes a line after a list item as part of that item)."""
+    out: list[str] = []
+    fenced = False
+    for line in summary.splitlines():
+        if line.lstrip().startswith(("```", "~~~")):
+            fenced = not fenced
+        previous = out[-1] if out else ""
+        if (not fenced and previous.strip() and line.strip() and not _ITEM.match(line)
+                and (_LABEL.match(line) or _ITEM.match(previous))):
+            out.append("")
+        out.append(line)
+    return "\n".join(out)
+
+
+def failure_title() -> str:
+    return QCoreApplication.translate("CompactionCard", "Summary failed · nothing was compacted")
+
+
+def failure_body(reason: str, rejected: str) -> str:
+    """Why the summary failed, and what the model wrote instead (an excerpt), for the failure card."""
+    why = QCoreApplication.translate("CompactionCard", "Why: {reason}").format(reason=word(reason))
+    rejected = rejected.strip()
+    if not rejected:
+        return why + "\n\n" + QCoreApplication.translate("CompactionCard", "The model wrote nothing usable.")
+    heading = QCoreApplication.translate("CompactionCard", "What the summary model wrote:")
+    return f"{why}\n\n{heading}\n\n{_quoted(rejected)}"

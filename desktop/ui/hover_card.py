@@ -213,7 +213,9 @@ class HoverCard(QFrame):
             "Where Précis got this model's context window size: reported by the provider's models API, "
             "the built-in catalog, learned from a context-overflow error, an override in Settings, "
             "or the PRECIS_CONTEXT_WINDOW variable"))
-        v["compact_at"].setToolTip(self.tr("Automatic compaction starts here (the tick on the ring)"))
+        v["compact_at"].setToolTip(self.tr("Automatic compaction starts here (the tick on the ring): the percent "
+                                           "of the input room (the window less the output reserve) set in "
+                                           "Settings"))
         v["used"].setText(fmt_tokens(snap.used))
         v["used"].setToolTip(self.tr("{n} tokens").format(n=fmt_tokens_exact(snap.used)))
         v["percent"].setText(fmt_percent(snap.percent))

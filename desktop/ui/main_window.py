@@ -32,7 +32,7 @@ from desktop.ui.bridge import (
 )
 from desktop.ui.chat_model import ChatModel
 from desktop.ui.chat_view import ChatView
-from desktop.ui.compaction_card import card_body, card_title
+from desktop.ui.compaction_card import card_body, card_title, failure_body, failure_title
 from desktop.ui.composer import Composer
 from desktop.ui.error_banner import ErrorBanner
 from desktop.ui.format import fmt_count
@@ -470,7 +470,7 @@ class MainWindow(QMainWindow):
     def open_settings(self) -> SettingsDialog:
         """The profiles dialog (window-modal; the loop keeps running, so Test connection can answer)."""
         dialog = SettingsDialog(self.bridge.settings, self.bridge.keyring_status(), self.bridge.credentials_source(),
-                                self, prices=self.bridge.prices())
+                                self, prices=self.bridge.prices(), chats=self.bridge.chats_per_profile())
         dialog.setAttribute(Qt.WidgetAttribute.WA_DeleteOnClose)
         dialog.accepted.connect(lambda: self._apply_choice(dialog.choice()))
         self.look.attach_settings(dialog)
@@ -568,6 +568,8 @@ class MainWindow(QMainWindow):
                 self.chat_model.set_trimmed(set(snapshot.trimmed))
             case events.CompactionChanged(note=note, records=records) if note != "switch":
                 self._on_compactions(list(records))  # (a switch is followed by PathChanged: the page is read)
+            case events.SummaryFailed(reason=reason, rejected=rejected):
+                self._on_summary_failed(reason, rejected)
             case events.Notice(text=text, level=level):
                 self.toast.show_message(word(text), level)
             case events.PathChanged():  # originals stay shown if they were
@@ -671,7 +673,19 @@ class MainWindow(QMainWindow):
                 title=card_title(record),
             )
             self.chat_model.set_card_detail(key, undoable=record is records[-1], record_id=record.id,
-                                            originals_shown=not self.hidden_through)
+                                            originals_shown=not self.hidden_through,
+                                            retryable=record is records[-1] and bool(record.stats.get("snipped"))
+                                            and bool(record.stats.get("summary_error")))
+
+    def _on_summary_failed(self, reason: str, rejected: str) -> None:
+        """A summary asked for failed: a card after the newest message says why and what the model wrote, with
+        Retry (one such card at a time; a summary that succeeds replaces it)."""
+        for row in range(self.chat_model.rowCount() - 1, -1, -1):
+            if self.chat_model.row_at(row).detail.get("failure"):
+                self.chat_model.remove_card(str(self.chat_model.row_at(row).key))
+        self.chat_model.add_card("compaction", failure_body(reason, rejected), title=failure_title(),
+                                 detail={"failure": True, "expanded": True})
+        self.chat.scroll_to_bottom()
 
     def _scroll_card_to(self, record_id: int, y: int) -> bool:
         """Put the card of compaction ``record_id`` at ``y`` in the viewport; False when it is not shown."""
@@ -708,6 +722,8 @@ class MainWindow(QMainWindow):
             self._edit_summary(int(card.detail.get("record_id", 0)))
         elif action == "handoff":
             self.bridge.spawn(self.bridge.new_chat_from_summary(self.session_id))
+        elif action == "retry_summary":
+            self.bridge.spawn(self.bridge.compact(self.session_id))
 
     def _edit_summary(self, record_id: int) -> None:
         """Edit summary: the text the user saves becomes a new compaction row (Undo restores this one)."""

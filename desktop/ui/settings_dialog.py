@@ -3,7 +3,9 @@ Test connection. The key goes to the OS keyring only, one per profile."""
 
 from __future__ import annotations
 
-from dataclasses import dataclass, replace
+from collections.abc import Mapping
+from dataclasses import dataclass, field, replace
+from functools import partial
 
 from PySide6.QtCore import Qt, Signal
 from PySide6.QtWidgets import (
@@ -17,15 +19,31 @@ from PySide6.QtWidgets import (
     QHBoxLayout,
     QLabel,
     QLineEdit,
+    QMenu,
+    QMessageBox,
     QPushButton,
     QScrollArea,
     QSpinBox,
+    QToolButton,
     QVBoxLayout,
     QWidget,
 )
 
-from desktop.ui.bridge import ANTHROPIC, AUTH_KINDS, AUTH_WORDS, PRESETS, Profile, Settings, preset
+from desktop.ui.bridge import (
+    ANTHROPIC,
+    AUTH_KINDS,
+    AUTH_WORDS,
+    CUSTOM,
+    PRESETS,
+    Draft,
+    Profile,
+    ProfileEdits,
+    Settings,
+    preset,
+)
+from desktop.ui.bridge import profile_list as P
 from desktop.ui.language_box import LanguageBox
+from desktop.ui.plural import numerus
 from desktop.ui.threshold_settings import ThresholdFields
 from desktop.ui.wording import word
 
@@ -39,6 +57,8 @@ class ProviderChoice:
     run_only: bool  # keep the key in memory for this run instead of the keyring
     profile: Profile | None = None  # the profile the key belongs to (None: the settings' own)
     in_file: bool = False  # keep the key in a private file in the config folder (where no keyring works)
+    edits: ProfileEdits = field(default_factory=ProfileEdits)  # renames, copied keys, deletions (Settings)
+    other_keys: tuple[tuple[Profile, str], ...] = ()  # keys typed for other profiles than ``profile``
 
 
 # (the date the prices in use were checked, the prices.json that updates them, what was wrong with it)
@@ -73,10 +93,18 @@ class ProviderForm(QWidget):
     test_requested = Signal(object, str)  # Profile, the key typed (empty: the stored one)
 
     def __init__(self, settings: Settings, keyring_problem: str | None, key_source: str,
-                 parent: QWidget | None = None, *, price_note: PricesNote | None = None):
+                 parent: QWidget | None = None, *, price_note: PricesNote | None = None, manage: bool = False,
+                 chats: Mapping[str, int] | None = None):
+        """``manage``: Settings' list of the user's own profiles with Add, Duplicate and Delete (the first-run
+        page instead offers the presets to pick from); ``chats``: how many chats name each profile."""
         super().__init__(parent)
         self._settings = settings
+        self._manage = manage
+        self._chats = dict(chats or {})
         self._profiles = {p.name: p for p in settings.profiles}
+        self._drafts: list[Draft] = P.drafts(settings.profiles, current_profile(settings))
+        self._index = 0  # the draft the fields show (manage mode)
+        self._typed_keys: dict[int, str] = {}  # id(draft) -> a key typed for it before another was picked
         self.profile_box = QComboBox(self)
         self.profile_box.setObjectName("profile_box")
         self.profile_box.setAccessibleName(self.tr("Provider profile"))
@@ -176,8 +204,48 @@ class ProviderForm(QWidget):
         self.env_note.setWordWrap(True)
         self.env_note.hide()
 
+        self.add_button = QToolButton(self)
+        self.add_button.setObjectName("add_profile")
+        self.add_button.setText(self.tr("Add"))
+        self.add_button.setToolTip(self.tr("A new profile from a provider's preset, or Custom for any other "
+                                           "Anthropic-compatible endpoint"))
+        self.add_button.setPopupMode(QToolButton.ToolButtonPopupMode.InstantPopup)
+        add_menu = QMenu(self.add_button)
+        for name in [p.name for p in PRESETS] + [CUSTOM]:
+            label = self.tr("Custom (any Anthropic-compatible endpoint)") if name == CUSTOM else name
+            action = add_menu.addAction(label)
+            action.setObjectName(f"add:{name}")
+            action.triggered.connect(partial(self.add_profile, name))
+        self.add_button.setMenu(add_menu)
+        self.duplicate_button = QToolButton(self)
+        self.duplicate_button.setObjectName("duplicate_profile")
+        self.duplicate_button.setText(self.tr("Duplicate"))
+        self.duplicate_button.setPopupMode(QToolButton.ToolButtonPopupMode.MenuButtonPopup)
+        self.duplicate_button.setToolTip(self.tr("A copy of this profile without its key (the menu copies the key "
+                                                 "too)"))
+        duplicate_menu = QMenu(self.duplicate_button)
+        duplicate_menu.addAction(self.tr("Duplicate without the key"), lambda: self.duplicate_profile(False))
+        duplicate_menu.addAction(self.tr("Duplicate with the key"), lambda: self.duplicate_profile(True))
+        self.duplicate_button.setMenu(duplicate_menu)
+        self.duplicate_button.clicked.connect(lambda: self.duplicate_profile(False))
+        self.delete_button = QPushButton(self.tr("Delete…"), self)
+        self.delete_button.setObjectName("delete_profile")
+        self.delete_button.clicked.connect(self.ask_delete)
+        self.delete_box: QMessageBox | None = None  # the open confirmation
+        self.profile_problem = QLabel(self)
+        self.profile_problem.setObjectName("profile_problem")
+        self.profile_problem.setWordWrap(True)
+        self.profile_problem.setStyleSheet("color: #b42318;")
+        self.profile_problem.hide()
+        profile_row = QHBoxLayout()
+        profile_row.addWidget(self.profile_box, 1)
+        for button in (self.add_button, self.duplicate_button, self.delete_button):
+            profile_row.addWidget(button)
+            button.setVisible(manage)
+
         form = QFormLayout()
-        form.addRow(self.tr("Profile"), self.profile_box)
+        form.addRow(self.tr("Profile"), profile_row)
+        form.addRow("", self.profile_problem)
         form.addRow(self.tr("Name"), self.profile_name)
         form.addRow(self.tr("Base URL"), self.base_url)
         form.addRow(self.tr("Authentication"), self.auth)
@@ -210,16 +278,135 @@ class ProviderForm(QWidget):
         layout.addWidget(self.test_result)
 
         current = current_profile(settings)
-        names = [current.name, *[n for n in self._profiles if n != current.name],
-                 *[p.name for p in PRESETS if p.name != current.name and p.name not in self._profiles]]
-        self._profiles.setdefault(current.name, current)
-        self.profile_box.addItems(names)
-        self.profile_box.currentTextChanged.connect(self._pick)
+        if manage:  # the user's own profiles only: a preset becomes one through Add, never by being picked
+            self.profile_box.addItems([d.profile.name for d in self._drafts])
+            self._index = next((i for i, d in enumerate(self._drafts) if d.profile.name == current.name), 0)
+            self.profile_box.setCurrentIndex(self._index)
+            self.profile_box.currentIndexChanged.connect(self._switch)
+            self.profile_name.textEdited.connect(self._renamed)
+            current = self._drafts[self._index].profile
+        else:
+            names = [current.name, *[n for n in self._profiles if n != current.name],
+                     *[p.name for p in (*PRESETS, preset(CUSTOM)) if p is not None and p.name != current.name
+                       and p.name not in self._profiles]]
+            self._profiles.setdefault(current.name, current)
+            self.profile_box.addItems(names)
+            self.profile_box.currentTextChanged.connect(self._pick)
         self.test_button.clicked.connect(lambda: self.test_requested.emit(self.profile(), self.api_key.text().strip()))
         self._show(current)
         self._mark_env()
+        self._buttons_state()
 
     # --- profiles ---------------------------------------------------------------------------------------
+    def _keep_fields(self) -> None:
+        """What the fields show goes back into the draft they show (before another is picked or saved)."""
+        draft = self._drafts[self._index]
+        draft.profile = self.profile()
+        typed = self.api_key.text().strip()
+        if typed:
+            self._typed_keys[id(draft)] = typed
+        else:
+            self._typed_keys.pop(id(draft), None)
+
+    def _switch(self, index: int) -> None:
+        if index < 0 or index >= len(self._drafts) or index == self._index:
+            return
+        self._keep_fields()
+        self._index = index
+        draft = self._drafts[index]
+        self._show(draft.profile)
+        self._mark_env()
+        self.api_key.setText(self._typed_keys.get(id(draft), ""))
+        self.test_result.hide()
+        self._check_names()
+
+    def _renamed(self, text: str) -> None:
+        self.profile_box.setItemText(self._index, text.strip())
+        self._drafts[self._index].profile.name = text.strip()
+        self._check_names()
+
+    def _check_names(self) -> str | None:
+        problem = P.name_problem(self._drafts)
+        self.profile_problem.setText(word(problem) if problem else "")
+        self.profile_problem.setVisible(bool(problem))
+        return problem
+
+    def _buttons_state(self) -> None:
+        self.delete_button.setEnabled(P.removal_problem(self._drafts) is None)
+        self.delete_button.setToolTip(word(P.removal_problem(self._drafts) or "") or
+                                      self.tr("Delete this profile and its saved key"))
+
+    def _append(self, draft: Draft, at: int) -> None:
+        self.profile_box.blockSignals(True)
+        self.profile_box.insertItem(at, draft.profile.name)
+        self.profile_box.blockSignals(False)
+        self.profile_box.setCurrentIndex(at)  # shows it (_switch)
+        self._buttons_state()
+        self.profile_name.setFocus()
+        self.profile_name.selectAll()
+
+    def add_profile(self, preset_name: str) -> None:
+        """Add: a new profile from a preset (or Custom), shown in the list and selected; saved with Save."""
+        self._keep_fields()
+        draft = P.added(self._drafts, preset_name)
+        self._append(draft, len(self._drafts) - 1)
+
+    def duplicate_profile(self, with_key: bool) -> None:
+        self._keep_fields()
+        draft = P.duplicated(self._drafts, self._index, with_key)
+        self._append(draft, self._index + 1)
+
+    def ask_delete(self) -> QMessageBox | None:
+        """Delete asks first, saying what happens to the key and to the chats that use the profile."""
+        if P.removal_problem(self._drafts) is not None:
+            return None
+        self._keep_fields()
+        draft = self._drafts[self._index]
+        name = draft.profile.name
+        others = [d.profile.name for i, d in enumerate(self._drafts) if i != self._index]
+        successor = others[P.successor(self._drafts, self._index, self._settings.profile)]
+        chats = self._chats.get(draft.origin or "", 0)
+        text = self.tr("Delete the profile “%1”? Its saved key is removed from this computer.").replace("%1", name)
+        if chats:
+            text += "\n\n" + numerus(self.tr("This profile is used by %n chat(s): they keep their messages and "
+                                              "continue on “%1” (the profile in use when you save) with its model.",
+                                              "", chats), chats).replace("%1", successor)
+        box = QMessageBox(QMessageBox.Icon.Question, self.tr("Delete profile"), text,
+                          QMessageBox.StandardButton.Cancel, self)
+        box.setObjectName("delete_profile_box")
+        delete = box.addButton(self.tr("Delete"), QMessageBox.ButtonRole.DestructiveRole)
+        box.setDefaultButton(QMessageBox.StandardButton.Cancel)
+        box.buttonClicked.connect(lambda b: self.delete_current() if b is delete else None)
+        self.delete_box = box
+        box.open()
+        return box
+
+    def delete_current(self) -> None:
+        """Remove the shown profile from the list (Save makes it so: Cancel keeps it)."""
+        if P.removal_problem(self._drafts) is not None:
+            return
+        at = self._index
+        after = P.successor(self._drafts, at, self._settings.profile)
+        draft = self._drafts.pop(at)
+        self._typed_keys.pop(id(draft), None)
+        self._index = after
+        self.profile_box.blockSignals(True)
+        self.profile_box.removeItem(at)
+        self.profile_box.setCurrentIndex(self._index)
+        self.profile_box.blockSignals(False)
+        self._show(self._drafts[self._index].profile)
+        self._mark_env()
+        self.api_key.setText(self._typed_keys.get(id(self._drafts[self._index]), ""))
+        self._buttons_state()
+        self._check_names()
+
+    def problem(self) -> str | None:
+        """Why the form cannot be saved as it is (names empty or the same twice), in one sentence."""
+        if not self._manage:
+            return None
+        self._keep_fields()
+        return self._check_names()
+
     def _pick(self, name: str) -> None:
         profile = self._profiles.get(name) or preset(name)
         if profile is not None:
@@ -258,8 +445,12 @@ class ProviderForm(QWidget):
 
     def profile(self) -> Profile:
         """The profile as the fields describe it (an environment override keeps the profile's own value)."""
-        name = self.profile_name.text().strip() or self.profile_box.currentText() or "Custom"
-        base = self._profiles.get(self.profile_box.currentText()) or Profile(name)
+        if self._manage:
+            name = self.profile_name.text().strip()
+            base = self._drafts[self._index].profile
+        else:
+            name = self.profile_name.text().strip() or self.profile_box.currentText() or CUSTOM
+            base = self._profiles.get(self.profile_box.currentText()) or Profile(name)
 
         def value(field_name: str) -> str:
             edit: QLineEdit = getattr(self, field_name)
@@ -285,10 +476,21 @@ class ProviderForm(QWidget):
         self.test_result.show()
 
     def choice(self) -> ProviderChoice:
-        profile = self.profile()
-        profiles = [p for p in self._settings.profiles if p.name not in (profile.name, self.profile_box.currentText())]
+        edits = ProfileEdits()
+        other_keys: tuple[tuple[Profile, str], ...] = ()
+        if self._manage:  # the list as shown, the shown profile in use
+            self._keep_fields()
+            profile = self._drafts[self._index].profile
+            listed = [d.profile for d in self._drafts]
+            edits = P.edits(self._settings.profiles, self._drafts)
+            other_keys = tuple((d.profile, self._typed_keys[id(d)]) for i, d in enumerate(self._drafts)
+                               if i != self._index and id(d) in self._typed_keys)
+        else:
+            profile = self.profile()
+            listed = [*(p for p in self._settings.profiles
+                        if p.name not in (profile.name, self.profile_box.currentText())), profile]
         plain = replace(self._settings, max_output_tokens=self.max_output.value(),
-                        thinking_budget_tokens=self.thinking_budget.value(), profiles=[*profiles, profile],
+                        thinking_budget_tokens=self.thinking_budget.value(), profiles=listed,
                         language=self.language.value(), allow_price_tiers=self.price_tiers.isChecked())
         plain.env_overrides = {}
         settings = plain.with_profile(profile).with_env({var: str(getattr(self._settings, name))
@@ -296,16 +498,18 @@ class ProviderForm(QWidget):
                                                        if name in self._settings.env_overrides})
         in_file = self.in_file.isVisibleTo(self) and self.in_file.isChecked()
         return ProviderChoice(settings, self.api_key.text().strip(), self.run_only.isChecked() and not in_file,
-                              profile, in_file)
+                              profile, in_file, edits, other_keys)
 
 
 class SettingsDialog(QDialog):
     def __init__(self, settings: Settings, keyring_problem: str | None, key_source: str,
-                 parent: QWidget | None = None, *, prices: PricesNote | None = None):
+                 parent: QWidget | None = None, *, prices: PricesNote | None = None,
+                 chats: Mapping[str, int] | None = None):
         super().__init__(parent)
         self.setWindowTitle(self.tr("Settings · Provider profiles"))
         self.setMinimumWidth(560)
-        self.form = ProviderForm(settings, keyring_problem, key_source, self, price_note=prices)
+        self.form = ProviderForm(settings, keyring_problem, key_source, self, price_note=prices, manage=True,
+                                 chats=chats)
         from desktop.ui.instructions_dialog import DefaultInstructions
 
         self.instructions = DefaultInstructions(settings.instructions, self)
@@ -326,6 +530,11 @@ class SettingsDialog(QDialog):
         layout.addWidget(self.instructions)
         layout.addLayout(appearance)
         layout.addWidget(buttons)
+
+    def accept(self) -> None:
+        """Save closes the dialog only when the profiles can be saved (else the form says why)."""
+        if self.form.problem() is None:
+            super().accept()
 
     def choice(self) -> ProviderChoice:
         """The form's choice with the default instructions typed here."""

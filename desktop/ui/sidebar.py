@@ -22,6 +22,7 @@ from PySide6.QtWidgets import (
 )
 
 from desktop.ui.bridge import SessionInfo
+from desktop.ui.plural import numerus
 from desktop.ui.session_groups import group_key, group_label
 
 ID_ROLE = Qt.ItemDataRole.UserRole
@@ -113,7 +114,10 @@ class Sidebar(QWidget):
             if key != previous:
                 item.setData(GROUP_ROLE, group_label(key))
                 previous = key
-            item.setToolTip(self.tr("{n} messages").format(n=s.message_count))
+            # The whole title (a long one is cut in the list, "… (continued)" with it) and the count, worded
+            # through Qt's %n.
+            count = numerus(self.tr("%n message(s)", "", s.message_count), s.message_count)
+            item.setToolTip(f"{s.title}\n{count}" if s.title else count)
             self.list.addItem(item)
             if s.id == self._current_id:
                 self.list.setCurrentItem(item)

@@ -8,7 +8,13 @@ from typing import Any
 
 from PySide6.QtWidgets import QHBoxLayout, QLabel, QSpinBox, QWidget
 
-from desktop.ui.bridge import THRESHOLD_CAP, THRESHOLD_CAP_RANGE, THRESHOLD_PERCENT, THRESHOLD_PERCENT_RANGE
+from desktop.ui.bridge import (
+    THRESHOLD_CAP,
+    THRESHOLD_CAP_RANGE,
+    THRESHOLD_PERCENT,
+    THRESHOLD_PERCENT_RANGE,
+    threshold_percent,
+)
 
 
 class ThresholdFields(QWidget):
@@ -19,9 +25,11 @@ class ThresholdFields(QWidget):
         # 0: the default (below the range's floor is clamped by the settings check)
         self.percent.setRange(0, int(THRESHOLD_PERCENT_RANGE[1]))
         self.percent.setSuffix(" %")
-        self.percent.setSpecialValueText(self.tr("default ({n} %)").format(n=round(100 * default_ratio)))
-        self.percent.setToolTip(self.tr("Share of the context window (less the output reserve) at which the "
-                                        "older part of the chat is summarised"))
+        # The figure the hover card and /context show for the same rule (threshold_percent: one rounding).
+        self.percent.setSpecialValueText(self.tr("default ({n} %)").format(n=threshold_percent(default_ratio)))
+        self.percent.setToolTip(self.tr("Percent of the input room (the context window less the output reserve) "
+                                        "at which the older part of the chat is summarised; the chat's hover card "
+                                        "shows the same figure"))
         self.cap = QSpinBox(self)
         self.cap.setObjectName("compact_at_tokens")
         self.cap.setRange(0, THRESHOLD_CAP_RANGE[1])
