@@ -30,6 +30,7 @@ from desktop.ui.bridge import (
     covered_through,
     events,
 )
+from desktop.ui.chat_keys import ChatKeys
 from desktop.ui.chat_model import ChatModel
 from desktop.ui.chat_view import ChatView
 from desktop.ui.compaction_card import card_body, card_title
@@ -154,6 +155,7 @@ class MainWindow(QMainWindow):
                                    bound_actions={"new_chat": self.new_action, "settings": self.settings_action})
         self.reading = ReadingUi(self, self, header, pane)
         self.state = WindowState(self, self, self._qsettings)  # the last chat, each chat's place, tool outcomes
+        self.keys = ChatKeys(self, self, self.sidebar)  # switch chats, regenerate, attach, flip versions
         self.look = WindowLook(self, header, qsettings=self._qsettings, sidebar=self.sidebar, splitter=self.splitter,
                                gauge=self.gauge, chat=self.chat, composer=self.composer,
                                more_icons=(self.tools.refresh_icons,))
