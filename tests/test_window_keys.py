@@ -147,3 +147,33 @@ async def test_the_shortcut_sheet_lists_every_key_the_window_binds(window, fake_
                     "next_version"):
         entry = next(s for s in SHORTCUTS if s.command == command)
         assert {k.toString(QKeySequence.SequenceFormat.PortableText) for k in entry.sequences()} <= bound, command
+
+
+def test_the_version_arrows_are_a_readable_size_and_easy_to_hit(qtbot):
+    from PySide6.QtGui import QFontInfo
+
+    from desktop.engine.types import StoredMessage
+    from desktop.ui.chat_model import ChatModel
+    from desktop.ui.chat_view import ChatView
+
+    view = ChatView()
+    model = ChatModel(view)
+    view.setModel(model)
+    view.resize(640, 480)
+    qtbot.addWidget(view)
+    view.show()
+    qtbot.waitExposed(view)
+    rows = [StoredMessage(1, 1, "user", [{"type": "text", "text": "question"}]),
+            StoredMessage(3, 1, "assistant", [{"type": "text", "text": "first of two"}], parent_id=1)]
+    model.set_messages(rows, False, {3: (1, 2)})
+    view.doItemsLayout()
+    reply = model.index(1, 0)
+    prev, nxt = view.delegate.version_rects(reply, view.visualRect(reply))
+    for arrow in (prev, nxt):  # on main 20 x 17 px
+        assert arrow.width() >= 24 and arrow.height() >= 22, arrow
+    label, arrows = view.delegate.versions_fonts()
+    body = QFontInfo(view.font()).pixelSize()
+    assert QFontInfo(label).pixelSize() >= body  # "2/3" as large as the text (on main 0.85 of it)
+    assert QFontInfo(arrows).pixelSize() >= 1.5 * body
+    # the line under the message holds them: the row is tall enough for the arrows' box
+    assert view.visualRect(reply).bottom() >= prev.bottom()
