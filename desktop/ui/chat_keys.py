@@ -5,6 +5,7 @@ by one line."""
 
 from __future__ import annotations
 
+import functools
 from collections.abc import Callable
 from typing import TYPE_CHECKING
 
@@ -29,7 +30,7 @@ class ChatKeys(QObject):
         self._bind("next_chat", lambda: self.step_chat(1))
         self._bind("previous_chat", lambda: self.step_chat(-1))
         for n, key in enumerate(shortcut("chat_number").keys, start=1):
-            self._bind("chat_number", lambda n=n: self.open_nth(n), keys=(key,), name=f"chat_{n}")
+            self._bind("chat_number", functools.partial(self.open_nth, n), keys=(key,), name=f"chat_{n}")
         self._bind("regenerate", self.regenerate_last)
         self._bind("attach", self.view.composer.attach_button.click)  # the button's own path and dialog
         self._bind("previous_version", lambda: self.flip_version(-1))
@@ -75,10 +76,11 @@ class ChatKeys(QObject):
     def regenerate_last(self) -> None:
         """Answer again in place of the newest reply (the window's own Regenerate: a new version)."""
         model = self.view.chat_model
-        reply = next((model.row_at(i).message for i in reversed(self._message_rows())
-                      if model.row_at(i).message is not None and model.row_at(i).message.role == "assistant"), None)
-        if reply is not None:
-            self.view.chat.regenerate_requested.emit(reply.id)
+        for i in reversed(self._message_rows()):
+            message = model.row_at(i).message
+            if message is not None and message.role == "assistant":
+                self.view.chat.regenerate_requested.emit(message.id)
+                return
 
     def flip_version(self, delta: int) -> None:
         """‹ / › of the selected message, or of the newest one that has other versions."""
