@@ -83,7 +83,7 @@ SHORTCUTS: tuple[Shortcut, ...] = (
              QT_TRANSLATE_NOOP("Shortcuts", "Next version of a message (›)"),
              QT_TRANSLATE_NOOP("Shortcuts", "the selected message, else the newest one with versions")),
     Shortcut("toggle_tool", ("Return", "Space"), QT_TRANSLATE_NOOP("Shortcuts", "Expand or collapse a tool block"),
-             QT_TRANSLATE_NOOP("Shortcuts", "on a tool block in the chat (Tab to the chat, then ↑ ↓)"),
+             QT_TRANSLATE_NOOP("Shortcuts", "on a tool block in the chat: Tab to the chat, then ↑ ↓"),
              bound_here=False),
     Shortcut("toggle_sidebar", ("Ctrl+B",), QT_TRANSLATE_NOOP("Shortcuts", "Show or hide the chats"),
              bound_here=False),
