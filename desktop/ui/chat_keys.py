@@ -39,7 +39,7 @@ class ChatKeys(QObject):
     def _bind(self, command: str, slot: Callable[[], object], *, keys: tuple[str, ...] | None = None,
               name: str = "") -> None:
         entry = shortcut(command)
-        action = QAction(entry.describe(), self.host)
+        action = QAction(self.host)  # no menu entry, so no words of its own: the sheet describes it
         action.setObjectName(f"{name or command}_action")
         action.setShortcuts(entry.sequences() if keys is None else [QKeySequence(k) for k in keys])
         action.setShortcutContext(Qt.ShortcutContext.WindowShortcut)
