@@ -167,3 +167,21 @@ async def test_tool_cards_show_how_their_calls_ended_after_a_restart(qtbot, fake
                  and again.chat_model.row_at(i).message.content[0].get("type") == "tool_use"]
         assert len(lines) == 2 and "✓" in lines[0] and "error" in lines[1], lines
         assert call_line(again) == before  # the same words and the same seconds
+
+
+async def test_chats_hidden_with_ctrl_b_stay_hidden_after_a_restart(window, fake_api, qtbot):
+    window.resize(1000, 700)
+    await asyncio.sleep(0.05)
+    assert window.look.sidebar_shown()
+    window.look.toggle_action.trigger()  # View › Show chats, Ctrl+B
+    assert not window.look.sidebar_shown()
+    again = await reopen(window, qtbot)
+    try:
+        again.resize(1000, 700)
+        await asyncio.sleep(0.05)
+        assert not again.look.sidebar_shown()  # on main the chats came back at every start
+        again.look.toggle_action.trigger()
+        assert again.look.sidebar_shown()
+    finally:
+        await again.bridge.close()
+        again.close()
