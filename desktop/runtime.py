@@ -49,7 +49,8 @@ def toolbox_factory(*, workspace: Path | None | Any = ..., allow: Iterable[str] 
             await log.record(AuditEntry(**entry))
 
         kwargs: dict[str, Any] = {} if workspace is ... else {"workspace": workspace}
-        return Toolbox(paths, policy, audit=audit, asker=asker, network=settings.command_network, **kwargs)
+        return Toolbox(paths, policy, audit=audit, asker=asker, network=settings.command_network,
+                       outcomes=log.outcomes, **kwargs)
 
     return make
 

@@ -62,6 +62,14 @@ class ToolLog:
                     for r in rows]
         return await self._store.call(read, self._store.repo)
 
+    async def outcomes(self, session_id: int) -> dict[str, tuple[str, float | None]]:
+        """How each of a chat's tool calls ended (tool_use id -> outcome, seconds): a reopened chat shows them."""
+        def read(repo: Repo) -> dict[str, tuple[str, float | None]]:
+            rows = repo.db.execute_sql(
+                "SELECT tool_use_id, outcome, duration FROM tool_audit WHERE session_id = ? ORDER BY id", (session_id,))
+            return {str(r[0]): (str(r[1]), None if r[2] is None else float(r[2])) for r in rows if r[0]}
+        return await self._store.call(read, self._store.repo)
+
     # --- saved approvals ------------------------------------------------------------------------------------
     async def approvals(self) -> list[SavedApproval]:
         def read(repo: Repo) -> list[SavedApproval]:

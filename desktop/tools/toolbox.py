@@ -10,7 +10,7 @@ from __future__ import annotations
 import asyncio
 import logging
 import time
-from collections.abc import Callable, Mapping
+from collections.abc import Awaitable, Callable, Mapping
 from pathlib import Path
 from typing import Any
 
@@ -46,13 +46,15 @@ class Toolbox:
     def __init__(self, paths: Paths, policy: PermissionPolicy, *, audit: Callable[..., Any] | None = None,
                  workspace: Path | None = _UNSET, asker: Asker | None | str = "events",
                  mcp: McpConfig | None = None, network: bool = True,
-                 recall: recall.RecallSource | None = None):
+                 recall: recall.RecallSource | None = None,
+                 outcomes: Callable[[int], Awaitable[dict[str, tuple[str, float | None]]]] | None = None):
         self.paths = paths
         self.recall = recall  # the chats' own histories, for the recall tool (None: not offered)
         self._compacted: set[int] = set()  # sessions whose requests offer recall
         self.policy = policy
         self.network = network  # the run tool's commands may use the network (the command_network setting)
         self._audit = audit  # builds and stores an audit entry: audit(**fields) -> awaitable
+        self._outcomes = outcomes  # reads back how a chat's calls ended (the audit log)
         self._fixed = workspace  # _UNSET: each session's own; None: no built-in tools
         self._asker: Asker | None = self._ask_by_event if asker == "events" else asker  # type: ignore[assignment]
         self._listeners: list[Callable[[EngineEvent], None]] = []
@@ -188,6 +190,10 @@ class Toolbox:
             extra = [deferral.SEARCH_DEFINITION, deferral.CALL_DEFINITION] if deferred else []
             cached = self._definitions[key] = [dict(d) for d in [*chosen, *extra]]
         return list(cached)
+
+    async def outcomes(self, session_id: int) -> dict[str, tuple[str, float | None]]:
+        """How each finished call of the chat ended (tool_use id -> ok | error | denied | cancelled, seconds)."""
+        return await self._outcomes(session_id) if self._outcomes is not None else {}
 
     # --- permission prompts ----------------------------------------------------------------------------------
     async def _ask_by_event(self, request: PermissionRequest) -> Answer | None:

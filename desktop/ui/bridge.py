@@ -507,6 +507,10 @@ class Bridge(QObject):
         """The inline prompt's answer (None: closed, which denies)."""
         return self._toolbox.answer(request_id, answer) if self._toolbox is not None else False
 
+    async def tool_outcomes(self, session_id: int) -> dict[str, tuple[str, float | None]]:
+        """How the chat's finished tool calls ended, from the audit log (the tool cards' status after a restart)."""
+        return await self._toolbox.outcomes(session_id) if self._toolbox is not None else {}
+
     async def workspace(self, session_id: int) -> str:
         return str((await self._engine.session_state(session_id)).get("workspace") or "")
 

@@ -64,6 +64,7 @@ MARGIN_H = 12
 PAD = 10
 RADIUS = 10.0
 TAG_H = 20
+VERSIONS_H = 30  # the ‹ 2/3 › line under a message: arrows large enough to read and to hit
 WIDTH_BUCKET = 16
 USER_MAX_FRACTION = 0.78
 DOC_CACHE_SIZE = 512
@@ -370,7 +371,8 @@ class ChatDelegate(QStyledItemDelegate):
         height = self._heights.get(key)
         if height is None:
             geo = self._geometry(index, QRect(0, 0, vw, 0))
-            height = int(geo.bubble.bottom()) + MARGIN_V + (TAG_H if geo.tag or row.versions else 0) + 1
+            height = int(geo.bubble.bottom()) + MARGIN_V + (VERSIONS_H if row.versions else TAG_H if geo.tag
+                                                            else 0) + 1
             if len(self._heights) > HEIGHT_CACHE_LIMIT:
                 self._heights.clear()
             if self._docs[row.key].content_hash == row.content_hash:  # not a streaming row's kept document
@@ -460,15 +462,23 @@ class ChatDelegate(QStyledItemDelegate):
 
     # -- versions: ‹ 2/3 › under the bubble, on its leading side (the tag pill moves past it) -------------------
 
+    def versions_fonts(self) -> tuple[QFont, QFont]:
+        """The ‹ 2/3 › fonts: the position at the text's own size, the arrows half as large again and bold."""
+        label = QFont(self._view.font())
+        arrows = QFont(label)
+        arrows.setPointSizeF(label.pointSizeF() * 1.6)
+        arrows.setBold(True)
+        return label, arrows
+
     def _versions_layout(self, geo: _Geometry, versions: tuple[int, int]) -> tuple[QRectF, QRectF, QRectF, str]:
         """(previous arrow, label, next arrow, label text) of a message with other versions."""
-        metrics = QFontMetricsF(self._tag_font())
+        metrics = QFontMetricsF(self.versions_fonts()[0])
         label = f"{versions[0]}/{versions[1]}"
-        arrow_w, text_w = TAG_H, metrics.horizontalAdvance(label) + 6
+        arrow_w, text_w = VERSIONS_H - 2, metrics.horizontalAdvance(label) + 6
         width = 2 * arrow_w + text_w
         user = geo.bubble.left() > MARGIN_H + 1
         left = geo.bubble.right() - width if user else (geo.origin.x() - 6 if geo.bare else geo.bubble.left())
-        top, h = geo.bubble.bottom() + 2, TAG_H - 3
+        top, h = geo.bubble.bottom() + 2, VERSIONS_H - 4
         return (QRectF(left, top, arrow_w, h), QRectF(left + arrow_w, top, text_w, h),
                 QRectF(left + arrow_w + text_w, top, arrow_w, h), label)
 
@@ -498,12 +508,10 @@ class ChatDelegate(QStyledItemDelegate):
         painter.setBrush(_blend(base, text, 0.07))
         painter.drawRoundedRect(pill, pill.height() / 2, pill.height() / 2)
         readable, muted = _blend(base, text, 0.8), _blend(base, text, 0.3)
-        painter.setFont(self._tag_font())
+        label_font, arrows = self.versions_fonts()
+        painter.setFont(label_font)
         painter.setPen(readable)
         painter.drawText(label_rect, Qt.AlignmentFlag.AlignCenter, label)
-        arrows = QFont(self._tag_font())
-        arrows.setPointSizeF(arrows.pointSizeF() * 1.5)
-        arrows.setBold(True)
         painter.setFont(arrows)
         for rect, glyph, live in ((prev, "‹", versions[0] > 1), (nxt, "›", versions[0] < versions[1])):
             painter.setPen(readable if live else muted)

@@ -360,6 +360,23 @@ class ChatModel(QAbstractListModel):
                 row.refresh()
                 self._changed(i)
 
+    def set_tool_states(self, states: ToolStates) -> None:
+        """Many calls' statuses at once (a chat opened again: how its calls ended, from the audit log); the rows
+        that show one of them are rebuilt once, held rows included."""
+        fresh = {k: v for k, v in states.items() if self.tool_states.get(k) != v}
+        if not fresh:
+            return
+        self.tool_states.update(fresh)
+        for rows, shown in ((self._held, False), (self._rows, True)):
+            for i, row in enumerate(rows):
+                msg = row.message
+                if msg is not None and msg.role == "assistant" and any(
+                        b.get("type") == "tool_use" and b.get("id") in fresh for b in msg.content):
+                    row.segments = segments_for(msg.content, self.tool_states, bool(row.detail.get("expanded")))
+                    row.refresh()
+                    if shown:
+                        self._changed(i)
+
     def toggle_expanded(self, i: int) -> bool:
         """Expand (or collapse) a tool card to its full input and output. False: the row is not a tool card."""
         if not 0 <= i < len(self._rows) or self._rows[i].kind != "tool" or self._rows[i].message is None:

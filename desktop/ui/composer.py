@@ -155,6 +155,7 @@ class Composer(QWidget):
         self.edit.image_pasted.connect(self.add_image)
         self.send_button.clicked.connect(self._submit)
         self.stop_button.clicked.connect(self.stop_requested)
+        self.file_picker: Callable[[], list[str]] = self._file_dialog  # Attach's file dialog (tests give their own)
         self.attach_button.clicked.connect(self._choose_files)
         self.clear_attachments_button.clicked.connect(self.clear_attachments)
         self.chips.remove_requested.connect(self.remove_file)
@@ -325,12 +326,15 @@ class Composer(QWidget):
                 chip.show_refused(self._refused[path])
         self.clear_attachments_button.setVisible(len(self._files) + len(self._refused) > 1)
 
-    def _choose_files(self) -> None:
+    def _file_dialog(self) -> list[str]:
         pattern = " ".join(f"*.{ext}" for ext in ATTACHABLE)
         paths, _ = QFileDialog.getOpenFileNames(
             self, self.tr("Attach files"), "",
             self.tr("All files (*);;Images, PDFs, text and code ({p})").format(p=pattern))
-        if paths:
+        return paths
+
+    def _choose_files(self) -> None:
+        if paths := self.file_picker():
             self.add_files(paths)
 
     def _submit(self) -> None:

@@ -30,6 +30,7 @@ from desktop.ui.bridge import (
     covered_through,
     events,
 )
+from desktop.ui.chat_keys import ChatKeys
 from desktop.ui.chat_model import ChatModel
 from desktop.ui.chat_view import ChatView
 from desktop.ui.compaction_card import card_body, card_title, failure_body, failure_title
@@ -48,6 +49,7 @@ from desktop.ui.toast import Toast
 from desktop.ui.tools_ui import ToolsUi
 from desktop.ui.window_look import WindowLook
 from desktop.ui.window_parts import ChatCommands
+from desktop.ui.window_state import WindowState
 from desktop.ui.wording import word, word_error
 
 WATCH_MS = 1500  # how often the database is checked for chats another process wrote
@@ -152,6 +154,8 @@ class MainWindow(QMainWindow):
         self.organise = OrganiseUi(self, self, commands, header, file_menu=self.file_menu,
                                    bound_actions={"new_chat": self.new_action, "settings": self.settings_action})
         self.reading = ReadingUi(self, self, header, pane)
+        self.state = WindowState(self, self, self._qsettings)  # the last chat, each chat's place, tool outcomes
+        self.keys = ChatKeys(self, self, self.sidebar)  # switch chats, regenerate, attach, flip versions
         self.look = WindowLook(self, header, qsettings=self._qsettings, sidebar=self.sidebar, splitter=self.splitter,
                                gauge=self.gauge, chat=self.chat, composer=self.composer,
                                more_icons=(self.tools.refresh_icons,))
@@ -263,7 +267,7 @@ class MainWindow(QMainWindow):
             self.toast.show_message(self.tr("No API key: your chats can be read; to send, add a key in Settings."),
                                     "warning", 8000)
         if sessions:
-            await self.bridge.open_session(sessions[0].id)
+            await self.bridge.open_session(self.state.last_chat(s.id for s in sessions) or sessions[0].id)
         elif self.stack.currentWidget() is not self.welcome:
             await self.bridge.new_session()
         # On the first run the first chat is made once the welcome form is submitted, with the model chosen.

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import sys
 from dataclasses import dataclass
 
 from PySide6.QtCore import QT_TRANSLATE_NOOP, QCoreApplication, Qt
@@ -18,6 +19,9 @@ from PySide6.QtWidgets import (
 )
 
 _CONTEXT = "Shortcuts"
+# On macOS Option+Left/Right move by words in a text field: the version keys add Ctrl there.
+VERSION_MODIFIER = "Ctrl+Alt" if sys.platform == "darwin" else "Alt"
+SHOWN_IN_FULL = 4  # more keys than this are shown as a range ("Ctrl+1 … Ctrl+9")
 
 
 @dataclass(frozen=True, slots=True)
@@ -40,7 +44,8 @@ class Shortcut:
 
     def shown_keys(self) -> str:
         """As the platform writes them (⌘ on macOS)."""
-        return ", ".join(s.toString(QKeySequence.SequenceFormat.NativeText) for s in self.sequences())
+        shown = [s.toString(QKeySequence.SequenceFormat.NativeText) for s in self.sequences()]
+        return f"{shown[0]} … {shown[-1]}" if len(shown) > SHOWN_IN_FULL else ", ".join(shown)
 
 
 SHORTCUTS: tuple[Shortcut, ...] = (
@@ -64,6 +69,30 @@ SHORTCUTS: tuple[Shortcut, ...] = (
              QT_TRANSLATE_NOOP("Shortcuts", "at the start of the composer"), bound_here=False),
     Shortcut("rename", ("F2",), QT_TRANSLATE_NOOP("Shortcuts", "Rename the chat"),
              bound_here=False),
+    Shortcut("next_chat", ("Ctrl+Tab", "Ctrl+PgDown"), QT_TRANSLATE_NOOP("Shortcuts", "Next chat in the list")),
+    Shortcut("previous_chat", ("Ctrl+Shift+Tab", "Ctrl+PgUp"),
+             QT_TRANSLATE_NOOP("Shortcuts", "Previous chat in the list")),
+    Shortcut("chat_number", tuple(f"Ctrl+{n}" for n in range(1, 10)),
+             QT_TRANSLATE_NOOP("Shortcuts", "Open the first to ninth chat in the list")),
+    Shortcut("regenerate", ("Ctrl+R",), QT_TRANSLATE_NOOP("Shortcuts", "Regenerate the last reply")),
+    Shortcut("attach", ("Ctrl+U",), QT_TRANSLATE_NOOP("Shortcuts", "Attach files")),
+    Shortcut("previous_version", (f"{VERSION_MODIFIER}+Left",),
+             QT_TRANSLATE_NOOP("Shortcuts", "Previous version of a message (‹)"),
+             QT_TRANSLATE_NOOP("Shortcuts", "the selected message, else the newest one with versions")),
+    Shortcut("next_version", (f"{VERSION_MODIFIER}+Right",),
+             QT_TRANSLATE_NOOP("Shortcuts", "Next version of a message (›)"),
+             QT_TRANSLATE_NOOP("Shortcuts", "the selected message, else the newest one with versions")),
+    Shortcut("toggle_tool", ("Return", "Space"), QT_TRANSLATE_NOOP("Shortcuts", "Expand or collapse a tool block"),
+             QT_TRANSLATE_NOOP("Shortcuts", "on a tool block in the chat: Tab to the chat, then ↑ ↓"),
+             bound_here=False),
+    Shortcut("toggle_sidebar", ("Ctrl+B",), QT_TRANSLATE_NOOP("Shortcuts", "Show or hide the chats"),
+             bound_here=False),
+    Shortcut("allow_once", ("Ctrl+Return",), QT_TRANSLATE_NOOP("Shortcuts", "Allow the tool call once"),
+             QT_TRANSLATE_NOOP("Shortcuts", "while a tool asks for permission"), bound_here=False),
+    Shortcut("allow_chat", ("Ctrl+Shift+Return",), QT_TRANSLATE_NOOP("Shortcuts", "Allow the tool for this chat"),
+             QT_TRANSLATE_NOOP("Shortcuts", "while a tool asks for permission"), bound_here=False),
+    Shortcut("deny", ("Ctrl+Shift+D",), QT_TRANSLATE_NOOP("Shortcuts", "Deny the tool call"),
+             QT_TRANSLATE_NOOP("Shortcuts", "while a tool asks for permission"), bound_here=False),
     Shortcut("shortcuts", ("Ctrl+/",), QT_TRANSLATE_NOOP("Shortcuts", "Keyboard shortcuts")),
     Shortcut("quit", ("Ctrl+Q",), QT_TRANSLATE_NOOP("Shortcuts", "Quit"),
              bound_here=False),

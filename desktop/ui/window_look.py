@@ -31,6 +31,7 @@ from desktop.ui.theme import THEMES, apply_theme
 
 NARROW = 760  # px of window width below which the sidebar folds away by itself
 THEME_KEY = "appearance/theme"
+SIDEBAR_KEY = "window/sidebar"  # the chats shown or hidden by the user's choice (Ctrl+B, the header's toggle)
 
 
 class WindowLook(QObject):
@@ -62,7 +63,7 @@ class WindowLook(QObject):
         self.sidebar_toggle.setChecked(True)
         self.sidebar_toggle.setToolTip(self.tr("Show or hide the chats (Ctrl+B)"))
         self.sidebar_toggle.setAccessibleName(self.tr("Show the chats"))
-        self.sidebar_toggle.toggled.connect(self.set_sidebar_shown)
+        self.sidebar_toggle.toggled.connect(self._choose_sidebar)
         header.insertWidget(0, self.sidebar_toggle)
 
         self.context_line = ContextLine(window)
@@ -80,7 +81,7 @@ class WindowLook(QObject):
         menu = self.window.menuBar().addMenu(self.tr("&View"))
         self.toggle_action = QAction(self.tr("Show &chats"), self.window, checkable=True, checked=True)
         self.toggle_action.setShortcut(QKeySequence("Ctrl+B"))
-        self.toggle_action.toggled.connect(self.set_sidebar_shown)
+        self.toggle_action.toggled.connect(self._choose_sidebar)
         menu.addAction(self.toggle_action)
         themes = menu.addMenu(self.tr("&Theme"))
         group = QActionGroup(self.window)
@@ -107,11 +108,18 @@ class WindowLook(QObject):
             control.blockSignals(False)
         self.sidebar_toggle.setAccessibleName(self.tr("Hide the chats") if shown else self.tr("Show the chats"))
 
+    def _choose_sidebar(self, shown: bool) -> None:
+        """The user showed or hid the chats: kept for the next start (a narrow window's folding is not kept)."""
+        self.set_sidebar_shown(shown)
+        self._qsettings.setValue(SIDEBAR_KEY, shown)
+
     def _fit_width(self, width: int) -> None:
         narrow = width < NARROW
         if narrow != self._narrow:  # only when the width class changes: a choice made meanwhile is kept
+            first = self._narrow is None
             self._narrow = narrow
-            self.set_sidebar_shown(not narrow)
+            chosen = str(self._qsettings.value(SIDEBAR_KEY, "true")).lower() != "false"
+            self.set_sidebar_shown(not narrow and (chosen or not first))
         self.context_line.set_room(width)
 
     def eventFilter(self, watched: QObject, event: QEvent) -> bool:  # noqa: N802 - Qt override
