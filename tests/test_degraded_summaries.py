@@ -44,9 +44,10 @@ async def test_with_summaries_failing_the_breaker_retries_one_now_and_then_and_t
     sid, _requests = await _degraded_run(small_engine, fake_api)
     asked = len(summary_requests(fake_api))
     state = await small_engine.store.get_state(sid)
-    assert state["breaker_failures"] >= 3
-    # Not one summary request a turn, not none after the breaker opened: one retry after some trims.
-    assert 3 < asked < TURNS // 2, asked
+    # The breaker opened at 3 failures and then tried again (each retry failed too): not one summary request a
+    # turn, and not none for the rest of the chat.
+    assert state["breaker_failures"] > 3
+    assert asked < TURNS // 2, asked
     failing = [e for e in small_engine.events if isinstance(e, Notice) and e.session_id == sid
                and e.level == "warning" and ("Summar" in e.text or "summar" in e.text)]
     assert len(failing) == 1, [e.text for e in failing]

@@ -424,26 +424,36 @@ class Conversation:
         g = await view.gather()
         used, source = view.used(g)
         idle = compactor.idle_for(view, g)
-        horizons = compactor.plan_micro(g, used, idle)
-        if horizons is not None:  # clear old results
-            view.state_changed(await self.hub.store.update_state(self.session_id, {"horizons": horizons}))
-            g = view.shape()
-            used, source = view.used(g)
-        decision = compactor.before_call(g, used, source, idle)
-        if decision.step is Step.COUNT:
-            exact = await route.provider.count_tokens(view.request(g))
-            decision = compactor.before_call(g, exact or used, "exact" if exact else "counted", idle)
+        cleared = False
+        # The policy decides one step at a time (clear, count, then at most one compaction); this carries it out.
+        while True:
+            decision = compactor.before_call(g, used, source, idle, cleared=cleared)
+            if decision.step is Step.CLEAR and decision.horizons is not None:
+                view.state_changed(await self.hub.store.update_state(self.session_id,
+                                                                     {"horizons": decision.horizons}))
+                g, cleared = view.shape(), True
+                used, source = view.used(g)
+            elif decision.step is Step.COUNT:
+                exact = await route.provider.count_tokens(view.request(g))
+                used, source = exact or used, "exact" if exact else "counted"
+            else:
+                break
         if decision.trigger is not None:
-            g = await self._compact_in_turn(g, decision.trigger, decision.target, Activity.COMPACTING)
+            g = await self._compact_in_turn(g, decision.trigger, decision.target, Activity.COMPACTING,
+                                            trim=decision.step is Step.TRIM)
             self._activity(Activity.SENDING)
         return g
 
     async def _compact_in_turn(self, g: Gathered, trigger: Trigger, target: int | None, activity: Activity,
-                               level: int = 0) -> Gathered:
+                               level: int = 0, *, trim: bool = False) -> Gathered:
         self._activity(activity)
+        route = await self.ready()
+        if trim:  # summaries are failing: no summary is asked for, the oldest messages go
+            outcome = await route.compactor.trim(self.view, g, target, self.view.used(g)[0])
+            await self.settle(outcome, publish=False)
+            return outcome.g or g
         # A summary being prepared in the background is the cheapest way through: let it finish.
         await self.hub.tasks.wait(self.session_id, "prepare")
-        route = await self.ready()
         outcome = await route.compactor.compact(self.view, g, trigger, target=target, level=level)
         await self.settle(outcome, publish=False)
         return outcome.g or g
