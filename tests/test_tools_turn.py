@@ -50,7 +50,7 @@ async def test_read_grep_edit_after_approval_and_run_in_one_turn(fake_api, tmp_p
                 asked.append(event.request)
                 rt.toolbox.answer(event.request.id, Answer.ONCE)
 
-        rt.toolbox.subscribe(answer)
+        rt.engine.subscribe(answer)
         sid = await rt.engine.new_session()
         reply = await rt.engine.send(sid, "Make parse_config read UTF-8.")
         messages = await rt.store.messages(sid)
@@ -132,7 +132,7 @@ async def test_each_answer_decides_this_call_and_the_next(fake_api, tmp_path):
                 asked.append(event.request.spec.name)
                 rt.toolbox.answer(event.request.id, answers.pop(0))
 
-        rt.toolbox.subscribe(answer)
+        rt.engine.subscribe(answer)
         sid = await rt.engine.new_session()
         fake_api.queue_tool_use("run", {"command": "echo one"}, id="t1")  # denied
         fake_api.queue_tool_use("run", {"command": "echo two"}, id="t2")  # allowed for this chat
@@ -172,7 +172,7 @@ async def test_stop_during_a_running_tool_answers_the_call_and_kills_it(fake_api
     async with tool_runtime(workspace=ws, yes=True) as rt:
         sid = await rt.engine.new_session()
         started = asyncio.Event()
-        rt.toolbox.subscribe(lambda e: started.set() if isinstance(e, ToolCallStarted) else None)
+        rt.engine.subscribe(lambda e: started.set() if isinstance(e, ToolCallStarted) else None)
         turn = asyncio.ensure_future(rt.engine.send(sid, "wait for it"))
         await asyncio.wait_for(started.wait(), 30)
         rt.engine.stop(sid)

@@ -181,6 +181,11 @@ class ChatEngine:
         for listener in list(self._listeners):
             listener(event)
 
+    @property
+    def heard(self) -> bool:
+        """Someone listens (a view, the CLI): a question asked by event can be answered."""
+        return bool(self._listeners)
+
     def _jobs_changed(self, session_id: int) -> None:
         activity = self.tasks.activity(session_id)
         self.emit(StatusChanged(session_id, activity, stopped=self.tasks.take_stopped(session_id)))

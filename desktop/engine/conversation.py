@@ -108,6 +108,9 @@ class Hub(Protocol):
 
     def emit(self, event: EngineEvent) -> None: ...
 
+    @property
+    def heard(self) -> bool: ...
+
     async def load(self) -> None: ...
 
     async def route_of(self, session_id: int) -> Route: ...
@@ -146,6 +149,17 @@ class Conversation:
 
     def _emit(self, event: EngineEvent) -> None:
         self.hub.emit(event)
+
+    # --- what the tool runner reports (ToolEvents): published here, like every event of this chat -------
+    @property
+    def heard(self) -> bool:
+        return self.hub.heard
+
+    def report(self, event: EngineEvent) -> None:
+        if event.session_id != self.session_id:
+            log.warning("session %s: a tool event of session %s dropped", self.session_id, event.session_id)
+            return
+        self._emit(event)
 
     def _activity(self, activity: Activity) -> None:
         self.hub.tasks.set_activity(self.session_id, activity)
@@ -391,7 +405,7 @@ class Conversation:
         self._activity(Activity.TOOLS)
         end: EndTurn | None = None
         try:
-            results = await tools.run(sid, calls)
+            results = await tools.run(sid, calls, self)
         except asyncio.CancelledError:
             await asyncio.shield(self._store_results(cancelled_results(calls)))
             raise
