@@ -43,6 +43,7 @@ from desktop.engine.events import (
 from desktop.engine.idle_prepare import IdleTimers
 from desktop.engine.measure import draft_cost
 from desktop.engine.overflow import detect_stop_reason
+from desktop.engine.provider import PartKind
 from desktop.engine.reply import ReplyRecorder
 from desktop.engine.route import Route
 from desktop.engine.session import CACHE_TTL, Gathered, SessionView
@@ -545,12 +546,12 @@ class Conversation:
         try:
             async for part in provider.stream(request):
                 recorder.apply(part)
-                if part.kind == "usage" and part.usage is not None:
+                if part.kind is PartKind.USAGE and part.usage is not None:
                     self._emit(UsageUpdate(sid, row.id, part.usage))
-                elif part.kind == "text":
+                elif part.kind is PartKind.TEXT:
                     self._activity(Activity.STREAMING)
                     self._emit(TextDelta(sid, row.id, part.text))
-                elif part.kind == "block_stop":
+                elif part.kind is PartKind.BLOCK_STOP:
                     recorder.commit_soon()
             recorder.stop_clock()
             # Waits out another program's lock (bounded, see the store); a failure keeps the reply in memory.
