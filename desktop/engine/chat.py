@@ -31,6 +31,7 @@ from desktop.engine.events import (
     StatusChanged,
 )
 from desktop.engine.idle_prepare import IdleTimers
+from desktop.engine.learned import LEARNED_KEY, LearnedWindows
 from desktop.engine.library import ChatLibrary
 from desktop.engine.measure import ContextMeter, draft_cost
 from desktop.engine.profiles import Profile, find
@@ -92,6 +93,8 @@ class ChatEngine:
         self._loaded = False
         # What each profile's provider reported per model (models.retrieve), by profile name.
         self._provided: dict[str, dict[str, int]] = {}
+        # What prompt-too-long errors taught per model, by profile name (a window belongs to the profile's server).
+        self._learned = LearnedWindows()
         self.clock: Callable[[], float] = time.time  # injectable: the replay benchmark runs on a fake clock
         self._active = self._active_route()
         self._routes: dict[str, Route] = {}  # the chats' profiles other than the active one
@@ -157,7 +160,8 @@ class ChatEngine:
         route = self._routes.get(profile.name)
         if route is None:
             settings = self.settings.with_profile(profile).with_env()
-            catalog = self.catalog.for_profile(settings.model_overrides, self._provided.get(profile.name))
+            catalog = self.catalog.for_profile(settings.model_overrides, self._provided.get(profile.name),
+                                               *self._learned.of(profile.name))
             shared = dataclasses.replace(self.shared, settings=settings, catalog=catalog,
                                          meter=ContextMeter(catalog, self.calibration))
             route = self._routes[profile.name] = Route(
@@ -215,9 +219,11 @@ class ChatEngine:
         provided = await self.store.get_kv("provider_windows")
         self._provided = ({str(k): dict(v) for k, v in provided.items() if isinstance(v, dict)}
                           if isinstance(provided, dict) else {})
-        catalog = ModelCatalog(self.settings.model_overrides, await self.store.get_kv("learned_windows"),
-                               await self.store.get_kv("reported_windows"), self._provided.get(self._active.key),
-                               prices.load(self.shared.paths.config_dir))
+        self._learned = LearnedWindows.read(await self.store.get_kv(LEARNED_KEY), self._active.key,
+                                            await self.store.get_kv("learned_windows"),
+                                            await self.store.get_kv("reported_windows"))
+        catalog = ModelCatalog(self.settings.model_overrides, *self._learned.of(self._active.key),
+                               self._provided.get(self._active.key), prices.load(self.shared.paths.config_dir))
         self.replace_models(catalog, calibration)
 
     def replace_models(self, catalog: ModelCatalog, calibration: Calibration) -> None:
@@ -228,17 +234,20 @@ class ChatEngine:
         shared.meter = ContextMeter(catalog, calibration)
         for route in self._routes.values():
             other = route.shared
-            other.catalog = catalog.for_profile(other.settings.model_overrides, other.catalog.provided())
+            other.catalog = catalog.for_profile(other.settings.model_overrides, other.catalog.provided(),
+                                                *self._learned.of(route.key))
             other.calibration, other.meter = calibration, ContextMeter(other.catalog, calibration)
 
     async def reconfigure(self, settings: Settings, credentials: Credentials | None = None) -> None:
         """New settings or key: the next request uses a fresh client."""
+        for route in self._routes_all():  # what each profile learned (also a test's direct teaching) stays its own
+            self._learned.keep(route.key, route.shared.catalog)
         self.shared.settings = settings
         self._credentials = credentials
         # A reply streaming meanwhile keeps the client it started with; the old clients close with the engine.
         self._retired += [p for r in self._routes_all() if (p := r.made) is not None]
         self._active, self._routes = self._active_route(), {}
-        self.replace_models(ModelCatalog(settings.model_overrides, self.catalog.learned(), self.catalog.reported(),
+        self.replace_models(ModelCatalog(settings.model_overrides, *self._learned.of(self._active.key),
                                          self._provided.get(self._active.key),
                                          prices.load(self.shared.paths.config_dir)),  # prices.json re-read
                             self.calibration)
@@ -573,9 +582,9 @@ class ChatEngine:
         """A prompt-too-long error told the model's real window."""
         catalog = route.shared.catalog
         if catalog.learn_window(model, window):
+            self._learned.keep(route.key, catalog)
             try:
-                await self.store.set_kv("learned_windows", catalog.learned())
-                await self.store.set_kv("reported_windows", catalog.reported())
+                await self.store.set_kv(LEARNED_KEY, self._learned.to_json())
             except StorageError as exc:  # a read-only command (or disk): known for this run, learned again later
                 log.info("learned window not stored: %s", exc)
 
