@@ -482,19 +482,19 @@ class ChatEngine:
     async def delete_session(self, session_id: int) -> None:
         self.stop(session_id)
         await self.tasks.wait(session_id, "turn")
-        await self.store.delete_session(session_id)
-        self._conversations.pop(session_id, None)
+        self.idle_timers.cancel(session_id)
+        await self.library.delete(session_id)
+        self._conversations.pop(session_id, None)  # with its cached view: nothing reads the deleted rows from it
 
     async def new_chat_from_summary(self, session_id: int) -> int:
         """Start a fresh session that carries the summary and the pinned instructions of this one."""
         await self.compact(session_id, "manual")
         g = await self.view(session_id).gather()
         title = g.session.title
-        new = await self.store.create_session(f"{title} (continued)", g.session.model, g.session.profile)
+        new = await self.library.create(f"{title} (continued)", g.session.model, g.session.profile)
         if g.compaction is not None:
             text = "Context carried over from an earlier chat:\n\n" + summary_text(g.compaction)
-            await self.store.add_message(new.id, "user", [{"type": "text", "text": text}],
-                                         meta={"carried_over": True, "synthetic": True})
+            await self._conversation(new.id).carry_over(text)
         return new.id
 
     async def handoff(self, session_id: int) -> tuple[int, str]:
@@ -504,7 +504,7 @@ class ChatEngine:
         if g.compaction is None:
             await self.compact(session_id, "manual")
             g = await self.view(session_id).gather()
-        new = await self.store.create_session(f"{g.session.title} (continued)", g.session.model, g.session.profile)
+        new = await self.library.create(f"{g.session.title} (continued)", g.session.model, g.session.profile)
         text = steering.handoff_text(g.compaction, g.session.title) if g.compaction is not None else ""
         return new.id, text
 
@@ -526,8 +526,8 @@ class ChatEngine:
         return await self._conversation(session_id).update_state(changes)
 
     async def new_session(self, model: str | None = None) -> int:
-        session = await self.store.create_session(DEFAULT_TITLE, model or self.settings.model,
-                                                  self.settings.profile or None)
+        session = await self.library.create(DEFAULT_TITLE, model or self.settings.model,
+                                            self.settings.profile or None)
         return session.id
 
     async def set_chat_model(self, session_id: int, model: str, profile: str | None = None) -> None:

@@ -172,6 +172,14 @@ class Conversation:
         self._emit(MessageAdded(self.session_id, user))
         return user
 
+    async def carry_over(self, text: str) -> StoredMessage:
+        """The first message of a chat started from another one's summary (marked synthetic: the user did not
+        type it)."""
+        carried = await self.hub.store.add_message(self.session_id, "user", [{"type": "text", "text": text}],
+                                                   meta={"carried_over": True, "synthetic": True})
+        self.view.remember(carried)
+        return carried
+
     async def save_unsaved(self) -> StoredMessage:
         """Commit a reply that arrived whole but could not be saved (the database was locked or full)."""
         recorder = self.unsaved
