@@ -52,3 +52,32 @@ async def test_with_summaries_failing_the_breaker_retries_one_now_and_then_and_t
                and e.level == "warning" and ("Summar" in e.text or "summar" in e.text)]
     assert len(failing) == 1, [e.text for e in failing]
     assert "claude-test" in failing[0].text  # says with which model
+
+
+async def test_the_policy_decides_the_trim_and_when_the_breaker_retries_a_summary(small_engine, fake_api):
+    from desktop.engine.compactor import BREAKER_RETRY_TRIMS, Step
+
+    sid = (await small_engine.store.create_session("policy", "claude-test")).id
+    small_engine.settings.auto_compact_ratio = 0.95  # no compaction while the chat is written
+    await converse(small_engine, fake_api, sid, 8)
+    small_engine.settings.auto_compact_ratio = 0.3  # now past the threshold
+    conv = await small_engine._open(sid)
+    compactor = (await conv.ready()).compactor
+
+    async def decide():
+        conv.view.invalidate()
+        g = await conv.view.gather()
+        return g, compactor.before_call(g, conv.view.used(g)[0], "exact", None, cleared=True)
+
+    g, decision = await _decide_with(small_engine, sid, decide, {"breaker_failures": 0})
+    assert decision.step is Step.SUMMARISE
+    g, decision = await _decide_with(small_engine, sid, decide, {"breaker_failures": 3})
+    assert decision.step is Step.TRIM and decision.target == compactor.low_water(g)
+    assert decision.target <= 0.5 * compactor.threshold(g.model)  # a batch: well under the threshold
+    g, decision = await _decide_with(small_engine, sid, decide, {"breaker_trims": BREAKER_RETRY_TRIMS})
+    assert decision.step is Step.SUMMARISE  # the breaker's one retry
+
+
+async def _decide_with(engine, sid, decide, state):
+    await engine.store.update_state(sid, state)
+    return await decide()
