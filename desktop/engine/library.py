@@ -64,7 +64,7 @@ class ChatLibrary:
         return out
 
     # --- whole chats: made and deleted here (the rows inside a chat are its conversation's) ---------------
-    async def create(self, title: str, model: str, profile: str | None) -> SessionInfo:
+    async def create(self, title: str, model: str | None, profile: str | None) -> SessionInfo:
         return await self._store.create_session(title or DEFAULT_TITLE, model, profile)
 
     async def delete(self, session_id: int) -> None:
