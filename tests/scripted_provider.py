@@ -19,7 +19,7 @@ import json
 from collections.abc import AsyncIterator, Iterator
 from typing import TYPE_CHECKING, Any
 
-from desktop.engine.provider import Provider, StreamPart
+from desktop.engine.provider import PartKind, Provider, StreamPart
 from desktop.engine.secrets import Credentials
 from desktop.engine.settings import Settings
 from desktop.engine.types import Usage
@@ -171,23 +171,23 @@ class ScriptedProvider:
                 await _wait(fault)
                 fault = None
 
-        yield StreamPart("usage", usage=_usage({**usage, "output_tokens": 1}))  # as message_start says it
+        yield StreamPart(PartKind.USAGE, usage=_usage({**usage, "output_tokens": 1}))  # as message_start says it
         await checkpoint()
         size = self.script.chunk_chars
         for index, block in enumerate(content):
-            yield StreamPart("block_start", index=index, block=_shell(block))
+            yield StreamPart(PartKind.BLOCK_START, index=index, block=_shell(block))
             kind = block.get("type")
             field = "text" if kind == "text" else "thinking" if kind == "thinking" else None
             text = block.get(field, "") if field else ""
             for i in range(0, len(text), size):
                 await asyncio.sleep(0)  # a delta at a time, as a stream gives the loop a turn between them
-                yield StreamPart(kind, text=text[i:i + size])
+                yield StreamPart(PartKind(kind), text=text[i:i + size])
                 deltas += 1
                 await checkpoint()
-            yield StreamPart("block_stop", index=index, block=_whole(block))
+            yield StreamPart(PartKind.BLOCK_STOP, index=index, block=_whole(block))
         await checkpoint(final=True)
-        yield StreamPart("usage", usage=_usage(usage), stop_reason=stop_reason)
-        yield StreamPart("stop", usage=_usage(usage), stop_reason=stop_reason)
+        yield StreamPart(PartKind.USAGE, usage=_usage(usage), stop_reason=stop_reason)
+        yield StreamPart(PartKind.STOP, usage=_usage(usage), stop_reason=stop_reason)
 
     async def complete(self, request: dict[str, Any]) -> tuple[str, Usage, str | None]:
         prepared, fault = self._answer(request, stream=True)

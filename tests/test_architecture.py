@@ -116,3 +116,15 @@ def test_no_widget_reads_a_content_block():
     offenders = [hit for p in sorted((ROOT / "desktop" / "ui").rglob("*.py")) for hit in block_reads(p)]
     assert offenders == []
     assert block_reads(ROOT / "desktop" / "engine" / "display.py")  # the scan sees blocks where they are read
+
+
+def test_the_tool_runner_has_no_event_bus_of_its_own():
+    """A chat's events have one emitter, its conversation: the tool runner hands the events of a call to the
+    conversation that runs it (``run``'s ``events``), and keeps no listeners of its own that could reach the
+    views another way."""
+    from desktop.tools.toolbox import Toolbox
+
+    assert not [name for name in ("subscribe", "emit", "_listeners") if hasattr(Toolbox, name)]
+    tree = ast.parse((ROOT / "desktop" / "tools" / "toolbox.py").read_text("utf-8"))
+    emits = [node.lineno for node in ast.walk(tree) if isinstance(node, ast.Attribute) and node.attr == "emit"]
+    assert emits == []

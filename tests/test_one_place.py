@@ -39,3 +39,21 @@ def test_the_threshold_ranges_are_written_once():
 
 def test_a_chat_without_a_title_has_one_stored_name():
     assert where(r"""title=[^\n]*or ["']Untitled["']""") == []
+
+
+# The store's writes to the rows inside a chat, and to a chat as a whole.
+ROW_WRITES = (r"store\.(add_message|add_user_message|update_message|delete_message|truncate_from|clear_history"
+              r"|branch_at|restore_branch|switch_version|add_compaction|delete_compaction|update_state)\(")
+CHAT_WRITES = r"store\.(create_session|delete_session|set_pinned|import_session|update_session)\("
+
+
+def test_a_chats_rows_have_one_writer_and_chats_are_made_and_deleted_in_the_library():
+    """The conversation writes its chat's rows (through its reply recorder and the compaction policy it runs)
+    and keeps its cached view coherent; the library makes, renames, pins, imports and deletes chats. The engine's
+    registry writes neither, and no view reaches the store."""
+    engine_and_views = ("desktop/engine/", "desktop/ui/")
+    rows = [n for n in where(ROW_WRITES) if n.startswith(engine_and_views)]
+    chats = [n for n in where(CHAT_WRITES) if n.startswith(engine_and_views)]
+    assert rows == ["desktop/engine/compactor.py", "desktop/engine/conversation.py", "desktop/engine/reply.py"]
+    # The conversation changes its own chat's model and profile (set_model); nothing else outside the library.
+    assert chats == ["desktop/engine/conversation.py", "desktop/engine/importer.py", "desktop/engine/library.py"]

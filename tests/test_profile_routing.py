@@ -115,3 +115,29 @@ async def test_the_window_comes_from_override_then_provider_then_overflow_then_c
             # ... and does not raise what the provider reports.
             engine.catalog.learn_window("claude-sonnet-4-6", 500_000)
             assert await window_of("claude-sonnet-4-6") == (200_000, "api")
+
+
+async def test_a_window_learned_on_profile_a_does_not_change_b_s_window_for_the_same_model():
+    """A prompt-too-long from A's server teaches A's window for the model; B serves the same model name with
+    its own window (the catalog's here), now and after a restart."""
+    model = "claude-opus-4-8"  # 1M in the catalog; neither server reports a window for it (404)
+    with FakeAnthropic(6_000, api_key=None, models=()) as a_srv, \
+            FakeAnthropic(200_000, api_key=None, models=()) as b_srv:
+        a = Profile("Local A", a_srv.base_url, "none", model)
+        b = Profile("Local B", b_srv.base_url, "none", model)
+        settings = {"profiles": [a, b], "profile": a.name, "base_url": a.base_url, "model": model}
+        async with _open_engine(settings, credentials=False) as engine:
+            on_a = await engine.new_session()
+            await engine.reconfigure(engine.settings.with_profile(b))
+            on_b = await engine.new_session()
+            assert (await engine.measure(on_a)).window == (await engine.measure(on_b)).window == 1_000_000
+            await engine.send(on_a, "Read this. " + "alpha beta gamma delta " * 2_000)  # > 6,000 tokens
+            assert any(r.status == 400 for r in a_srv.message_requests())  # "prompt is too long"
+            mine, theirs = await engine.measure(on_a), await engine.measure(on_b)
+            assert (mine.window, mine.window_source) == (6_000, "learned")
+            assert (theirs.window, theirs.window_source) == (1_000_000, "catalog")
+        async with _open_engine({**settings, "profile": b.name, "base_url": b.base_url},
+                                credentials=False) as again:  # the same home: what was learned is read back
+            assert (await again.measure(on_b)).window == 1_000_000
+            assert (await again.measure(on_a)).window == 6_000
+        assert not [r for r in b_srv.message_requests()]

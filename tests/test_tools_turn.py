@@ -50,7 +50,7 @@ async def test_read_grep_edit_after_approval_and_run_in_one_turn(fake_api, tmp_p
                 asked.append(event.request)
                 rt.toolbox.answer(event.request.id, Answer.ONCE)
 
-        rt.toolbox.subscribe(answer)
+        rt.engine.subscribe(answer)
         sid = await rt.engine.new_session()
         reply = await rt.engine.send(sid, "Make parse_config read UTF-8.")
         messages = await rt.store.messages(sid)
@@ -78,6 +78,37 @@ async def test_read_grep_edit_after_approval_and_run_in_one_turn(fake_api, tmp_p
         ("run", "allow-list", "ok")]
 
 
+async def test_a_turns_tool_events_reach_the_engines_listeners_from_its_conversation(fake_api, tmp_path):
+    """The engine's bus alone carries a chat's tool events, in the turn's order: the call's row, the call
+    started and finished, then the row with its result."""
+    ws = make_workspace(tmp_path / "ws")
+    fake_api.queue_tool_use("read", {"file_path": "src/config.py"}, id="toolu_read")
+    fake_api.queue_tool_use("edit", {"file_path": "src/config.py", "old_string": "open(path).read()",
+                                     "new_string": "open(path).read().strip()"}, id="toolu_edit")
+    fake_api.queue_text("Done.")
+    async with tool_runtime(workspace=ws, allow=["read"]) as rt:
+        seen: list = []
+
+        def listen(event):
+            seen.append(event)
+            if isinstance(event, PermissionAsked):
+                rt.toolbox.answer(event.request.id, Answer.ONCE)
+
+        rt.engine.subscribe(listen)
+        sid = await rt.engine.new_session()
+        await rt.engine.send(sid, "Strip it.")
+    kinds = [type(e).__name__ for e in seen if e.session_id == sid and type(e).__name__ in (
+        "ToolCallStarted", "ToolCallFinished", "PermissionAsked", "PermissionSettled")]
+    assert kinds == ["ToolCallStarted", "ToolCallFinished", "PermissionAsked", "PermissionSettled",
+                     "ToolCallStarted", "ToolCallFinished"]
+    finished = [e for e in seen if isinstance(e, ToolCallFinished)]
+    assert [(e.tool_use_id, e.status) for e in finished] == [("toolu_read", "ok"), ("toolu_edit", "ok")]
+    # Between the reply that called the tool and the row that answers it.
+    order = [e for e in seen if e.session_id == sid and type(e).__name__ in ("MessageAdded", "ToolCallFinished")]
+    first = next(i for i, e in enumerate(order) if isinstance(e, ToolCallFinished))
+    assert order[first - 1].message.role == "assistant" and order[first + 1].message.role == "user"
+
+
 async def test_the_gauge_counts_the_tool_definitions(fake_api, tmp_path):
     async with tool_runtime(workspace=make_workspace(tmp_path / "ws")) as rt:
         sid = await rt.engine.new_session()
@@ -101,7 +132,7 @@ async def test_each_answer_decides_this_call_and_the_next(fake_api, tmp_path):
                 asked.append(event.request.spec.name)
                 rt.toolbox.answer(event.request.id, answers.pop(0))
 
-        rt.toolbox.subscribe(answer)
+        rt.engine.subscribe(answer)
         sid = await rt.engine.new_session()
         fake_api.queue_tool_use("run", {"command": "echo one"}, id="t1")  # denied
         fake_api.queue_tool_use("run", {"command": "echo two"}, id="t2")  # allowed for this chat
@@ -141,7 +172,7 @@ async def test_stop_during_a_running_tool_answers_the_call_and_kills_it(fake_api
     async with tool_runtime(workspace=ws, yes=True) as rt:
         sid = await rt.engine.new_session()
         started = asyncio.Event()
-        rt.toolbox.subscribe(lambda e: started.set() if isinstance(e, ToolCallStarted) else None)
+        rt.engine.subscribe(lambda e: started.set() if isinstance(e, ToolCallStarted) else None)
         turn = asyncio.ensure_future(rt.engine.send(sid, "wait for it"))
         await asyncio.wait_for(started.wait(), 30)
         rt.engine.stop(sid)

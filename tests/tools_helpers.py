@@ -42,7 +42,7 @@ async def tool_runtime(*, workspace: Any = ..., settings: dict[str, Any] | None 
         scripted_provider.attach(rt.engine)
         rig = Rig(rt.engine, rt.store, rt.toolbox, rt.tool_log)
         rt.engine.subscribe(rig.events.append)
-        rt.toolbox.subscribe(rig.events.append)
+        rt.toolbox.watch_servers(rig.events.append)
         yield rig
 
 

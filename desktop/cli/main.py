@@ -130,7 +130,7 @@ async def cmd_chat(args: argparse.Namespace) -> int:
     async with open_for_command(args.model, chat_toolbox(args)) as ctx:
         for problem in ctx.settings.problems:
             _status(problem)
-        await start_servers(ctx.toolbox)
+        await start_servers(ctx.toolbox, ctx.engine)
         if args.session is not None:
             session = await _session_or_fail(ctx.store, args.session)
             if args.model:

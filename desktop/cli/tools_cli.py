@@ -108,8 +108,8 @@ def _print_tool_event(event: Any) -> None:
                     status=cli(TOOL_STATES.get(event.status, event.status)), seconds=f"{event.duration:.2f}"))
 
 
-async def start_servers(toolbox: Any) -> None:
-    toolbox.subscribe(_print_tool_event)
+async def start_servers(toolbox: Any, engine: Any) -> None:
+    engine.subscribe(_print_tool_event)  # a chat's tool events come from its conversation, on the engine's bus
     for problem in toolbox.mcp_problems:
         _status(f"mcp.json: {problem}")
     await toolbox.start_servers()

@@ -283,12 +283,11 @@ class ModelCatalog:
         self._provided: dict[str, int] = {str(k).lower(): int(v) for k, v in provided.items() if _positive(v)}
         self.prices = prices if isinstance(prices, PriceTable) else PriceTable()
 
-    def for_profile(self, overrides: Mapping[str, Any] | None, provided: Mapping[str, int] | None) -> ModelCatalog:
-        """A catalog of another profile: its own overrides and provider reports, the same learned windows (an
-        overflow error is a fact of the model, kept once)."""
-        out = ModelCatalog(overrides, provided=provided, prices=self.prices)
-        out._learned, out._reported = self._learned, self._reported
-        return out
+    def for_profile(self, overrides: Mapping[str, Any] | None, provided: Mapping[str, int] | None,
+                    learned: Mapping[str, int] | None = None, reported: Iterable[str] | None = None) -> ModelCatalog:
+        """A catalog of another profile: its own overrides, provider reports and learned windows (an overflow
+        error is a fact of the model as that profile's server serves it), the same prices."""
+        return ModelCatalog(overrides, learned, reported, provided, self.prices)
 
     @property
     def prices_date(self) -> str:

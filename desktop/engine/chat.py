@@ -32,6 +32,7 @@ from desktop.engine.events import (
     SummaryFailed,
 )
 from desktop.engine.idle_prepare import IdleTimers
+from desktop.engine.learned import LEARNED_KEY, LearnedWindows
 from desktop.engine.library import ChatLibrary
 from desktop.engine.measure import ContextMeter, draft_cost
 from desktop.engine.profiles import Profile, find
@@ -93,6 +94,8 @@ class ChatEngine:
         self._loaded = False
         # What each profile's provider reported per model (models.retrieve), by profile name.
         self._provided: dict[str, dict[str, int]] = {}
+        # What prompt-too-long errors taught per model, by profile name (a window belongs to the profile's server).
+        self._learned = LearnedWindows()
         self.clock: Callable[[], float] = time.time  # injectable: the replay benchmark runs on a fake clock
         self._active = self._active_route()
         self._routes: dict[str, Route] = {}  # the chats' profiles other than the active one
@@ -158,7 +161,8 @@ class ChatEngine:
         route = self._routes.get(profile.name)
         if route is None:
             settings = self.settings.with_profile(profile).with_env()
-            catalog = self.catalog.for_profile(settings.model_overrides, self._provided.get(profile.name))
+            catalog = self.catalog.for_profile(settings.model_overrides, self._provided.get(profile.name),
+                                               *self._learned.of(profile.name))
             shared = dataclasses.replace(self.shared, settings=settings, catalog=catalog,
                                          meter=ContextMeter(catalog, self.calibration))
             route = self._routes[profile.name] = Route(
@@ -181,6 +185,11 @@ class ChatEngine:
     def emit(self, event: EngineEvent) -> None:
         for listener in list(self._listeners):
             listener(event)
+
+    @property
+    def heard(self) -> bool:
+        """Someone listens (a view, the CLI): a question asked by event can be answered."""
+        return bool(self._listeners)
 
     def _jobs_changed(self, session_id: int) -> None:
         activity = self.tasks.activity(session_id)
@@ -211,9 +220,11 @@ class ChatEngine:
         provided = await self.store.get_kv("provider_windows")
         self._provided = ({str(k): dict(v) for k, v in provided.items() if isinstance(v, dict)}
                           if isinstance(provided, dict) else {})
-        catalog = ModelCatalog(self.settings.model_overrides, await self.store.get_kv("learned_windows"),
-                               await self.store.get_kv("reported_windows"), self._provided.get(self._active.key),
-                               prices.load(self.shared.paths.config_dir))
+        self._learned = LearnedWindows.read(await self.store.get_kv(LEARNED_KEY), self._active.key,
+                                            await self.store.get_kv("learned_windows"),
+                                            await self.store.get_kv("reported_windows"))
+        catalog = ModelCatalog(self.settings.model_overrides, *self._learned.of(self._active.key),
+                               self._provided.get(self._active.key), prices.load(self.shared.paths.config_dir))
         self.replace_models(catalog, calibration)
 
     def replace_models(self, catalog: ModelCatalog, calibration: Calibration) -> None:
@@ -224,17 +235,20 @@ class ChatEngine:
         shared.meter = ContextMeter(catalog, calibration)
         for route in self._routes.values():
             other = route.shared
-            other.catalog = catalog.for_profile(other.settings.model_overrides, other.catalog.provided())
+            other.catalog = catalog.for_profile(other.settings.model_overrides, other.catalog.provided(),
+                                                *self._learned.of(route.key))
             other.calibration, other.meter = calibration, ContextMeter(other.catalog, calibration)
 
     async def reconfigure(self, settings: Settings, credentials: Credentials | None = None) -> None:
         """New settings or key: the next request uses a fresh client."""
+        for route in self._routes_all():  # what each profile learned (also a test's direct teaching) stays its own
+            self._learned.keep(route.key, route.shared.catalog)
         self.shared.settings = settings
         self._credentials = credentials
         # A reply streaming meanwhile keeps the client it started with; the old clients close with the engine.
         self._retired += [p for r in self._routes_all() if (p := r.made) is not None]
         self._active, self._routes = self._active_route(), {}
-        self.replace_models(ModelCatalog(settings.model_overrides, self.catalog.learned(), self.catalog.reported(),
+        self.replace_models(ModelCatalog(settings.model_overrides, *self._learned.of(self._active.key),
                                          self._provided.get(self._active.key),
                                          prices.load(self.shared.paths.config_dir)),  # prices.json re-read
                             self.calibration)
@@ -472,19 +486,19 @@ class ChatEngine:
     async def delete_session(self, session_id: int) -> None:
         self.stop(session_id)
         await self.tasks.wait(session_id, "turn")
-        await self.store.delete_session(session_id)
-        self._conversations.pop(session_id, None)
+        self.idle_timers.cancel(session_id)
+        await self.library.delete(session_id)
+        self._conversations.pop(session_id, None)  # with its cached view: nothing reads the deleted rows from it
 
     async def new_chat_from_summary(self, session_id: int) -> int:
         """Start a fresh session that carries the summary and the pinned instructions of this one."""
         await self.compact(session_id, "manual")
         g = await self.view(session_id).gather()
-        new = await self.store.create_session(steering.continued_title(g.session.title), g.session.model,
-                                              g.session.profile)
+        new = await self.library.create(steering.continued_title(g.session.title), g.session.model,
+                                        g.session.profile)
         if g.compaction is not None:
             text = "Context carried over from an earlier chat:\n\n" + summary_text(g.compaction)
-            await self.store.add_message(new.id, "user", [{"type": "text", "text": text}],
-                                         meta={"carried_over": True, "synthetic": True})
+            await self._conversation(new.id).carry_over(text)
         return new.id
 
     async def handoff(self, session_id: int) -> tuple[int, str]:
@@ -494,8 +508,8 @@ class ChatEngine:
         if g.compaction is None:
             await self.compact(session_id, "manual")
             g = await self.view(session_id).gather()
-        new = await self.store.create_session(steering.continued_title(g.session.title), g.session.model,
-                                              g.session.profile)
+        new = await self.library.create(steering.continued_title(g.session.title), g.session.model,
+                                        g.session.profile)
         text = steering.handoff_text(g.compaction, g.session.title) if g.compaction is not None else ""
         return new.id, text
 
@@ -517,8 +531,8 @@ class ChatEngine:
         return await self._conversation(session_id).update_state(changes)
 
     async def new_session(self, model: str | None = None) -> int:
-        session = await self.store.create_session(DEFAULT_TITLE, model or self.settings.model,
-                                                  self.settings.profile or None)
+        session = await self.library.create(DEFAULT_TITLE, model or self.settings.model,
+                                            self.settings.profile or None)
         return session.id
 
     async def set_chat_model(self, session_id: int, model: str, profile: str | None = None) -> None:
@@ -573,9 +587,9 @@ class ChatEngine:
         """A prompt-too-long error told the model's real window."""
         catalog = route.shared.catalog
         if catalog.learn_window(model, window):
+            self._learned.keep(route.key, catalog)
             try:
-                await self.store.set_kv("learned_windows", catalog.learned())
-                await self.store.set_kv("reported_windows", catalog.reported())
+                await self.store.set_kv(LEARNED_KEY, self._learned.to_json())
             except StorageError as exc:  # a read-only command (or disk): known for this run, learned again later
                 log.info("learned window not stored: %s", exc)
 

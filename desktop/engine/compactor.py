@@ -64,6 +64,11 @@ KEEP_ROUNDS = 10  # the newest tool rounds a summary leaves verbatim while they 
 DEFER_RATIO = 0.8  # below this share of the budget an automatic summary that frees under MIN_SAVING waits
 DEEPEST_LEVEL = 3  # split levels tried for a deeper cut (each keeps at most half the previous tail)
 RECOVERY_FRACTION = 0.5  # reactive compaction rebuilds the request within this share of the window (first try)
+# Without a summary (it failed, or the breaker is open) a trim goes down to this share of the threshold: the
+# requests of the next turns then grow on one cached prefix, where trimming just under the threshold re-wrote
+# the whole prompt at every turn.
+LOW_WATER = 0.5
+BREAKER_RETRY_TRIMS = 2  # trims while the breaker is open before one summary is tried again
 NOTHING_YET = M.say(M.NOTHING_YET)
 NOTHING_BEFORE = M.say(M.NOTHING_BEFORE)
 NOT_SMALLER = M.say(M.NOT_SMALLER)
@@ -73,8 +78,10 @@ class Step(enum.StrEnum):
     """What to do before a request."""
 
     NOTHING = "nothing"
+    CLEAR = "clear"  # clear old tool results and truncate old long texts (new microcompaction horizons)
     COUNT = "count"  # the estimate is too close to the threshold to decide: ask the provider for the count
     SUMMARISE = "summarise"  # past the threshold: an automatic summary (or a trim when it cannot be made)
+    TRIM = "trim"  # past the threshold with summaries failing (the breaker open): drop the oldest messages
     USE_PREPARED = "use_prepared"  # the cache went cold: commit the summary prepared while it was warm
 
 
@@ -83,6 +90,7 @@ class Decision:
     step: Step
     trigger: Trigger | None = None
     target: int | None = None  # tokens the compaction must bring the request under (None: no target)
+    horizons: dict[str, int] | None = None  # CLEAR: the new microcompaction horizons
 
 
 def _rows(messages: list[Message]) -> list[StoredMessage]:
@@ -306,15 +314,21 @@ class Compactor:
             return self._saving(g, head) >= MIN_SAVING * used
         return True
 
-    def before_call(self, g: Gathered, used: int, source: str, idle: float | None) -> Decision:
-        """What to do before a request whose context measures ``used`` (by ``source``; "estimate" near the
-        threshold asks for the exact count first), ``idle`` seconds after the previous one."""
+    def before_call(self, g: Gathered, used: int, source: str, idle: float | None, *,
+                    cleared: bool = False) -> Decision:
+        """The next step before a request whose context measures ``used`` (by ``source``; "estimate" near the
+        threshold asks for the exact count first), ``idle`` seconds after the previous one. The conversation
+        carries the step out and asks again; ``cleared``: old results were cleared for this request already."""
+        if not cleared and (horizons := self.plan_micro(g, used, idle)) is not None:
+            return Decision(Step.CLEAR, horizons=horizons)
         threshold = self.threshold(g.model)
         if threshold is None:
             return Decision(Step.NOTHING)
         if source == "estimate" and abs(used - threshold) <= NEAR_THRESHOLD * threshold:
             return Decision(Step.COUNT)
         if self.needs_summary(g, used):
+            if self.trims_instead(g):
+                return Decision(Step.TRIM, "auto", self.low_water(g))
             return Decision(Step.SUMMARISE, "auto", self.summary_target(g))
         if self.idle_ready(g) and (idle or 0) > CACHE_TTL:
             # Prepared while the cache was warm; it is cold now, so the whole prompt is written again anyway.
@@ -335,6 +349,18 @@ class Compactor:
         threshold = self.threshold(g.model)
         soon = threshold is not None and growth is not None and used + 2 * max(0, growth) >= threshold
         return soon and self.wants_prepare(g, used)
+
+    def low_water(self, g: Gathered, target: int | None = None) -> int:
+        """What a trim without a summary brings the request under: LOW_WATER of the threshold (and under
+        ``target`` when that is lower)."""
+        mark = int(LOW_WATER * (self.threshold(g.model) or self._fit_target(g)))
+        return min(mark, target) if target is not None else mark
+
+    @staticmethod
+    def trims_instead(g: Gathered) -> bool:
+        """The breaker is open and no retry is due: an automatic compaction trims without asking for a summary.
+        After BREAKER_RETRY_TRIMS trims one summary is tried again (a model that recovered closes the breaker)."""
+        return g.breaker_open and int(g.state.get("breaker_trims", 0)) < BREAKER_RETRY_TRIMS
 
     @staticmethod
     def recovery_target(window: int | None, level: int) -> int | None:
@@ -371,8 +397,8 @@ class Compactor:
             if trigger in ("auto", "reactive") and target is not None:
                 return await self._snip(view, g, target, before)
             return Outcome(False, NOTHING_YET, before=before, after=before)
-        if trigger != "manual" and breaker >= BREAKER_LIMIT:
-            return await self._snip(view, g, target or self._fit_target(g), before)
+        if trigger != "manual" and self.trims_instead(g):
+            return await self.trim(view, g, target, before)
         if trigger != "manual":
             # A summary that frees little is followed a step later by another one: cut deeper instead.
             while (level < DEEPEST_LEVEL and self._saving(g, head) < MIN_SAVING * before
@@ -382,17 +408,22 @@ class Compactor:
                                                                                      level, before))
         if summary is None:
             failures = breaker + 1
-            state = await store.update_state(view.session_id, {"breaker_failures": failures})
+            # Said once per model: a run of the same warning at every turn tells the user nothing more.
+            said = g.state.get("summaries_failing") == g.model
+            state = await store.update_state(view.session_id, {"breaker_failures": failures, "breaker_trims": 0,
+                                                               "summaries_failing": g.model})
             view.state_changed(state)
             note: str = M.say(M.SUMMARY_FAILED, error=error)
             log.warning("session %s: %s", view.session_id, note)
+            if trigger != "manual":
+                outcome = await self.trim(view, g, target, before, reason=error,
+                                          rejected=str(stats.get("rejected_summary") or ""))
+                if not said:
+                    outcome.notices.insert(0, (M.join(note, M.say(M.SUMMARIES_FAILING, model=g.model)),
+                                               "warning"))
+                return outcome
             if failures >= BREAKER_LIMIT:
                 note = M.join(note, M.say(M.BREAKER_OPEN))
-            if trigger != "manual":
-                outcome = await self._snip(view, g, target or self._fit_target(g), before, reason=error,
-                                           rejected=str(stats.get("rejected_summary") or ""))
-                outcome.notices.insert(0, (note, "warning"))
-                return outcome
             return Outcome(False, note, before=before, after=before,
                            failure=Failure(error, str(stats.get("rejected_summary") or "")))
         record = await self._commit(view, g, head[-1].id, summary, trigger, stats, before)
@@ -604,11 +635,24 @@ class Compactor:
             stats = {**stats, "saving_per_turn": round(saved * price / MILLION, 6)}
         full_stats = {**stats, "tokens_before": before, "tokens_saved": saved, "pins": len(pins),
                       "pins_text": pins_text, "ledger": ledger}
-        changes = {"breaker_failures": 0} if trigger != "snip" else None
+        changes = ({"breaker_failures": 0, "breaker_trims": 0, "summaries_failing": None}
+                   if trigger != "snip" else None)
         record = await shared.store.add_compaction(view.session_id, summary, covers_through, trigger, full_stats,
                                                    expected_active=g.boundary, state_changes=changes)
         view.compacted(record, changes)
         return record
+
+    async def trim(self, view: SessionView, g: Gathered, target: int | None, before: int, reason: str = "",
+                   rejected: str = "") -> Outcome:
+        """Drop the oldest messages down to the low-water mark (see LOW_WATER), counting the trims the breaker
+        waits out before it retries a summary."""
+        outcome = await self._snip(view, g, self.low_water(g, target), before, reason, rejected)
+        if outcome.ok and g.breaker_open:
+            trims = int(g.state.get("breaker_trims", 0)) + 1
+            view.state_changed(await self.shared.store.update_state(view.session_id, {"breaker_trims": trims}))
+            if outcome.g is not None:
+                outcome.g = view.shape()
+        return outcome
 
     async def _snip(self, view: SessionView, g: Gathered, target: int, before: int, reason: str = "",
                     rejected: str = "") -> Outcome:

@@ -43,6 +43,7 @@ from desktop.engine.events import (
 from desktop.engine.idle_prepare import IdleTimers
 from desktop.engine.measure import draft_cost
 from desktop.engine.overflow import detect_stop_reason
+from desktop.engine.provider import PartKind
 from desktop.engine.reply import ReplyRecorder
 from desktop.engine.route import Route
 from desktop.engine.session import CACHE_TTL, Gathered, SessionView
@@ -108,6 +109,9 @@ class Hub(Protocol):
 
     def emit(self, event: EngineEvent) -> None: ...
 
+    @property
+    def heard(self) -> bool: ...
+
     async def load(self) -> None: ...
 
     async def route_of(self, session_id: int) -> Route: ...
@@ -147,6 +151,17 @@ class Conversation:
     def _emit(self, event: EngineEvent) -> None:
         self.hub.emit(event)
 
+    # --- what the tool runner reports (ToolEvents): published here, like every event of this chat -------
+    @property
+    def heard(self) -> bool:
+        return self.hub.heard
+
+    def report(self, event: EngineEvent) -> None:
+        if event.session_id != self.session_id:
+            log.warning("session %s: a tool event of session %s dropped", self.session_id, event.session_id)
+            return
+        self._emit(event)
+
     def _activity(self, activity: Activity) -> None:
         self.hub.tasks.set_activity(self.session_id, activity)
 
@@ -156,6 +171,14 @@ class Conversation:
         self.view.remember(user)
         self._emit(MessageAdded(self.session_id, user))
         return user
+
+    async def carry_over(self, text: str) -> StoredMessage:
+        """The first message of a chat started from another one's summary (marked synthetic: the user did not
+        type it)."""
+        carried = await self.hub.store.add_message(self.session_id, "user", [{"type": "text", "text": text}],
+                                                   meta={"carried_over": True, "synthetic": True})
+        self.view.remember(carried)
+        return carried
 
     async def save_unsaved(self) -> StoredMessage:
         """Commit a reply that arrived whole but could not be saved (the database was locked or full)."""
@@ -394,7 +417,7 @@ class Conversation:
         self._activity(Activity.TOOLS)
         end: EndTurn | None = None
         try:
-            results = await tools.run(sid, calls)
+            results = await tools.run(sid, calls, self)
         except asyncio.CancelledError:
             await asyncio.shield(self._store_results(cancelled_results(calls)))
             raise
@@ -427,26 +450,36 @@ class Conversation:
         g = await view.gather()
         used, source = view.used(g)
         idle = compactor.idle_for(view, g)
-        horizons = compactor.plan_micro(g, used, idle)
-        if horizons is not None:  # clear old results
-            view.state_changed(await self.hub.store.update_state(self.session_id, {"horizons": horizons}))
-            g = view.shape()
-            used, source = view.used(g)
-        decision = compactor.before_call(g, used, source, idle)
-        if decision.step is Step.COUNT:
-            exact = await route.provider.count_tokens(view.request(g))
-            decision = compactor.before_call(g, exact or used, "exact" if exact else "counted", idle)
+        cleared = False
+        # The policy decides one step at a time (clear, count, then at most one compaction); this carries it out.
+        while True:
+            decision = compactor.before_call(g, used, source, idle, cleared=cleared)
+            if decision.step is Step.CLEAR and decision.horizons is not None:
+                view.state_changed(await self.hub.store.update_state(self.session_id,
+                                                                     {"horizons": decision.horizons}))
+                g, cleared = view.shape(), True
+                used, source = view.used(g)
+            elif decision.step is Step.COUNT:
+                exact = await route.provider.count_tokens(view.request(g))
+                used, source = exact or used, "exact" if exact else "counted"
+            else:
+                break
         if decision.trigger is not None:
-            g = await self._compact_in_turn(g, decision.trigger, decision.target, Activity.COMPACTING)
+            g = await self._compact_in_turn(g, decision.trigger, decision.target, Activity.COMPACTING,
+                                            trim=decision.step is Step.TRIM)
             self._activity(Activity.SENDING)
         return g
 
     async def _compact_in_turn(self, g: Gathered, trigger: Trigger, target: int | None, activity: Activity,
-                               level: int = 0) -> Gathered:
+                               level: int = 0, *, trim: bool = False) -> Gathered:
         self._activity(activity)
+        route = await self.ready()
+        if trim:  # summaries are failing: no summary is asked for, the oldest messages go
+            outcome = await route.compactor.trim(self.view, g, target, self.view.used(g)[0])
+            await self.settle(outcome, publish=False)
+            return outcome.g or g
         # A summary being prepared in the background is the cheapest way through: let it finish.
         await self.hub.tasks.wait(self.session_id, "prepare")
-        route = await self.ready()
         outcome = await route.compactor.compact(self.view, g, trigger, target=target, level=level)
         await self.settle(outcome, publish=False)
         return outcome.g or g
@@ -524,12 +557,12 @@ class Conversation:
         try:
             async for part in provider.stream(request):
                 recorder.apply(part)
-                if part.kind == "usage" and part.usage is not None:
+                if part.kind is PartKind.USAGE and part.usage is not None:
                     self._emit(UsageUpdate(sid, row.id, part.usage))
-                elif part.kind == "text":
+                elif part.kind is PartKind.TEXT:
                     self._activity(Activity.STREAMING)
                     self._emit(TextDelta(sid, row.id, part.text))
-                elif part.kind == "block_stop":
+                elif part.kind is PartKind.BLOCK_STOP:
                     recorder.commit_soon()
             recorder.stop_clock()
             # Waits out another program's lock (bounded, see the store); a failure keeps the reply in memory.

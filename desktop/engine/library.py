@@ -1,8 +1,8 @@
 """The engine's read API for the window: the chats as a library (list, pages, search, export, the database's
 change counter) and the whole-chat edits that are not part of a turn (title, pin, drafts, an import).
 
-The bridge goes through this and never through the store; what a conversation writes during a turn (messages,
-summaries, versions) stays with the engine's turn code."""
+The bridge goes through this and never through the store. Whole chats are made and deleted here; the rows inside
+a chat (messages, summaries, versions, its state) are written by its conversation alone."""
 
 from __future__ import annotations
 
@@ -62,6 +62,13 @@ class ChatLibrary:
                 files = [str(f) for f in item.get("files") or [] if isinstance(f, str)]
                 out[int(key)] = (str(item.get("text") or ""), files)
         return out
+
+    # --- whole chats: made and deleted here (the rows inside a chat are its conversation's) ---------------
+    async def create(self, title: str, model: str | None, profile: str | None) -> SessionInfo:
+        return await self._store.create_session(title or DEFAULT_TITLE, model, profile)
+
+    async def delete(self, session_id: int) -> None:
+        await self._store.delete_session(session_id)
 
     # --- whole-chat edits -------------------------------------------------------------------------------
     async def save_drafts(self, drafts: Drafts) -> None:

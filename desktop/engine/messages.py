@@ -162,6 +162,10 @@ SUMMARY_FAILED = QT_TRANSLATE_NOOP("Engine", "Summary failed: {error}.")
 BREAKER_OPEN = QT_TRANSLATE_NOOP(
     "Engine",
     "Automatic summaries are paused after 3 failures; Compact now retries.")
+SUMMARIES_FAILING = QT_TRANSLATE_NOOP(
+    "Engine",
+    "Summaries are failing with {model}: the chat drops its oldest messages instead, in batches, and tries a "
+    "summary again now and then.")
 COMPACTED = QT_TRANSLATE_NOOP(
     "Engine",
     "Context compacted · {messages} messages summarized · ~{saved:,} tokens saved")

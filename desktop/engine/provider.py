@@ -7,6 +7,7 @@ Retries (429, 5xx, 529, connection errors before the body starts) are the SDK's 
 from __future__ import annotations
 
 import asyncio
+import enum
 from collections.abc import AsyncIterator, Callable
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Protocol
@@ -22,11 +23,22 @@ if TYPE_CHECKING:
     from anthropic import AsyncAnthropic
 
 
+class PartKind(enum.StrEnum):
+    """What a piece of a streamed reply is."""
+
+    BLOCK_START = "block_start"
+    TEXT = "text"
+    THINKING = "thinking"
+    BLOCK_STOP = "block_stop"
+    USAGE = "usage"
+    STOP = "stop"
+
+
 @dataclass(frozen=True, slots=True)
 class StreamPart:
     """What the engine needs from a stream, independent of SDK event classes."""
 
-    kind: str  # block_start | text | thinking | block_stop | usage | stop
+    kind: PartKind
     index: int = -1
     text: str = ""
     block: dict[str, Any] | None = None
@@ -159,20 +171,20 @@ class AnthropicProvider:
         async with self._open(request) as stream:
             async for event in stream:
                 if event.type == "message_start":
-                    yield StreamPart("usage", usage=_usage(event.message.usage))
+                    yield StreamPart(PartKind.USAGE, usage=_usage(event.message.usage))
                 elif event.type == "content_block_start":
-                    yield StreamPart("block_start", index=event.index, block=block_to_dict(event.content_block))
+                    yield StreamPart(PartKind.BLOCK_START, index=event.index, block=block_to_dict(event.content_block))
                 elif event.type == "text":
-                    yield StreamPart("text", text=event.text)
+                    yield StreamPart(PartKind.TEXT, text=event.text)
                 elif event.type == "thinking":
-                    yield StreamPart("thinking", text=event.thinking)
+                    yield StreamPart(PartKind.THINKING, text=event.thinking)
                 elif event.type == "content_block_stop":
-                    yield StreamPart("block_stop", index=event.index, block=block_to_dict(event.content_block))
+                    yield StreamPart(PartKind.BLOCK_STOP, index=event.index, block=block_to_dict(event.content_block))
                 elif event.type == "message_delta":
-                    yield StreamPart("usage", usage=_usage(stream.current_message_snapshot.usage),
+                    yield StreamPart(PartKind.USAGE, usage=_usage(stream.current_message_snapshot.usage),
                                      stop_reason=event.delta.stop_reason)
             final = await stream.get_final_message()
-            yield StreamPart("stop", usage=_usage(final.usage), stop_reason=final.stop_reason)
+            yield StreamPart(PartKind.STOP, usage=_usage(final.usage), stop_reason=final.stop_reason)
 
     async def complete(self, request: dict[str, Any]) -> tuple[str, Usage, str | None]:
         """Non-interactive call (summaries): streamed under the hood so long outputs never hit SDK limits."""

@@ -12,7 +12,7 @@ import asyncio
 import contextlib
 from dataclasses import replace
 
-from desktop.engine.provider import StreamPart
+from desktop.engine.provider import PartKind, StreamPart
 from desktop.engine.storage import Storage
 from desktop.engine.types import CUT_STOP_REASONS, Block, Status, StoredMessage, Usage
 
@@ -65,21 +65,21 @@ class ReplyRecorder:
     def apply(self, part: StreamPart) -> None:
         """Fold one stream part into the reply's blocks."""
         self._dirty = True
-        if part.kind == "block_start" and part.block is not None:
+        if part.kind is PartKind.BLOCK_START and part.block is not None:
             self.blocks[part.index] = dict(part.block)
             self._open = part.index
-        elif part.kind == "text" and self._open in self.blocks:
+        elif part.kind is PartKind.TEXT and self._open in self.blocks:
             block = self.blocks[self._open]
             block["text"] = block.get("text", "") + part.text
-        elif part.kind == "thinking" and self._open in self.blocks:
+        elif part.kind is PartKind.THINKING and self._open in self.blocks:
             block = self.blocks[self._open]
             block["thinking"] = block.get("thinking", "") + part.text
-        elif part.kind == "block_stop" and part.block is not None:
+        elif part.kind is PartKind.BLOCK_STOP and part.block is not None:
             self.blocks[part.index] = dict(part.block)
-        elif part.kind == "usage" and part.usage is not None:
+        elif part.kind is PartKind.USAGE and part.usage is not None:
             self.usage = part.usage
             self.stop_reason = part.stop_reason or self.stop_reason
-        elif part.kind == "stop":
+        elif part.kind is PartKind.STOP:
             self.usage = part.usage or self.usage
             self.stop_reason = part.stop_reason
 

@@ -5,11 +5,23 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any, Protocol
 
+from desktop.engine.events import EngineEvent
 from desktop.engine.types import Block
 
 # Set in the state a runner's ``definitions`` is given when the chat has a compaction: its earlier messages are
 # out of the model's view, so a runner may offer a way to read them back (the recall tool).
 COMPACTED = "compacted"
+
+
+class ToolEvents(Protocol):
+    """Where a runner's events for one chat go: that chat's conversation, the only emitter of its events."""
+
+    @property
+    def heard(self) -> bool:
+        """Someone listens to the chat's events (a permission asked by event can be answered)."""
+        ...
+
+    def report(self, event: EngineEvent) -> None: ...
 
 
 class ToolRunner(Protocol):
@@ -21,7 +33,10 @@ class ToolRunner(Protocol):
         """``window``: the model's context window, for a runner that offers fewer definitions in a small one."""
         ...
 
-    async def run(self, session_id: int, calls: list[Block]) -> list[Block]: ...
+    async def run(self, session_id: int, calls: list[Block], events: ToolEvents) -> list[Block]:
+        """``events``: the chat's conversation, which publishes what the calls report (started, finished,
+        a permission asked and settled)."""
+        ...
 
 
 class EndTurn(Exception):  # noqa: N818 - a stop, not a failure

@@ -3,12 +3,22 @@ changed. They are engine events (they carry a session id) and reach the views th
 
 from __future__ import annotations
 
+import enum
 from dataclasses import dataclass, field
 from typing import Any
 
 from desktop.engine.events import EngineEvent
 from desktop.tools.mcp_host import ServerStatus
 from desktop.tools.permissions import PermissionRequest
+
+
+class ToolStatus(enum.StrEnum):
+    """How a tool call ended."""
+
+    OK = "ok"
+    ERROR = "error"
+    DENIED = "denied"
+    CANCELLED = "cancelled"
 
 
 @dataclass(frozen=True, slots=True)
@@ -23,7 +33,7 @@ class ToolCallStarted(EngineEvent):
 class ToolCallFinished(EngineEvent):
     tool_use_id: str
     name: str
-    status: str  # ok | error | denied | cancelled
+    status: ToolStatus
     duration: float
     excerpt: str = ""
 

@@ -14,9 +14,8 @@ from collections.abc import Awaitable, Callable, Mapping
 from pathlib import Path
 from typing import Any
 
-from desktop.engine.events import EngineEvent
 from desktop.engine.settings import Paths
-from desktop.engine.tooling import COMPACTED, EndTurn
+from desktop.engine.tooling import COMPACTED, EndTurn, ToolEvents
 from desktop.engine.types import Block
 from desktop.tools import deferral, recall
 from desktop.tools.builtin import BuiltinTools, builtin_specs
@@ -26,6 +25,7 @@ from desktop.tools.events import (
     PermissionSettled,
     ToolCallFinished,
     ToolCallStarted,
+    ToolStatus,
 )
 from desktop.tools.file_tools import FileTools
 from desktop.tools.mcp_config import CONFIG_NAME, McpConfig, McpServerConfig, load_config
@@ -56,8 +56,10 @@ class Toolbox:
         self._audit = audit  # builds and stores an audit entry: audit(**fields) -> awaitable
         self._outcomes = outcomes  # reads back how a chat's calls ended (the audit log)
         self._fixed = workspace  # _UNSET: each session's own; None: no built-in tools
-        self._asker: Asker | None = self._ask_by_event if asker == "events" else asker  # type: ignore[assignment]
-        self._listeners: list[Callable[[EngineEvent], None]] = []
+        # "events": the chat's conversation asks the views (PermissionAsked) and ``answer()`` settles it.
+        self._by_event = asker == "events"
+        self._asker: Asker | None = None if isinstance(asker, str) else asker
+        self._watchers: list[Callable[[McpChanged], None]] = []
         self._workspaces: dict[int, Workspace | None] = {}
         self._deferred: set[int] = set()  # sessions whose requests offer the MCP tools through a search
         self._definitions: dict[tuple[tuple[str, ...], bool], list[dict[str, Any]]] = {}
@@ -71,17 +73,15 @@ class Toolbox:
     def mcp_path(self) -> Path:
         return self.paths.config_dir / CONFIG_NAME
 
-    # --- events ------------------------------------------------------------------------------------------
-    def subscribe(self, listener: Callable[[EngineEvent], None]) -> Callable[[], None]:
-        self._listeners.append(listener)
-        return lambda: self._listeners.remove(listener)
-
-    def emit(self, event: EngineEvent) -> None:
-        for listener in list(self._listeners):
-            listener(event)
+    # --- MCP server changes (no chat's events: those go through the chat's conversation) -----------------
+    def watch_servers(self, watcher: Callable[[McpChanged], None]) -> Callable[[], None]:
+        self._watchers.append(watcher)
+        return lambda: self._watchers.remove(watcher)
 
     def _server_changed(self, _server: McpServer) -> None:
-        self.emit(McpChanged(0, tuple(s.status for s in self.servers.values())))
+        changed = McpChanged(0, tuple(s.status for s in self.servers.values()))
+        for watcher in list(self._watchers):
+            watcher(changed)
 
     # --- MCP servers ----------------------------------------------------------------------------------------
     def save_config(self) -> list[str]:
@@ -196,19 +196,28 @@ class Toolbox:
         return await self._outcomes(session_id) if self._outcomes is not None else {}
 
     # --- permission prompts ----------------------------------------------------------------------------------
-    async def _ask_by_event(self, request: PermissionRequest) -> Answer | None:
+    def _asker_for(self, events: ToolEvents) -> Asker | None:
+        if not self._by_event:
+            return self._asker
+
+        async def ask(request: PermissionRequest) -> Answer | None:
+            return await self._ask_by_event(events, request)
+
+        return ask
+
+    async def _ask_by_event(self, events: ToolEvents, request: PermissionRequest) -> Answer | None:
         """The window answers through ``answer()``; nobody listening (no view) means no answer."""
-        if not self._listeners:
+        if not events.heard:
             return None
         future: asyncio.Future[Answer | None] = asyncio.get_running_loop().create_future()
         self._pending[request.id] = future
-        self.emit(PermissionAsked(request.session_id, request))
+        events.report(PermissionAsked(request.session_id, request))
         try:
             return await future
         finally:
             self._pending.pop(request.id, None)
             answer = future.result() if future.done() and not future.cancelled() else None
-            self.emit(PermissionSettled(request.session_id, request.id, answer.value if answer else "none"))
+            events.report(PermissionSettled(request.session_id, request.id, answer.value if answer else "none"))
 
     def answer(self, request_id: str, answer: Answer | None) -> bool:
         future = self._pending.get(request_id)
@@ -249,11 +258,11 @@ class Toolbox:
                 + "\n\n".join(parts) + "\n</recent-files>")
 
     # --- running ---------------------------------------------------------------------------------------------
-    async def run(self, session_id: int, calls: list[Block]) -> list[Block]:
+    async def run(self, session_id: int, calls: list[Block], events: ToolEvents) -> list[Block]:
         specs = {s.name: s for s in self.specs(session_id)}
         if session_id in self._deferred:
             calls = [self._through_proxy(call, specs) for call in calls]
-        outcomes = await asyncio.gather(*(self._one(session_id, call, specs) for call in calls))
+        outcomes = await asyncio.gather(*(self._one(session_id, call, specs, events) for call in calls))
         results = [_result(call, outcome) for call, (outcome, _stop) in zip(calls, outcomes, strict=True)]
         stops = [stop for _outcome, stop in outcomes if stop]
         if stops:
@@ -269,7 +278,8 @@ class Toolbox:
         arguments = given.get("arguments")
         return {**call, "name": str(given.get("name") or ""), "input": arguments if isinstance(arguments, dict) else {}}
 
-    async def _one(self, session_id: int, call: Block, specs: dict[str, ToolSpec]) -> tuple[ToolOutcome, str]:
+    async def _one(self, session_id: int, call: Block, specs: dict[str, ToolSpec],
+                   events: ToolEvents) -> tuple[ToolOutcome, str]:
         use_id = str(call.get("id") or "")
         name = str(call.get("name") or "")
         if name == deferral.SEARCH and session_id in self._deferred:
@@ -282,20 +292,21 @@ class Toolbox:
         if spec is None:
             return ToolOutcome(f"unknown tool {name!r}: it is not offered in this chat", is_error=True), ""
         if spec is recall.SPEC and self.recall is not None:  # the chat's own history: nothing to ask
-            return await self._recall(session_id, use_id, spec, arguments), ""
+            return await self._recall(session_id, use_id, spec, arguments, events), ""
         workspace = self.workspace(session_id)
         builtin = BuiltinTools(workspace, self.paths.spill_dir(session_id), network=self.network,
                                hidden=(self.paths.config_dir, self.paths.data_dir, self.paths.cache_dir)) \
             if spec.server == BUILTIN and workspace is not None else None
         diff = builtin.diff(spec.tool, arguments) if builtin is not None else None
         request = PermissionRequest(session_id, use_id, spec, dict(arguments), diff)
-        verdict = await self.policy.decide(request, self._asker)
+        asker = self._asker_for(events)
+        verdict = await self.policy.decide(request, asker)
         if not verdict.allowed:
             await self._record(session_id, use_id, spec, arguments, verdict.how, "denied", True)
-            self.emit(ToolCallFinished(session_id, use_id, name, "denied", 0.0, verdict.reason))
-            stop = verdict.reason if self._asker is None else ""
+            events.report(ToolCallFinished(session_id, use_id, name, ToolStatus.DENIED, 0.0, verdict.reason))
+            stop = verdict.reason if asker is None else ""
             return ToolOutcome(f"Permission denied: {verdict.reason}", is_error=True), stop
-        self.emit(ToolCallStarted(session_id, use_id, name, spec.server, dict(arguments)))
+        events.report(ToolCallStarted(session_id, use_id, name, spec.server, dict(arguments)))
         started = time.monotonic()
         try:
             if builtin is not None:
@@ -306,7 +317,7 @@ class Toolbox:
                 outcome = ToolOutcome(f"{name}: no workspace is set for this chat", is_error=True)
         except asyncio.CancelledError:
             took = time.monotonic() - started
-            self.emit(ToolCallFinished(session_id, use_id, name, "cancelled", took, ""))
+            events.report(ToolCallFinished(session_id, use_id, name, ToolStatus.CANCELLED, took, ""))
             asyncio.ensure_future(self._record(session_id, use_id, spec, arguments, verdict.how, "cancelled", True,
                                                duration=took))
             raise
@@ -314,15 +325,16 @@ class Toolbox:
             log.exception("tool %s failed", name)
             outcome = ToolOutcome(f"{name} failed: {type(exc).__name__}: {exc}", is_error=True)
         took = time.monotonic() - started
-        status = "error" if outcome.is_error else "ok"
-        self.emit(ToolCallFinished(session_id, use_id, name, status, took, outcome.text()[:EXCERPT]))
+        status = ToolStatus.ERROR if outcome.is_error else ToolStatus.OK
+        events.report(ToolCallFinished(session_id, use_id, name, status, took, outcome.text()[:EXCERPT]))
         await self._record(session_id, use_id, spec, arguments, verdict.how, status, outcome.is_error,
                            exit_code=outcome.exit_code, duration=took)
         return outcome, ""
 
-    async def _recall(self, session_id: int, use_id: str, spec: ToolSpec, arguments: dict[str, Any]) -> ToolOutcome:
+    async def _recall(self, session_id: int, use_id: str, spec: ToolSpec, arguments: dict[str, Any],
+                      events: ToolEvents) -> ToolOutcome:
         assert self.recall is not None
-        self.emit(ToolCallStarted(session_id, use_id, spec.name, spec.server, dict(arguments)))
+        events.report(ToolCallStarted(session_id, use_id, spec.name, spec.server, dict(arguments)))
         started = time.monotonic()
         try:
             outcome = await recall.run(self.recall, session_id, arguments)
@@ -330,8 +342,8 @@ class Toolbox:
             log.exception("recall failed")
             outcome = ToolOutcome(f"recall failed: {type(exc).__name__}: {exc}", is_error=True)
         took = time.monotonic() - started
-        status = "error" if outcome.is_error else "ok"
-        self.emit(ToolCallFinished(session_id, use_id, spec.name, status, took, outcome.text()[:EXCERPT]))
+        status = ToolStatus.ERROR if outcome.is_error else ToolStatus.OK
+        events.report(ToolCallFinished(session_id, use_id, spec.name, status, took, outcome.text()[:EXCERPT]))
         await self._record(session_id, use_id, spec, arguments, "own history", status, outcome.is_error,
                            duration=took)
         return outcome

@@ -164,7 +164,7 @@ class Bridge(QObject):
         self._closed = False
         engine.subscribe(self._on_event)
         if toolbox is not None:
-            toolbox.subscribe(self.engine_event.emit)  # tool events reach the views on the same signal
+            toolbox.watch_servers(self.engine_event.emit)  # MCP server changes reach the views the same way
 
     def _on_event(self, event: events.EngineEvent) -> None:
         self.engine_event.emit(event)

@@ -360,19 +360,19 @@ class ChatModel(QAbstractListModel):
                 row.refresh()
                 self._changed(i)
 
-    def set_tool_states(self, states: ToolStates) -> None:
+    def set_tool_states(self, states: dict[str, tuple[str, float | None]]) -> None:
         """Many calls' statuses at once (a chat opened again: how its calls ended, from the audit log); the rows
         that show one of them are rebuilt once, held rows included."""
-        fresh = {k: v for k, v in states.items() if self.tool_states.get(k) != v}
+        runs = {k: display.ToolRun(display.ToolState(status), seconds) for k, (status, seconds) in states.items()}
+        fresh = {k: run for k, run in runs.items() if self.tool_runs.get(k) != run}
         if not fresh:
             return
-        self.tool_states.update(fresh)
+        self.tool_runs.update(fresh)
         for rows, shown in ((self._held, False), (self._rows, True)):
             for i, row in enumerate(rows):
-                msg = row.message
-                if msg is not None and msg.role == "assistant" and any(
-                        b.get("type") == "tool_use" and b.get("id") in fresh for b in msg.content):
-                    row.segments = segments_for(msg.content, self.tool_states, bool(row.detail.get("expanded")))
+                if row.shown is not None and any(k in fresh for k in row.shown.calls):
+                    row.shown = row.shown.with_runs(self.tool_runs)
+                    row.segments = segments_of(row.shown.parts, bool(row.detail.get("expanded")))
                     row.refresh()
                     if shown:
                         self._changed(i)

@@ -104,7 +104,7 @@ class ScriptedTools:
 
         return [dict(d) for d in DEFINITIONS]
 
-    async def run(self, session_id: int, calls: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    async def run(self, session_id: int, calls: list[dict[str, Any]], events: Any) -> list[dict[str, Any]]:
         self.cpu_marks.append(time.thread_time())
         started = time.perf_counter()
         results = [{"type": "tool_result", "tool_use_id": c["id"], "content": self.outputs[c["id"]]} for c in calls]
