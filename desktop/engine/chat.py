@@ -20,6 +20,7 @@ from desktop.engine import prices, shutdown, steering
 from desktop.engine.assemble import summary_text
 from desktop.engine.calibration import Calibration
 from desktop.engine.catalog import ModelCatalog
+from desktop.engine.compaction import user_pins
 from desktop.engine.compactor import Compactor, Outcome, Trigger
 from desktop.engine.context import ContextSnapshot, context_report
 from desktop.engine.continuation import NothingToContinue, is_cut
@@ -510,6 +511,18 @@ class ChatEngine:
         """Change a session's state (e.g. its workspace: the tools its requests offer) and measure it again."""
         # Written before the chat's route is looked up: a read asked for after this call sees the change.
         return await self._conversation(session_id).update_state(changes)
+
+    # --- pins: messages kept verbatim beside every summary -------------------------------------------
+    async def pin_message(self, session_id: int, message_id: int, text: str | None = None) -> user_pins.Pin:
+        """Pin a message (or the part ``text`` of it): once a summary covers it, requests carry it verbatim
+        beside the summary. ValueError (one sentence) when it cannot be pinned."""
+        return await self._conversation(session_id).pin(message_id, text, time.time())
+
+    async def unpin_message(self, session_id: int, message_id: int) -> bool:
+        return await self._conversation(session_id).unpin(message_id)
+
+    async def pins(self, session_id: int) -> list[user_pins.Pin]:
+        return user_pins.pins_of(await self.store.get_state(session_id))
 
     async def new_session(self, model: str | None = None) -> int:
         session = await self.store.create_session(DEFAULT_TITLE, model or self.settings.model,

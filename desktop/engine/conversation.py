@@ -21,6 +21,7 @@ from typing import Any, Protocol
 from desktop.engine import cache_clock, steering
 from desktop.engine import messages as M
 from desktop.engine.calibration import Calibration
+from desktop.engine.compaction import user_pins
 from desktop.engine.compactor import DEEPEST_LEVEL, Outcome, Step, Trigger
 from desktop.engine.context import ContextSnapshot
 from desktop.engine.continuation import as_continuation, is_cut
@@ -240,6 +241,24 @@ class Conversation:
         await self.ready()
         await self.publish_context()
         return state
+
+    async def pin(self, message_id: int, text: str | None, now: float) -> user_pins.Pin:
+        """Keep a message (or the part ``text`` of it) verbatim beside every later summary."""
+        msg = await self.hub.store.get_message(message_id)
+        if msg is not None and msg.session_id != self.session_id:
+            msg = None
+        pin = user_pins.make(msg, text, now)
+        state = await self.hub.store.get_state(self.session_id)
+        await self.update_state({user_pins.STATE_KEY: user_pins.with_pin(user_pins.pins_of(state), pin)})
+        return pin
+
+    async def unpin(self, message_id: int) -> bool:
+        """Take a pin away (False: that message was not pinned); the next request no longer carries it."""
+        pins = user_pins.pins_of(await self.hub.store.get_state(self.session_id))
+        if all(p.message_id != message_id for p in pins):
+            return False
+        await self.update_state({user_pins.STATE_KEY: user_pins.without_pin(pins, message_id)})
+        return True
 
     async def set_model(self, model: str, profile: str | None) -> None:
         """The chat's own model (and profile) from now on: its route is found again for the next request."""

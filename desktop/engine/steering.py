@@ -15,7 +15,8 @@ HANDOFF_HEADER = "Context carried over from an earlier chat, “{title}”:"
 
 def edited_stats(record: CompactionRecord, text: str) -> dict[str, Any]:
     """The stats of an edited summary: the pins, ledger and counts of the one it replaces, marked edited."""
-    return {**record.stats, "edited": True, "edited_from": record.id, "summary_tokens": tokens.estimate_text(text)}
+    stats = {k: v for k, v in record.stats.items() if k != "user_pins"}  # pins are read live, never stored
+    return {**stats, "edited": True, "edited_from": record.id, "summary_tokens": tokens.estimate_text(text)}
 
 
 def edit_problem(text: str, covered: Sequence[StoredMessage]) -> str | None:
