@@ -22,7 +22,7 @@ from desktop.engine import cache_clock, steering
 from desktop.engine import messages as M
 from desktop.engine.calibration import Calibration
 from desktop.engine.compaction import user_pins
-from desktop.engine.compactor import DEEPEST_LEVEL, Outcome, Step, Trigger
+from desktop.engine.compactor import DEEPEST_LEVEL, Outcome, Plan, Step, Trigger
 from desktop.engine.context import ContextSnapshot
 from desktop.engine.continuation import as_continuation, is_cut
 from desktop.engine.errors import ChatError, classify
@@ -281,6 +281,14 @@ class Conversation:
                                                 before_message=before_message)
         await self.settle(outcome, publish=True)
         return outcome
+
+    async def plan(self, before_message: int | None) -> Plan:
+        """What a manual compaction would do now (read-only: the preview before Compact now)."""
+        await self.hub.load()
+        route = await self.ready()
+        g = await self.view.gather()
+        before, _source = self.view.used(g)
+        return route.compactor.plan(g, "manual", before_message=before_message, before=before, view=self.view)
 
     async def settle(self, outcome: Outcome, *, publish: bool) -> None:
         """Tell the views what a compaction did (from the state it returned: nothing is read again)."""
