@@ -137,6 +137,7 @@ class Plan:
     level: int = 0  # the split level (a deeper cut for an automatic summary that would free little)
     refusal: str | None = None  # why it would do nothing
     before: int = 0  # tokens the request carries now (0: not measured)
+    summarised: int = 0  # estimated tokens of the messages it summarises
     saving: int = 0  # tokens it frees, about (calibrated)
     cost: float | None = None  # USD the summary request costs, about (None: unknown or not estimated)
     route: str = ""  # the way the summary would be asked for (empty: not estimated)
@@ -428,7 +429,8 @@ class Compactor:
             choice = self._choice(g, head, **facts)
             chosen, cost = choice.route, choice.estimates.get(choice.route)
         return Plan(tuple(head), tuple(m.id for m in g.sendable if m.id > through),
-                    tuple(p.message_id for p in pins), level, None, before, self._saving(g, head), cost, chosen)
+                    tuple(p.message_id for p in pins), level, None, before,
+                    sum(tokens.estimate_message(m.content) for m in head), self._saving(g, head), cost, chosen)
 
     def _choice(self, g: Gathered, head: list[StoredMessage], *, cached: dict[str, Any] | None = None,
                 tail_start: str | None = None, used: int = 0, warm: bool = False) -> route.Choice:
