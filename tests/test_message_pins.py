@@ -95,3 +95,29 @@ async def test_a_pin_survives_a_restart(fake_api, monkeypatch):
         assert [p.message_id for p in await engine.pins(sid)] == [pinned]
         await converse(engine, fake_api, sid, 1, start=4)
         assert PINNED in _last_body(fake_api)
+
+
+def _cli(*args: str):
+    import os
+    import subprocess
+    import sys
+    from pathlib import Path
+
+    env = {**os.environ, "PYTHONPATH": str(Path(__file__).resolve().parents[1])}  # this tree's desktop package
+    return subprocess.run([sys.executable, "-m", "desktop", *args], env=env, capture_output=True, text=True,
+                          timeout=120)
+
+
+async def test_precis_pin_pins_lists_and_removes_what_the_engine_then_reads(engine, fake_api):
+    sid, pinned, _other = await _chat_with_a_fact(engine)
+    done = _cli("pin", str(sid), str(pinned), "--text", "port 6543")
+    assert done.returncode == 0, done.stderr
+    assert [(p.message_id, p.text, p.part) for p in await engine.pins(sid)] == [(pinned, "port 6543", True)]
+    listed = _cli("pin", str(sid))
+    assert listed.returncode == 0 and f"#{pinned}" in listed.stdout and "port 6543" in listed.stdout
+    refused = _cli("pin", str(sid), str(pinned), "--text", "port 1")
+    assert refused.returncode == 1 and "not part of that message" in refused.stderr
+    removed = _cli("pin", str(sid), str(pinned), "--remove")
+    assert removed.returncode == 0 and await engine.pins(sid) == []
+    again = _cli("pin", str(sid), str(pinned), "--remove")
+    assert again.returncode == 1 and "is not pinned" in again.stderr
