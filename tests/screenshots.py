@@ -158,7 +158,9 @@ async def _shoot(outdir: Path, srv: FakeAnthropic, store, engine, bridge, window
         await store.add_message(sid, "assistant", [{"type": "text", "text": f"Done with module {i}. "
                                                      + "Explanation. " * 600}])
     await bridge.open_session(sid)
-    window.gauge.compact_requested.emit()
+    window.gauge.compact_requested.emit()  # Compact now: its preview, confirmed as it is
+    await wait_for(lambda: window.memory.preview is not None and window.memory.preview.isVisible(), 20)
+    window.memory.preview.accept()
     model = window.chat_model
     await wait_for(lambda: any(model.row_at(i).kind == "compaction" for i in range(model.rowCount())), 20)
     await asyncio.sleep(0.5)
@@ -636,13 +638,14 @@ def main() -> int:
     app = make_app([])
     app.setQuitOnLastWindowClosed(False)
     from tests.screenshots_mcp import shoot_mcp_forms, shoot_prompt_per_chat
+    from tests.screenshots_memory import shoot_memory
     from tests.screenshots_reading import shoot_reading
     from tests.screenshots_startup import shoot_attachment_checks
 
     scenes = {"tools": shoot_tools, "versions": shoot_versions, "mcp": shoot_mcp_forms,
               "prompt": shoot_prompt_per_chat, "steer": shoot_steer, "zh": shoot_chinese, "organise": shoot_organise,
               "look": shoot_look, "reading": shoot_reading, "refused": shoot_refused,
-              "chips": shoot_attachment_checks}
+              "chips": shoot_attachment_checks, "memory": shoot_memory}
     # PRECIS_SHOTS=zh,look (say) takes only those scenes; unset, every scene.
     chosen = [n for n in os.environ.get("PRECIS_SHOTS", "").split(",") if n] or ["welcome", "main", *scenes]
     if "welcome" in chosen:

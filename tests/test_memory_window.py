@@ -71,7 +71,7 @@ async def test_the_preview_shows_what_compact_now_then_does(window, fake_api, qt
     preview = await _open_preview(window)
     plan = preview.plan
     assert plan.head and plan.kept and plan.cost is not None
-    assert f"{len(plan.head)} messages are summarised" in preview.facts.text()
+    assert f"Summarised: {len(plan.head)} messages" in preview.facts.text()
     assert preview.messages.count() == len(plan.head)
     assert not await engine.store.compactions(sid)  # nothing happens before the user confirms
     keep = next(m for m in plan.head if m.role == "assistant")

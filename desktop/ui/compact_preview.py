@@ -63,6 +63,8 @@ class CompactPreview(QDialog):
         self.messages = QListWidget(self)
         self.messages.setObjectName("preview_messages")
         self.messages.setAccessibleName(self.tr("Messages the summary replaces"))
+        self.messages.setHorizontalScrollBarPolicy(Qt.ScrollBarPolicy.ScrollBarAlwaysOff)  # long lines elide
+        self.messages.setTextElideMode(Qt.TextElideMode.ElideRight)
         layout.addWidget(self.messages, 1)
         self.focus_edit = QLineEdit(self)
         self.focus_edit.setObjectName("preview_focus")
@@ -88,13 +90,12 @@ class CompactPreview(QDialog):
             return
         pinned = set(plan.pinned)
         lines = [
-            self.tr("<b>{n} messages are summarised</b> (about {tokens} tokens); {kept} newer messages stay "
-                    "verbatim.").format(n=fmt_count(len(plan.head)), tokens=fmt_count(plan.summarised),
-                                        kept=fmt_count(len(plan.kept))),
+            self.tr("<b>Summarised: {n} messages</b> (about {tokens} tokens).").format(
+                n=fmt_count(len(plan.head)), tokens=fmt_count(plan.summarised)),
+            self.tr("Kept verbatim: the {kept} newest messages.").format(kept=fmt_count(len(plan.kept))),
         ]
         if pinned:
-            lines.append(self.tr("{n} pinned messages are kept verbatim beside the summary.").format(
-                n=fmt_count(len(pinned))))
+            lines.append(self.tr("Pinned, kept verbatim beside the summary: {n}.").format(n=fmt_count(len(pinned))))
         share = f" ({100 * plan.saving / plan.before:.0f} %)" if plan.before else ""
         lines.append(self.tr("Every later request carries about {saving} tokens less{share}.").format(
             saving=fmt_count(plan.saving), share=share))
@@ -103,10 +104,10 @@ class CompactPreview(QDialog):
         self.facts.setText("<br>".join(lines))
         for msg in plan.head:
             who = {"user": self.tr("You"), "assistant": self.tr("Assistant")}.get(msg.role, msg.role)
-            item = QListWidgetItem(f"#{msg.id} · {who} · {excerpt(msg)}", self.messages)
+            mark = f"{self.tr('pinned')} · " if msg.id in pinned else ""  # before the text, which is elided
+            item = QListWidgetItem(f"#{msg.id} · {who} · {mark}{excerpt(msg)}", self.messages)
             item.setData(ID_ROLE, msg.id)
             if msg.id in pinned:
-                item.setText(item.text() + "  " + self.tr("(pinned)"))
                 item.setFlags(item.flags() & ~Qt.ItemFlag.ItemIsEnabled)
                 item.setCheckState(Qt.CheckState.Checked)
             else:
