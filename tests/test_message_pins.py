@@ -81,6 +81,14 @@ async def test_a_pin_that_is_not_in_the_message_or_too_long_is_refused(small_eng
         await small_engine.pin_message(sid, huge.id)
     with pytest.raises(ValueError, match="no message"):
         await small_engine.pin_message(sid, 10**9)
+    # Pins ride along with every request: together they stay within the pin budget (20,000 tokens).
+    big = [await small_engine.store.add_message(sid, "assistant", [{"type": "text", "text": f"note {i} " * 3_800}])
+           for i in range(3)]
+    await small_engine.pin_message(sid, big[0].id)
+    await small_engine.pin_message(sid, big[1].id)
+    with pytest.raises(ValueError, match="already hold about"):
+        await small_engine.pin_message(sid, big[2].id)
+    assert [p.message_id for p in await small_engine.pins(sid)] == [big[0].id, big[1].id]
 
 
 async def test_a_pin_survives_a_restart(fake_api, monkeypatch):
@@ -121,3 +129,12 @@ async def test_precis_pin_pins_lists_and_removes_what_the_engine_then_reads(engi
     assert removed.returncode == 0 and await engine.pins(sid) == []
     again = _cli("pin", str(sid), str(pinned), "--remove")
     assert again.returncode == 1 and "is not pinned" in again.stderr
+
+
+async def test_new_chat_from_summary_carries_the_pinned_message(small_engine, fake_api):
+    sid, pinned, _other = await _chat_with_a_fact(small_engine)
+    await small_engine.pin_message(sid, pinned)
+    await converse(small_engine, fake_api, sid, 4)
+    assert (await small_engine.compact(sid, "manual")).ok
+    _new, text = await small_engine.handoff(sid)
+    assert PINNED in text and user_pins.HEADER in text

@@ -55,6 +55,7 @@ async def cmd_pin(args: argparse.Namespace) -> int:
         try:
             pin = user_pins.make(msg if msg is not None and msg.session_id == args.session else None, args.text,
                                  time.time())
+            user_pins.check_room(pins, pin, ctx.settings.pin_budget_tokens)
         except ValueError as exc:
             print(f"precis: error: {exc}", file=sys.stderr)
             return 1

@@ -248,8 +248,9 @@ class Conversation:
         if msg is not None and msg.session_id != self.session_id:
             msg = None
         pin = user_pins.make(msg, text, now)
-        state = await self.hub.store.get_state(self.session_id)
-        await self.update_state({user_pins.STATE_KEY: user_pins.with_pin(user_pins.pins_of(state), pin)})
+        pins = user_pins.pins_of(await self.hub.store.get_state(self.session_id))
+        user_pins.check_room(pins, pin, self.hub.settings.pin_budget_tokens)
+        await self.update_state({user_pins.STATE_KEY: user_pins.with_pin(pins, pin)})
         return pin
 
     async def unpin(self, message_id: int) -> bool:

@@ -29,7 +29,8 @@ def handoff_text(record: CompactionRecord, title: str) -> str:
     """What a new chat's composer starts with: the summary, then the user's pinned instructions and the
     artifact ledger (and re-read files) exactly as requests carry them."""
     parts = [HANDOFF_HEADER.format(title=title or "untitled"), record.summary.strip()]
-    pins = str(record.stats.get("pins_text") or "").strip()
+    pins = "\n\n".join(str(record.stats.get(key) or "").strip() for key in ("pins_text", "user_pins")
+                       if record.stats.get(key)).strip()  # the user's instructions, then the pinned messages
     if pins:
         parts.append(pins)
     return "\n\n".join(parts)

@@ -67,6 +67,14 @@ def make(msg: StoredMessage | None, text: str | None, now: float) -> Pin:
     return Pin(msg.id, msg.role, kept, part=bool(part) and part != whole, at=now)
 
 
+def check_room(pins: Sequence[Pin], pin: Pin, budget: int) -> None:
+    """ValueError when ``pin`` would take the pins past ``budget`` tokens (they ride along with every request)."""
+    held = sum(estimate_text(p.text) for p in pins if p.message_id != pin.message_id)
+    if held + estimate_text(pin.text) > budget:
+        raise ValueError(f"The pins already hold about {held:,} tokens of the {budget:,} they may take: unpin one, "
+                         "or pin a shorter part.")
+
+
 def pins_of(state: Mapping[str, Any]) -> list[Pin]:
     """The session's pins, oldest message first (rows that do not read as a pin are skipped)."""
     out: list[Pin] = []
