@@ -159,7 +159,9 @@ async def _shoot(outdir: Path, srv: FakeAnthropic, store, engine, bridge, window
         await store.add_message(sid, "assistant", [{"type": "text", "text": f"Done with module {i}. "
                                                      + "Explanation. " * 600}])
     await bridge.open_session(sid)
-    window.gauge.compact_requested.emit()
+    window.gauge.compact_requested.emit()  # Compact now: its preview, confirmed as it is
+    await wait_for(lambda: window.memory.preview is not None and window.memory.preview.isVisible(), 20)
+    window.memory.preview.accept()
     model = window.chat_model
     await wait_for(lambda: any(model.row_at(i).kind == "compaction" for i in range(model.rowCount())), 20)
     await asyncio.sleep(0.5)
@@ -701,6 +703,7 @@ def main() -> int:
     app.setQuitOnLastWindowClosed(False)
     from tests.screenshots_keys import shoot_keys
     from tests.screenshots_mcp import shoot_mcp_forms, shoot_prompt_per_chat
+    from tests.screenshots_memory import shoot_memory
     from tests.screenshots_reading import shoot_reading
     from tests.screenshots_startup import shoot_attachment_checks
 
@@ -708,7 +711,7 @@ def main() -> int:
               "prompt": shoot_prompt_per_chat, "steer": shoot_steer, "zh": shoot_chinese, "organise": shoot_organise,
               "look": shoot_look, "reading": shoot_reading, "refused": shoot_refused,
               "chips": shoot_attachment_checks, "failed": shoot_failed, "profiles": shoot_profiles,
-              "keys": shoot_keys}
+              "keys": shoot_keys, "memory": shoot_memory}
     # PRECIS_SHOTS=zh,look (say) takes only those scenes; unset, every scene.
     chosen = [n for n in os.environ.get("PRECIS_SHOTS", "").split(",") if n] or ["welcome", "main", *scenes]
     if "welcome" in chosen:

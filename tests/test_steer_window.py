@@ -78,7 +78,11 @@ async def test_summarise_up_to_here_from_the_message_menu(window, fake_api, qtbo
     index = window.chat_model.index(window.chat_model.row_of(here.id))
     menu = window.chat.build_context_menu(window.chat.visualRect(index).center())
     actions = {a.text(): a for a in menu.actions()}
-    actions["Summarise up to here"].trigger()
+    actions["Summarise up to here"].trigger()  # the same preview as Compact now, cut before this message
+    await until(lambda: window.memory.preview is not None and window.memory.preview.isVisible())
+    preview = window.memory.preview
+    assert preview.windowTitle() == "Summarise up to here" and preview.plan.kept[0] == here.id
+    preview.accept()
     await until(lambda: len(cards(window)) == 1)
     record = await store.active_compaction(sid)
     assert record.covers_through_message_id == here.id - 1

@@ -138,10 +138,17 @@ async def long_chat(win, store, note: str = "") -> int:
     return sid
 
 
+async def compact_now(win) -> None:
+    """The hover card's Compact now: its preview opens, and is confirmed as it is."""
+    win.gauge.compact_requested.emit()
+    await until(lambda: win.memory.preview is not None and win.memory.preview.isVisible())
+    win.memory.preview.accept()
+
+
 async def compacted(win, store, note: str = "") -> int:
     """``long_chat``, compacted from the hover card's Compact now, its card shown."""
     sid = await long_chat(win, store, note)
-    win.gauge.compact_requested.emit()
+    await compact_now(win)
     await until(lambda: len(cards(win)) == 1)
     return sid
 
@@ -150,7 +157,7 @@ async def test_compaction_card_collapses_originals_and_undo_restores(window, fak
     store = engine_of(window).store
     sid = await long_chat(window, store)
     assert len(message_rows(window)) == 12 and not cards(window)
-    window.gauge.compact_requested.emit()  # the hover card's Compact now button
+    await compact_now(window)  # the hover card's Compact now button, its preview confirmed
     await until(lambda: len(cards(window)) == 1)
     await until(lambda: window.toast.isVisible() and "Context compacted" in window.toast.text())
     card = cards(window)[0]
@@ -320,7 +327,7 @@ async def test_gauge_spinner_and_stop_follow_the_activity_not_its_wording(window
     assert window.gauge.card.compact_button.isEnabled()  # offered: the compactor would compact
     hold = Fault.hold(after=1)
     fake_api.queue_fault(hold)
-    window.gauge.compact_requested.emit()  # the hover card's Compact now
+    await compact_now(window)  # the hover card's Compact now, its preview confirmed
     await until(hold.reached.is_set)
     await until(window.gauge.is_busy)
     assert window.status.text() == "Squeezing the context"

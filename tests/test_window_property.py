@@ -100,7 +100,10 @@ class Driver:
         elif action == "stop":
             comp.stop_button.click() if comp.stop_button.isVisible() else None
         elif action == "compact" and sid is not None:
-            win.gauge.compact_requested.emit()
+            win.gauge.compact_requested.emit()  # the preview opens; confirmed as it is
+            await settle(win)
+            if win.memory.preview is not None:
+                win.memory.preview.accept()
         elif action == "undo" and sid is not None and not self.bridge.busy(sid):
             self.bridge.spawn(self.bridge.undo_compaction(sid))
         elif action == "restart":

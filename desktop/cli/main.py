@@ -398,6 +398,9 @@ def build_parser() -> argparse.ArgumentParser:
     from desktop.cli.recall_cli import add_recall_command
 
     add_recall_command(sub)
+    from desktop.cli.pin_cli import add_pin_command
+
+    add_pin_command(sub)
 
     sub.add_parser("gui", help="open the window (the default)")
     return parser
@@ -419,6 +422,12 @@ async def _cmd_recall(args: argparse.Namespace) -> int:
     from desktop.cli.recall_cli import cmd_recall
 
     return await cmd_recall(args)
+
+
+async def _cmd_pin(args: argparse.Namespace) -> int:
+    from desktop.cli.pin_cli import cmd_pin
+
+    return await cmd_pin(args)
 
 
 async def _cmd_install_desktop(args: argparse.Namespace) -> int:
@@ -443,6 +452,7 @@ COMMANDS = {
     "mcp": _cmd_mcp,
     "search": _cmd_search,
     "recall": _cmd_recall,
+    "pin": _cmd_pin,
     "install-desktop": _cmd_install_desktop,
     "uninstall-desktop": _cmd_uninstall_desktop,
 }

@@ -57,8 +57,15 @@ def instructions_in(system: list[Block]) -> str:
     return ""
 
 
+def pinned_text(compaction: CompactionRecord) -> str:
+    """What travels verbatim beside the summary: the user's instructions (with the ledger), then the messages the
+    user pinned that the summary covers (``compaction.user_pins``, set on the record requests see)."""
+    return "\n\n".join(t for t in (compaction.stats.get("pins_text") or "", compaction.stats.get("user_pins") or "")
+                       if t)
+
+
 def summary_text(compaction: CompactionRecord) -> str:
-    pins = compaction.stats.get("pins_text") or ""
+    pins = pinned_text(compaction)
     parts = [
         "<conversation-summary>\nThe earlier part of this conversation was summarised to save context. "
         "Summary:\n" + compaction.summary.strip() + "\n</conversation-summary>"

@@ -12,7 +12,7 @@ import asyncio
 import dataclasses
 import logging
 import time
-from collections.abc import Awaitable, Callable
+from collections.abc import Awaitable, Callable, Sequence
 from typing import Any
 
 from desktop.engine import messages as M
@@ -20,7 +20,8 @@ from desktop.engine import prices, shutdown, steering
 from desktop.engine.assemble import summary_text
 from desktop.engine.calibration import Calibration
 from desktop.engine.catalog import ModelCatalog
-from desktop.engine.compactor import Compactor, Outcome, Trigger
+from desktop.engine.compaction import user_pins
+from desktop.engine.compactor import Compactor, Outcome, Plan, Trigger
 from desktop.engine.context import ContextSnapshot, context_report
 from desktop.engine.continuation import NothingToContinue, is_cut
 from desktop.engine.conversation import Conversation, TurnFailed
@@ -371,11 +372,13 @@ class ChatEngine:
 
     # --- compaction entry points (window button, /compact, `precis compact`) --------------------------
     async def compact(self, session_id: int, trigger: Trigger = "manual", focus: str | None = None, *,
-                      target: int | None = None, before_message: int | None = None) -> Outcome:
+                      target: int | None = None, before_message: int | None = None,
+                      exclude: Sequence[int] = ()) -> Outcome:
+        """``exclude``: messages the user keeps verbatim (the preview's choice): pinned before the summary."""
         if self.busy(session_id):
             return Outcome(False, M.say(M.COMPACT_WHILE_BUSY))
         stopped = Outcome(False, M.say(M.COMPACTION_STOPPED))
-        job = self._compact_locked(session_id, trigger, focus, target, before_message)
+        job = self._compact_locked(session_id, trigger, focus, target, before_message, tuple(exclude))
         outcome = await self.tasks.run(session_id, "compact", job, stopped)
         if outcome.failure is not None:
             self.emit(SummaryFailed(session_id, outcome.failure.reason, outcome.failure.rejected))
@@ -384,17 +387,29 @@ class ChatEngine:
         return outcome
 
     async def _compact_locked(self, session_id: int, trigger: Trigger, focus: str | None,
-                              target: int | None, before_message: int | None = None) -> Outcome:
+                              target: int | None, before_message: int | None = None,
+                              exclude: tuple[int, ...] = ()) -> Outcome:
         """A compaction outside a turn holds the session's lock like a turn, and checks that the boundary it
         read is still the active one when it commits."""
         try:
             async with self.locks.hold(session_id):
-                return await (await self._open(session_id)).compact_now(trigger, focus, target, before_message)
+                conv = await self._open(session_id)
+                for message_id in exclude:
+                    try:
+                        await conv.pin(message_id, None, time.time())
+                    except ValueError as exc:
+                        return Outcome(False, str(exc))
+                return await conv.compact_now(trigger, focus, target, before_message)
         except SessionBusy as busy:
             return Outcome(False, str(busy).replace("nothing was sent or saved", "nothing was compacted"))
         except StaleBoundary:
             self.view(session_id).invalidate()
             return Outcome(False, M.say(M.COMPACTED_ELSEWHERE))
+
+    async def plan_compaction(self, session_id: int, before_message: int | None = None) -> Plan:
+        """What Compact now (or "Summarise up to here" at ``before_message``) would do: the preview's numbers,
+        from the compactor's own rule."""
+        return await (await self._open(session_id)).plan(before_message)
 
     async def undo_compaction(self, session_id: int) -> bool:
         """Remove the newest compaction: the next request is rebuilt from the originals."""
@@ -529,6 +544,18 @@ class ChatEngine:
         """Change a session's state (e.g. its workspace: the tools its requests offer) and measure it again."""
         # Written before the chat's route is looked up: a read asked for after this call sees the change.
         return await self._conversation(session_id).update_state(changes)
+
+    # --- pins: messages kept verbatim beside every summary -------------------------------------------
+    async def pin_message(self, session_id: int, message_id: int, text: str | None = None) -> user_pins.Pin:
+        """Pin a message (or the part ``text`` of it): once a summary covers it, requests carry it verbatim
+        beside the summary. ValueError (one sentence) when it cannot be pinned."""
+        return await self._conversation(session_id).pin(message_id, text, time.time())
+
+    async def unpin_message(self, session_id: int, message_id: int) -> bool:
+        return await self._conversation(session_id).unpin(message_id)
+
+    async def pins(self, session_id: int) -> list[user_pins.Pin]:
+        return user_pins.pins_of(await self.store.get_state(session_id))
 
     async def new_session(self, model: str | None = None) -> int:
         session = await self.library.create(DEFAULT_TITLE, model or self.settings.model,

@@ -26,7 +26,7 @@ from desktop.engine import cache_clock, overflow, steering, tokens
 from desktop.engine import compaction as cp
 from desktop.engine import messages as M
 from desktop.engine.catalog import MILLION
-from desktop.engine.compaction import sections
+from desktop.engine.compaction import sections, user_pins
 from desktop.engine.compaction import summary_route as route
 from desktop.engine.compaction._shared import Message, group_starts
 from desktop.engine.compaction.citations import message_index
@@ -142,6 +142,26 @@ class Part:
 def _rejected(text: str) -> dict[str, Any]:
     """A failed summary's stats: the model's words, kept (bounded) so the card can show what was refused."""
     return {"rejected_summary": text.strip()[:REJECTED_KEPT]} if text.strip() else {}
+
+
+@dataclass(frozen=True, slots=True)
+class Plan:
+    """What a compaction would do now: the preview shows it and ``compact`` carries it out (one rule for both)."""
+
+    head: tuple[StoredMessage, ...] = ()  # summarised
+    kept: tuple[int, ...] = ()  # ids that stay verbatim after it
+    pinned: tuple[int, ...] = ()  # ids the user pinned that it covers: carried verbatim beside the summary
+    level: int = 0  # the split level (a deeper cut for an automatic summary that would free little)
+    refusal: str | None = None  # why it would do nothing
+    before: int = 0  # tokens the request carries now (0: not measured)
+    summarised: int = 0  # estimated tokens of the messages it summarises
+    saving: int = 0  # tokens it frees, about (calibrated)
+    cost: float | None = None  # USD the summary request costs, about (None: unknown or not estimated)
+    route: str = ""  # the way the summary would be asked for (empty: not estimated)
+
+    @property
+    def covers_through(self) -> int:
+        return self.head[-1].id if self.head else 0
 
 
 @dataclass(slots=True)
@@ -388,22 +408,16 @@ class Compactor:
                                         min_saving=int(MIN_SAVING * before))
             if record is not None:
                 return await self._after(view, record, before, target)
-        head, _tail = self.split(g, level)
-        if before_message is not None:
-            head = steering.head_before(g.sendable, before_message, g.cuts)
-            if not head:
-                return Outcome(False, NOTHING_BEFORE, before=before, after=before)
+        plan = self.plan(g, trigger, level=level, before_message=before_message, before=before)
+        head, level = list(plan.head), plan.level
+        if plan.refusal == NOTHING_BEFORE:
+            return Outcome(False, NOTHING_BEFORE, before=before, after=before)
         if not head:
             if trigger in ("auto", "reactive") and target is not None:
                 return await self._snip(view, g, target, before)
             return Outcome(False, NOTHING_YET, before=before, after=before)
         if trigger != "manual" and self.trims_instead(g):
             return await self.trim(view, g, target, before)
-        if trigger != "manual":
-            # A summary that frees little is followed a step later by another one: cut deeper instead.
-            while (level < DEEPEST_LEVEL and self._saving(g, head) < MIN_SAVING * before
-                   and len(deeper := self.split(g, level + 1)[0]) > len(head)):
-                level, head = level + 1, deeper
         summary, stats, error = await self._summarise(g, head, focus, **self._route_facts(view, g, head, trigger,
                                                                                      level, before))
         if summary is None:
@@ -435,6 +449,51 @@ class Compactor:
                            notices=[] if trigger == "manual" else [(NOT_SMALLER, "info")],
                            failure=Failure(NOT_SMALLER, summary[:REJECTED_KEPT]) if trigger == "manual" else None)
         return await self._after(view, record, before, target)
+
+    def plan(self, g: Gathered, trigger: Trigger = "manual", *, level: int = 0, before_message: int | None = None,
+             before: int = 0, view: SessionView | None = None) -> Plan:
+        """What ``compact`` would summarise and keep, from ``g`` alone (no I/O). ``before``: the request's size
+        now; ``view``: also estimate the summary's cost the way ``compact`` would choose its route."""
+        if before_message is not None:
+            head = steering.head_before(g.sendable, before_message, g.cuts)
+            if not head:
+                return Plan(refusal=NOTHING_BEFORE, before=before)
+        else:
+            head = self.split(g, level)[0]
+        if not head:
+            return Plan(refusal=NOTHING_YET, before=before)
+        if trigger != "manual" and before_message is None:
+            # A summary that frees little is followed a step later by another one: cut deeper instead.
+            while (level < DEEPEST_LEVEL and self._saving(g, head) < MIN_SAVING * before
+                   and len(deeper := self.split(g, level + 1)[0]) > len(head)):
+                level, head = level + 1, deeper
+        through = head[-1].id
+        pins = user_pins.covered(user_pins.pins_of(g.state), through)
+        cost: float | None = None
+        chosen = ""
+        if view is not None:
+            facts = self._route_facts(view, g, head, trigger, level, before)
+            choice = self._choice(g, head, **facts)
+            chosen, cost = choice.route, choice.estimates.get(choice.route)
+        return Plan(tuple(head), tuple(m.id for m in g.sendable if m.id > through),
+                    tuple(p.message_id for p in pins), level, None, before,
+                    sum(tokens.estimate_message(m.content) for m in head), self._saving(g, head), cost, chosen)
+
+    def _choice(self, g: Gathered, head: list[StoredMessage], *, cached: dict[str, Any] | None = None,
+                tail_start: str | None = None, used: int = 0, warm: bool = False) -> route.Choice:
+        """The cheaper way to a summary of ``head`` by the estimate (what ``_summarise`` asks for)."""
+        del tail_start  # part of the facts, not of the choice
+        catalog, settings = self.shared.catalog, self.shared.settings
+        previous = g.compaction.summary if g.compaction else None
+        previous_tokens = tokens.estimate_text(previous) if previous else 0
+        replaced = sum(tokens.estimate_message(m.content) for m in head) + previous_tokens
+        chat_info, small_info = catalog.info(g.model), catalog.info(settings.summary_model)
+        window = chat_info.window or 0
+        out_cap = min(SUMMARY_MAX_TOKENS, window // 8) if window else SUMMARY_MAX_TOKENS
+        fits = cached is not None and bool(window) and used + route.INSTRUCTION_TOKENS + out_cap <= window
+        return route.choose(chat_info, small_info, prefix_tokens=used, transcript_tokens=replaced,
+                            output_tokens=route.expected_output(previous_tokens, out_cap), warm=warm,
+                            cached_fits=fits)
 
     def warm(self, view: SessionView) -> bool:
         """Whether the session's prompt cache is still warm (a request within the TTL; unknown after a restart)."""
@@ -522,13 +581,9 @@ class Compactor:
         replaced = sum(tokens.estimate_message(m.content) for m in head)
         previous_tokens = tokens.estimate_text(previous) if previous else 0
         replaced += previous_tokens
-        chat_info, small_info = catalog.info(g.model), catalog.info(model)
-        window = chat_info.window or 0
+        window = catalog.info(g.model).window or 0
         out_cap = min(SUMMARY_MAX_TOKENS, window // 8) if window else SUMMARY_MAX_TOKENS
-        fits = cached is not None and bool(window) and used + route.INSTRUCTION_TOKENS + out_cap <= window
-        choice = route.choose(chat_info, small_info, prefix_tokens=used, transcript_tokens=replaced,
-                              output_tokens=route.expected_output(previous_tokens, out_cap), warm=warm,
-                              cached_fits=fits)
+        choice = self._choice(g, head, cached=cached, used=used, warm=warm)
         started = time.monotonic()
         total: dict[str, int] = {}
         chunks: list[list[StoredMessage]] = [head]

@@ -21,7 +21,8 @@ from typing import Any, Protocol
 from desktop.engine import cache_clock, steering
 from desktop.engine import messages as M
 from desktop.engine.calibration import Calibration
-from desktop.engine.compactor import DEEPEST_LEVEL, Outcome, Step, Trigger
+from desktop.engine.compaction import user_pins
+from desktop.engine.compactor import DEEPEST_LEVEL, Outcome, Plan, Step, Trigger
 from desktop.engine.context import ContextSnapshot
 from desktop.engine.continuation import as_continuation, is_cut
 from desktop.engine.errors import ChatError, classify
@@ -267,6 +268,25 @@ class Conversation:
         await self.publish_context()
         return state
 
+    async def pin(self, message_id: int, text: str | None, now: float) -> user_pins.Pin:
+        """Keep a message (or the part ``text`` of it) verbatim beside every later summary."""
+        msg = await self.hub.store.get_message(message_id)
+        if msg is not None and msg.session_id != self.session_id:
+            msg = None
+        pin = user_pins.make(msg, text, now)
+        pins = user_pins.pins_of(await self.hub.store.get_state(self.session_id))
+        user_pins.check_room(pins, pin, self.hub.settings.pin_budget_tokens)
+        await self.update_state({user_pins.STATE_KEY: user_pins.with_pin(pins, pin)})
+        return pin
+
+    async def unpin(self, message_id: int) -> bool:
+        """Take a pin away (False: that message was not pinned); the next request no longer carries it."""
+        pins = user_pins.pins_of(await self.hub.store.get_state(self.session_id))
+        if all(p.message_id != message_id for p in pins):
+            return False
+        await self.update_state({user_pins.STATE_KEY: user_pins.without_pin(pins, message_id)})
+        return True
+
     async def set_model(self, model: str, profile: str | None) -> None:
         """The chat's own model (and profile) from now on: its route is found again for the next request."""
         await self.hub.store.update_session(self.session_id, model=model, profile=profile)
@@ -288,6 +308,14 @@ class Conversation:
                                                 before_message=before_message)
         await self.settle(outcome, publish=True)
         return outcome
+
+    async def plan(self, before_message: int | None) -> Plan:
+        """What a manual compaction would do now (read-only: the preview before Compact now)."""
+        await self.hub.load()
+        route = await self.ready()
+        g = await self.view.gather()
+        before, _source = self.view.used(g)
+        return route.compactor.plan(g, "manual", before_message=before_message, before=before, view=self.view)
 
     async def settle(self, outcome: Outcome, *, publish: bool) -> None:
         """Tell the views what a compaction did (from the state it returned: nothing is read again)."""

@@ -46,6 +46,11 @@ class ChatLibrary:
     async def search(self, query: str, limit: int = 50) -> list[SearchHit]:
         return await self._store.search(query, limit)
 
+    async def recall(self, session_id: int, query: str, limit: int = 30) -> list[SearchHit]:
+        """One chat's own history, ranked (the recall tool's search), as hits the window can open."""
+        return [SearchHit("message", session_id, "", h.message_id, None, h.role, h.snippet, h.created_at)
+                for h in await self._store.recall(session_id, query, limit)]
+
     async def export(self, session_id: int, fmt: str = "md") -> str:
         """The chat as `precis export ID --format md|json` writes it ("" when it is gone)."""
         session = await self._store.get_session(session_id)

@@ -298,7 +298,7 @@ class ContextMeter:
         summary_tokens = pinned_tokens = 0
         if compaction is not None:
             summary_tokens = tokens.estimate_text(compaction.summary, family=family) + tokens.BLOCK_OVERHEAD
-            pins = compaction.stats.get("pins_text") or ""
+            pins = assemble.pinned_text(compaction)
             pinned_tokens = tokens.estimate_text(pins, family=family) if pins else 0
         used, source = self.used(model, system, tools, compaction, ledger, horizons)
 

@@ -17,6 +17,7 @@ from desktop.engine import assemble, tokens
 from desktop.engine import compaction as cp
 from desktop.engine.calibration import Calibration
 from desktop.engine.catalog import ModelCatalog
+from desktop.engine.compaction import user_pins
 from desktop.engine.context import ContextSnapshot
 from desktop.engine.measure import (
     SMALLEST_INGEST,
@@ -156,6 +157,9 @@ class SessionView:
         self._kept: _Kept | None = None
         self._repairer = cp.Repairer(finish=cp.canonical_copy)
         self._summary_rows: dict[int, dict[str, Any]] = {}
+        # The active record with the user's pins rendered on it, kept while neither changes (the request cache
+        # checks the record by identity).
+        self._pinned: tuple[CompactionRecord, tuple[user_pins.Pin, ...], CompactionRecord] | None = None
         # The est_key the store holds per row, and numbers to write with the next read (no extra round trip).
         self._stored_keys: dict[int, str] = {}
         self._unsaved: dict[int, StoredEstimate] = {}
@@ -326,8 +330,8 @@ class SessionView:
             price = shared.catalog.cost(name or shared.settings.model, usage)
             cost = None if price is None or cost is None else cost + price
         return Gathered(
-            session=ov.session, model=model, compactions=ov.compactions, history=ov.newest, sendable=rows,
-            state=ov.state, system=shared.system_for(model, ov.state),
+            session=ov.session, model=model, compactions=self._with_pins(ov.compactions, ov.state),
+            history=ov.newest, sendable=rows, state=ov.state, system=shared.system_for(model, ov.state),
             tools=self._tools(model, ov.state, bool(ov.compactions)), cost=cost, changed=changed,
             ledger=Ledger(rows, [m.id for m in rows], count, tokens_, results, media, reply),
         )
@@ -406,7 +410,7 @@ class SessionView:
         return Gathered(
             session=loaded.session,
             model=model,
-            compactions=list(loaded.compactions),
+            compactions=self._with_pins(list(loaded.compactions), loaded.state),
             history=list(history),
             sendable=rows,
             state=dict(loaded.state),
@@ -419,6 +423,20 @@ class SessionView:
             row_tokens=list(tok),
             pause_seen=pause,
         )
+
+    def _with_pins(self, compactions: list[CompactionRecord], state: dict[str, Any]) -> list[CompactionRecord]:
+        """The compactions with the active one as requests see it: the messages the user pinned that it covers
+        rendered beside its summary (``user_pins``)."""
+        if not compactions:
+            return compactions
+        last = compactions[-1]
+        pins = user_pins.covered(user_pins.pins_of(state), last.covers_through_message_id)
+        if not pins and user_pins.STATS_KEY not in last.stats:
+            return compactions
+        memo = self._pinned
+        if memo is None or memo[0] is not last or memo[1] != pins:
+            memo = self._pinned = (last, pins, user_pins.decorate(last, pins))
+        return [*compactions[:-1], memo[2]]
 
     def _keep(self, kept: _Kept, m: StoredMessage) -> None:
         kept.pause, kept.last_sent = _rhythm(m, kept.pause, kept.last_sent)

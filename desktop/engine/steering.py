@@ -26,7 +26,8 @@ def continued_title(title: str) -> str:
 
 def edited_stats(record: CompactionRecord, text: str) -> dict[str, Any]:
     """The stats of an edited summary: the pins, ledger and counts of the one it replaces, marked edited."""
-    return {**record.stats, "edited": True, "edited_from": record.id, "summary_tokens": tokens.estimate_text(text)}
+    stats = {k: v for k, v in record.stats.items() if k != "user_pins"}  # pins are read live, never stored
+    return {**stats, "edited": True, "edited_from": record.id, "summary_tokens": tokens.estimate_text(text)}
 
 
 def edit_problem(text: str, covered: Sequence[StoredMessage]) -> str | None:
@@ -39,7 +40,8 @@ def handoff_text(record: CompactionRecord, title: str) -> str:
     """What a new chat's composer starts with: the summary, then the user's pinned instructions and the
     artifact ledger (and re-read files) exactly as requests carry them."""
     parts = [HANDOFF_HEADER.format(title=title or "untitled"), record.summary.strip()]
-    pins = str(record.stats.get("pins_text") or "").strip()
+    pins = "\n\n".join(str(record.stats.get(key) or "").strip() for key in ("pins_text", "user_pins")
+                       if record.stats.get(key)).strip()  # the user's instructions, then the pinned messages
     if pins:
         parts.append(pins)
     return "\n\n".join(parts)

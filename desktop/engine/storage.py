@@ -9,7 +9,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any, Protocol
 
-from desktop.engine.search import SearchHit
+from desktop.engine.search import RecallHit, SearchHit
 from desktop.engine.types import DEFAULT_TITLE, Block, CompactionRecord, SessionInfo, StoredMessage, Usage
 
 
@@ -177,6 +177,7 @@ class Storage(Protocol):
     async def move_profile(self, old: str, new: str, model: str | None = None) -> int: ...
     async def set_pinned(self, session_id: int, pinned: bool) -> None: ...
     async def search(self, query: str, limit: int = 50) -> list[SearchHit]: ...  # full text, every chat
+    async def recall(self, session_id: int, query: str, limit: int = 10) -> list[RecallHit]: ...  # one chat
     async def update_state(self, session_id: int, changes: dict[str, Any]) -> dict[str, Any]: ...
     async def get_state(self, session_id: int) -> dict[str, Any]: ...  # the stored state alone, no gather
 

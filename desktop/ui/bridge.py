@@ -23,6 +23,9 @@ from desktop.engine import profiles as profile_list
 from desktop.engine import secrets as _secrets
 from desktop.engine.attachments import AttachmentRefused, Checked
 from desktop.engine.chat import ChatEngine, MessageTooLong
+from desktop.engine.compaction.citations import CITATION
+from desktop.engine.compaction.user_pins import Pin
+from desktop.engine.compactor import Plan
 from desktop.engine.context import CATEGORIES, LABELS, WARNING_RATIO, ContextSnapshot
 from desktop.engine.continuation import NothingToContinue
 from desktop.engine.importer import ImportFailed, ImportResult
@@ -72,6 +75,9 @@ __all__ = [
     "Draft",
     "ProfileEdits",
     "profile_list",
+    "CITATION",
+    "Pin",
+    "Plan",
     "covered_through",
     "THRESHOLD_CAP",
     "THRESHOLD_CAP_RANGE",
@@ -148,6 +154,7 @@ class Bridge(QObject):
     models_listed = Signal(int, object)  # session_id, list[str]: the models the chat's picker offers
     connection_tested = Signal(object)  # ProbeResult of Test connection
     handoff_ready = Signal(int, str)  # new session id, the text its composer starts with
+    pins_changed = Signal(int, object)  # session_id, list[Pin]: the chat's pinned messages now
 
     def __init__(self, engine: ChatEngine, toolbox: Toolbox | None = None, parent: QObject | None = None):
         super().__init__(parent)
@@ -458,6 +465,41 @@ class Bridge(QObject):
     async def compact_before(self, session_id: int, message_id: int) -> None:
         """Summarise up to here: everything before the message."""
         await self._engine.compact(session_id, "manual", before_message=message_id)
+
+    async def plan_compaction(self, session_id: int, before_message: int | None = None) -> Plan:
+        """What Compact now (or "Summarise up to here") would do: the preview's numbers, the compactor's rule."""
+        return await self._engine.plan_compaction(session_id, before_message)
+
+    async def compact_planned(self, session_id: int, focus: str | None, exclude: list[int],
+                              before_message: int | None = None) -> None:
+        """The preview's Compact: with its focus, the messages it keeps verbatim (pinned), its cut."""
+        await self._engine.compact(session_id, "manual", focus or None, before_message=before_message,
+                                   exclude=exclude)
+
+    # --- pins and recall ------------------------------------------------------------------------------
+    async def pins(self, session_id: int) -> list[Pin]:
+        pins = await self._engine.pins(session_id)
+        self.pins_changed.emit(session_id, pins)
+        return pins
+
+    async def pin_message(self, session_id: int, message_id: int, text: str | None = None) -> Pin | None:
+        """Keep a message (or its selected part) verbatim beside every later summary; a refusal is told."""
+        try:
+            pin = await self._engine.pin_message(session_id, message_id, text)
+        except ValueError as exc:
+            self.notice.emit(session_id, str(exc), "error")
+            return None
+        await self.pins(session_id)
+        return pin
+
+    async def unpin_message(self, session_id: int, message_id: int) -> bool:
+        removed = await self._engine.unpin_message(session_id, message_id)
+        await self.pins(session_id)
+        return removed
+
+    async def recall(self, session_id: int, query: str, limit: int = 30) -> list[SearchHit]:
+        """Earlier in this chat: the recall search (the model's tool and `precis recall`) as search hits."""
+        return await self._engine.library.recall(session_id, query, limit)
 
     async def undo_compaction(self, session_id: int) -> None:
         await self._engine.undo_compaction(session_id)

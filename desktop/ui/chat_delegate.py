@@ -104,6 +104,9 @@ def _blend(a: QColor, b: QColor, t: float) -> QColor:
 
 
 CARD_SCHEME = "precis-card:"
+CITE_SCHEME = "precis-cite:"  # a summary's citation [#123]: opens the message it cites
+PINNED_TAG = QT_TRANSLATE_NOOP("ChatDelegate", "pinned")
+PINNED_TIP = QT_TRANSLATE_NOOP("ChatDelegate", "Pinned: kept verbatim beside every summary (Unpin in its actions)")
 # Source texts (context "ChatDelegate"), translated where they are shown.
 TRIMMED_TAG = QT_TRANSLATE_NOOP("ChatDelegate", "shortened in the context sent to the model")
 TRIMMED_TIP = QT_TRANSLATE_NOOP(
@@ -244,6 +247,8 @@ class ChatDelegate(QStyledItemDelegate):
             return error + (f": {' '.join(detail.split())}" if detail else "")  # elided when painted
         if row.detail.get("trimmed"):
             return QCoreApplication.translate("ChatDelegate", str(TRIMMED_TAG))
+        if row.detail.get("pinned"):
+            return QCoreApplication.translate("ChatDelegate", str(PINNED_TAG))
         return ""
 
     def _row(self, index: Index) -> ChatRow:
@@ -547,6 +552,8 @@ class ChatDelegate(QStyledItemDelegate):
         tag = self._tag(index)
         if row.detail.get("trimmed") and row.status not in ("error", "interrupted"):
             return QCoreApplication.translate("ChatDelegate", str(TRIMMED_TIP))
+        if row.detail.get("pinned") and row.status not in ("error", "interrupted"):
+            return QCoreApplication.translate("ChatDelegate", str(PINNED_TIP))
         if row.status == "error":
             error = QCoreApplication.translate("ChatDelegate", "error")
             return str(row.message.meta.get("error") or error) if row.message else error
@@ -566,6 +573,9 @@ class ChatDelegate(QStyledItemDelegate):
             href = self.anchor_at(index, option.rect, event.position())
             if href.startswith(CARD_SCHEME):
                 self.card_action.emit(str(self._row(index).key), href[len(CARD_SCHEME):])
+                return True
+            if href.startswith(CITE_SCHEME):  # a citation in a summary: the window opens the cited message
+                self.card_action.emit(str(self._row(index).key), "cite:" + href[len(CITE_SCHEME):])
                 return True
             n = copy_anchor_index(href)
             if n is not None:

@@ -652,6 +652,17 @@ class ChatModel(QAbstractListModel):
                 row.refresh()
                 self._changed(i)
 
+    def set_pinned(self, message_ids: set[int]) -> None:
+        """Mark the rows the user pinned (the view shows a quiet tag)."""
+        for i, row in enumerate(self._rows):
+            if row.message is None:
+                continue
+            pinned = row.key in message_ids
+            if bool(row.detail.get("pinned")) != pinned:
+                row.detail["pinned"] = pinned
+                row.refresh()
+                self._changed(i)
+
     def set_card_detail(self, key: str, **changes: Any) -> None:
         """Change what a card shows (e.g. expanded summary); the row is re-measured and repainted."""
         i = self.row_of(key)

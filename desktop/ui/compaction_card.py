@@ -8,12 +8,22 @@ import re
 
 from PySide6.QtCore import QCoreApplication
 
-from desktop.ui.bridge import CompactionRecord
+from desktop.ui.bridge import CITATION, CompactionRecord
+from desktop.ui.chat_delegate import CITE_SCHEME
 from desktop.ui.format import fmt_cost
 from desktop.ui.plural import numerus
 from desktop.ui.wording import word
 
 EXCERPT = 600  # characters of a refused summary the card quotes
+_ID = re.compile(r"#(\d+)")
+
+
+def cite_links(text: str) -> str:
+    """The summary's citations ([#123], [#12, #14], [#12-#15]) as links that open the cited message."""
+    def link(found: re.Match[str]) -> str:
+        inner = _ID.sub(lambda m: f"[#{m.group(1)}]({CITE_SCHEME}{m.group(1)})", found.group(0)[1:-1])
+        return "\\[" + inner + "\\]"
+    return CITATION.sub(link, text)
 
 
 def card_title(record: CompactionRecord) -> str:
@@ -53,9 +63,9 @@ def card_body(record: CompactionRecord) -> str:
     """The card's text: the summary, and on a trimmed row what the summary model wrote that was refused."""
     rejected = str(record.stats.get("rejected_summary") or "").strip()
     if not record.stats.get("snipped") or not rejected:
-        return readable(record.summary)
+        return readable(cite_links(record.summary))
     heading = QCoreApplication.translate("CompactionCard", "What the summary model wrote (refused):")
-    return f"{readable(record.summary)}\n\n{heading}\n\n{_quoted(rejected)}"
+    return f"{readable(cite_links(record.summary))}\n\n{heading}\n\n{_quoted(rejected)}"
 
 
 # A line that starts a labelled part of a section ("Done:", "In progress: the AST"), a list item, a fence.

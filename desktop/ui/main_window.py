@@ -12,6 +12,7 @@ from PySide6.QtWidgets import (
     QFileDialog,
     QHBoxLayout,
     QMainWindow,
+    QMenu,
     QMessageBox,
     QSplitter,
     QStackedWidget,
@@ -38,6 +39,7 @@ from desktop.ui.composer import Composer
 from desktop.ui.error_banner import ErrorBanner
 from desktop.ui.format import fmt_count
 from desktop.ui.gauge import ContextGauge
+from desktop.ui.memory_ui import MemoryUi
 from desktop.ui.model_picker import ModelPicker
 from desktop.ui.organise_ui import OrganiseUi
 from desktop.ui.reading_ui import ReadingUi
@@ -156,6 +158,8 @@ class MainWindow(QMainWindow):
         self.reading = ReadingUi(self, self, header, pane)
         self.state = WindowState(self, self, self._qsettings)  # the last chat, each chat's place, tool outcomes
         self.keys = ChatKeys(self, self, self.sidebar)  # switch chats, regenerate, attach, flip versions
+        self.memory = MemoryUi(self, self, self.reading.actions, self.reading.selector, self.organise,
+                               self.menuBar().findChild(QMenu, "chat_menu"))
         self.look = WindowLook(self, header, qsettings=self._qsettings, sidebar=self.sidebar, splitter=self.splitter,
                                gauge=self.gauge, chat=self.chat, composer=self.composer,
                                more_icons=(self.tools.refresh_icons,))
@@ -196,8 +200,7 @@ class MainWindow(QMainWindow):
         b.notice.connect(self._on_notice)
         b.draft_taken.connect(self._on_draft_taken)
         b.failed.connect(self._on_failed)
-        self.gauge.compact_requested.connect(
-            lambda: self.session_id is not None and b.spawn(b.compact(self.session_id)))
+        self.gauge.compact_requested.connect(lambda: self.memory.preview_compaction())  # the preview first
         self.composer.draft_changed.connect(lambda _t: self._draft_timer.start())
         self._draft_timer.timeout.connect(self._measure_draft)
         self.sidebar.session_selected.connect(lambda sid: b.spawn(b.open_session(sid)))
@@ -741,8 +744,7 @@ class MainWindow(QMainWindow):
         editor.open()
 
     def _summarise_before(self, message_id: int) -> None:
-        if self.session_id is not None:
-            self.bridge.spawn(self.bridge.compact_before(self.session_id, message_id))
+        self.memory.preview_compaction(message_id)  # the same preview as Compact now
 
     def _on_handoff(self, session_id: int, text: str) -> None:
         """The new chat opens with the hand-off text in its composer, to edit before sending."""

@@ -14,6 +14,7 @@ uses attributes and inline styles Qt understands.
 from __future__ import annotations
 
 import html
+import re
 from dataclasses import dataclass
 from functools import lru_cache
 from typing import Any
@@ -63,6 +64,9 @@ def theme_for(dark: bool) -> Theme:
     return DARK if dark else LIGHT
 
 
+_CITE = re.compile(r"precis-cite:\d{1,12}")  # a summary's citation: the window opens the message, nothing else
+
+
 def link_is_safe(href: str) -> bool:
     """True only for absolute http/https/mailto URLs; relative, javascript:, file:, data: and custom schemes fail."""
     scheme, sep, _ = href.strip().partition(":")
@@ -102,7 +106,7 @@ def _make_parser(breaks: bool) -> MarkdownIt:
 
 def _link_open(self: Any, tokens: list[Token], idx: int, options: Any, env: dict) -> str:
     href = str(tokens[idx].attrGet("href") or "")
-    if not link_is_safe(href):
+    if not link_is_safe(href) and not _CITE.fullmatch(href):
         env["_dropped_link"] = True
         return ""
     env["_dropped_link"] = False

@@ -1,4 +1,4 @@
-"""Copy / Edit / Regenerate on the message under the pointer (or the current one, from the keyboard).
+"""Copy / Edit / Regenerate / Pin on the message under the pointer (or the current one, from the keyboard).
 
 One small bar of real buttons floats over the painted list at the bubble's lower corner, so the actions are
 reachable with Tab and read by a screen reader; they call what the context menu calls.
@@ -26,6 +26,7 @@ class MessageActions(QWidget):
     copy_requested = Signal(int)  # message id
     edit_requested = Signal(int)
     regenerate_requested = Signal(int)
+    pin_requested = Signal(int)  # pin (or unpin, when ``pinned`` holds it) the message
 
     def __init__(self, view: ChatView) -> None:
         super().__init__(view.viewport())
@@ -34,15 +35,18 @@ class MessageActions(QWidget):
         self.setStyleSheet(BAR_STYLE)
         self._view = view
         self._index = QPersistentModelIndex()
+        self.pinned: set[int] = set()  # the open chat's pinned message ids (the window keeps it current)
         self.copy_button = self._button(self.tr("Copy"), self.tr("Copy the message"), self.copy_requested)
         self.edit_button = self._button(self.tr("Edit"), self.tr("Edit and resend the message"),
                                         self.edit_requested)
         self.regenerate_button = self._button(self.tr("Regenerate"), self.tr("Ask for another reply"),
                                               self.regenerate_requested)
+        self.pin_button = self._button(self.tr("Pin"), self.tr("Keep the message (or the selected part) verbatim "
+                                                               "beside every summary"), self.pin_requested)
         row = QHBoxLayout(self)
         row.setContentsMargins(2, 1, 2, 1)
         row.setSpacing(0)
-        for b in (self.copy_button, self.edit_button, self.regenerate_button):
+        for b in (self.copy_button, self.edit_button, self.regenerate_button, self.pin_button):
             row.addWidget(b)
         self._viewport = view.viewport()  # kept: the filter must not call into a view being destroyed
         self._viewport.installEventFilter(self)
@@ -82,10 +86,19 @@ class MessageActions(QWidget):
         self._index = QPersistentModelIndex(index)
         self.edit_button.setVisible(role == "user")
         self.regenerate_button.setVisible(role == "assistant")
+        self.show_pinned(key in self.pinned)
         self.adjustSize()
         self._place()
         self.show()
         self.raise_()
+
+    def show_pinned(self, pinned: bool) -> None:
+        """The pin button says what a click does: Pin, or Unpin on a pinned message."""
+        self.pin_button.setText(self.tr("Unpin") if pinned else self.tr("Pin"))
+        tip = (self.tr("Stop keeping this message verbatim beside the summary") if pinned else
+               self.tr("Keep the message (or the selected part) verbatim beside every summary"))
+        self.pin_button.setToolTip(tip)
+        self.pin_button.setAccessibleName(tip)
 
     def _place(self) -> None:
         if not self._index.isValid():
@@ -104,7 +117,8 @@ class MessageActions(QWidget):
         return self.isVisible() and self.rect().contains(self.mapFromGlobal(QCursor.pos()))
 
     def _focus_inside(self) -> bool:
-        return any(b.hasFocus() for b in (self.copy_button, self.edit_button, self.regenerate_button))
+        return any(b.hasFocus() for b in (self.copy_button, self.edit_button, self.regenerate_button,
+                                          self.pin_button))
 
     def eventFilter(self, watched: QObject, event: QEvent) -> bool:  # noqa: N802 - Qt override
         kind = event.type()
