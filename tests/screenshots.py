@@ -647,7 +647,9 @@ async def shoot_failed(outdir: Path, srv: FakeAnthropic) -> None:
                                                          + "Explanation. " * 600}])
         await bridge.open_session(sid)
         srv.queue_summary(reply)
-        window.gauge.compact_requested.emit()  # Compact now
+        window.gauge.compact_requested.emit()  # Compact now: its preview, confirmed as it is
+        await wait_for(lambda: window.memory.preview is not None and window.memory.preview.isVisible(), 20)
+        window.memory.preview.accept()
         model = window.chat_model
         await wait_for(lambda: any(model.row_at(i).detail.get("failure") for i in range(model.rowCount())), 60)
         await asyncio.sleep(0.6)

@@ -11,7 +11,7 @@ from desktop.engine.types import CompactionRecord
 from desktop.ui.sidebar import ID_ROLE
 from tests.conftest import engine_of
 from tests.test_summary_degenerate import RECORDED
-from tests.test_window import cards, compacted, long_chat, until
+from tests.test_window import cards, compact_now, compacted, long_chat, until
 
 STATE = """## Goal
 Ship the parser.
@@ -38,7 +38,7 @@ async def test_a_failed_summary_leaves_a_card_with_why_what_the_model_wrote_and_
 
     sid = await long_chat(window, engine_of(window).store)
     fake_api.queue_summary(RECORDED[0]["reply"])  # a real small model's looping filler: refused
-    window.gauge.compact_requested.emit()  # Compact now
+    await compact_now(window)
     await until(lambda: any(c.detail.get("failure") for c in cards(window)))
     card = next(c for c in cards(window) if c.detail.get("failure"))
     body = "".join(segment.text for segment in card.segments)
