@@ -159,3 +159,16 @@ def test_a_server_that_writes_one_endless_line_is_stopped_with_one_sentence_and_
     # At most a few times the limit while the line is cut (reading it whole grew by 62 MB in 60 s, and on)
     assert result["grown_mb"] < 3 * megabytes, result["grown_mb"]
     assert _gone(set(), "long-line")
+
+
+def test_lines_are_split_across_chunks_and_a_line_past_the_limit_is_reported_once_and_skipped():
+    from desktop.tools.mcp_stdio import Lines
+
+    lines = Lines(limit=10)
+    assert lines.feed(b'{"a"') == []
+    assert lines.feed(b': 1}\n\n  \n{"b"') == [b'{"a": 1}']  # blank lines are not messages
+    assert lines.feed(b"\n" + b"x" * 11) == [b'{"b"', None]
+    assert lines.feed(b"y" * 1000) == []  # the rest of the long line: skipped, not held
+    assert lines._held == bytearray()
+    assert lines.feed(b"z\nok\n") == [b"ok"]  # the next line is read again
+    assert lines.feed(b"0123456789\n") == [b"0123456789"]  # exactly the limit is a message
