@@ -172,3 +172,17 @@ def test_lines_are_split_across_chunks_and_a_line_past_the_limit_is_reported_onc
     assert lines._held == bytearray()
     assert lines.feed(b"z\nok\n") == [b"ok"]  # the next line is read again
     assert lines.feed(b"0123456789\n") == [b"0123456789"]  # exactly the limit is a message
+
+
+async def test_an_answer_past_the_message_limit_stops_the_server_with_one_sentence(tmp_path):
+    from desktop.tools.mcp_host import McpServer
+
+    server = McpServer(hostile("huge", "huge"), tmp_path / "logs")
+    assert (await server.start(timeout=300)).state == "ready", server.error
+    try:
+        outcome = await server.call("big", {})
+    finally:
+        await server.stop()
+    assert outcome.is_error, outcome.text()[:200]
+    assert outcome.text() == "MCP server huge failed: it sent a message larger than 8 MB; it was stopped"
+    assert _gone(set(), "huge")

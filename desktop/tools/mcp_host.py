@@ -2,8 +2,9 @@
 
 The client's context (anyio task groups) is entered and left by the same task, which lives as long as the
 connection; calls come from any task. Starting, listing and calling are bounded by timeouts, so a hung server is
-an error, never a hung turn. A server's stderr goes to a log file the window shows; a crashed server is marked
-failed and can be restarted.
+an error, never a hung turn. A stdio server's messages come through our bounded transport (mcp_stdio): one past
+its limit stops the server with a sentence. A server's stderr goes to a log file the window shows; a crashed server
+is marked failed and can be restarted.
 """
 
 from __future__ import annotations
