@@ -20,6 +20,7 @@ from desktop.engine import attachments as _attachments
 from desktop.engine import events, lazy_imports, shutdown
 from desktop.engine import secrets as _secrets
 from desktop.engine.attachments import AttachmentRefused, Checked
+from desktop.engine.bill import Bill, Cold, TurnBill
 from desktop.engine.chat import ChatEngine, MessageTooLong
 from desktop.engine.context import CATEGORIES, LABELS, WARNING_RATIO, ContextSnapshot
 from desktop.engine.continuation import NothingToContinue
@@ -73,7 +74,9 @@ __all__ = [
     "AttachmentRefused",
     "Checked",
     "Block",
+    "Bill",
     "Bridge",
+    "Cold",
     "CompactionRecord",
     "ContextSnapshot",
     "ImportFailed",
@@ -83,6 +86,7 @@ __all__ = [
     "SessionInfo",
     "Settings",
     "StoredMessage",
+    "TurnBill",
     "events",
     "tool_events",
     "Answer",
