@@ -2,7 +2,7 @@
 
 garbage: prints lines that are not JSON-RPC on stdout, without end. silent: reads its input and never answers.
 stderr: writes megabytes to stderr, without end. long-line: one line of stdout with no end. big: a real server
-whose tool ``big`` answers with 3 MB of text.
+whose tool ``big`` answers with 3 MB of text; huge: the same with 20 MB (one message past the transport's limit).
 """
 
 from __future__ import annotations
@@ -28,15 +28,16 @@ def main(mode: str) -> None:
         chunk = "x" * 65_536
         while True:
             sys.stdout.write(chunk)
-    elif mode == "big":
+    elif mode in ("big", "huge"):
         from mcp.server.mcpserver import MCPServer
 
         server = MCPServer("precis-hostile")
+        size = 3_000_000 if mode == "big" else 20_000_000
 
         @server.tool()
         def big() -> str:
-            """3 MB of text."""
-            return "y" * 3_000_000
+            """3 MB of text (20 MB when huge)."""
+            return "y" * size
 
         server.run()
 

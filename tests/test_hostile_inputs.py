@@ -11,9 +11,11 @@ a time, all started once for the module; the rest call the CLI's ``main`` in thi
 
 from __future__ import annotations
 
+import json
 import os
 import sqlite3
 import subprocess
+import sys
 from collections.abc import Callable
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
@@ -182,6 +184,22 @@ SUBPROCESS += [
     Case("import /dev/urandom", ["import-claude-code", "/dev/urandom"], "not a regular file"),
     Case("mcp list with mcp.json a FIFO", ["mcp", "list"], "not a regular file", ok=True,
          setup=special("mcp.json", "fifo")),
+]
+
+# MCP servers that misbehave on their output: stopped with one sentence, the command goes on.
+def hostile_server(mode: str) -> Setup:
+    root = str(Path(__file__).resolve().parent.parent)
+    return content("mcp.json", json.dumps({"mcpServers": {"hog": {
+        "command": sys.executable, "args": ["-m", "tests.mcp_hostile", mode], "cwd": root}}}))
+
+
+SUBPROCESS += [
+    Case("an MCP server writes one endless line, chat", ["chat", "hi"], "sent a message larger than", ok=True,
+         setup=hostile_server("long-line")),
+    Case("an MCP server writes one endless line, mcp list --check", ["mcp", "list", "--check"],
+         "", ok=True, setup=hostile_server("long-line")),
+    Case("an MCP server prints garbage, chat", ["chat", "hi"], "not MCP messages", ok=True,
+         setup=hostile_server("garbage")),
 ]
 
 # settings.json: wrong types for every field (fixed or ignored with a named warning; the command works).

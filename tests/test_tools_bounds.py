@@ -114,3 +114,75 @@ async def test_a_huge_tool_answer_is_cut_to_a_bound(tmp_path):
         await server.stop()
     text = outcome.text()
     assert len(text) <= mcp_host.RESULT_CHARS + 300 and "cut" in text
+
+
+# Starts the server that writes one endless line on its stdout and prints its status and this process's peak
+# memory. The address space is capped so that reading without a bound ends in a MemoryError here, not in a
+# machine out of memory.
+_LONG_LINE = """
+import asyncio, json, resource, sys
+from pathlib import Path
+resource.setrlimit(resource.RLIMIT_AS, (2 * 1024**3, 2 * 1024**3))
+from desktop.tools.mcp_config import McpServerConfig
+from desktop.engine import lazy_imports
+from desktop.tools.mcp_host import McpServer
+
+def peak_mb():
+    status = Path("/proc/self/status").read_text()
+    return int(next(line.split()[1] for line in status.splitlines() if line.startswith("VmHWM:"))) // 1024
+
+async def main():
+    await lazy_imports.load(lazy_imports.MCP)  # the client stack in memory before the baseline
+    base = peak_mb()
+    config = McpServerConfig.from_json("hog", {"command": sys.executable, "args": ["-m", "tests.mcp_hostile",
+                                                                                    "long-line"], "cwd": sys.argv[2]})
+    server = McpServer(config, Path(sys.argv[1]))
+    status = await server.start(timeout=60)
+    await server.stop()
+    print(json.dumps({"state": status.state, "error": status.error, "grown_mb": peak_mb() - base}))
+
+asyncio.run(main())
+"""
+
+
+def test_a_server_that_writes_one_endless_line_is_stopped_with_one_sentence_and_memory_stays_bounded(tmp_path):
+    from desktop.tools import mcp_stdio
+
+    env = {**os.environ, "PYTHONPATH": str(ROOT)}
+    done = subprocess.run([sys.executable, "-c", _LONG_LINE, str(tmp_path / "logs"), str(ROOT)], cwd=ROOT, env=env,
+                          capture_output=True, text=True, timeout=300)
+    assert done.returncode == 0, done.stderr[-3000:]
+    result = json.loads(done.stdout.strip().splitlines()[-1])
+    megabytes = mcp_stdio.MESSAGE_LIMIT // 1_000_000
+    assert result["state"] == "failed", result
+    assert result["error"] == f"it sent a message larger than {megabytes} MB; it was stopped", result
+    # At most a few times the limit while the line is cut (reading it whole grew by 62 MB in 60 s, and on)
+    assert result["grown_mb"] < 3 * megabytes, result["grown_mb"]
+    assert _gone(set(), "long-line")
+
+
+def test_lines_are_split_across_chunks_and_a_line_past_the_limit_is_reported_once_and_skipped():
+    from desktop.tools.mcp_stdio import Lines
+
+    lines = Lines(limit=10)
+    assert lines.feed(b'{"a"') == []
+    assert lines.feed(b': 1}\n\n  \n{"b"') == [b'{"a": 1}']  # blank lines are not messages
+    assert lines.feed(b"\n" + b"x" * 11) == [b'{"b"', None]
+    assert lines.feed(b"y" * 1000) == []  # the rest of the long line: skipped, not held
+    assert lines._held == bytearray()
+    assert lines.feed(b"z\nok\n") == [b"ok"]  # the next line is read again
+    assert lines.feed(b"0123456789\n") == [b"0123456789"]  # exactly the limit is a message
+
+
+async def test_an_answer_past_the_message_limit_stops_the_server_with_one_sentence(tmp_path):
+    from desktop.tools.mcp_host import McpServer
+
+    server = McpServer(hostile("huge", "huge"), tmp_path / "logs")
+    assert (await server.start(timeout=300)).state == "ready", server.error
+    try:
+        outcome = await server.call("big", {})
+    finally:
+        await server.stop()
+    assert outcome.is_error, outcome.text()[:200]
+    assert outcome.text() == "MCP server huge failed: it sent a message larger than 8 MB; it was stopped"
+    assert _gone(set(), "huge")

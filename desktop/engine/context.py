@@ -6,6 +6,7 @@ from dataclasses import asdict, dataclass, field
 from typing import Literal
 
 from desktop.engine import messages as M
+from desktop.engine.bill import REASONS, Bill, Cold, TurnBill
 from desktop.engine.messages import QT_TRANSLATE_NOOP
 from desktop.engine.types import Usage
 
@@ -81,6 +82,14 @@ class ContextSnapshot:
     cache_ttl: float = 0.0
     next_cost_warm: float | None = None
     next_cost_cold: float | None = None
+    # The bill: each request since the summary by kind and why a cold one re-wrote the cache (oldest first), and
+    # the session's total by kind (None: a price is unknown).
+    turns: tuple[TurnBill, ...] = ()
+    session_bill: Bill | None = None
+
+    @property
+    def last_turn(self) -> TurnBill | None:
+        return self.turns[-1] if self.turns else None
 
     @property
     def state(self) -> State:
@@ -106,6 +115,8 @@ class ContextSnapshot:
         data["state"] = self.state
         data["percent"] = self.percent
         data["next_turn_percent"] = self.next_turn_percent
+        data["turns"] = [turn.to_json() for turn in self.turns]
+        data["session_bill"] = self.session_bill.to_json() if self.session_bill else None
         return data
 
 
@@ -180,6 +191,7 @@ def context_report(snap: ContextSnapshot) -> str:
         last = f"${snap.cost_last_turn:.4f}" if snap.cost_last_turn is not None else "—"
         lines.append(say(QT_TRANSLATE_NOOP("Engine", "Cost         last turn {last} · session {session}"),
                          last=last, session=f"${snap.cost_session:.4f}"))
+    lines.extend(_bill_lines(snap))
     if snap.summary_active:
         lines.append(say(QT_TRANSLATE_NOOP("Engine", "Summary      active (1 compaction)")) if snap.compactions == 1
                      else say(QT_TRANSLATE_NOOP("Engine", "Summary      active ({n} compactions)"),
@@ -197,3 +209,34 @@ def context_report(snap: ContextSnapshot) -> str:
             lines.append(say("  {tokens:>10}  {share:5.1f}%  {label}", label=say(LABELS[key]),
                              tokens=_tok(value), share=100 * value / total))
     return M.Lines(tuple(lines))
+
+
+def cold_words(turn: TurnBill) -> str:
+    """Why a cold request re-wrote the cache, in words ("" for a warm one)."""
+    if turn.cold is None:
+        return ""
+    if turn.cold == Cold.EXPIRED:
+        return M.say(REASONS[turn.cold], minutes=turn.idle_minutes or 0)
+    return M.say(REASONS[turn.cold])
+
+
+def _money(bill: Bill) -> dict[str, str]:
+    return {"read": f"${bill.cache_read:.4f}", "write": f"${bill.cache_write:.4f}", "input": f"${bill.input:.4f}",
+            "output": f"${bill.output:.4f}"}
+
+
+def _bill_lines(snap: ContextSnapshot) -> list[str]:
+    say = M.say
+    lines: list[str] = []
+    turn = snap.last_turn
+    if turn is not None and turn.bill is not None:
+        lines.append(say(QT_TRANSLATE_NOOP(
+            "Engine", "Last turn $  cache read {read} · cache write {write} · input {input} · output {output}"),
+            **_money(turn.bill)))
+    if turn is not None and turn.cold is not None:
+        lines.append(say(QT_TRANSLATE_NOOP("Engine", "Cold turn    {reason}"), reason=cold_words(turn)))
+    if snap.session_bill is not None:
+        lines.append(say(QT_TRANSLATE_NOOP(
+            "Engine", "Session $    cache read {read} · cache write {write} · input {input} · output {output}"),
+            **_money(snap.session_bill)))
+    return lines

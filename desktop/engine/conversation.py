@@ -346,17 +346,18 @@ class Conversation:
         route = await self.ready()
         await self.hub.ask_window(route, g.model)
         compactor, view = route.compactor, self.view
+        long_ttl = route.settings.long_cache_ttl and view.long_ttl_pays(g)
 
         def snapshot() -> ContextSnapshot:
             # A reading at open holds the newest rows only: older ones are there to compact.
             older = g.ledger is not None and g.ledger.older > 0
-            return view.snapshot(g, draft=draft, refusal=None if older else compactor.refusal(g))
+            return view.snapshot(g, draft=draft, refusal=None if older else compactor.refusal(g), long_ttl=long_ttl)
 
         # Estimating a long uncached session takes a while: keep it off the loop (the UI thread in the app).
         measured = await asyncio.to_thread(snapshot)
         return cache_clock.annotate(measured, info=route.shared.catalog.info(g.model),
                                     compact_at=compactor.threshold_rule(g.model), last_request=view.last_request,
-                                    long_ttl=route.settings.long_cache_ttl and view.long_ttl_pays(g))
+                                    long_ttl=long_ttl)
 
     async def publish(self, g: Gathered) -> ContextSnapshot:
         snapshot = await self.measure(g)

@@ -15,6 +15,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from desktop.engine import assemble, tokens
+from desktop.engine.bill import Bill, turn_bills
 from desktop.engine.calibration import Calibration
 from desktop.engine.catalog import ModelCatalog
 from desktop.engine.compaction._shared import text_of, tool_result_text
@@ -292,6 +293,8 @@ class ContextMeter:
         draft: str = "",
         trimmed: tuple[int, ...] = (),
         refusal: str | None = None,  # why Compact now would refuse (None: it would compact)
+        session_bill: Bill | None = None,  # the session's total by kind
+        cache_lifetime: float | None = None,  # seconds the prompt cache lives (None: no bill per turn)
     ) -> ContextSnapshot:
         info = self.catalog.info(model)
         family = info.family
@@ -310,6 +313,9 @@ class ContextMeter:
         breakdown = self._breakdown(model, system, tools, summary_tokens, pinned_tokens, ledger, used,
                                     info.window, max_output)
         reply_cost = self.catalog.cost(model, last_usage) if last_usage else None
+        turns = (() if cache_lifetime is None else
+                 tuple(turn_bills(ledger.rows, self.catalog, model, compacted=compaction is not None,
+                                  lifetime=cache_lifetime)))
         return ContextSnapshot(
             model=model,
             window=info.window,
@@ -328,6 +334,8 @@ class ContextMeter:
             compact_reason=refusal or "",
             trimmed=trimmed,
             window_source=info.window_source,
+            turns=turns,
+            session_bill=session_bill,
         )
 
     def _breakdown(self, model: str, system: list[Block], tools: list[dict[str, Any]], summary_tokens: int,

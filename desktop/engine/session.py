@@ -15,6 +15,7 @@ from typing import Any, cast
 
 from desktop.engine import assemble, tokens
 from desktop.engine import compaction as cp
+from desktop.engine.bill import Bill, split, total
 from desktop.engine.calibration import Calibration
 from desktop.engine.catalog import ModelCatalog
 from desktop.engine.compaction import user_pins
@@ -83,6 +84,7 @@ class Gathered:
     system: list[Block]
     tools: list[dict[str, Any]]
     cost: float | None = None  # the session's spend so far (None: a price is unknown)
+    bill: Bill | None = None  # the same by kind
     changed: set[tuple[int, int]] = field(default_factory=set)  # (message id, block index) cleared/truncated
     ledger: Ledger | None = None  # the meter's view of ``sendable`` (sums kept as rows arrived)
     cuts: list[int] | None = None  # cut_points(sendable), kept as rows arrived (None: compute when needed)
@@ -145,6 +147,7 @@ class SessionView:
         self.shared = shared
         self._loaded: Loaded | None = None
         self._cost: float | None = 0.0
+        self._bill: Bill | None = Bill()
         self.media_limit: int | None = None  # lowered after a provider's media-count error
         self.last_request: float | None = None  # clock time of this session's last model call
         self.last_used: int | None = None  # the context size measured after the last turn
@@ -197,7 +200,7 @@ class SessionView:
         self._shaped.clear()
         self._estimates.clear()
         # Priced per model from the store's running totals (cost is linear in usage): no reply is read here.
-        self._cost = 0.0
+        self._cost, self._bill = 0.0, Bill()
         for model, usage in fresh.usage_totals.items():
             self._add_cost(model, usage)
         return self.shape()
@@ -218,10 +221,15 @@ class SessionView:
     def _add_cost(self, model: str | None, usage: Usage | None, sign: int = 1) -> None:
         """Add (sign=-1: take away) the price of ``usage``: a per-model total at a full load, one reply's
         usage (or its previous usage) when the engine tells the view about a row; None once a price is unknown."""
-        if self._cost is None or usage is None:
+        if usage is None:
             return
-        cost = self.shared.catalog.cost(model or self.shared.settings.model, usage)
-        self._cost = None if cost is None else self._cost + sign * cost
+        info = self.shared.catalog.info(model or self.shared.settings.model)
+        if self._cost is not None:
+            cost = info.cost(usage)
+            self._cost = None if cost is None else self._cost + sign * cost
+        if self._bill is not None:
+            kinds = split(info, usage)
+            self._bill = None if kinds is None else self._bill + kinds.scaled(sign)
 
     def _changed(self, at: int | None = None) -> None:
         """A change that is not rows added at the end (at ``at``, a history index; None: anywhere): what was kept
@@ -329,10 +337,12 @@ class SessionView:
         for name, usage in ov.usage_totals.items():
             price = shared.catalog.cost(name or shared.settings.model, usage)
             cost = None if price is None or cost is None else cost + price
+        bill = total(split(shared.catalog.info(name or shared.settings.model), usage)
+                     for name, usage in ov.usage_totals.items())
         return Gathered(
             session=ov.session, model=model, compactions=self._with_pins(ov.compactions, ov.state),
             history=ov.newest, sendable=rows, state=ov.state, system=shared.system_for(model, ov.state),
-            tools=self._tools(model, ov.state, bool(ov.compactions)), cost=cost, changed=changed,
+            tools=self._tools(model, ov.state, bool(ov.compactions)), cost=cost, bill=bill, changed=changed,
             ledger=Ledger(rows, [m.id for m in rows], count, tokens_, results, media, reply),
         )
 
@@ -417,6 +427,7 @@ class SessionView:
             system=self.shared.system_for(model, loaded.state),
             tools=self._tools(model, loaded.state, bool(loaded.compactions)),
             cost=self._cost,
+            bill=self._bill,
             changed=set(changed),
             ledger=ledger,
             cuts=None if live else list(kept.cuts),
@@ -605,8 +616,10 @@ class SessionView:
         """The one number (tokens the next request carries) and where it comes from; no I/O."""
         return self.shared.meter.used(g.model, g.system, g.tools, g.compaction, self.ledger(g), g.horizons)
 
-    def snapshot(self, g: Gathered, *, draft: str = "", refusal: str | None = None) -> ContextSnapshot:
-        """The full measurement the gauge, the hover card and /context show (CPU only: run it off the loop)."""
+    def snapshot(self, g: Gathered, *, draft: str = "", refusal: str | None = None,
+                 long_ttl: bool = False) -> ContextSnapshot:
+        """The full measurement the gauge, the hover card and /context show (CPU only: run it off the loop).
+        ``long_ttl``: the session's requests ask for the 1-hour cache (a pause within the hour is not cold)."""
         self.shared.counts["measures"] += 1
         return self.shared.meter.snapshot(
             model=g.model,
@@ -622,6 +635,8 @@ class SessionView:
             draft=draft,
             trimmed=tuple(sorted({mid for mid, _block in g.changed})),
             refusal=refusal,
+            session_bill=g.bill,
+            cache_lifetime=LONG_CACHE_TTL if long_ttl else CACHE_TTL,
         )
 
 

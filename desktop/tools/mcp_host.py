@@ -2,8 +2,9 @@
 
 The client's context (anyio task groups) is entered and left by the same task, which lives as long as the
 connection; calls come from any task. Starting, listing and calling are bounded by timeouts, so a hung server is
-an error, never a hung turn. A server's stderr goes to a log file the window shows; a crashed server is marked
-failed and can be restarted.
+an error, never a hung turn. A stdio server's messages come through our bounded transport (mcp_stdio): one past
+its limit stops the server with a sentence. A server's stderr goes to a log file the window shows; a crashed server
+is marked failed and can be restarted.
 """
 
 from __future__ import annotations
@@ -149,8 +150,13 @@ class McpServer:
             self._stop.set()
 
     async def _on_message(self, message: Any) -> None:
-        """Notifications and transport faults from the client; a line that is not JSON-RPC is a fault."""
-        if isinstance(message, Exception):
+        """Notifications and transport faults from the client; a line that is not JSON-RPC is a fault, and one
+        past the transport's limit stops the server at once."""
+        from desktop.tools.mcp_stdio import MessageTooLarge
+
+        if isinstance(message, MessageTooLarge):
+            self._fault(f"{message}; it was stopped")
+        elif isinstance(message, Exception):
             self._garbage += 1
             if self._garbage >= GARBAGE_LINES:
                 self._fault(f"its output is not MCP messages ({self._garbage} lines that are not JSON-RPC); "
@@ -165,12 +171,11 @@ class McpServer:
             await lazy_imports.load(lazy_imports.MCP)  # the first server: the client stack, off the loop
             from mcp import Client
 
-            _quiet_parse_errors()
             params = self._params()
             if self.config.url:
                 client = Client(params, read_timeout_seconds=CALL_TIMEOUT, message_handler=self._on_message)
             else:
-                from mcp.client.stdio import stdio_client
+                from desktop.tools.mcp_stdio import bounded_stdio_client
 
                 loop = asyncio.get_running_loop()
 
@@ -178,7 +183,7 @@ class McpServer:
                     loop.call_soon_threadsafe(lambda: self._fault(why) if self._ready is ready else None)
 
                 stderr = StderrPipe(errlog, flooded)
-                client = Client(stdio_client(params, errlog=stderr.writer), read_timeout_seconds=CALL_TIMEOUT,
+                client = Client(bounded_stdio_client(params, stderr.writer), read_timeout_seconds=CALL_TIMEOUT,
                                 message_handler=self._on_message)
             async with client:
                 listed = await client.list_tools()
@@ -298,22 +303,6 @@ class StderrPipe:
         """Our end of the pipe: once the server (and any child holding it) is gone, the copier ends."""
         with contextlib.suppress(OSError):
             self.writer.close()
-
-
-class _ParseNoise(logging.Filter):
-    """The client logs each line that is not JSON-RPC with its traceback; the host counts them instead."""
-
-    def filter(self, record: logging.LogRecord) -> bool:
-        return not str(record.msg).startswith("Failed to parse JSONRPC message")
-
-
-_PARSE_NOISE = _ParseNoise()
-
-
-def _quiet_parse_errors() -> None:
-    logger = logging.getLogger("mcp.client.stdio")
-    if _PARSE_NOISE not in logger.filters:
-        logger.addFilter(_PARSE_NOISE)
 
 
 def bound_result(outcome: ToolOutcome) -> ToolOutcome:

@@ -22,6 +22,7 @@ from desktop.engine import display, events, lazy_imports, profile_edits, shutdow
 from desktop.engine import profiles as profile_list
 from desktop.engine import secrets as _secrets
 from desktop.engine.attachments import AttachmentRefused, Checked
+from desktop.engine.bill import Bill, Cold, TurnBill
 from desktop.engine.chat import ChatEngine, MessageTooLong
 from desktop.engine.compaction.citations import CITATION
 from desktop.engine.compaction.user_pins import Pin
@@ -98,7 +99,9 @@ __all__ = [
     "AttachmentRefused",
     "Checked",
     "Block",
+    "Bill",
     "Bridge",
+    "Cold",
     "CompactionRecord",
     "ContextSnapshot",
     "ImportFailed",
@@ -108,6 +111,7 @@ __all__ = [
     "SessionInfo",
     "Settings",
     "StoredMessage",
+    "TurnBill",
     "display",
     "events",
     "tool_events",

@@ -13,7 +13,7 @@ from PySide6.QtCore import QEvent, QPoint, QRect, Qt, QTimer, Signal
 from PySide6.QtGui import QBrush, QColor, QKeyEvent, QPainter, QPalette, QPixmap
 from PySide6.QtWidgets import QFrame, QGridLayout, QHBoxLayout, QLabel, QPushButton, QVBoxLayout, QWidget
 
-from desktop.ui import cache_rows
+from desktop.ui import bill_rows, cache_rows
 from desktop.ui.breakdown_bar import BreakdownBar, category_color, category_label, ordered_items
 from desktop.ui.bridge import WARNING_RATIO, ContextSnapshot
 from desktop.ui.format import fmt_cost, fmt_percent, fmt_tokens, fmt_tokens_exact, state_color_hex
@@ -90,6 +90,7 @@ class HoverCard(QFrame):
             ("output", self.tr("Output tokens")),
             ("cost_last", self.tr("Cost, last turn")),
             ("cost_session", self.tr("Cost, session")),
+            *bill_rows.labels().items(),
             ("-", ""),
             ("summary", self.tr("Summary")),
             *cache_rows.labels().items(),
@@ -233,6 +234,11 @@ class HoverCard(QFrame):
         v["output"].setText(fmt_tokens(usage.output_tokens) if usage else "—")
         v["cost_last"].setText(fmt_cost(snap.cost_last_turn))
         v["cost_session"].setText(fmt_cost(snap.cost_session))
+        for key, text in bill_rows.values(snap).items():
+            v[key].setText(text or "")
+            v[key].setToolTip(bill_rows.tooltip() if key != "bill_cold" else "")
+            self._show_row(key, text is not None)
+            self._set_color(self._labels[key], self._muted())
 
         self._show_row("summary", snap.summary_active)
         if snap.compactions == 1:
