@@ -534,10 +534,13 @@ class MainWindow(QMainWindow):
         self.bridge.spawn(self._apply_choice_async(choice))
 
     async def _apply_choice_async(self, choice: ProviderChoice) -> None:
+        language = self.bridge.settings.language
         error = await self.bridge.apply_provider_choice(choice)
         if error:
             self.banner.show_error(error, actions=())
             return
+        if choice.settings.language != language:  # every widget was worded at start: it cannot change now
+            self.toast.show_message(self.tr("The language applies at the next start of Précis."), "info", 6000)
         if self.bridge.credentials_present():
             self.stack.setCurrentWidget(self.splitter)
             if self.session_id is None:  # the first run: the first chat, with the model just chosen
