@@ -55,3 +55,46 @@ async def test_the_hour_long_cache_setting_says_when_it_applies(window):
     tip = dialog.form.long_ttl.toolTip()
     assert "5 minutes" in tip and "next request" in tip
     dialog.reject()
+
+
+# --- search and export: the attached files' names (and a text file's words) --------------------------------------
+
+def _attached(tmp_path):
+    from desktop.engine.attachments import text_document
+    from desktop.store import Store
+
+    store = Store.open_sync(tmp_path / "precis.db")
+    r = store.repo
+    s = r.create_session("files")
+    photo = {"type": "image", "source": {"type": "base64", "media_type": "image/png", "data": "iVBORw0KGgo="}}
+    msg = r.add_message(s.id, "user", [photo, text_document("the quarterly wombat census", "notes-q3.txt"),
+                                       {"type": "text", "text": "what do these say?"}],
+                        meta={"files": ["holiday-beach.png", "notes-q3.txt"]})
+    return store, s, msg
+
+
+def test_search_finds_a_message_by_its_attached_files_names_and_a_text_files_words(tmp_path):
+    from desktop.store import search as fts
+
+    store, _s, msg = _attached(tmp_path)
+    try:
+        for query in ("holiday", "holiday-beach.png", "notes-q3", "wombat"):
+            hits = store.run(fts.search, store.repo, query)
+            assert [h.message_id for h in hits] == [msg.id], query
+        name_hit = store.run(fts.search, store.repo, "beach")[0]
+        assert "holiday-beach.png" in name_hit.plain  # the snippet shows the name that matched
+        assert store.run(fts.search, store.repo, "zebra") == []
+    finally:
+        store.close_sync()
+
+
+def test_export_names_the_attached_files(tmp_path):
+    from desktop.engine.export import export_markdown
+
+    store, s, msg = _attached(tmp_path)
+    try:
+        session = store.repo.get_session(s.id)
+        text = export_markdown(session, [msg], [])
+    finally:
+        store.close_sync()
+    assert "holiday-beach.png" in text and "notes-q3.txt" in text
