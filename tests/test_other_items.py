@@ -98,3 +98,36 @@ def test_export_names_the_attached_files(tmp_path):
     finally:
         store.close_sync()
     assert "holiday-beach.png" in text and "notes-q3.txt" in text
+
+
+# --- display math in the user's own bubble ----------------------------------------------------------------------
+
+@pytest.mark.parametrize("typeset", [False, True])
+def test_display_math_in_a_users_bubble_is_drawn_inside_the_bubble(view, qtbot, typeset):
+    """A centred formula was laid out across the whole column while the bubble shrinks to its text: it was drawn
+    outside the bubble (clipped: a blank gap)."""
+    from desktop.engine.types import StoredMessage
+    from desktop.ui import math_render
+    from desktop.ui.chat_delegate import PAD
+
+    if typeset:
+        math_render.warm_in_background()
+        qtbot.waitUntil(math_render._loaded.is_set, timeout=60_000)
+    view.resize(900, 480)
+    view.model().set_messages([StoredMessage(1, 1, "user", [{"type": "text", "text": "why is\n$$\\sum_i x_i^2$$"}])], False)
+    view.model().flush()
+    view.doItemsLayout()
+    index = view.model().index(0, 0)
+    geometry = view.delegate._geometry(index, view.visualRect(index))
+    doc = geometry.doc
+    inner = geometry.bubble.width() - 2 * PAD  # the bubble's text room
+    block = doc.begin()
+    while block.isValid():
+        layout = block.layout()
+        for i in range(layout.lineCount()):
+            line = layout.lineAt(i)
+            start = line.cursorToX(line.textStart())  # where the line's text starts, its alignment applied
+            left = start[0] if isinstance(start, tuple) else start
+            right = layout.position().x() + left + line.naturalTextWidth()
+            assert right <= inner + 1, (block.text(), right, inner)
+        block = block.next()
