@@ -4,7 +4,8 @@ language notice, what the hour-long prompt cache does and when, and the smaller 
 from __future__ import annotations
 
 import pytest
-from PySide6.QtWidgets import QDialogButtonBox
+from PySide6.QtCore import Qt
+from PySide6.QtWidgets import QApplication, QDialogButtonBox
 
 from desktop.engine.context import ContextSnapshot
 from desktop.ui import cache_rows
@@ -131,3 +132,29 @@ def test_display_math_in_a_users_bubble_is_drawn_inside_the_bubble(view, qtbot, 
             right = layout.position().x() + left + line.naturalTextWidth()
             assert right <= inner + 1, (block.text(), right, inner)
         block = block.next()
+
+
+# --- a tool card opens with a click --------------------------------------------------------------------------------
+
+async def test_a_click_on_a_tool_row_expands_it_and_another_folds_it(window, qtbot):
+    from PySide6.QtCore import QPoint
+
+    from desktop.engine.types import StoredMessage
+
+    call = StoredMessage(901, window.session_id, "assistant",
+                         [{"type": "tool_use", "id": "t1", "name": "grep", "input": {"pattern": "needle " * 30}}])
+    window.chat_model.set_messages([call], False)
+    window.chat_model.flush()
+    window.chat.doItemsLayout()
+    await until(lambda: window.chat_model.rowCount() == 1)
+    index = window.chat_model.index(0, 0)
+    rect = window.chat.visualRect(index)
+    where = QPoint(rect.left() + 40, rect.center().y())
+    assert not window.chat_model.row_at(0).detail.get("expanded")
+    qtbot.mouseClick(window.chat.viewport(), Qt.MouseButton.LeftButton, pos=where)
+    await until(lambda: bool(window.chat_model.row_at(0).detail.get("expanded")))
+    qtbot.wait(QApplication.doubleClickInterval() + 50)  # a second click, not a double click
+    rect = window.chat.visualRect(window.chat_model.index(0, 0))
+    qtbot.mouseClick(window.chat.viewport(), Qt.MouseButton.LeftButton,
+                     pos=QPoint(rect.left() + 40, rect.top() + 12))
+    await until(lambda: not window.chat_model.row_at(0).detail.get("expanded"))
