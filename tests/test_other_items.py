@@ -158,3 +158,50 @@ async def test_a_click_on_a_tool_row_expands_it_and_another_folds_it(window, qtb
     qtbot.mouseClick(window.chat.viewport(), Qt.MouseButton.LeftButton,
                      pos=QPoint(rect.left() + 40, rect.top() + 12))
     await until(lambda: not window.chat_model.row_at(0).detail.get("expanded"))
+
+
+# --- the hover bar (Copy | Regenerate) --------------------------------------------------------------------------
+
+def _two_messages(view):
+    from desktop.engine.types import StoredMessage
+
+    view.resize(700, 500)
+    view.model().set_messages([StoredMessage(1, 1, "assistant", [{"type": "text", "text": "a short reply"}]),
+                               StoredMessage(2, 1, "user", [{"type": "text", "text": "the next message"}])], False)
+    view.model().flush()
+    view.doItemsLayout()
+    from desktop.ui.message_actions import MessageActions
+
+    return MessageActions(view)
+
+
+def _hover(view, index) -> None:
+    from PySide6.QtCore import QPointF
+    from PySide6.QtGui import QMouseEvent
+
+    centre = QPointF(view.visualRect(index).center())
+    move = QMouseEvent(QMouseEvent.Type.MouseMove, centre, view.viewport().mapToGlobal(centre),
+                       Qt.MouseButton.NoButton, Qt.MouseButton.NoButton, Qt.KeyboardModifier.NoModifier)
+    QApplication.sendEvent(view.viewport(), move)
+
+
+def test_the_hover_bar_stays_within_its_own_row(view, qtbot):
+    bar = _two_messages(view)
+    first, second = view.model().index(0, 0), view.model().index(1, 0)
+    _hover(view, first)
+    assert bar.isVisible() and bar.index == first
+    assert bar.geometry().bottom() <= view.visualRect(first).bottom()
+    assert not bar.geometry().intersects(view.visualRect(second))
+
+
+def test_the_hover_bar_goes_when_the_pointer_leaves_even_with_a_current_row(view, qtbot):
+    from PySide6.QtCore import QEvent
+
+    bar = _two_messages(view)
+    first = view.model().index(0, 0)
+    view.setFocus()
+    view.setCurrentIndex(first)  # a click on a message made it current
+    _hover(view, first)
+    assert bar.isVisible()
+    QApplication.sendEvent(view.viewport(), QEvent(QEvent.Type.Leave))
+    assert not bar.isVisible()
