@@ -3,8 +3,6 @@ language notice, what the hour-long prompt cache does and when, and the smaller 
 
 from __future__ import annotations
 
-import asyncio
-
 import pytest
 from PySide6.QtCore import Qt
 from PySide6.QtWidgets import QApplication, QDialogButtonBox
@@ -36,8 +34,7 @@ async def test_saving_the_same_language_says_nothing_about_a_restart(window):
     dialog = window.open_settings()
     dialog.findChild(QDialogButtonBox).button(QDialogButtonBox.StandardButton.Save).click()
     await until(lambda: dialog.isHidden())
-    for _ in range(20):  # the save's task has run (it toasts at its end, when it toasts)
-        await asyncio.sleep(0.01)
+    await until(lambda: not window.bridge._tasks)  # the save's task has run (it toasts at its end, if at all)
     assert "next start" not in (window.toast.text() if window.toast.isVisible() else "")
 
 
