@@ -3,6 +3,8 @@ language notice, what the hour-long prompt cache does and when, and the smaller 
 
 from __future__ import annotations
 
+import asyncio
+
 import pytest
 from PySide6.QtCore import Qt
 from PySide6.QtWidgets import QApplication, QDialogButtonBox
@@ -146,13 +148,17 @@ async def test_a_click_on_a_tool_row_expands_it_and_another_folds_it(window, qtb
     window.chat_model.flush()
     window.chat.doItemsLayout()
     await until(lambda: window.chat_model.rowCount() == 1)
+    # QTest's mouse calls spin the Qt loop inside this task: no other task may be waiting to run then (see
+    # tests/test_reading_window.py), or it is refused and left pending, and the window's close hangs.
+    await until(lambda: not window.bridge._tasks)
     index = window.chat_model.index(0, 0)
     rect = window.chat.visualRect(index)
     where = QPoint(rect.left() + 40, rect.center().y())
     assert not window.chat_model.row_at(0).detail.get("expanded")
     qtbot.mouseClick(window.chat.viewport(), Qt.MouseButton.LeftButton, pos=where)
     await until(lambda: bool(window.chat_model.row_at(0).detail.get("expanded")))
-    qtbot.wait(QApplication.doubleClickInterval() + 50)  # a second click, not a double click
+    await asyncio.sleep((QApplication.doubleClickInterval() + 50) / 1000)  # a second click, not a double click
+    await until(lambda: not window.bridge._tasks)
     rect = window.chat.visualRect(window.chat_model.index(0, 0))
     qtbot.mouseClick(window.chat.viewport(), Qt.MouseButton.LeftButton,
                      pos=QPoint(rect.left() + 40, rect.top() + 12))
