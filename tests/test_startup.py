@@ -32,6 +32,25 @@ def test_the_window_paints_its_first_chat_without_the_sdk_or_the_mcp_stack(tmp_p
     assert not fake_api.message_requests()
 
 
+# What a first start (an empty home, the key in the environment) needs none of before its first paint: the
+# keyring stack (keyring, secretstorage, cryptography, jeepney: asked only when no key is in the environment),
+# Pillow (images in a history), the Markdown parser and Pygments (nothing to render yet).
+FIRST_START_WAITS = HEAVY | {"keyring", "secretstorage", "cryptography", "jeepney", "PIL", "markdown_it",
+                             "mdit_py_plugins", "pygments"}
+
+
+def test_a_first_start_paints_before_loading_the_keyring_images_or_markdown(tmp_path, fake_api):
+    report = tmp_path / "startup.json"
+    env = env_for(tmp_path / "home", fake_api.base_url, QT_QPA_PLATFORM="offscreen", PRECIS_QUIT_AFTER="0",
+                  PRECIS_STARTUP_REPORT=str(report))
+    res = subprocess.run([sys.executable, "-m", "desktop"], env=env, cwd=ROOT, capture_output=True, text=True,
+                         timeout=120)
+    assert res.returncode == 0, res.stderr
+    loaded = set(json.loads(report.read_text("utf-8"))["packages"])
+    assert {"PySide6", "desktop", "peewee"} <= loaded  # the list is what the window loaded
+    assert loaded & FIRST_START_WAITS == set()
+
+
 def test_the_sdk_and_the_mcp_client_load_when_first_needed_off_the_loop(tmp_path, fake_api):
     home = tmp_path / "home"
     write_mcp(home, {"calc": server_config()})

@@ -50,9 +50,27 @@ def _block_markdown(block: dict[str, Any]) -> str:
         if isinstance(content, list):
             content = "\n".join(_block_markdown(b) for b in content)
         return f"**Tool result**\n\n```\n{content or ''}\n```"
-    if kind in ("image", "document"):
-        return f"*[{kind}]*"
     return f"*[{kind}]*"
+
+
+def _attachment_markdown(block: dict[str, Any], name: str) -> str:
+    """An attached image or document by its file's name (a document carries its title; an image's name is kept
+    with the message, see ``_file_names``)."""
+    shown = str(block.get("title") or name or "")
+    return f"*[{block.get('type')}: {shown}]*" if shown else f"*[{block.get('type')}]*"
+
+
+def _file_names(m: StoredMessage) -> list[str]:
+    """The attached files' names, in the order of the message's image and document blocks (the window keeps
+    them in the message's meta: image blocks have no name field)."""
+    files = m.meta.get("files") if isinstance(m.meta, dict) else None
+    return [str(f) for f in files] if isinstance(files, list) else []
+
+
+def _message_markdown(m: StoredMessage) -> str:
+    names = iter(_file_names(m))
+    return "\n\n".join(_attachment_markdown(b, next(names, "")) if b.get("type") in ("image", "document")
+                        else _block_markdown(b) for b in m.content)
 
 
 def export_markdown(session: SessionInfo, messages: list[StoredMessage],
@@ -63,7 +81,7 @@ def export_markdown(session: SessionInfo, messages: list[StoredMessage],
         tag = "" if m.status == "complete" else f" *({m.status})*"
         out.append(f"## {m.role.capitalize()}{tag}")
         out.append("")
-        out.append("\n\n".join(_block_markdown(b) for b in m.content))
+        out.append(_message_markdown(m))
         out.append("")
         if m.id in by_boundary:
             c = by_boundary[m.id]

@@ -9,9 +9,7 @@ import os
 from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
-
-import keyring
-import keyring.errors
+from types import ModuleType
 
 from desktop.engine import files, redact
 from desktop.engine import messages as M
@@ -42,9 +40,18 @@ class Credentials:
 _session_key: str | None = None
 
 
+def _keyring() -> ModuleType:
+    """The keyring package, imported when first asked: it and its backends (secretstorage, cryptography,
+    jeepney) cost a fifth of a cold start, and a key in the environment never needs them."""
+    import keyring
+    import keyring.errors  # noqa: F401 - KeyringError, through the package
+
+    return keyring
+
+
 def keyring_status() -> str | None:
     """None when a safe keyring is usable, else a plain-words reason."""
-    backend = keyring.get_keyring()
+    backend = _keyring().get_keyring()
     module = type(backend).__module__
     if module.startswith(_UNSAFE_BACKENDS) or "fail" in module.rsplit(".", 1)[-1]:
         return M.say(M.NO_KEYRING)
@@ -73,6 +80,7 @@ def _load_credentials(env: Mapping[str, str] | None, profile: Profile | None) ->
     if _session_key:
         return Credentials(None if bearer else _session_key, _session_key if bearer else None, "session")
     if keyring_status() is None:
+        keyring = _keyring()
         try:
             stored = keyring.get_password(SERVICE, profile.keyring_account if profile else ACCOUNT)
         except keyring.errors.KeyringError:
@@ -92,6 +100,7 @@ def save_api_key(key: str, account: str = ACCOUNT) -> None:
     reason = keyring_status()
     if reason:
         raise KeyringUnavailable(reason)
+    keyring = _keyring()
     try:
         keyring.set_password(SERVICE, account, key)
     except keyring.errors.KeyringError as exc:

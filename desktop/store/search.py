@@ -131,10 +131,43 @@ def search(repo: Any, query: str, limit: int = 50) -> list[SearchHit]:
         "JOIN sessions AS s ON s.id = c.session_id WHERE compaction_fts MATCH ?",
         (*marks, expr, limit, expr),
     ).fetchall()
+    found = {r[3] for r in rows if r[0] == "message"}
+    rows += [r for r in _by_file_name(db, query, limit) if r[3] not in found]
     rows.sort(key=lambda r: -r[7])
     rows = rows[:limit]
     return [SearchHit(kind, sid, title, mid, cid, role, snippet or "", created)
             for kind, sid, title, mid, cid, role, snippet, created in rows]
+
+
+def _by_file_name(db: Any, query: str, limit: int) -> list[tuple[Any, ...]]:
+    """Messages whose attached files' names (kept in the message's meta: image blocks carry none) hold every
+    word of ``query``; the snippet is the names with the words marked. Not in the FTS index, so no migration:
+    a scan of the rows that have attachments, which are few."""
+    words = [w.casefold() for w in _TERM.findall(query)]
+    if not words:
+        return []
+    out: list[tuple[Any, ...]] = []
+    for sid, title, mid, created, names_json in db.execute_sql(
+            "SELECT m.session_id, s.title, m.id, m.created_at, json_extract(m.meta, '$.files') "
+            "FROM messages AS m JOIN sessions AS s ON s.id = m.session_id "
+            "WHERE m.role = 'user' AND instr(m.meta, '\"files\"') > 0 AND json_valid(m.meta) "
+            "AND json_type(m.meta, '$.files') = 'array' ORDER BY m.id DESC"):
+        try:
+            names = [str(n) for n in json.loads(names_json)]
+        except (TypeError, ValueError):
+            continue
+        joined = ", ".join(names)
+        if all(w in joined.casefold() for w in words):
+            out.append(("message", sid, title, mid, None, "user", _mark(joined, words), created))
+            if len(out) >= limit:
+                break
+    return out
+
+
+def _mark(text: str, words: list[str]) -> str:
+    """``text`` with each occurrence of the (casefolded) words between the snippet marks."""
+    pattern = re.compile("|".join(re.escape(w) for w in sorted(words, key=len, reverse=True)), re.IGNORECASE)
+    return pattern.sub(lambda m: f"{MARK_START}{m.group(0)}{MARK_END}", text)
 
 
 # --- recall: one chat's own history, ranked (the model's `recall` tool and `precis recall`) ----------------------

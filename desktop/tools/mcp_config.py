@@ -17,9 +17,6 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-import keyring
-import keyring.errors
-
 from desktop.engine import files
 from desktop.engine.files import write_private
 from desktop.tools.permissions import definition_origin
@@ -112,6 +109,8 @@ def _reveal(config: McpServerConfig, problems: list[str]) -> None:
         for key, value in list(values.items()):
             if value != KEYRING:
                 continue
+            import keyring.errors  # here: the keyring stack is heavy, and most configs keep no secret
+
             try:
                 secret = keyring.get_password(SERVICE, _secret_user(config.name, kind, key))
             except keyring.errors.KeyringError:
@@ -163,6 +162,8 @@ def save_config(path: Path, config: McpConfig) -> list[str]:
             values = entry.get(field_name)
             if not values:
                 continue
+            import keyring.errors  # imported when a secret is kept (see _reveal)
+
             hidden = {}
             for key, value in values.items():
                 try:
@@ -184,6 +185,8 @@ def forget_secrets(old: McpServerConfig, new: McpServerConfig | None) -> None:
         for key in values:
             if new is not None and new.name == old.name and key in kept:
                 continue
+            import keyring.errors  # imported when a secret is dropped (see _reveal)
+
             # Not there (no keyring, or already gone) is fine.
             with contextlib.suppress(keyring.errors.KeyringError):
                 keyring.delete_password(SERVICE, _secret_user(old.name, kind, key))

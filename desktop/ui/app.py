@@ -13,7 +13,7 @@ from typing import TYPE_CHECKING
 os.environ.setdefault("QT_API", "pyside6")
 
 import qasync  # noqa: E402
-from PySide6.QtCore import QTimer  # noqa: E402
+from PySide6.QtCore import QSettings, QTimer  # noqa: E402
 from PySide6.QtGui import QIcon  # noqa: E402
 from PySide6.QtWidgets import QApplication  # noqa: E402
 
@@ -55,10 +55,16 @@ async def _run_window(app: QApplication, runtime: Runtime, quit_after: float | N
     from desktop.ui import math_render
     from desktop.ui.bridge import Bridge
     from desktop.ui.main_window import MainWindow
+    from desktop.ui.theme import apply_theme
+    from desktop.ui.window_look import THEME_KEY
 
     bridge = Bridge(runtime.engine, runtime.toolbox)
-    window = MainWindow(bridge, runtime.paths.config_dir / "window.ini")
-    window.look.apply_saved_theme()  # the palette the user chose (system / light / dark)
+    # The palette the user chose (system / light / dark), put on before the widgets exist: on a built window it
+    # re-polishes every widget; the window's own apply below then finds it in place.
+    window_ini = runtime.paths.config_dir / "window.ini"
+    apply_theme(app, str(QSettings(str(window_ini), QSettings.Format.IniFormat).value(THEME_KEY, "system")))
+    window = MainWindow(bridge, window_ini)
+    window.look.apply_saved_theme()
 
     app.setQuitOnLastWindowClosed(False)
     closed = asyncio.Event()

@@ -42,8 +42,12 @@ def values(snap: ContextSnapshot, now: Callable[[], float] = time.time) -> dict[
         out["compact_at"] = text
     if snap.cache_expires_at is not None:
         left = snap.cache_expires_at - now()
-        out["cache_expiry"] = (countdown(left) if left > 0
-                               else QCoreApplication.translate("HoverCard", "expired (cold)"))
+        expiry = countdown(left) if left > 0 else QCoreApplication.translate("HoverCard", "expired (cold)")
+        if snap.cache_ttl:  # which lifetime the last request bought: the hour-long one only after a long pause
+            lifetime = (QCoreApplication.translate("HoverCard", "1 h cache") if snap.cache_ttl >= 3600
+                        else QCoreApplication.translate("HoverCard", "5 min cache"))
+            expiry += f" · {lifetime}"
+        out["cache_expiry"] = expiry
     if snap.next_cost_warm is not None and snap.next_cost_cold is not None:
         out["next_cost"] = f"{fmt_cost(snap.next_cost_warm)} / {fmt_cost(snap.next_cost_cold)}"
     return out

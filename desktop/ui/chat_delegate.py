@@ -9,6 +9,7 @@ relayout of unchanged rows costs a dict lookup.
 from __future__ import annotations
 
 import html
+import math
 import time
 from collections import OrderedDict
 from dataclasses import dataclass
@@ -179,6 +180,15 @@ def tag_colour(tag: str, palette: QPalette) -> QColor:
     return _blend(palette.color(QPalette.ColorRole.Base), palette.color(QPalette.ColorRole.Text), 0.72)
 
 
+
+def _lay_out(doc: QTextDocument, width: float, bubble: bool) -> None:
+    """Lay ``doc`` out ``width`` wide; a user's bubble then shrinks to its text, so a centred line (a display
+    formula) centres in the bubble instead of in the whole column, where it fell outside the bubble."""
+    doc.setTextWidth(width)
+    if bubble and (ideal := math.ceil(doc.idealWidth())) < width:
+        doc.setTextWidth(ideal)
+
+
 class ChatDelegate(QStyledItemDelegate):
     """Bubble painter for ChatModel rows. Clicking a code block's "Copy" puts its code on the clipboard."""
 
@@ -267,7 +277,7 @@ class ChatDelegate(QStyledItemDelegate):
         elif entry is None or entry.content_hash != content_hash or entry.dark != dark:
             started = time.perf_counter()
             entry = _DocEntry(content_hash, dark, text_width, self._build(index, dark))
-            entry.doc.setTextWidth(text_width)
+            _lay_out(entry.doc, text_width, row.is_user_bubble)
             entry.doc.size()  # the layout is part of what a rebuild costs
             entry.cost = time.perf_counter() - started
             entry.built_at = time.perf_counter()
@@ -278,7 +288,7 @@ class ChatDelegate(QStyledItemDelegate):
         else:
             self._docs.move_to_end(key)
         if entry.text_width != text_width:
-            entry.doc.setTextWidth(text_width)
+            _lay_out(entry.doc, text_width, row.is_user_bubble)
             entry.text_width = text_width
         return entry.doc
 

@@ -126,10 +126,9 @@ class MainWindow(QMainWindow):
         self.splitter.setStretchFactor(1, 1)
         self.splitter.setSizes([240, 860])
 
-        self.welcome = WelcomePage(bridge.settings, bridge.keyring_status(), bridge.credentials_source(), self)
+        self._welcome: WelcomePage | None = None  # built when first shown (see welcome): it asks the keyring
         self.stack = QStackedWidget(self)
         self.stack.addWidget(self.splitter)
-        self.stack.addWidget(self.welcome)
         self.setCentralWidget(self.stack)
         if not bridge.credentials_present():
             self.stack.setCurrentWidget(self.welcome)
@@ -230,8 +229,6 @@ class MainWindow(QMainWindow):
         self.chat.version_requested.connect(self.switch_version)
         self.chat.summarise_before.connect(self._summarise_before)
         self.bridge.handoff_ready.connect(self._on_handoff)
-        self.welcome.form.submitted.connect(self._apply_choice)
-        self.welcome.form.test_requested.connect(lambda p, key: b.spawn(b.test_connection(p, key)))
         b.connection_tested.connect(self._on_connection_tested)
         b.models_listed.connect(self._on_models_listed)
         self.model_picker.activated.connect(lambda _i: self._pick_model())
@@ -257,6 +254,18 @@ class MainWindow(QMainWindow):
         self._qsettings.sync()
         super().closeEvent(event)
 
+    @property
+    def welcome(self) -> WelcomePage:
+        """The first-run page, built when first needed: its form reports whether the OS keyring works, and asking
+        loads the keyring stack, which a start with a key in the environment never needs before its first paint."""
+        if self._welcome is None:
+            b = self.bridge
+            self._welcome = WelcomePage(b.settings, b.keyring_status(), b.credentials_source(), self)
+            self._welcome.form.submitted.connect(self._apply_choice)
+            self._welcome.form.test_requested.connect(lambda p, key: b.spawn(b.test_connection(p, key)))
+            self.stack.addWidget(self._welcome)
+        return self._welcome
+
     # --- actions --------------------------------------------------------------------------------------
     async def start(self) -> None:
         """Load the session list and open the newest session (or create the first one)."""
@@ -264,14 +273,14 @@ class MainWindow(QMainWindow):
             self.toast.show_message("; ".join(word(p) for p in problems), "warning", 8000)
         self._drafts = await self.bridge.load_drafts()  # what was typed and not sent before a restart
         sessions = await self.bridge.refresh_sessions()
-        if sessions and self.stack.currentWidget() is self.welcome:
+        if sessions and self.stack.currentWidget() is self._welcome:
             # No key yet, but chats to read: they show; sending asks for the key (Settings keeps it).
             self.stack.setCurrentWidget(self.splitter)
             self.toast.show_message(self.tr("No API key: your chats can be read; to send, add a key in Settings."),
                                     "warning", 8000)
         if sessions:
             await self.bridge.open_session(self.state.last_chat(s.id for s in sessions) or sessions[0].id)
-        elif self.stack.currentWidget() is not self.welcome:
+        elif self.stack.currentWidget() is not self._welcome:
             await self.bridge.new_session()
         # On the first run the first chat is made once the welcome form is submitted, with the model chosen.
 
@@ -488,7 +497,8 @@ class MainWindow(QMainWindow):
         return dialog
 
     def _on_connection_tested(self, result: Any) -> None:
-        for form in (self.welcome.form, self._settings_dialog.form if self._settings_dialog else None):
+        for form in (self._welcome.form if self._welcome else None,
+                     self._settings_dialog.form if self._settings_dialog else None):
             if form is not None:
                 form.show_test_result(result.ok, "\n".join(word(line) for line in result.lines))
 
@@ -530,10 +540,13 @@ class MainWindow(QMainWindow):
         self.bridge.spawn(self._apply_choice_async(choice))
 
     async def _apply_choice_async(self, choice: ProviderChoice) -> None:
+        language = self.bridge.settings.language
         error = await self.bridge.apply_provider_choice(choice)
         if error:
             self.banner.show_error(error, actions=())
             return
+        if choice.settings.language != language:  # every widget was worded at start: it cannot change now
+            self.toast.show_message(self.tr("The language applies at the next start of Précis."), "info", 6000)
         if self.bridge.credentials_present():
             self.stack.setCurrentWidget(self.splitter)
             if self.session_id is None:  # the first run: the first chat, with the model just chosen

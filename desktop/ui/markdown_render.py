@@ -17,21 +17,17 @@ import html
 import re
 from dataclasses import dataclass
 from functools import lru_cache
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-from markdown_it import MarkdownIt
-from markdown_it.token import Token
-from mdit_py_plugins.dollarmath import dollarmath_plugin
-from mdit_py_plugins.footnote import footnote_plugin
-from mdit_py_plugins.tasklists import tasklists_plugin
-from pygments import highlight
-from pygments.formatters import HtmlFormatter
-from pygments.lexers import get_lexer_by_name
-from pygments.util import ClassNotFound
 from PySide6.QtCore import QCoreApplication, QUrl
 from PySide6.QtGui import QTextDocument
 
 from desktop.ui.math_render import formula_for_url, math_html
+
+if TYPE_CHECKING:  # the parser and Pygments load with the first message rendered, not with the window
+    from markdown_it import MarkdownIt
+    from markdown_it.token import Token
+    from pygments.formatters import HtmlFormatter
 
 SAFE_SCHEMES = frozenset({"http", "https", "mailto"})
 COPY_SCHEME = "precis-copy"
@@ -74,6 +70,11 @@ def link_is_safe(href: str) -> bool:
 
 
 def _make_parser(breaks: bool) -> MarkdownIt:
+    from markdown_it import MarkdownIt
+    from mdit_py_plugins.dollarmath import dollarmath_plugin
+    from mdit_py_plugins.footnote import footnote_plugin
+    from mdit_py_plugins.tasklists import tasklists_plugin
+
     md = MarkdownIt("commonmark", {"html": False, "breaks": breaks}).enable(["table", "strikethrough"])
     # Prices ("$5-$10") and shell variables are not math: no space inside the dollars, no digit outside them.
     md.use(tasklists_plugin).use(footnote_plugin).use(dollarmath_plugin, allow_space=False, allow_digits=False,
@@ -205,11 +206,16 @@ def _cell_open(self: Any, tokens: list[Token], idx: int, options: Any, env: dict
 
 @lru_cache(maxsize=8)
 def _formatter(style_name: str) -> HtmlFormatter:
+    from pygments.formatters import HtmlFormatter
+
     return HtmlFormatter(noclasses=True, nowrap=True, style=style_name)
 
 
 @lru_cache(maxsize=64)
 def _lexer(lang: str) -> Any:
+    from pygments.lexers import get_lexer_by_name
+    from pygments.util import ClassNotFound
+
     try:
         return get_lexer_by_name(lang, stripnl=False, ensurenl=False) if lang else None
     except ClassNotFound:
@@ -220,6 +226,8 @@ def code_block_html(code: str, lang: str, number: int, theme: Theme) -> str:
     """One fenced block as a 2-row table: a header (language, "Copy" anchor) and the code, highlighted."""
     code = code.removesuffix("\n")
     lexer = _lexer(lang.lower()) if len(code) <= HIGHLIGHT_LIMIT else None
+    from pygments import highlight
+
     body = highlight(code, lexer, _formatter(theme.pygments_style)) if lexer else html.escape(code)
     body = body.removesuffix("\n")
     label = html.escape(lang) if lang else html.escape(QCoreApplication.translate("Markdown", "code"))

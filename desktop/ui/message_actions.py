@@ -109,9 +109,17 @@ class MessageActions(QWidget):
         bubble = self._view.delegate.bubble_rect(index, rect)
         port = self._view.viewport().rect()
         x = int(min(bubble.right() - self.width() - 6, port.right() - self.width() - 4))
-        y = int(bubble.bottom() - self.height() / 2)
+        # On the bubble's lower edge but inside its own row: half below the bubble it covered the next message.
+        y = int(min(bubble.bottom() - self.height() / 2, rect.bottom() + 1 - self.height()))
         y = max(min(y, port.bottom() - self.height()), port.top())
         self.move(max(x, int(bubble.left())), y)
+
+    def leaveEvent(self, event: QEvent) -> None:  # noqa: N802 - Qt override
+        """The pointer left the bar: unless it went back over the list or a button has the focus, it goes."""
+        port = self._viewport
+        if not self._focus_inside() and not port.rect().contains(port.mapFromGlobal(QCursor.pos())):
+            self.hide()
+        super().leaveEvent(event)
 
     def _pointer_inside(self) -> bool:
         return self.isVisible() and self.rect().contains(self.mapFromGlobal(QCursor.pos()))
@@ -130,11 +138,9 @@ class MessageActions(QWidget):
                 if index != self.index:
                     self.show_for(index)
             elif kind == QEvent.Type.Leave and not self._focus_inside() and not self._pointer_inside():
-                # (Moving onto this bar is a Leave of the viewport too: the bar stays for its buttons.)
-                if view.hasFocus() and view.currentIndex().isValid():
-                    self.show_for(view.currentIndex())
-                else:
-                    self.hide()
+                # (Moving onto this bar is a Leave of the viewport too: the bar stays for its buttons.) The
+                # pointer has gone: so does the bar, even over the current row (the keyboard brings it back).
+                self.hide()
             elif kind in (QEvent.Type.Resize, QEvent.Type.LayoutRequest) and self.isVisible():
                 self._place()
         elif watched is view and kind == QEvent.Type.FocusIn:

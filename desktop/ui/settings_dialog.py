@@ -150,6 +150,10 @@ class ProviderForm(QWidget):
         self.long_ttl = QCheckBox(self.tr("Keep the prompt cache for an hour (turn off if the provider rejects it)"),
                                   self)
         self.long_ttl.setObjectName("long_cache_ttl")
+        self.long_ttl.setToolTip(self.tr(
+            "A chat's requests use the hour-long cache once it has paused between 5 minutes and an hour (the "
+            "cheaper 5-minute cache lapses in such a pause); until then they use the 5-minute one. A change "
+            "applies from the next request; the hover card's cache row shows which one the last request bought."))
         self.price_tiers = QCheckBox(self.tr("Let a request cross a model's price cliff"), self)
         # The whole rule as a tooltip: the sentence is wider than the form.
         self.price_tiers.setToolTip(self.tr("Let a request cross a model's price cliff (e.g. claude-haiku-5-5 above "

@@ -95,6 +95,9 @@ def resolve(choice: str) -> bool:
 def apply_theme(app: QApplication, choice: str = "system") -> bool:
     """Put the chosen palette and the style sheet on the application; returns whether it is dark."""
     dark = resolve(choice if choice in THEMES else "system")
-    app.setPalette(palette_for(dark))
-    app.setStyleSheet(stylesheet())
+    palette, sheet = palette_for(dark), stylesheet()
+    if app.palette() == palette and app.styleSheet() == sheet:
+        return dark  # unchanged: setting them again would re-polish every widget (a tenth of a cold start)
+    app.setPalette(palette)
+    app.setStyleSheet(sheet)
     return dark

@@ -72,7 +72,9 @@ class ToolsUi(QObject):
         self.bridge.engine_event.connect(self._on_event)
         self.bridge.session_opened.connect(self._on_opened)
         view.chat.installEventFilter(self)
-        view.chat.doubleClicked.connect(lambda index: view.chat_model.toggle_expanded(index.row()))
+        # A click opens or folds a tool card (a drag that selects its text is not a click; a double click is one
+        # click here, so it does not fold the card straight back).
+        view.chat.clicked.connect(lambda index: view.chat_model.toggle_expanded(index.row()))
         self.bridge.spawn(self.bridge.start_mcp_servers())  # in the background: a slow server never blocks
 
     # --- workspace ------------------------------------------------------------------------------------------

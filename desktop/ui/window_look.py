@@ -16,6 +16,7 @@ from PySide6.QtWidgets import (
     QComboBox,
     QHBoxLayout,
     QMainWindow,
+    QMenu,
     QSplitter,
     QToolButton,
     QWidget,
@@ -78,7 +79,13 @@ class WindowLook(QObject):
 
     # --- menu ---------------------------------------------------------------------------------------------
     def _build_view_menu(self) -> None:
-        menu = self.window.menuBar().addMenu(self.tr("&View"))
+        bar = self.window.menuBar()
+        menu = QMenu(self.tr("&View"), bar)
+        help_menu = bar.findChild(QMenu, "help_menu")  # Help stays the last menu, as on every desktop
+        if help_menu is not None:
+            bar.insertMenu(help_menu.menuAction(), menu)
+        else:
+            bar.addMenu(menu)
         self.toggle_action = QAction(self.tr("Show &chats"), self.window, checkable=True, checked=True)
         self.toggle_action.setShortcut(QKeySequence("Ctrl+B"))
         self.toggle_action.toggled.connect(self._choose_sidebar)

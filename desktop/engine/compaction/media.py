@@ -20,8 +20,6 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Literal
 
-from PIL import Image, UnidentifiedImageError
-
 from desktop.engine.compaction._shared import Message, content_of, with_content
 from desktop.engine.types import Block
 
@@ -208,6 +206,8 @@ def _b64decode(data: str, where: str) -> bytes:
 
 
 def _image_size(data: str, where: str) -> tuple[int, int]:
+    from PIL import Image, UnidentifiedImageError  # Pillow loads with the first image, not with the window
+
     head = data[:_HEADER_B64]
     try:
         with Image.open(io.BytesIO(base64.b64decode(head[: len(head) // 4 * 4]))) as img:
@@ -225,6 +225,8 @@ def _image_size(data: str, where: str) -> tuple[int, int]:
 
 def _downscale(raw: bytes, max_side: int, where: str) -> tuple[bytes, str]:
     """Shrink so the longer side is ``max_side``; same format, fixed encoder settings, no metadata."""
+    from PIL import Image, UnidentifiedImageError
+
     try:
         with Image.open(io.BytesIO(raw)) as img:
             fmt = img.format if img.format in _FORMATS else "PNG"
@@ -316,6 +318,8 @@ def prepare_attachment(path: Path | str, *, max_side: int = MAX_SIDE) -> Block:
         data = base64.b64encode(raw).decode("ascii")
         return {"type": "document", "source": {"type": "base64", "media_type": media_type, "data": data},
                 "title": path.name}
+    from PIL import Image, UnidentifiedImageError
+
     try:
         with Image.open(io.BytesIO(raw)) as img:
             img.verify()
