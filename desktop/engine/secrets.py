@@ -150,6 +150,7 @@ def save_api_key_to_file(key: str, account: str = ACCOUNT) -> Path:
 def stored_key(account: str) -> tuple[str, bool] | None:
     """The key kept under ``account`` and whether it is in the key file (else the keyring); None: no key."""
     if keyring_status() is None:
+        keyring = _keyring()
         try:
             if found := keyring.get_password(SERVICE, account):
                 return found, False
@@ -170,6 +171,7 @@ def put_key(account: str, key: str, in_file: bool) -> None:
 def forget_key(account: str) -> None:
     """Remove the key kept under ``account`` from the keyring and the key file (nothing there: nothing to do)."""
     if keyring_status() is None:
+        keyring = _keyring()
         try:
             if keyring.get_password(SERVICE, account) is not None:
                 keyring.delete_password(SERVICE, account)
