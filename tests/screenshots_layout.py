@@ -40,7 +40,7 @@ async def _converse(window, bridge, srv, text: str, reply: str) -> None:  # noqa
     srv.queue_text(reply)
     window.composer.edit.setPlainText(text)
     window.composer.send_button.click()
-    await asyncio.wait_for(done.wait(), 20)
+    await asyncio.wait_for(done.wait(), 90)  # a loaded machine streams slowly
     await asyncio.sleep(0.5)
 
 
