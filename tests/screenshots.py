@@ -635,8 +635,8 @@ def main() -> int:
 
     app = make_app([])
     app.setQuitOnLastWindowClosed(False)
-    from tests.screenshots_mcp import shoot_mcp_forms, shoot_prompt_per_chat
     from tests.screenshots_layout import shoot_layout, shoot_layout_zh
+    from tests.screenshots_mcp import shoot_mcp_forms, shoot_prompt_per_chat
     from tests.screenshots_reading import shoot_reading
     from tests.screenshots_startup import shoot_attachment_checks
 

@@ -13,7 +13,7 @@ from desktop.engine.profiles import Profile
 from desktop.ui.reading_column import BODY_PX, EMOJI_FAMILY, WIDE_KEY
 from tests.conftest import engine_of
 from tests.test_chat_view import msg
-from tests.test_window import message_rows, until
+from tests.test_window import until
 
 pytestmark = pytest.mark.qt
 

@@ -219,8 +219,9 @@ class Composer(QWidget):
         """Move one of the window's chat tools (instructions, workspace, thinking) into the card's button row,
         after Attach, drawn as an icon (its name and tooltip stay: they say what it does)."""
         holder = button.parentWidget()
-        if holder is not None and holder.layout() is not None:
-            holder.layout().removeWidget(button)  # out of the header it was put in
+        held = holder.layout() if holder is not None else None
+        if held is not None:
+            held.removeWidget(button)  # out of the header it was put in
         button.setParent(self.card)
         self.tool_row.insertWidget(1 + len(self._docked), button)
         self._docked.append((button, icon_name))
