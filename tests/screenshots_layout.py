@@ -57,15 +57,21 @@ async def _sizes(window, outdir: Path, stem: str) -> None:  # noqa: ANN001
 
 
 async def shoot_layout(outdir: Path, srv: FakeAnthropic) -> None:
-    from tests.screenshots import opened_window
+    from tests.screenshots import opened_window, screen
 
-    async with opened_window() as (_store, _engine, bridge, window):
+    async with opened_window(tools=True) as (_store, _engine, bridge, window):
         await window.start()
         await _converse(window, bridge, srv, "Hi! Write a Python helper that reads a file safely 📄🚀", REPLY)
         for theme in ("light", "dark"):
             window.look.set_theme(theme)
             await _sizes(window, outdir, f"layout-{theme}")
         window.look.set_theme("light")
+        if hasattr(window.look, "wide_action"):  # View > Wide reading column (absent before the reading layout)
+            window.look.wide_action.trigger()
+            window.resize(1920, 1080)
+            await asyncio.sleep(0.6)
+            screen(outdir / "layout-wide-1920.png", window)
+            window.look.wide_action.trigger()
 
 
 async def shoot_layout_zh(outdir: Path, srv: FakeAnthropic) -> None:
