@@ -57,6 +57,10 @@ system_packages() {
   qt_probe
   # the run tool's sandbox (app and test alike): without it commands run unconfined, after a warning
   command -v bwrap >/dev/null 2>&1 || tools+=(bubblewrap)
+  # emoji in chats (Noto Color Emoji, OFL): Qt falls back to it, else emoji show as empty boxes
+  if command -v fc-list >/dev/null 2>&1 && [ -z "$(fc-list 'Noto Color Emoji' 2>/dev/null)" ]; then
+    tools+=(fonts-noto-color-emoji)
+  fi
   if [ "${cmd:-}" = test ]; then  # the suite starts the real window under Xvfb (xvfb-run needs xauth)
     command -v Xvfb >/dev/null 2>&1 || tools+=(xvfb)
     command -v xauth >/dev/null 2>&1 || tools+=(xauth)

@@ -704,6 +704,7 @@ def main() -> int:
     app = make_app([])
     app.setQuitOnLastWindowClosed(False)
     from tests.screenshots_keys import shoot_keys
+    from tests.screenshots_layout import shoot_layout, shoot_layout_zh
     from tests.screenshots_mcp import shoot_mcp_forms, shoot_prompt_per_chat
     from tests.screenshots_memory import shoot_memory
     from tests.screenshots_reading import shoot_reading
@@ -713,7 +714,7 @@ def main() -> int:
               "prompt": shoot_prompt_per_chat, "steer": shoot_steer, "zh": shoot_chinese, "organise": shoot_organise,
               "look": shoot_look, "reading": shoot_reading, "refused": shoot_refused,
               "chips": shoot_attachment_checks, "failed": shoot_failed, "profiles": shoot_profiles,
-              "keys": shoot_keys, "memory": shoot_memory}
+              "keys": shoot_keys, "memory": shoot_memory, "layout": shoot_layout, "layout-zh": shoot_layout_zh}
     # PRECIS_SHOTS=zh,look (say) takes only those scenes; unset, every scene.
     chosen = [n for n in os.environ.get("PRECIS_SHOTS", "").split(",") if n] or ["welcome", "main", *scenes]
     if "welcome" in chosen:

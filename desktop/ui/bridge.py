@@ -701,7 +701,29 @@ class Bridge(QObject):
             await self.list_models(session_id)
 
     async def set_chat_model(self, session_id: int, model: str) -> None:
-        """The chat's model from now on (stored with the chat, with the profile it belongs to)."""
+        """The chat's model from now on (stored with the chat, with the profile it belongs to: its own, else
+        the active one)."""
         if model.strip():
-            await self._engine.set_chat_model(session_id, model, self._engine.settings.profile or None)
+            session = await self._engine.library.session(session_id)
+            own = session.profile if session is not None else None
+            await self._engine.set_chat_model(session_id, model, own or self._engine.settings.profile or None)
             await self.refresh_sessions()
+
+    def profile_names(self) -> list[str]:
+        """The profiles a chat can be moved to: the saved ones, the active one first."""
+        names = [p.name for p in self._engine.settings.profiles]
+        active = self._engine.settings.profile
+        return [active, *[n for n in names if n != active]] if active else names
+
+    async def set_chat_profile(self, session_id: int, profile: str) -> None:
+        """Move the chat to ``profile``: its next request, gauge and model list go through that profile. The
+        chat takes the profile's own model when the profile names one (another provider's names differ)."""
+        session = await self._engine.library.session(session_id)
+        if session is None or not profile.strip():
+            return
+        chosen = find(self._engine.settings.profiles, profile)
+        model = (chosen.model if chosen is not None and chosen.model else "") or session.model \
+            or self._engine.settings.model
+        await self._engine.set_chat_model(session_id, model, profile)
+        await self.refresh_sessions()
+        await self.list_models(session_id)

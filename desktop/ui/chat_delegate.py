@@ -55,13 +55,13 @@ from desktop.ui.markdown_render import (
     theme_for,
 )
 from desktop.ui.markdown_stream import render_streaming
+from desktop.ui.reading_column import column_width, spread_lines
 from desktop.ui.role_marker import paint_role_marker
 from desktop.ui.text_marks import TextMarks
 from desktop.ui.theme import is_dark
 from desktop.ui.thumbnails import data_thumbnail, thumbnail_key
 
 MARGIN_V = 5
-MARGIN_H = 12
 PAD = 10
 RADIUS = 10.0
 TAG_H = 20
@@ -94,6 +94,7 @@ class _Geometry:
     tag: str
     bare: bool = False  # painted without a bubble (tool rows)
     versions: tuple[int, int] | None = None  # ‹ position/count › of a message with other versions
+    user: bool = False  # the user's bubble: on the column's right
 
 
 def _blend(a: QColor, b: QColor, t: float) -> QColor:
@@ -207,6 +208,7 @@ class ChatDelegate(QStyledItemDelegate):
         self._model: Any = None
         self._dark = is_dark(view.palette(), QPalette.ColorRole.Base)
         self.marks = TextMarks()  # the user's text selection and the find bar's matches, painted in paint()
+        self.wide = False  # the wide reading column (View menu) instead of the centred ~760 px one
 
     # -- wiring -----------------------------------------------------------------------------------------------
 
@@ -241,8 +243,14 @@ class ChatDelegate(QStyledItemDelegate):
     def _bucket(width: int) -> int:
         return width - width % WIDTH_BUCKET
 
+    def column(self) -> tuple[int, int]:
+        """(left, width) of the reading column in the viewport: centred, at most the column's width."""
+        vw = self._viewport_width()
+        width = self._bucket(column_width(vw, self.wide))
+        return (vw - width) // 2, width
+
     def _text_width(self, index: Index, bucket: int) -> int:
-        avail = bucket - 2 * MARGIN_H
+        avail = bucket
         if self._row(index).is_user_bubble:
             avail = int(avail * USER_MAX_FRACTION)
         return max(avail - 2 * PAD, 60)
@@ -269,7 +277,7 @@ class ChatDelegate(QStyledItemDelegate):
         """The row's laid-out document at the current width (built or reused)."""
         row = self._row(index)
         key, content_hash, dark = row.key, row.content_hash, self._dark
-        text_width = self._text_width(index, self._bucket(self._viewport_width()))
+        text_width = self._text_width(index, self.column()[1])
         entry = self._docs.get(key)
         if entry is not None and entry.content_hash != content_hash and entry.dark == dark \
                 and self._keep_streaming(entry, row, index):
@@ -349,6 +357,7 @@ class ChatDelegate(QStyledItemDelegate):
         if row.cut_reason:
             chunks.append(cut_html(row.cut_reason, bool(row.detail.get("continuable")), theme.muted, theme.link))
         doc.setHtml("".join(chunks))
+        spread_lines(doc)
         return doc
 
     def _markdown_html(self, key: Any, n: int, text: str, dark: bool, user: bool, code_start: int,
@@ -364,23 +373,23 @@ class ChatDelegate(QStyledItemDelegate):
 
     def _geometry(self, index: Index, rect: QRect) -> _Geometry:
         doc = self.document(index)
-        vw = self._bucket(self._viewport_width())
+        col_left, col_w = self.column()
         size = doc.size()
         row = self._row(index)
         kind, user = row.kind, row.is_user_bubble
         width = min(doc.idealWidth(), doc.textWidth()) if user else doc.textWidth()
         bubble_w = width + 2 * PAD
-        left = rect.left() + (vw - MARGIN_H - bubble_w if user else MARGIN_H)
+        left = rect.left() + col_left + (col_w - bubble_w if user else 0)
         pad_v = PAD / 2 if kind == "tool" else PAD  # tool rows have no bubble: keep them compact
         bubble = QRectF(left, rect.top() + MARGIN_V, bubble_w, size.height() + 2 * pad_v)
         origin = QPointF(bubble.left() + PAD, bubble.top() + pad_v)
-        return _Geometry(bubble, origin, doc, self._tag(index), kind == "tool", row.versions)
+        return _Geometry(bubble, origin, doc, self._tag(index), kind == "tool", row.versions, user)
 
     # -- QStyledItemDelegate -----------------------------------------------------------------------------------
 
     def sizeHint(self, option: QStyleOptionViewItem, index: Index) -> QSize:
         vw = self._viewport_width()
-        bucket = self._bucket(vw)
+        bucket = self.column()[1]
         row = self._row(index)
         key = (row.key, bucket, row.content_hash, self._dark)
         height = self._heights.get(key)
@@ -403,7 +412,8 @@ class ChatDelegate(QStyledItemDelegate):
         kind = row.kind
         painter.save()
         painter.setRenderHint(QPainter.RenderHint.Antialiasing)
-        if kind != "tool":
+        on_page = kind == "message" and not row.is_user_bubble  # a reply reads on the page, as prose does
+        if kind != "tool" and not on_page:
             if row.is_user_bubble:
                 fill = _blend(base, palette.color(QPalette.ColorRole.Highlight), 0.16)
             elif kind == "compaction":
@@ -411,13 +421,13 @@ class ChatDelegate(QStyledItemDelegate):
             elif kind == "notice":
                 fill = _blend(base, QColor("#2f81f7"), 0.08)
             else:
-                fill = _blend(base, text, 0.05)
+                fill = _blend(base, text, 0.05)  # a row of another kind (a note from the app)
             border = _blend(fill, text, 0.12)
             pen = QPen(border, 1.0, Qt.PenStyle.DashLine if kind == "notice" else Qt.PenStyle.SolidLine)
             painter.setPen(pen)
             painter.setBrush(fill)
             painter.drawRoundedRect(geo.bubble, RADIUS, RADIUS)
-        else:  # a tool card: a faint outline, no fill, so a run of steps reads as a list
+        elif kind == "tool":  # a tool card: a faint outline, no fill, so a run of steps reads as a list
             painter.setPen(QPen(_blend(base, text, 0.14), 1.0))
             painter.setBrush(Qt.BrushStyle.NoBrush)
             painter.drawRoundedRect(geo.bubble, RADIUS, RADIUS)
@@ -444,17 +454,20 @@ class ChatDelegate(QStyledItemDelegate):
 
     def _tag_font(self) -> QFont:
         font = QFont(self._view.font())
-        font.setPointSizeF(max(font.pointSizeF() * 0.85, 7.0))
+        if font.pixelSize() > 0:  # the transcript's type is set in pixels (reading_column.BODY_PX)
+            font.setPixelSize(max(round(font.pixelSize() * 0.85), 10))
+        else:
+            font.setPointSizeF(max(font.pointSizeF() * 0.85, 7.0))
         return font
 
     def _tag_layout(self, geo: _Geometry) -> tuple[QRectF, str]:
         """Where the row's tag pill goes (under the bubble, on the bubble's side) and its elided text."""
         metrics = QFontMetricsF(self._tag_font())
         # A tag may be wider than a short bubble ("ok" with a long error), never wider than the row.
-        room = self._bucket(self._viewport_width()) - 2 * MARGIN_H - 12
+        room = self.column()[1] - 12
         text = metrics.elidedText(geo.tag, Qt.TextElideMode.ElideRight, max(room, 40))
         w = metrics.horizontalAdvance(text) + 12
-        left = geo.bubble.right() - w if geo.bubble.left() > MARGIN_H + 1 else geo.bubble.left()
+        left = geo.bubble.right() - w if geo.user else geo.bubble.left()
         if geo.bare:  # no bubble edge to line up with: line up with the text
             left = geo.origin.x() - 6
         left += self._versions_offset(geo)
@@ -491,7 +504,7 @@ class ChatDelegate(QStyledItemDelegate):
         label = f"{versions[0]}/{versions[1]}"
         arrow_w, text_w = VERSIONS_H - 2, metrics.horizontalAdvance(label) + 6
         width = 2 * arrow_w + text_w
-        user = geo.bubble.left() > MARGIN_H + 1
+        user = geo.user
         left = geo.bubble.right() - width if user else (geo.origin.x() - 6 if geo.bare else geo.bubble.left())
         top, h = geo.bubble.bottom() + 2, VERSIONS_H - 4
         return (QRectF(left, top, arrow_w, h), QRectF(left + arrow_w, top, text_w, h),
@@ -502,7 +515,7 @@ class ChatDelegate(QStyledItemDelegate):
         if not geo.versions:
             return 0.0
         prev, _label, nxt, _text = self._versions_layout(geo, geo.versions)
-        user = geo.bubble.left() > MARGIN_H + 1
+        user = geo.user
         return -(nxt.right() - prev.left() + 6) if user else nxt.right() - prev.left() + 6
 
     def version_rects(self, index: Index, rect: QRect) -> tuple[QRectF, QRectF] | None:

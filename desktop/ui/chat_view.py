@@ -33,6 +33,7 @@ from desktop.ui import math_render
 from desktop.ui.chat_delegate import ChatDelegate, card_actions
 from desktop.ui.chat_model import ChatModel, Roles
 from desktop.ui.markdown_render import render_markdown
+from desktop.ui.reading_column import body_font
 
 PLACEHOLDER = QT_TRANSLATE_NOOP("ChatView", "Start a conversation — Enter sends, Shift+Enter adds a line")
 BOTTOM_SLACK = 4  # px: "at the bottom" tolerates rounding
@@ -74,6 +75,7 @@ class ChatView(QListView):
         self._anchor: tuple[Any, int] | None = None  # (row key, top y) kept across a prepend
         self._delegate = ChatDelegate(self)
         self.setItemDelegate(self._delegate)
+        self.setFont(body_font(self.font()))
         self._delegate.code_copied.connect(self.code_copied)
         self._delegate.link_activated.connect(self._on_link)
         self._delegate.card_action.connect(self.card_action)
@@ -88,6 +90,20 @@ class ChatView(QListView):
     @property
     def delegate(self) -> ChatDelegate:
         return self._delegate
+
+    def text_column(self) -> tuple[int, int]:
+        """(left, width) of the reading column the messages are laid out in (viewport pixels)."""
+        return self._delegate.column()
+
+    def is_wide(self) -> bool:
+        return self._delegate.wide
+
+    def set_wide(self, wide: bool) -> None:
+        """The wide reading column, or the centred one."""
+        if wide != self._delegate.wide:
+            self._delegate.wide = wide
+            self.scheduleDelayedItemsLayout()
+            self.viewport().update()
 
     def setModel(self, model: Any) -> None:  # noqa: N802 (Qt override)
         old = self.model()

@@ -1,5 +1,8 @@
 """The composer: Enter sends, Shift+Enter adds a line; Send turns into Stop while a reply streams.
 
+A rounded card inside the reading column: the attachments' chips on top, the draft, then a row of icon buttons
+(attach, the chat's tools docked by the window: instructions, workspace, thinking) with Send / Stop on the right.
+
 Images, PDFs and UTF-8 text or code files can be attached with the button, dropped on the composer, or pasted;
 each is shown as a chip at once and checked in a worker thread (``checker``, through ``AttachmentChecks``): a
 file that cannot be sent becomes an error chip with the reason and is left out of the draft's files. They are
@@ -17,7 +20,9 @@ from collections.abc import Callable
 from PySide6.QtCore import QMimeData, Qt, Signal
 from PySide6.QtGui import QDragEnterEvent, QDropEvent, QImage, QKeyEvent, QPalette
 from PySide6.QtWidgets import (
+    QAbstractButton,
     QFileDialog,
+    QFrame,
     QHBoxLayout,
     QPlainTextEdit,
     QPushButton,
@@ -30,9 +35,11 @@ from PySide6.QtWidgets import (
 from desktop.ui.attachment_checks import AttachmentChecks, Checker, CheckResult
 from desktop.ui.attachment_chips import AttachmentChips
 from desktop.ui.icons import icon, icon_size
+from desktop.ui.reading_column import COLUMN, GUTTER, WIDE_COLUMN
 
 ATTACHABLE = ("png", "jpg", "jpeg", "gif", "webp", "pdf", "txt", "md", "py", "json", "csv", "log")
-MIN_HEIGHT = 78  # px: about four lines
+MIN_HEIGHT = 56  # px: about two lines (the card's button row sits under them)
+BUTTON = 32  # px: the side of the card's icon buttons
 MAX_LINES = 12  # the composer grows with the draft up to this many lines, then scrolls
 
 
@@ -94,7 +101,12 @@ class Composer(QWidget):
         self.edit.setTabChangesFocus(True)
         self.edit.setAccessibleName(self.tr("Message"))
         self.edit.setAccessibleDescription(self.tr("Enter sends, Shift+Enter adds a line"))
-        self.attach_button = QPushButton(self.tr("Attach…"), self)
+        self.card = QFrame(self)
+        self.card.setObjectName("composer_card")
+        self.card.setMaximumWidth(COLUMN)
+        self.edit.setParent(self.card)
+        self.edit.setFrameShape(QFrame.Shape.NoFrame)
+        self.attach_button = QPushButton(self.card)
         self.attach_button.setObjectName("attach_button")
         self.attach_button.setToolTip(self.tr("Attach images, PDFs, text or code files (or drop / paste them here)"))
         self.attach_button.setAccessibleName(self.tr("Attach files"))
@@ -111,19 +123,20 @@ class Composer(QWidget):
         self.cancel_edit_button.setObjectName("cancel_edit_button")
         self.cancel_edit_button.setToolTip(self.tr("Leave the edit; nothing is changed (Esc)"))
         self.cancel_edit_button.hide()
-        self.send_button = QPushButton(self.tr("Send"), self)
+        self.send_button = QPushButton(self.card)
         self.send_button.setObjectName("send_button")
         self.send_button.setAccessibleName(self.tr("Send message"))
         self.send_button.setToolTip(self.tr("Send (Enter)"))
-        self.stop_button = QPushButton(self.tr("Stop"), self)
+        self.stop_button = QPushButton(self.card)
         self.stop_button.setObjectName("stop_button")
         self.stop_button.setAccessibleName(self.tr("Stop the reply"))
         self.stop_button.setToolTip(self.tr("Stop the reply; what has arrived is kept"))
         self.stop_button.hide()
-        # Attach, Send and Stop share one column width so their edges line up.
+        # Attach, Send and Stop are icons of one size (their names and tooltips say what they do).
         for button in (self.attach_button, self.send_button, self.stop_button):
-            button.setSizePolicy(QSizePolicy.Policy.Preferred, QSizePolicy.Policy.Fixed)
+            button.setFixedSize(BUTTON, BUTTON)
             button.setAutoDefault(True)  # Enter on a focused button presses it (outside dialogs too)
+        self._docked: list[tuple[QAbstractButton, str]] = []  # the window's tool buttons in the card, with icons
         # Composer -> Send (or Stop) -> Attach -> remove attachments: the likely next key after typing is Send.
         QWidget.setTabOrder(self.edit, self.send_button)
         QWidget.setTabOrder(self.send_button, self.stop_button)
@@ -136,19 +149,22 @@ class Composer(QWidget):
         chips.addWidget(self.clear_attachments_button)
         chips.addStretch(1)
         chips.addWidget(self.cancel_edit_button)
-        buttons = QVBoxLayout()
-        buttons.addWidget(self.attach_button)
-        buttons.addStretch(1)
-        buttons.addWidget(self.send_button)
-        buttons.addWidget(self.stop_button)
-        row = QHBoxLayout()
-        row.addWidget(self.edit, 1)
-        row.addLayout(buttons)
-        layout = QVBoxLayout(self)
-        layout.setContentsMargins(8, 4, 8, 8)
-        layout.setSpacing(2)
-        layout.addLayout(chips)
-        layout.addLayout(row)
+        self.tool_row = QHBoxLayout()  # attach, then the window's docked tools, then Send / Stop at the end
+        self.tool_row.setContentsMargins(0, 0, 0, 0)
+        self.tool_row.setSpacing(4)
+        self.tool_row.addWidget(self.attach_button)
+        self.tool_row.addStretch(1)
+        self.tool_row.addWidget(self.send_button)
+        self.tool_row.addWidget(self.stop_button)
+        inside = QVBoxLayout(self.card)
+        inside.setContentsMargins(10, 6, 8, 8)
+        inside.setSpacing(2)
+        inside.addLayout(chips)
+        inside.addWidget(self.edit)
+        inside.addLayout(self.tool_row)
+        layout = QHBoxLayout(self)  # the card is centred in the column, like the transcript above it
+        layout.setContentsMargins(GUTTER, 4, GUTTER, 10)
+        layout.addWidget(self.card, 1)
 
         self.edit.submitted.connect(self._submit)
         self.edit.files_dropped.connect(self.add_files)
@@ -194,11 +210,35 @@ class Composer(QWidget):
 
     def refresh_icons(self) -> None:
         """Icons in the palette's text colour (Send's on its accent fill): again after a theme change."""
-        for button, name in ((self.attach_button, "attach"), (self.stop_button, "stop")):
+        for button, name in ((self.attach_button, "attach"), (self.stop_button, "stop"), *self._docked):
             button.setIcon(icon(name))
-            button.setIconSize(icon_size(16))
+            button.setIconSize(icon_size(18))
         self.send_button.setIcon(icon("send", self.palette().color(QPalette.ColorRole.HighlightedText)))
-        self.send_button.setIconSize(icon_size(16))
+        self.send_button.setIconSize(icon_size(18))
+
+    def dock(self, button: QAbstractButton, icon_name: str, *, icon_only: bool = True) -> None:
+        """Move one of the window's chat tools (instructions, workspace, thinking) into the card's button row,
+        after Attach, drawn as an icon (its name and tooltip stay: they say what it does)."""
+        holder = button.parentWidget()
+        held = holder.layout() if holder is not None else None
+        if held is not None:
+            held.removeWidget(button)  # out of the header it was put in
+        button.setParent(self.card)
+        self.tool_row.insertWidget(1 + len(self._docked), button)
+        self._docked.append((button, icon_name))
+        if icon_only and isinstance(button, QToolButton):
+            button.setToolButtonStyle(Qt.ToolButtonStyle.ToolButtonIconOnly)
+            button.setFixedHeight(BUTTON)
+            button.setMinimumWidth(BUTTON)
+        elif isinstance(button, QToolButton):
+            button.setToolButtonStyle(Qt.ToolButtonStyle.ToolButtonTextBesideIcon)
+            button.setFixedHeight(BUTTON)
+        button.setIcon(icon(icon_name))
+        button.setIconSize(icon_size(18))
+
+    def set_wide(self, wide: bool) -> None:
+        """The card follows the reading column: centred at its width, or the wide one."""
+        self.card.setMaximumWidth(WIDE_COLUMN if wide else COLUMN)
 
     def _fit_height(self) -> None:
         """Grow with the draft up to MAX_LINES (then scroll), shrink back to MIN_HEIGHT when it is sent."""
@@ -359,3 +399,4 @@ class Composer(QWidget):
         self.stop_button.setVisible(busy)
         if had_focus:
             (self.stop_button if busy else self.send_button).setFocus(Qt.FocusReason.OtherFocusReason)
+

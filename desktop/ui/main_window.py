@@ -33,6 +33,7 @@ from desktop.ui.bridge import (
 )
 from desktop.ui.chat_keys import ChatKeys
 from desktop.ui.chat_model import ChatModel
+from desktop.ui.chat_profile import ChatProfileButton
 from desktop.ui.chat_view import ChatView
 from desktop.ui.compaction_card import card_body, card_title, failure_body, failure_title
 from desktop.ui.composer import Composer
@@ -81,17 +82,19 @@ class MainWindow(QMainWindow):
         self.model_picker.setObjectName("model_picker")
         self.model_picker.setEditable(True)
         self.model_picker.setInsertPolicy(QComboBox.InsertPolicy.NoInsert)
-        self.model_picker.setMinimumContentsLength(18)
+        self.model_picker.setMinimumContentsLength(16)
         self.model_picker.setSizeAdjustPolicy(QComboBox.SizeAdjustPolicy.AdjustToMinimumContentsLengthWithIcon)
         self.model_picker.setToolTip(self.tr("The model this chat uses (stored with the chat)"))
         self.model_picker.setAccessibleName(self.tr("Model of this chat"))
         self._chat_model_name = ""
+        self.profile_button = ChatProfileButton(bridge.profile_names, self)
         self.header_bar = QWidget(self)
         self.header_bar.setObjectName("header_bar")
         self.header_bar.setAttribute(Qt.WidgetAttribute.WA_StyledBackground, True)
         header = QHBoxLayout(self.header_bar)
         header.setContentsMargins(8, 6, 12, 6)
         header.addWidget(self.title_label, 1)
+        header.addWidget(self.profile_button)
         header.addWidget(self.model_picker)
         header.addWidget(self.gauge)
 
@@ -159,9 +162,13 @@ class MainWindow(QMainWindow):
         self.keys = ChatKeys(self, self, self.sidebar)  # switch chats, regenerate, attach, flip versions
         self.memory = MemoryUi(self, self, self.reading.actions, self.reading.selector, self.organise,
                                self.menuBar().findChild(QMenu, "chat_menu"))
+        # The chat's tools live in the composer card (the header keeps the title, profile, model and gauge).
+        self.composer.dock(self.organise.instructions_button, "instructions")
+        self.composer.dock(self.tools.workspace, "folder", icon_only=False)
+        self.composer.dock(self.reading.thinking, "thinking")
         self.look = WindowLook(self, header, qsettings=self._qsettings, sidebar=self.sidebar, splitter=self.splitter,
                                gauge=self.gauge, chat=self.chat, composer=self.composer,
-                               more_icons=(self.tools.refresh_icons,))
+                               more_icons=(self.tools.refresh_icons, self.profile_button.refresh_icons))
 
     # --- construction ---------------------------------------------------------------------------------
     def _build_menu(self) -> None:
@@ -232,6 +239,7 @@ class MainWindow(QMainWindow):
         b.connection_tested.connect(self._on_connection_tested)
         b.models_listed.connect(self._on_models_listed)
         self.model_picker.activated.connect(lambda _i: self._pick_model())
+        self.profile_button.profile_chosen.connect(self._pick_profile)
         self.model_picker.popup_opened.connect(b.warm_sdk)  # the provider's models: asked for once the SDK loads
         line = self.model_picker.lineEdit()
         if line is not None:
@@ -536,6 +544,21 @@ class MainWindow(QMainWindow):
         self.bridge.spawn(self.bridge.set_chat_model(self.session_id, model))
         self.toast.show_message(self.tr("This chat now uses %s.") % model)
 
+    def _show_chat_profile(self, session: SessionInfo) -> None:
+        self.profile_button.show_profile(session.profile or self.bridge.settings.profile)
+        if session.model and session.model != self._chat_model_name and not self.model_picker.hasFocus():
+            self._show_chat_model(session.model)  # a profile switch may have brought the profile's own model
+
+    def _pick_profile(self, name: str) -> None:
+        """The header's profile menu: the open chat moves to that profile (once its reply has finished)."""
+        if self.session_id is None:
+            return
+        if self.bridge.busy(self.session_id):
+            self.toast.show_message(self.tr("The profile can change when the reply has finished."))
+            return
+        self.bridge.spawn(self.bridge.set_chat_profile(self.session_id, name))
+        self.toast.show_message(self.tr("This chat now uses the profile “{name}”.").format(name=name))
+
     def _apply_choice(self, choice: ProviderChoice) -> None:
         self.bridge.spawn(self._apply_choice_async(choice))
 
@@ -601,6 +624,7 @@ class MainWindow(QMainWindow):
         current = next((s for s in sessions if s.id == self.session_id), None)
         if current is not None:
             self.title_label.setText(current.title)
+            self._show_chat_profile(current)
 
     def _on_session_opened(self, page: Page) -> None:
         session = page.session
@@ -619,6 +643,7 @@ class MainWindow(QMainWindow):
         self.session_id = session.id
         self.hidden_through = page.hidden_through
         self.title_label.setText(session.title)
+        self._show_chat_profile(session)
         self._show_chat_model(session.model or self.bridge.settings.model)
         if switched or self.model_picker.count() == 0:
             self.bridge.spawn(self.bridge.list_models(session.id))

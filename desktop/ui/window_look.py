@@ -1,6 +1,7 @@
-"""The window's designed look: the header bar (sidebar toggle, title, workspace, model picker, gauge and its
-one-line figure), the collapsible sidebar (folds away by itself in a narrow window), icons, and the theme
-(system / light / dark, chosen in Settings or the View menu and kept in the window's settings).
+"""The window's designed look: the header bar (sidebar toggle, title, profile, model picker, gauge and its
+one-line figure), the collapsible sidebar (folds away by itself in a narrow window), icons, the reading column
+(centred, or wide from the View menu) and the theme (system / light / dark, chosen in Settings or the View menu);
+both choices are kept in the window's settings.
 
 Attached to the main window after it is built, like the tools, so the window's own code stays about chatting.
 """
@@ -27,6 +28,7 @@ from desktop.ui.chat_view import ChatView
 from desktop.ui.composer import Composer
 from desktop.ui.gauge import ContextGauge
 from desktop.ui.gauge_line import ContextLine
+from desktop.ui.reading_column import WIDE_KEY, use_emoji_font
 from desktop.ui.sidebar import Sidebar
 from desktop.ui.theme import THEMES, apply_theme
 
@@ -72,7 +74,9 @@ class WindowLook(QObject):
         gauge.snapshot_changed.connect(self.context_line.set_snapshot)
         self.context_line.set_snapshot(gauge.snapshot())
 
+        use_emoji_font()
         self._build_view_menu()
+        self.set_wide_column(_truthy(qsettings.value(WIDE_KEY, False)), save=False)
         self.refresh_icons()
         window.installEventFilter(self)
         QGuiApplication.styleHints().colorSchemeChanged.connect(self._system_scheme_changed)
@@ -90,6 +94,11 @@ class WindowLook(QObject):
         self.toggle_action.setShortcut(QKeySequence("Ctrl+B"))
         self.toggle_action.toggled.connect(self._choose_sidebar)
         menu.addAction(self.toggle_action)
+        self.wide_action = QAction(self.tr("&Wide reading column"), self.window, checkable=True)
+        self.wide_action.setToolTip(self.tr("Messages and the composer use the window's width instead of a "
+                                            "centred column"))
+        self.wide_action.toggled.connect(self.set_wide_column)
+        menu.addAction(self.wide_action)
         themes = menu.addMenu(self.tr("&Theme"))
         group = QActionGroup(self.window)
         self.theme_actions: dict[str, QAction] = {}
@@ -134,6 +143,18 @@ class WindowLook(QObject):
             self._fit_width(self.window.width())
         return super().eventFilter(watched, event)
 
+    # --- reading column -----------------------------------------------------------------------------------
+    def set_wide_column(self, wide: bool, *, save: bool = True) -> None:
+        """The wide reading column (kept in the window's settings), or the centred one."""
+        self.chat.set_wide(wide)
+        self.composer.set_wide(wide)
+        if self.wide_action.isChecked() != wide:
+            self.wide_action.blockSignals(True)
+            self.wide_action.setChecked(wide)
+            self.wide_action.blockSignals(False)
+        if save:
+            self._qsettings.setValue(WIDE_KEY, wide)
+
     # --- theme --------------------------------------------------------------------------------------------
     def apply_saved_theme(self) -> None:
         """At start-up (the app; tests keep the default palette unless they ask)."""
@@ -177,3 +198,8 @@ class WindowLook(QObject):
         accepted = getattr(dialog, "accepted", None)
         if accepted is not None:
             accepted.connect(lambda: self.set_theme(str(box.currentData())))
+
+
+def _truthy(value: object) -> bool:
+    """A flag read back from an INI file (where it comes back as the text "true" or "false")."""
+    return value is True or str(value).lower() in ("true", "1")
