@@ -494,7 +494,10 @@ class ChatDelegate(QStyledItemDelegate):
         """The ‹ 2/3 › fonts: the position at the text's own size, the arrows half as large again and bold."""
         label = QFont(self._view.font())
         arrows = QFont(label)
-        arrows.setPointSizeF(label.pointSizeF() * 1.6)
+        if label.pixelSize() > 0:  # the reading font is set in pixels; pointSizeF() is then -1
+            arrows.setPixelSize(round(label.pixelSize() * 1.6))
+        else:
+            arrows.setPointSizeF(label.pointSizeF() * 1.6)
         arrows.setBold(True)
         return label, arrows
 
