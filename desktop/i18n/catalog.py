@@ -56,8 +56,11 @@ def parse(xml: str) -> Catalog:
             node = message.find("translation")
             if source is None or node is None or node.get("type") in ("unfinished", "obsolete", "vanished"):
                 continue
-            if node.text:
-                entries[(name, source)] = node.text
+            # A %n string's translation sits in <numerusform>s (Simplified Chinese has one form); Qt fills in %n.
+            form = node.find("numerusform")
+            text = form.text if form is not None else node.text
+            if text and text.strip():
+                entries[(name, source)] = text
     return Catalog(entries)
 
 

@@ -144,12 +144,32 @@
 <context>
     <name>ChatDelegate</name>
     <message>
+        <source>pinned</source>
+        <translation>已固定</translation>
+    </message>
+    <message>
+        <source>Pinned: kept verbatim beside every summary (Unpin in its actions)</source>
+        <translation>已固定：在每份摘要旁保留原文（可在其操作中取消固定）</translation>
+    </message>
+    <message>
         <source>shortened in the context sent to the model</source>
         <translation>发送给模型的上下文中已缩短</translation>
     </message>
     <message>
         <source>Older tool output or media in this message is sent to the model in a shortened form to save context. The full text stays here and in the history.</source>
         <translation>为节省上下文，这条消息中较早的工具输出或媒体以缩短的形式发送给模型。完整内容仍保留在这里和历史记录中。</translation>
+    </message>
+    <message>
+        <source>Hide details</source>
+        <translation>隐藏详情</translation>
+    </message>
+    <message>
+        <source>Show details</source>
+        <translation>显示详情</translation>
+    </message>
+    <message>
+        <source>Retry</source>
+        <translation>重试</translation>
     </message>
     <message>
         <source>Hide summary</source>
@@ -178,6 +198,10 @@
     <message>
         <source>New chat from summary</source>
         <translation>用摘要开始新对话</translation>
+    </message>
+    <message>
+        <source>Retry the summary</source>
+        <translation>重新生成摘要</translation>
     </message>
     <message>
         <source>Cut off: the context window is full</source>
@@ -597,18 +621,81 @@
     </message>
 </context>
 <context>
-    <name>CompactionCard</name>
+    <name>CompactPreview</name>
     <message>
-        <source>Context trimmed · {n} oldest messages dropped without a summary</source>
-        <translation>上下文已裁剪 · 最早的 {n} 条消息未经摘要即被丢弃</translation>
+        <source>Summarise up to here</source>
+        <translation>摘要到此处</translation>
     </message>
+    <message>
+        <source>Compact now</source>
+        <translation>立即压缩</translation>
+    </message>
+    <message>
+        <source>Tick a message to keep it verbatim: it is pinned beside the summary instead of being summarised.</source>
+        <translation>勾选一条消息即可保留原文：它会固定在摘要旁，而不被摘要。</translation>
+    </message>
+    <message>
+        <source>Messages the summary replaces</source>
+        <translation>摘要将替代的消息</translation>
+    </message>
+    <message>
+        <source>Focus (optional): what the summary must keep, e.g. the API design</source>
+        <translation>重点（可选）：摘要必须保留的内容，例如 API 设计</translation>
+    </message>
+    <message>
+        <source>Focus of the summary</source>
+        <translation>摘要重点</translation>
+    </message>
+    <message>
+        <source>Summarise</source>
+        <translation>摘要</translation>
+    </message>
+    <message>
+        <source>&lt;b&gt;Summarised: {n} messages&lt;/b&gt; (about {tokens} tokens).</source>
+        <translation>&lt;b&gt;将摘要：{n} 条消息&lt;/b&gt;（约 {tokens} 词元）。</translation>
+    </message>
+    <message>
+        <source>Kept verbatim: the {kept} newest messages.</source>
+        <translation>保留原文：最新的 {kept} 条消息。</translation>
+    </message>
+    <message>
+        <source>Pinned, kept verbatim beside the summary: {n}.</source>
+        <translation>已固定、在摘要旁保留原文：{n} 条。</translation>
+    </message>
+    <message>
+        <source>Every later request carries about {saving} tokens less{share}.</source>
+        <translation>之后的每次请求约少 {saving} 词元{share}。</translation>
+    </message>
+    <message>
+        <source>The summary costs about {cost}.</source>
+        <translation>摘要费用约 {cost}。</translation>
+    </message>
+    <message>
+        <source>You</source>
+        <translation>你</translation>
+    </message>
+    <message>
+        <source>Assistant</source>
+        <translation>助手</translation>
+    </message>
+</context>
+<context>
+    <name>CompactionCard</name>
     <message>
         <source>the summary failed: {reason}</source>
         <translation>摘要失败：{reason}</translation>
     </message>
-    <message>
-        <source>Context compacted · {n} messages summarized · ~{saved} tokens saved</source>
-        <translation>上下文已压缩 · 摘要了 {n} 条消息 · 节省约 {saved} 词元</translation>
+    <message numerus="yes">
+        <source>Context trimmed · %n oldest message(s) dropped without a summary</source>
+        <translation>
+            <numerusform>上下文已删减 · 未经摘要移除了最早的 %n 条消息</numerusform>
+        </translation>
+    </message>
+    <message numerus="yes">
+        <source>Context compacted · %n message(s) summarized · ~{saved} tokens saved</source>
+        <translation>
+            <numerusform>上下文已压缩 · 摘要了 %n 条消息 · 节省约 {saved} 词元</numerusform>
+        </translation>
     </message>
     <message>
         <source>summary cost {cost} (prompt read from the cache)</source>
@@ -629,6 +716,22 @@
     <message>
         <source>What the summary model wrote (refused):</source>
         <translation>摘要模型写下的内容（已拒绝）：</translation>
+    </message>
+    <message>
+        <source>Summary failed · nothing was compacted</source>
+        <translation>摘要失败 · 没有压缩任何内容</translation>
+    </message>
+    <message>
+        <source>Why: {reason}</source>
+        <translation>原因：{reason}</translation>
+    </message>
+    <message>
+        <source>The model wrote nothing usable.</source>
+        <translation>模型没有写出可用的内容。</translation>
+    </message>
+    <message>
+        <source>What the summary model wrote:</source>
+        <translation>摘要模型写下的内容：</translation>
     </message>
 </context>
 <context>
@@ -778,6 +881,18 @@
         <translation>无需密钥（本地服务器）</translation>
     </message>
     <message>
+        <source>A profile needs a name.</source>
+        <translation>配置需要一个名称。</translation>
+    </message>
+    <message>
+        <source>Two profiles are called “{name}”: give each its own name.</source>
+        <translation>有两个配置都叫“{name}”：请为它们分别命名。</translation>
+    </message>
+    <message>
+        <source>Précis needs one profile to send with: add another before deleting this one.</source>
+        <translation>Précis 至少需要一个配置来发送消息：请先添加另一个，再删除这个。</translation>
+    </message>
+    <message>
         <source>Too many images or documents for this model: {raw}</source>
         <translation>图片或文档超出了该模型的上限：{raw}</translation>
     </message>
@@ -846,6 +961,14 @@
         <translation>已撤销压缩：下一次请求将使用原始消息构建。</translation>
     </message>
     <message>
+        <source>Your edit was undone: the previous summary is in use again.</source>
+        <translation>你的编辑已撤销：重新使用之前的摘要。</translation>
+    </message>
+    <message>
+        <source>Summary undone: the previous summary is in use again.</source>
+        <translation>摘要已撤销：重新使用之前的摘要。</translation>
+    </message>
+    <message>
         <source>Stopped after {rounds} tool rounds in a row that only repeated earlier calls with the same results; send a message to continue.</source>
         <translation>连续 {rounds} 轮工具调用只是在重复先前结果相同的调用，已停止；发送一条消息即可继续。</translation>
     </message>
@@ -906,8 +1029,16 @@
         <translation>连续失败 3 次后自动摘要已暂停；点“立即压缩”可重试。</translation>
     </message>
     <message>
+        <source>Summaries are failing with {model}: the chat drops its oldest messages instead, in batches, and tries a summary again now and then.</source>
+        <translation>使用 {model} 生成摘要一直失败：对话改为分批移除最早的消息，并不时再尝试摘要。</translation>
+    </message>
+    <message>
         <source>Context compacted · {messages} messages summarized · ~{saved:,} tokens saved</source>
         <translation>上下文已压缩 · 摘要了 {messages} 条消息 · 节省约 {saved:,} 词元</translation>
+    </message>
+    <message>
+        <source>Context compacted · 1 message summarized · ~{saved:,} tokens saved</source>
+        <translation>上下文已压缩 · 摘要了 1 条消息 · 节省约 {saved:,} 词元</translation>
     </message>
     <message>
         <source>Nothing could be dropped: only the latest exchange is left.</source>
@@ -916,6 +1047,10 @@
     <message>
         <source>Dropped {count} oldest messages from the context (no summary available).</source>
         <translation>已从上下文中移除最早的 {count} 条消息（无法生成摘要）。</translation>
+    </message>
+    <message>
+        <source>Dropped the oldest message from the context (no summary available).</source>
+        <translation>已从上下文中移除最早的 1 条消息（无法生成摘要）。</translation>
     </message>
     <message>
         <source>The provider does not list its models (GET /v1/models did not answer); type the model&apos;s name.</source>
@@ -1282,8 +1417,24 @@
         <translation>窗口来源     {source}</translation>
     </message>
     <message>
-        <source>Compacts at  {at} ({pct:.0f}%)</source>
-        <translation>压缩阈值     {at}（{pct:.0f}%）</translation>
+        <source>Compacts at  {at} (your cap)</source>
+        <translation>压缩阈值     {at}（你设的上限）</translation>
+    </message>
+    <message>
+        <source>Compacts at  {at} ({pct:.0f}% of the input room)</source>
+        <translation>压缩阈值     {at}（输入空间的 {pct:.0f}%）</translation>
+    </message>
+    <message>
+        <source>Last turn $  cache read {read} · cache write {write} · input {input} · output {output}</source>
+        <translation>上一轮 $     缓存读取 {read} · 缓存写入 {write} · 输入 {input} · 输出 {output}</translation>
+    </message>
+    <message>
+        <source>Cold turn    {reason}</source>
+        <translation>冷缓存一轮   {reason}</translation>
+    </message>
+    <message>
+        <source>Session $    cache read {read} · cache write {write} · input {input} · output {output}</source>
+        <translation>本对话 $     缓存读取 {read} · 缓存写入 {write} · 输入 {input} · 输出 {output}</translation>
     </message>
     <message>
         <source>Last turn    cache read {read} · cache write {write} · input {input} · output {output}</source>
@@ -1332,6 +1483,26 @@
     <message>
         <source>an object</source>
         <translation>对象</translation>
+    </message>
+    <message>
+        <source>the first turn of the chat</source>
+        <translation>对话的第一轮</translation>
+    </message>
+    <message>
+        <source>a model switch</source>
+        <translation>切换了模型</translation>
+    </message>
+    <message>
+        <source>a re-write after a compaction</source>
+        <translation>压缩后重新写入</translation>
+    </message>
+    <message>
+        <source>the cache expired after {minutes} min</source>
+        <translation>缓存在 {minutes} 分钟后过期</translation>
+    </message>
+    <message>
+        <source>an edit</source>
+        <translation>编辑了消息</translation>
     </message>
 </context>
 <context>
@@ -1491,8 +1662,8 @@
         <translation>Précis 从何处得知此模型的上下文窗口大小：服务商的模型 API 报告、内置目录、从上下文溢出错误中得知、设置中的自定义值，或 PRECIS_CONTEXT_WINDOW 变量</translation>
     </message>
     <message>
-        <source>Automatic compaction starts here (the tick on the ring)</source>
-        <translation>自动压缩从这里开始（圆环上的刻度）</translation>
+        <source>Automatic compaction starts here (the tick on the ring): the percent of the input room (the window less the output reserve) set in Settings</source>
+        <translation>自动压缩从这里开始（圆环上的刻度）：即设置中设定的输入空间（窗口减去输出预留）百分比</translation>
     </message>
     <message>
         <source>{n} tokens</source>
@@ -1555,8 +1726,56 @@
         <translation>热 / 冷缓存一轮</translation>
     </message>
     <message>
+        <source>your cap</source>
+        <translation>你设的上限</translation>
+    </message>
+    <message>
         <source>expired (cold)</source>
         <translation>已过期（冷）</translation>
+    </message>
+    <message>
+        <source>Cache reads $</source>
+        <translation>缓存读取 $</translation>
+    </message>
+    <message>
+        <source>Cache writes $</source>
+        <translation>缓存写入 $</translation>
+    </message>
+    <message>
+        <source>Uncached input $</source>
+        <translation>未缓存输入 $</translation>
+    </message>
+    <message>
+        <source>Output $</source>
+        <translation>输出 $</translation>
+    </message>
+    <message>
+        <source>Cold turn</source>
+        <translation>冷缓存一轮</translation>
+    </message>
+    <message>
+        <source>What the last turn cost / what this chat has cost, by kind</source>
+        <translation>上一轮的费用 / 此对话的累计费用，按类别</translation>
+    </message>
+    <message>
+        <source>cache expired after {n} min</source>
+        <translation>缓存在 {n} 分钟后过期</translation>
+    </message>
+    <message>
+        <source>first turn of the chat</source>
+        <translation>对话的第一轮</translation>
+    </message>
+    <message>
+        <source>model switch</source>
+        <translation>切换了模型</translation>
+    </message>
+    <message>
+        <source>re-write after a compaction</source>
+        <translation>压缩后重新写入</translation>
+    </message>
+    <message>
+        <source>an edit</source>
+        <translation>编辑了消息</translation>
     </message>
 </context>
 <context>
@@ -1929,6 +2148,37 @@
     </message>
 </context>
 <context>
+    <name>MemoryUi</name>
+    <message>
+        <source>&amp;Pinned messages…</source>
+        <translation>固定的消息(&amp;P)…</translation>
+    </message>
+    <message>
+        <source>Search &amp;earlier in this chat…</source>
+        <translation>搜索此对话的较早内容(&amp;E)…</translation>
+    </message>
+    <message>
+        <source>Pinned: the selected part stays verbatim beside every summary.</source>
+        <translation>已固定：所选部分会在每份摘要旁保留原文。</translation>
+    </message>
+    <message>
+        <source>Pinned: it stays verbatim beside every summary.</source>
+        <translation>已固定：它会在每份摘要旁保留原文。</translation>
+    </message>
+    <message>
+        <source>Unpinned.</source>
+        <translation>已取消固定。</translation>
+    </message>
+    <message>
+        <source>Search earlier in this chat</source>
+        <translation>搜索此对话的较早内容</translation>
+    </message>
+    <message>
+        <source>Words from this chat, summarised messages included…</source>
+        <translation>此对话中的词语，包括已摘要的消息…</translation>
+    </message>
+</context>
+<context>
     <name>MessageActions</name>
     <message>
         <source>Copy</source>
@@ -1953,6 +2203,22 @@
     <message>
         <source>Ask for another reply</source>
         <translation>请求另一个回复</translation>
+    </message>
+    <message>
+        <source>Pin</source>
+        <translation>固定</translation>
+    </message>
+    <message>
+        <source>Keep the message (or the selected part) verbatim beside every summary</source>
+        <translation>在每份摘要旁保留这条消息（或所选部分）的原文</translation>
+    </message>
+    <message>
+        <source>Unpin</source>
+        <translation>取消固定</translation>
+    </message>
+    <message>
+        <source>Stop keeping this message verbatim beside the summary</source>
+        <translation>不再在摘要旁保留这条消息的原文</translation>
     </message>
 </context>
 <context>
@@ -2130,6 +2396,37 @@
     </message>
 </context>
 <context>
+    <name>PinsDialog</name>
+    <message>
+        <source>Pinned messages</source>
+        <translation>固定的消息</translation>
+    </message>
+    <message>
+        <source>Pinned messages stay verbatim beside every summary of this chat.</source>
+        <translation>固定的消息会在此对话的每份摘要旁保留原文。</translation>
+    </message>
+    <message>
+        <source>Nothing is pinned. Pin a message from its actions (hover it).</source>
+        <translation>没有固定任何消息。可在消息的操作中固定它（将鼠标悬停在消息上）。</translation>
+    </message>
+    <message>
+        <source>Unpin</source>
+        <translation>取消固定</translation>
+    </message>
+    <message>
+        <source>You</source>
+        <translation>你</translation>
+    </message>
+    <message>
+        <source>Assistant</source>
+        <translation>助手</translation>
+    </message>
+    <message>
+        <source>selected part</source>
+        <translation>所选部分</translation>
+    </message>
+</context>
+<context>
     <name>ProviderForm</name>
     <message>
         <source>Provider profile</source>
@@ -2208,6 +2505,38 @@
         <translation>发送一个极小的请求，报告可用模型、上下文窗口和密钥是否有效</translation>
     </message>
     <message>
+        <source>Add</source>
+        <translation>添加</translation>
+    </message>
+    <message>
+        <source>A new profile from a provider&apos;s preset, or Custom for any other Anthropic-compatible endpoint</source>
+        <translation>根据服务商预设新建配置，或选择“自定义”以使用其他兼容 Anthropic 的端点</translation>
+    </message>
+    <message>
+        <source>Custom (any Anthropic-compatible endpoint)</source>
+        <translation>自定义（任何兼容 Anthropic 的端点）</translation>
+    </message>
+    <message>
+        <source>Duplicate</source>
+        <translation>复制</translation>
+    </message>
+    <message>
+        <source>A copy of this profile without its key (the menu copies the key too)</source>
+        <translation>复制此配置但不含密钥（菜单中可连同密钥一起复制）</translation>
+    </message>
+    <message>
+        <source>Duplicate without the key</source>
+        <translation>复制（不含密钥）</translation>
+    </message>
+    <message>
+        <source>Duplicate with the key</source>
+        <translation>复制（含密钥）</translation>
+    </message>
+    <message>
+        <source>Delete…</source>
+        <translation>删除…</translation>
+    </message>
+    <message>
         <source>Profile</source>
         <translation>配置</translation>
     </message>
@@ -2258,6 +2587,28 @@
     <message>
         <source>Language</source>
         <translation>语言</translation>
+    </message>
+    <message>
+        <source>Delete this profile and its saved key</source>
+        <translation>删除此配置及其保存的密钥</translation>
+    </message>
+    <message>
+        <source>Delete the profile “%1”? Its saved key is removed from this computer.</source>
+        <translation>删除配置“%1”？它保存的密钥将从这台电脑上移除。</translation>
+    </message>
+    <message numerus="yes">
+        <source>This profile is used by %n chat(s): they keep their messages and continue on “%1” (the profile in use when you save) with its model.</source>
+        <translation>
+            <numerusform>有 %n 个对话使用此配置：它们会保留消息，并改用“%1”（保存时正在使用的配置）及其模型继续。</numerusform>
+        </translation>
+    </message>
+    <message>
+        <source>Delete profile</source>
+        <translation>删除配置</translation>
+    </message>
+    <message>
+        <source>Delete</source>
+        <translation>删除</translation>
     </message>
     <message>
         <source>Set by %s for this run; not saved</source>
@@ -2423,6 +2774,66 @@
         <translation>重命名对话</translation>
     </message>
     <message>
+        <source>Next chat in the list</source>
+        <translation>列表中的下一个对话</translation>
+    </message>
+    <message>
+        <source>Previous chat in the list</source>
+        <translation>列表中的上一个对话</translation>
+    </message>
+    <message>
+        <source>Open the first to ninth chat in the list</source>
+        <translation>打开列表中的第 1 至第 9 个对话</translation>
+    </message>
+    <message>
+        <source>Regenerate the last reply</source>
+        <translation>重新生成最后一条回复</translation>
+    </message>
+    <message>
+        <source>Attach files</source>
+        <translation>添加附件</translation>
+    </message>
+    <message>
+        <source>Previous version of a message (‹)</source>
+        <translation>消息的上一版（‹）</translation>
+    </message>
+    <message>
+        <source>the selected message, else the newest one with versions</source>
+        <translation>所选消息；未选时为最新的有多个版本的消息</translation>
+    </message>
+    <message>
+        <source>Next version of a message (›)</source>
+        <translation>消息的下一版（›）</translation>
+    </message>
+    <message>
+        <source>Expand or collapse a tool block</source>
+        <translation>展开或折叠工具块</translation>
+    </message>
+    <message>
+        <source>on a tool block in the chat: Tab to the chat, then ↑ ↓</source>
+        <translation>在对话中的工具块上：按 Tab 切到对话，再用 ↑ ↓</translation>
+    </message>
+    <message>
+        <source>Show or hide the chats</source>
+        <translation>显示或隐藏对话列表</translation>
+    </message>
+    <message>
+        <source>Allow the tool call once</source>
+        <translation>允许这次工具调用</translation>
+    </message>
+    <message>
+        <source>while a tool asks for permission</source>
+        <translation>在工具请求许可时</translation>
+    </message>
+    <message>
+        <source>Allow the tool for this chat</source>
+        <translation>在此对话中允许该工具</translation>
+    </message>
+    <message>
+        <source>Deny the tool call</source>
+        <translation>拒绝这次工具调用</translation>
+    </message>
+    <message>
         <source>Keyboard shortcuts</source>
         <translation>键盘快捷键</translation>
     </message>
@@ -2472,9 +2883,11 @@
         <source>Untitled</source>
         <translation>未命名</translation>
     </message>
-    <message>
-        <source>{n} messages</source>
-        <translation>{n} 条消息</translation>
+    <message numerus="yes">
+        <source>%n message(s)</source>
+        <translation>
+            <numerusform>%n 条消息</numerusform>
+        </translation>
     </message>
     <message>
         <source>Unpin</source>
@@ -2569,8 +2982,8 @@
         <translation>默认（{n} %）</translation>
     </message>
     <message>
-        <source>Share of the context window (less the output reserve) at which the older part of the chat is summarised</source>
-        <translation>上下文窗口（减去输出预留）用到多少比例时摘要对话中较早的部分</translation>
+        <source>Percent of the input room (the context window less the output reserve) at which the older part of the chat is summarised; the chat&apos;s hover card shows the same figure</source>
+        <translation>达到输入空间（上下文窗口减去输出预留）的这个百分比时，摘要对话中较早的部分；对话的悬停卡片显示同一数值</translation>
     </message>
     <message>
         <source> tokens</source>
