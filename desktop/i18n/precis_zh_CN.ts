@@ -391,6 +391,25 @@
     </message>
 </context>
 <context>
+    <name>ChatProfileButton</name>
+    <message>
+        <source>Default</source>
+        <translation>默认</translation>
+    </message>
+    <message>
+        <source>This chat uses the profile “{name}”; click to move it to another profile</source>
+        <translation>此对话使用配置“{name}”；点击可改用其他配置</translation>
+    </message>
+    <message>
+        <source>Profile of this chat: {name}</source>
+        <translation>此对话的配置：{name}</translation>
+    </message>
+    <message>
+        <source>No other profile: add one in Settings</source>
+        <translation>没有其他配置：请在设置中添加</translation>
+    </message>
+</context>
+<context>
     <name>ChatView</name>
     <message>
         <source>Start a conversation — Enter sends, Shift+Enter adds a line</source>
@@ -749,10 +768,6 @@
         <translation>Enter 发送，Shift+Enter 换行</translation>
     </message>
     <message>
-        <source>Attach…</source>
-        <translation>附件…</translation>
-    </message>
-    <message>
         <source>Attach images, PDFs, text or code files (or drop / paste them here)</source>
         <translation>附加图片、PDF、文本或代码文件（也可拖放或粘贴到这里）</translation>
     </message>
@@ -777,20 +792,12 @@
         <translation>退出编辑，不做任何更改（Esc）</translation>
     </message>
     <message>
-        <source>Send</source>
-        <translation>发送</translation>
-    </message>
-    <message>
         <source>Send message</source>
         <translation>发送消息</translation>
     </message>
     <message>
         <source>Send (Enter)</source>
         <translation>发送（Enter）</translation>
-    </message>
-    <message>
-        <source>Stop</source>
-        <translation>停止</translation>
     </message>
     <message>
         <source>Stop the reply</source>
@@ -1734,6 +1741,14 @@
         <translation>已过期（冷）</translation>
     </message>
     <message>
+        <source>1 h cache</source>
+        <translation>1 小时缓存</translation>
+    </message>
+    <message>
+        <source>5 min cache</source>
+        <translation>5 分钟缓存</translation>
+    </message>
+    <message>
         <source>Cache reads $</source>
         <translation>缓存读取 $</translation>
     </message>
@@ -1905,6 +1920,18 @@
     <message>
         <source>This chat now uses %s.</source>
         <translation>此对话现在使用 %s。</translation>
+    </message>
+    <message>
+        <source>The profile can change when the reply has finished.</source>
+        <translation>回复完成后才能更改配置。</translation>
+    </message>
+    <message>
+        <source>This chat now uses the profile “{name}”.</source>
+        <translation>此对话现在使用配置“{name}”。</translation>
+    </message>
+    <message>
+        <source>The language applies at the next start of Précis.</source>
+        <translation>语言将在下次启动 Précis 时生效。</translation>
     </message>
     <message>
         <source>%s · %s tokens</source>
@@ -2459,6 +2486,10 @@
     <message>
         <source>Keep the prompt cache for an hour (turn off if the provider rejects it)</source>
         <translation>提示缓存保留一小时（如服务商不支持请关闭）</translation>
+    </message>
+    <message>
+        <source>A chat&apos;s requests use the hour-long cache once it has paused between 5 minutes and an hour (the cheaper 5-minute cache lapses in such a pause); until then they use the 5-minute one. A change applies from the next request; the hover card&apos;s cache row shows which one the last request bought.</source>
+        <translation>对话暂停 5 分钟到 1 小时之后，其请求会使用 1 小时缓存（这样的暂停会让较便宜的 5 分钟缓存失效）；在此之前使用 5 分钟缓存。更改从下一次请求起生效；悬停卡片的缓存一行会显示上一次请求使用的是哪一种。</translation>
     </message>
     <message>
         <source>Let a request cross a model&apos;s price cliff</source>
@@ -3049,6 +3080,14 @@
     <message>
         <source>Show &amp;chats</source>
         <translation>显示对话列表(&amp;C)</translation>
+    </message>
+    <message>
+        <source>&amp;Wide reading column</source>
+        <translation>宽阅读栏(&amp;W)</translation>
+    </message>
+    <message>
+        <source>Messages and the composer use the window&apos;s width instead of a centred column</source>
+        <translation>消息和输入框使用整个窗口宽度，而不是居中的栏</translation>
     </message>
     <message>
         <source>&amp;Theme</source>
