@@ -300,3 +300,41 @@ async def test_measured_cost_equals_pricing_every_reply(small_engine, fake_api):
     assert (await engine.measure(sid)).cost_session == pytest.approx(expected_after, rel=1e-12)
     assert await engine.undo_compaction(sid)
     assert (await engine.measure(sid)).cost_session == pytest.approx(expected_after, rel=1e-12)
+
+
+# --- price tiers: judged per request, not on the session's sum ---------------------------------------------------
+
+async def _record_replies(store, sid: int, model: str, usages: list[Usage]) -> None:  # noqa: ANN001
+    """Replies recorded as the reply recorder does: a streaming row, its usage written as it streams, then done."""
+    for i, usage in enumerate(usages):
+        await store.add_message(sid, "user", text(f"q{i}"))
+        row = await store.add_message(sid, "assistant", [], status="streaming", model=model)
+        await store.update_message(row.id, content=text("a"), usage=Usage(usage.input_tokens, 1, 0, 0))
+        await store.update_message(row.id, content=text(f"a{i}"), status="complete", usage=usage)
+
+
+async def test_a_price_cliff_is_judged_per_request_not_on_the_sessions_sum(engine):
+    """Haiku 5.5 costs 5x on every token of a request whose prompt is over 100K: ten requests of 20K each stay
+    below it, though their sum is 200K."""
+    store = engine.store
+    model = "claude-haiku-5-5"
+    sid = (await store.create_session("tiers", model)).id
+    await _record_replies(store, sid, model, [Usage(20_000, 500, 0, 0)] * 10)
+    info = engine.catalog.info(model)
+    one = info.cost(Usage(20_000, 500, 0, 0))
+    assert one is not None and 10 * one == pytest.approx(0.0225)
+    view = engine.view(sid)
+    view.invalidate()  # a full load: priced from the store's totals
+    assert (await engine.measure(sid)).cost_session == pytest.approx(0.0225)
+    g = await view.gather()
+    assert g.cost == pytest.approx(0.0225)
+    assert g.bill is not None and g.bill.total == pytest.approx(0.0225)
+    assert g.bill.input == pytest.approx(0.02) and g.bill.output == pytest.approx(0.0025)
+    # One request over the cliff pays the tier, alone: 120K in, 1K out at 5x.
+    await _record_replies(store, sid, model, [Usage(120_000, 1_000, 0, 0)])
+    over = 5 * (120_000 * 0.1 + 1_000 * 0.5) / 1_000_000
+    view.invalidate()
+    assert (await engine.measure(sid)).cost_session == pytest.approx(0.0225 + over)
+    g = await view.gather()
+    assert g.cost == pytest.approx(0.0225 + over)
+    assert g.bill is not None and g.bill.total == pytest.approx(0.0225 + over)
