@@ -338,3 +338,33 @@ async def test_a_price_cliff_is_judged_per_request_not_on_the_sessions_sum(engin
     g = await view.gather()
     assert g.cost == pytest.approx(0.0225 + over)
     assert g.bill is not None and g.bill.total == pytest.approx(0.0225 + over)
+
+
+def test_migration_to_v12_splits_an_old_sessions_totals_by_prompt_band(tmp_path):
+    """An existing database's totals are rebuilt per prompt band from its stored replies: its sessions are priced
+    per request too, and no row changes."""
+    path = tmp_path / "v11.db"
+    db = pw.SqliteDatabase(str(path), pragmas={"foreign_keys": 1})
+    migrations.upgrade(db, build_models(db), target=11)
+    model = "claude-haiku-5-5"
+    with db.atomic():
+        db.execute_sql("INSERT INTO sessions (id, title, model, created_at, updated_at, state) "
+                       "VALUES (1, 's', ?, 1, 1, '{}')", (model,))
+        for i, usage in enumerate([Usage(20_000, 500, 0, 0)] * 10 + [Usage(100_000, 7, 0, 1)]):
+            db.execute_sql("INSERT INTO messages (session_id, role, content, usage, status, model, meta, "
+                           "created_at) VALUES (1, 'assistant', ?, ?, 'complete', ?, '{}', ?)",
+                           (json.dumps(text(f"a{i}")), json.dumps(usage.to_json()), model, i))
+        # One row per model at v11, as its repo kept it.
+        db.execute_sql("INSERT INTO usage_totals VALUES (1, ?, 11, 300000, 5007, 0, 1)", (model,))
+    before = db.execute_sql("SELECT id, content, usage FROM messages ORDER BY id").fetchall()
+    db.close()
+
+    store = Store.open_sync(path)
+    repo = store.repo
+    assert migrations.schema_version(repo.db) == migrations.CURRENT_VERSION >= 12
+    assert repo.db.execute_sql("SELECT id, content, usage FROM messages ORDER BY id").fetchall() == before
+    assert repo.usage_by_band(1) == {(model, 20_000): Usage(200_000, 5_000, 0, 0),
+                                     (model, 101_000): Usage(100_000, 7, 0, 1)}
+    assert repo.usage_totals(1) == brute_force(path, 1)
+    assert repo.integrity_check() == "ok"
+    store.close_sync()
