@@ -27,7 +27,8 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-from desktop.engine.catalog import ModelCatalog
+from desktop.engine.catalog import MILLION, ModelCatalog
+from desktop.engine.types import Usage
 from tests.fakeapi.counting import Block, Unit, strip_cache_control
 
 TTL_SECONDS = {"5m": 300.0, "1h": 3600.0}
@@ -88,12 +89,14 @@ class CacheStats:
     def add(self, result: CacheResult, output_tokens: int = 0, model: str | None = None) -> None:
         """Count one request; its prompt is billed at ``model``'s own cache multipliers and price tier (the
         catalog's figures; a model it does not know gets the standard ones)."""
-        info = _catalog().info(model)
+        # Through the app's one price formula (ModelInfo.cost), in units of the model's input price; the 1-hour
+        # writes are priced apart at their rate, the tier picked by the whole prompt.
+        info = _catalog().info(model).priced()
         five_min = result.cache_creation_input_tokens - result.cache_creation_1h_tokens
-        self.billed += info.tier_multiplier(result.total) * (
-            result.input_tokens + info.write_multiplier * five_min
-            + info.write_1h_multiplier * result.cache_creation_1h_tokens
-            + info.read_multiplier * result.cache_read_input_tokens)
+        at_5m = Usage(result.input_tokens, 0, five_min, result.cache_read_input_tokens)
+        at_1h = Usage(0, 0, result.cache_creation_1h_tokens, 0)
+        usd = sum(info.cost(u, ttl, prompt_tokens=result.total) or 0.0 for u, ttl in ((at_5m, "5m"), (at_1h, "1h")))
+        self.billed += usd * MILLION / (info.input_price or 1.0)
         self.requests += 1
         self.input_tokens += result.input_tokens
         self.cache_creation_input_tokens += result.cache_creation_input_tokens
