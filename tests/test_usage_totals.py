@@ -325,7 +325,11 @@ async def test_a_price_cliff_is_judged_per_request_not_on_the_sessions_sum(engin
     assert one is not None and 10 * one == pytest.approx(0.0225)
     view = engine.view(sid)
     view.invalidate()  # a full load: priced from the store's totals
-    assert (await engine.measure(sid)).cost_session == pytest.approx(0.0225)
+    snap = await engine.measure(sid)  # what the hover card shows and `precis context --json` prints
+    assert snap.cost_session == pytest.approx(0.0225)
+    data = snap.to_json()
+    assert data["cost_session"] == pytest.approx(0.0225) and data["session_bill"]["total"] == pytest.approx(0.0225)
+    assert sum(t.bill.total for t in snap.turns if t.bill) == pytest.approx(0.0225)  # the turn-by-turn bill
     g = await view.gather()
     assert g.cost == pytest.approx(0.0225)
     assert g.bill is not None and g.bill.total == pytest.approx(0.0225)
