@@ -53,9 +53,30 @@ def table_rows(repo: Repo) -> list[tuple]:
     return repo.db.execute_sql("SELECT session_id, model, replies FROM usage_totals").fetchall()
 
 
+def brute_force_bands(db_path: Path, session_id: int) -> dict[tuple[str | None, int], Usage]:
+    """The same per model and prompt band (keyed by the band's largest prompt), with no help from the totals."""
+    con = sqlite3.connect(db_path)
+    try:
+        rows = con.execute("SELECT model, usage FROM messages WHERE session_id = ? AND usage IS NOT NULL",
+                           (session_id,)).fetchall()
+    finally:
+        con.close()
+    sums: dict[tuple[str | None, int], list[int]] = {}
+    for model, raw in rows:
+        u = Usage.from_json(json.loads(raw))
+        assert u is not None
+        top = -(-u.prompt_tokens // 1000) * 1000
+        t = sums.setdefault((model or None, top), [0, 0, 0, 0])
+        for i, v in enumerate((u.input_tokens, u.output_tokens, u.cache_creation_input_tokens,
+                               u.cache_read_input_tokens)):
+            t[i] += v
+    return {key: Usage(*t) for key, t in sums.items()}
+
+
 def check(repo: Repo, session_ids: list[int]) -> None:
     for sid in session_ids:
         assert repo.usage_totals(sid) == brute_force(repo.path, sid), sid
+        assert repo.usage_by_band(sid) == brute_force_bands(repo.path, sid), sid
     live = {r[0] for r in repo.db.execute_sql("SELECT id FROM sessions").fetchall()}
     for session_id, _model, replies in table_rows(repo):
         assert replies > 0 and session_id in live  # no emptied or orphaned total is left behind
