@@ -143,6 +143,27 @@ def test_compact_and_context_commands(cli_env, fake_api, precis_home):
     assert run(["compact", "42"], cli_env).returncode == 1
 
 
+def test_context_json_prices_a_cliff_per_request(cli_env, fake_api, precis_home):
+    """Ten Haiku 5.5 requests of 20K tokens each stay below its 100K price cliff: `precis context --json` says
+    $0.0225 (the session's summed 200K would have been billed at 5x, $0.1125)."""
+    from desktop.engine.types import Usage
+    from desktop.store import Store
+
+    store = Store.open_sync(precis_home / "data" / "precis.db")
+    sid = store.repo.create_session("haiku", "claude-haiku-5-5").id
+    for i in range(10):  # as the reply recorder writes a reply: streaming, its usage, then complete
+        store.repo.add_message(sid, "user", [{"type": "text", "text": f"question {i}"}])
+        row = store.repo.add_message(sid, "assistant", [], status="streaming", model="claude-haiku-5-5")
+        store.repo.update_message(row.id, content=[{"type": "text", "text": f"answer {i}"}], status="complete",
+                                  usage=Usage(20_000, 500, 0, 0))
+    store.close_sync()
+    res = run(["context", str(sid), "--json"], cli_env)
+    assert res.returncode == 0, res.stderr
+    ctx = json.loads(res.stdout)
+    assert ctx["cost_session"] == pytest.approx(0.0225)
+    assert ctx["session_bill"]["total"] == pytest.approx(0.0225)
+
+
 def test_sigkill_during_compaction_leaves_old_or_new_state(cli_env, fake_api, precis_home):
     seed_long_session(precis_home)
     hold = Fault.hold(after=2, timeout=30)

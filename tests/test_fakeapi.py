@@ -343,9 +343,28 @@ def test_too_much_media(srv: FakeAnthropic) -> None:
 # -- prompt cache ----------------------------------------------------------------------------------
 
 
-def _cached_call(client: anthropic.Anthropic, system_text: str, messages: list[dict[str, Any]]) -> Any:
+def _cached_call(client: anthropic.Anthropic, system_text: str, messages: list[dict[str, Any]],
+                 model: str = MODEL) -> Any:
     system = [{"type": "text", "text": system_text, "cache_control": {"type": "ephemeral"}}]
-    return client.messages.create(model=MODEL, max_tokens=20, system=system, messages=messages).usage
+    return client.messages.create(model=model, max_tokens=20, system=system, messages=messages).usage
+
+
+def test_the_billed_equivalent_uses_each_models_own_cache_prices(srv: FakeAnthropic) -> None:
+    """Opus 5.5 reads the cache at 0.05x its input price (not the old 0.1x): the benchmarks' bill says so."""
+    from desktop.engine.catalog import ModelCatalog
+
+    opus = ModelCatalog().info("claude-opus-5-5")
+    assert opus.read_multiplier == 0.05
+    if "claude-opus-5-5" not in srv.models:
+        srv.models.append("claude-opus-5-5")
+    client = sync_client(srv)
+    sys_text = long_text(1200)
+    first = _cached_call(client, sys_text, user("hello"), model="claude-opus-5-5")
+    second = _cached_call(client, sys_text, user("hello"), model="claude-opus-5-5")
+    assert first.cache_creation_input_tokens > 0 and second.cache_read_input_tokens > 0
+    assert srv.stats.billed_input_equivalent() == pytest.approx(
+        first.input_tokens + second.input_tokens + opus.write_multiplier * first.cache_creation_input_tokens
+        + opus.read_multiplier * second.cache_read_input_tokens)
 
 
 def test_cache_write_read_invalidate(srv: FakeAnthropic) -> None:

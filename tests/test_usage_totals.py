@@ -53,9 +53,30 @@ def table_rows(repo: Repo) -> list[tuple]:
     return repo.db.execute_sql("SELECT session_id, model, replies FROM usage_totals").fetchall()
 
 
+def brute_force_bands(db_path: Path, session_id: int) -> dict[tuple[str | None, int], Usage]:
+    """The same per model and prompt band (keyed by the band's largest prompt), with no help from the totals."""
+    con = sqlite3.connect(db_path)
+    try:
+        rows = con.execute("SELECT model, usage FROM messages WHERE session_id = ? AND usage IS NOT NULL",
+                           (session_id,)).fetchall()
+    finally:
+        con.close()
+    sums: dict[tuple[str | None, int], list[int]] = {}
+    for model, raw in rows:
+        u = Usage.from_json(json.loads(raw))
+        assert u is not None
+        top = -(-u.prompt_tokens // 1000) * 1000
+        t = sums.setdefault((model or None, top), [0, 0, 0, 0])
+        for i, v in enumerate((u.input_tokens, u.output_tokens, u.cache_creation_input_tokens,
+                               u.cache_read_input_tokens)):
+            t[i] += v
+    return {key: Usage(*t) for key, t in sums.items()}
+
+
 def check(repo: Repo, session_ids: list[int]) -> None:
     for sid in session_ids:
         assert repo.usage_totals(sid) == brute_force(repo.path, sid), sid
+        assert repo.usage_by_band(sid) == brute_force_bands(repo.path, sid), sid
     live = {r[0] for r in repo.db.execute_sql("SELECT id FROM sessions").fetchall()}
     for session_id, _model, replies in table_rows(repo):
         assert replies > 0 and session_id in live  # no emptied or orphaned total is left behind
@@ -300,3 +321,75 @@ async def test_measured_cost_equals_pricing_every_reply(small_engine, fake_api):
     assert (await engine.measure(sid)).cost_session == pytest.approx(expected_after, rel=1e-12)
     assert await engine.undo_compaction(sid)
     assert (await engine.measure(sid)).cost_session == pytest.approx(expected_after, rel=1e-12)
+
+
+# --- price tiers: judged per request, not on the session's sum ---------------------------------------------------
+
+async def _record_replies(store, sid: int, model: str, usages: list[Usage]) -> None:  # noqa: ANN001
+    """Replies recorded as the reply recorder does: a streaming row, its usage written as it streams, then done."""
+    for i, usage in enumerate(usages):
+        await store.add_message(sid, "user", text(f"q{i}"))
+        row = await store.add_message(sid, "assistant", [], status="streaming", model=model)
+        await store.update_message(row.id, content=text("a"), usage=Usage(usage.input_tokens, 1, 0, 0))
+        await store.update_message(row.id, content=text(f"a{i}"), status="complete", usage=usage)
+
+
+async def test_a_price_cliff_is_judged_per_request_not_on_the_sessions_sum(engine):
+    """Haiku 5.5 costs 5x on every token of a request whose prompt is over 100K: ten requests of 20K each stay
+    below it, though their sum is 200K."""
+    store = engine.store
+    model = "claude-haiku-5-5"
+    sid = (await store.create_session("tiers", model)).id
+    await _record_replies(store, sid, model, [Usage(20_000, 500, 0, 0)] * 10)
+    info = engine.catalog.info(model)
+    one = info.cost(Usage(20_000, 500, 0, 0))
+    assert one is not None and 10 * one == pytest.approx(0.0225)
+    view = engine.view(sid)
+    view.invalidate()  # a full load: priced from the store's totals
+    snap = await engine.measure(sid)  # what the hover card shows and `precis context --json` prints
+    assert snap.cost_session == pytest.approx(0.0225)
+    data = snap.to_json()
+    assert data["cost_session"] == pytest.approx(0.0225) and data["session_bill"]["total"] == pytest.approx(0.0225)
+    assert sum(t.bill.total for t in snap.turns if t.bill) == pytest.approx(0.0225)  # the turn-by-turn bill
+    g = await view.gather()
+    assert g.cost == pytest.approx(0.0225)
+    assert g.bill is not None and g.bill.total == pytest.approx(0.0225)
+    assert g.bill.input == pytest.approx(0.02) and g.bill.output == pytest.approx(0.0025)
+    # One request over the cliff pays the tier, alone: 120K in, 1K out at 5x.
+    await _record_replies(store, sid, model, [Usage(120_000, 1_000, 0, 0)])
+    over = 5 * (120_000 * 0.1 + 1_000 * 0.5) / 1_000_000
+    view.invalidate()
+    assert (await engine.measure(sid)).cost_session == pytest.approx(0.0225 + over)
+    g = await view.gather()
+    assert g.cost == pytest.approx(0.0225 + over)
+    assert g.bill is not None and g.bill.total == pytest.approx(0.0225 + over)
+
+
+def test_migration_to_v12_splits_an_old_sessions_totals_by_prompt_band(tmp_path):
+    """An existing database's totals are rebuilt per prompt band from its stored replies: its sessions are priced
+    per request too, and no row changes."""
+    path = tmp_path / "v11.db"
+    db = pw.SqliteDatabase(str(path), pragmas={"foreign_keys": 1})
+    migrations.upgrade(db, build_models(db), target=11)
+    model = "claude-haiku-5-5"
+    with db.atomic():
+        db.execute_sql("INSERT INTO sessions (id, title, model, created_at, updated_at, state) "
+                       "VALUES (1, 's', ?, 1, 1, '{}')", (model,))
+        for i, usage in enumerate([Usage(20_000, 500, 0, 0)] * 10 + [Usage(100_000, 7, 0, 1)]):
+            db.execute_sql("INSERT INTO messages (session_id, role, content, usage, status, model, meta, "
+                           "created_at) VALUES (1, 'assistant', ?, ?, 'complete', ?, '{}', ?)",
+                           (json.dumps(text(f"a{i}")), json.dumps(usage.to_json()), model, i))
+        # One row per model at v11, as its repo kept it.
+        db.execute_sql("INSERT INTO usage_totals VALUES (1, ?, 11, 300000, 5007, 0, 1)", (model,))
+    before = db.execute_sql("SELECT id, content, usage FROM messages ORDER BY id").fetchall()
+    db.close()
+
+    store = Store.open_sync(path)
+    repo = store.repo
+    assert migrations.schema_version(repo.db) == migrations.CURRENT_VERSION >= 12
+    assert repo.db.execute_sql("SELECT id, content, usage FROM messages ORDER BY id").fetchall() == before
+    assert repo.usage_by_band(1) == {(model, 20_000): Usage(200_000, 5_000, 0, 0),
+                                     (model, 101_000): Usage(100_000, 7, 0, 1)}
+    assert repo.usage_totals(1) == brute_force(path, 1)
+    assert repo.integrity_check() == "ok"
+    store.close_sync()

@@ -73,10 +73,10 @@ class Bill:
                 Kind.INPUT: round(self.input, 6), Kind.OUTPUT: round(self.output, 6), "total": round(self.total, 6)}
 
 
-def split(info: ModelInfo, usage: Usage, ttl: CacheTTL = "5m") -> Bill | None:
+def split(info: ModelInfo, usage: Usage, ttl: CacheTTL = "5m", prompt_tokens: int | None = None) -> Bill | None:
     """``usage`` priced by kind at ``info``'s prices (None when they are unknown); the kinds add up to
-    ``info.cost(usage, ttl)``."""
-    kinds = info.costs_by_kind(usage, ttl)
+    ``info.cost(usage, ttl, prompt_tokens)`` (``prompt_tokens``: see ``ModelInfo.costs_by_kind``)."""
+    kinds = info.costs_by_kind(usage, ttl, prompt_tokens)
     return None if kinds is None else Bill(*kinds)
 
 

@@ -115,22 +115,24 @@ class ModelInfo:
         return replace(self, input_price=1.0 if self.input_price is None else self.input_price,
                        output_price=5.0 if self.output_price is None else self.output_price)
 
-    def cost(self, usage: Usage, ttl: CacheTTL = "5m") -> float | None:
+    def cost(self, usage: Usage, ttl: CacheTTL = "5m", prompt_tokens: int | None = None) -> float | None:
         """USD one request costs by its usage (None when the prices are unknown): the sum of ``costs_by_kind``."""
-        kinds = self.costs_by_kind(usage, ttl)
+        kinds = self.costs_by_kind(usage, ttl, prompt_tokens)
         return None if kinds is None else sum(kinds)
 
-    def costs_by_kind(self, usage: Usage, ttl: CacheTTL = "5m") -> tuple[float, float, float, float] | None:
+    def costs_by_kind(self, usage: Usage, ttl: CacheTTL = "5m",
+                      prompt_tokens: int | None = None) -> tuple[float, float, float, float] | None:
         """USD of one request's (cache reads, cache writes, uncached input, output): the only price formula
         (None when the prices are unknown).
 
         Cache writes are priced at ``ttl``'s rate (``Usage`` does not split them); a prompt over a price cliff
-        pays the tier's multiple on every token, output included.
+        pays the tier's multiple on every token, output included. ``usage`` may be the sum of several requests
+        whose prompts were each at most ``prompt_tokens`` (the tier is picked by that, not by the sum).
         """
         if self.input_price is None or self.output_price is None:
             return None
         write = self.write_1h_multiplier if ttl == "1h" else self.write_multiplier
-        per_token = self.tier_multiplier(usage.prompt_tokens) / MILLION
+        per_token = self.tier_multiplier(usage.prompt_tokens if prompt_tokens is None else prompt_tokens) / MILLION
         return (usage.cache_read_input_tokens * self.read_multiplier * self.input_price * per_token,
                 usage.cache_creation_input_tokens * write * self.input_price * per_token,
                 usage.input_tokens * self.input_price * per_token,

@@ -199,10 +199,11 @@ class SessionView:
         self._capped.clear()
         self._shaped.clear()
         self._estimates.clear()
-        # Priced per model from the store's running totals (cost is linear in usage): no reply is read here.
+        # Priced per model and prompt band from the store's running totals (cost is linear in usage within a
+        # price tier, and every request of a band is on the same side of each cliff): no reply is read here.
         self._cost, self._bill = 0.0, Bill()
-        for model, usage in fresh.usage_totals.items():
-            self._add_cost(model, usage)
+        for (model, prompt), usage in fresh.usage_by_band.items():
+            self._add_cost(model, usage, prompt_tokens=prompt)
         return self.shape()
 
     def _take_unsaved(self) -> list[StoredEstimate]:
@@ -218,17 +219,19 @@ class SessionView:
     def _floor(loaded: Loaded) -> int:
         return covered_through(loaded.compactions)
 
-    def _add_cost(self, model: str | None, usage: Usage | None, sign: int = 1) -> None:
-        """Add (sign=-1: take away) the price of ``usage``: a per-model total at a full load, one reply's
-        usage (or its previous usage) when the engine tells the view about a row; None once a price is unknown."""
+    def _add_cost(self, model: str | None, usage: Usage | None, sign: int = 1,
+                  prompt_tokens: int | None = None) -> None:
+        """Add (sign=-1: take away) the price of ``usage``: a per-model and band total at a full load (its
+        requests' prompts at most ``prompt_tokens``), one reply's usage (or its previous usage) when the engine
+        tells the view about a row; None once a price is unknown."""
         if usage is None:
             return
         info = self.shared.catalog.info(model or self.shared.settings.model)
         if self._cost is not None:
-            cost = info.cost(usage)
+            cost = info.cost(usage, prompt_tokens=prompt_tokens)
             self._cost = None if cost is None else self._cost + sign * cost
         if self._bill is not None:
-            kinds = split(info, usage)
+            kinds = split(info, usage, prompt_tokens=prompt_tokens)
             self._bill = None if kinds is None else self._bill + kinds.scaled(sign)
 
     def _changed(self, at: int | None = None) -> None:
@@ -333,12 +336,10 @@ class SessionView:
             await store.set_estimates(save)
         reply = next((m for m in reversed(rows) if m.role == "assistant" and m.usage and m.usage.prompt_tokens),
                      None)
-        cost: float | None = 0.0
-        for name, usage in ov.usage_totals.items():
-            price = shared.catalog.cost(name or shared.settings.model, usage)
-            cost = None if price is None or cost is None else cost + price
-        bill = total(split(shared.catalog.info(name or shared.settings.model), usage)
-                     for name, usage in ov.usage_totals.items())
+        # Per model and prompt band, so a price tier applies per request (see ``_add_cost``).
+        bill = total(split(shared.catalog.info(name or shared.settings.model), usage, prompt_tokens=prompt)
+                     for (name, prompt), usage in ov.usage_by_band.items())
+        cost = None if bill is None else bill.total
         return Gathered(
             session=ov.session, model=model, compactions=self._with_pins(ov.compactions, ov.state),
             history=ov.newest, sendable=rows, state=ov.state, system=shared.system_for(model, ov.state),

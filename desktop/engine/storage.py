@@ -75,6 +75,9 @@ class Loaded:
     # model, however long the history; the store keeps the sums as it writes and deletes rows.
     usage_totals: dict[str | None, Usage] = field(default_factory=dict)
     estimate_keys: dict[int, str] = field(default_factory=dict)  # message id -> the est_key stored with it
+    # The same sums per model and prompt size (the most prompt tokens of the band's requests): what the cost is
+    # priced from, so a price tier applies to each request, never to the sum.
+    usage_by_band: dict[tuple[str | None, int], Usage] = field(default_factory=dict)
 
 
 @dataclass(frozen=True, slots=True)
@@ -115,6 +118,7 @@ class Overview:
     newest: list[StoredMessage]  # the newest rows after the boundary (every status), decoded
     unknown: list[StoredMessage]  # sendable rows whose numbers are missing or for another shape, decoded
     estimate_keys: dict[int, str] = field(default_factory=dict)  # for the decoded rows
+    usage_by_band: dict[tuple[str | None, int], Usage] = field(default_factory=dict)  # as in ``Loaded``
 
 
 @dataclass(slots=True)

@@ -20,6 +20,9 @@ v10: the full-text index (FTS5 tables over message text and summaries, kept by t
     already stored; see store/search.py) and sessions.pinned (a pinned chat sorts first in the sidebar).
 v11: the full-text index reads attached text files too (the message triggers again; rows holding a document
     indexed again).
+v12: usage_totals per model *and prompt band* (a new key column, ``band``): a price tier applies per request,
+    not to a session's sum. The table is derived data: it is rebuilt from the stored replies, so existing
+    sessions are priced per request too (no message is touched).
 """
 
 from __future__ import annotations
@@ -29,9 +32,9 @@ from collections import defaultdict
 import peewee as pw
 from playhouse.migrate import SqliteMigrator, migrate
 
-from desktop.store.schema import Models, stored_usage
+from desktop.store.schema import Models, prompt_band, stored_usage
 
-CURRENT_VERSION = 11
+CURRENT_VERSION = 12
 
 
 def _v1(db: pw.SqliteDatabase, models: Models) -> None:
@@ -77,16 +80,17 @@ def _v3(db: pw.SqliteDatabase, models: Models) -> None:
         "cache_creation_input_tokens INTEGER NOT NULL, cache_read_input_tokens INTEGER NOT NULL, "
         "PRIMARY KEY (session_id, model))"
     )
-    rebuild_usage_totals(db)
+    rebuild_usage_totals(db, banded=False)
 
 
-def rebuild_usage_totals(db: pw.SqliteDatabase) -> None:
-    """Recompute every session's usage totals from its stored rows (in the caller's transaction).
+def rebuild_usage_totals(db: pw.SqliteDatabase, *, banded: bool = True) -> None:
+    """Recompute every session's usage totals from its stored rows (in the caller's transaction); ``banded``:
+    the table has v12's band column (v3 to v11 sum per model only).
 
     Usage is parsed the way the repo parses it when it keeps the totals (``stored_usage``); only messages of an
     existing session count.
     """
-    sums: dict[tuple[int, str], list[int]] = defaultdict(lambda: [0, 0, 0, 0, 0])
+    sums: dict[tuple[int, str, int], list[int]] = defaultdict(lambda: [0, 0, 0, 0, 0])
     cursor = db.execute_sql(
         "SELECT m.session_id, m.model, m.usage FROM messages AS m JOIN sessions AS s ON s.id = m.session_id "
         "WHERE m.usage IS NOT NULL"
@@ -95,18 +99,19 @@ def rebuild_usage_totals(db: pw.SqliteDatabase) -> None:
         usage = stored_usage(text)
         if usage is None:
             continue
-        total = sums[(session_id, model or "")]
+        total = sums[(session_id, model or "", prompt_band(usage) if banded else 0)]
         total[0] += 1
         total[1] += usage.input_tokens
         total[2] += usage.output_tokens
         total[3] += usage.cache_creation_input_tokens
         total[4] += usage.cache_read_input_tokens
     db.execute_sql("DELETE FROM usage_totals")
-    for (session_id, model), total in sums.items():
+    for (session_id, model, band), total in sums.items():
         db.execute_sql(
             "INSERT INTO usage_totals (session_id, model, replies, input_tokens, output_tokens, "
-            "cache_creation_input_tokens, cache_read_input_tokens) VALUES (?, ?, ?, ?, ?, ?, ?)",
-            (session_id, model, *total),
+            "cache_creation_input_tokens, cache_read_input_tokens" + (", band" if banded else "") + ") "
+            "VALUES (?, ?, ?, ?, ?, ?, ?" + (", ?" if banded else "") + ")",
+            (session_id, model, *total, *((band,) if banded else ())),
         )
 
 
@@ -193,7 +198,23 @@ def _v11(db: pw.SqliteDatabase, models: Models) -> None:
     search.index_attachments(db)
 
 
-STEPS = {1: _v1, 2: _v2, 3: _v3, 4: _v4, 5: _v5, 6: _v6, 7: _v7, 8: _v8, 9: _v9, 10: _v10, 11: _v11}
+def _v12(db: pw.SqliteDatabase, models: Models) -> None:
+    # The primary key changes, so the table is made anew under another name, swapped in, and filled from the
+    # stored replies (it holds nothing they do not: no figure is lost). Only usage_totals is rebuilt; nothing
+    # references it, so no cascade reaches another table.
+    db.execute_sql(
+        "CREATE TABLE usage_totals_v12 ("
+        "session_id INTEGER NOT NULL REFERENCES sessions (id) ON DELETE CASCADE, model TEXT NOT NULL, "
+        "replies INTEGER NOT NULL, input_tokens INTEGER NOT NULL, output_tokens INTEGER NOT NULL, "
+        "cache_creation_input_tokens INTEGER NOT NULL, cache_read_input_tokens INTEGER NOT NULL, "
+        "band INTEGER NOT NULL DEFAULT 0, PRIMARY KEY (session_id, model, band))"
+    )
+    db.execute_sql("DROP TABLE usage_totals")
+    db.execute_sql("ALTER TABLE usage_totals_v12 RENAME TO usage_totals")
+    rebuild_usage_totals(db)
+
+
+STEPS = {1: _v1, 2: _v2, 3: _v3, 4: _v4, 5: _v5, 6: _v6, 7: _v7, 8: _v8, 9: _v9, 10: _v10, 11: _v11, 12: _v12}
 
 
 def schema_version(db: pw.SqliteDatabase) -> int:

@@ -41,7 +41,7 @@ from desktop.engine.types import (
     Usage,
     covered_through,
 )
-from desktop.store.schema import build_models, stored_usage
+from desktop.store.schema import PROMPT_BAND, build_models, prompt_band, stored_usage
 
 log = logging.getLogger(__name__)
 
@@ -174,8 +174,9 @@ def _dumps(value: Any) -> str:
     return json.dumps(value, ensure_ascii=False, separators=(",", ":"))
 
 
-# Changes to usage_totals: model key ('' for none) -> [replies, input, output, cache creation, cache read].
-Tally = dict[str, list[int]]
+# Changes to usage_totals: (model key ('' for none), prompt band) -> [replies, input, output, cache creation,
+# cache read].
+Tally = dict[tuple[str, int], list[int]]
 
 
 def _tally(rows: Iterable[tuple[str | None, Usage | None]], sign: int = 1, into: Tally | None = None) -> Tally:
@@ -184,7 +185,7 @@ def _tally(rows: Iterable[tuple[str | None, Usage | None]], sign: int = 1, into:
     for model, usage in rows:
         if usage is None:
             continue
-        t = tally.setdefault(model or "", [0, 0, 0, 0, 0])
+        t = tally.setdefault((model or "", prompt_band(usage)), [0, 0, 0, 0, 0])
         t[0] += sign
         t[1] += sign * int(usage.input_tokens or 0)
         t[2] += sign * int(usage.output_tokens or 0)
@@ -540,12 +541,12 @@ class Repo:
         """Apply a tally to the session's usage totals; called inside the transaction of the row write."""
         T = self.m.UsageTotal
         emptied = False
-        for model, (replies, inp, out, creation, read) in tally.items():
+        for (model, band), (replies, inp, out, creation, read) in tally.items():
             if not (replies or inp or out or creation or read):
                 continue
-            T.insert(session=session_id, model=model, replies=replies, input_tokens=inp, output_tokens=out,
+            T.insert(session=session_id, model=model, band=band, replies=replies, input_tokens=inp, output_tokens=out,
                      cache_creation_input_tokens=creation, cache_read_input_tokens=read).on_conflict(
-                conflict_target=[T.session, T.model],
+                conflict_target=[T.session, T.model, T.band],
                 update={
                     T.replies: T.replies + pw.EXCLUDED.replies,
                     T.input_tokens: T.input_tokens + pw.EXCLUDED.input_tokens,
@@ -562,11 +563,22 @@ class Repo:
     def usage_totals(self, session_id: int) -> dict[str | None, Usage]:
         """Per model (None: replies stored without one), the sums of the usage of the session's stored replies:
         one row per model, whatever the length of the history."""
+        sums: dict[str | None, list[int]] = {}
+        for (model, _prompt), u in self.usage_by_band(session_id).items():
+            t = sums.setdefault(model, [0, 0, 0, 0])
+            for i, v in enumerate((u.input_tokens, u.output_tokens, u.cache_creation_input_tokens,
+                                   u.cache_read_input_tokens)):
+                t[i] += v
+        return {model: Usage(*t) for model, t in sums.items()}
+
+    def usage_by_band(self, session_id: int) -> dict[tuple[str | None, int], Usage]:
+        """Per model and prompt band, the sums of the usage of the session's stored replies; the key's number is
+        the most prompt tokens a request of the band had (what picks its price tier)."""
         T = self.m.UsageTotal
         rows = T.select().where((T.session == session_id) & (T.replies > 0))
         return {
-            (r.model or None): Usage(r.input_tokens, r.output_tokens, r.cache_creation_input_tokens,
-                                     r.cache_read_input_tokens)
+            (r.model or None, r.band * PROMPT_BAND): Usage(r.input_tokens, r.output_tokens,
+                                                          r.cache_creation_input_tokens, r.cache_read_input_tokens)
             for r in rows
         }
 
@@ -713,7 +725,7 @@ class Repo:
             rows, keys = self._rows_and_keys(
                 M.select().where((M.session == session_id) & (M.id > after) & M.off_path.is_null()).order_by(M.id))
             return Loaded(session, compactions, rows, self.get_state(session_id), self.usage_totals(session_id),
-                          keys)
+                          keys, self.usage_by_band(session_id))
 
     def since(self, session_id: int, after_id: int, estimates: list[StoredEstimate] | None = None) -> Since | None:
         """What a model call needs to read: the session's own row, its boundary and state, new rows only; the
@@ -772,7 +784,7 @@ class Repo:
             keys = {r.id: r.est_key for r in [*unknown, *recent] if r.est_key}
             return Overview(session, compactions, self.get_state(session_id), self.usage_totals(session_id),
                             count, tokens, results, media, trimmed, [self._message(r) for r in recent],
-                            [self._message(r) for r in unknown], keys)
+                            [self._message(r) for r in unknown], keys, self.usage_by_band(session_id))
 
     def page(self, session_id: int, *, originals: bool = False, before_id: int | None = None,
              hidden_through: int | None = None, size: int = 200) -> Page | None:

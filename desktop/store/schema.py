@@ -34,6 +34,17 @@ def stored_usage(text: str | None) -> Usage | None:
         return None
 
 
+# The usage totals are kept per band of this many prompt tokens, so a price tier (a multiple of every token of a
+# request whose prompt is over a cliff) is judged on each request's size, never on a session's sum. Published
+# cliffs are multiples of it, so every request of a band is on the same side of each cliff.
+PROMPT_BAND = 1_000
+
+
+def prompt_band(usage: Usage) -> int:
+    """The band of a request's prompt: n holds prompts of (n-1)*PROMPT_BAND + 1 to n*PROMPT_BAND tokens."""
+    return -(-usage.prompt_tokens // PROMPT_BAND)
+
+
 @dataclass(frozen=True, slots=True)
 class Models:
     # Model classes built per database; peewee's fields are dynamic attributes no checker can follow.
@@ -117,7 +128,8 @@ def build_models(db: pw.Database) -> Models:
         always equals the sum over the rows still stored: deleting a reply (delete, truncate, clear) takes its
         usage out too, so the session cost is that of the stored conversation, not the bill already paid.
         ``model`` is '' for replies stored without one (they are priced at the default model); a row goes when
-        its ``replies`` count reaches 0.
+        its ``replies`` count reaches 0. ``band`` (schema v12) is the replies' prompt band (``prompt_band``): one
+        row per model and band, so a price tier applies per request.
         """
 
         session = pw.ForeignKeyField(Session, on_delete="CASCADE", index=False)
@@ -127,9 +139,10 @@ def build_models(db: pw.Database) -> Models:
         output_tokens = pw.IntegerField(default=0)
         cache_creation_input_tokens = pw.IntegerField(default=0)
         cache_read_input_tokens = pw.IntegerField(default=0)
+        band = pw.IntegerField(default=0)
 
         class Meta:
             table_name = "usage_totals"
-            primary_key = pw.CompositeKey("session", "model")
+            primary_key = pw.CompositeKey("session", "model", "band")
 
     return Models(Session, Message, Compaction, KeyValue, UsageTotal)

@@ -5,8 +5,8 @@
 The session is one prompt followed by ``--rounds`` tool rounds (read, grep, run in turn), each tool output sized
 like a real one: its length is drawn (seeded) from the tool_result sizes of the same tool in the corpus. Every
 policy faces the same requests and the same scripted replies on the test server (prompt-cache accounting like
-the API). Figures: billed input equivalents (input + 1.25 x cache writes + 0.1 x cache reads) as a ratio to the
-Claude-Code-like policy, cache-read share, peak request, errors reaching the user. Then the loop's own overhead
+the API). Figures: billed input equivalents (input + cache writes and reads at the model's own multipliers,
+e.g. 1.25 x and 0.1 x) as a ratio to the Claude-Code-like policy, cache-read share, peak request, errors reaching the user. Then the loop's own overhead
 per tool round: one real multi-step turn (the engine's loop and a tool runner answering instantly) timed with
 the server's own time taken out.
 """

@@ -18,6 +18,7 @@
 
 from __future__ import annotations
 
+import functools
 import hashlib
 import json
 import threading
@@ -26,6 +27,8 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
+from desktop.engine.catalog import MILLION, ModelCatalog
+from desktop.engine.types import Usage
 from tests.fakeapi.counting import Block, Unit, strip_cache_control
 
 TTL_SECONDS = {"5m": 300.0, "1h": 3600.0}
@@ -65,6 +68,12 @@ class CacheResult:
         return self.input_tokens + self.cache_creation_input_tokens + self.cache_read_input_tokens
 
 
+@functools.cache
+def _catalog() -> ModelCatalog:
+    """The app's own catalog (built-in prices): benchmark bills follow the current price list."""
+    return ModelCatalog()
+
+
 @dataclass
 class CacheStats:
     """Running totals over all /v1/messages requests, for benchmarks."""
@@ -75,8 +84,19 @@ class CacheStats:
     cache_creation_1h_tokens: int = 0
     cache_read_input_tokens: int = 0
     output_tokens: int = 0
+    billed: float = 0.0  # see billed_input_equivalent
 
-    def add(self, result: CacheResult, output_tokens: int = 0) -> None:
+    def add(self, result: CacheResult, output_tokens: int = 0, model: str | None = None) -> None:
+        """Count one request; its prompt is billed at ``model``'s own cache multipliers and price tier (the
+        catalog's figures; a model it does not know gets the standard ones)."""
+        # Through the app's one price formula (ModelInfo.cost), in units of the model's input price; the 1-hour
+        # writes are priced apart at their rate, the tier picked by the whole prompt.
+        info = _catalog().info(model).priced()
+        five_min = result.cache_creation_input_tokens - result.cache_creation_1h_tokens
+        at_5m = Usage(result.input_tokens, 0, five_min, result.cache_read_input_tokens)
+        at_1h = Usage(0, 0, result.cache_creation_1h_tokens, 0)
+        usd = sum(info.cost(u, ttl, prompt_tokens=result.total) or 0.0 for u, ttl in ((at_5m, "5m"), (at_1h, "1h")))
+        self.billed += usd * MILLION / (info.input_price or 1.0)
         self.requests += 1
         self.input_tokens += result.input_tokens
         self.cache_creation_input_tokens += result.cache_creation_input_tokens
@@ -85,10 +105,9 @@ class CacheStats:
         self.output_tokens += output_tokens
 
     def billed_input_equivalent(self) -> float:
-        """Prompt cost in base-input-token units: input*1 + 5m writes*1.25 + 1h writes*2 + reads*0.1."""
-        five_min = self.cache_creation_input_tokens - self.cache_creation_1h_tokens
-        return (self.input_tokens + 1.25 * five_min + 2.0 * self.cache_creation_1h_tokens
-                + 0.1 * self.cache_read_input_tokens)
+        """Prompt cost in base-input-token units, each request at its model's figures: input*1 + 5m writes*w5
+        + 1h writes*w1h + reads*r, times the price tier of the request's prompt (e.g. Opus 5.5 reads at 0.05)."""
+        return self.billed
 
     def as_dict(self) -> dict[str, Any]:
         return {

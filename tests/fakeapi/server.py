@@ -289,7 +289,7 @@ class FakeAnthropic:
         rec.usage = usage_json(result, output_tokens, self.report_cache)
         rec.reply = reply.content
         with self._lock:
-            self.stats.add(result, output_tokens)
+            self.stats.add(result, output_tokens, body.get("model"))
         return Prepared(reply, source, result, output_tokens, fault)
 
     def _finalise(self, reply: Reply, body: dict[str, Any], prompt_tokens: int) -> Reply:
