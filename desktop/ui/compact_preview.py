@@ -16,7 +16,7 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
-from desktop.ui.bridge import Plan, StoredMessage
+from desktop.ui.bridge import Plan, StoredMessage, display
 from desktop.ui.format import fmt_cost, fmt_count
 
 ID_ROLE = Qt.ItemDataRole.UserRole
@@ -25,18 +25,17 @@ EXCERPT = 160  # characters of a message a line of the list shows
 
 def excerpt(msg: StoredMessage) -> str:
     """One line for a message: its text, or what its tool calls and results are."""
-    parts: list[str] = []
-    for block in msg.content:
-        kind = block.get("type")
-        if kind == "text":
-            parts.append(str(block.get("text", "")))
-        elif kind == "tool_use":
-            parts.append(f"[{block.get('name', 'tool')}]")
-        elif kind == "tool_result":
-            parts.append("[result]")
-        elif kind in ("image", "document"):
-            parts.append(f"[{kind}]")
-    text = " ".join(" ".join(parts).split())
+    words: list[str] = []
+    for part in display.parts_of(msg.content):
+        if isinstance(part, display.Markdown):
+            words.append(part.text)
+        elif isinstance(part, display.ToolCall):
+            words.append(f"[{part.name}]")
+        elif isinstance(part, display.ToolResult):
+            words.append("[result]")
+        elif isinstance(part, display.Attachment):
+            words.append(f"[{'image' if part.type == display.AttachmentKind.IMAGE else 'document'}]")
+    text = " ".join(" ".join(words).split())
     return text if len(text) <= EXCERPT else text[:EXCERPT - 1].rstrip() + "…"
 
 
