@@ -169,6 +169,20 @@ async def small_engine(fake_api, monkeypatch):
 
 
 _WINDOW_ENGINES: dict[int, object] = {}
+TASK_GRACE = 20.0  # seconds a cancelled task may take to end (shielded writes finish first)
+
+
+async def _no_task_left_behind() -> None:
+    """What the window started ends with it: a task still running once the bridge closed is cancelled here,
+    while the store is open, and one that ignores its cancel fails the test by name (the event loop's close
+    would otherwise wait for it for ever)."""
+    me = asyncio.current_task()
+    left = [t for t in asyncio.all_tasks() if t is not me and not t.done()]
+    for task in left:
+        task.cancel()
+    if left:
+        _done, stuck = await asyncio.wait(left, timeout=TASK_GRACE)
+        assert not stuck, f"tasks that ignored their cancel: {[t.get_coro() for t in stuck]}"
 
 
 def engine_of(window):  # noqa: ANN001, ANN201
@@ -193,6 +207,7 @@ async def window(qtbot, fake_api):
         _WINDOW_ENGINES.pop(id(win), None)
         # Stop the engine side first so no late signal reaches a window that is being destroyed.
         await bridge.close()
+        await _no_task_left_behind()
     win.close()
     win.deleteLater()
 
