@@ -26,7 +26,7 @@ from desktop.engine import cache_clock, overflow, steering, tokens
 from desktop.engine import compaction as cp
 from desktop.engine import messages as M
 from desktop.engine.catalog import MILLION
-from desktop.engine.compaction import sections, user_pins
+from desktop.engine.compaction import salvage, sections, user_pins
 from desktop.engine.compaction import summary_route as route
 from desktop.engine.compaction._shared import Message, group_starts
 from desktop.engine.compaction.citations import message_index
@@ -137,6 +137,7 @@ class Part:
     dropped: int = 0  # messages left out for length
     error: str = ""
     rejected: str = ""
+    salvaged: dict[str, Any] = field(default_factory=dict)  # stats of a summary salvaged section by section
 
 
 def _rejected(text: str) -> dict[str, Any]:
@@ -176,6 +177,10 @@ class Prepared:
 
 
 class Compactor:
+    # A refused sectioned summary is salvaged section by section before the chat trims (see compaction.salvage);
+    # the small-model benchmark turns it off to measure without it.
+    salvage_sections = True
+
     def __init__(self, shared: Shared, summariser: Callable[[], Summariser]):
         self.shared = shared
         self._summariser = summariser
@@ -588,6 +593,7 @@ class Compactor:
         total: dict[str, int] = {}
         chunks: list[list[StoredMessage]] = [head]
         dropped = 0
+        salvaged: dict[str, Any] = {}
         if choice.route == "cached" and cached is not None:
             req = route.cached_request(cached, tail_start=tail_start, previous=previous is not None, focus=focus,
                                        max_tokens=out_cap, index=message_index(head))
@@ -597,9 +603,14 @@ class Compactor:
                 return None, {}, classify(exc).message[:300]
             answer, problem = sections.accept(cp.extract_summary(text), previous)
             problem = problem or cp.validate_summary(answer, replaced)
+            total = usage.to_json()
             if problem:
-                return None, _rejected(text), problem
-            previous, total = answer, usage.to_json()
+                asked = await self._salvage(text, previous, replaced, total, lambda key: salvage.cached_request(
+                    cached, key, tail_start=tail_start))
+                if asked is None:
+                    return None, _rejected(text), problem
+                answer, salvaged = asked
+            previous = answer
         else:
             chunks = self._chunks(head, model)
             for chunk in chunks:
@@ -607,6 +618,7 @@ class Compactor:
                 if part.summary is None:
                     return None, _rejected(part.rejected), part.error
                 previous, dropped = part.summary, dropped + part.dropped
+                salvaged = part.salvaged or salvaged
                 for key, value in part.usage.to_json().items():
                     total[key] = total.get(key, 0) + value
         assert previous is not None
@@ -626,6 +638,7 @@ class Compactor:
             "dropped_for_length": dropped,
             "seconds": round(time.monotonic() - started, 3),
             "focus": focus or "",
+            **salvaged,
         }, ""
 
     async def _summarise_part(self, head: list[StoredMessage], previous: str | None, focus: str | None,
@@ -647,13 +660,46 @@ class Compactor:
                     if messages:
                         continue
                 return Part(error=classify(exc).message[:300])  # worded as the chat path words it
+            replaced = (sum(tokens.estimate_message(m.content) for m in head)
+                        + (tokens.estimate_text(previous) if previous else 0))
             summary, problem = sections.accept(cp.extract_summary(text), previous)
-            problem = problem or cp.validate_summary(summary, sum(tokens.estimate_message(m.content) for m in head)
-                                          + (tokens.estimate_text(previous) if previous else 0))
+            problem = problem or cp.validate_summary(summary, replaced)
             if problem:
-                return Part(error=problem, rejected=text)
+                total = usage.to_json()
+                asked = await self._salvage(text, previous, replaced, total, lambda key, shown=messages: {
+                    **salvage.transcript_request(shown, key, previous_summary=previous), "model": model})
+                if asked is None:
+                    return Part(error=problem, rejected=text)
+                return Part(asked[0], Usage(**total), len(head) - len(messages), salvaged=asked[1])
             return Part(summary, usage, len(head) - len(messages))
         return Part(error=error)
+
+    async def _salvage(self, text: str, previous: str | None, replaced: int, total: dict[str, int],
+                       request: Callable[[str], dict[str, Any]]) -> tuple[str, dict[str, Any]] | None:
+        """The refused reply ``text`` salvaged: its passing sections kept, each other one asked for alone (at
+        most salvage.MAX_ASKS short requests, built by ``request``), the rest carried from ``previous``. The
+        summary and its stats (where each section came from), or None when it still cannot be accepted.
+        ``total``: the usage so far; the section requests' usage is added to it."""
+        if not self.salvage_sections:
+            return None
+        found = salvage.start(text, previous)
+        while found.wants_more():
+            key = found.next_key()
+            try:
+                answer, usage, _stop = await self._summariser().complete(request(key))
+            except Exception as exc:  # noqa: BLE001 - a section that cannot be asked for stays missing
+                found.refused(key, classify(exc).message[:200])
+                continue
+            for name, value in usage.to_json().items():
+                total[name] = total.get(name, 0) + value
+            salvage.take_answer(found, key, answer)
+        salvage.carry(found, previous)
+        summary, problem = salvage.assemble(found, previous)
+        problem = problem or cp.validate_summary(summary, replaced)
+        if problem:
+            log.info("summary not salvaged: %s", problem)
+            return None
+        return summary, found.stats()
 
     async def _commit(self, view: SessionView, g: Gathered, covers_through: int, summary: str, trigger: str,
                       stats: dict[str, Any], before: int, min_saving: int = 0) -> CompactionRecord | None:
