@@ -16,6 +16,7 @@ reactive) goes through ``Compactor.compact``; the engine runs it, words its Outc
 from __future__ import annotations
 
 import enum
+import functools
 import logging
 import time
 from collections.abc import Callable
@@ -605,8 +606,9 @@ class Compactor:
             problem = problem or cp.validate_summary(answer, replaced)
             total = usage.to_json()
             if problem:
+                cap = self._section_cap(g.model)
                 asked = await self._salvage(text, previous, replaced, total, lambda key: salvage.cached_request(
-                    cached, key, tail_start=tail_start))
+                    cached, key, tail_start=tail_start, max_tokens=cap))
                 if asked is None:
                     return None, _rejected(text), problem
                 answer, salvaged = asked
@@ -618,7 +620,9 @@ class Compactor:
                 if part.summary is None:
                     return None, _rejected(part.rejected), part.error
                 previous, dropped = part.summary, dropped + part.dropped
-                salvaged = part.salvaged or salvaged
+                if part.salvaged:  # the last salvaged part's sources, every part's section requests
+                    asks = int(salvaged.get("section_requests", 0)) + int(part.salvaged["section_requests"])
+                    salvaged = {**part.salvaged, "section_requests": asks}
                 for key, value in part.usage.to_json().items():
                     total[key] = total.get(key, 0) + value
         assert previous is not None
@@ -666,13 +670,25 @@ class Compactor:
             problem = problem or cp.validate_summary(summary, replaced)
             if problem:
                 total = usage.to_json()
-                asked = await self._salvage(text, previous, replaced, total, lambda key, shown=messages: {
-                    **salvage.transcript_request(shown, key, previous_summary=previous), "model": model})
+                asked = await self._salvage(text, previous, replaced, total,
+                                            functools.partial(self._section_request, list(messages), previous, model))
                 if asked is None:
                     return Part(error=problem, rejected=text)
                 return Part(asked[0], Usage(**total), len(head) - len(messages), salvaged=asked[1])
             return Part(summary, usage, len(head) - len(messages))
         return Part(error=error)
+
+    def _section_request(self, messages: list[Message], previous: str | None, model: str, key: str) -> dict[str, Any]:
+        """The request for section ``key`` alone of a transcript summary."""
+        return {**salvage.transcript_request(messages, key, previous_summary=previous,
+                                             max_tokens=self._section_cap(model)), "model": model}
+
+    def _section_cap(self, model: str) -> int:
+        """One section's reply cap: its share of the reply a whole summary may take with ``model`` (a salvaged
+        summary must not outgrow what the chunking and the tail sizing counted on)."""
+        window = self.shared.catalog.info(model).prompt_room(self.shared.settings.allow_price_tiers)
+        whole = min(SUMMARY_MAX_TOKENS, window // 8) if window else SUMMARY_MAX_TOKENS
+        return max(64, min(salvage.SECTION_MAX_TOKENS, whole // len(sections.SECTIONS)))
 
     async def _salvage(self, text: str, previous: str | None, replaced: int, total: dict[str, int],
                        request: Callable[[str], dict[str, Any]]) -> tuple[str, dict[str, Any]] | None:

@@ -19,7 +19,7 @@ from desktop.engine.compaction.normalize import flatten
 from desktop.engine.compaction.summary_prompt import MARKER, extract_summary, validate_summary
 
 MAX_ASKS = len(sections.SECTIONS)  # section requests per compaction, at most (one per section)
-SECTION_MAX_TOKENS = 512  # one section's reply: short, so a looping model stops early
+SECTION_MAX_TOKENS = 512  # one section's reply at most: short, so a looping model stops early
 GIVE_UP_AFTER = 2  # unusable section answers in a row: the model cannot do it, stop asking
 _TITLES = {key: title for key, title, _h in sections.SECTIONS}
 _HINTS = {key: hint for key, _t, hint in sections.SECTIONS}
@@ -169,7 +169,8 @@ def instruction(key: str) -> str:
             "writes in; write \"None\" if there is nothing.")
 
 
-def transcript_request(messages: Sequence[Message], key: str, *, previous_summary: str | None) -> dict[str, Any]:
+def transcript_request(messages: Sequence[Message], key: str, *, previous_summary: str | None,
+                       max_tokens: int = SECTION_MAX_TOKENS) -> dict[str, Any]:
     """The transcript and a short instruction for section ``key`` (with that section of the previous summary,
     which the new text updates)."""
     parts = ["<transcript>\n" + flatten(messages, ids=False) + "\n</transcript>"]
@@ -179,10 +180,11 @@ def transcript_request(messages: Sequence[Message], key: str, *, previous_summar
     parts.append(instruction(key).split("\n", 1)[1])
     return {"system": MARKER + "\nYou write short, factual notes about a conversation. Do not call tools.",
             "messages": [{"role": "user", "content": [{"type": "text", "text": "\n\n".join(parts)}]}],
-            "max_tokens": SECTION_MAX_TOKENS}
+            "max_tokens": max_tokens}
 
 
-def cached_request(request: Mapping[str, Any], key: str, *, tail_start: str | None) -> dict[str, Any]:
+def cached_request(request: Mapping[str, Any], key: str, *, tail_start: str | None,
+                   max_tokens: int = SECTION_MAX_TOKENS) -> dict[str, Any]:
     """The chat's own request (its prefix a cache read) with the short instruction for section ``key``."""
     text = instruction(key) + " Do not call tools and do not answer the last message."
     if tail_start:
@@ -197,4 +199,4 @@ def cached_request(request: Mapping[str, Any], key: str, *, tail_start: str | No
         messages[-1] = {**last, "content": [*blocks, block]}
     else:
         messages.append({"role": "user", "content": [block]})
-    return {**request, "messages": messages, "max_tokens": SECTION_MAX_TOKENS}
+    return {**request, "messages": messages, "max_tokens": max_tokens}

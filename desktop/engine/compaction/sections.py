@@ -110,17 +110,19 @@ def _restates(body: str) -> bool:
 
 
 # Markup of the request a model echoed instead of summarising (the transcript, the previous summary, tool records).
-_ECHO = re.compile(r"</?(?:transcript|previous-summary|conversation-summary|prior-tool-call|prior-tool-result|"
-                   r"precis-summary-request|pre_transcript)\b", re.IGNORECASE)
+_ECHO = re.compile(r"^\s*(?:</?(?:transcript|previous-summary|prior-tool-call|prior-tool-result|"
+                   r"precis-summary-request|pre_transcript)\b|>?\s*(?:user|assistant)(?: \[#\d+\])?:)",
+                   re.IGNORECASE | re.MULTILINE)
 _CHAR_RUN = re.compile(r"([^\s\-=_*#~.|])\1{29,}")  # one character 30 times: a runaway number or letter
 LOOP_WINDOW = 40  # words: this many in a row with fewer than LOOP_DISTINCT different ones is a loop
-LOOP_DISTINCT = 10
+LOOP_DISTINCT = 6
 LOOP_LINES = 3  # the same line (three words or more) this many times
 
 
 def loops(body: str) -> str | None:
-    """Why ``body`` is degenerate output rather than content (None: it is not): the request's markup echoed,
-    one character or a few words repeated on and on, or one line written again and again."""
+    """Why ``body`` is degenerate output rather than content (None: it is not): a line opening with the request's
+    markup or a transcript's "User:" / "Assistant:" (the model echoed the request), one character or a few words repeated on and on, or one line written
+    again and again."""
     if _ECHO.search(body):
         return "echoes the request's markup"
     if _CHAR_RUN.search(body):
