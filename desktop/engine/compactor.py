@@ -595,6 +595,7 @@ class Compactor:
         chunks: list[list[StoredMessage]] = [head]
         dropped = 0
         salvaged: dict[str, Any] = {}
+        asks_left = [salvage.MAX_ASKS]  # section requests left to this compaction, every part together
         if choice.route == "cached" and cached is not None:
             req = route.cached_request(cached, tail_start=tail_start, previous=previous is not None, focus=focus,
                                        max_tokens=out_cap, index=message_index(head))
@@ -608,7 +609,7 @@ class Compactor:
             if problem:
                 cap = self._section_cap(g.model)
                 asked = await self._salvage(text, previous, replaced, total, lambda key: salvage.cached_request(
-                    cached, key, tail_start=tail_start, max_tokens=cap))
+                    cached, key, tail_start=tail_start, max_tokens=cap), asks_left)
                 if asked is None:
                     return None, _rejected(text), problem
                 answer, salvaged = asked
@@ -616,7 +617,7 @@ class Compactor:
         else:
             chunks = self._chunks(head, model)
             for chunk in chunks:
-                part = await self._summarise_part(chunk, previous, focus, model)
+                part = await self._summarise_part(chunk, previous, focus, model, asks_left)
                 if part.summary is None:
                     return None, _rejected(part.rejected), part.error
                 previous, dropped = part.summary, dropped + part.dropped
@@ -646,8 +647,9 @@ class Compactor:
         }, ""
 
     async def _summarise_part(self, head: list[StoredMessage], previous: str | None, focus: str | None,
-                              model: str) -> Part:
-        """One summary request (retried shorter when the request itself is too long)."""
+                              model: str, asks_left: list[int] | None = None) -> Part:
+        """One summary request (retried shorter when the request itself is too long); a refused answer salvaged
+        with at most ``asks_left[0]`` section requests (the compaction's budget, shared by its parts)."""
         messages: list[Message] = list(head)
         error = "no summary"
         for _attempt in range(SUMMARY_RETRIES + 1):
@@ -671,7 +673,8 @@ class Compactor:
             if problem:
                 total = usage.to_json()
                 asked = await self._salvage(text, previous, replaced, total,
-                                            functools.partial(self._section_request, list(messages), previous, model))
+                                            functools.partial(self._section_request, list(messages), previous, model),
+                                            asks_left if asks_left is not None else [salvage.MAX_ASKS])
                 if asked is None:
                     return Part(error=problem, rejected=text)
                 return Part(asked[0], Usage(**total), len(head) - len(messages), salvaged=asked[1])
@@ -691,14 +694,16 @@ class Compactor:
         return max(64, min(salvage.SECTION_MAX_TOKENS, whole // len(sections.SECTIONS)))
 
     async def _salvage(self, text: str, previous: str | None, replaced: int, total: dict[str, int],
-                       request: Callable[[str], dict[str, Any]]) -> tuple[str, dict[str, Any]] | None:
+                       request: Callable[[str], dict[str, Any]],
+                       asks_left: list[int]) -> tuple[str, dict[str, Any]] | None:
         """The refused reply ``text`` salvaged: its passing sections kept, each other one asked for alone (at
         most salvage.MAX_ASKS short requests, built by ``request``), the rest carried from ``previous``. The
         summary and its stats (where each section came from), or None when it still cannot be accepted.
-        ``total``: the usage so far; the section requests' usage is added to it."""
+        ``total``: the usage so far; the section requests' usage is added to it. ``asks_left``: the section
+        requests the compaction has left, lowered by those made here."""
         if not self.salvage_sections:
             return None
-        found = salvage.start(text, previous)
+        found = salvage.start(text, previous, asks_left[0])
         while found.wants_more():
             key = found.next_key()
             try:
@@ -709,6 +714,7 @@ class Compactor:
             for name, value in usage.to_json().items():
                 total[name] = total.get(name, 0) + value
             salvage.take_answer(found, key, answer)
+        asks_left[0] -= found.asks
         salvage.carry(found, previous)
         summary, problem = salvage.assemble(found, previous)
         problem = problem or cp.validate_summary(summary, replaced)

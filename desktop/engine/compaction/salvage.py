@@ -18,7 +18,7 @@ from desktop.engine.compaction._shared import Message
 from desktop.engine.compaction.normalize import flatten
 from desktop.engine.compaction.summary_prompt import MARKER, extract_summary, validate_summary
 
-MAX_ASKS = len(sections.SECTIONS)  # section requests per compaction, at most (one per section)
+MAX_ASKS = len(sections.SECTIONS)  # section requests per compaction (all its parts together), at most
 SECTION_MAX_TOKENS = 512  # one section's reply at most: short, so a looping model stops early
 GIVE_UP_AFTER = 2  # unusable section answers in a row: the model cannot do it, stop asking
 _TITLES = {key: title for key, title, _h in sections.SECTIONS}
@@ -45,6 +45,7 @@ class Salvage:
     carryable: frozenset[str] = frozenset()  # sections the previous summary can give
     asked: list[str] = field(default_factory=list)  # sections asked for, in order
     failed_in_a_row: int = 0
+    limit: int = MAX_ASKS  # section requests this salvage may make (what the compaction has left)
 
     @property
     def asks(self) -> int:
@@ -63,11 +64,11 @@ class Salvage:
         allows it, no section asked for in vain is one the previous summary cannot give (the summary could not
         be completed then), and the last GIVE_UP_AFTER answers were not all unusable."""
         todo = [key for key in self.missing if key not in self.asked]
-        if not todo or self.asks >= MAX_ASKS:
+        if not todo or self.asks >= self.limit:
             return False
         if any(key not in self.carryable for key in self.missing if key in self.asked):
             return False
-        if len([key for key in todo if key not in self.carryable]) > MAX_ASKS - self.asks:
+        if len([key for key in todo if key not in self.carryable]) > self.limit - self.asks:
             return False
         return self.failed_in_a_row < GIVE_UP_AFTER
 
@@ -83,12 +84,12 @@ class Salvage:
                 "section_requests": self.asks}
 
 
-def start(text: str, previous_summary: str | None) -> Salvage:
+def start(text: str, previous_summary: str | None, limit: int = MAX_ASKS) -> Salvage:
     """The sections of a refused reply that pass on their own (a section marked unchanged takes the previous
     summary's text, as ``sections.merge`` does)."""
     parsed = sections.parse(extract_summary(text)) or {}
     previous = sections.parse(previous_summary) if previous_summary else None
-    out = Salvage(carryable=frozenset(previous or ()))
+    out = Salvage(carryable=frozenset(previous or ()), limit=limit)
     for key in sections.KEYS:
         body = parsed.get(key)
         if body is None:
