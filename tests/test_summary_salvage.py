@@ -107,3 +107,32 @@ def test_looping_filler_in_a_section_fails_the_check():
     assert problem is not None and "Decisions and why" in problem
     assert sections.loops(LOOPING) and sections.loops(RESTATING)
     assert sections.loops("\n".join(ANSWERS.values())) is None
+
+
+def test_a_section_answer_that_writes_other_sections_is_not_taken_for_the_one_asked():
+    found = salvage.start(PARTIAL, None)
+    assert not salvage.take_answer(found, "next", "## Goal\nSomething else entirely, at length.")
+    assert salvage.take_answer(found, "next", "## Next step\nRun the migration test.")
+    assert found.found["next"] == "Run the migration test." and found.sources["next"] is salvage.Source.ASKED
+
+
+async def test_section_requests_are_bounded_per_compaction_across_the_parts_of_a_long_history(small_engine,
+                                                                                            fake_api):
+    from tests.test_compaction_engine import prose
+
+    sid = (await small_engine.store.create_session("giant", "claude-test")).id
+    for i in range(60):  # several windows long: summarised in parts, each folding in the summary so far
+        await small_engine.store.add_message(sid, "user", [{"type": "text", "text": f"q{i} " + prose(250, i)}])
+        await small_engine.store.add_message(sid, "assistant", [{"type": "text", "text": f"a{i} " + prose(200, i)}])
+    half = (PARTIAL.split("## Decisions and why")[0] + "## Current state"  # three good sections, three missing
+            + PARTIAL.split("## Current state")[1].split("## Errors and fixes")[0])
+    answers = list(ANSWERS.values())
+    fake_api.queue_summary(*[reply for _part in range(2) for reply in (half, *answers)], *[half] * 20)
+    outcome = await small_engine.compact(sid, "manual")
+    # Two parts completed with three section requests each; after that the budget is spent and the later parts
+    # carry their missing sections from the summary so far, without asking.
+    assert outcome.ok, outcome.message
+    stats = outcome.record.stats
+    assert stats["chunks"] > 3 and stats["section_requests"] == salvage.MAX_ASKS
+    assert len(summary_requests(fake_api)) == stats["chunks"] + salvage.MAX_ASKS
+    assert set(stats["section_sources"].values()) == {"summary", "previous"}  # the last part's

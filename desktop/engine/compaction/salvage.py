@@ -120,7 +120,10 @@ def take_answer(salvage: Salvage, key: str, text: str) -> bool:
     answer = extract_summary(text)
     parsed = sections.parse(answer)
     body = parsed[key] if parsed and key in parsed else _without_heading(answer, key)
-    problem = _answer_problem(key, body) if not sections.is_unchanged(body) else "unchanged"
+    if parsed and key not in parsed:
+        problem: str | None = "answers other sections"
+    else:
+        problem = _answer_problem(key, body) if not sections.is_unchanged(body) else "unchanged"
     if problem is not None:
         salvage.refused(key, problem)
         return False
