@@ -624,7 +624,7 @@ async def shoot_refused(outdir: Path, srv: FakeAnthropic) -> None:
             await store.add_message(sid, "assistant", [{"type": "text", "text": f"Exporter {i} done. "
                                                          + "Explanation. " * 600}])
         await bridge.open_session(sid)
-        srv.queue_summary(reply)
+        srv.queue_summary(reply, reply)  # the summary, then the first section asked for alone
         outcome = await engine.compact(sid, "auto", target=20_000)  # what a full context does on its own
         print("compaction:", outcome.message, flush=True)
         await shoot_card(window, outdir / "window-summary-refused.png")
@@ -646,7 +646,7 @@ async def shoot_failed(outdir: Path, srv: FakeAnthropic) -> None:
             await store.add_message(sid, "assistant", [{"type": "text", "text": f"Exporter {i} done. "
                                                          + "Explanation. " * 600}])
         await bridge.open_session(sid)
-        srv.queue_summary(reply)
+        srv.queue_summary(reply, reply)  # the summary, then the first section asked for alone
         window.gauge.compact_requested.emit()  # Compact now: its preview, confirmed as it is
         await wait_for(lambda: window.memory.preview is not None and window.memory.preview.isVisible(), 20)
         window.memory.preview.accept()

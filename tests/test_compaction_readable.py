@@ -37,7 +37,9 @@ async def test_a_failed_summary_leaves_a_card_with_why_what_the_model_wrote_and_
     from desktop.ui.chat_delegate import card_actions
 
     sid = await long_chat(window, engine_of(window).store)
-    fake_api.queue_summary(RECORDED[0]["reply"])  # a real small model's looping filler: refused
+    # A real small model's looping filler: refused, and so is its answer to the first section asked for alone
+    # (with no previous summary to carry from, that ends the asking); Retry then gets the fake's own summary.
+    fake_api.queue_summary(RECORDED[0]["reply"], RECORDED[0]["reply"])
     await compact_now(window)
     await until(lambda: any(c.detail.get("failure") for c in cards(window)))
     card = next(c for c in cards(window) if c.detail.get("failure"))
@@ -59,7 +61,7 @@ async def test_a_summary_that_failed_during_a_turn_offers_retry_on_its_trimmed_c
     from desktop.ui.chat_delegate import card_actions
 
     sid = await long_chat(window, engine_of(window).store)
-    fake_api.queue_summary(RECORDED[0]["reply"])
+    fake_api.queue_summary(RECORDED[0]["reply"], RECORDED[0]["reply"])  # the summary, then its first section
     await engine_of(window).compact(sid, "auto", target=6_000)
     await until(lambda: len(cards(window)) == 1)
     assert "retry_summary" in [a for a, _label in card_actions(cards(window)[0].detail)]

@@ -5,6 +5,7 @@ from __future__ import annotations
 import pytest
 
 from desktop.engine.compaction import sections
+from desktop.engine.compaction.salvage import MAX_ASKS
 from tests.fakeapi import SUMMARY_MARKER
 from tests.test_compaction_engine import converse
 from tests.test_summary_degenerate import DEGENERATE
@@ -18,7 +19,8 @@ async def test_degenerate_summaries_in_sections_are_rejected_too(small_engine, f
     """Wrapped in every heading, the same text restates the request in each section."""
     sid = (await small_engine.store.create_session("d", "claude-test")).id
     await converse(small_engine, fake_api, sid, 6)
-    fake_api.queue_summary("\n\n".join(f"## {title}\n{reply}" for _key, title, _hint in sections.SECTIONS))
+    fake_api.queue_summary("\n\n".join(f"## {title}\n{reply}" for _key, title, _hint in sections.SECTIONS),
+                           *[reply] * MAX_ASKS)  # ... and each section asked for alone (salvage.py)
     outcome = await small_engine.compact(sid, "manual")
     assert not outcome.ok and "restates" in outcome.message
     assert await small_engine.store.active_compaction(sid) is None

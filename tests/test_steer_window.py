@@ -23,7 +23,7 @@ async def _compacted(window):
 async def test_a_refused_summary_shows_on_the_trimmed_card_with_what_the_model_wrote(window, fake_api, qtbot):
     sid = await long_chat(window, engine_of(window).store)
     reply = RECORDED[0]["reply"]  # a real small model's 4,000 characters of looping filler
-    fake_api.queue_summary(reply)
+    fake_api.queue_summary(reply, reply)  # the summary, then the first section asked for alone (salvage.py)
     await engine_of(window).compact(sid, "auto", target=6_000)
     await until(lambda: len(cards(window)) == 1)
     card = cards(window)[0]

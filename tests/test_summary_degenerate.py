@@ -7,6 +7,7 @@ from pathlib import Path
 
 import pytest
 
+from desktop.engine.compaction.salvage import MAX_ASKS
 from tests.test_compaction_engine import converse
 
 # Engine behaviour, not HTTP: the fake server's script answered in-process (tests/scripted_provider.py).
@@ -24,6 +25,10 @@ DEGENERATE = (
 # Every summary request a small local model answered in the needle benchmark (llama-server, gemma-3-270m base,
 # Q4_K_M; ``tests/bench/bench_needles.py --server ... --record``: its words as Précis kept them, up to 4,000
 # characters), each with why a person who read it found it no summary a chat could go on from.
+# A refused summary is salvaged section by section (compaction/salvage.py): queued this many times, the model's
+# reply also answers every section request, so the compaction still ends in a trim.
+UNUSABLE = 1 + MAX_ASKS
+
 RECORDED = json.loads((Path(__file__).parent / "data" / "local_model_summaries.json").read_text(encoding="utf-8"))
 
 
@@ -31,7 +36,7 @@ RECORDED = json.loads((Path(__file__).parent / "data" / "local_model_summaries.j
 async def test_degenerate_summaries_are_rejected_and_snipped_with_the_reason(small_engine, fake_api, reply):
     sid = (await small_engine.store.create_session("d", "claude-test")).id
     await converse(small_engine, fake_api, sid, 6)
-    fake_api.queue_summary(reply)
+    fake_api.queue_summary(*[reply] * UNUSABLE)  # the summary and every section asked for alone
     outcome = await small_engine.compact(sid, "auto", target=1_500)
     record = await small_engine.store.active_compaction(sid)
     # Never the working memory of the chat: the summary failed, the breaker counts it, a snip keeps going.
@@ -48,7 +53,7 @@ async def test_a_small_local_models_recorded_summaries_are_refused_and_kept_for_
                                                                                         case):
     sid = (await small_engine.store.create_session("r", "claude-test")).id
     await converse(small_engine, fake_api, sid, 6)
-    fake_api.queue_summary(case["reply"])
+    fake_api.queue_summary(*[case["reply"]] * UNUSABLE)
     await small_engine.compact(sid, "auto", target=1_500)
     record = await small_engine.store.active_compaction(sid)
     assert record is not None and record.trigger == "snip", case["why"]
@@ -61,11 +66,11 @@ async def test_trims_in_a_row_leave_one_note_counting_them_all(small_engine, fak
     sid = (await small_engine.store.create_session("t", "claude-test")).id
     small_engine.settings.auto_compact_ratio = 0.95  # only this test's compactions
     await converse(small_engine, fake_api, sid, 6)
-    fake_api.queue_summary(DEGENERATE[0])
+    fake_api.queue_summary(*[DEGENERATE[0]] * UNUSABLE)
     await small_engine.compact(sid, "auto", target=2_500)
     first = await small_engine.store.active_compaction(sid)
     await converse(small_engine, fake_api, sid, 4, start=6)
-    fake_api.queue_summary(DEGENERATE[1])
+    fake_api.queue_summary(*[DEGENERATE[1]] * UNUSABLE)
     await small_engine.compact(sid, "auto", target=2_500)
     second = await small_engine.store.active_compaction(sid)
     assert first.trigger == second.trigger == "snip" and second.id != first.id

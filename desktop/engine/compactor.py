@@ -16,6 +16,7 @@ reactive) goes through ``Compactor.compact``; the engine runs it, words its Outc
 from __future__ import annotations
 
 import enum
+import functools
 import logging
 import time
 from collections.abc import Callable
@@ -26,7 +27,7 @@ from desktop.engine import cache_clock, overflow, steering, tokens
 from desktop.engine import compaction as cp
 from desktop.engine import messages as M
 from desktop.engine.catalog import MILLION
-from desktop.engine.compaction import sections, user_pins
+from desktop.engine.compaction import salvage, sections, user_pins
 from desktop.engine.compaction import summary_route as route
 from desktop.engine.compaction._shared import Message, group_starts
 from desktop.engine.compaction.citations import message_index
@@ -137,6 +138,7 @@ class Part:
     dropped: int = 0  # messages left out for length
     error: str = ""
     rejected: str = ""
+    salvaged: dict[str, Any] = field(default_factory=dict)  # stats of a summary salvaged section by section
 
 
 def _rejected(text: str) -> dict[str, Any]:
@@ -176,6 +178,10 @@ class Prepared:
 
 
 class Compactor:
+    # A refused sectioned summary is salvaged section by section before the chat trims (see compaction.salvage);
+    # the small-model benchmark turns it off to measure without it.
+    salvage_sections = True
+
     def __init__(self, shared: Shared, summariser: Callable[[], Summariser]):
         self.shared = shared
         self._summariser = summariser
@@ -588,6 +594,8 @@ class Compactor:
         total: dict[str, int] = {}
         chunks: list[list[StoredMessage]] = [head]
         dropped = 0
+        salvaged: dict[str, Any] = {}
+        asks_left = [salvage.MAX_ASKS]  # section requests left to this compaction, every part together
         if choice.route == "cached" and cached is not None:
             req = route.cached_request(cached, tail_start=tail_start, previous=previous is not None, focus=focus,
                                        max_tokens=out_cap, index=message_index(head))
@@ -597,16 +605,25 @@ class Compactor:
                 return None, {}, classify(exc).message[:300]
             answer, problem = sections.accept(cp.extract_summary(text), previous)
             problem = problem or cp.validate_summary(answer, replaced)
+            total = usage.to_json()
             if problem:
-                return None, _rejected(text), problem
-            previous, total = answer, usage.to_json()
+                cap = self._section_cap(g.model)
+                asked = await self._salvage(text, previous, replaced, total, lambda key: salvage.cached_request(
+                    cached, key, tail_start=tail_start, max_tokens=cap), asks_left)
+                if asked is None:
+                    return None, _rejected(text), problem
+                answer, salvaged = asked
+            previous = answer
         else:
             chunks = self._chunks(head, model)
             for chunk in chunks:
-                part = await self._summarise_part(chunk, previous, focus, model)
+                part = await self._summarise_part(chunk, previous, focus, model, asks_left)
                 if part.summary is None:
                     return None, _rejected(part.rejected), part.error
                 previous, dropped = part.summary, dropped + part.dropped
+                if part.salvaged:  # the last salvaged part's sources, every part's section requests
+                    asks = int(salvaged.get("section_requests", 0)) + int(part.salvaged["section_requests"])
+                    salvaged = {**part.salvaged, "section_requests": asks}
                 for key, value in part.usage.to_json().items():
                     total[key] = total.get(key, 0) + value
         assert previous is not None
@@ -626,11 +643,13 @@ class Compactor:
             "dropped_for_length": dropped,
             "seconds": round(time.monotonic() - started, 3),
             "focus": focus or "",
+            **salvaged,
         }, ""
 
     async def _summarise_part(self, head: list[StoredMessage], previous: str | None, focus: str | None,
-                              model: str) -> Part:
-        """One summary request (retried shorter when the request itself is too long)."""
+                              model: str, asks_left: list[int] | None = None) -> Part:
+        """One summary request (retried shorter when the request itself is too long); a refused answer salvaged
+        with at most ``asks_left[0]`` section requests (the compaction's budget, shared by its parts)."""
         messages: list[Message] = list(head)
         error = "no summary"
         for _attempt in range(SUMMARY_RETRIES + 1):
@@ -647,13 +666,62 @@ class Compactor:
                     if messages:
                         continue
                 return Part(error=classify(exc).message[:300])  # worded as the chat path words it
+            replaced = (sum(tokens.estimate_message(m.content) for m in head)
+                        + (tokens.estimate_text(previous) if previous else 0))
             summary, problem = sections.accept(cp.extract_summary(text), previous)
-            problem = problem or cp.validate_summary(summary, sum(tokens.estimate_message(m.content) for m in head)
-                                          + (tokens.estimate_text(previous) if previous else 0))
+            problem = problem or cp.validate_summary(summary, replaced)
             if problem:
-                return Part(error=problem, rejected=text)
+                total = usage.to_json()
+                asked = await self._salvage(text, previous, replaced, total,
+                                            functools.partial(self._section_request, list(messages), previous, model),
+                                            asks_left if asks_left is not None else [salvage.MAX_ASKS])
+                if asked is None:
+                    return Part(error=problem, rejected=text)
+                return Part(asked[0], Usage(**total), len(head) - len(messages), salvaged=asked[1])
             return Part(summary, usage, len(head) - len(messages))
         return Part(error=error)
+
+    def _section_request(self, messages: list[Message], previous: str | None, model: str, key: str) -> dict[str, Any]:
+        """The request for section ``key`` alone of a transcript summary."""
+        return {**salvage.transcript_request(messages, key, previous_summary=previous,
+                                             max_tokens=self._section_cap(model)), "model": model}
+
+    def _section_cap(self, model: str) -> int:
+        """One section's reply cap: its share of the reply a whole summary may take with ``model`` (a salvaged
+        summary must not outgrow what the chunking and the tail sizing counted on)."""
+        window = self.shared.catalog.info(model).prompt_room(self.shared.settings.allow_price_tiers)
+        whole = min(SUMMARY_MAX_TOKENS, window // 8) if window else SUMMARY_MAX_TOKENS
+        return max(64, min(salvage.SECTION_MAX_TOKENS, whole // len(sections.SECTIONS)))
+
+    async def _salvage(self, text: str, previous: str | None, replaced: int, total: dict[str, int],
+                       request: Callable[[str], dict[str, Any]],
+                       asks_left: list[int]) -> tuple[str, dict[str, Any]] | None:
+        """The refused reply ``text`` salvaged: its passing sections kept, each other one asked for alone (at
+        most salvage.MAX_ASKS short requests, built by ``request``), the rest carried from ``previous``. The
+        summary and its stats (where each section came from), or None when it still cannot be accepted.
+        ``total``: the usage so far; the section requests' usage is added to it. ``asks_left``: the section
+        requests the compaction has left, lowered by those made here."""
+        if not self.salvage_sections:
+            return None
+        found = salvage.start(text, previous, asks_left[0])
+        while found.wants_more():
+            key = found.next_key()
+            try:
+                answer, usage, _stop = await self._summariser().complete(request(key))
+            except Exception as exc:  # noqa: BLE001 - a section that cannot be asked for stays missing
+                found.refused(key, classify(exc).message[:200])
+                continue
+            for name, value in usage.to_json().items():
+                total[name] = total.get(name, 0) + value
+            salvage.take_answer(found, key, answer)
+        asks_left[0] -= found.asks
+        salvage.carry(found, previous)
+        summary, problem = salvage.assemble(found, previous)
+        problem = problem or cp.validate_summary(summary, replaced)
+        if problem:
+            log.info("summary not salvaged: %s", problem)
+            return None
+        return summary, found.stats()
 
     async def _commit(self, view: SessionView, g: Gathered, covers_through: int, summary: str, trigger: str,
                       stats: dict[str, Any], before: int, min_saving: int = 0) -> CompactionRecord | None:

@@ -109,6 +109,48 @@ def _restates(body: str) -> bool:
     return len(content & _META) >= 0.7 * len(content)
 
 
+# Markup of the request a model echoed instead of summarising (the transcript, the previous summary, tool records).
+_ECHO = re.compile(r"^\s*(?:</?(?:transcript|previous-summary|prior-tool-call|prior-tool-result|"
+                   r"precis-summary-request|pre_transcript)\b|>?\s*(?:user|assistant)(?: \[#\d+\])?:)",
+                   re.IGNORECASE | re.MULTILINE)
+_CHAR_RUN = re.compile(r"([^\s\-=_*#~.|])\1{29,}")  # one character 30 times: a runaway number or letter
+LOOP_WINDOW = 40  # words: this many in a row with fewer than LOOP_DISTINCT different ones is a loop
+LOOP_DISTINCT = 6
+LOOP_LINES = 3  # the same line (three words or more) this many times
+
+
+def loops(body: str) -> str | None:
+    """Why ``body`` is degenerate output rather than content (None: it is not): a line opening with the request's
+    markup or a transcript's "User:" / "Assistant:" (the model echoed the request), one character or a few words repeated on and on, or one line written
+    again and again."""
+    if _ECHO.search(body):
+        return "echoes the request's markup"
+    if _CHAR_RUN.search(body):
+        return "repeats one character"
+    words = [w.casefold() for w in body.split()]
+    for start in range(0, max(0, len(words) - LOOP_WINDOW) + 1, LOOP_WINDOW // 4):
+        window = words[start:start + LOOP_WINDOW]
+        if len(window) == LOOP_WINDOW and len(set(window)) < LOOP_DISTINCT:
+            return "loops on a few words"
+    counts: dict[str, int] = {}
+    for line in body.splitlines():
+        item = _norm(line)
+        if len(item.split()) >= 3:
+            counts[item] = counts.get(item, 0) + 1
+            if counts[item] >= LOOP_LINES:
+                return "repeats one line"
+    return None
+
+
+def problem_of(body: str) -> str | None:
+    """Why one section's text is unusable (None: it is usable)."""
+    if is_empty(body) or is_unchanged(body):
+        return None
+    if _restates(body):
+        return "restates the request"
+    return loops(body)
+
+
 def _items(body: str) -> list[str]:
     """The lines of a section that carry something (list markers and sub-headings such as "Done:" aside)."""
     out = []
@@ -154,6 +196,9 @@ def check(new: Mapping[str, str] | None, previous: Mapping[str, str] | None) -> 
     restating = [title for key, title, _h in SECTIONS if key in filled and _restates(filled[key])]
     if restating:
         return "the summary restates the request instead of summarising (" + ", ".join(restating) + ")"
+    looping = [f"{title}: {why}" for key, title, _h in SECTIONS if key in filled and (why := loops(filled[key]))]
+    if looping:
+        return "the summary is degenerate (" + "; ".join(looping) + ")"
     if previous is None:
         return None
     size, before = estimate_text(render(new)), estimate_text(render(previous))
@@ -176,4 +221,8 @@ def accept(text: str, previous_summary: str | None) -> tuple[str, str | None]:
     if new is None:
         return text, check(None, previous)
     merged = merge(new, previous)
+    # Checked before the merge fills them with "None": a section left out is missing, not empty.
+    missing = [title for key, title, _h in SECTIONS if key not in new]
+    if missing:
+        return render(merged), "the summary lacks the section(s) " + ", ".join(missing)
     return render(merged), check(merged, previous)

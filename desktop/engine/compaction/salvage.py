@@ -1,0 +1,206 @@
+"""A refused sectioned summary salvaged section by section, for models too small to write all of it at once.
+
+The sections that passed the check are kept; each missing or unusable one is asked for on its own with a short
+prompt (a small model that loops over a whole summary often writes one short part well), and what still fails
+is carried from the previous summary (as if the model had marked it unchanged). Only when a section has no
+usable source is the summary refused, and the chat trims as before. The stats say where each section came from.
+"""
+
+from __future__ import annotations
+
+import enum
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+from desktop.engine.compaction import sections
+from desktop.engine.compaction._shared import Message
+from desktop.engine.compaction.normalize import flatten
+from desktop.engine.compaction.summary_prompt import MARKER, extract_summary, validate_summary
+
+MAX_ASKS = len(sections.SECTIONS)  # section requests per compaction (all its parts together), at most
+SECTION_MAX_TOKENS = 512  # one section's reply at most: short, so a looping model stops early
+GIVE_UP_AFTER = 2  # unusable section answers in a row: the model cannot do it, stop asking
+_TITLES = {key: title for key, title, _h in sections.SECTIONS}
+_HINTS = {key: hint for key, _t, hint in sections.SECTIONS}
+# Sections the conversation always has something for: an empty answer there is no answer.
+_NEVER_EMPTY = frozenset({"goal", "next"})
+
+
+class Source(enum.StrEnum):
+    """Where a section of an accepted summary came from."""
+
+    SUMMARY = "summary"  # the summary as the model first wrote it
+    ASKED = "asked"  # a request for that section alone
+    PREVIOUS = "previous"  # the previous summary's section, carried unchanged
+
+
+@dataclass(slots=True)
+class Salvage:
+    """A refused summary's usable sections so far and where each came from."""
+
+    found: dict[str, str] = field(default_factory=dict)
+    sources: dict[str, Source] = field(default_factory=dict)
+    problems: dict[str, str] = field(default_factory=dict)  # key -> why its latest answer was unusable
+    carryable: frozenset[str] = frozenset()  # sections the previous summary can give
+    asked: list[str] = field(default_factory=list)  # sections asked for, in order
+    failed_in_a_row: int = 0
+    limit: int = MAX_ASKS  # section requests this salvage may make (what the compaction has left)
+
+    @property
+    def asks(self) -> int:
+        return len(self.asked)
+
+    @property
+    def missing(self) -> list[str]:
+        return [key for key in sections.KEYS if key not in self.found]
+
+    def next_key(self) -> str:
+        """The first missing section not asked for yet."""
+        return next(key for key in self.missing if key not in self.asked)
+
+    def wants_more(self) -> bool:
+        """Another section request is worth making: a section is missing and not asked for yet, the budget
+        allows it, no section asked for in vain is one the previous summary cannot give (the summary could not
+        be completed then), and the last GIVE_UP_AFTER answers were not all unusable."""
+        todo = [key for key in self.missing if key not in self.asked]
+        if not todo or self.asks >= self.limit:
+            return False
+        if any(key not in self.carryable for key in self.missing if key in self.asked):
+            return False
+        if len([key for key in todo if key not in self.carryable]) > self.limit - self.asks:
+            return False
+        return self.failed_in_a_row < GIVE_UP_AFTER
+
+    def refused(self, key: str, problem: str) -> None:
+        """The request for section ``key`` brought nothing usable."""
+        if key not in self.asked:
+            self.asked.append(key)
+        self.problems[key] = problem
+        self.failed_in_a_row += 1
+
+    def stats(self) -> dict[str, Any]:
+        return {"section_sources": {key: str(self.sources[key]) for key in sections.KEYS if key in self.sources},
+                "section_requests": self.asks}
+
+
+def start(text: str, previous_summary: str | None, limit: int = MAX_ASKS) -> Salvage:
+    """The sections of a refused reply that pass on their own (a section marked unchanged takes the previous
+    summary's text, as ``sections.merge`` does)."""
+    parsed = sections.parse(extract_summary(text)) or {}
+    previous = sections.parse(previous_summary) if previous_summary else None
+    out = Salvage(carryable=frozenset(previous or ()), limit=limit)
+    for key in sections.KEYS:
+        body = parsed.get(key)
+        if body is None:
+            continue
+        if sections.is_unchanged(body):
+            if previous is None or key not in previous:
+                continue
+            out.found[key], out.sources[key] = previous[key], Source.PREVIOUS
+            continue
+        problem = _answer_problem(key, body)
+        if problem is None:
+            out.found[key], out.sources[key] = body.strip() or "None", Source.SUMMARY
+        else:
+            out.problems[key] = problem
+    return out
+
+
+def _answer_problem(key: str, body: str) -> str | None:
+    if sections.is_empty(body):
+        return "empty" if key in _NEVER_EMPTY else None
+    if len(body) < 600 and validate_summary(body, 1 << 30) is not None:  # a refusal or a few characters
+        return "no answer"
+    return sections.problem_of(body)
+
+
+def take_answer(salvage: Salvage, key: str, text: str) -> bool:
+    """Record the reply to the request for section ``key`` alone; True when it is usable."""
+    answer = extract_summary(text)
+    parsed = sections.parse(answer)
+    body = parsed[key] if parsed and key in parsed else _without_heading(answer, key)
+    if parsed and key not in parsed:
+        problem: str | None = "answers other sections"
+    else:
+        problem = _answer_problem(key, body) if not sections.is_unchanged(body) else "unchanged"
+    if problem is not None:
+        salvage.refused(key, problem)
+        return False
+    salvage.asked.append(key)
+    salvage.found[key], salvage.sources[key] = body.strip() or "None", Source.ASKED
+    salvage.problems.pop(key, None)
+    salvage.failed_in_a_row = 0
+    return True
+
+
+def _without_heading(answer: str, key: str) -> str:
+    """The answer less a first line that only repeats the section's title."""
+    lines = answer.strip().splitlines()
+    if lines and lines[0].strip().strip("#*: ").casefold() == _TITLES[key].casefold():
+        lines = lines[1:]
+    return "\n".join(lines).strip()
+
+
+def carry(salvage: Salvage, previous_summary: str | None) -> None:
+    """Every section still missing, taken from the previous summary when it has that section."""
+    previous = sections.parse(previous_summary) if previous_summary else None
+    if previous is None:
+        return
+    for key in salvage.missing:
+        if key in previous:
+            salvage.found[key], salvage.sources[key] = previous[key], Source.PREVIOUS
+
+
+def assemble(salvage: Salvage, previous_summary: str | None) -> tuple[str, str | None]:
+    """(the summary, why it is unusable or None): the salvaged sections in order, checked like any summary; a
+    summary with nothing new in it (every section carried) is refused too, since it summarises nothing."""
+    missing = salvage.missing
+    if missing:
+        reasons = "; ".join(f"{_TITLES[key]}: {salvage.problems.get(key, 'missing')}" for key in missing)
+        return "", f"the summary lacks usable section(s) even asked one by one ({reasons})"
+    if all(source is Source.PREVIOUS for source in salvage.sources.values()):
+        return "", "no section of the summary holds anything new"
+    previous = sections.parse(previous_summary) if previous_summary else None
+    summary = sections.render(salvage.found)
+    return summary, sections.check(dict(salvage.found), previous)
+
+
+def instruction(key: str) -> str:
+    """The short request for one section."""
+    return (f"{MARKER}\nWrite one part of a summary of the conversation: the section “{_TITLES[key]}” — "
+            f"{_HINTS[key]}. Be specific and brief. Answer with that section's text only, in the language the user "
+            "writes in; write \"None\" if there is nothing.")
+
+
+def transcript_request(messages: Sequence[Message], key: str, *, previous_summary: str | None,
+                       max_tokens: int = SECTION_MAX_TOKENS) -> dict[str, Any]:
+    """The transcript and a short instruction for section ``key`` (with that section of the previous summary,
+    which the new text updates)."""
+    parts = ["<transcript>\n" + flatten(messages, ids=False) + "\n</transcript>"]
+    previous = sections.parse(previous_summary) if previous_summary else None
+    if previous and not sections.is_empty(previous.get(key, "")):
+        parts.insert(0, "Earlier, this section read:\n" + previous[key].strip())
+    parts.append(instruction(key).split("\n", 1)[1])
+    return {"system": MARKER + "\nYou write short, factual notes about a conversation. Do not call tools.",
+            "messages": [{"role": "user", "content": [{"type": "text", "text": "\n\n".join(parts)}]}],
+            "max_tokens": max_tokens}
+
+
+def cached_request(request: Mapping[str, Any], key: str, *, tail_start: str | None,
+                   max_tokens: int = SECTION_MAX_TOKENS) -> dict[str, Any]:
+    """The chat's own request (its prefix a cache read) with the short instruction for section ``key``."""
+    text = instruction(key) + " Do not call tools and do not answer the last message."
+    if tail_start:
+        text += (" Cover the conversation up to, not including, the message that begins: «"
+                 + " ".join(tail_start.split())[:160] + "».")
+    block = {"type": "text", "text": text}
+    messages = list(request["messages"])
+    last = messages[-1] if messages else None
+    if last is not None and last.get("role") == "user":
+        content = last.get("content")
+        blocks = [{"type": "text", "text": content}] if isinstance(content, str) else list(content or [])
+        messages[-1] = {**last, "content": [*blocks, block]}
+    else:
+        messages.append({"role": "user", "content": [block]})
+    return {**request, "messages": messages, "max_tokens": max_tokens}

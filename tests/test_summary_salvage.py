@@ -1,0 +1,138 @@
+"""A sectioned summary that fails its check is salvaged section by section before the chat trims: the sections
+that passed are kept, each other one is asked for alone with a short prompt, and what still fails is carried from
+the previous summary. A model that writes nothing usable still ends in a trim, with the breaker counting it."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+
+from desktop.engine.compaction import salvage, sections
+from tests.test_compaction_engine import converse, summary_requests
+
+# Engine behaviour, not HTTP: the fake server's script answered in-process (tests/scripted_provider.py).
+pytestmark = pytest.mark.in_process
+
+RECORDED = {case["id"]: case["reply"] for case in json.loads(
+    (Path(__file__).parent / "data" / "local_model_summaries.json").read_text(encoding="utf-8"))}
+# What a small local model wrote where a section should be (recorded replies, see test_summary_degenerate.py),
+# cut so the whole reply fits the summary's output cap at an 8K window.
+LOOPING = RECORDED["gemma-270m-compaction-2"][:800]  # the last exchange echoed, then one letter over and over
+RESTATING = RECORDED["gemma-270m-seed1-compaction-3"][:600]  # the request's tags, one line over and over
+
+# Three sections a chat can go on from, two made of looping filler, one missing.
+PARTIAL = (
+    "## Goal\nMove the settings store to SQLite in WAL mode without losing the user's drafts.\n\n"
+    "## User instructions and constraints\n- keep using tabs\n- never drop a draft on upgrade\n\n"
+    "## Decisions and why\n" + LOOPING + "\n\n"
+    "## Current state\nDone:\n- schema written\nIn progress:\n- the migration of drafts\nBlocked:\nNone\n\n"
+    "## Errors and fixes\n" + RESTATING + "\n"
+)
+ANSWERS = {
+    "decisions": "- WAL journal mode, because the CLI reads while the app writes",
+    "errors": "- `database is locked` on upgrade: fixed by a busy timeout of 5 s",
+    "next": "Write the drafts migration test, then run it on the old store.",
+}
+
+
+async def test_a_summary_with_looping_sections_is_completed_section_by_section_not_trimmed(small_engine,
+                                                                                        fake_api):
+    sid = (await small_engine.store.create_session("s", "claude-test")).id
+    await converse(small_engine, fake_api, sid, 6)
+    asked_before = len(summary_requests(fake_api))
+    fake_api.queue_summary(PARTIAL, ANSWERS["decisions"], ANSWERS["errors"], ANSWERS["next"])
+    outcome = await small_engine.compact(sid, "auto")
+    record = await small_engine.store.active_compaction(sid)
+    assert outcome.ok and record is not None and record.trigger == "auto", record and record.stats
+    assert len(await small_engine.store.compactions(sid)) == 1  # no trim
+    parsed = sections.parse(record.summary)
+    assert parsed is not None and set(parsed) == set(sections.KEYS)
+    assert "WAL mode without losing the user's drafts" in parsed["goal"]  # the passing sections kept as written
+    assert "migration of drafts" in parsed["state"]
+    for key, answer in ANSWERS.items():  # ... and the others answered one by one
+        assert parsed[key] == answer
+    assert "e e e e" not in record.summary and "asked to explain" not in record.summary
+    # Where each section came from, in the compaction's stats; one short request per missing section.
+    assert record.stats["section_sources"] == {
+        "goal": "summary", "instructions": "summary", "decisions": "asked", "state": "summary",
+        "errors": "asked", "next": "asked"}
+    assert record.stats["section_requests"] == 3
+    assert len(summary_requests(fake_api)) - asked_before == 4
+    assert (await small_engine.store.get_state(sid))["breaker_failures"] == 0
+
+
+async def test_sections_still_unusable_are_carried_from_the_previous_summary(small_engine, fake_api):
+    sid = (await small_engine.store.create_session("p", "claude-test")).id
+    small_engine.settings.auto_compact_ratio = 0.95  # only this test's compactions
+    await converse(small_engine, fake_api, sid, 6)
+    await small_engine.compact(sid, "auto", target=2_500)  # the fake's own summary: every section there
+    first = await small_engine.store.active_compaction(sid)
+    assert first is not None and first.trigger == "auto"
+    old = sections.parse(first.summary)
+    await converse(small_engine, fake_api, sid, 4, start=6)
+    fake_api.queue_summary(PARTIAL, LOOPING, RESTATING, LOOPING, LOOPING)  # every section answer unusable
+    outcome = await small_engine.compact(sid, "auto", target=2_500)
+    record = await small_engine.store.active_compaction(sid)
+    assert outcome.ok and record is not None and record.trigger == "auto" and record.id != first.id
+    sources = record.stats["section_sources"]
+    assert {k for k, v in sources.items() if v == "summary"} == {"goal", "instructions", "state"}
+    assert {k for k, v in sources.items() if v == "previous"} == {"decisions", "errors", "next"}
+    parsed = sections.parse(record.summary)
+    assert parsed is not None and parsed["next"] == old["next"] and parsed["errors"] == old["errors"]
+    # The model failed twice in a row: it is not asked for the third section.
+    assert record.stats["section_requests"] == salvage.GIVE_UP_AFTER
+
+
+async def test_every_section_answer_unusable_still_trims_and_counts_toward_the_breaker(small_engine, fake_api):
+    sid = (await small_engine.store.create_session("g", "claude-test")).id
+    await converse(small_engine, fake_api, sid, 6)
+    asked_before = len(summary_requests(fake_api))
+    fake_api.queue_summary(PARTIAL, *[LOOPING] * 10)
+    outcome = await small_engine.compact(sid, "auto", target=1_500)
+    record = await small_engine.store.active_compaction(sid)
+    assert outcome.ok and record is not None and record.trigger == "snip"
+    assert LOOPING[:200] not in record.summary
+    assert record.stats["summary_error"] and PARTIAL[:300] in record.stats["rejected_summary"]
+    assert (await small_engine.store.get_state(sid))["breaker_failures"] == 1
+    # No previous summary to carry from: the first unusable answer ends the asking (the summary cannot be whole).
+    assert len(summary_requests(fake_api)) - asked_before == 2
+
+
+def test_looping_filler_in_a_section_fails_the_check():
+    parsed = sections.parse(PARTIAL + "\n## Next step\nShip it.\n")
+    assert parsed is not None and set(parsed) == set(sections.KEYS)
+    problem = sections.check(parsed, None)
+    assert problem is not None and "Decisions and why" in problem
+    assert sections.loops(LOOPING) and sections.loops(RESTATING)
+    assert sections.loops("\n".join(ANSWERS.values())) is None
+
+
+def test_a_section_answer_that_writes_other_sections_is_not_taken_for_the_one_asked():
+    found = salvage.start(PARTIAL, None)
+    assert not salvage.take_answer(found, "next", "## Goal\nSomething else entirely, at length.")
+    assert salvage.take_answer(found, "next", "## Next step\nRun the migration test.")
+    assert found.found["next"] == "Run the migration test." and found.sources["next"] is salvage.Source.ASKED
+
+
+async def test_section_requests_are_bounded_per_compaction_across_the_parts_of_a_long_history(small_engine,
+                                                                                            fake_api):
+    from tests.test_compaction_engine import prose
+
+    sid = (await small_engine.store.create_session("giant", "claude-test")).id
+    for i in range(60):  # several windows long: summarised in parts, each folding in the summary so far
+        await small_engine.store.add_message(sid, "user", [{"type": "text", "text": f"q{i} " + prose(250, i)}])
+        await small_engine.store.add_message(sid, "assistant", [{"type": "text", "text": f"a{i} " + prose(200, i)}])
+    half = (PARTIAL.split("## Decisions and why")[0] + "## Current state"  # three good sections, three missing
+            + PARTIAL.split("## Current state")[1].split("## Errors and fixes")[0])
+    answers = list(ANSWERS.values())
+    fake_api.queue_summary(*[reply for _part in range(2) for reply in (half, *answers)], *[half] * 20)
+    outcome = await small_engine.compact(sid, "manual")
+    # Two parts completed with three section requests each; after that the budget is spent and the later parts
+    # carry their missing sections from the summary so far, without asking.
+    assert outcome.ok, outcome.message
+    stats = outcome.record.stats
+    assert stats["chunks"] > 3 and stats["section_requests"] == salvage.MAX_ASKS
+    assert len(summary_requests(fake_api)) == stats["chunks"] + salvage.MAX_ASKS
+    assert set(stats["section_sources"].values()) == {"summary", "previous"}  # the last part's
