@@ -50,8 +50,8 @@ CHAT_WRITES = r"store\.(create_session|delete_session|set_pinned|import_session|
 def test_a_chats_rows_have_one_writer_and_chats_are_made_and_deleted_in_the_library():
     """The conversation writes its chat's rows (through its reply recorder and the compaction policy it runs)
     and keeps its cached view coherent; the library makes, renames, pins, imports and deletes chats. The engine's
-    registry writes neither, and no view reaches the store."""
-    engine_and_views = ("desktop/engine/", "desktop/ui/")
+    registry writes neither, and no view or command reaches the store."""
+    engine_and_views = ("desktop/engine/", "desktop/ui/", "desktop/cli/")
     rows = [n for n in where(ROW_WRITES) if n.startswith(engine_and_views)]
     chats = [n for n in where(CHAT_WRITES) if n.startswith(engine_and_views)]
     assert rows == ["desktop/engine/compactor.py", "desktop/engine/conversation.py", "desktop/engine/reply.py"]

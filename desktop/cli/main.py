@@ -134,7 +134,7 @@ async def cmd_chat(args: argparse.Namespace) -> int:
         if args.session is not None:
             session = await _session_or_fail(ctx.store, args.session)
             if args.model:
-                await ctx.store.update_session(session.id, model=args.model)
+                await ctx.engine.set_chat_model(session.id, args.model)
         else:
             session = await _session_or_fail(ctx.store, await ctx.engine.new_session(args.model))
             _status(cli(QT_TRANSLATE_NOOP("Cli", "session {id}"), id=session.id))

@@ -9,7 +9,6 @@ from __future__ import annotations
 import argparse
 import json
 import sys
-import time
 from typing import Any
 
 EXCERPT = 120
@@ -25,16 +24,16 @@ def add_pin_command(sub: Any) -> None:
 
 
 async def cmd_pin(args: argparse.Namespace) -> int:
-    from desktop.engine.compaction import user_pins
     from desktop.runtime import open_runtime
 
+    # Through the engine, as the window does: the chat's conversation writes its own pins and checks their room.
     async with open_runtime(background=False) as ctx:
-        store = ctx.store
-        if args.session < 1 or await store.get_session(args.session) is None:
+        engine = ctx.engine
+        if args.session < 1 or await ctx.store.get_session(args.session) is None:
             print(f"precis: error: no session with id {args.session}", file=sys.stderr)
             return 1
-        pins = user_pins.pins_of(await store.get_state(args.session))
         if args.message is None:
+            pins = await engine.pins(args.session)
             if args.json:
                 print(json.dumps([p.to_json() for p in pins], ensure_ascii=False, indent=2))
             elif not pins:
@@ -45,20 +44,15 @@ async def cmd_pin(args: argparse.Namespace) -> int:
                 print(f"#{p.message_id:<7} {p.role:<9}{part} " + (text[:EXCERPT] + "…" if len(text) > EXCERPT else text))
             return 0
         if args.remove:
-            if all(p.message_id != args.message for p in pins):
+            if not await engine.unpin_message(args.session, args.message):
                 print(f"precis: error: message {args.message} is not pinned", file=sys.stderr)
                 return 1
-            await store.update_state(args.session, {user_pins.STATE_KEY: user_pins.without_pin(pins, args.message)})
             print(f"unpinned #{args.message}")
             return 0
-        msg = await store.get_message(args.message)
         try:
-            pin = user_pins.make(msg if msg is not None and msg.session_id == args.session else None, args.text,
-                                 time.time())
-            user_pins.check_room(pins, pin, ctx.settings.pin_budget_tokens)
+            pin = await engine.pin_message(args.session, args.message, args.text)
         except ValueError as exc:
             print(f"precis: error: {exc}", file=sys.stderr)
             return 1
-        await store.update_state(args.session, {user_pins.STATE_KEY: user_pins.with_pin(pins, pin)})
     print(json.dumps(pin.to_json(), ensure_ascii=False) if args.json else f"pinned #{pin.message_id}")
     return 0

@@ -9,7 +9,7 @@ from typing import Any
 
 from desktop.engine.events import EngineEvent
 from desktop.tools.mcp_host import ServerStatus
-from desktop.tools.permissions import PermissionRequest
+from desktop.tools.permissions import Answer, PermissionRequest
 
 
 class ToolStatus(enum.StrEnum):
@@ -46,7 +46,7 @@ class PermissionAsked(EngineEvent):
 @dataclass(frozen=True, slots=True)
 class PermissionSettled(EngineEvent):
     request_id: str
-    answer: str  # once | chat | always | deny | none (closed or timed out)
+    answer: Answer | None  # None: the prompt was closed or timed out
 
 
 @dataclass(frozen=True, slots=True)

@@ -217,7 +217,7 @@ class Toolbox:
         finally:
             self._pending.pop(request.id, None)
             answer = future.result() if future.done() and not future.cancelled() else None
-            events.report(PermissionSettled(request.session_id, request.id, answer.value if answer else "none"))
+            events.report(PermissionSettled(request.session_id, request.id, answer))
 
     def answer(self, request_id: str, answer: Answer | None) -> bool:
         future = self._pending.get(request_id)
