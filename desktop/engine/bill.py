@@ -131,9 +131,13 @@ def cold_reason(reply: StoredMessage, previous: StoredMessage | None, *, compact
     return Cold.EDIT, None
 
 
+LAST_TURNS = 20  # the requests a snapshot itemises: a glance at a long chat reads its newest page only
+
+
 def turn_bills(rows: Sequence[StoredMessage], catalog: ModelCatalog, default_model: str, *,
                compacted: bool, lifetime: float) -> list[TurnBill]:
-    """A bill for every reply with usage in ``rows`` (the chat's path after its summary, oldest first)."""
+    """A bill for each of the last LAST_TURNS replies with usage in ``rows`` (the chat's path after its summary,
+    oldest first); the session's total by kind covers every request."""
     infos: dict[str, ModelInfo] = {}
     out: list[TurnBill] = []
     previous: StoredMessage | None = None
@@ -146,7 +150,7 @@ def turn_bills(rows: Sequence[StoredMessage], catalog: ModelCatalog, default_mod
                          else (None, None))
         out.append(TurnBill(row.id, model, row.usage, split(info, row.usage), cold, minutes))
         previous = row
-    return out
+    return out[-LAST_TURNS:]
 
 
 def total(bills: Iterable[Bill | None]) -> Bill | None:

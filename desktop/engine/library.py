@@ -8,8 +8,9 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from desktop.engine import importer
+from desktop.engine import importer, profile_edits
 from desktop.engine.export import export_text
+from desktop.engine.profiles import Profile
 from desktop.engine.search import SearchHit
 from desktop.engine.storage import Page, Storage
 from desktop.engine.types import DEFAULT_TITLE, SessionInfo
@@ -24,6 +25,11 @@ class ChatLibrary:
         self._store = store
 
     # --- reads ------------------------------------------------------------------------------------------
+    async def apply_profile_edits(self, edits: profile_edits.ProfileEdits, in_use: Profile) -> None:
+        """Settings' profile edits: a deleted profile's chats move to ``in_use``, a renamed one's follow it, and
+        keys go with them (KeyringUnavailable or OSError when a key could not be written)."""
+        await profile_edits.apply(self._store, edits, in_use)
+
     async def sessions(self, title_filter: str = "") -> list[SessionInfo]:
         return await self._store.list_sessions(title_filter)
 

@@ -18,7 +18,7 @@ from typing import Any, Protocol
 from PySide6.QtCore import QObject, Signal
 
 from desktop.engine import attachments as _attachments
-from desktop.engine import display, events, lazy_imports, profile_edits, shutdown
+from desktop.engine import display, events, lazy_imports, shutdown
 from desktop.engine import profiles as profile_list
 from desktop.engine import secrets as _secrets
 from desktop.engine.attachments import AttachmentRefused, Checked
@@ -517,7 +517,7 @@ class Bridge(QObject):
         if choice.edits:
             in_use = find(choice.settings.profiles, choice.settings.profile) or Profile(choice.settings.profile)
             try:
-                await profile_edits.apply(self._engine.store, choice.edits, in_use)
+                await self._engine.library.apply_profile_edits(choice.edits, in_use)
             except (OSError, _secrets.KeyringUnavailable) as exc:
                 return word_error(exc)
             finally:
