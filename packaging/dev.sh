@@ -58,7 +58,7 @@ system_packages() {
   # the run tool's sandbox (app and test alike): without it commands run unconfined, after a warning
   command -v bwrap >/dev/null 2>&1 || tools+=(bubblewrap)
   # emoji in chats (Noto Color Emoji, OFL): Qt falls back to it, else emoji show as empty boxes
-  if command -v fc-list >/dev/null 2>&1 && [ -z "$(fc-list 'Noto Color Emoji' 2>/dev/null)" ]; then
+  if ! command -v fc-list >/dev/null 2>&1 || [ -z "$(fc-list 'Noto Color Emoji' 2>/dev/null)" ]; then
     tools+=(fonts-noto-color-emoji)
   fi
   if [ "${cmd:-}" = test ]; then  # the suite starts the real window under Xvfb (xvfb-run needs xauth)

@@ -31,6 +31,7 @@ import random
 import sys
 import tempfile
 from collections import defaultdict
+from collections.abc import AsyncIterator
 from dataclasses import dataclass
 from typing import Any
 
@@ -137,6 +138,33 @@ async def recalled(store: Any, sid: int, needle: Needle) -> bool:
     return any(needle.text in message_text(m) for m in found)
 
 
+@contextlib.asynccontextmanager
+async def compaction_runtime(base_url: str, window: int) -> AsyncIterator[Any]:
+    """A runtime in a fresh home against ``base_url`` with a ``window``-token window that compacts only when the
+    benchmark asks; the environment it sets is put back afterwards."""
+    from desktop.engine.secrets import Credentials
+    from desktop.runtime import open_runtime
+
+    with tempfile.TemporaryDirectory() as home:
+        saved = {k: os.environ.get(k) for k in ("PRECIS_HOME", "ANTHROPIC_BASE_URL", "ANTHROPIC_API_KEY",
+                                                "PRECIS_CONTEXT_WINDOW")}
+        os.environ.update(PRECIS_HOME=home, ANTHROPIC_BASE_URL=base_url, ANTHROPIC_API_KEY="test-key",
+                          PRECIS_CONTEXT_WINDOW=str(window))
+        try:
+            def adjust(settings: Any) -> None:
+                settings.auto_compact_ratio = 0.95  # only the benchmark's own compactions
+
+            async with open_runtime(credentials=Credentials(api_key="test-key", source="env"),
+                                    background=False, adjust=adjust) as runtime:
+                yield runtime
+        finally:
+            for key, value in saved.items():
+                if value is None:
+                    os.environ.pop(key, None)
+                else:
+                    os.environ[key] = value
+
+
 async def run(seeds: int, segment: int, window: int, costs: Costs | None = None,
               warm: bool = True, server: str = "", refuse: bool = False) -> dict[tuple[str, int], dict[str, int]]:
     """{(kind, compactions): {"present": n, "recalled": n, "either": n, "recall": n, "total": n, place: n}} over
@@ -144,8 +172,6 @@ async def run(seeds: int, segment: int, window: int, costs: Costs | None = None,
     before each compaction warms the cache, as a live session has it (``warm=False``: none, so the summary
     re-serialises the transcript). ``server``: a real server's base URL instead of the test server. ``refuse``:
     the test server refuses every summary."""
-    from desktop.engine.secrets import Credentials
-    from desktop.runtime import open_runtime
     from tests.fakeapi import FakeAnthropic
     from tests.fakeapi.replies import Summariser
 
@@ -157,17 +183,8 @@ async def run(seeds: int, segment: int, window: int, costs: Costs | None = None,
     fake = None if server else FakeAnthropic(window=window)
     if fake is not None and refuse:
         fake.summariser = Refusing()
-    with fake or contextlib.nullcontext(), tempfile.TemporaryDirectory() as home:
-        saved = {k: os.environ.get(k) for k in ("PRECIS_HOME", "ANTHROPIC_BASE_URL", "ANTHROPIC_API_KEY",
-                                                "PRECIS_CONTEXT_WINDOW")}
-        os.environ.update(PRECIS_HOME=home, ANTHROPIC_BASE_URL=fake.base_url if fake else server,
-                          ANTHROPIC_API_KEY="test-key", PRECIS_CONTEXT_WINDOW=str(window))
-        try:
-            def adjust(settings: Any) -> None:
-                settings.auto_compact_ratio = 0.95  # only the benchmark's own compactions
-
-            async with open_runtime(credentials=Credentials(api_key="test-key", source="env"),
-                                    background=False, adjust=adjust) as runtime:
+    with fake or contextlib.nullcontext():
+        async with compaction_runtime(fake.base_url if fake else server, window) as runtime:
                 engine = runtime.engine
                 for seed in range(seeds):
                     rng = random.Random(seed)
@@ -212,12 +229,6 @@ async def run(seeds: int, segment: int, window: int, costs: Costs | None = None,
                             row["either"] += bool(where) or found
                             for place in where:
                                 row[place] += 1
-        finally:
-            for key, value in saved.items():
-                if value is None:
-                    os.environ.pop(key, None)
-                else:
-                    os.environ[key] = value
     return table
 
 

@@ -14,9 +14,7 @@ from __future__ import annotations
 
 import argparse
 import asyncio
-import os
 import sys
-import tempfile
 from collections import Counter
 from typing import Any
 
@@ -26,8 +24,7 @@ DEFAULT_TRANSCRIPT = "entire-cli/24/ac2c6a5ad4/0/full.jsonl"  # 23 exchanges, ab
 async def run(server: str, transcript: str, compactions: int, window: int, salvage: bool) -> dict[str, Any]:
     """{"accepted": n, "total": n, "sources": Counter of section sources, "requests": summary requests made}."""
     from desktop.engine.compactor import Compactor
-    from desktop.engine.secrets import Credentials
-    from desktop.runtime import open_runtime
+    from tests.bench.bench_needles import compaction_runtime
     from tests.bench.bench_replay import load_scenario
     from tests.corpus import corpus_dir
 
@@ -35,45 +32,29 @@ async def run(server: str, transcript: str, compactions: int, window: int, salva
     per = max(1, len(scenario.steps) // compactions)
     out: dict[str, Any] = {"accepted": 0, "total": 0, "sources": Counter(), "errors": Counter()}
     Compactor.salvage_sections = salvage
-    with tempfile.TemporaryDirectory() as home:
-        saved = {k: os.environ.get(k) for k in ("PRECIS_HOME", "ANTHROPIC_BASE_URL", "ANTHROPIC_API_KEY",
-                                                "PRECIS_CONTEXT_WINDOW")}
-        os.environ.update(PRECIS_HOME=home, ANTHROPIC_BASE_URL=server, ANTHROPIC_API_KEY="test-key",
-                          PRECIS_CONTEXT_WINDOW=str(window))
-        try:
-            def adjust(settings: Any) -> None:
-                settings.auto_compact_ratio = 0.95  # only the benchmark's own compactions
-
-            async with open_runtime(credentials=Credentials(api_key="test-key", source="env"),
-                                    background=False, adjust=adjust) as runtime:
-                engine = runtime.engine
-                sid = (await engine.store.create_session("small model", "claude-sonnet-4-6")).id
-                for k in range(compactions):
-                    for step in scenario.steps[k * per:(k + 1) * per]:
-                        await engine.store.add_message(sid, "user", step.user)
-                        await engine.store.add_message(sid, "assistant", step.reply)
-                    await engine.store.update_state(sid, {"breaker_failures": 0, "breaker_trims": 0})
-                    engine.view(sid).invalidate()
-                    known = {c.id for c in await engine.store.compactions(sid)}
-                    half = (await engine.measure(sid)).used // 2
-                    outcome = await engine.compact(sid, "auto", target=half)
-                    made = [c for c in await engine.store.compactions(sid) if c.id not in known]
-                    if not made:
-                        out["errors"][outcome.message[:80]] += 1
-                        continue
-                    out["total"] += 1
-                    summary = next((c for c in made if c.trigger != "snip"), None)
-                    if summary is not None:  # a snip after it (to meet the target) does not undo it
-                        out["accepted"] += 1
-                        out["sources"].update((summary.stats.get("section_sources") or {}).values())
-                    else:
-                        out["errors"][str(made[0].stats.get("summary_error") or outcome.message)[:80]] += 1
-        finally:
-            for key, value in saved.items():
-                if value is None:
-                    os.environ.pop(key, None)
-                else:
-                    os.environ[key] = value
+    async with compaction_runtime(server, window) as runtime:
+        engine = runtime.engine
+        sid = (await engine.store.create_session("small model", "claude-sonnet-4-6")).id
+        for k in range(compactions):
+            for step in scenario.steps[k * per:(k + 1) * per]:
+                await engine.store.add_message(sid, "user", step.user)
+                await engine.store.add_message(sid, "assistant", step.reply)
+            await engine.store.update_state(sid, {"breaker_failures": 0, "breaker_trims": 0})
+            engine.view(sid).invalidate()
+            known = {c.id for c in await engine.store.compactions(sid)}
+            half = (await engine.measure(sid)).used // 2
+            outcome = await engine.compact(sid, "auto", target=half)
+            made = [c for c in await engine.store.compactions(sid) if c.id not in known]
+            if not made:
+                out["errors"][outcome.message[:80]] += 1
+                continue
+            out["total"] += 1
+            summary = next((c for c in made if c.trigger != "snip"), None)
+            if summary is not None:  # a snip after it (to meet the target) does not undo it
+                out["accepted"] += 1
+                out["sources"].update((summary.stats.get("section_sources") or {}).values())
+            else:
+                out["errors"][str(made[0].stats.get("summary_error") or outcome.message)[:80]] += 1
     return out
 
 
