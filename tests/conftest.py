@@ -66,6 +66,28 @@ def _qasync_loop() -> asyncio.AbstractEventLoop:
     return loop
 
 
+def _events_in_the_tests_loop() -> None:
+    """pytest-qt processes Qt events between a test's phases, when no asyncio loop runs, and the qasync loop's
+    due callbacks then ran outside it: a window task woken there failed its next store call with "no running
+    event loop". In the app the loop always runs, so the test's loop is marked running while pytest-qt does it."""
+    import pytestqt.plugin
+
+    process = pytestqt.plugin._process_events
+
+    def in_the_loop() -> None:
+        loop = _LOOPS[-1] if _LOOPS else None
+        if loop is None or loop.is_closed() or asyncio._get_running_loop() is not None:
+            process()
+            return
+        asyncio._set_running_loop(loop)
+        try:
+            process()
+        finally:
+            asyncio._set_running_loop(None)
+
+    pytestqt.plugin._process_events = in_the_loop
+
+
 def pytest_asyncio_loop_factories(config, item):  # noqa: ANN001 - pytest hook
     if item.get_closest_marker("qt"):
         return {"qasync": _qasync_loop}
@@ -110,6 +132,7 @@ def pytest_configure(config):  # noqa: ANN001 - pytest hook
                                        "(tests/scripted_provider.py)")
     config.addinivalue_line("markers", "loopback: about HTTP, SSE or the SDK: the loopback server even in an "
                                        "in_process module")
+    _events_in_the_tests_loop()
 
 
 @pytest.fixture
