@@ -125,7 +125,7 @@ LABELS = {  # marked for lupdate (context "Engine"); the window words them, as t
     "instructions": QT_TRANSLATE_NOOP("Engine", "Instructions"),
     "tools": QT_TRANSLATE_NOOP("Engine", "Tools"),
     "summary": QT_TRANSLATE_NOOP("Engine", "Summary"),
-    "pinned": QT_TRANSLATE_NOOP("Engine", "Pinned instructions"),
+    "pinned": QT_TRANSLATE_NOOP("Engine", "Pinned"),
     "messages": QT_TRANSLATE_NOOP("Engine", "Messages"),
     "tool_results": QT_TRANSLATE_NOOP("Engine", "Tool results"),
     "media": QT_TRANSLATE_NOOP("Engine", "Media"),

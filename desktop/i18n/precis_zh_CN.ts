@@ -94,8 +94,8 @@
         <translation>摘要</translation>
     </message>
     <message>
-        <source>Pinned instructions</source>
-        <translation>固定的指令</translation>
+        <source>Pinned</source>
+        <translation>已固定</translation>
     </message>
     <message>
         <source>Messages</source>
@@ -1324,8 +1324,8 @@
         <translation>摘要</translation>
     </message>
     <message>
-        <source>Pinned instructions</source>
-        <translation>固定的指令</translation>
+        <source>Pinned</source>
+        <translation>已固定</translation>
     </message>
     <message>
         <source>Messages</source>

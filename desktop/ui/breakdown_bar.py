@@ -20,7 +20,7 @@ _LABELS: dict[str, object] = {  # QT_TRANSLATE_NOOP is typed as returning object
     "instructions": QT_TRANSLATE_NOOP("BreakdownBar", "Instructions"),
     "tools": QT_TRANSLATE_NOOP("BreakdownBar", "Tools"),
     "summary": QT_TRANSLATE_NOOP("BreakdownBar", "Summary"),
-    "pinned": QT_TRANSLATE_NOOP("BreakdownBar", "Pinned instructions"),
+    "pinned": QT_TRANSLATE_NOOP("BreakdownBar", "Pinned"),
     "messages": QT_TRANSLATE_NOOP("BreakdownBar", "Messages"),
     "tool_results": QT_TRANSLATE_NOOP("BreakdownBar", "Tool results"),
     "media": QT_TRANSLATE_NOOP("BreakdownBar", "Media"),
