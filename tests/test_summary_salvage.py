@@ -136,3 +136,24 @@ async def test_section_requests_are_bounded_per_compaction_across_the_parts_of_a
     assert stats["chunks"] > 3 and stats["section_requests"] == salvage.MAX_ASKS
     assert len(summary_requests(fake_api)) == stats["chunks"] + salvage.MAX_ASKS
     assert set(stats["section_sources"].values()) == {"summary", "previous"}  # the last part's
+
+
+async def test_a_transcript_summary_asks_for_no_more_output_than_its_chunk_left_room_for(small_engine, fake_api):
+    # The parts are sized to leave a reply of an eighth of a small window (Compactor._chunks); a request asking
+    # for 4,096 tokens there lets a small model that loops write until its context is full, which on a local
+    # server is minutes per summary, and a provider may refuse the request as longer than the window.
+    from desktop.engine.compactor import SUMMARY_MAX_TOKENS
+
+    from tests.test_compaction_engine import prose
+
+    sid = (await small_engine.store.create_session("s", "claude-test")).id
+    for i in range(8):
+        await small_engine.store.add_message(sid, "user", [{"type": "text", "text": f"q{i} " + prose(140, i)}])
+        await small_engine.store.add_message(sid, "assistant", [{"type": "text", "text": f"a{i} " + prose(120, i)}])
+    before = len(summary_requests(fake_api))
+    outcome = await small_engine.compact(sid, "reactive")  # after an overflow: not the chat's own request
+    assert outcome.ok and outcome.record is not None, outcome.message
+    assert outcome.record.stats["summary_route"] == "transcript"
+    asked = [r.body for r in summary_requests(fake_api)[before:]]
+    assert asked and all(body["max_tokens"] <= 8_000 // 8 < SUMMARY_MAX_TOKENS for body in asked), [
+        body["max_tokens"] for body in asked]

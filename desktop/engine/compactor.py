@@ -654,7 +654,7 @@ class Compactor:
         error = "no summary"
         for _attempt in range(SUMMARY_RETRIES + 1):
             req = cp.build_summary_request(messages, previous_summary=previous, focus=focus,
-                                           max_tokens=SUMMARY_MAX_TOKENS)
+                                           max_tokens=self._reply_cap(model))
             req["model"] = model
             try:
                 text, usage, _stop = await self._summariser().complete(req)
@@ -686,12 +686,16 @@ class Compactor:
         return {**salvage.transcript_request(messages, key, previous_summary=previous,
                                              max_tokens=self._section_cap(model)), "model": model}
 
+    def _reply_cap(self, model: str) -> int:
+        """A whole summary's reply cap with ``model``: the room ``_chunks`` left for it (an eighth of a small
+        window), so a model that loops stops there rather than at the end of its context."""
+        window = self.shared.catalog.info(model).prompt_room(self.shared.settings.allow_price_tiers)
+        return min(SUMMARY_MAX_TOKENS, window // 8) if window else SUMMARY_MAX_TOKENS
+
     def _section_cap(self, model: str) -> int:
         """One section's reply cap: its share of the reply a whole summary may take with ``model`` (a salvaged
         summary must not outgrow what the chunking and the tail sizing counted on)."""
-        window = self.shared.catalog.info(model).prompt_room(self.shared.settings.allow_price_tiers)
-        whole = min(SUMMARY_MAX_TOKENS, window // 8) if window else SUMMARY_MAX_TOKENS
-        return max(64, min(salvage.SECTION_MAX_TOKENS, whole // len(sections.SECTIONS)))
+        return max(64, min(salvage.SECTION_MAX_TOKENS, self._reply_cap(model) // len(sections.SECTIONS)))
 
     async def _salvage(self, text: str, previous: str | None, replaced: int, total: dict[str, int],
                        request: Callable[[str], dict[str, Any]],
