@@ -157,3 +157,19 @@ async def test_a_transcript_summary_asks_for_no_more_output_than_its_chunk_left_
     asked = [r.body for r in summary_requests(fake_api)[before:]]
     assert asked and all(body["max_tokens"] <= 8_000 // 8 < SUMMARY_MAX_TOKENS for body in asked), [
         body["max_tokens"] for body in asked]
+
+
+def test_section_requests_of_one_part_share_the_transcript_as_their_prefix():
+    # A local server (llama.cpp) reuses the evaluated prompt only up to the first token that differs: with the
+    # previous summary's section before the transcript, every section request read the whole transcript again
+    # (minutes each on a CPU); after it, only the short instruction is new.
+    previous = sections.render({"goal": "Ship the store.", "instructions": "- tabs", "decisions": "- WAL",
+                                "state": "Done:\n- schema", "errors": "None", "next": "Migrate the drafts."})
+    messages = [{"role": "user", "content": [{"type": "text", "text": "Move the store to SQLite, please."}]},
+                {"role": "assistant", "content": [{"type": "text", "text": "The schema is written."}]}]
+    texts = [salvage.transcript_request(messages, key, previous_summary=previous)["messages"][0]["content"][0]["text"]
+             for key in ("goal", "next")]
+    assert texts[0].startswith("<transcript>") and texts[1].startswith("<transcript>")
+    end = texts[0].index("</transcript>") + len("</transcript>")
+    assert texts[0][:end] == texts[1][:end]
+    assert "Ship the store." in texts[0] and "Migrate the drafts." in texts[1]  # the earlier text still sent

@@ -176,11 +176,12 @@ def instruction(key: str) -> str:
 def transcript_request(messages: Sequence[Message], key: str, *, previous_summary: str | None,
                        max_tokens: int = SECTION_MAX_TOKENS) -> dict[str, Any]:
     """The transcript and a short instruction for section ``key`` (with that section of the previous summary,
-    which the new text updates)."""
+    which the new text updates). The transcript comes first, so that the section requests of one part share it
+    as their prefix: a local server reuses what it has evaluated up to the first token that differs."""
     parts = ["<transcript>\n" + flatten(messages, ids=False) + "\n</transcript>"]
     previous = sections.parse(previous_summary) if previous_summary else None
     if previous and not sections.is_empty(previous.get(key, "")):
-        parts.insert(0, "Earlier, this section read:\n" + previous[key].strip())
+        parts.append("Earlier, this section read:\n" + previous[key].strip())
     parts.append(instruction(key).split("\n", 1)[1])
     return {"system": MARKER + "\nYou write short, factual notes about a conversation. Do not call tools.",
             "messages": [{"role": "user", "content": [{"type": "text", "text": "\n\n".join(parts)}]}],
