@@ -143,7 +143,6 @@ async def test_a_transcript_summary_asks_for_no_more_output_than_its_chunk_left_
     # for 4,096 tokens there lets a small model that loops write until its context is full, which on a local
     # server is minutes per summary, and a provider may refuse the request as longer than the window.
     from desktop.engine.compactor import SUMMARY_MAX_TOKENS
-
     from tests.test_compaction_engine import prose
 
     sid = (await small_engine.store.create_session("s", "claude-test")).id

@@ -1,11 +1,13 @@
 """A small local model as the summariser: the share of compactions that end with an accepted summary, with and
 without the section-by-section salvage (desktop/engine/compaction/salvage.py).
 
-``python -m tests.bench.bench_small_model --server http://127.0.0.1:8099 [--compactions 8] [--window 8192]``
+``python -m tests.bench.bench_small_model --server http://127.0.0.1:8099 [--compactions 8] [--window 8192]
+[--salvage both|on|off]``
 
 A real transcript of the corpus (``--transcript``, relative to the corpus folder) is written into a fresh store
 in segments; after each segment the chat is compacted the automatic way (a refused summary trims, as a full chat
-does), once with the salvage and once without (``Compactor.salvage_sections``). The summariser is the server
+does), once with the salvage and once without (``Compactor.salvage_sections``; ``--salvage on`` runs only the
+first, whose figures also say how many summaries were accepted as first written). The summariser is the server
 given, an Anthropic-compatible one such as llama.cpp's ``llama-server -m model.gguf --port 8099 -c 8192``. The
 breaker is reset before each compaction so every one asks for a summary. Without ``--server`` nothing is run.
 """
@@ -15,6 +17,7 @@ from __future__ import annotations
 import argparse
 import asyncio
 import sys
+import time
 from collections import Counter
 from typing import Any
 
@@ -22,7 +25,9 @@ DEFAULT_TRANSCRIPT = "entire-cli/24/ac2c6a5ad4/0/full.jsonl"  # 23 exchanges, ab
 
 
 async def run(server: str, transcript: str, compactions: int, window: int, salvage: bool) -> dict[str, Any]:
-    """{"accepted": n, "total": n, "sources": Counter of section sources, "requests": summary requests made}."""
+    """{"accepted": n, "total": n, "as_written": n, "sources": Counter of section sources, "errors": Counter of
+    why a compaction ended without a summary, "seconds": [each compaction's]}. Every compaction asked for counts
+    in ``total``, also one that ended with nothing written (a summary not smaller than what it replaced)."""
     from desktop.engine.compactor import Compactor
     from tests.bench.bench_needles import compaction_runtime
     from tests.bench.bench_replay import load_scenario
@@ -30,7 +35,8 @@ async def run(server: str, transcript: str, compactions: int, window: int, salva
 
     scenario = load_scenario(corpus_dir() / transcript)
     per = max(1, len(scenario.steps) // compactions)
-    out: dict[str, Any] = {"accepted": 0, "total": 0, "sources": Counter(), "errors": Counter()}
+    out: dict[str, Any] = {"accepted": 0, "total": 0, "as_written": 0, "sources": Counter(), "errors": Counter(),
+                           "seconds": []}
     Compactor.salvage_sections = salvage
     async with compaction_runtime(server, window) as runtime:
         engine = runtime.engine
@@ -43,18 +49,22 @@ async def run(server: str, transcript: str, compactions: int, window: int, salva
             engine.view(sid).invalidate()
             known = {c.id for c in await engine.store.compactions(sid)}
             half = (await engine.measure(sid)).used // 2
+            started = time.monotonic()
             outcome = await engine.compact(sid, "auto", target=half)
+            out["seconds"].append(round(time.monotonic() - started))
             made = [c for c in await engine.store.compactions(sid) if c.id not in known]
-            if not made:
-                out["errors"][outcome.message[:80]] += 1
-                continue
             out["total"] += 1
             summary = next((c for c in made if c.trigger != "snip"), None)
             if summary is not None:  # a snip after it (to meet the target) does not undo it
                 out["accepted"] += 1
-                out["sources"].update((summary.stats.get("section_sources") or {}).values())
+                sources = summary.stats.get("section_sources") or {}
+                out["as_written"] += not sources
+                out["sources"].update(sources.values())
             else:
-                out["errors"][str(made[0].stats.get("summary_error") or outcome.message)[:80]] += 1
+                why = made[0].stats.get("summary_error") if made else ""
+                out["errors"][str(why or outcome.message)[:80]] += 1
+            print(f"  compaction {k + 1}: {'summary' if summary else 'trimmed' if made else 'nothing written'}"
+                  f" in {out['seconds'][-1]} s", file=sys.stderr, flush=True)
     return out
 
 
@@ -64,16 +74,19 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--transcript", default=DEFAULT_TRANSCRIPT, help="relative to the corpus folder")
     parser.add_argument("--compactions", type=int, default=8)
     parser.add_argument("--window", type=int, default=8192)
+    parser.add_argument("--salvage", choices=("both", "on", "off"), default="both",
+                        help="the passes to run: without the salvage, with it, or both (the default)")
     args = parser.parse_args(argv)
     if not args.server:
         print("bench_small_model: no --server given, nothing run")
         return 0
-    for salvage in (False, True):
+    for salvage in {"both": (False, True), "on": (True,), "off": (False,)}[args.salvage]:
         result = asyncio.run(run(args.server, args.transcript, args.compactions, args.window, salvage))
         share = result["accepted"] / result["total"] if result["total"] else 0.0
         print(f"salvage {'on ' if salvage else 'off'}: {result['accepted']} of {result['total']} compactions "
-              f"ended with an accepted summary ({100 * share:.0f} %); sections: {dict(result['sources'])}; "
-              f"refusals: {dict(result['errors'])}")
+              f"ended with an accepted summary ({100 * share:.0f} %), {result['as_written']} of them as first "
+              f"written; sections: {dict(result['sources'])}; refusals: {dict(result['errors'])}; "
+              f"seconds per compaction: {result['seconds']}", flush=True)
     return 0
 
 
