@@ -609,7 +609,7 @@ class Compactor:
             if problem:
                 cap = self._section_cap(g.model)
                 asked = await self._salvage(text, previous, replaced, total, lambda key: salvage.cached_request(
-                    cached, key, tail_start=tail_start, max_tokens=cap), asks_left)
+                    cached, key, tail_start=tail_start, max_tokens=cap), asks_left, cp.flatten(head))
                 if asked is None:
                     return None, _rejected(text), problem
                 answer, salvaged = asked
@@ -674,7 +674,8 @@ class Compactor:
                 total = usage.to_json()
                 asked = await self._salvage(text, previous, replaced, total,
                                             functools.partial(self._section_request, list(messages), previous, model),
-                                            asks_left if asks_left is not None else [salvage.MAX_ASKS])
+                                            asks_left if asks_left is not None else [salvage.MAX_ASKS],
+                                            cp.flatten(messages))
                 if asked is None:
                     return Part(error=problem, rejected=text)
                 return Part(asked[0], Usage(**total), len(head) - len(messages), salvaged=asked[1])
@@ -699,15 +700,17 @@ class Compactor:
 
     async def _salvage(self, text: str, previous: str | None, replaced: int, total: dict[str, int],
                        request: Callable[[str], dict[str, Any]],
-                       asks_left: list[int]) -> tuple[str, dict[str, Any]] | None:
+                       asks_left: list[int], transcript: str) -> tuple[str, dict[str, Any]] | None:
         """The refused reply ``text`` salvaged: its passing sections kept, each other one asked for alone (at
         most salvage.MAX_ASKS short requests, built by ``request``), the rest carried from ``previous``. The
         summary and its stats (where each section came from), or None when it still cannot be accepted.
         ``total``: the usage so far; the section requests' usage is added to it. ``asks_left``: the section
-        requests the compaction has left, lowered by those made here."""
+        requests the compaction has left, lowered by those made here. ``transcript``: what is summarised (with
+        ``previous``, what a section may be about)."""
         if not self.salvage_sections:
             return None
-        found = salvage.start(text, previous, asks_left[0])
+        found = salvage.start(text, previous, asks_left[0],
+                              source=salvage.source_words(transcript + "\n" + (previous or "")))
         while found.wants_more():
             key = found.next_key()
             try:
