@@ -68,11 +68,14 @@ async def run(server: str, transcript: str, compactions: int, window: int, salva
     per = max(1, len(scenario.steps) // compactions)
     out: dict[str, Any] = {"accepted": 0, "total": 0, "not_asked": 0, "as_written": 0, "sources": Counter(), "errors": Counter(),
                            "seconds": []}
-    Compactor.salvage_sections = salvage
     replies = replies if replies is not None else []
-    with recording(replies):
-        async with compaction_runtime(server, window) as runtime:
-            await _compactions(runtime.engine, scenario, per, compactions, out, replies)
+    was, Compactor.salvage_sections = Compactor.salvage_sections, salvage
+    try:
+        with recording(replies):
+            async with compaction_runtime(server, window) as runtime:
+                await _compactions(runtime.engine, scenario, per, compactions, out, replies)
+    finally:  # put back for whatever runs next in this process
+        Compactor.salvage_sections = was
     return out
 
 
