@@ -609,7 +609,8 @@ class Compactor:
             if problem:
                 cap = self._section_cap(g.model)
                 asked = await self._salvage(text, previous, replaced, total, lambda key: salvage.cached_request(
-                    cached, key, tail_start=tail_start, max_tokens=cap), asks_left, cp.flatten(head))
+                    cached, key, tail_start=tail_start, max_tokens=cap), asks_left,
+                    cp.flatten(cached["messages"]))  # what the model saw: the next step may be the tail's
                 if asked is None:
                     return None, _rejected(text), problem
                 answer, salvaged = asked
