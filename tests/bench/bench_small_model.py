@@ -18,6 +18,7 @@ import argparse
 import asyncio
 import contextlib
 import json
+import logging
 import re
 import sys
 import time
@@ -53,6 +54,20 @@ def recording(replies: list[dict[str, Any]]) -> contextlib.AbstractContextManage
     return patched()
 
 
+class _SalvageLog(logging.Handler):
+    """Why each salvage failed, as the compactor logs it, counted by the section problems it names."""
+
+    def __init__(self, counts: Counter[str]) -> None:
+        super().__init__(logging.INFO)
+        self.counts = counts
+
+    def emit(self, record: logging.LogRecord) -> None:
+        message = record.getMessage()
+        if message.startswith("summary not salvaged: "):
+            reasons = re.findall(r"([A-Z][\w ]+?): ([a-z][^;)]*)", message) or [("summary", message[22:100])]
+            self.counts.update(f"{title}: {problem}" for title, problem in reasons)
+
+
 async def run(server: str, transcript: str, compactions: int, window: int, salvage: bool,
               replies: list[dict[str, Any]] | None = None) -> dict[str, Any]:
     """{"accepted": n, "total": n, "as_written": n, "sources": Counter of section sources, "errors": Counter of
@@ -67,15 +82,21 @@ async def run(server: str, transcript: str, compactions: int, window: int, salva
     scenario = load_scenario(corpus_dir() / transcript)
     per = max(1, len(scenario.steps) // compactions)
     out: dict[str, Any] = {"accepted": 0, "total": 0, "not_asked": 0, "as_written": 0, "sources": Counter(), "errors": Counter(),
-                           "seconds": []}
+                           "seconds": [], "unsalvaged": Counter()}
     replies = replies if replies is not None else []
     was, Compactor.salvage_sections = Compactor.salvage_sections, salvage
+    why, logger = _SalvageLog(out["unsalvaged"]), logging.getLogger("desktop.engine.compactor")
+    level = logger.level
+    logger.addHandler(why)
+    logger.setLevel(logging.INFO)
     try:
         with recording(replies):
             async with compaction_runtime(server, window) as runtime:
                 await _compactions(runtime.engine, scenario, per, compactions, out, replies)
     finally:  # put back for whatever runs next in this process
         Compactor.salvage_sections = was
+        logger.removeHandler(why)
+        logger.setLevel(level)
     return out
 
 
@@ -139,7 +160,8 @@ def main(argv: list[str] | None = None) -> int:
         print(f"salvage {'on ' if salvage else 'off'}: {result['accepted']} of {result['total']} compactions "
               f"ended with an accepted summary ({100 * share:.0f} %), {result['as_written']} of them as first "
               f"written; sections: {dict(result['sources'])}; refusals: {dict(result['errors'])}; "
-              f"seconds per compaction: {result['seconds']}; trimmed without asking: {result['not_asked']}",
+              f"seconds per compaction: {result['seconds']}; trimmed without asking: {result['not_asked']}; "
+              f"sections the salvage could not get: {dict(result['unsalvaged'])}",
               flush=True)
     return 0
 
