@@ -10,7 +10,8 @@ from pathlib import Path
 import pytest
 
 from desktop.engine.compaction import salvage, sections
-from tests.test_compaction_engine import converse, summary_requests
+from tests.test_compaction_engine import converse as converse_in_prose
+from tests.test_compaction_engine import prose, summary_requests
 
 # Engine behaviour, not HTTP: the fake server's script answered in-process (tests/scripted_provider.py).
 pytestmark = pytest.mark.in_process
@@ -30,6 +31,21 @@ PARTIAL = (
     "## Current state\nDone:\n- schema written\nIn progress:\n- the migration of drafts\nBlocked:\nNone\n\n"
     "## Errors and fixes\n" + RESTATING + "\n"
 )
+# What the conversation is about, said in every turn: a salvaged section must be about the conversation
+# (salvage.off_topic), so the summaries above and the answers below are drawn from these words.
+ASKED = ("Move the settings store to SQLite in WAL mode without losing the user's drafts; keep using tabs, never "
+         "drop a draft on upgrade.")
+DONE = ("The schema is written; the migration of drafts is in progress. WAL journal mode, because the CLI reads "
+        "while the app writes. `database is locked` on upgrade: fixed by a busy timeout of 5 s. Next: write the "
+        "drafts migration test, then run it on the old store.")
+
+
+async def converse(engine, srv, sid: int, turns: int, start: int = 0) -> None:
+    for i in range(start, start + turns):
+        srv.queue_text(f"Answer {i}: {DONE} " + prose(70, i))
+        await engine.send(sid, f"Instruction {i}: {ASKED} " + prose(115, i + 100))
+
+
 ANSWERS = {
     "decisions": "- WAL journal mode, because the CLI reads while the app writes",
     "errors": "- `database is locked` on upgrade: fixed by a busy timeout of 5 s",
@@ -66,7 +82,7 @@ async def test_a_summary_with_looping_sections_is_completed_section_by_section_n
 async def test_sections_still_unusable_are_carried_from_the_previous_summary(small_engine, fake_api):
     sid = (await small_engine.store.create_session("p", "claude-test")).id
     small_engine.settings.auto_compact_ratio = 0.95  # only this test's compactions
-    await converse(small_engine, fake_api, sid, 6)
+    await converse_in_prose(small_engine, fake_api, sid, 6)
     await small_engine.compact(sid, "auto", target=2_500)  # the fake's own summary: every section there
     first = await small_engine.store.active_compaction(sid)
     assert first is not None and first.trigger == "auto"
@@ -75,7 +91,7 @@ async def test_sections_still_unusable_are_carried_from_the_previous_summary(sma
     fake_api.queue_summary(PARTIAL, LOOPING, RESTATING, LOOPING, LOOPING)  # every section answer unusable
     outcome = await small_engine.compact(sid, "auto", target=2_500)
     record = await small_engine.store.active_compaction(sid)
-    assert outcome.ok and record is not None and record.trigger == "auto" and record.id != first.id
+    assert outcome.ok and record is not None and record.trigger == "auto" and record.id != first.id, record.stats
     sources = record.stats["section_sources"]
     assert {k for k, v in sources.items() if v == "summary"} == {"goal", "instructions", "state"}
     assert {k for k, v in sources.items() if v == "previous"} == {"decisions", "errors", "next"}
@@ -118,12 +134,11 @@ def test_a_section_answer_that_writes_other_sections_is_not_taken_for_the_one_as
 
 async def test_section_requests_are_bounded_per_compaction_across_the_parts_of_a_long_history(small_engine,
                                                                                             fake_api):
-    from tests.test_compaction_engine import prose
-
     sid = (await small_engine.store.create_session("giant", "claude-test")).id
     for i in range(60):  # several windows long: summarised in parts, each folding in the summary so far
-        await small_engine.store.add_message(sid, "user", [{"type": "text", "text": f"q{i} " + prose(250, i)}])
-        await small_engine.store.add_message(sid, "assistant", [{"type": "text", "text": f"a{i} " + prose(200, i)}])
+        await small_engine.store.add_message(sid, "user", [{"type": "text", "text": f"q{i} {ASKED} " + prose(230, i)}])
+        await small_engine.store.add_message(sid, "assistant",
+                                             [{"type": "text", "text": f"a{i} {DONE} " + prose(160, i)}])
     half = (PARTIAL.split("## Decisions and why")[0] + "## Current state"  # three good sections, three missing
             + PARTIAL.split("## Current state")[1].split("## Errors and fixes")[0])
     answers = list(ANSWERS.values())
@@ -136,3 +151,81 @@ async def test_section_requests_are_bounded_per_compaction_across_the_parts_of_a
     assert stats["chunks"] > 3 and stats["section_requests"] == salvage.MAX_ASKS
     assert len(summary_requests(fake_api)) == stats["chunks"] + salvage.MAX_ASKS
     assert set(stats["section_sources"].values()) == {"summary", "previous"}  # the last part's
+
+
+async def test_a_transcript_summary_asks_for_no_more_output_than_its_chunk_left_room_for(small_engine, fake_api):
+    # The parts are sized to leave a reply of an eighth of a small window (Compactor._chunks); a request asking
+    # for 4,096 tokens there lets a small model that loops write until its context is full, which on a local
+    # server is minutes per summary, and a provider may refuse the request as longer than the window.
+    from desktop.engine.compactor import SUMMARY_MAX_TOKENS
+
+    sid = (await small_engine.store.create_session("s", "claude-test")).id
+    for i in range(8):
+        await small_engine.store.add_message(sid, "user", [{"type": "text", "text": f"q{i} " + prose(140, i)}])
+        await small_engine.store.add_message(sid, "assistant", [{"type": "text", "text": f"a{i} " + prose(120, i)}])
+    before = len(summary_requests(fake_api))
+    outcome = await small_engine.compact(sid, "reactive")  # after an overflow: not the chat's own request
+    assert outcome.ok and outcome.record is not None, outcome.message
+    assert outcome.record.stats["summary_route"] == "transcript"
+    asked = [r.body for r in summary_requests(fake_api)[before:]]
+    assert asked and all(body["max_tokens"] <= 8_000 // 8 < SUMMARY_MAX_TOKENS for body in asked), [
+        body["max_tokens"] for body in asked]
+
+
+def test_section_requests_of_one_part_share_the_transcript_as_their_prefix():
+    # A local server (llama.cpp) reuses the evaluated prompt only up to the first token that differs: with the
+    # previous summary's section before the transcript, every section request read the whole transcript again
+    # (minutes each on a CPU); after it, only the short instruction is new.
+    previous = sections.render({"goal": "Ship the store.", "instructions": "- tabs", "decisions": "- WAL",
+                                "state": "Done:\n- schema", "errors": "None", "next": "Migrate the drafts."})
+    messages = [{"role": "user", "content": [{"type": "text", "text": "Move the store to SQLite, please."}]},
+                {"role": "assistant", "content": [{"type": "text", "text": "The schema is written."}]}]
+    texts = [salvage.transcript_request(messages, key, previous_summary=previous)["messages"][0]["content"][0]["text"]
+             for key in ("goal", "next")]
+    assert texts[0].startswith("<transcript>") and texts[1].startswith("<transcript>")
+    end = texts[0].index("</transcript>") + len("</transcript>")
+    assert texts[0][:end] == texts[1][:end]
+    assert "Ship the store." in texts[0] and "Migrate the drafts." in texts[1]  # the earlier text still sent
+
+
+# What SmolLM2-135M-Instruct (Q4_1, llama-server) answered when asked for each section alone, after its whole
+# summary had been refused (tests/bench/bench_needles.py --server, seed 0, third compaction): fluent, passing every
+# earlier check, and about nothing in the conversation. Salvaged so, it was accepted and replaced the originals.
+CONFABULATED = {
+    "goal": "The user has requested a summary of the conversation. In this case, there is only one part. The user "
+            "has written the text to provide context, but there is no description of the conversation itself. "
+            "They've just provided a summary of what was discussed.",
+    "instructions": "The user provides a summary of a conversation in the English language. The user explains their "
+                    "decision-making process and the decision-making process is the next step. The user explains "
+                    "their reason for the decision and the user provides a continuation of their request.",
+    "decisions": "The user provided a decision to edit an article and explained what they decided. They explained "
+                 "their reasons for the decision. They explained their reasons for the next steps.",
+    "state": "The user provides a summary of a conversation in the English language, but their text is in the "
+             "language of their choice. They provide a section with multiple lists in the same line with bold text.",
+    "errors": "\"Errors and fixes: A note from the gods:\n\nA user has written a note about a recent incident "
+              "involving a tech startup. The user is attempting to edit and improve the note.\n\nThe user's note "
+              "contains a message that seems to contain a typo.",
+    "next": "The conversation began with a description of a task to edit an article and provided a clear outline "
+            "of the next step in the user's request.",
+}
+
+
+async def test_sections_about_nothing_in_the_conversation_are_not_salvaged_into_a_summary(small_engine, fake_api):
+    sid = (await small_engine.store.create_session("c", "claude-test")).id
+    await converse(small_engine, fake_api, sid, 6)
+    fake_api.queue_summary(LOOPING, *CONFABULATED.values())  # no section at all, then each one asked alone
+    outcome = await small_engine.compact(sid, "auto", target=1_500)
+    record = await small_engine.store.active_compaction(sid)
+    assert outcome.ok and record is not None and record.trigger == "snip", record and record.summary
+    assert "tech startup" not in record.summary and record.stats["summary_error"]
+
+
+def test_a_section_is_judged_by_the_words_it_shares_with_what_it_summarises():
+    source = salvage.source_words("User: Move the settings store to SQLite in WAL mode; keep using tabs.\n"
+                                  "Assistant: The schema is written; `database is locked` on upgrade.")
+    found = salvage.start("", None, source=source)
+    assert not salvage.take_answer(found, "goal", CONFABULATED["goal"])
+    assert found.problems["goal"] == "not about the conversation"
+    assert salvage.take_answer(found, "goal", "Move the settings store to SQLite (WAL mode) without breaking it.")
+    assert salvage.take_answer(found, "state", "Done:\n- schema written\nIn progress:\nNone\nBlocked:\nNone")
+    assert salvage.take_answer(found, "errors", "None")

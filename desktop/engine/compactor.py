@@ -609,7 +609,8 @@ class Compactor:
             if problem:
                 cap = self._section_cap(g.model)
                 asked = await self._salvage(text, previous, replaced, total, lambda key: salvage.cached_request(
-                    cached, key, tail_start=tail_start, max_tokens=cap), asks_left)
+                    cached, key, tail_start=tail_start, max_tokens=cap), asks_left,
+                    cp.flatten(cached["messages"]))  # what the model saw: the next step may be the tail's
                 if asked is None:
                     return None, _rejected(text), problem
                 answer, salvaged = asked
@@ -654,7 +655,7 @@ class Compactor:
         error = "no summary"
         for _attempt in range(SUMMARY_RETRIES + 1):
             req = cp.build_summary_request(messages, previous_summary=previous, focus=focus,
-                                           max_tokens=SUMMARY_MAX_TOKENS)
+                                           max_tokens=self._reply_cap(model))
             req["model"] = model
             try:
                 text, usage, _stop = await self._summariser().complete(req)
@@ -674,7 +675,8 @@ class Compactor:
                 total = usage.to_json()
                 asked = await self._salvage(text, previous, replaced, total,
                                             functools.partial(self._section_request, list(messages), previous, model),
-                                            asks_left if asks_left is not None else [salvage.MAX_ASKS])
+                                            asks_left if asks_left is not None else [salvage.MAX_ASKS],
+                                            cp.flatten(messages))
                 if asked is None:
                     return Part(error=problem, rejected=text)
                 return Part(asked[0], Usage(**total), len(head) - len(messages), salvaged=asked[1])
@@ -686,24 +688,30 @@ class Compactor:
         return {**salvage.transcript_request(messages, key, previous_summary=previous,
                                              max_tokens=self._section_cap(model)), "model": model}
 
+    def _reply_cap(self, model: str) -> int:
+        """A whole summary's reply cap with ``model``: the room ``_chunks`` left for it (an eighth of a small
+        window), so a model that loops stops there rather than at the end of its context."""
+        window = self.shared.catalog.info(model).prompt_room(self.shared.settings.allow_price_tiers)
+        return min(SUMMARY_MAX_TOKENS, window // 8) if window else SUMMARY_MAX_TOKENS
+
     def _section_cap(self, model: str) -> int:
         """One section's reply cap: its share of the reply a whole summary may take with ``model`` (a salvaged
         summary must not outgrow what the chunking and the tail sizing counted on)."""
-        window = self.shared.catalog.info(model).prompt_room(self.shared.settings.allow_price_tiers)
-        whole = min(SUMMARY_MAX_TOKENS, window // 8) if window else SUMMARY_MAX_TOKENS
-        return max(64, min(salvage.SECTION_MAX_TOKENS, whole // len(sections.SECTIONS)))
+        return max(64, min(salvage.SECTION_MAX_TOKENS, self._reply_cap(model) // len(sections.SECTIONS)))
 
     async def _salvage(self, text: str, previous: str | None, replaced: int, total: dict[str, int],
                        request: Callable[[str], dict[str, Any]],
-                       asks_left: list[int]) -> tuple[str, dict[str, Any]] | None:
+                       asks_left: list[int], transcript: str) -> tuple[str, dict[str, Any]] | None:
         """The refused reply ``text`` salvaged: its passing sections kept, each other one asked for alone (at
         most salvage.MAX_ASKS short requests, built by ``request``), the rest carried from ``previous``. The
         summary and its stats (where each section came from), or None when it still cannot be accepted.
         ``total``: the usage so far; the section requests' usage is added to it. ``asks_left``: the section
-        requests the compaction has left, lowered by those made here."""
+        requests the compaction has left, lowered by those made here. ``transcript``: what is summarised (with
+        ``previous``, what a section may be about)."""
         if not self.salvage_sections:
             return None
-        found = salvage.start(text, previous, asks_left[0])
+        found = salvage.start(text, previous, asks_left[0],
+                              source=salvage.source_words(transcript + "\n" + (previous or "")))
         while found.wants_more():
             key = found.next_key()
             try:

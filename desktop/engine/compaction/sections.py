@@ -51,6 +51,7 @@ _ANCHORS = frozenset(["summary", "summaries", "summarise", "summarize", "summari
 _FILLER = frozenset(
     ["the", "a", "an", "and", "or", "of", "to", "in", "on", "for", "with", "is", "are", "was", "were", "be", "been", "being", "this", "that", "these", "those", "it", "its", "as", "at", "by", "from", "so", "can", "could", "would", "should", "will", "shall", "may", "might", "your", "you", "yours", "i", "me", "my", "we", "our", "they", "them", "their", "he", "she", "his", "her", "there", "here", "what", "which", "who", "whom", "whose", "not", "no", "do", "does", "did", "has", "have", "had", "also", "any", "some", "all"])
 _WORD = re.compile(r"[A-Za-z]+|\w+")
+FILLER, META = _FILLER, _META  # also what the salvage leaves aside when it asks what a section is about
 
 
 def _norm(text: str) -> str:
