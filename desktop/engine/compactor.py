@@ -189,7 +189,7 @@ class Compactor:
         self.shared = shared
         self._summariser = summariser
         self._prepared: dict[int, Prepared] = {}
-        self._told: dict[tuple[int, int], bool] = {}  # (session, boundary): the schedule's last verdict logged
+        self._told: dict[tuple[int, int], schedule.Why] = {}  # (session, boundary): the last verdict logged
         self.clock: Callable[[], float] = time.time  # the engine's clock (injectable)
 
     # --- policy numbers -------------------------------------------------------------------------------
@@ -361,19 +361,20 @@ class Compactor:
             head, _tail = self.split(g)
             if self._saving(g, head) < MIN_SAVING * used:
                 return False
-            due, verdict = self._due(g, used, warm=idle is not None and idle < CACHE_TTL)
-            if verdict is not None:
-                g.memo["schedule"] = verdict
-                self._waited(g, verdict)
-            return due
-        return True
+        due, verdict = self._due(g, used, warm=idle is not None and idle < CACHE_TTL)
+        if verdict is not None:
+            g.memo["schedule"] = verdict
+            self._waited(g, verdict)
+        return due or not budget or used >= DEFER_RATIO * budget
 
     def _due(self, g: Gathered, used: int, *, warm: bool) -> tuple[bool, schedule.Verdict | None]:
         """Past the threshold and short of the hard limit, a summary is made when it pays (see
         compaction.schedule); at the user's own threshold it is made there. The verdict, when one was made."""
         hard = self.hard_limit(g.model)
-        if hard is None or used >= hard or self.user_threshold(g.model):
+        if hard is None or self.user_threshold(g.model):
             return hard is not None and used >= (self.threshold(g.model) or hard), None
+        if used >= hard:
+            return True, schedule.Verdict(schedule.Why.DUE, used, used)
         if self.trims_instead(g):  # no summary request: the trim costs only the re-write of what it leaves
             after = self.low_water(g)
             verdict = schedule.summary_verdict(self.rates(g.model), used=used, after=after, growth=self.growth(g),
@@ -476,14 +477,16 @@ class Compactor:
     def _why(g: Gathered) -> dict[str, Any]:
         """The schedule's reason for an automatic summary made now, for its row (the card shows it)."""
         verdict = g.memo.get("schedule")
-        return {"schedule": str(verdict.reason)} if isinstance(verdict, schedule.Verdict) and verdict.pays else {}
+        return {"schedule": verdict.stats()} if isinstance(verdict, schedule.Verdict) and verdict.pays else {}
 
     def _waited(self, g: Gathered, verdict: schedule.Verdict) -> None:
         """Log, once per boundary and reason, why a due summary waits."""
         key = (g.session.id, g.boundary)
-        if self._told.get(key) != verdict.pays:
-            self._told[key] = verdict.pays
+        if self._told.get(key) != verdict.why:
+            self._told[key] = verdict.why
             log.info("session %s: %s", g.session.id, verdict.reason)
+            if not verdict.pays:  # the conversation tells the views once (a CompactionChanged note)
+                g.memo["schedule_note"] = verdict.reason
 
     def before_call(self, g: Gathered, used: int, source: str, idle: float | None, *,
                     cleared: bool = False) -> Decision:

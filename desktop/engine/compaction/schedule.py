@@ -18,9 +18,11 @@ taken as the turns the session has had (a session's remaining length is about it
 
 from __future__ import annotations
 
+import enum
 import math
 from dataclasses import dataclass
 
+from desktop.engine import messages as M
 from desktop.engine.catalog import ModelInfo
 
 MIN_GROWTH = 200  # tokens a turn adds at least (a quiet session still grows by a question and an answer)
@@ -42,15 +44,43 @@ class Rates:
         return cls(priced.read_multiplier, priced.write_multiplier, (priced.output_price or 5.0) / base)
 
 
+class Why(enum.StrEnum):
+    PAYS = "pays"  # the reads it spares outweigh its cost
+    WAITS = "waits"  # they do not yet: the summary waits
+    LARGER = "larger"  # it would not make the context smaller: never made
+    DUE = "due"  # the context reached the hard limit: made whether it pays or not
+
+
 @dataclass(frozen=True, slots=True)
 class Verdict:
-    """Whether a compaction pays now, why (one sentence for the log and the card), and the figures."""
+    """Whether a compaction is made now and why, with the figures (input-token equivalents)."""
 
-    pays: bool
-    reason: str
-    saving: float  # input-token equivalents it spares over the turns counted
-    cost: float  # ... and what it costs now
-    turns: float  # the turns counted
+    why: Why
+    used: int  # the context now
+    after: int  # ... and after the compaction, about
+    turns: float = 0.0  # the turns the saving is counted over
+    saving: float = 0.0
+    cost: float = 0.0
+
+    @property
+    def pays(self) -> bool:
+        return self.why in (Why.PAYS, Why.DUE)
+
+    @property
+    def reason(self) -> M.Message:
+        """One sentence for the log and the notes."""
+        figures = {"used": self.used, "after": self.after, "gap": max(0, self.used - self.after),
+                   "turns": round(self.turns), "saving": round(self.saving), "cost": round(self.cost)}
+        return M.say(_REASONS[self.why], **figures)
+
+    def stats(self) -> dict[str, int | str]:
+        """What a compaction row keeps of it (the card words it)."""
+        return {"why": self.why.value, "used": self.used, "after": self.after, "turns": round(self.turns),
+                "saving": round(self.saving), "cost": round(self.cost)}
+
+
+_REASONS = {Why.PAYS: M.SCHEDULE_PAYS, Why.WAITS: M.SCHEDULE_WAITS, Why.LARGER: M.SCHEDULE_LARGER,
+            Why.DUE: M.SCHEDULE_DUE}
 
 
 def summary_cost(rates: Rates, *, used: int, after: int, output: int, warm: bool, cached: bool = True) -> float:
@@ -73,20 +103,13 @@ def pays_gap(rates: Rates, cost: float, growth: int) -> int:
 
 
 def summary_verdict(rates: Rates, *, used: int, after: int, growth: int, cost: float, turns_left: int) -> Verdict:
-    """Whether a summary that takes the context from ``used`` to ``after`` pays for ``cost``."""
+    """Whether a compaction that takes the context from ``used`` to ``after`` pays for ``cost``."""
     gap = used - after
     if gap <= 0:
-        return Verdict(False, f"it would not make the context smaller ({used:,} → about {after:,} tokens)",
-                       0.0, cost, 0.0)
+        return Verdict(Why.LARGER, used, after, cost=cost)
     turns = min(gap / (2 * max(growth, 1)), float(max(turns_left, MIN_TURNS_LEFT)))
     saving = rates.read * gap * turns
-    if saving >= cost:
-        return Verdict(True, f"it frees about {gap:,} tokens, whose reads over about {turns:.0f} turns "
-                       f"({saving:,.0f} input-token equivalents) outweigh its cost ({cost:,.0f})",
-                       saving, cost, turns)
-    return Verdict(False, f"it would free about {gap:,} tokens, whose reads over about {turns:.0f} turns "
-                   f"({saving:,.0f} input-token equivalents) are less than its cost ({cost:,.0f})",
-                   saving, cost, turns)
+    return Verdict(Why.PAYS if saving >= cost else Why.WAITS, used, after, turns, saving, cost)
 
 
 def min_clear(rates: Rates, *, rewritten: int, turns: float, compaction_cost: float, cycle: int) -> int:
