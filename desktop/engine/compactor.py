@@ -250,11 +250,11 @@ class Compactor:
         factor = self.shared.calibration.factor(g.model) or 1.0
         room = int(budget * 0.5) - int(window * PIN_FRACTION) - SUMMARY_MAX_TOKENS // 4
         cap = max(500, min(40_000, int(window * TAIL_FRACTION), room))
-        clean = int(window * CLEAN_FRACTION)
-        priced = self.tail_cap(g, cap)
-        if priced < cap:  # a small window: the cost model shrinks the tail, and a clean cut may not enlarge it
-            cap = clean = priced
-        cap, clean = int(cap / factor), int(clean / factor)  # the splitter counts in estimate units
+        # The tail by cost: every token of it is written again after the summary and read by every later turn,
+        # for nothing a smaller tail loses (the newest tool rounds are kept apart, below). So a cut at a typed
+        # message may not take it over the cap, and in a small window the cap shrinks (see tail_cap).
+        cap = self.tail_cap(g, cap)
+        cap = clean = int(cap / factor)  # the splitter counts in estimate units
         head, tail = cp.split_tail(g.sendable, window, min_tokens=min(10_000, cap // 2), max_tokens=cap,
                                    min_text_messages=5 if cap >= 20_000 else 2, max_fraction=CLEAN_FRACTION,
                                    clean_max_tokens=clean, level=level, cuts=g.cuts, sizes=g.row_tokens)
