@@ -14,6 +14,7 @@ from tests.test_summary_degenerate import DEGENERATE
 pytestmark = pytest.mark.in_process
 
 TURNS = 40
+LONG_RUN = 60
 TRIM_NOTE = "earlier messages were removed"
 
 
@@ -21,10 +22,10 @@ def _trimmed(body: dict) -> bool:
     return TRIM_NOTE in str(body["messages"])
 
 
-async def _degraded_run(engine, srv) -> tuple[int, list]:
+async def _degraded_run(engine, srv, turns: int = TURNS) -> tuple[int, list]:
     sid = (await engine.store.create_session("degraded", "claude-test")).id
     srv.queue_summary(*[DEGENERATE[i % 2] for i in range(400)])  # every summary request: refused or garbage
-    await converse(engine, srv, sid, TURNS)
+    await converse(engine, srv, sid, turns)
     return sid, chat_requests(srv)
 
 
@@ -41,13 +42,15 @@ async def test_every_summary_unusable_most_requests_after_the_first_trim_read_th
 
 async def test_with_summaries_failing_the_breaker_retries_one_now_and_then_and_the_chat_says_so_once(
         small_engine, fake_api):
-    sid, _requests = await _degraded_run(small_engine, fake_api)
+    # Compactions come when they pay (compaction.schedule), near the end of the room in an 8K window: 60 turns
+    # see the breaker open and retry.
+    sid, _requests = await _degraded_run(small_engine, fake_api, LONG_RUN)
     asked = len(summary_requests(fake_api))
     state = await small_engine.store.get_state(sid)
     # The breaker opened at 3 failures and then tried again (each retry failed too): not one summary request a
     # turn, and not none for the rest of the chat.
     assert state["breaker_failures"] > 3
-    assert asked < TURNS // 2, asked
+    assert asked < LONG_RUN // 2, asked
     failing = [e for e in small_engine.events if isinstance(e, Notice) and e.session_id == sid
                and e.level == "warning" and ("Summar" in e.text or "summar" in e.text)]
     assert len(failing) == 1, [e.text for e in failing]

@@ -27,9 +27,9 @@ from desktop.engine import cache_clock, overflow, steering, tokens
 from desktop.engine import compaction as cp
 from desktop.engine import messages as M
 from desktop.engine.catalog import MILLION
-from desktop.engine.compaction import salvage, sections, user_pins
+from desktop.engine.compaction import salvage, schedule, sections, user_pins
 from desktop.engine.compaction import summary_route as route
-from desktop.engine.compaction._shared import Message, group_starts
+from desktop.engine.compaction._shared import Message, group_starts, is_plain_user
 from desktop.engine.compaction.citations import message_index
 from desktop.engine.compaction.ledger import build as build_ledger
 from desktop.engine.compaction.ledger import recent_files
@@ -38,7 +38,8 @@ from desktop.engine.context import reserved_output
 from desktop.engine.errors import classify
 from desktop.engine.events import NoticeLevel
 from desktop.engine.session import BREAKER_LIMIT, CACHE_TTL, Gathered, SessionView, Shared
-from desktop.engine.threshold import Rule, rule
+from desktop.engine.settings import Settings
+from desktop.engine.threshold import PERCENT, Rule, override_for, rule
 from desktop.engine.types import CompactionRecord, StoredMessage, Usage
 
 log = logging.getLogger(__name__)
@@ -62,6 +63,7 @@ FILLED_WINDOW_SHRINK = 0.8  # after the window filled up, the next request is at
 CHUNK_SHARE = 0.8  # a summary request's transcript takes at most this share of what is left of the window
 SUMMARY_PROMPT_TOKENS = 1_000  # the summary system prompt and instructions around the transcript
 KEEP_ROUNDS = 10  # the newest tool rounds a summary leaves verbatim while they fit CLEAN_FRACTION of the window
+MIN_TAIL = 1_000  # the smallest verbatim tail the cost model asks for (the newest tool rounds are kept apart)
 DEFER_RATIO = 0.8  # below this share of the budget an automatic summary that frees under MIN_SAVING waits
 DEEPEST_LEVEL = 3  # split levels tried for a deeper cut (each keeps at most half the previous tail)
 RECOVERY_FRACTION = 0.5  # reactive compaction rebuilds the request within this share of the window (first try)
@@ -70,6 +72,7 @@ RECOVERY_FRACTION = 0.5  # reactive compaction rebuilds the request within this 
 # the whole prompt at every turn.
 LOW_WATER = 0.5
 BREAKER_RETRY_TRIMS = 2  # trims while the breaker is open before one summary is tried again
+DEFAULT_COMPACT_RATIO = Settings().auto_compact_ratio  # a different ratio is the user's choice
 NOTHING_YET = M.say(M.NOTHING_YET)
 NOTHING_BEFORE = M.say(M.NOTHING_BEFORE)
 NOT_SMALLER = M.say(M.NOT_SMALLER)
@@ -186,6 +189,7 @@ class Compactor:
         self.shared = shared
         self._summariser = summariser
         self._prepared: dict[int, Prepared] = {}
+        self._told: dict[tuple[int, int], schedule.Why] = {}  # (session, boundary): the last verdict logged
         self.clock: Callable[[], float] = time.time  # the engine's clock (injectable)
 
     # --- policy numbers -------------------------------------------------------------------------------
@@ -246,14 +250,32 @@ class Compactor:
         factor = self.shared.calibration.factor(g.model) or 1.0
         room = int(budget * 0.5) - int(window * PIN_FRACTION) - SUMMARY_MAX_TOKENS // 4
         cap = max(500, min(40_000, int(window * TAIL_FRACTION), room))
-        cap = int(cap / factor)  # the splitter counts in estimate units
+        # The tail by cost: every token of it is written again after the summary and read by every later turn,
+        # for nothing a smaller tail loses (the newest tool rounds are kept apart, below). So a cut at a typed
+        # message may not take it over the cap, and in a small window the cap shrinks (see tail_cap).
+        cap = self.tail_cap(g, cap)
+        cap = clean = int(cap / factor)  # the splitter counts in estimate units
         head, tail = cp.split_tail(g.sendable, window, min_tokens=min(10_000, cap // 2), max_tokens=cap,
                                    min_text_messages=5 if cap >= 20_000 else 2, max_fraction=CLEAN_FRACTION,
-                                   level=level, cuts=g.cuts, sizes=g.row_tokens)
+                                   clean_max_tokens=clean, level=level, cuts=g.cuts, sizes=g.row_tokens)
         if level == 0:
             head, tail = self._with_recent_rounds(g, head, tail, int(window * CLEAN_FRACTION / factor))
         g.memo[("split", level)] = (_rows(head), _rows(tail))
         return _rows(head), _rows(tail)
+
+    def tail_cap(self, g: Gathered, cap: int) -> int:
+        """The verbatim tail's cap by cost (see schedule.tail_cap): ``cap`` unless the tail would leave too little
+        room below the hard limit for the next summary to pay; the newest tool rounds are kept apart from it."""
+        hard, window = self.hard_limit(g.model), self.shared.catalog.info(g.model).window
+        if hard is None or not window or self.user_threshold(g.model):
+            return cap
+        previous = tokens.estimate_text(g.compaction.summary) if g.compaction else 0
+        summary = route.expected_output(previous, min(SUMMARY_MAX_TOKENS, window // 8))
+        pins = min(self.shared.settings.pin_budget_tokens, int(window * PIN_FRACTION))
+        fixed = summary + pins // 2
+        cost = self.summary_cost(g, hard, fixed + cap, warm=True)
+        return schedule.tail_cap(self.rates(g.model), hard=hard, fixed=fixed, growth=self.growth(g), cost=cost,
+                                 cap=cap, floor=min(cap, MIN_TAIL))
 
     @staticmethod
     def _with_recent_rounds(g: Gathered, head: list[Message], tail: list[Message],
@@ -310,7 +332,7 @@ class Compactor:
         cold = cold or idle is None
         factor = self.shared.calibration.factor(g.model) or 1.0
         floor = cp.min_clear_for(window)
-        min_gain = floor if cold else max(floor, int(WARM_GAIN * used / factor))
+        min_gain = floor if cold else max(floor, int(self.warm_batch(g, used) / factor))
         sendable = g.sendable
         h = g.horizons
         new = {
@@ -323,7 +345,7 @@ class Compactor:
         }
         return None if new == {k: h.get(k, 0) for k in new} else new
 
-    def needs_summary(self, g: Gathered, used: int) -> bool:
+    def needs_summary(self, g: Gathered, used: int, idle: float | None = None) -> bool:
         threshold = self.threshold(g.model)
         if threshold is None:
             return False
@@ -337,8 +359,134 @@ class Compactor:
         budget = self.budget(g.model)
         if budget and used < DEFER_RATIO * budget:
             head, _tail = self.split(g)
-            return self._saving(g, head) >= MIN_SAVING * used
-        return True
+            if self._saving(g, head) < MIN_SAVING * used:
+                return False
+        due, verdict = self._due(g, used, warm=idle is not None and idle < CACHE_TTL)
+        if verdict is not None:
+            g.memo["schedule"] = verdict
+            self._waited(g, verdict)
+        return due or not budget or used >= DEFER_RATIO * budget
+
+    def _due(self, g: Gathered, used: int, *, warm: bool) -> tuple[bool, schedule.Verdict | None]:
+        """Past the threshold and short of the hard limit, a summary is made when it pays (see
+        compaction.schedule); at the user's own threshold it is made there. The verdict, when one was made."""
+        hard = self.hard_limit(g.model)
+        if hard is None or self.user_threshold(g.model):
+            return hard is not None and used >= (self.threshold(g.model) or hard), None
+        if used >= hard:
+            return True, schedule.Verdict(schedule.Why.DUE, used, used)
+        if self.trims_instead(g):  # no summary request: the trim costs only the re-write of what it leaves
+            after = self.low_water(g)
+            verdict = schedule.summary_verdict(self.rates(g.model), used=used, after=after, growth=self.growth(g),
+                                               cost=self.rates(g.model).write * after if warm else 0.0,
+                                               turns_left=self.turns_so_far(g))
+            return verdict.pays, verdict
+        head, _tail = self.split(g)
+        if not head:
+            return False, None
+        verdict = self.verdict(g, used, head, warm=warm)
+        return verdict.pays, verdict
+
+    # --- the schedule by cost (compaction.schedule) ---------------------------------------------------
+    def user_threshold(self, model: str) -> bool:
+        """Whether the user chose where compaction starts (a ratio other than the default, or a per-model percent
+        or cap): then it starts there, and the schedule does not put it off."""
+        settings = self.shared.settings
+        own = override_for(settings.model_overrides, model)
+        return (settings.auto_compact_ratio != DEFAULT_COMPACT_RATIO or PERCENT in own
+                or own.get("compact_at_tokens") is not None)
+
+    def rates(self, model: str) -> schedule.Rates:
+        return schedule.Rates.of(self.shared.catalog.info(model))
+
+    def growth(self, g: Gathered) -> int:
+        """Tokens a turn adds to this session, about (calibrated): its newest messages over their requests."""
+        rows = g.sendable[-20:]
+        sizes = list(g.row_tokens[-20:]) if g.row_tokens else [tokens.estimate_message(m.content) for m in rows]
+        requests = sum(1 for m in rows if m.role == "assistant")
+        return self.shared.calibration.apply(g.model, schedule.growth_of(sizes, requests))
+
+    @staticmethod
+    def turns_so_far(g: Gathered) -> int:
+        """Requests the session has had, about (those after the boundary and half the messages summarised)."""
+        summarised = sum(int(c.stats.get("messages", 0) or 0) for c in g.compactions)
+        return sum(1 for m in g.history if m.role == "assistant") + summarised // 2
+
+    def after_size(self, g: Gathered, used: int, head: list[StoredMessage]) -> int:
+        """The request's size after a summary of ``head``, about: less what it frees, plus the user's typed
+        texts it covers (pinned verbatim, within the pin budget)."""
+        window = self.shared.catalog.info(g.model).window
+        pin_room = self.shared.settings.pin_budget_tokens
+        if window:
+            pin_room = min(pin_room, int(window * PIN_FRACTION))
+        typed = sum(tokens.estimate_message(m.content) for m in head if m.role == "user" and is_plain_user(m))
+        pins = self.shared.calibration.apply(g.model, min(pin_room, typed))
+        return max(0, used - self._saving(g, head) + pins)
+
+    def summary_cost(self, g: Gathered, used: int, after: int, *, warm: bool) -> float:
+        """What a summary costs now in input-token equivalents: its request and the re-write it leaves."""
+        window = self.shared.catalog.info(g.model).window
+        out_cap = min(SUMMARY_MAX_TOKENS, window // 8) if window else SUMMARY_MAX_TOKENS
+        previous = tokens.estimate_text(g.compaction.summary) if g.compaction else 0
+        return schedule.summary_cost(self.rates(g.model), used=used, after=after, warm=warm,
+                                     output=route.expected_output(previous, out_cap))
+
+    def verdict(self, g: Gathered, used: int, head: list[StoredMessage], *, warm: bool) -> schedule.Verdict:
+        """Whether a summary of ``head`` pays now (see compaction.schedule)."""
+        after = self.after_size(g, used, head)
+        return schedule.summary_verdict(self.rates(g.model), used=used, after=after, growth=self.growth(g),
+                                        cost=self.summary_cost(g, used, after, warm=warm),
+                                        turns_left=self.turns_so_far(g))
+
+    def hard_limit(self, model: str) -> int | None:
+        """Where a summary is made whether it pays or not: near the end of the input room (at the user's
+        threshold when they chose one)."""
+        budget = self.budget(model)
+        if not budget:
+            return None
+        if self.user_threshold(model):
+            return self.threshold(model)
+        return int(DEFER_RATIO * budget)
+
+    def due_at(self, g: Gathered, after: int) -> int | None:
+        """The context size at which the schedule expects the next summary: where one from ``after`` starts to
+        pay, between the threshold and the hard limit."""
+        hard, threshold = self.hard_limit(g.model), self.threshold(g.model)
+        if hard is None or threshold is None:
+            return None
+        if self.user_threshold(g.model):
+            return threshold
+        cost = self.summary_cost(g, hard, after, warm=True)
+        return max(threshold, min(hard, after + schedule.pays_gap(self.rates(g.model), cost, self.growth(g))))
+
+    def warm_batch(self, g: Gathered, used: int) -> int:
+        """The smallest clearing batch that pays while the cache is warm (see schedule.min_clear): the whole
+        prompt after the horizon is re-written; the saving lasts until the next summary is due."""
+        head, _tail = self.split(g)
+        after = self.after_size(g, used, head) if head else used
+        due = self.due_at(g, after)
+        if due is None:
+            return int(WARM_GAIN * used)
+        growth = self.growth(g)
+        turns = min(max(0, due - used) / growth, float(max(self.turns_so_far(g), schedule.MIN_TURNS_LEFT)))
+        cost = self.summary_cost(g, max(due, used), after, warm=True)
+        return schedule.min_clear(self.rates(g.model), rewritten=used, turns=turns, compaction_cost=cost,
+                                  cycle=max(1, due - after))
+
+    @staticmethod
+    def _why(g: Gathered) -> dict[str, Any]:
+        """The schedule's reason for an automatic summary made now, for its row (the card shows it)."""
+        verdict = g.memo.get("schedule")
+        return {"schedule": verdict.stats()} if isinstance(verdict, schedule.Verdict) and verdict.pays else {}
+
+    def _waited(self, g: Gathered, verdict: schedule.Verdict) -> None:
+        """Log, once per boundary and reason, why a due summary waits."""
+        key = (g.session.id, g.boundary)
+        if self._told.get(key) != verdict.why:
+            self._told[key] = verdict.why
+            log.info("session %s: %s", g.session.id, verdict.reason)
+            if not verdict.pays:  # the conversation tells the views once (a CompactionChanged note)
+                g.memo["schedule_note"] = verdict.reason
 
     def before_call(self, g: Gathered, used: int, source: str, idle: float | None, *,
                     cleared: bool = False) -> Decision:
@@ -352,7 +500,7 @@ class Compactor:
             return Decision(Step.NOTHING)
         if source == "estimate" and abs(used - threshold) <= NEAR_THRESHOLD * threshold:
             return Decision(Step.COUNT)
-        if self.needs_summary(g, used):
+        if self.needs_summary(g, used, idle):
             if self.trims_instead(g):
                 return Decision(Step.TRIM, "auto", self.low_water(g))
             return Decision(Step.SUMMARISE, "auto", self.summary_target(g))
@@ -374,7 +522,8 @@ class Compactor:
         context grows fast enough to need it within two more turns (an unused summary is a billed waste)."""
         threshold = self.threshold(g.model)
         soon = threshold is not None and growth is not None and used + 2 * max(0, growth) >= threshold
-        return soon and self.wants_prepare(g, used)
+        # ... and only when the schedule would make it by then (a summary put off is not prepared early).
+        return soon and self.wants_prepare(g, used) and self._due(g, used + 2 * max(0, growth or 0), warm=True)[0]
 
     def low_water(self, g: Gathered, target: int | None = None) -> int:
         """What a trim without a summary brings the request under: LOW_WATER of the threshold (and under
@@ -410,7 +559,7 @@ class Compactor:
         if prepared and prepared.boundary == g.boundary and trigger != "manual":
             # Made on an older state, it may cover little of the context now: then a fresh, deeper one pays.
             record = await self._commit(view, g, prepared.covers_through, prepared.summary, "background",
-                                        {**prepared.stats, "prepared": True}, before,
+                                        {**prepared.stats, "prepared": True, **self._why(g)}, before,
                                         min_saving=int(MIN_SAVING * before))
             if record is not None:
                 return await self._after(view, record, before, target)
@@ -446,7 +595,7 @@ class Compactor:
                 note = M.join(note, M.say(M.BREAKER_OPEN))
             return Outcome(False, note, before=before, after=before,
                            failure=Failure(error, str(stats.get("rejected_summary") or "")))
-        record = await self._commit(view, g, head[-1].id, summary, trigger, stats, before)
+        record = await self._commit(view, g, head[-1].id, summary, trigger, {**stats, **self._why(g)}, before)
         if record is None:  # a summary that does not shrink the context is a failed summary too
             state = await store.update_state(view.session_id, {"breaker_failures": breaker + 1})
             view.state_changed(state)

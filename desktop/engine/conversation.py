@@ -493,6 +493,9 @@ class Conversation:
                 used, source = exact or used, "exact" if exact else "counted"
             else:
                 break
+        note = g.memo.pop("schedule_note", None)
+        if note is not None:  # a due summary waits (it does not pay yet): the views hear why, once
+            self._emit(CompactionChanged(self.session_id, str(note), tuple(g.compactions)))
         if decision.trigger is not None:
             g = await self._compact_in_turn(g, decision.trigger, decision.target, Activity.COMPACTING,
                                             trim=decision.step is Step.TRIM)

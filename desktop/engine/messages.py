@@ -159,6 +159,22 @@ NOT_SMALLER = QT_TRANSLATE_NOOP(
     "Engine",
     "The summary would not have made the context smaller; nothing was changed.")
 SUMMARY_FAILED = QT_TRANSLATE_NOOP("Engine", "Summary failed: {error}.")
+# Why an automatic summary is made now or waits (compaction/schedule.py); figures in input-token equivalents.
+SCHEDULE_PAYS = QT_TRANSLATE_NOOP(
+    "Engine",
+    "Summarized now: it frees about {gap:,} tokens, whose reads over about {turns} turns ({saving:,}) outweigh "
+    "the summary and the re-write of the prompt it leaves ({cost:,}).")
+SCHEDULE_WAITS = QT_TRANSLATE_NOOP(
+    "Engine",
+    "No summary yet: it would free about {gap:,} tokens, whose reads over about {turns} turns ({saving:,}) cost "
+    "less than the summary and the re-write of the prompt it leaves ({cost:,}).")
+SCHEDULE_LARGER = QT_TRANSLATE_NOOP(
+    "Engine",
+    "No summary: it would not make the context smaller ({used:,} tokens now, about {after:,} after).")
+SCHEDULE_DUE = QT_TRANSLATE_NOOP(
+    "Engine",
+    "Summarized now: the context reached {used:,} tokens, near the end of the room, where a summary is made "
+    "whether it pays or not.")
 BREAKER_OPEN = QT_TRANSLATE_NOOP(
     "Engine",
     "Automatic summaries are paused after 3 failures; Compact now retries.")

@@ -48,6 +48,13 @@ def card_title(record: CompactionRecord) -> str:
     saving = stats.get("saving_per_turn")
     if isinstance(saving, int | float) and saving > 0:
         title += " · " + QCoreApplication.translate("CompactionCard", "saves ~{cost} per turn").format(cost=fmt_cost(float(saving)))
+    why = stats.get("schedule")
+    if isinstance(why, dict) and why.get("why") == "pays":
+        title += " · " + QCoreApplication.translate(
+            "CompactionCard", "made now: the reads it saves over ~{turns} turns outweigh its cost").format(
+            turns=int(why.get("turns") or 0))
+    elif isinstance(why, dict) and why.get("why") == "due":
+        title += " · " + QCoreApplication.translate("CompactionCard", "made now: the context neared the end of the room")
     if stats.get("edited"):
         title += " · " + QCoreApplication.translate("CompactionCard", "edited")
     return title

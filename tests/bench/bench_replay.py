@@ -322,8 +322,11 @@ def _analyse(requests: list[dict[str, Any]]) -> tuple[dict[str, float], list[dic
     return out, [{k: r.get(k) for k in ("step", "summary", "prompt", "billed", "kind", "gap")} for r in top]
 
 
-def run_transcript(path: str, policies: list[str], window: int = WINDOW) -> list[dict[str, Any]]:
+def run_transcript(path: str, policies: list[str], window: int = WINDOW, model: str = "") -> list[dict[str, Any]]:
+    """``model``: replay every policy as that model (its prices, cache minimum); "" keeps the recorded one."""
     scenario = load_scenario(Path(path))
+    if model:
+        scenario.model = model
 
     async def go() -> list[PolicyResult]:
         return [await run_policy(p, scenario, window) for p in policies]
@@ -408,6 +411,8 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--files", default="", help="comma-separated substrings of corpus paths")
     ap.add_argument("--window", type=int, default=WINDOW, help="context window of every policy (tokens)")
     ap.add_argument("--jobs", type=int, default=2, help="transcripts replayed in parallel (processes)")
+    ap.add_argument("--model", default="", help="replay every transcript as this model (its catalog prices and "
+                    "cache minimum), e.g. claude-opus-5-5; default: each transcript's recorded model")
     args = ap.parse_args(argv)
     policies = [p for p in args.policies.split(",") if p]
     files = selected(args.quick, [s for s in args.files.split(",") if s] or None)
@@ -417,9 +422,9 @@ def main(argv: list[str] | None = None) -> int:
     if args.jobs > 1 and len(files) > 1:
         with ProcessPoolExecutor(max_workers=args.jobs) as pool:
             results = list(pool.map(run_transcript, [str(f) for f in files], [policies] * len(files),
-                                    [args.window] * len(files)))
+                                    [args.window] * len(files), [args.model] * len(files)))
     else:
-        results = [run_transcript(str(f), policies, args.window) for f in files]
+        results = [run_transcript(str(f), policies, args.window, args.model) for f in files]
     total = totals(results)
     elapsed = time.perf_counter() - started
     if args.json:
@@ -436,7 +441,15 @@ def main(argv: list[str] | None = None) -> int:
                 print(f"\nprécis bill by kind, {r['transcript']}: " + ", ".join(f"{k} {v:,.0f}" for k, v in b.items()))
                 for c in r["compactions"]:
                     print(f"  compaction {c}")
-    print(f"\n{len(files)} transcripts, {elapsed:.1f} s")
+    kinds: dict[str, dict[str, float]] = {}
+    for per in results:
+        for r in per:
+            into = kinds.setdefault(r["policy"], {})
+            for k, v in r["breakdown"].items():
+                into[k] = into.get(k, 0.0) + v
+    for name, b in kinds.items():
+        print(f"\nbill by kind, total, {name}: " + ", ".join(f"{k} {v:,.0f}" for k, v in b.items()))
+    print(f"\n{len(files)} transcripts, {elapsed:.1f} s" + (f", as {args.model}" if args.model else ""))
     return 0
 
 

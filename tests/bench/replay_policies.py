@@ -485,7 +485,9 @@ class PrecisPolicy(Policy):
         errors = len(self.failed)
         reply = await self.engine.send_content(self.sid, copy.deepcopy(step.user))
         after = len(await self.store.compactions(self.sid))
-        ok = reply is not None and len(self.failed) == errors and reply.status == "complete"
+        # A reply cut at the output cap (one recorded reply is longer than the default 8,192) reached the user
+        # with no error: it is not counted as one.
+        ok = reply is not None and len(self.failed) == errors and reply.status in ("complete", "cut")
         return TurnOutcome(ok, after - before)
 
     async def lost(self, step: Step) -> None:

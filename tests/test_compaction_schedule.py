@@ -1,0 +1,214 @@
+"""The compaction schedule by cost (desktop/engine/compaction/schedule.py): a summary is made when the reads it
+spares outweigh the summary and the re-write it costs, else it waits (up to the end of the room) and says why;
+one that would make the context larger is never made; the verbatim tail shrinks at a small window when the cost
+model says so but keeps the newest ten tool rounds; clearing batches are sized by the same model; every figure
+comes from the model's own catalog multipliers."""
+
+from __future__ import annotations
+
+import logging
+
+import pytest
+
+from desktop.engine.catalog import ModelCatalog
+from desktop.engine.compaction import schedule
+from desktop.engine.events import CompactionChanged, TurnError
+from tests.test_compaction_engine import converse, prose
+
+pytestmark = pytest.mark.in_process
+
+STANDARD = schedule.Rates(read=0.1, write=1.25, output=5.0)
+
+
+# --- the model ---------------------------------------------------------------------------------------------
+
+def test_a_compaction_pays_once_the_reads_it_spares_over_a_cycle_reach_its_cost():
+    cost = 20_000.0
+    small = schedule.summary_verdict(STANDARD, used=12_000, after=10_000, growth=1_000, cost=cost, turns_left=200)
+    large = schedule.summary_verdict(STANDARD, used=40_000, after=10_000, growth=1_000, cost=cost, turns_left=200)
+    assert small.why is schedule.Why.WAITS and not small.pays
+    assert large.why is schedule.Why.PAYS and large.pays
+    # The turns counted: half the turns the context takes to grow back (30K at 1K a turn).
+    assert large.turns == pytest.approx(15) and large.saving == pytest.approx(0.1 * 30_000 * 15)
+    assert "No summary yet" in small.reason and "20,000" in small.reason
+
+
+def test_a_session_expected_to_end_soon_does_not_pay_for_a_summary():
+    long = schedule.summary_verdict(STANDARD, used=40_000, after=10_000, growth=1_000, cost=20_000, turns_left=200)
+    short = schedule.summary_verdict(STANDARD, used=40_000, after=10_000, growth=1_000, cost=20_000, turns_left=5)
+    assert long.pays and not short.pays
+
+
+def test_a_compaction_that_would_make_the_context_larger_is_not_made_and_says_why():
+    verdict = schedule.summary_verdict(STANDARD, used=10_000, after=10_500, growth=500, cost=0.0, turns_left=100)
+    assert verdict.why is schedule.Why.LARGER and not verdict.pays
+    assert "would not make the context smaller" in verdict.reason and "10,500" in verdict.reason
+
+
+def test_the_cost_model_reads_the_models_own_multipliers():
+    catalog = ModelCatalog({})
+    opus = schedule.Rates.of(catalog.info("claude-opus-5-5"))
+    sonnet = schedule.Rates.of(catalog.info("claude-sonnet-4-5"))
+    assert (opus.read, opus.write, opus.output) == (0.05, 1.25, 5.0)
+    assert sonnet.read == 0.1
+    # The same compaction pays at a 0.1x cache read and waits at Opus 5.5's 0.05x (reads are cheaper to keep).
+    figures = {"used": 30_000, "after": 10_000, "growth": 1_000, "cost": 15_000.0, "turns_left": 200}
+    assert schedule.summary_verdict(sonnet, **figures).pays
+    assert not schedule.summary_verdict(opus, **figures).pays
+
+
+def test_a_cold_cache_makes_the_re_write_free():
+    warm = schedule.summary_cost(STANDARD, used=30_000, after=10_000, output=1_000, warm=True)
+    cold = schedule.summary_cost(STANDARD, used=30_000, after=10_000, output=1_000, warm=False)
+    assert warm == pytest.approx(0.1 * 30_000 + 5 * 1_000 + 1.25 * 10_000)
+    assert cold == pytest.approx(30_000 + 5 * 1_000)  # the prompt is written anyway: no re-write counted
+
+
+def test_clearing_batches_grow_with_what_they_re_write_and_with_a_cheaper_cache_read():
+    base = {"rewritten": 40_000, "turns": 10.0, "compaction_cost": 20_000.0, "cycle": 20_000}
+    batch = schedule.min_clear(STANDARD, **base)
+    # x pays from (write - read)·rewritten / (read·turns + cost/cycle) = 1.15·40K / (1 + 1).
+    assert batch == 23_000
+    assert schedule.min_clear(STANDARD, **{**base, "rewritten": 80_000}) == 2 * batch
+    opus = schedule.Rates(read=0.05, write=1.25, output=5.0)
+    assert schedule.min_clear(opus, **base) > batch
+
+
+def test_the_tail_cap_shrinks_only_when_it_leaves_too_little_room_for_a_summary_to_pay():
+    roomy = schedule.tail_cap(STANDARD, hard=150_000, fixed=10_000, growth=2_000, cost=50_000, cap=30_000,
+                              floor=1_000)
+    tight = schedule.tail_cap(STANDARD, hard=30_000, fixed=6_000, growth=1_000, cost=20_000, cap=7_500,
+                              floor=1_000)
+    assert roomy == 30_000
+    # A summary from the tail pays from a 20K gap (sqrt(2·20K·1K/0.1)): 30K - 6K - 20K leaves 4K for the tail.
+    assert tight == 4_000
+    assert schedule.tail_cap(STANDARD, hard=25_000, fixed=6_000, growth=1_000, cost=20_000, cap=7_500,
+                             floor=1_000) == 1_000
+
+
+# --- the engine ----------------------------------------------------------------------------------------------
+
+async def _to(engine, srv, sid: int, size: int, start: int = 0) -> int:
+    """Converse until the context measures at least ``size`` tokens; the next turn's index."""
+    turn = start
+    view = engine.view(sid)
+    while True:
+        g = await view.gather()
+        if view.used(g)[0] >= size:
+            return turn
+        await converse(engine, srv, sid, 1, start=turn)
+        turn += 1
+        view = engine.view(sid)
+
+
+async def test_a_summary_that_would_not_pay_waits_past_the_threshold_and_says_why(small_engine, fake_api, caplog):
+    from desktop.engine.compactor import Step
+
+    caplog.set_level(logging.INFO, logger="desktop.engine.compactor")
+    sid = (await small_engine.store.create_session("schedule", "claude-test")).id
+    compactor = small_engine.compactor
+    threshold, hard = compactor.threshold("claude-test"), compactor.hard_limit("claude-test")
+    assert threshold < hard
+    await converse(small_engine, fake_api, sid, 9)
+    view = small_engine.view(sid)
+    g = await view.gather()
+    used = view.used(g)[0]
+    assert threshold <= used < hard, (threshold, used, hard)
+    decision = compactor.before_call(g, used, "exact", 30.0, cleared=True)
+    assert decision.step is Step.NOTHING  # past the threshold, but a summary would not pay yet
+    assert g.memo["schedule"].why is schedule.Why.WAITS
+    assert any("No summary yet" in r.getMessage() for r in caplog.records)
+    # The same state at the end of the room: the summary is made whether it pays or not.
+    assert compactor.before_call(g, hard, "exact", 30.0, cleared=True).step is Step.SUMMARISE
+
+
+async def test_the_chat_tells_the_views_once_why_a_due_summary_waits_and_the_row_keeps_why_it_was_made(
+        small_engine, fake_api):
+    sid = (await small_engine.store.create_session("notes", "claude-test")).id
+    await converse(small_engine, fake_api, sid, 30)
+    assert not [e for e in small_engine.events if isinstance(e, TurnError)]
+    waits = [e for e in small_engine.events if isinstance(e, CompactionChanged) and e.session_id == sid
+             and e.note.startswith("No summary yet")]
+    rows = [c for c in await small_engine.store.compactions(sid) if c.trigger != "snip"]
+    assert waits and rows
+    # Once per boundary: at most one note for each compaction row and the open stretch after the last one.
+    assert len(waits) <= len(rows) + 1
+    assert rows[0].stats["schedule"]["why"] in ("pays", "due")
+
+
+async def test_a_user_threshold_is_kept_as_the_user_set_it(small_engine, fake_api):
+    from desktop.engine.compactor import Step
+
+    sid = (await small_engine.store.create_session("own", "claude-test")).id
+    await converse(small_engine, fake_api, sid, 9)
+    view = small_engine.view(sid)
+    g = await view.gather()
+    used = view.used(g)[0]
+    small_engine.settings.auto_compact_ratio = 0.45  # the user's own ratio: compaction starts there
+    compactor = small_engine.compactor
+    assert compactor.user_threshold("claude-test") and used >= compactor.threshold("claude-test")
+    assert compactor.before_call(g, used, "exact", 30.0, cleared=True).step is Step.SUMMARISE
+
+
+@pytest.fixture
+async def mid_engine(fake_api, monkeypatch):
+    """An engine whose model has a 32,000-token window, like the server's."""
+    from tests.conftest import _open_engine
+
+    monkeypatch.setenv("PRECIS_CONTEXT_WINDOW", "32000")
+    fake_api.window = 32_000
+    async with _open_engine() as eng:
+        yield eng
+
+
+async def test_the_tail_shrinks_at_a_small_window_but_keeps_the_last_ten_tool_rounds(mid_engine):
+    from desktop.engine.compactor import KEEP_ROUNDS, TAIL_FRACTION
+
+    store = mid_engine.store
+    sid = (await store.create_session("tail", "claude-test")).id
+    for turn in range(3):
+        await store.add_message(sid, "user", [{"type": "text", "text": f"question {turn}: " + prose(400, turn)}])
+        await store.add_message(sid, "assistant", [{"type": "text", "text": f"answer {turn}: " + prose(400, turn)}])
+    await store.add_message(sid, "user", [{"type": "text", "text": "now read the logs one by one"}])
+    for k in range(14):  # 14 tool rounds of about 650 tokens each: the context grows fast
+        await store.add_message(sid, "assistant", [{"type": "tool_use", "id": f"t{k}", "name": "read",
+                                                    "input": {"path": f"{k}.log"}}])
+        await store.add_message(sid, "user", [{"type": "tool_result", "tool_use_id": f"t{k}",
+                                               "content": prose(500, k + 10)}])
+    compactor = mid_engine.compactor
+    g = await mid_engine.view(sid).gather()
+    cap = int(32_000 * TAIL_FRACTION)
+    assert compactor.tail_cap(g, cap) < cap  # the cost model asks for a smaller tail in a 32K window
+    head, tail = compactor.split(g)
+    assert head
+    # The newest ten tool rounds stay whole in the tail, and the tail is no larger than that needs.
+    kept = {b.get("id") for m in tail for b in m.content if b.get("type") == "tool_use"}
+    answered = {b.get("tool_use_id") for m in tail for b in m.content if b.get("type") == "tool_result"}
+    newest = {f"t{k}" for k in range(14 - KEEP_ROUNDS, 14)}
+    assert newest <= kept and newest <= answered
+    assert "question 2" not in str([m.content for m in tail])  # the older exchange is summarised
+
+
+async def test_the_tail_keeps_its_share_of_a_large_window(small_engine, monkeypatch):
+    from desktop.engine.compactor import TAIL_FRACTION
+
+    monkeypatch.setenv("PRECIS_CONTEXT_WINDOW", "200000")
+    store = small_engine.store
+    sid = (await store.create_session("large", "claude-test")).id
+    await store.add_message(sid, "user", [{"type": "text", "text": "hello " + prose(200, 1)}])
+    await store.add_message(sid, "assistant", [{"type": "text", "text": "hi " + prose(200, 2)}])
+    g = await small_engine.view(sid).gather()
+    cap = int(200_000 * TAIL_FRACTION)
+    assert small_engine.compactor.tail_cap(g, cap) == cap
+
+
+@pytest.mark.qt
+def test_the_card_says_why_an_automatic_summary_was_made_now(qtbot):
+    from desktop.ui.compaction_card import card_title
+    from tests.test_compaction_readable import record
+
+    pays = schedule.Verdict(schedule.Why.PAYS, 30_000, 10_000, 12.0, 36_000.0, 20_000.0).stats()
+    assert "the reads it saves over ~12 turns outweigh its cost" in card_title(record(schedule=pays))
+    due = schedule.Verdict(schedule.Why.DUE, 30_000, 30_000).stats()
+    assert "neared the end of the room" in card_title(record(schedule=due))
+    assert "made now" not in card_title(record())
