@@ -729,6 +729,14 @@
         <translation>每轮节省约 {cost}</translation>
     </message>
     <message>
+        <source>made now: the reads it saves over ~{turns} turns outweigh its cost</source>
+        <translation>现在生成：约 {turns} 轮中节省的读取超过了它的成本</translation>
+    </message>
+    <message>
+        <source>made now: the context neared the end of the room</source>
+        <translation>现在生成：上下文已接近空间上限</translation>
+    </message>
+    <message>
         <source>edited</source>
         <translation>已编辑</translation>
     </message>
@@ -1030,6 +1038,22 @@
     <message>
         <source>Summary failed: {error}.</source>
         <translation>摘要失败：{error}。</translation>
+    </message>
+    <message>
+        <source>Summarized now: it frees about {gap:,} tokens, whose reads over about {turns} turns ({saving:,}) outweigh the summary and the re-write of the prompt it leaves ({cost:,}).</source>
+        <translation>已生成摘要：它释放约 {gap:,} 个 token，约 {turns} 轮中这些 token 的读取（{saving:,}）超过了摘要及其留下的提示词重写的成本（{cost:,}）。</translation>
+    </message>
+    <message>
+        <source>No summary yet: it would free about {gap:,} tokens, whose reads over about {turns} turns ({saving:,}) cost less than the summary and the re-write of the prompt it leaves ({cost:,}).</source>
+        <translation>暂不生成摘要：它将释放约 {gap:,} 个 token，约 {turns} 轮中这些 token 的读取（{saving:,}）低于摘要及其留下的提示词重写的成本（{cost:,}）。</translation>
+    </message>
+    <message>
+        <source>No summary: it would not make the context smaller ({used:,} tokens now, about {after:,} after).</source>
+        <translation>不生成摘要：它不会让上下文变小（当前 {used:,} 个 token，之后约 {after:,} 个）。</translation>
+    </message>
+    <message>
+        <source>Summarized now: the context reached {used:,} tokens, near the end of the room, where a summary is made whether it pays or not.</source>
+        <translation>已生成摘要：上下文已达 {used:,} 个 token，接近空间上限，此时无论是否划算都会生成摘要。</translation>
     </message>
     <message>
         <source>Automatic summaries are paused after 3 failures; Compact now retries.</source>
