@@ -51,6 +51,37 @@ def test_a_first_start_paints_before_loading_the_keyring_images_or_markdown(tmp_
     assert loaded & FIRST_START_WAITS == set()
 
 
+# What the window needs of its own code only after its first paint (issue 22: start-up at most 3x a bare
+# QApplication): the compaction policy and its building blocks (first needed by a chat's measurement or request),
+# steering, the Claude Code importer, export, profile edits, and the dialogs (settings, search, MCP servers,
+# instructions, summary editor, compaction preview), each imported when first used.
+LATER_MODULES = {
+    "desktop.engine.compactor", "desktop.engine.steering",
+    "desktop.engine.compaction.summary_prompt", "desktop.engine.compaction.request_shape",
+    "desktop.engine.compaction.microcompact", "desktop.engine.compaction.snip",
+    "desktop.engine.compaction.decisions", "desktop.engine.compaction.ledger",
+    "desktop.engine.compaction.sections", "desktop.engine.compaction.salvage",
+    "desktop.engine.compaction.cache_breakpoints", "desktop.engine.compaction.tail",
+    "desktop.engine.importer", "desktop.engine.claude_code", "desktop.engine.export",
+    "desktop.engine.profile_edits",
+    "desktop.ui.settings_dialog", "desktop.ui.threshold_settings", "desktop.ui.language_box",
+    "desktop.ui.search_dialog", "desktop.ui.mcp_page", "desktop.ui.mcp_form", "desktop.ui.instructions_dialog",
+    "desktop.ui.summary_editor", "desktop.ui.compact_preview",
+}
+
+
+def test_a_first_start_paints_before_importing_the_compaction_policy_or_the_dialogs(tmp_path, fake_api):
+    report = tmp_path / "startup.json"
+    env = env_for(tmp_path / "home", fake_api.base_url, QT_QPA_PLATFORM="offscreen", PRECIS_QUIT_AFTER="0",
+                  PRECIS_STARTUP_REPORT=str(report))
+    res = subprocess.run([sys.executable, "-m", "desktop"], env=env, cwd=ROOT, capture_output=True, text=True,
+                         timeout=120)
+    assert res.returncode == 0, res.stderr
+    loaded = set(json.loads(report.read_text("utf-8"))["desktop_modules"])
+    assert {"desktop.engine.chat", "desktop.ui.main_window", "desktop.engine.compaction"} <= loaded
+    assert sorted(loaded & LATER_MODULES) == []
+
+
 def test_the_sdk_and_the_mcp_client_load_when_first_needed_off_the_loop(tmp_path, fake_api):
     home = tmp_path / "home"
     write_mcp(home, {"calc": server_config()})

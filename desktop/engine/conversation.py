@@ -16,13 +16,12 @@ import hashlib
 import json
 import logging
 from collections.abc import Callable
-from typing import Any, Protocol
+from typing import TYPE_CHECKING, Any, Protocol
 
-from desktop.engine import cache_clock, steering
+from desktop.engine import cache_clock
 from desktop.engine import messages as M
 from desktop.engine.calibration import Calibration
 from desktop.engine.compaction import user_pins
-from desktop.engine.compactor import DEEPEST_LEVEL, Outcome, Plan, Step, Trigger
 from desktop.engine.context import ContextSnapshot
 from desktop.engine.continuation import as_continuation, is_cut
 from desktop.engine.errors import ChatError, classify
@@ -53,6 +52,9 @@ from desktop.engine.storage import Fork, Storage, StorageError
 from desktop.engine.tasks import Activity, TaskRegistry
 from desktop.engine.tooling import EndTurn, ToolRunner, cancelled_results
 from desktop.engine.types import Block, CompactionRecord, StoredMessage
+
+if TYPE_CHECKING:  # the compaction policy loads with a chat's first measurement (see Route.compactor)
+    from desktop.engine.compactor import Outcome, Plan, Trigger
 
 RECOVERY_ATTEMPTS = 3  # retries after "too long" in one model call, each smaller than the last
 # Diminishing returns: a tool round whose reply is under SMALL_CONTINUATION output tokens and whose calls all
@@ -245,6 +247,8 @@ class Conversation:
     async def edit_summary(self, text: str) -> CompactionRecord | None:
         """The user's text becomes the active summary: a new compaction row over the same messages (the old one
         stays; Undo brings it back). None when the chat has no summary."""
+        from desktop.engine import steering
+
         g = await self.view.gather()
         if g.compaction is None:
             return None
@@ -472,6 +476,8 @@ class Conversation:
 
     async def _prepare_call(self) -> Gathered:
         """Before a request: microcompaction, then at most one automatic summary, then snip if still too big."""
+        from desktop.engine.compactor import Step
+
         view = self.view
         self._activity(Activity.SENDING)
         route = await self.ready()
@@ -530,6 +536,8 @@ class Conversation:
     async def _recover(self, g: Gathered, error: ChatError, attempt: int, failed: set[str]) -> Gathered:
         """The provider said the request is too long (or has too much media): shrink, and make sure the next
         request differs from every one that failed (else shrink harder, or give up with the error)."""
+        from desktop.engine.compactor import DEEPEST_LEVEL
+
         sid, view = self.session_id, self.view
         route = await self.ready()
         catalog = route.shared.catalog

@@ -13,7 +13,7 @@ import dataclasses
 import logging
 from collections import Counter
 from collections.abc import Coroutine
-from typing import Any, Protocol
+from typing import TYPE_CHECKING, Any, Protocol
 
 from PySide6.QtCore import QObject, Signal
 
@@ -26,10 +26,8 @@ from desktop.engine.bill import Bill, Cold, TurnBill
 from desktop.engine.chat import ChatEngine, MessageTooLong
 from desktop.engine.compaction.citations import CITATION
 from desktop.engine.compaction.user_pins import Pin
-from desktop.engine.compactor import Plan
 from desktop.engine.context import CATEGORIES, LABELS, WARNING_RATIO, ContextSnapshot
 from desktop.engine.continuation import NothingToContinue
-from desktop.engine.importer import ImportFailed, ImportResult
 from desktop.engine.probe import ProbeResult, probe
 from desktop.engine.profiles import (
     ANTHROPIC,
@@ -69,6 +67,10 @@ from desktop.tools.mcp_host import ServerStatus
 from desktop.tools.permissions import Answer, ChatApprovalStore, PermissionRequest, SavedApproval
 from desktop.tools.toolbox import Toolbox
 from desktop.ui.wording import word_error
+
+if TYPE_CHECKING:
+    from desktop.engine.compactor import Plan
+    from desktop.engine.importer import ImportFailed, ImportResult
 
 __all__ = [
     "threshold_percent",
@@ -121,6 +123,22 @@ __all__ = [
     "ServerStatus",
     "McpServerConfig",
 ]
+
+# Re-exported for the widgets but loaded when first asked for (PEP 562): the compaction policy and the
+# Claude Code importer are not needed before the window's first paint.
+_LATER = {"Plan": "desktop.engine.compactor", "ImportFailed": "desktop.engine.importer",
+          "ImportResult": "desktop.engine.importer"}
+
+
+def __getattr__(name: str) -> object:
+    if name not in _LATER:
+        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+    import importlib
+
+    value = getattr(importlib.import_module(_LATER[name]), name)
+    globals()[name] = value
+    return value
+
 
 log = logging.getLogger(__name__)
 
