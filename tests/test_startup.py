@@ -122,3 +122,22 @@ async def test_opening_chats_loads_no_sdk_until_the_user_types(window, fake_api,
     await until(lambda: window.bridge._sdk_warm is not None)  # typing: it loads, off the loop
     await until(lambda: window.bridge._sdk_warm.done())
     assert window.bridge._sdk_warm.exception() is None
+
+
+def test_pyside_learns_which_modules_use_it_without_reading_their_source_through_linecache(tmp_path):
+    """PySide6 asks, for every module imported after it, whether its source names PySide6 (its ``__feature__``
+    switches apply to those only). It read each module with inspect.getsource, which parses the file into
+    linecache and keeps it there: ~300 modules before the first paint. The window answers from the file's bytes:
+    the same answers, nothing kept."""
+    (tmp_path / "names_qt.py").write_text("from PySide6.QtCore import QObject\n", "utf-8")
+    (tmp_path / "plain.py").write_text("VALUE = 1\n", "utf-8")
+    code = ("import json, linecache, sys\nimport desktop.ui.app\n"
+            f"sys.path.insert(0, {str(tmp_path)!r})\nimport names_qt, plain\n"
+            "table = sys.modules['shibokensupport.feature'].pyside_feature_dict\n"
+            "print(json.dumps({'cached': sorted(f for f in linecache.cache if f.endswith(('names_qt.py', 'plain.py'))),"
+            " 'names_qt': table.get('names_qt'), 'plain': table.get('plain')}))\n")
+    res = subprocess.run([sys.executable, "-c", code], cwd=ROOT, capture_output=True, text=True, timeout=120)
+    assert res.returncode == 0, res.stderr
+    seen = json.loads(res.stdout.strip().splitlines()[-1])
+    assert (seen["names_qt"], seen["plain"]) == (0, -1)  # 0: uses PySide6 (features apply); -1: ignored
+    assert seen["cached"] == []
