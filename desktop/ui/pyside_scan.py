@@ -34,5 +34,5 @@ def install() -> bool:
         return upstream(module)
 
     uses_pyside.reads_bytes = True  # type: ignore[attr-defined]
-    feature._mod_uses_pyside = uses_pyside  # type: ignore[union-attr]
+    setattr(feature, "_mod_uses_pyside", uses_pyside)  # noqa: B010 (a private name of PySide6, checked above)
     return True
