@@ -10,6 +10,8 @@ import subprocess
 import sys
 from pathlib import Path
 
+import pytest
+
 from tests.cli_faults import env_for, seed
 from tests.test_tools_mcp import server_config, write_mcp
 
@@ -141,3 +143,39 @@ def test_pyside_learns_which_modules_use_it_without_reading_their_source_through
     seen = json.loads(res.stdout.strip().splitlines()[-1])
     assert (seen["names_qt"], seen["plain"]) == (0, -1)  # 0: uses PySide6 (features apply); -1: ignored
     assert seen["cached"] == []
+
+
+@pytest.fixture
+def sdk_not_loaded(monkeypatch):
+    """As in a fresh window process: nothing loaded through lazy_imports yet (an earlier test may have)."""
+    from desktop.engine import lazy_imports
+
+    monkeypatch.setattr(lazy_imports, "_done", set())
+
+
+def window_questions(fake_api) -> list[str]:
+    return [r.path for r in fake_api.requests if r.path.startswith("/v1/models/")]
+
+
+async def test_reading_chats_asks_the_provider_for_no_window_until_the_sdk_is_loaded(sdk_not_loaded, window,
+                                                                                      fake_api, qtbot):
+    """The gauge of a chat opened while the SDK is not loaded shows the window the catalog (or what the provider
+    reported in an earlier run) gives: asking the provider would import the SDK (seconds of a cold start, in a
+    thread that takes the interpreter from the opening chats). Typing loads the SDK; the question follows."""
+    from desktop.engine.events import ContextChanged
+    from tests.test_window import until
+
+    sid = window.session_id
+    measured: list[ContextChanged] = []
+    window.bridge.engine_event.connect(
+        lambda e: measured.append(e) if isinstance(e, ContextChanged) and e.session_id == sid else None)
+    await window.bridge.open_session(sid)
+    await until(lambda: bool(measured))
+    await asyncio.gather(*window.bridge._tasks)  # the start's measurement too: each gauge is done
+    assert measured[-1].snapshot.window  # the gauge has its figure
+    assert window_questions(fake_api) == []
+    window.composer.edit.setPlainText("a question is coming")
+    window._measure_draft()  # a pause in typing: the SDK loads, off the loop
+    await until(lambda: window.bridge._sdk_warm is not None and window.bridge._sdk_warm.done())
+    await until(lambda: bool(window_questions(fake_api)))  # now the provider is asked, once
+    assert window_questions(fake_api) == [f"/v1/models/{measured[-1].snapshot.model}"]

@@ -594,9 +594,10 @@ class ChatEngine:
         conv = await self._open(session_id)
         return await conv.measure(await conv.view.gather(), draft)
 
-    async def publish_context(self, session_id: int) -> ContextSnapshot:
-        """Measure and publish (see Conversation.publish_context)."""
-        return await (await self._open(session_id)).publish_context()
+    async def publish_context(self, session_id: int, *, ask_window: bool = True) -> ContextSnapshot:
+        """Measure and publish (see Conversation.publish_context; ``ask_window=False``: the provider is not
+        asked for a window the catalog has, see Conversation.measure)."""
+        return await (await self._open(session_id)).publish_context(ask=ask_window)
 
     async def publish_draft(self, session_id: int, draft: str) -> ContextSnapshot:
         """Add the draft to the chat's latest measurement (see Conversation.publish_draft)."""

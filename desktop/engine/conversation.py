@@ -346,9 +346,13 @@ class Conversation:
             await route.compactor.prepare_idle(self.view, g)
 
     # --- measuring ------------------------------------------------------------------------------------
-    async def measure(self, g: Gathered, draft: str = "") -> ContextSnapshot:
+    async def measure(self, g: Gathered, draft: str = "", *, ask: bool = True) -> ContextSnapshot:
+        """``ask``: the provider may be asked for the model's window now (once per model). Without it, it is
+        asked only when the catalog has no figure: asking needs the SDK, which a chat being read has not
+        loaded, and the figure stands (the catalog's, or what the provider reported in an earlier run)."""
         route = await self.ready()
-        await self.hub.ask_window(route, g.model)
+        if ask or route.shared.catalog.info(g.model).window is None:
+            await self.hub.ask_window(route, g.model)
         compactor, view = route.compactor, self.view
         long_ttl = route.settings.long_cache_ttl and view.long_ttl_pays(g)
 
@@ -363,19 +367,19 @@ class Conversation:
                                     compact_at=compactor.threshold_rule(g.model), last_request=view.last_request,
                                     long_ttl=long_ttl)
 
-    async def publish(self, g: Gathered) -> ContextSnapshot:
-        snapshot = await self.measure(g)
+    async def publish(self, g: Gathered, *, ask: bool = True) -> ContextSnapshot:
+        snapshot = await self.measure(g, ask=ask)
         self.latest = snapshot  # the base the typing path adds a draft to
         self._emit(ContextChanged(self.session_id, snapshot))
         return snapshot
 
-    async def publish_context(self) -> ContextSnapshot:
-        """Measure and publish. A session whose rows are not in memory (just opened) is read from the numbers
-        stored per row, not decoded whole: its first request reads it."""
+    async def publish_context(self, *, ask: bool = True) -> ContextSnapshot:
+        """Measure and publish (``ask``: see measure). A session whose rows are not in memory (just opened) is
+        read from the numbers stored per row, not decoded whole: its first request reads it."""
         await self.hub.load()
         await self.ready()
         view = self.view
-        return await self.publish(await (view.gather() if view.loaded else view.glance()))
+        return await self.publish(await (view.gather() if view.loaded else view.glance()), ask=ask)
 
     async def publish_draft(self, draft: str) -> ContextSnapshot:
         """While the user types only the next-turn estimate changes: add the draft to the latest measurement

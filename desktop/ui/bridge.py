@@ -186,6 +186,7 @@ class Bridge(QObject):
         self._listed: dict[str, list[str]] = {}  # profile name -> what its provider lists (asked once)
         self._models_owed: set[int] = set()  # chats whose picker waits for the SDK to ask their provider
         self._sdk_warm: asyncio.Task[None] | None = None
+        self._window_owed: int | None = None  # the chat opened before the SDK loaded: its window is still to ask
         self._data_version: int | None = None
         self._draft_save: asyncio.Task[None] | None = None
         self.session_filter = ""  # the sidebar's filter, kept for refreshes the bridge starts itself
@@ -287,8 +288,13 @@ class Bridge(QObject):
             return
         self.session_opened.emit(page)
         self._engine.session_changed(session_id)
+        # Asking the provider for the chat's window needs the SDK: until something loads it (typing, a send, the
+        # model picker), the gauge shows the window the catalog has and the question waits (_load_sdk asks it).
+        # Importing the SDK here would take the interpreter from the opening chats for seconds.
+        ask = lazy_imports.loaded(lazy_imports.SDK[0])
+        self._window_owed = None if ask else session_id
         # Measuring a long session takes a moment: the window is usable meanwhile, the gauge fills in after.
-        self.spawn(self._engine.publish_context(session_id))
+        self.spawn(self._engine.publish_context(session_id, ask_window=ask))
 
     def save_drafts(self, drafts: dict[int, tuple[str, list[str]]]) -> None:
         """Keep every chat's unsent draft in the database (a restart or a crash does not lose typed text)."""
@@ -714,6 +720,9 @@ class Bridge(QObject):
 
     async def _load_sdk(self) -> None:
         await lazy_imports.load(lazy_imports.SDK)
+        owed, self._window_owed = self._window_owed, None
+        if owed is not None and await self._engine.library.session(owed) is not None:
+            await self._engine.publish_context(owed)  # the window question the opening left for now
         owed, self._models_owed = self._models_owed, set()
         for session_id in sorted(owed):
             await self.list_models(session_id)
