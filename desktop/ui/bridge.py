@@ -720,9 +720,9 @@ class Bridge(QObject):
 
     async def _load_sdk(self) -> None:
         await lazy_imports.load(lazy_imports.SDK)
-        owed, self._window_owed = self._window_owed, None
-        if owed is not None and await self._engine.library.session(owed) is not None:
-            await self._engine.publish_context(owed)  # the window question the opening left for now
+        asked, self._window_owed = self._window_owed, None
+        if asked is not None and await self._engine.library.session(asked) is not None:
+            await self._engine.publish_context(asked)  # the window question the opening left for now
         owed, self._models_owed = self._models_owed, set()
         for session_id in sorted(owed):
             await self.list_models(session_id)
