@@ -179,3 +179,12 @@ async def test_reading_chats_asks_the_provider_for_no_window_until_the_sdk_is_lo
     await until(lambda: window.bridge._sdk_warm is not None and window.bridge._sdk_warm.done())
     await until(lambda: bool(window_questions(fake_api)))  # now the provider is asked, once
     assert window_questions(fake_api) == [f"/v1/models/{measured[-1].snapshot.model}"]
+
+
+async def test_measuring_a_draft_before_the_chats_first_figure_asks_the_provider_nothing(engine, fake_api):
+    """The draft timer can measure a chat just opened before the opening's own measurement is done: that path
+    reads the chat too, so it asks the provider for no window either (it loaded the SDK during a 50k open)."""
+    sid = await engine.new_session()
+    snapshot = await engine.publish_draft(sid, "a draft")
+    assert snapshot.window  # the catalog's figure
+    assert window_questions(fake_api) == []

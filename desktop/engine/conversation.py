@@ -384,7 +384,9 @@ class Conversation:
     async def publish_draft(self, draft: str) -> ContextSnapshot:
         """While the user types only the next-turn estimate changes: add the draft to the latest measurement
         instead of re-reading and re-estimating the whole session on every pause in typing."""
-        base = self.latest if self.latest is not None else await self.publish_context()
+        # Typing loads the SDK for the provider's answer (the window asks it then, see Bridge.warm_sdk): reading
+        # the chat for a draft's figure asks the provider nothing, like opening it.
+        base = self.latest if self.latest is not None else await self.publish_context(ask=False)
         family = (await self.ready()).shared.catalog.info(base.model).family
         snapshot = dataclasses.replace(base, next_turn=base.next_turn + draft_cost(draft, family))
         self._emit(ContextChanged(self.session_id, snapshot))
