@@ -10,6 +10,8 @@ import subprocess
 import sys
 from pathlib import Path
 
+import pytest
+
 from tests.cli_faults import env_for, seed
 from tests.test_tools_mcp import server_config, write_mcp
 
@@ -49,6 +51,37 @@ def test_a_first_start_paints_before_loading_the_keyring_images_or_markdown(tmp_
     loaded = set(json.loads(report.read_text("utf-8"))["packages"])
     assert {"PySide6", "desktop", "peewee"} <= loaded  # the list is what the window loaded
     assert loaded & FIRST_START_WAITS == set()
+
+
+# What the window needs of its own code only after its first paint (issue 22: start-up at most 3x a bare
+# QApplication): the compaction policy and its building blocks (first needed by a chat's measurement or request),
+# steering, the Claude Code importer, export, profile edits, and the dialogs (settings, search, MCP servers,
+# instructions, summary editor, compaction preview), each imported when first used.
+LATER_MODULES = {
+    "desktop.engine.compactor", "desktop.engine.steering",
+    "desktop.engine.compaction.summary_prompt", "desktop.engine.compaction.request_shape",
+    "desktop.engine.compaction.microcompact", "desktop.engine.compaction.snip",
+    "desktop.engine.compaction.decisions", "desktop.engine.compaction.ledger",
+    "desktop.engine.compaction.sections", "desktop.engine.compaction.salvage",
+    "desktop.engine.compaction.cache_breakpoints", "desktop.engine.compaction.tail",
+    "desktop.engine.importer", "desktop.engine.claude_code", "desktop.engine.export",
+    "desktop.engine.profile_edits",
+    "desktop.ui.settings_dialog", "desktop.ui.threshold_settings", "desktop.ui.language_box",
+    "desktop.ui.search_dialog", "desktop.ui.mcp_page", "desktop.ui.mcp_form", "desktop.ui.instructions_dialog",
+    "desktop.ui.summary_editor", "desktop.ui.compact_preview",
+}
+
+
+def test_a_first_start_paints_before_importing_the_compaction_policy_or_the_dialogs(tmp_path, fake_api):
+    report = tmp_path / "startup.json"
+    env = env_for(tmp_path / "home", fake_api.base_url, QT_QPA_PLATFORM="offscreen", PRECIS_QUIT_AFTER="0",
+                  PRECIS_STARTUP_REPORT=str(report))
+    res = subprocess.run([sys.executable, "-m", "desktop"], env=env, cwd=ROOT, capture_output=True, text=True,
+                         timeout=120)
+    assert res.returncode == 0, res.stderr
+    loaded = set(json.loads(report.read_text("utf-8"))["desktop_modules"])
+    assert {"desktop.engine.chat", "desktop.ui.main_window", "desktop.engine.compaction"} <= loaded
+    assert sorted(loaded & LATER_MODULES) == []
 
 
 def test_the_sdk_and_the_mcp_client_load_when_first_needed_off_the_loop(tmp_path, fake_api):
@@ -91,3 +124,67 @@ async def test_opening_chats_loads_no_sdk_until_the_user_types(window, fake_api,
     await until(lambda: window.bridge._sdk_warm is not None)  # typing: it loads, off the loop
     await until(lambda: window.bridge._sdk_warm.done())
     assert window.bridge._sdk_warm.exception() is None
+
+
+def test_pyside_learns_which_modules_use_it_without_reading_their_source_through_linecache(tmp_path):
+    """PySide6 asks, for every module imported after it, whether its source names PySide6 (its ``__feature__``
+    switches apply to those only). It read each module with inspect.getsource, which parses the file into
+    linecache and keeps it there: ~300 modules before the first paint. The window answers from the file's bytes:
+    the same answers, nothing kept."""
+    (tmp_path / "names_qt.py").write_text("from PySide6.QtCore import QObject\n", "utf-8")
+    (tmp_path / "plain.py").write_text("VALUE = 1\n", "utf-8")
+    code = ("import json, linecache, sys\nimport desktop.ui.app\n"
+            f"sys.path.insert(0, {str(tmp_path)!r})\nimport names_qt, plain\n"
+            "table = sys.modules['shibokensupport.feature'].pyside_feature_dict\n"
+            "print(json.dumps({'cached': sorted(f for f in linecache.cache if f.endswith(('names_qt.py', 'plain.py'))),"
+            " 'names_qt': table.get('names_qt'), 'plain': table.get('plain')}))\n")
+    res = subprocess.run([sys.executable, "-c", code], cwd=ROOT, capture_output=True, text=True, timeout=120)
+    assert res.returncode == 0, res.stderr
+    seen = json.loads(res.stdout.strip().splitlines()[-1])
+    assert (seen["names_qt"], seen["plain"]) == (0, -1)  # 0: uses PySide6 (features apply); -1: ignored
+    assert seen["cached"] == []
+
+
+@pytest.fixture
+def sdk_not_loaded(monkeypatch):
+    """As in a fresh window process: nothing loaded through lazy_imports yet (an earlier test may have)."""
+    from desktop.engine import lazy_imports
+
+    monkeypatch.setattr(lazy_imports, "_done", set())
+
+
+def window_questions(fake_api) -> list[str]:
+    return [r.path for r in fake_api.requests if r.path.startswith("/v1/models/")]
+
+
+async def test_reading_chats_asks_the_provider_for_no_window_until_the_sdk_is_loaded(sdk_not_loaded, window,
+                                                                                      fake_api, qtbot):
+    """The gauge of a chat opened while the SDK is not loaded shows the window the catalog (or what the provider
+    reported in an earlier run) gives: asking the provider would import the SDK (seconds of a cold start, in a
+    thread that takes the interpreter from the opening chats). Typing loads the SDK; the question follows."""
+    from desktop.engine.events import ContextChanged
+    from tests.test_window import until
+
+    sid = window.session_id
+    measured: list[ContextChanged] = []
+    window.bridge.engine_event.connect(
+        lambda e: measured.append(e) if isinstance(e, ContextChanged) and e.session_id == sid else None)
+    await window.bridge.open_session(sid)
+    await until(lambda: bool(measured))
+    await asyncio.gather(*window.bridge._tasks)  # the start's measurement too: each gauge is done
+    assert measured[-1].snapshot.window  # the gauge has its figure
+    assert window_questions(fake_api) == []
+    window.composer.edit.setPlainText("a question is coming")
+    window._measure_draft()  # a pause in typing: the SDK loads, off the loop
+    await until(lambda: window.bridge._sdk_warm is not None and window.bridge._sdk_warm.done())
+    await until(lambda: bool(window_questions(fake_api)))  # now the provider is asked, once
+    assert window_questions(fake_api) == [f"/v1/models/{measured[-1].snapshot.model}"]
+
+
+async def test_measuring_a_draft_before_the_chats_first_figure_asks_the_provider_nothing(engine, fake_api):
+    """The draft timer can measure a chat just opened before the opening's own measurement is done: that path
+    reads the chat too, so it asks the provider for no window either (it loaded the SDK during a 50k open)."""
+    sid = await engine.new_session()
+    snapshot = await engine.publish_draft(sid, "a draft")
+    assert snapshot.window  # the catalog's figure
+    assert window_questions(fake_api) == []

@@ -13,15 +13,14 @@ import dataclasses
 import logging
 import time
 from collections.abc import Awaitable, Callable, Sequence
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from desktop.engine import messages as M
-from desktop.engine import prices, shutdown, steering
+from desktop.engine import prices, shutdown
 from desktop.engine.assemble import summary_text
 from desktop.engine.calibration import Calibration
 from desktop.engine.catalog import ModelCatalog
 from desktop.engine.compaction import user_pins
-from desktop.engine.compactor import Compactor, Outcome, Plan, Trigger
 from desktop.engine.context import ContextSnapshot, context_report
 from desktop.engine.continuation import NothingToContinue, is_cut
 from desktop.engine.conversation import Conversation, TurnFailed
@@ -47,6 +46,9 @@ from desktop.engine.storage import StaleBoundary, Storage, StorageError
 from desktop.engine.tasks import TaskRegistry
 from desktop.engine.tooling import ToolRunner
 from desktop.engine.types import DEFAULT_TITLE, Block, CompactionRecord, SessionInfo, StoredMessage
+
+if TYPE_CHECKING:  # the compaction policy loads with a chat's first measurement (see Route.compactor)
+    from desktop.engine.compactor import Compactor, Outcome, Plan, Trigger
 
 TITLE_CHARS = 60
 
@@ -375,6 +377,8 @@ class ChatEngine:
                       target: int | None = None, before_message: int | None = None,
                       exclude: Sequence[int] = ()) -> Outcome:
         """``exclude``: messages the user keeps verbatim (the preview's choice): pinned before the summary."""
+        from desktop.engine.compactor import Outcome
+
         if self.busy(session_id):
             return Outcome(False, M.say(M.COMPACT_WHILE_BUSY))
         stopped = Outcome(False, M.say(M.COMPACTION_STOPPED))
@@ -391,6 +395,8 @@ class ChatEngine:
                               exclude: tuple[int, ...] = ()) -> Outcome:
         """A compaction outside a turn holds the session's lock like a turn, and checks that the boundary it
         read is still the active one when it commits."""
+        from desktop.engine.compactor import Outcome
+
         try:
             async with self.locks.hold(session_id):
                 conv = await self._open(session_id)
@@ -507,6 +513,8 @@ class ChatEngine:
 
     async def new_chat_from_summary(self, session_id: int) -> int:
         """Start a fresh session that carries the summary and the pinned instructions of this one."""
+        from desktop.engine import steering
+
         await self.compact(session_id, "manual")
         g = await self.view(session_id).gather()
         new = await self.library.create(steering.continued_title(g.session.title), g.session.model,
@@ -519,6 +527,8 @@ class ChatEngine:
     async def handoff(self, session_id: int) -> tuple[int, str]:
         """A new chat, and the text its composer starts with (the summary, pins and ledger), editable before it
         is sent: nothing is stored in the new chat until the user sends it."""
+        from desktop.engine import steering
+
         g = await self.view(session_id).gather()
         if g.compaction is None:
             await self.compact(session_id, "manual")
@@ -584,9 +594,10 @@ class ChatEngine:
         conv = await self._open(session_id)
         return await conv.measure(await conv.view.gather(), draft)
 
-    async def publish_context(self, session_id: int) -> ContextSnapshot:
-        """Measure and publish (see Conversation.publish_context)."""
-        return await (await self._open(session_id)).publish_context()
+    async def publish_context(self, session_id: int, *, ask_window: bool = True) -> ContextSnapshot:
+        """Measure and publish (see Conversation.publish_context; ``ask_window=False``: the provider is not
+        asked for a window the catalog has, see Conversation.measure)."""
+        return await (await self._open(session_id)).publish_context(ask=ask_window)
 
     async def publish_draft(self, session_id: int, draft: str) -> ContextSnapshot:
         """Add the draft to the chat's latest measurement (see Conversation.publish_draft)."""

@@ -16,13 +16,12 @@ import hashlib
 import json
 import logging
 from collections.abc import Callable
-from typing import Any, Protocol
+from typing import TYPE_CHECKING, Any, Protocol
 
-from desktop.engine import cache_clock, steering
+from desktop.engine import cache_clock
 from desktop.engine import messages as M
 from desktop.engine.calibration import Calibration
 from desktop.engine.compaction import user_pins
-from desktop.engine.compactor import DEEPEST_LEVEL, Outcome, Plan, Step, Trigger
 from desktop.engine.context import ContextSnapshot
 from desktop.engine.continuation import as_continuation, is_cut
 from desktop.engine.errors import ChatError, classify
@@ -53,6 +52,9 @@ from desktop.engine.storage import Fork, Storage, StorageError
 from desktop.engine.tasks import Activity, TaskRegistry
 from desktop.engine.tooling import EndTurn, ToolRunner, cancelled_results
 from desktop.engine.types import Block, CompactionRecord, StoredMessage
+
+if TYPE_CHECKING:  # the compaction policy loads with a chat's first measurement (see Route.compactor)
+    from desktop.engine.compactor import Outcome, Plan, Trigger
 
 RECOVERY_ATTEMPTS = 3  # retries after "too long" in one model call, each smaller than the last
 # Diminishing returns: a tool round whose reply is under SMALL_CONTINUATION output tokens and whose calls all
@@ -245,6 +247,8 @@ class Conversation:
     async def edit_summary(self, text: str) -> CompactionRecord | None:
         """The user's text becomes the active summary: a new compaction row over the same messages (the old one
         stays; Undo brings it back). None when the chat has no summary."""
+        from desktop.engine import steering
+
         g = await self.view.gather()
         if g.compaction is None:
             return None
@@ -342,9 +346,13 @@ class Conversation:
             await route.compactor.prepare_idle(self.view, g)
 
     # --- measuring ------------------------------------------------------------------------------------
-    async def measure(self, g: Gathered, draft: str = "") -> ContextSnapshot:
+    async def measure(self, g: Gathered, draft: str = "", *, ask: bool = True) -> ContextSnapshot:
+        """``ask``: the provider may be asked for the model's window now (once per model). Without it, it is
+        asked only when the catalog has no figure: asking needs the SDK, which a chat being read has not
+        loaded, and the figure stands (the catalog's, or what the provider reported in an earlier run)."""
         route = await self.ready()
-        await self.hub.ask_window(route, g.model)
+        if ask or route.shared.catalog.info(g.model).window is None:
+            await self.hub.ask_window(route, g.model)
         compactor, view = route.compactor, self.view
         long_ttl = route.settings.long_cache_ttl and view.long_ttl_pays(g)
 
@@ -359,24 +367,26 @@ class Conversation:
                                     compact_at=compactor.threshold_rule(g.model), last_request=view.last_request,
                                     long_ttl=long_ttl)
 
-    async def publish(self, g: Gathered) -> ContextSnapshot:
-        snapshot = await self.measure(g)
+    async def publish(self, g: Gathered, *, ask: bool = True) -> ContextSnapshot:
+        snapshot = await self.measure(g, ask=ask)
         self.latest = snapshot  # the base the typing path adds a draft to
         self._emit(ContextChanged(self.session_id, snapshot))
         return snapshot
 
-    async def publish_context(self) -> ContextSnapshot:
-        """Measure and publish. A session whose rows are not in memory (just opened) is read from the numbers
-        stored per row, not decoded whole: its first request reads it."""
+    async def publish_context(self, *, ask: bool = True) -> ContextSnapshot:
+        """Measure and publish (``ask``: see measure). A session whose rows are not in memory (just opened) is
+        read from the numbers stored per row, not decoded whole: its first request reads it."""
         await self.hub.load()
         await self.ready()
         view = self.view
-        return await self.publish(await (view.gather() if view.loaded else view.glance()))
+        return await self.publish(await (view.gather() if view.loaded else view.glance()), ask=ask)
 
     async def publish_draft(self, draft: str) -> ContextSnapshot:
         """While the user types only the next-turn estimate changes: add the draft to the latest measurement
         instead of re-reading and re-estimating the whole session on every pause in typing."""
-        base = self.latest if self.latest is not None else await self.publish_context()
+        # Typing loads the SDK for the provider's answer (the window asks it then, see Bridge.warm_sdk): reading
+        # the chat for a draft's figure asks the provider nothing, like opening it.
+        base = self.latest if self.latest is not None else await self.publish_context(ask=False)
         family = (await self.ready()).shared.catalog.info(base.model).family
         snapshot = dataclasses.replace(base, next_turn=base.next_turn + draft_cost(draft, family))
         self._emit(ContextChanged(self.session_id, snapshot))
@@ -472,6 +482,8 @@ class Conversation:
 
     async def _prepare_call(self) -> Gathered:
         """Before a request: microcompaction, then at most one automatic summary, then snip if still too big."""
+        from desktop.engine.compactor import Step
+
         view = self.view
         self._activity(Activity.SENDING)
         route = await self.ready()
@@ -533,6 +545,8 @@ class Conversation:
     async def _recover(self, g: Gathered, error: ChatError, attempt: int, failed: set[str]) -> Gathered:
         """The provider said the request is too long (or has too much media): shrink, and make sure the next
         request differs from every one that failed (else shrink harder, or give up with the error)."""
+        from desktop.engine.compactor import DEEPEST_LEVEL
+
         sid, view = self.session_id, self.view
         route = await self.ready()
         catalog = route.shared.catalog

@@ -7,13 +7,15 @@ a chat (messages, summaries, versions, its state) are written by its conversatio
 from __future__ import annotations
 
 from pathlib import Path
+from typing import TYPE_CHECKING
 
-from desktop.engine import importer, profile_edits
-from desktop.engine.export import export_text
-from desktop.engine.profiles import Profile
+from desktop.engine.profiles import Profile, ProfileEdits
 from desktop.engine.search import SearchHit
 from desktop.engine.storage import Page, Storage
 from desktop.engine.types import DEFAULT_TITLE, SessionInfo
+
+if TYPE_CHECKING:  # the importer, export and profile edits load when first used, not before the first paint
+    from desktop.engine.importer import ImportResult
 
 DRAFTS_KEY = "drafts"  # every chat's unsent text and files, kept across restarts
 
@@ -25,9 +27,11 @@ class ChatLibrary:
         self._store = store
 
     # --- reads ------------------------------------------------------------------------------------------
-    async def apply_profile_edits(self, edits: profile_edits.ProfileEdits, in_use: Profile) -> None:
+    async def apply_profile_edits(self, edits: ProfileEdits, in_use: Profile) -> None:
         """Settings' profile edits: a deleted profile's chats move to ``in_use``, a renamed one's follow it, and
         keys go with them (KeyringUnavailable or OSError when a key could not be written)."""
+        from desktop.engine import profile_edits
+
         await profile_edits.apply(self._store, edits, in_use)
 
     async def sessions(self, title_filter: str = "") -> list[SessionInfo]:
@@ -59,6 +63,8 @@ class ChatLibrary:
 
     async def export(self, session_id: int, fmt: str = "md") -> str:
         """The chat as `precis export ID --format md|json` writes it ("" when it is gone)."""
+        from desktop.engine.export import export_text
+
         session = await self._store.get_session(session_id)
         if session is None:
             return ""
@@ -93,5 +99,7 @@ class ChatLibrary:
     async def set_pinned(self, session_id: int, pinned: bool) -> None:
         await self._store.set_pinned(session_id, pinned)
 
-    async def import_claude_code(self, path: str | Path, title: str | None = None) -> importer.ImportResult:
+    async def import_claude_code(self, path: str | Path, title: str | None = None) -> ImportResult:
+        from desktop.engine import importer
+
         return await importer.import_claude_code(self._store, path, title)

@@ -10,12 +10,15 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from dataclasses import dataclass, field
+from typing import TYPE_CHECKING
 
-from desktop.engine.compactor import Compactor
 from desktop.engine.provider import Provider
 from desktop.engine.secrets import Credentials
 from desktop.engine.session import Shared
 from desktop.engine.settings import Settings
+
+if TYPE_CHECKING:
+    from desktop.engine.compactor import Compactor
 
 NO_PROFILE = ""  # the route of chats that name no profile while none is active
 
@@ -30,12 +33,19 @@ class Route:
     connect: Callable[[Settings, Credentials], Provider]
     clock: Callable[[], float]  # the engine's clock (replaced by tests and the replay bench)
     windows_asked: set[str] = field(default_factory=set)  # models whose window this provider was asked for
-    compactor: Compactor = field(init=False)  # the policy, summarising with this route's client only
     _provider: Provider | None = None
+    _compactor: Compactor | None = None
 
-    def __post_init__(self) -> None:
-        self.compactor = Compactor(self.shared, lambda: self.provider)
-        self.compactor.clock = lambda: self.clock()
+    @property
+    def compactor(self) -> Compactor:
+        """The policy, summarising with this route's client only. Made on first use: its module and the
+        compaction building blocks load with a chat's first measurement, not before the window's first paint."""
+        if self._compactor is None:
+            from desktop.engine.compactor import Compactor
+
+            self._compactor = Compactor(self.shared, lambda: self.provider)
+            self._compactor.clock = lambda: self.clock()
+        return self._compactor
 
     @property
     def settings(self) -> Settings:

@@ -16,7 +16,6 @@ from pathlib import Path
 from typing import Any
 
 from desktop.engine.types import Block
-from desktop.tools import diff_preview
 from desktop.tools.file_tools import FileTools, ToolFailure
 from desktop.tools.run_command import run_command
 from desktop.tools.sandbox import sandbox_problem
@@ -149,6 +148,8 @@ class BuiltinTools:
         """What a write or an edit would change, as a unified diff (None for other tools or a bad path)."""
         if name == "run":
             return self.run_preview(arguments)
+        from desktop.tools import diff_preview  # difflib loads with the first permission prompt, not at start
+
         return diff_preview.preview(name, arguments, self.files.read_text)
 
     def run_preview(self, arguments: dict[str, Any]) -> str | None:

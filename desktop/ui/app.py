@@ -17,10 +17,14 @@ from PySide6.QtCore import QSettings, QTimer  # noqa: E402
 from PySide6.QtGui import QIcon  # noqa: E402
 from PySide6.QtWidgets import QApplication  # noqa: E402
 
-from desktop import APP_ID, APP_NAME
-from desktop.resources import icon_files, icon_path, stylesheet
-from desktop.resources import root as assets_root
-from desktop.runtime import Runtime, StorageError, open_runtime, toolbox_factory
+from desktop.ui import pyside_scan  # noqa: E402
+
+pyside_scan.install()  # before the app's own modules load: PySide6 looks at each of them
+
+from desktop import APP_ID, APP_NAME  # noqa: E402
+from desktop.resources import icon_files, icon_path, stylesheet  # noqa: E402
+from desktop.resources import root as assets_root  # noqa: E402
+from desktop.runtime import Runtime, StorageError, open_runtime, toolbox_factory  # noqa: E402
 
 MATH_WARM_DELAY_MS = 1500
 

@@ -13,7 +13,7 @@ import dataclasses
 import logging
 from collections import Counter
 from collections.abc import Coroutine
-from typing import Any, Protocol
+from typing import TYPE_CHECKING, Any, Protocol
 
 from PySide6.QtCore import QObject, Signal
 
@@ -26,10 +26,8 @@ from desktop.engine.bill import Bill, Cold, TurnBill
 from desktop.engine.chat import ChatEngine, MessageTooLong
 from desktop.engine.compaction.citations import CITATION
 from desktop.engine.compaction.user_pins import Pin
-from desktop.engine.compactor import Plan
 from desktop.engine.context import CATEGORIES, LABELS, WARNING_RATIO, ContextSnapshot
 from desktop.engine.continuation import NothingToContinue
-from desktop.engine.importer import ImportFailed, ImportResult
 from desktop.engine.probe import ProbeResult, probe
 from desktop.engine.profiles import (
     ANTHROPIC,
@@ -69,6 +67,10 @@ from desktop.tools.mcp_host import ServerStatus
 from desktop.tools.permissions import Answer, ChatApprovalStore, PermissionRequest, SavedApproval
 from desktop.tools.toolbox import Toolbox
 from desktop.ui.wording import word_error
+
+if TYPE_CHECKING:
+    from desktop.engine.compactor import Plan
+    from desktop.engine.importer import ImportFailed, ImportResult
 
 __all__ = [
     "threshold_percent",
@@ -122,6 +124,22 @@ __all__ = [
     "McpServerConfig",
 ]
 
+# Re-exported for the widgets but loaded when first asked for (PEP 562): the compaction policy and the
+# Claude Code importer are not needed before the window's first paint.
+_LATER = {"Plan": "desktop.engine.compactor", "ImportFailed": "desktop.engine.importer",
+          "ImportResult": "desktop.engine.importer"}
+
+
+def __getattr__(name: str) -> object:
+    if name not in _LATER:
+        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+    import importlib
+
+    value = getattr(importlib.import_module(_LATER[name]), name)
+    globals()[name] = value
+    return value
+
+
 log = logging.getLogger(__name__)
 
 PAGE_SIZE = 200  # newest messages shown when a session opens; older ones load on scroll
@@ -168,6 +186,7 @@ class Bridge(QObject):
         self._listed: dict[str, list[str]] = {}  # profile name -> what its provider lists (asked once)
         self._models_owed: set[int] = set()  # chats whose picker waits for the SDK to ask their provider
         self._sdk_warm: asyncio.Task[None] | None = None
+        self._window_owed: int | None = None  # the chat opened before the SDK loaded: its window is still to ask
         self._data_version: int | None = None
         self._draft_save: asyncio.Task[None] | None = None
         self.session_filter = ""  # the sidebar's filter, kept for refreshes the bridge starts itself
@@ -269,8 +288,13 @@ class Bridge(QObject):
             return
         self.session_opened.emit(page)
         self._engine.session_changed(session_id)
+        # Asking the provider for the chat's window needs the SDK: until something loads it (typing, a send, the
+        # model picker), the gauge shows the window the catalog has and the question waits (_load_sdk asks it).
+        # Importing the SDK here would take the interpreter from the opening chats for seconds.
+        ask = lazy_imports.loaded(lazy_imports.SDK[0])
+        self._window_owed = None if ask else session_id
         # Measuring a long session takes a moment: the window is usable meanwhile, the gauge fills in after.
-        self.spawn(self._engine.publish_context(session_id))
+        self.spawn(self._engine.publish_context(session_id, ask_window=ask))
 
     def save_drafts(self, drafts: dict[int, tuple[str, list[str]]]) -> None:
         """Keep every chat's unsent draft in the database (a restart or a crash does not lose typed text)."""
@@ -696,6 +720,9 @@ class Bridge(QObject):
 
     async def _load_sdk(self) -> None:
         await lazy_imports.load(lazy_imports.SDK)
+        asked, self._window_owed = self._window_owed, None
+        if asked is not None and await self._engine.library.session(asked) is not None:
+            await self._engine.publish_context(asked)  # the window question the opening left for now
         owed, self._models_owed = self._models_owed, set()
         for session_id in sorted(owed):
             await self.list_models(session_id)

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from PySide6.QtCore import QSettings, Qt, QTimer
 from PySide6.QtGui import QAction, QCloseEvent, QKeySequence, QShortcut
@@ -25,7 +25,6 @@ from desktop.ui.activity import activity_text, stopped_text
 from desktop.ui.bridge import (
     Bridge,
     CompactionRecord,
-    ImportFailed,
     Page,
     SessionInfo,
     covered_through,
@@ -44,16 +43,18 @@ from desktop.ui.memory_ui import MemoryUi
 from desktop.ui.model_picker import ModelPicker
 from desktop.ui.organise_ui import OrganiseUi
 from desktop.ui.reading_ui import ReadingUi
-from desktop.ui.settings_dialog import ProviderChoice, SettingsDialog, WelcomePage
 from desktop.ui.sidebar import Sidebar
 from desktop.ui.status_line import StatusLine
-from desktop.ui.summary_editor import SummaryEditor
 from desktop.ui.toast import Toast
 from desktop.ui.tools_ui import ToolsUi
 from desktop.ui.window_look import WindowLook
 from desktop.ui.window_parts import ChatCommands
 from desktop.ui.window_state import WindowState
 from desktop.ui.wording import word, word_error
+
+if TYPE_CHECKING:  # the dialogs load when first opened: none is needed before the first paint
+    from desktop.ui.settings_dialog import ProviderChoice, SettingsDialog, WelcomePage
+    from desktop.ui.summary_editor import SummaryEditor
 
 WATCH_MS = 1500  # how often the database is checked for chats another process wrote
 
@@ -267,6 +268,8 @@ class MainWindow(QMainWindow):
         """The first-run page, built when first needed: its form reports whether the OS keyring works, and asking
         loads the keyring stack, which a start with a key in the environment never needs before its first paint."""
         if self._welcome is None:
+            from desktop.ui.settings_dialog import WelcomePage
+
             b = self.bridge
             self._welcome = WelcomePage(b.settings, b.keyring_status(), b.credentials_source(), self)
             self._welcome.form.submitted.connect(self._apply_choice)
@@ -482,6 +485,8 @@ class MainWindow(QMainWindow):
         return self.bridge.spawn(self._import_async(path))
 
     async def _import_async(self, path: str) -> None:
+        from desktop.ui.bridge import ImportFailed  # the importer loads with the first import
+
         self.status.setText(self.tr("Importing %s…") % Path(path).name)
         try:
             result = await self.bridge.import_claude_code(path)
@@ -493,6 +498,8 @@ class MainWindow(QMainWindow):
 
     def open_settings(self) -> SettingsDialog:
         """The profiles dialog (window-modal; the loop keeps running, so Test connection can answer)."""
+        from desktop.ui.settings_dialog import SettingsDialog
+
         dialog = SettingsDialog(self.bridge.settings, self.bridge.keyring_status(), self.bridge.credentials_source(),
                                 self, prices=self.bridge.prices(), chats=self.bridge.chats_per_profile())
         dialog.setAttribute(Qt.WidgetAttribute.WA_DeleteOnClose)
@@ -776,6 +783,8 @@ class MainWindow(QMainWindow):
         if record is None or self.session_id is None:
             return
         sid = self.session_id
+        from desktop.ui.summary_editor import SummaryEditor
+
         self.summary_editor = SummaryEditor(record.summary, self)
         editor = self.summary_editor
         editor.accepted.connect(lambda: self.bridge.spawn(self.bridge.edit_summary(sid, editor.text())))

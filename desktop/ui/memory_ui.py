@@ -21,12 +21,12 @@ from PySide6.QtWidgets import (
 
 from desktop.ui.bridge import Pin, SearchHit
 from desktop.ui.chat_model import Roles
-from desktop.ui.compact_preview import CompactPreview
-from desktop.ui.search_dialog import SearchDialog
 
 if TYPE_CHECKING:
+    from desktop.ui.compact_preview import CompactPreview
     from desktop.ui.message_actions import MessageActions
     from desktop.ui.organise_ui import OrganiseUi
+    from desktop.ui.search_dialog import SearchDialog
     from desktop.ui.text_select import TextSelector
     from desktop.ui.window_parts import OpenChat
 
@@ -169,6 +169,8 @@ class MemoryUi(QObject):
             self.bridge.spawn(self.open_preview(self.view.session_id, before_message))
 
     async def open_preview(self, sid: int, before_message: int | None = None) -> CompactPreview:
+        from desktop.ui.compact_preview import CompactPreview  # dialogs load when first opened
+
         plan = await self.bridge.plan_compaction(sid, before_message)
         if self.preview is not None:
             self.preview.close()
@@ -187,6 +189,8 @@ class MemoryUi(QObject):
     def open_recall(self) -> SearchDialog:
         """Search this chat's own history, the summarised part included; a hit opens the message."""
         if self.recall_dialog is None:
+            from desktop.ui.search_dialog import SearchDialog  # dialogs load when first opened
+
             dialog = SearchDialog(self.host)
             dialog.setObjectName("recall_dialog")
             dialog.setWindowTitle(self.tr("Search earlier in this chat"))

@@ -15,12 +15,12 @@ from PySide6.QtGui import QAction, QGuiApplication, QKeyEvent, QKeySequence
 from PySide6.QtWidgets import QFileDialog, QMainWindow, QMenu, QToolButton
 
 from desktop.ui.bridge import Bridge, SearchHit
-from desktop.ui.instructions_dialog import ChatInstructionsDialog
-from desktop.ui.search_dialog import SearchDialog
 from desktop.ui.shortcuts import SHORTCUTS, ShortcutsDialog, shortcut
 from desktop.ui.slash_commands import WINDOW_COMMANDS, SlashCompleter, parse
 
 if TYPE_CHECKING:
+    from desktop.ui.instructions_dialog import ChatInstructionsDialog
+    from desktop.ui.search_dialog import SearchDialog
     from desktop.ui.window_parts import ChatCommands, OpenChat
 
 class OrganiseUi(QObject):
@@ -143,6 +143,8 @@ class OrganiseUi(QObject):
     # --- search -----------------------------------------------------------------------------------------
     def open_search(self) -> SearchDialog:
         if self.search_dialog is None:
+            from desktop.ui.search_dialog import SearchDialog  # dialogs load when first opened
+
             dialog = SearchDialog(self.host)
             dialog.query_changed.connect(lambda q: self.bridge.spawn(self._search(q)))
             dialog.hit_chosen.connect(lambda hit: self.bridge.spawn(self.jump_to(hit)))
@@ -211,6 +213,8 @@ class OrganiseUi(QObject):
             self.bridge.spawn(self._edit_instructions(self.view.session_id))
 
     async def _edit_instructions(self, session_id: int) -> None:
+        from desktop.ui.instructions_dialog import ChatInstructionsDialog  # dialogs load when first opened
+
         current = await self.bridge.chat_instructions(session_id)
         dialog = ChatInstructionsDialog(current, self.bridge.settings.instructions, self.host)
         dialog.setAttribute(Qt.WidgetAttribute.WA_DeleteOnClose)

@@ -39,6 +39,7 @@ def facts(app: QApplication, window: QWidget, shipped: Shipped) -> dict[str, obj
         "assets_folder": str(shipped.folder),
         # What the window had to import to show itself (the start-up test checks the heavy stacks wait).
         "packages": sorted({name.partition(".")[0] for name in list(sys.modules)}),
+        "desktop_modules": sorted(name for name in list(sys.modules) if name.partition(".")[0] == "desktop"),
     }
 
 

@@ -16,10 +16,10 @@ from PySide6.QtWidgets import QFileDialog, QMainWindow, QMenu, QToolButton, QWid
 from desktop.ui import icons
 from desktop.ui.bridge import Bridge, Page, PermissionRequest, display, events, tool_events
 from desktop.ui.chat_model import Roles
-from desktop.ui.mcp_page import McpDialog
 from desktop.ui.permission_prompt import PermissionPrompt
 
 if TYPE_CHECKING:
+    from desktop.ui.mcp_page import McpDialog
     from desktop.ui.window_parts import OpenChat
 
 
@@ -152,6 +152,8 @@ class ToolsUi(QObject):
     # --- MCP ------------------------------------------------------------------------------------------------
     def open_mcp(self) -> McpDialog:
         if self.dialog is None:
+            from desktop.ui.mcp_page import McpDialog  # dialogs load when first opened
+
             self.dialog = McpDialog(self.bridge, self.host)
         else:
             self.bridge.spawn(self.dialog.page.reload())
