@@ -137,6 +137,10 @@ class Conversation:
         self.route: Route | None = None
         self.unsaved: ReplyRecorder | None = None  # a finished reply whose final commit failed
         self.latest: ContextSnapshot | None = None  # the newest draft-less measurement
+        # Measurements are numbered when they read the chat: one that finishes after a newer one was published
+        # (waiting on the provider's window answer while a turn ran) is stale and is not published.
+        self._readings = 0
+        self._published = 0
 
     # --- the route ---------------------------------------------------------------------------------
     def bind(self, route: Route) -> Route:
@@ -367,19 +371,28 @@ class Conversation:
                                     compact_at=compactor.threshold_rule(g.model), last_request=view.last_request,
                                     long_ttl=long_ttl)
 
-    async def publish(self, g: Gathered, *, ask: bool = True) -> ContextSnapshot:
+    async def publish(self, g: Gathered, *, ask: bool = True, reading: int | None = None) -> ContextSnapshot:
+        """``reading``: the number taken before ``g`` was read (``next_reading``); by default, now."""
+        reading = self.next_reading() if reading is None else reading
         snapshot = await self.measure(g, ask=ask)
+        if reading < self._published and self.latest is not None:
+            return self.latest
+        self._published = reading
         self.latest = snapshot  # the base the typing path adds a draft to
         self._emit(ContextChanged(self.session_id, snapshot))
         return snapshot
+
+    def next_reading(self) -> int:
+        self._readings += 1
+        return self._readings
 
     async def publish_context(self, *, ask: bool = True) -> ContextSnapshot:
         """Measure and publish (``ask``: see measure). A session whose rows are not in memory (just opened) is
         read from the numbers stored per row, not decoded whole: its first request reads it."""
         await self.hub.load()
         await self.ready()
-        view = self.view
-        return await self.publish(await (view.gather() if view.loaded else view.glance()), ask=ask)
+        view, reading = self.view, self.next_reading()
+        return await self.publish(await (view.gather() if view.loaded else view.glance()), ask=ask, reading=reading)
 
     async def publish_draft(self, draft: str) -> ContextSnapshot:
         """While the user types only the next-turn estimate changes: add the draft to the latest measurement

@@ -101,6 +101,9 @@ class FakeAnthropic:
         self._thread: threading.Thread | None = None
         self._sockets: set[socket.socket] = set()
         self._held: list[Fault] = []  # hold faults in use, released on stop()
+        # Set to hold every model look-up (GET /v1/models/ID) until it is set again (released on stop()).
+        self.model_lookups_open = threading.Event()
+        self.model_lookups_open.set()
         self._ids = 0
 
     # -- lifecycle --------------------------------------------------------------------------------
@@ -121,6 +124,7 @@ class FakeAnthropic:
             sockets = list(self._sockets)
             for fault in self._held:
                 fault.release.set()
+            self.model_lookups_open.set()
         self._httpd.shutdown()
         self._httpd.server_close()
         for sock in sockets:  # keep-alive connections would otherwise linger in their threads
@@ -422,6 +426,7 @@ class _Handler(StreamingMixin, BaseHTTPRequestHandler):
                                   "last_id": data[-1]["id"] if data else None}, rec)
         elif rec.path.startswith("/v1/models/"):
             model_id = rec.path.rsplit("/", 1)[1]
+            self.fake.model_lookups_open.wait(60)
             if model_id not in self.fake.models:  # like a real provider: unknown ids are 404
                 self._send_error(rec, 404, "not_found_error", f"model: {model_id}")
                 return
