@@ -26,51 +26,46 @@ pytestmark = pytest.mark.in_process
 MODELS = [None, "", "claude-opus-4-7", "claude-haiku-4-5"]
 
 
+
 def text(t: str) -> list[dict]:
     return [{"type": "text", "text": t}]
 
 
-def brute_force(db_path: Path, session_id: int) -> dict[str | None, Usage]:
-    """The sums over the stored rows, read with a separate connection and no help from the totals."""
+def _stored_usage(db_path: Path, session_id: int) -> list[tuple[str | None, Usage]]:
+    """Each stored reply's model and usage, read with a separate connection and no help from the totals."""
     con = sqlite3.connect(db_path)
     try:
         rows = con.execute("SELECT model, usage FROM messages WHERE session_id = ? AND usage IS NOT NULL",
                            (session_id,)).fetchall()
     finally:
         con.close()
-    sums: dict[str | None, list[int]] = {}
-    for model, raw in rows:
-        u = Usage.from_json(json.loads(raw))
-        assert u is not None
-        t = sums.setdefault(model or None, [0, 0, 0, 0])
-        for i, v in enumerate((u.input_tokens, u.output_tokens, u.cache_creation_input_tokens,
-                               u.cache_read_input_tokens)):
-            t[i] += v
-    return {model: Usage(*t) for model, t in sums.items()}
+    read = [(model or None, Usage.from_json(json.loads(raw))) for model, raw in rows]
+    assert all(u is not None for _m, u in read)
+    return [(m, u) for m, u in read if u is not None]
 
 
-def table_rows(repo: Repo) -> list[tuple]:
-    return repo.db.execute_sql("SELECT session_id, model, replies FROM usage_totals").fetchall()
-
-
-def brute_force_bands(db_path: Path, session_id: int) -> dict[tuple[str | None, int], Usage]:
-    """The same per model and prompt band (keyed by the band's largest prompt), with no help from the totals."""
-    con = sqlite3.connect(db_path)
-    try:
-        rows = con.execute("SELECT model, usage FROM messages WHERE session_id = ? AND usage IS NOT NULL",
-                           (session_id,)).fetchall()
-    finally:
-        con.close()
-    sums: dict[tuple[str | None, int], list[int]] = {}
-    for model, raw in rows:
-        u = Usage.from_json(json.loads(raw))
-        assert u is not None
-        top = -(-u.prompt_tokens // 1000) * 1000
-        t = sums.setdefault((model or None, top), [0, 0, 0, 0])
+def _summed[K](rows: list[tuple[K, Usage]]) -> dict[K, Usage]:
+    sums: dict[K, list[int]] = {}
+    for key, u in rows:
+        t = sums.setdefault(key, [0, 0, 0, 0])
         for i, v in enumerate((u.input_tokens, u.output_tokens, u.cache_creation_input_tokens,
                                u.cache_read_input_tokens)):
             t[i] += v
     return {key: Usage(*t) for key, t in sums.items()}
+
+
+def brute_force(db_path: Path, session_id: int) -> dict[str | None, Usage]:
+    """The sums per model over the stored rows."""
+    return _summed(_stored_usage(db_path, session_id))
+
+
+def brute_force_bands(db_path: Path, session_id: int) -> dict[tuple[str | None, int], Usage]:
+    """The same per model and prompt band (keyed by the band's largest prompt)."""
+    return _summed([((m, -(-u.prompt_tokens // 1000) * 1000), u) for m, u in _stored_usage(db_path, session_id)])
+
+
+def table_rows(repo: Repo) -> list[tuple]:
+    return repo.db.execute_sql("SELECT session_id, model, replies FROM usage_totals").fetchall()
 
 
 def check(repo: Repo, session_ids: list[int]) -> None:

@@ -269,10 +269,7 @@ class Compactor:
         hard, window = self.hard_limit(g.model), self.shared.catalog.info(g.model).window
         if hard is None or not window or self.user_threshold(g.model):
             return cap
-        previous = tokens.estimate_text(g.compaction.summary) if g.compaction else 0
-        summary = route.expected_output(previous, min(SUMMARY_MAX_TOKENS, window // 8))
-        pins = min(self.shared.settings.pin_budget_tokens, int(window * PIN_FRACTION))
-        fixed = summary + pins // 2
+        fixed = self.expected_summary(g) + self.pin_room(g.model) // 2
         cost = self.summary_cost(g, hard, fixed + cap, warm=True)
         return schedule.tail_cap(self.rates(g.model), hard=hard, fixed=fixed, growth=self.growth(g), cost=cost,
                                  cap=cap, floor=min(cap, MIN_TAIL))
@@ -415,21 +412,31 @@ class Compactor:
     def after_size(self, g: Gathered, used: int, head: list[StoredMessage]) -> int:
         """The request's size after a summary of ``head``, about: less what it frees, plus the user's typed
         texts it covers (pinned verbatim, within the pin budget)."""
-        window = self.shared.catalog.info(g.model).window
-        pin_room = self.shared.settings.pin_budget_tokens
-        if window:
-            pin_room = min(pin_room, int(window * PIN_FRACTION))
         typed = sum(tokens.estimate_message(m.content) for m in head if m.role == "user" and is_plain_user(m))
-        pins = self.shared.calibration.apply(g.model, min(pin_room, typed))
+        pins = self.shared.calibration.apply(g.model, min(self.pin_room(g.model), typed))
         return max(0, used - self._saving(g, head) + pins)
 
     def summary_cost(self, g: Gathered, used: int, after: int, *, warm: bool) -> float:
         """What a summary costs now in input-token equivalents: its request and the re-write it leaves."""
-        window = self.shared.catalog.info(g.model).window
-        out_cap = min(SUMMARY_MAX_TOKENS, window // 8) if window else SUMMARY_MAX_TOKENS
-        previous = tokens.estimate_text(g.compaction.summary) if g.compaction else 0
         return schedule.summary_cost(self.rates(g.model), used=used, after=after, warm=warm,
-                                     output=route.expected_output(previous, out_cap))
+                                     output=self.expected_summary(g))
+
+    def summary_reply_cap(self, model: str) -> int:
+        """A summary's reply cap in a chat with ``model``: an eighth of its window (the room the tail sizing
+        leaves), at most SUMMARY_MAX_TOKENS."""
+        window = self.shared.catalog.info(model).window
+        return min(SUMMARY_MAX_TOKENS, window // 8) if window else SUMMARY_MAX_TOKENS
+
+    def expected_summary(self, g: Gathered) -> int:
+        """The next summary's length, about: the previous one's, within the reply cap."""
+        previous = tokens.estimate_text(g.compaction.summary) if g.compaction else 0
+        return route.expected_output(previous, self.summary_reply_cap(g.model))
+
+    def pin_room(self, model: str) -> int:
+        """What the pinned user texts may take beside a summary: the pin budget, within PIN_FRACTION of the
+        window."""
+        budget, window = self.shared.settings.pin_budget_tokens, self.shared.catalog.info(model).window
+        return min(budget, int(window * PIN_FRACTION)) if window else budget
 
     def verdict(self, g: Gathered, used: int, head: list[StoredMessage], *, warm: bool) -> schedule.Verdict:
         """Whether a summary of ``head`` pays now (see compaction.schedule)."""
@@ -644,10 +651,10 @@ class Compactor:
         replaced = sum(tokens.estimate_message(m.content) for m in head) + previous_tokens
         chat_info, small_info = catalog.info(g.model), catalog.info(settings.summary_model)
         window = chat_info.window or 0
-        out_cap = min(SUMMARY_MAX_TOKENS, window // 8) if window else SUMMARY_MAX_TOKENS
+        out_cap = self.summary_reply_cap(g.model)
         fits = cached is not None and bool(window) and used + route.INSTRUCTION_TOKENS + out_cap <= window
         return route.choose(chat_info, small_info, prefix_tokens=used, transcript_tokens=replaced,
-                            output_tokens=route.expected_output(previous_tokens, out_cap), warm=warm,
+                            output_tokens=self.expected_summary(g), warm=warm,
                             cached_fits=fits)
 
     def warm(self, view: SessionView) -> bool:
@@ -736,8 +743,7 @@ class Compactor:
         replaced = sum(tokens.estimate_message(m.content) for m in head)
         previous_tokens = tokens.estimate_text(previous) if previous else 0
         replaced += previous_tokens
-        window = catalog.info(g.model).window or 0
-        out_cap = min(SUMMARY_MAX_TOKENS, window // 8) if window else SUMMARY_MAX_TOKENS
+        out_cap = self.summary_reply_cap(g.model)
         choice = self._choice(g, head, cached=cached, used=used, warm=warm)
         started = time.monotonic()
         total: dict[str, int] = {}
@@ -887,11 +893,7 @@ class Compactor:
         ``min_saving`` tokens, is not written (None)."""
         shared = self.shared
         users = await shared.store.user_messages(view.session_id, through_id=covers_through)
-        budget = shared.settings.pin_budget_tokens
-        window = shared.catalog.info(g.model).window
-        if window:
-            budget = min(budget, int(window * PIN_FRACTION))
-        pins = cp.pinned_instructions(users, budget)
+        pins = cp.pinned_instructions(users, self.pin_room(g.model))
         pins_text = cp.render_pins(pins)
         # The artifact ledger of everything covered so far (the previous one folded in), sent with the pins.
         previous = g.compaction.stats.get("ledger") if g.compaction is not None else None

@@ -57,46 +57,23 @@ if TYPE_CHECKING:
 # Each name's module and its name there. Loaded on first use (PEP 562): a chat's first measurement or request
 # needs these, the window's first paint does not, and the summary, snip and request-shape modules are most of
 # the engine's import time.
-_WHERE: dict[str, tuple[str, str]] = {
-    "cut_points": ("_shared", "cut_points"),
-    "extend_cuts": ("_shared", "extend_cuts"),
-    "text_of": ("_shared", "text_of"),
-    "tool_names": ("_shared", "tool_names"),
-    "tool_result_text": ("_shared", "tool_result_text"),
-    "canonical": ("cache_breakpoints", "canonical"),
-    "canonical_copy": ("cache_breakpoints", "canonical_copy"),
-    "count_breakpoints": ("cache_breakpoints", "count_breakpoints"),
-    "mark_breakpoints": ("cache_breakpoints", "mark_breakpoints"),
-    "place_breakpoints": ("cache_breakpoints", "place_breakpoints"),
-    "INGEST_LIMIT": ("ingest", "LIMIT"),
-    "cap_content": ("ingest", "cap_content"),
-    "CapReport": ("media", "CapReport"),
-    "MediaError": ("media", "MediaError"),
-    "cap_media": ("media", "cap_media"),
-    "prepare_attachment": ("media", "prepare_attachment"),
-    "OLD_LIMIT": ("microcompact", "OLD_LIMIT"),
-    "RECENT_LIMIT": ("microcompact", "RECENT_LIMIT"),
-    "apply_clear": ("microcompact", "apply_clear"),
-    "apply_truncate": ("microcompact", "apply_truncate"),
-    "clear_message": ("microcompact", "clear_message"),
-    "min_clear_for": ("microcompact", "min_clear_for"),
-    "plan_clear": ("microcompact", "plan_clear"),
-    "plan_truncate": ("microcompact", "plan_truncate"),
-    "truncate_message": ("microcompact", "truncate_message"),
-    "flatten": ("normalize", "flatten"),
-    "pinned_instructions": ("pins", "pinned_instructions"),
-    "render_pins": ("pins", "render_pins"),
-    "Repairer": ("request_shape", "Repairer"),
-    "problems": ("request_shape", "problems"),
-    "repair": ("request_shape", "repair"),
-    "snip_to_fit": ("snip", "snip_to_fit"),
-    "trimmed_summary": ("snip", "trimmed_summary"),
-    "build_summary_request": ("summary_prompt", "build_summary_request"),
-    "drop_oldest_groups": ("summary_prompt", "drop_oldest_groups"),
-    "extract_summary": ("summary_prompt", "extract_summary"),
-    "validate_summary": ("summary_prompt", "validate_summary"),
-    "split_tail": ("tail", "split_tail"),
+_MODULES: dict[str, tuple[str, ...]] = {
+    "_shared": ("cut_points", "extend_cuts", "text_of", "tool_names", "tool_result_text"),
+    "cache_breakpoints": ("canonical", "canonical_copy", "count_breakpoints", "mark_breakpoints",
+                          "place_breakpoints"),
+    "ingest": ("cap_content",),
+    "media": ("CapReport", "MediaError", "cap_media", "prepare_attachment"),
+    "microcompact": ("OLD_LIMIT", "RECENT_LIMIT", "apply_clear", "apply_truncate", "clear_message", "min_clear_for",
+                     "plan_clear", "plan_truncate", "truncate_message"),
+    "normalize": ("flatten",),
+    "pins": ("pinned_instructions", "render_pins"),
+    "request_shape": ("Repairer", "problems", "repair"),
+    "snip": ("snip_to_fit", "trimmed_summary"),
+    "summary_prompt": ("build_summary_request", "drop_oldest_groups", "extract_summary", "validate_summary"),
+    "tail": ("split_tail",),
 }
+_WHERE: dict[str, tuple[str, str]] = {name: (module, name) for module, names in _MODULES.items() for name in names}
+_WHERE["INGEST_LIMIT"] = ("ingest", "LIMIT")
 
 
 def __getattr__(name: str) -> object:
