@@ -3,9 +3,9 @@ or a string not translated yet) Qt returns the source with "(s)" and this picks 
 
 from __future__ import annotations
 
-import re
+from desktop.engine.lazy_re import LazyPattern
 
-_MARK = re.compile(r"\((e?s)\)")
+_MARK = LazyPattern(r"\((e?s)\)")
 
 
 def numerus(translated: str, n: int) -> str:
