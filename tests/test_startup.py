@@ -58,6 +58,9 @@ LATER_MODULES = {
     "desktop.ui.settings_dialog", "desktop.ui.threshold_settings", "desktop.ui.language_box",
     "desktop.ui.search_dialog", "desktop.ui.mcp_page", "desktop.ui.mcp_form", "desktop.ui.instructions_dialog",
     "desktop.ui.summary_editor", "desktop.ui.compact_preview",
+    # the gauge's detail card (a third of the window's widgets), built when first hovered, clicked or opened
+    "desktop.ui.hover_card", "desktop.ui.breakdown_bar", "desktop.ui.bill_rows", "desktop.ui.cache_rows",
+    "desktop.ui.permission_prompt",  # built with the first permission request
 }
 
 
@@ -302,3 +305,22 @@ def test_a_chats_first_measurement_runs_none_of_the_summary_modules(tmp_path, fa
     seen = json.loads(res.stdout.strip().splitlines()[-1])
     assert seen["window"] and seen["policy"]  # measured, by the compaction policy
     assert seen["ran"] == []
+
+
+async def test_the_gauges_detail_card_is_built_when_first_needed_and_shows_the_latest_figure(window, qtbot):
+    """The card holds 51 of the window's ~150 widgets and is hidden until a hover, a click or the keyboard opens
+    it: the window's first paint builds none of it."""
+    from desktop.engine.events import ContextChanged
+    from desktop.ui.hover_card import HoverCard
+    from tests.test_window import until
+
+    sid = window.session_id
+    measured: list[ContextChanged] = []
+    window.bridge.engine_event.connect(
+        lambda e: measured.append(e) if isinstance(e, ContextChanged) and e.session_id == sid else None)
+    await window.bridge.open_session(sid)
+    await until(lambda: bool(measured) and window.gauge.snapshot() is not None)
+    assert window.gauge.findChildren(HoverCard) == []  # measured and painted, no card yet
+    card = window.gauge.card  # what a hover or Enter reaches
+    assert window.gauge.findChildren(HoverCard) == [card]
+    assert card.value("used").text() and card.value("model").text() == window.gauge.snapshot().model
