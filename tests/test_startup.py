@@ -61,6 +61,7 @@ LATER_MODULES = {
     # the gauge's detail card (a third of the window's widgets), built when first hovered, clicked or opened
     "desktop.ui.hover_card", "desktop.ui.breakdown_bar", "desktop.ui.bill_rows", "desktop.ui.cache_rows",
     "desktop.ui.permission_prompt",  # built with the first permission request
+    "desktop.ui.find_bar",  # built when first opened (Ctrl+F)
 }
 
 
