@@ -257,10 +257,9 @@ def test_a_first_start_makes_its_database_at_the_current_schema_without_migratin
 
 
 # Modules whose regular expressions are compiled on first use (desktop.engine.lazy_re), not at import: most are
-# needed only by a reply, an error, a document or a summary, and compiling them all took ~30 ms of a start.
-LAZY_PATTERNS = ("desktop.engine.tokens", "desktop.engine.overflow", "desktop.engine.redact", "desktop.ui.plural",
-                 "desktop.ui.compaction_card", "desktop.engine.compaction.summary_prompt",
-                 "desktop.engine.compaction.sections")
+# needed only by a reply, an error, a document or a summary.
+LAZY_PATTERNS = ("desktop.engine.tokens", "desktop.engine.overflow", "desktop.engine.redact",
+                 "desktop.engine.compaction.summary_prompt", "desktop.engine.compaction.sections")
 
 
 def test_importing_the_window_and_the_summary_modules_compiles_none_of_their_patterns():

@@ -16,7 +16,7 @@ class LazyPattern[AnyStr: (bytes, str)]:
     __slots__ = ("_compiled", "_flags", "_source")
 
     def __init__(self, source: AnyStr, flags: int = 0) -> None:
-        self._source = source
+        self._source: AnyStr = source
         self._flags = flags
         self._compiled: re.Pattern[AnyStr] | None = None
 

@@ -8,7 +8,6 @@ import re
 
 from PySide6.QtCore import QCoreApplication
 
-from desktop.engine.lazy_re import LazyPattern
 from desktop.ui.bridge import CITATION, CompactionRecord
 from desktop.ui.chat_delegate import CITE_SCHEME
 from desktop.ui.format import fmt_cost
@@ -16,7 +15,7 @@ from desktop.ui.plural import numerus
 from desktop.ui.wording import word
 
 EXCERPT = 600  # characters of a refused summary the card quotes
-_ID = LazyPattern(r"#(\d+)")
+_ID = re.compile(r"#(\d+)")
 
 
 def cite_links(text: str) -> str:
@@ -77,8 +76,8 @@ def card_body(record: CompactionRecord) -> str:
 
 
 # A line that starts a labelled part of a section ("Done:", "In progress: the AST"), a list item, a fence.
-_LABEL = LazyPattern(r"^\s*[^\s*+>#|-][^:：]{0,40}[:：](\s|$)")
-_ITEM = LazyPattern(r"^\s*(?:[-*+]|\d+[.)])\s")
+_LABEL = re.compile(r"^\s*[^\s*+>#|-][^:：]{0,40}[:：](\s|$)")
+_ITEM = re.compile(r"^\s*(?:[-*+]|\d+[.)])\s")
 
 
 def readable(summary: str) -> str:

@@ -3,9 +3,9 @@ or a string not translated yet) Qt returns the source with "(s)" and this picks 
 
 from __future__ import annotations
 
-from desktop.engine.lazy_re import LazyPattern
+import re
 
-_MARK = LazyPattern(r"\((e?s)\)")
+_MARK = re.compile(r"\((e?s)\)")
 
 
 def numerus(translated: str, n: int) -> str:
