@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import asyncio
 import json
+import os
 import subprocess
 import sys
 from pathlib import Path
@@ -57,6 +58,10 @@ LATER_MODULES = {
     "desktop.ui.settings_dialog", "desktop.ui.threshold_settings", "desktop.ui.language_box",
     "desktop.ui.search_dialog", "desktop.ui.mcp_page", "desktop.ui.mcp_form", "desktop.ui.instructions_dialog",
     "desktop.ui.summary_editor", "desktop.ui.compact_preview",
+    # the gauge's detail card (a third of the window's widgets), built when first hovered, clicked or opened
+    "desktop.ui.hover_card", "desktop.ui.breakdown_bar", "desktop.ui.bill_rows", "desktop.ui.cache_rows",
+    "desktop.ui.permission_prompt",  # built with the first permission request
+    "desktop.ui.find_bar",  # built when first opened (Ctrl+F)
 }
 
 
@@ -180,3 +185,142 @@ async def test_measuring_a_draft_before_the_chats_first_figure_asks_the_provider
     snapshot = await engine.publish_draft(sid, "a draft")
     assert snapshot.window  # the catalog's figure
     assert window_questions(fake_api) == []
+
+
+def _schema(db) -> dict[str, object]:
+    """What a database's schema is: every table, index and trigger with its SQL, and each table's columns."""
+    entries = sorted(db.execute_sql("SELECT type, name, tbl_name, sql FROM sqlite_master").fetchall(),
+                     key=lambda row: (row[0], row[1]))
+    columns = {name: db.execute_sql(f'PRAGMA table_xinfo("{name}")').fetchall()
+               for kind, name, _, _ in entries if kind == "table"}
+    return {"entries": entries, "columns": columns}
+
+
+def test_a_new_database_has_the_schema_of_one_migrated_from_the_oldest_version(tmp_path):
+    import peewee as pw
+
+    from desktop.store import Store, migrations
+    from desktop.store.schema import build_models
+
+    old = tmp_path / "v1.db"
+    db = pw.SqliteDatabase(str(old))
+    with db.atomic():  # a database as schema v1 wrote it
+        migrations._v1(db, build_models(db))
+        db.execute_sql("PRAGMA user_version = 1")
+    db.close()
+    migrated, fresh = Store.open_sync(old), Store.open_sync(tmp_path / "new.db")
+    try:
+        assert migrations.schema_version(fresh.repo.db) == migrations.CURRENT_VERSION
+        assert migrations.schema_version(migrated.repo.db) == migrations.CURRENT_VERSION
+        assert _schema(fresh.repo.db) == _schema(migrated.repo.db)
+        assert len(_schema(fresh.repo.db)["columns"]) > 10  # the comparison saw the tables
+    finally:
+        migrated.close_sync()
+        fresh.close_sync()
+
+
+@pytest.fixture
+def steps_run(monkeypatch) -> list[int]:
+    """Which migration steps run (each still does its work)."""
+    from desktop.store import migrations
+
+    ran: list[int] = []
+    for number, step in list(migrations.STEPS.items()):
+        def recorded(db, models, step=step, number=number):
+            ran.append(number)
+            step(db, models)
+        monkeypatch.setitem(migrations.STEPS, number, recorded)
+    return ran
+
+
+def test_a_first_start_makes_its_database_at_the_current_schema_without_migrating(tmp_path, steps_run):
+    """A new database was made by running every migration step since v1 (twelve transactions, the migrator's
+    imports) on a first start; it is made at the current schema at once. Old databases still migrate."""
+    from desktop.store import Store, migrations
+
+    fresh = Store.open_sync(tmp_path / "new.db")
+    fresh.close_sync()
+    assert steps_run == []
+    readonly = Store.open_sync(tmp_path / "missing.db", readonly=True)  # a read on no database: one in memory
+    readonly.close_sync()
+    assert steps_run == []
+    import peewee as pw
+
+    from desktop.store.schema import build_models
+
+    db = pw.SqliteDatabase(str(tmp_path / "v10.db"))
+    migrations.upgrade(db, build_models(db), target=10)
+    db.close()
+    steps_run.clear()
+    Store.open_sync(tmp_path / "v10.db").close_sync()
+    assert steps_run == [11, 12]
+
+
+# Modules whose regular expressions are compiled on first use (desktop.engine.lazy_re), not at import: most are
+# needed only by a reply, an error, a document or a summary.
+LAZY_PATTERNS = ("desktop.engine.tokens", "desktop.engine.overflow", "desktop.engine.redact",
+                 "desktop.engine.compaction.summary_prompt", "desktop.engine.compaction.sections")
+
+
+def test_importing_the_window_and_the_summary_modules_compiles_none_of_their_patterns():
+    code = ("import json, re, sys\ncompiled = set()\noriginal = re.compile\n"
+            "def recording(pattern, flags=0):\n"
+            "    compiled.add(sys._getframe(1).f_globals.get('__name__'))\n"
+            "    return original(pattern, flags)\n"
+            "re.compile = recording\n"
+            "import desktop.ui.app, desktop.ui.main_window, desktop.ui.bridge\n"
+            f"for name in {LAZY_PATTERNS!r}:\n    __import__(name)\n"
+            f"print(json.dumps({{'loaded': [n for n in {LAZY_PATTERNS!r} if n in sys.modules],"
+            " 'compiled': sorted(n for n in compiled if n)}))\n")
+    res = subprocess.run([sys.executable, "-c", code], cwd=ROOT, capture_output=True, text=True, timeout=120,
+                         env={**os.environ, "QT_QPA_PLATFORM": "offscreen"})
+    assert res.returncode == 0, res.stderr
+    seen = json.loads(res.stdout.strip().splitlines()[-1])
+    assert seen["loaded"] == list(LAZY_PATTERNS)
+    assert "desktop.engine.catalog" in seen["compiled"]  # the recorder saw the app's own compiles
+    assert sorted(set(seen["compiled"]) & set(LAZY_PATTERNS)) == []
+
+
+# What a chat's first measurement (the gauge) does not run: the summary's building blocks (the salvage of a
+# refused summary, the artifact ledger and its decisions, the user's steering), which the compaction policy names
+# at its top and runs only with a summary.
+SUMMARY_ONLY = ("desktop.engine.steering", "desktop.engine.compaction.salvage", "desktop.engine.compaction.ledger",
+                "desktop.engine.compaction.decisions")
+
+
+def test_a_chats_first_measurement_runs_none_of_the_summary_modules(tmp_path, fake_api):
+    code = ("import asyncio, json, sys, types\nfrom desktop.runtime import open_runtime\n"
+            "def ran(name):  # imported and run (a module deferred with importlib's LazyLoader has not run yet)\n"
+            "    return type(sys.modules.get(name)) is types.ModuleType\n"
+            "async def main():\n"
+            "    async with open_runtime() as runtime:\n"
+            "        sid = await runtime.engine.new_session()\n"
+            "        snapshot = await runtime.engine.publish_context(sid, ask_window=False)\n"
+            f"        print(json.dumps({{'window': snapshot.window, 'policy': ran('desktop.engine.compactor'),"
+            f" 'ran': [n for n in {SUMMARY_ONLY!r} if ran(n)]}}))\n"
+            "asyncio.run(main())\n")
+    res = subprocess.run([sys.executable, "-c", code], env=env_for(tmp_path / "home", fake_api.base_url), cwd=ROOT,
+                         capture_output=True, text=True, timeout=120)
+    assert res.returncode == 0, res.stderr
+    seen = json.loads(res.stdout.strip().splitlines()[-1])
+    assert seen["window"] and seen["policy"]  # measured, by the compaction policy
+    assert seen["ran"] == []
+
+
+async def test_the_gauges_detail_card_is_built_when_first_needed_and_shows_the_latest_figure(window, qtbot):
+    """The card holds 51 of the window's ~150 widgets and is hidden until a hover, a click or the keyboard opens
+    it: the window's first paint builds none of it."""
+    from desktop.engine.events import ContextChanged
+    from desktop.ui.hover_card import HoverCard
+    from tests.test_window import until
+
+    sid = window.session_id
+    measured: list[ContextChanged] = []
+    window.bridge.engine_event.connect(
+        lambda e: measured.append(e) if isinstance(e, ContextChanged) and e.session_id == sid else None)
+    await window.bridge.open_session(sid)
+    await until(lambda: bool(measured) and window.gauge.snapshot() is not None)
+    assert window.gauge.findChildren(HoverCard) == []  # measured and painted, no card yet
+    card = window.gauge.card  # what a hover or Enter reaches
+    assert window.gauge.findChildren(HoverCard) == [card]
+    assert card.value("used").text() and card.value("model").text() == window.gauge.snapshot().model

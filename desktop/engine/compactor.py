@@ -21,19 +21,16 @@ import logging
 import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
-from typing import Any, Literal, Protocol, cast
+from typing import TYPE_CHECKING, Any, Literal, Protocol, cast
 
-from desktop.engine import cache_clock, overflow, steering, tokens
+from desktop.engine import cache_clock, overflow, tokens
 from desktop.engine import compaction as cp
 from desktop.engine import messages as M
 from desktop.engine.catalog import MILLION
-from desktop.engine.compaction import salvage, schedule, sections, user_pins
+from desktop.engine.compaction import schedule, sections, user_pins
 from desktop.engine.compaction import summary_route as route
 from desktop.engine.compaction._shared import Message, group_starts, is_plain_user
 from desktop.engine.compaction.citations import message_index
-from desktop.engine.compaction.ledger import build as build_ledger
-from desktop.engine.compaction.ledger import recent_files
-from desktop.engine.compaction.ledger import render as render_ledger
 from desktop.engine.context import reserved_output
 from desktop.engine.errors import classify
 from desktop.engine.events import NoticeLevel
@@ -41,6 +38,16 @@ from desktop.engine.session import BREAKER_LIMIT, CACHE_TTL, Gathered, SessionVi
 from desktop.engine.settings import Settings
 from desktop.engine.threshold import PERCENT, Rule, override_for, rule
 from desktop.engine.types import CompactionRecord, StoredMessage, Usage
+
+if TYPE_CHECKING:
+    from desktop.engine import steering
+    from desktop.engine.compaction import ledger as ledgers
+    from desktop.engine.compaction import salvage
+else:  # a summary's building blocks run with the first summary, not with a chat's first measurement (the gauge)
+    from desktop.engine.lazy_imports import deferred
+
+    steering, salvage, ledgers = map(deferred, ("desktop.engine.steering", "desktop.engine.compaction.salvage",
+                                                "desktop.engine.compaction.ledger"))
 
 log = logging.getLogger(__name__)
 
@@ -897,11 +904,11 @@ class Compactor:
         pins_text = cp.render_pins(pins)
         # The artifact ledger of everything covered so far (the previous one folded in), sent with the pins.
         previous = g.compaction.stats.get("ledger") if g.compaction is not None else None
-        ledger = build_ledger([m for m in g.history if m.id <= covers_through], previous)
-        ledger_text = render_ledger(ledger)
+        ledger = ledgers.build([m for m in g.history if m.id <= covers_through], previous)
+        ledger_text = ledgers.render(ledger)
         # The files read or edited last, fresh from disk now (fixed in this record, so the cached prefix holds).
         snapshots = shared.file_snapshots
-        files_text = snapshots(view.session_id, recent_files(ledger)) if snapshots and recent_files(ledger) else ""
+        files_text = snapshots(view.session_id, ledgers.recent_files(ledger)) if snapshots and ledgers.recent_files(ledger) else ""
         for extra in (ledger_text, files_text):
             if extra:
                 pins_text = f"{pins_text}\n\n{extra}" if pins_text else extra

@@ -10,7 +10,10 @@ from __future__ import annotations
 
 import asyncio
 import importlib
+import importlib.util
+import sys
 import threading
+from types import ModuleType
 
 SDK = ("anthropic",)
 # The client and transports McpServer uses, and the SDK's MCP helpers (they convert results).
@@ -39,3 +42,29 @@ async def load(names: tuple[str, ...]) -> None:
 
 def loaded(name: str) -> bool:
     return name in _done
+
+
+def deferred(name: str) -> ModuleType:
+    """The module ``name``, run only when one of its attributes is first read (``importlib.util.LazyLoader``):
+    for the app's own modules that a module names at its top but needs only for some of its work (a summary's
+    building blocks, which a chat's first measurement does not use). Already imported: that module."""
+    found = sys.modules.get(name)
+    if found is not None:
+        return found
+    spec = importlib.util.find_spec(name)
+    if spec is None or spec.loader is None:
+        raise ModuleNotFoundError(name)
+    spec.loader = importlib.util.LazyLoader(spec.loader)
+    module = importlib.util.module_from_spec(spec)
+    sys.modules[name] = module
+    spec.loader.exec_module(module)
+    parent, _, child = name.rpartition(".")
+    if parent:
+        setattr(sys.modules[parent], child, module)  # as an import binds a submodule on its package
+    return module
+
+
+def ran(name: str) -> bool:
+    """Whether the module ``name`` has been imported and run (a ``deferred`` one not yet read has not)."""
+    module = sys.modules.get(name)
+    return module is not None and type(module) is ModuleType

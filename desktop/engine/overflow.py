@@ -15,6 +15,8 @@ import re
 from dataclasses import dataclass
 from typing import Any, Literal
 
+from desktop.engine.lazy_re import LazyPattern
+
 __all__ = [
     "Overflow",
     "OverflowKind",
@@ -29,16 +31,16 @@ OverflowKind = Literal["context", "media", "truncated"]
 _N = r"(\d[\d,]*)"  # a count, possibly written with thousands separators
 
 # --- Anthropic: "prompt is too long: 208310 tokens > 200000 maximum".
-_PTL = re.compile(rf"prompt is too long:\s*{_N}\s*tokens?\s*>\s*{_N}\s*maximum", re.I)
+_PTL = LazyPattern(rf"prompt is too long:\s*{_N}\s*tokens?\s*>\s*{_N}\s*maximum", re.I)
 # Same error where a proxy or older model drops the numbers; the phrase itself is specific enough.
-_PTL_BARE = re.compile(r"\bprompt is too long\b", re.I)
+_PTL_BARE = LazyPattern(r"\bprompt is too long\b", re.I)
 # --- Anthropic, pre-4.5 models, input + max_tokens > window:
 # "input length and `max_tokens` exceed context limit: 178959 + 64000 > 200000, decrease input length or ..."
-_INPUT_PLUS_MAX = re.compile(
+_INPUT_PLUS_MAX = LazyPattern(
     rf"input length and `?max_tokens`? exceed context limit:\s*{_N}\s*\+\s*{_N}\s*>\s*{_N}", re.I
 )
 # --- AWS Bedrock: "Input is too long for requested model."
-_BEDROCK = re.compile(r"\binput is too long for requested model\b", re.I)
+_BEDROCK = LazyPattern(r"\binput is too long for requested model\b", re.I)
 # --- OpenAI wire (OpenAI, DeepSeek, vLLM, OpenRouter):
 # "This model's maximum context length is 131072 tokens. However, you requested 140000 tokens
 #  (130000 in the messages, 10000 in the completion). Please reduce ..."
@@ -46,22 +48,22 @@ _BEDROCK = re.compile(r"\binput is too long for requested model\b", re.I)
 # "This endpoint's maximum context length is 1000000 tokens. However, you requested about 1200000 tokens
 #  (1100000 of text input, 100000 in the output). ..."            (OpenRouter)
 # "... maximum context length is 4096 tokens and your request has 100 input tokens (4000 > 4096 - 100)" (vLLM)
-_OAI_LIMIT = re.compile(rf"maximum context length is\s*{_N}\s*tokens", re.I)
-_OAI_REQUESTED = re.compile(rf"(?:you requested|resulted in)\s*(?:about\s*)?{_N}\s*tokens", re.I)
-_OAI_INPUT = re.compile(rf"your request has\s*{_N}\s*input tokens", re.I)
-_OAI_COMPLETION = re.compile(rf"{_N}\s*(?:in the completion|in the output)", re.I)
-_OAI_TOO_LARGE = re.compile(rf"max_(?:completion_)?tokens'?.{{0,40}}?is too large:\s*{_N}", re.I)
+_OAI_LIMIT = LazyPattern(rf"maximum context length is\s*{_N}\s*tokens", re.I)
+_OAI_REQUESTED = LazyPattern(rf"(?:you requested|resulted in)\s*(?:about\s*)?{_N}\s*tokens", re.I)
+_OAI_INPUT = LazyPattern(rf"your request has\s*{_N}\s*input tokens", re.I)
+_OAI_COMPLETION = LazyPattern(rf"{_N}\s*(?:in the completion|in the output)", re.I)
+_OAI_TOO_LARGE = LazyPattern(rf"max_(?:completion_)?tokens'?.{{0,40}}?is too large:\s*{_N}", re.I)
 # OpenAI's machine-readable code for the same error (error.code / error.type).
 _OAI_CODE = "context_length_exceeded"
 # --- llama.cpp's server: type "exceed_context_size_error", fields n_prompt_tokens / n_ctx,
 # "request (4476 tokens) exceeds the available context size (4096 tokens), try increasing it"
-_LLAMA = re.compile(rf"request \({_N} tokens\) exceeds the available context size \({_N} tokens\)", re.I)
+_LLAMA = LazyPattern(rf"request \({_N} tokens\) exceeds the available context size \({_N} tokens\)", re.I)
 _LLAMA_TYPE = "exceed_context_size_error"
 # --- Anthropic media caps (too many images or document pages in one request); recoverable by dropping old media:
 # "Too much media: 0 document pages + 102 images > 100"
-_MEDIA_PAGES = re.compile(rf"too much media:\s*{_N}\s*document pages?\s*\+\s*{_N}\s*images?\s*>\s*{_N}", re.I)
+_MEDIA_PAGES = LazyPattern(rf"too much media:\s*{_N}\s*document pages?\s*\+\s*{_N}\s*images?\s*>\s*{_N}", re.I)
 # "too many images and documents: 104 + 1 > 100"
-_MEDIA_COUNT = re.compile(rf"too many images and documents:\s*{_N}\s*\+\s*{_N}\s*>\s*{_N}", re.I)
+_MEDIA_COUNT = LazyPattern(rf"too many images and documents:\s*{_N}\s*\+\s*{_N}\s*>\s*{_N}", re.I)
 
 # Statuses / types that are never an overflow even when they talk about tokens: rate limits ("Number of
 # request tokens has exceeded your per-minute rate limit"), overload, auth, and 413 (bytes, not tokens).
@@ -76,7 +78,7 @@ _NOT_OVERFLOW_TYPES = {
     "billing_error",
 }
 # --- HTTP 413 from Anthropic's edge (body over its byte limit): "Request exceeds the maximum size".
-_TOO_LARGE = re.compile(r"request exceeds the maximum size|request_too_large|request entity too large", re.I)
+_TOO_LARGE = LazyPattern(r"request exceeds the maximum size|request_too_large|request entity too large", re.I)
 
 STOP_REASON_WINDOW = "model_context_window_exceeded"
 

@@ -19,12 +19,14 @@ import traceback
 from collections.abc import Callable, Iterable
 from typing import Any
 
+from desktop.engine.lazy_re import LazyPattern
+
 REDACTED = "[redacted]"
 MIN_SECRET_LENGTH = 6  # shorter "secrets" (a stray "a", an empty field) would shred ordinary text
 
 # "x-api-key: Bearer sk-…", '"authorization": "Bearer …"', "api_key=…&…": the name, its separator, an
 # optional scheme, then the value (8+ characters, so "x-api-key: missing" stays readable).
-_FIELD = re.compile(
+_FIELD = LazyPattern(
     r"""(?ix)
     (?P<name>\b(?:x-api-key|api[-_]?key|anthropic[-_]api[-_]key|anthropic[-_]auth[-_]token
                  |auth[-_]?token|access[-_]?token|authorization)\b)
@@ -33,8 +35,8 @@ _FIELD = re.compile(
     (?!\[redacted\])(?P<value>[^\s"',;&)}\]]{8,})
     """
 )
-_BEARER = re.compile(r"(?i)\b(?P<scheme>bearer)\s+[A-Za-z0-9._~+/=\-]{8,}")
-_SK_KEY = re.compile(r"\bsk-[A-Za-z0-9_\-]{8,}")
+_BEARER = LazyPattern(r"(?i)\b(?P<scheme>bearer)\s+[A-Za-z0-9._~+/=\-]{8,}")
+_SK_KEY = LazyPattern(r"\bsk-[A-Za-z0-9_\-]{8,}")
 
 _known: list[str] = []
 _known_lock = threading.Lock()

@@ -36,6 +36,7 @@ from collections.abc import Hashable, Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
+from desktop.engine.lazy_re import LazyPattern
 from desktop.engine.types import Block
 
 Family = str  # "v3" | "v4.7"
@@ -83,11 +84,11 @@ MESSAGE_OVERHEAD = TEXT_MODELS[V3].message
 BLOCK_OVERHEAD = TEXT_MODELS[V3].block
 
 # Han (incl. ext A, compatibility), CJK punctuation, kana, hangul, full-width forms: all 3-byte UTF-8.
-_CJK = re.compile("[\u3000-\u30ff\u3400-\u4dbf\u4e00-\u9fff\uac00-\ud7af\uf900-\ufaff\uff00-\uffef]")
+_CJK = LazyPattern("[\u3000-\u30ff\u3400-\u4dbf\u4e00-\u9fff\uac00-\ud7af\uf900-\ufaff\uff00-\uffef]")
 _PUNCT = b"!\"#$%&'()*+,-./:;<=>?@[\\]^_`{|}~"
 _DIGITS = b"0123456789"
-_PDF_PAGE = re.compile(rb"/Type\s*/Page(?![a-zA-Z])")
-_PDF_COUNT = re.compile(rb"/Count\s+(\d+)")
+_PDF_PAGE = LazyPattern(rb"/Type\s*/Page(?![a-zA-Z])")
+_PDF_COUNT = LazyPattern(rb"/Count\s+(\d+)")
 
 
 def family_for_model(model: str | None) -> Family:

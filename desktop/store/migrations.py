@@ -23,6 +23,8 @@ v11: the full-text index reads attached text files too (the message triggers aga
 v12: usage_totals per model *and prompt band* (a new key column, ``band``): a price tier applies per request,
     not to a session's sum. The table is derived data: it is rebuilt from the stored replies, so existing
     sessions are priced per request too (no message is touched).
+
+A new database runs none of the steps: it is made at the current version at once (``CURRENT_SCHEMA``).
 """
 
 from __future__ import annotations
@@ -30,7 +32,6 @@ from __future__ import annotations
 from collections import defaultdict
 
 import peewee as pw
-from playhouse.migrate import SqliteMigrator, migrate
 
 from desktop.store.schema import Models, prompt_band, stored_usage
 
@@ -60,14 +61,19 @@ def _v1(db: pw.SqliteDatabase, models: Models) -> None:
     db.execute_sql("CREATE TABLE IF NOT EXISTS kv (key TEXT NOT NULL PRIMARY KEY, value TEXT NOT NULL)")
 
 
+def _add_columns(db: pw.SqliteDatabase, table: str, **columns: pw.Field) -> None:
+    # The migrator is imported here, by the steps that use it: a new database needs none of it.
+    from playhouse.migrate import SqliteMigrator, migrate
+
+    migrator = SqliteMigrator(db)
+    migrate(*(migrator.add_column(table, name, field) for name, field in columns.items()))
+
+
 def _v2(db: pw.SqliteDatabase, models: Models) -> None:
     # Nullable columns are a plain ALTER TABLE ADD COLUMN; NOT NULL ones make the migrator rebuild the
     # table, and rebuilding `sessions` would cascade-delete every message. Readers treat NULL as {}.
-    migrator = SqliteMigrator(db)
-    migrate(
-        migrator.add_column("sessions", "state", pw.TextField(null=True)),
-        migrator.add_column("messages", "meta", pw.TextField(null=True)),
-    )
+    _add_columns(db, "sessions", state=pw.TextField(null=True))
+    _add_columns(db, "messages", meta=pw.TextField(null=True))
 
 
 def _v3(db: pw.SqliteDatabase, models: Models) -> None:
@@ -117,14 +123,9 @@ def rebuild_usage_totals(db: pw.SqliteDatabase, *, banded: bool = True) -> None:
 
 def _v4(db: pw.SqliteDatabase, models: Models) -> None:
     # Nullable columns only: a plain ALTER TABLE ADD COLUMN each, no table rebuild (see _v2).
-    migrator = SqliteMigrator(db)
-    migrate(
-        migrator.add_column("messages", "est_key", pw.TextField(null=True)),
-        migrator.add_column("messages", "est", pw.IntegerField(null=True)),
-        migrator.add_column("messages", "est_results", pw.IntegerField(null=True)),
-        migrator.add_column("messages", "est_media", pw.IntegerField(null=True)),
-        migrator.add_column("messages", "est_trimmed", pw.IntegerField(null=True)),
-    )
+    _add_columns(db, "messages", est_key=pw.TextField(null=True), est=pw.IntegerField(null=True),
+                 est_results=pw.IntegerField(null=True), est_media=pw.IntegerField(null=True),
+                 est_trimmed=pw.IntegerField(null=True))
     # The numbers sit after the content in each record, so summing them from the table would read every
     # row's content from disk; this index holds what the sums read.
     db.execute_sql("CREATE INDEX IF NOT EXISTS messages_estimates ON messages "
@@ -149,7 +150,7 @@ def _v5(db: pw.SqliteDatabase, models: Models) -> None:
 
 def _v6(db: pw.SqliteDatabase, models: Models) -> None:
     # A chat remembers its provider profile: a nullable column, a plain ALTER TABLE (nothing is rebuilt).
-    migrate(SqliteMigrator(db).add_column("sessions", "profile", pw.TextField(null=True)))
+    _add_columns(db, "sessions", profile=pw.TextField(null=True))
 
 
 def _v7(db: pw.SqliteDatabase, models: Models) -> None:
@@ -171,11 +172,7 @@ def _v8(db: pw.SqliteDatabase, models: Models) -> None:
 
 def _v9(db: pw.SqliteDatabase, models: Models) -> None:
     # Nullable columns (a plain ALTER TABLE each, see _v2); every existing history is one path.
-    migrator = SqliteMigrator(db)
-    migrate(
-        migrator.add_column("messages", "parent_id", pw.IntegerField(null=True)),
-        migrator.add_column("messages", "off_path", pw.IntegerField(null=True)),
-    )
+    _add_columns(db, "messages", parent_id=pw.IntegerField(null=True), off_path=pw.IntegerField(null=True))
     db.execute_sql("UPDATE messages SET parent_id = (SELECT MAX(p.id) FROM messages AS p "
                    "WHERE p.session_id = messages.session_id AND p.id < messages.id)")
     db.execute_sql("DROP INDEX IF EXISTS messages_estimates")
@@ -189,7 +186,7 @@ def _v10(db: pw.SqliteDatabase, models: Models) -> None:
     import desktop.store.search as search
 
     search.create_index(db)
-    migrate(SqliteMigrator(db).add_column("sessions", "pinned", pw.IntegerField(null=True)))
+    _add_columns(db, "sessions", pinned=pw.IntegerField(null=True))
 
 
 def _v11(db: pw.SqliteDatabase, models: Models) -> None:
@@ -214,11 +211,68 @@ def _v12(db: pw.SqliteDatabase, models: Models) -> None:
     rebuild_usage_totals(db)
 
 
+# A new database is made at the current version at once, in one transaction: the tables, indexes and triggers the
+# steps above leave, word for word (a column a step added is quoted as the migrator wrote it), so a new database
+# and a migrated one are the same (tests/test_startup.py compares them). A new version adds its step above and its
+# end state here.
+CURRENT_SCHEMA = (
+    'CREATE TABLE sessions (id INTEGER PRIMARY KEY AUTOINCREMENT, title TEXT NOT NULL, model TEXT, '
+    'created_at REAL NOT NULL, updated_at REAL NOT NULL, "state" TEXT, "profile" TEXT, "pinned" INTEGER)',
+    "CREATE INDEX sessions_updated_at ON sessions (updated_at)",
+    'CREATE TABLE messages (id INTEGER PRIMARY KEY AUTOINCREMENT, '
+    "session_id INTEGER NOT NULL REFERENCES sessions (id) ON DELETE CASCADE, role TEXT NOT NULL, "
+    "content TEXT NOT NULL, usage TEXT, status TEXT NOT NULL, model TEXT, created_at REAL NOT NULL, "
+    '"meta" TEXT, "est_key" TEXT, "est" INTEGER, "est_results" INTEGER, "est_media" INTEGER, '
+    '"est_trimmed" INTEGER, "parent_id" INTEGER, "off_path" INTEGER)',
+    "CREATE INDEX messages_session_id_id ON messages (session_id, id)",
+    "CREATE INDEX messages_estimates ON messages "
+    "(session_id, id, status, est_key, est, est_results, est_media, est_trimmed, off_path)",
+    "CREATE INDEX messages_parent ON messages (session_id, parent_id)",
+    "CREATE TABLE compactions (id INTEGER PRIMARY KEY AUTOINCREMENT, "
+    "session_id INTEGER NOT NULL REFERENCES sessions (id) ON DELETE CASCADE, summary TEXT NOT NULL, "
+    "covers_through_message_id INTEGER NOT NULL, trigger TEXT NOT NULL, stats TEXT NOT NULL, "
+    "created_at REAL NOT NULL)",
+    "CREATE INDEX compactions_session_id ON compactions (session_id)",
+    "CREATE TABLE kv (key TEXT NOT NULL PRIMARY KEY, value TEXT NOT NULL)",
+    'CREATE TABLE "usage_totals" ('
+    "session_id INTEGER NOT NULL REFERENCES sessions (id) ON DELETE CASCADE, model TEXT NOT NULL, "
+    "replies INTEGER NOT NULL, input_tokens INTEGER NOT NULL, output_tokens INTEGER NOT NULL, "
+    "cache_creation_input_tokens INTEGER NOT NULL, cache_read_input_tokens INTEGER NOT NULL, "
+    "band INTEGER NOT NULL DEFAULT 0, PRIMARY KEY (session_id, model, band))",
+    "CREATE TABLE tool_audit (id INTEGER PRIMARY KEY AUTOINCREMENT, "
+    "session_id INTEGER NOT NULL REFERENCES sessions (id) ON DELETE CASCADE, tool_use_id TEXT NOT NULL, "
+    "server TEXT NOT NULL, tool TEXT NOT NULL, arguments TEXT NOT NULL, decision TEXT NOT NULL, "
+    "outcome TEXT NOT NULL, is_error INTEGER NOT NULL, exit_code INTEGER, duration REAL, "
+    "created_at REAL NOT NULL)",
+    "CREATE INDEX tool_audit_session_id ON tool_audit (session_id, id)",
+    "CREATE TABLE tool_approvals (id INTEGER PRIMARY KEY AUTOINCREMENT, server TEXT NOT NULL, "
+    "tool TEXT NOT NULL, origin TEXT NOT NULL, created_at REAL NOT NULL, UNIQUE (server, tool, origin))",
+    "CREATE TABLE session_locks (session_id INTEGER NOT NULL PRIMARY KEY, pid INTEGER NOT NULL, "
+    "host TEXT NOT NULL, heartbeat REAL NOT NULL)",
+    "CREATE TABLE tool_chat_approvals (id INTEGER PRIMARY KEY AUTOINCREMENT, "
+    "session_id INTEGER NOT NULL REFERENCES sessions (id) ON DELETE CASCADE, server TEXT NOT NULL, "
+    "tool TEXT NOT NULL, origin TEXT NOT NULL, created_at REAL NOT NULL, UNIQUE (session_id, server, tool, origin))",
+)
+
+
+def create_current(db: pw.SqliteDatabase) -> None:
+    """Make the current schema in an empty database (in the caller's transaction)."""
+    import desktop.store.search as search
+
+    for statement in CURRENT_SCHEMA:
+        db.execute_sql(statement)
+    search.create_index(db)  # the full-text tables and their triggers as v11 left them (nothing to fill)
+
+
 STEPS = {1: _v1, 2: _v2, 3: _v3, 4: _v4, 5: _v5, 6: _v6, 7: _v7, 8: _v8, 9: _v9, 10: _v10, 11: _v11, 12: _v12}
 
 
 def schema_version(db: pw.SqliteDatabase) -> int:
     return db.execute_sql("PRAGMA user_version").fetchone()[0]
+
+
+def _has_tables(db: pw.SqliteDatabase) -> bool:
+    return db.execute_sql("SELECT 1 FROM sqlite_master WHERE type = 'table' LIMIT 1").fetchone() is not None
 
 
 def upgrade(db: pw.SqliteDatabase, models: Models, target: int = CURRENT_VERSION) -> int:
@@ -230,6 +284,11 @@ def upgrade(db: pw.SqliteDatabase, models: Models, target: int = CURRENT_VERSION
         )
     if version == target:
         return version
+    if version == 0 and target == CURRENT_VERSION and not _has_tables(db):  # a new database: no step to run
+        with db.atomic():
+            create_current(db)
+            db.execute_sql(f"PRAGMA user_version = {CURRENT_VERSION}")
+        return CURRENT_VERSION
     # SQLite's advice for schema changes: foreign keys off (outside the transaction) so no table rebuild can
     # cascade, then a foreign_key_check before committing each step.
     db.execute_sql("PRAGMA foreign_keys = OFF")

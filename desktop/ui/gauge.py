@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass
+from typing import TYPE_CHECKING
 
 import shiboken6
 from PySide6.QtCore import QEasingCurve, QPointF, QRectF, QSize, Qt, QVariantAnimation, Signal
@@ -15,8 +16,10 @@ from PySide6.QtWidgets import QSizePolicy, QWidget
 
 from desktop.ui.bridge import ContextSnapshot
 from desktop.ui.format import fmt_percent, fmt_tokens, gauge_text, state_color_hex
-from desktop.ui.hover_card import HoverCard
 from desktop.ui.theme import is_dark
+
+if TYPE_CHECKING:
+    from desktop.ui.hover_card import HoverCard
 
 ANIMATION_MS = 250
 SPIN_MS = 1100
@@ -68,9 +71,24 @@ class ContextGauge(QWidget):
         self._spin.setLoopCount(-1)
         self._spin.valueChanged.connect(self._on_spin)
 
-        self.card = HoverCard(self)
-        self.card.compact_clicked.connect(self.compact_requested)
+        # The detail card is a third of the window's widgets: built when first needed (a hover, the keyboard, a
+        # click), after the first paint, not with the gauge.
+        self._card: HoverCard | None = None
         self._update_accessible()
+
+    @property
+    def card(self) -> HoverCard:
+        """The detail card, built on first use with what the gauge shows."""
+        if self._card is None:
+            from desktop.ui.hover_card import HoverCard
+
+            self._card = HoverCard(self)
+            self._card.compact_clicked.connect(self.compact_requested)
+            if self._snapshot is not None:
+                self._card.set_snapshot(self._snapshot)
+            if self._busy:
+                self._card.set_busy(self._busy)
+        return self._card
 
     # -- public API -----------------------------------------------------------------------------
 
@@ -87,7 +105,8 @@ class ContextGauge(QWidget):
             self._anim.start()
         else:
             self._fraction = target
-        self.card.set_snapshot(snapshot)
+        if self._card is not None:
+            self._card.set_snapshot(snapshot)
         self._update_accessible()
         self.update()
         self.snapshot_changed.emit(snapshot)
@@ -101,7 +120,8 @@ class ContextGauge(QWidget):
         else:
             self._spin.stop()
             self._spin_deg = 0.0
-        self.card.set_busy(self._busy)
+        if self._card is not None:
+            self._card.set_busy(self._busy)
         self._update_accessible()
         self.update()
 
@@ -245,7 +265,8 @@ class ContextGauge(QWidget):
     def hideEvent(self, event) -> None:  # noqa: N802
         # The card is a window of its own: it goes when its anchor goes (a closed or minimised window), and so
         # is never still on screen, painting, while the gauge and its children are destroyed.
-        self.card.hide()
+        if self._card is not None:
+            self._card.hide()
         super().hideEvent(event)
 
     def enterEvent(self, event) -> None:  # noqa: N802
@@ -253,7 +274,8 @@ class ContextGauge(QWidget):
         super().enterEvent(event)
 
     def leaveEvent(self, event) -> None:  # noqa: N802
-        self.card.anchor_left()
+        if self._card is not None:
+            self._card.anchor_left()
         super().leaveEvent(event)
 
     def keyPressEvent(self, event: QKeyEvent) -> None:  # noqa: N802
@@ -264,7 +286,7 @@ class ContextGauge(QWidget):
             self.card.open_from_keyboard()
             event.accept()
             return
-        if event.key() == Qt.Key.Key_Escape and self.card.isVisible():
+        if event.key() == Qt.Key.Key_Escape and self._card is not None and self._card.isVisible():
             self.card.close_card()
             event.accept()
             return

@@ -10,12 +10,12 @@ from PySide6.QtGui import QKeyEvent, QKeySequence, QShortcut
 from PySide6.QtWidgets import QBoxLayout, QWidget
 
 from desktop.ui.chat_model import Roles
-from desktop.ui.find_bar import FindBar
 from desktop.ui.message_actions import MessageActions
 from desktop.ui.text_select import TextSelector
 from desktop.ui.thinking_toggle import ThinkingToggle
 
 if TYPE_CHECKING:
+    from desktop.ui.find_bar import FindBar
     from desktop.ui.window_parts import OpenChat
 
 COPIED_MS = 1500
@@ -29,8 +29,8 @@ class ReadingUi(QObject):
         self.selector = TextSelector(chat)
         self.selector.copied.connect(lambda _text: self.say_copied())
         chat.code_copied.connect(lambda _n: self.say_copied())
-        self.find_bar = FindBar(chat, host)
-        pane.insertWidget(max(pane.indexOf(view.status), 0), self.find_bar)
+        self._host, self._pane = host, pane
+        self._find_bar: FindBar | None = None  # built when first opened (Ctrl+F), after the first paint
         self.find_shortcut = QShortcut(QKeySequence(QKeySequence.StandardKey.Find), host, self.open_find,
                                        context=Qt.ShortcutContext.WindowShortcut)
         self.actions = MessageActions(chat)
@@ -45,6 +45,15 @@ class ReadingUi(QObject):
         header.insertWidget(max(header.indexOf(view.model_picker), 0), self.thinking)
         chat.card_action.connect(self._on_card_action)
         chat.installEventFilter(self)
+
+    @property
+    def find_bar(self) -> FindBar:
+        if self._find_bar is None:
+            from desktop.ui.find_bar import FindBar
+
+            self._find_bar = FindBar(self.view.chat, self._host)
+            self._pane.insertWidget(max(self._pane.indexOf(self.view.status), 0), self._find_bar)
+        return self._find_bar
 
     def _on_card_action(self, key: str, action: str) -> None:
         if action == "thinking" and key.isdigit():  # a message's own "Show thinking" link
@@ -83,9 +92,10 @@ class ReadingUi(QObject):
         """Another chat (or a reload): marks of the old rows mean nothing; an open find bar searches again."""
         self.selector.clear()
         self.actions.show_for(self.view.chat.currentIndex())
-        if self.find_bar.isVisible():
-            self.find_bar.search()
+        if self._find_bar is not None and self._find_bar.isVisible():
+            self._find_bar.search()
         else:
-            self.find_bar.matches = []
+            if self._find_bar is not None:
+                self._find_bar.matches = []
             self.view.chat.delegate.marks.matches = {}
             self.view.chat.delegate.marks.current = None

@@ -16,10 +16,10 @@ from PySide6.QtWidgets import QFileDialog, QMainWindow, QMenu, QToolButton, QWid
 from desktop.ui import icons
 from desktop.ui.bridge import Bridge, Page, PermissionRequest, display, events, tool_events
 from desktop.ui.chat_model import Roles
-from desktop.ui.permission_prompt import PermissionPrompt
 
 if TYPE_CHECKING:
     from desktop.ui.mcp_page import McpDialog
+    from desktop.ui.permission_prompt import PermissionPrompt
     from desktop.ui.window_parts import OpenChat
 
 
@@ -55,8 +55,8 @@ class ToolsUi(QObject):
         self.workspace = WorkspaceButton(host)
         self.workspace.setVisible(self.bridge.has_tools)
         header.insertWidget(1, self.workspace)
-        self.prompt = PermissionPrompt(host)
-        pane.insertWidget(pane.indexOf(view.status), self.prompt)
+        self._pane = pane
+        self._prompt: PermissionPrompt | None = None  # built with the first permission request (after first paint)
         self.dialog: McpDialog | None = None
         self._waiting_note = ""  # the status line's note about another chat's waiting request
         self._picked = 0  # workspace choices made, so a slower read of the old one never wins
@@ -68,7 +68,6 @@ class ToolsUi(QObject):
             file_menu.insertAction(file_menu.actions()[-2], self.mcp_action)  # before the separator and Quit
         self.workspace.choose_action.triggered.connect(self.choose_workspace)
         self.workspace.clear_action.triggered.connect(lambda: self.set_workspace(""))
-        self.prompt.answered.connect(self.bridge.answer_permission)
         self.bridge.engine_event.connect(self._on_event)
         self.bridge.session_opened.connect(self._on_opened)
         view.chat.installEventFilter(self)
@@ -77,9 +76,25 @@ class ToolsUi(QObject):
         view.chat.clicked.connect(lambda index: view.chat_model.toggle_expanded(index.row()))
         self.bridge.spawn(self.bridge.start_mcp_servers())  # in the background: a slow server never blocks
 
+    @property
+    def prompt(self) -> PermissionPrompt:
+        """The permission prompt above the status line, built when first needed."""
+        if self._prompt is None:
+            from desktop.ui.permission_prompt import PermissionPrompt
+
+            self._prompt = PermissionPrompt(self.host)
+            self._pane.insertWidget(self._pane.indexOf(self.view.status), self._prompt)
+            self._prompt.answered.connect(self.bridge.answer_permission)
+            self._prompt.show_session(self.view.session_id)
+        return self._prompt
+
+    def _waiting(self, session_id: int) -> int:
+        return self._prompt.waiting(session_id) if self._prompt is not None else 0
+
     # --- workspace ------------------------------------------------------------------------------------------
     def _on_opened(self, page: Page) -> None:
-        self.prompt.show_session(page.session.id)  # only the open chat's permission requests show
+        if self._prompt is not None:
+            self._prompt.show_session(page.session.id)  # only the open chat's permission requests show
         self.bridge.spawn(self._load_workspace(page.session.id))
 
     async def _load_workspace(self, session_id: int) -> None:
@@ -121,9 +136,10 @@ class ToolsUi(QObject):
             if event.request.session_id != self.view.session_id:
                 self.bridge.spawn(self._tell_waiting(event.request))
         elif isinstance(event, tool_events.PermissionSettled):
-            self.prompt.settled(event.request_id)
+            if self._prompt is not None:
+                self._prompt.settled(event.request_id)
             if self._waiting_note and self.view.status.text() == self._waiting_note and \
-                    not self.prompt.waiting(event.session_id):
+                    not self._waiting(event.session_id):
                 self.view.status.clear()
         elif isinstance(event, tool_events.ToolCallStarted):
             model.set_tool_state(event.tool_use_id, display.ToolState.RUNNING)
@@ -135,7 +151,7 @@ class ToolsUi(QObject):
     async def _tell_waiting(self, request: PermissionRequest) -> None:
         """A chat that is not open asks: say so in the status line (its prompt shows when it is opened)."""
         title = await self.bridge.chat_title(request.session_id)
-        if request.session_id == self.view.session_id or self.prompt.waiting(request.session_id) == 0:
+        if request.session_id == self.view.session_id or self._waiting(request.session_id) == 0:
             return
         self._waiting_note = self.tr("“{title}” is waiting for your answer: may {tool} run? Open that chat to "
                                      "answer.").format(title=title, tool=request.spec.name)
@@ -167,4 +183,5 @@ class ToolsUi(QObject):
         self.workspace.setToolButtonStyle(Qt.ToolButtonStyle.ToolButtonTextBesideIcon)
 
     def close(self) -> None:
-        self.prompt.close_all()
+        if self._prompt is not None:
+            self._prompt.close_all()

@@ -12,6 +12,7 @@ import re
 from collections.abc import Mapping
 
 from desktop.engine.compaction.citations import strip_citations
+from desktop.engine.lazy_re import LazyPattern
 from desktop.engine.tokens import estimate_text
 
 # (key, heading, what goes in it). The headings stay in English (they are read back by this module); the
@@ -39,7 +40,7 @@ _ALIASES: dict[str, tuple[str, ...]] = {
     "next": ("next step", "next steps", "下一步", "次のステップ", "다음 단계"),
 }
 _BY_HEADING = {alias: key for key, aliases in _ALIASES.items() for alias in aliases}
-_HEADING = re.compile(r"^\s*(?:#{1,6}\s*|\*\*)(?:\d+[.)]\s*)?(?P<title>[^*#\n]+?)\s*:?\s*(?:\*\*)?\s*:?\s*$")
+_HEADING = LazyPattern(r"^\s*(?:#{1,6}\s*|\*\*)(?:\d+[.)]\s*)?(?P<title>[^*#\n]+?)\s*:?\s*(?:\*\*)?\s*:?\s*$")
 UNCHANGED = frozenset({"unchanged", "no change", "no changes", "未变", "不变", "変更なし", "변경 없음"})
 EMPTY = frozenset({"none", "n/a", "-", "—", "无", "無", "なし", "없음"})
 SHRINK = 0.5  # a new summary under this share of the previous one must account for what it dropped
@@ -50,7 +51,7 @@ _META = frozenset(
 _ANCHORS = frozenset(["summary", "summaries", "summarise", "summarize", "summarised", "summarized", "request", "requests", "requested"])
 _FILLER = frozenset(
     ["the", "a", "an", "and", "or", "of", "to", "in", "on", "for", "with", "is", "are", "was", "were", "be", "been", "being", "this", "that", "these", "those", "it", "its", "as", "at", "by", "from", "so", "can", "could", "would", "should", "will", "shall", "may", "might", "your", "you", "yours", "i", "me", "my", "we", "our", "they", "them", "their", "he", "she", "his", "her", "there", "here", "what", "which", "who", "whom", "whose", "not", "no", "do", "does", "did", "has", "have", "had", "also", "any", "some", "all"])
-_WORD = re.compile(r"[A-Za-z]+|\w+")
+_WORD = LazyPattern(r"[A-Za-z]+|\w+")
 FILLER, META = _FILLER, _META  # also what the salvage leaves aside when it asks what a section is about
 
 
@@ -111,10 +112,10 @@ def _restates(body: str) -> bool:
 
 
 # Markup of the request a model echoed instead of summarising (the transcript, the previous summary, tool records).
-_ECHO = re.compile(r"^\s*(?:</?(?:transcript|previous-summary|prior-tool-call|prior-tool-result|"
+_ECHO = LazyPattern(r"^\s*(?:</?(?:transcript|previous-summary|prior-tool-call|prior-tool-result|"
                    r"precis-summary-request|pre_transcript)\b|>?\s*(?:user|assistant)(?: \[#\d+\])?:)",
                    re.IGNORECASE | re.MULTILINE)
-_CHAR_RUN = re.compile(r"([^\s\-=_*#~.|])\1{29,}")  # one character 30 times: a runaway number or letter
+_CHAR_RUN = LazyPattern(r"([^\s\-=_*#~.|])\1{29,}")  # one character 30 times: a runaway number or letter
 LOOP_WINDOW = 40  # words: this many in a row with fewer than LOOP_DISTINCT different ones is a loop
 LOOP_DISTINCT = 6
 LOOP_LINES = 3  # the same line (three words or more) this many times

@@ -10,6 +10,7 @@ from desktop.engine.compaction._shared import Message, content_of, group_starts,
 from desktop.engine.compaction.citations import RULE as CITE_RULE
 from desktop.engine.compaction.normalize import flatten
 from desktop.engine.compaction.sections import SECTIONS
+from desktop.engine.lazy_re import LazyPattern
 from desktop.engine.tokens import estimate_text
 
 MARKER = "<precis-summary-request>"
@@ -46,13 +47,13 @@ _LANGUAGES = {
     # Not CJK: the user's own language (English, French, German, …); the model reads it off the transcript.
     "en": "the language the user writes in (English if the user mixes languages)",
 }
-_HAN = re.compile(r"[\u3400-\u4dbf\u4e00-\u9fff\uf900-\ufaff]")
-_KANA = re.compile(r"[\u3040-\u30ff\u31f0-\u31ff\uff66-\uff9f]")
-_HANGUL = re.compile(r"[\uac00-\ud7af\u1100-\u11ff\u3130-\u318f]")
-_LETTER = re.compile(r"\w")
+_HAN = LazyPattern(r"[\u3400-\u4dbf\u4e00-\u9fff\uf900-\ufaff]")
+_KANA = LazyPattern(r"[\u3040-\u30ff\u31f0-\u31ff\uff66-\uff9f]")
+_HANGUL = LazyPattern(r"[\uac00-\ud7af\u1100-\u11ff\u3130-\u318f]")
+_LETTER = LazyPattern(r"\w")
 CJK_SHARE = 0.3
 
-_REFUSAL = re.compile(
+_REFUSAL = LazyPattern(
     r"^\s*(i'?m sorry|i am sorry|sorry,|i apologi[sz]e|i can(?:not|'t)|i'm unable|i am unable|"
     r"as an ai|抱歉|对不起|對不起|我无法|我不能|申し訳|죄송)", re.IGNORECASE)
 
