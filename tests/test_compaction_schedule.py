@@ -189,6 +189,63 @@ async def test_the_tail_shrinks_at_a_small_window_but_keeps_the_last_ten_tool_ro
     assert "question 2" not in str([m.content for m in tail])  # the older exchange is summarised
 
 
+async def _parallel_rounds(engine, rounds: int, calls: int, words: int) -> int:
+    """A session of one question and ``rounds`` tool rounds of ``calls`` parallel calls each."""
+    store = engine.store
+    sid = (await store.create_session("parallel", "claude-test")).id
+    await store.add_message(sid, "user", [{"type": "text", "text": "question: " + prose(300, 1)}])
+    await store.add_message(sid, "assistant", [{"type": "text", "text": "answer: " + prose(300, 2)}])
+    await store.add_message(sid, "user", [{"type": "text", "text": "now check every module"}])
+    for r in range(rounds):
+        ids = [f"t{r}_{c}" for c in range(calls)]
+        await store.add_message(sid, "assistant", [{"type": "tool_use", "id": i, "name": "read",
+                                                    "input": {"path": f"{i}.py"}} for i in ids])
+        await store.add_message(sid, "user", [{"type": "tool_result", "tool_use_id": i,
+                                               "content": prose(words, r * calls + c)} for c, i in enumerate(ids)])
+    return sid
+
+
+def _newest_calls(rounds: int, calls: int, n: int) -> set[str]:
+    """The ids of the ``n`` newest of ``rounds`` × ``calls`` calls (see _parallel_rounds)."""
+    return {f"t{k // calls}_{k % calls}" for k in range(rounds * calls - n, rounds * calls)}
+
+
+async def test_the_tail_keeps_the_ten_newest_tool_calls_whole_when_ten_parallel_rounds_would_not_fit(mid_engine):
+    # Rounds of three parallel calls: ten rounds (30 calls) are over CLEAN_FRACTION of the window, but the
+    # rounds that hold the ten newest calls are not. Those ten calls stay whole: what the model was just doing
+    # is the calls, however they were grouped into rounds.
+    from desktop.engine.compactor import CLEAN_FRACTION, KEEP_ROUNDS
+
+    sid = await _parallel_rounds(mid_engine, rounds=12, calls=3, words=260)
+    g = await mid_engine.view(sid).gather()
+    head, tail = mid_engine.compactor.split(g)
+    assert head
+    sizes = g.row_tokens
+    assert sum(sizes[-2 * KEEP_ROUNDS:]) > 32_000 * CLEAN_FRACTION  # ten rounds do not fit
+    kept = {b.get("id") for m in tail for b in m.content if b.get("type") == "tool_use"}
+    answered = {b.get("tool_use_id") for m in tail for b in m.content if b.get("type") == "tool_result"}
+    newest = _newest_calls(12, 3, KEEP_ROUNDS)
+    assert newest <= kept and newest <= answered
+
+
+async def test_clearing_old_tool_results_keeps_the_ten_newest_whole(mid_engine):
+    # Microcompaction clears tool results behind a horizon; the newest ten tool calls keep their results, the
+    # same ten a summary keeps verbatim (clearing the ninth and tenth newest lost them all the same).
+    from desktop.engine.compactor import KEEP_ROUNDS
+    from desktop.engine.session import CACHE_TTL
+
+    sid = await _parallel_rounds(mid_engine, rounds=16, calls=1, words=700)
+    view = mid_engine.view(sid)
+    g = await view.gather()
+    used, _source = view.used(g)
+    horizons = mid_engine.compactor.plan_micro(g, used, CACHE_TTL + 60)  # a cold cache: any batch is taken
+    assert horizons and horizons["clear"]
+    newest = _newest_calls(16, 1, KEEP_ROUNDS)
+    cleared = {b.get("tool_use_id") for m in g.sendable if m.id <= horizons["clear"] for b in m.content
+               if b.get("type") == "tool_result"}
+    assert cleared and not cleared & newest
+
+
 async def test_the_tail_keeps_its_share_of_a_large_window(small_engine, monkeypatch):
     from desktop.engine.compactor import TAIL_FRACTION
 

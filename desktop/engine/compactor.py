@@ -278,29 +278,36 @@ class Compactor:
     def _with_recent_rounds(g: Gathered, head: list[Message], tail: list[Message],
                             limit: int) -> tuple[list[Message], list[Message]]:
         """The split moved earlier so the tail keeps the newest KEEP_ROUNDS tool rounds whole, when the tail
-        then stays within ``limit`` (estimate units): what the model was just doing stays verbatim."""
+        then stays within ``limit`` (estimate units): what the model was just doing stays verbatim. When ten
+        rounds of parallel calls are over it, the rounds that hold the newest KEEP_ROUNDS calls are kept."""
         rows = g.sendable
         if not head:
             return head, tail
-        # From the newest back, only as far as the KEEP_ROUNDS-th answer (a long history is not scanned whole).
-        answered = []
+        # From the newest back, only as far as the KEEP_ROUNDS-th round (a long history is not scanned whole).
+        answered: list[int] = []  # rounds, newest first
+        calls = 0
+        tenth_call: int | None = None  # the round that holds the KEEP_ROUNDS-th newest call
         for i in range(len(rows) - 1, -1, -1):
-            if any(b.get("type") == "tool_result" for b in rows[i].content):
+            results = sum(1 for b in rows[i].content if b.get("type") == "tool_result")
+            if results:
                 answered.append(i)
+                calls += results
+                if tenth_call is None and calls >= KEEP_ROUNDS:
+                    tenth_call = i
                 if len(answered) == KEEP_ROUNDS:
                     break
         if not answered:
             return head, tail
-        oldest = answered[-1]
         start = len(head)
         cuts = g.cuts if g.cuts is not None else cp.cut_points(rows)
-        cut = max((c for c in cuts if c < oldest), default=None)  # before the call that result answers
-        if cut is None or cut >= start:
-            return head, tail
         sizes = g.row_tokens or [tokens.estimate_message(m.content) for m in rows]
-        if sum(sizes[cut:]) > limit:
-            return head, tail
-        return list(rows[:cut]), list(rows[cut:])
+        for oldest in dict.fromkeys((answered[-1], tenth_call if tenth_call is not None else answered[-1])):
+            cut = max((c for c in cuts if c < oldest), default=None)  # before the call that result answers
+            if cut is None or cut >= start:
+                return head, tail  # the tail holds them already
+            if sum(sizes[cut:]) <= limit:
+                return list(rows[:cut]), list(rows[cut:])
+        return head, tail
 
     def refusal(self, g: Gathered) -> str | None:
         """Why Compact now would do nothing (None: it would compact). The button and compact() both ask this."""
