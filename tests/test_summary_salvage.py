@@ -101,6 +101,39 @@ async def test_sections_still_unusable_are_carried_from_the_previous_summary(sma
     assert record.stats["section_requests"] == salvage.GIVE_UP_AFTER
 
 
+async def test_a_summary_cut_at_its_reply_cap_keeps_its_whole_sections_and_carries_the_rest(small_engine,
+                                                                                            fake_api):
+    # A reply stopped at max_tokens: the sections written before the cut are whole, the one it stops in is not,
+    # and the ones after it were never written. Those come from the previous summary, as the model would have
+    # marked them unchanged, rather than one request per section (each re-reads the whole prompt).
+    sid = (await small_engine.store.create_session("cut", "claude-test")).id
+    small_engine.settings.auto_compact_ratio = 0.95  # only this test's compactions
+    await converse_in_prose(small_engine, fake_api, sid, 6)
+    await small_engine.compact(sid, "auto", target=2_500)  # the fake's own summary: every section there
+    first = await small_engine.store.active_compaction(sid)
+    assert first is not None and first.trigger == "auto"
+    old = sections.parse(first.summary)
+    await converse(small_engine, fake_api, sid, 4, start=6)
+    asked_before = len(summary_requests(fake_api))
+    cut = ("## Goal\nMove the settings store to SQLite in WAL mode without losing the user's drafts.\n\n"
+           "## User instructions and constraints\n- keep using tabs\n- never drop a draft on upgrade\n\n"
+           "## Decisions and why\n- WAL journal mode, because the CLI reads while the app writes\n\n"
+           "## Current state\nDone:\n- schema written\nIn progress:\n"
+           + "\n".join(f"- the migration of drafts, table {k} of the old store" for k in range(400)))
+    fake_api.queue_summary(cut)  # longer than any reply cap: the server stops it in Current state
+    outcome = await small_engine.compact(sid, "auto", target=2_500)
+    record = await small_engine.store.active_compaction(sid)
+    assert outcome.ok and record is not None and record.trigger == "auto" and record.id != first.id, record.stats
+    assert len(summary_requests(fake_api)) - asked_before == 1  # no request per section
+    assert record.stats["section_requests"] == 0
+    sources = record.stats["section_sources"]
+    assert {k for k, v in sources.items() if v == "summary"} == {"goal", "instructions", "decisions"}
+    assert {k for k, v in sources.items() if v == "previous"} == {"state", "errors", "next"}
+    parsed = sections.parse(record.summary)
+    assert parsed is not None and parsed["state"] == old["state"] and parsed["next"] == old["next"]
+    assert "table 399" not in record.summary
+
+
 async def test_every_section_answer_unusable_still_trims_and_counts_toward_the_breaker(small_engine, fake_api):
     sid = (await small_engine.store.create_session("g", "claude-test")).id
     await converse(small_engine, fake_api, sid, 6)

@@ -762,7 +762,7 @@ class Compactor:
             req = route.cached_request(cached, tail_start=tail_start, previous=previous is not None, focus=focus,
                                        max_tokens=out_cap, index=message_index(head))
             try:
-                text, usage, _stop = await self._summariser().complete(req)
+                text, usage, stop = await self._summariser().complete(req)
             except Exception as exc:  # noqa: BLE001 - any failure counts toward the breaker
                 return None, {}, classify(exc).message[:300]
             answer, problem = sections.accept(cp.extract_summary(text), previous)
@@ -772,7 +772,8 @@ class Compactor:
                 cap = self._section_cap(g.model)
                 asked = await self._salvage(text, previous, replaced, total, lambda key: salvage.cached_request(
                     cached, key, tail_start=tail_start, max_tokens=cap), asks_left,
-                    cp.flatten(cached["messages"]))  # what the model saw: the next step may be the tail's
+                    cp.flatten(cached["messages"]),  # what the model saw: the next step may be the tail's
+                    cut=stop == "max_tokens")
                 if asked is None:
                     return None, _rejected(text), problem
                 answer, salvaged = asked
@@ -820,7 +821,7 @@ class Compactor:
                                            max_tokens=self._reply_cap(model))
             req["model"] = model
             try:
-                text, usage, _stop = await self._summariser().complete(req)
+                text, usage, stop = await self._summariser().complete(req)
             except Exception as exc:  # noqa: BLE001 - any failure counts toward the breaker
                 found = overflow.from_exception(exc)
                 if found is not None and found.kind == "context":
@@ -838,7 +839,7 @@ class Compactor:
                 asked = await self._salvage(text, previous, replaced, total,
                                             functools.partial(self._section_request, list(messages), previous, model),
                                             asks_left if asks_left is not None else [salvage.MAX_ASKS],
-                                            cp.flatten(messages))
+                                            cp.flatten(messages), cut=stop == "max_tokens")
                 if asked is None:
                     return Part(error=problem, rejected=text)
                 return Part(asked[0], Usage(**total), len(head) - len(messages), salvaged=asked[1])
@@ -863,16 +864,17 @@ class Compactor:
 
     async def _salvage(self, text: str, previous: str | None, replaced: int, total: dict[str, int],
                        request: Callable[[str], dict[str, Any]],
-                       asks_left: list[int], transcript: str) -> tuple[str, dict[str, Any]] | None:
+                       asks_left: list[int], transcript: str, *, cut: bool = False) -> tuple[str, dict[str, Any]] | None:
         """The refused reply ``text`` salvaged: its passing sections kept, each other one asked for alone (at
         most salvage.MAX_ASKS short requests, built by ``request``), the rest carried from ``previous``. The
         summary and its stats (where each section came from), or None when it still cannot be accepted.
         ``total``: the usage so far; the section requests' usage is added to it. ``asks_left``: the section
         requests the compaction has left, lowered by those made here. ``transcript``: what is summarised (with
-        ``previous``, what a section may be about)."""
+        ``previous``, what a section may be about). ``cut``: the reply stopped at its length cap: its whole
+        sections are kept and the rest carried from ``previous`` before any section is asked for."""
         if not self.salvage_sections:
             return None
-        found = salvage.start(text, previous, asks_left[0],
+        found = salvage.start(text, previous, asks_left[0], cut=cut,
                               source=salvage.source_words(transcript + "\n" + (previous or "")))
         while found.wants_more():
             key = found.next_key()

@@ -118,10 +118,14 @@ class Salvage:
 
 
 def start(text: str, previous_summary: str | None, limit: int = MAX_ASKS, *,
-          source: frozenset[str] | None = None) -> Salvage:
+          source: frozenset[str] | None = None, cut: bool = False) -> Salvage:
     """The sections of a refused reply that pass on their own (a section marked unchanged takes the previous
-    summary's text, as ``sections.merge`` does). ``source``: see ``source_words``."""
-    parsed = sections.parse(extract_summary(text)) or {}
+    summary's text, as ``sections.merge`` does). ``source``: see ``source_words``. ``cut``: the reply stopped at
+    its length cap: the section it stopped in is not whole, and every section the previous summary has is
+    carried from it at once (as if the model had marked the rest unchanged): asking for each one alone would
+    re-read the whole prompt once a section."""
+    summary = extract_summary(text)
+    parsed = sections.parse(sections.whole_sections(summary) if cut else summary) or {}
     previous = sections.parse(previous_summary) if previous_summary else None
     out = Salvage(carryable=frozenset(previous or ()), limit=limit, source=source)
     for key in sections.KEYS:
@@ -138,6 +142,8 @@ def start(text: str, previous_summary: str | None, limit: int = MAX_ASKS, *,
             out.found[key], out.sources[key] = body.strip() or "None", Source.SUMMARY
         else:
             out.problems[key] = problem
+    if cut:
+        carry(out, previous_summary)
     return out
 
 
