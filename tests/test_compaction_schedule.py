@@ -246,6 +246,30 @@ async def test_clearing_old_tool_results_keeps_the_ten_newest_whole(mid_engine):
     assert cleared and not cleared & newest
 
 
+async def test_a_summary_is_sized_to_the_window_and_the_request_says_so(mid_engine, fake_api, monkeypatch):
+    # A summary is read by every later request: at a 32K window it must not be asked for at the size a 200K
+    # window affords, and the request says the length, so a model plans to fit rather than being cut at the cap.
+    from desktop.engine.compactor import SUMMARY_MAX_TOKENS
+    from tests.test_compaction_engine import summary_requests
+
+    compactor = mid_engine.compactor
+    caps = {}
+    for window in (200_000, 100_000, 50_000, 32_000):
+        monkeypatch.setenv("PRECIS_CONTEXT_WINDOW", str(window))
+        caps[window] = compactor.summary_reply_cap("claude-test")
+    assert caps[200_000] == caps[100_000] == SUMMARY_MAX_TOKENS
+    assert caps[32_000] < caps[50_000] and caps[32_000] <= 32_000 // 12
+    monkeypatch.setenv("PRECIS_CONTEXT_WINDOW", "32000")
+    sid = await _parallel_rounds(mid_engine, rounds=12, calls=3, words=260)
+    before = len(summary_requests(fake_api))
+    outcome = await mid_engine.compact(sid, "manual")
+    assert outcome.ok, outcome.message
+    asked = [r.body for r in summary_requests(fake_api)[before:]]
+    assert asked and all(body["max_tokens"] <= caps[32_000] for body in asked)
+    words = f"{caps[32_000] * 3 // 4:,} words"
+    assert all(words in str(body["messages"][-1]["content"]) for body in asked)
+
+
 async def test_the_tail_keeps_its_share_of_a_large_window(small_engine, monkeypatch):
     from desktop.engine.compactor import TAIL_FRACTION
 

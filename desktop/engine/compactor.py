@@ -55,6 +55,13 @@ PIN_FRACTION = 0.1  # pinned instructions take at most this share of the window 
 MICRO_RATIO = 0.5  # microcompaction starts at this share of the budget
 WARM_GAIN = 0.25  # while the cache is warm, clear only in batches that save this share of the prompt
 SUMMARY_MAX_TOKENS = 4096
+# A summary takes at most this share of the window: every later request reads it, so a small window is not
+# asked for the summary a 200K one affords (windows from 48K get SUMMARY_MAX_TOKENS; a sixteenth, 3,125 tokens
+# at 50K, measured worse there: a reply cut at its cap carries the sections it did not reach from the previous
+# summary, which then grows). A summary is given at least SUMMARY_MIN_TOKENS, within an eighth of the window
+# (the room the chunking leaves for it).
+SUMMARY_SHARE = 1 / 12
+SUMMARY_MIN_TOKENS = 1_000
 SUMMARY_RETRIES = 3  # a summarisation request that is itself too long: drop oldest groups and retry
 REJECTED_KEPT = 4_000  # characters of a refused summary kept on the trimmed row
 NEAR_THRESHOLD = 0.03  # ask count_tokens when the estimate is this close to a threshold
@@ -95,6 +102,14 @@ class Decision:
     trigger: Trigger | None = None
     target: int | None = None  # tokens the compaction must bring the request under (None: no target)
     horizons: dict[str, int] | None = None  # CLEAR: the new microcompaction horizons
+
+
+def summary_cap(window: int | None) -> int:
+    """A summary's reply cap at ``window``: SUMMARY_SHARE of it (at least SUMMARY_MIN_TOKENS, at most an eighth
+    of it), at most SUMMARY_MAX_TOKENS."""
+    if not window:
+        return SUMMARY_MAX_TOKENS
+    return min(SUMMARY_MAX_TOKENS, window // 8, max(SUMMARY_MIN_TOKENS, int(window * SUMMARY_SHARE)))
 
 
 def _rows(messages: list[Message]) -> list[StoredMessage]:
@@ -429,10 +444,9 @@ class Compactor:
                                      output=self.expected_summary(g))
 
     def summary_reply_cap(self, model: str) -> int:
-        """A summary's reply cap in a chat with ``model``: an eighth of its window (the room the tail sizing
-        leaves), at most SUMMARY_MAX_TOKENS."""
-        window = self.shared.catalog.info(model).window
-        return min(SUMMARY_MAX_TOKENS, window // 8) if window else SUMMARY_MAX_TOKENS
+        """A summary's reply cap in a chat with ``model``: SUMMARY_SHARE of its window, at most
+        SUMMARY_MAX_TOKENS."""
+        return summary_cap(self.shared.catalog.info(model).window)
 
     def expected_summary(self, g: Gathered) -> int:
         """The next summary's length, about: the previous one's, within the reply cap."""
@@ -724,7 +738,7 @@ class Compactor:
         factor = self.shared.calibration.factor(model) or 1.0
         # Room for the transcript: the window less the reply, the rolling summary and the prompt around them
         # (each at most an eighth or a sixteenth of a small window).
-        reply, prompt = min(SUMMARY_MAX_TOKENS, window // 8), min(SUMMARY_PROMPT_TOKENS, window // 16)
+        reply, prompt = summary_cap(window), min(SUMMARY_PROMPT_TOKENS, window // 16)
         room = max(500, int((window - 2 * reply) * CHUNK_SHARE / factor) - prompt)
         chunks: list[list[StoredMessage]] = [[]]
         size = 0
@@ -852,10 +866,9 @@ class Compactor:
                                              max_tokens=self._section_cap(model)), "model": model}
 
     def _reply_cap(self, model: str) -> int:
-        """A whole summary's reply cap with ``model``: the room ``_chunks`` left for it (an eighth of a small
+        """A whole summary's reply cap with ``model``: the room ``_chunks`` left for it (SUMMARY_SHARE of a small
         window), so a model that loops stops there rather than at the end of its context."""
-        window = self.shared.catalog.info(model).prompt_room(self.shared.settings.allow_price_tiers)
-        return min(SUMMARY_MAX_TOKENS, window // 8) if window else SUMMARY_MAX_TOKENS
+        return summary_cap(self.shared.catalog.info(model).prompt_room(self.shared.settings.allow_price_tiers))
 
     def _section_cap(self, model: str) -> int:
         """One section's reply cap: its share of the reply a whole summary may take with ``model`` (a salvaged
