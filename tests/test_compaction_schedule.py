@@ -270,6 +270,34 @@ async def test_a_summary_is_sized_to_the_window_and_the_request_says_so(mid_engi
     assert all(words in str(body["messages"][-1]["content"]) for body in asked)
 
 
+async def test_a_pause_the_hour_cache_outlives_is_not_a_cold_cache(mid_engine):
+    # Once the session has paused for longer than five minutes (and less than the hour), its requests ask for the
+    # 1-hour cache on the stable prefix. A later pause of ten minutes leaves that prefix warm: clearing old
+    # results then is not free (it re-writes the prefix the next request would read), so only a batch that pays
+    # while warm is taken. A 5-minute clock cleared at every such pause and re-wrote tens of thousands of tokens.
+    from desktop.engine.session import CACHE_TTL, LONG_CACHE_TTL
+    from desktop.engine.types import Usage
+
+    store = mid_engine.store
+    compactor = mid_engine.compactor
+    sid = await _parallel_rounds(mid_engine, rounds=16, calls=1, words=700)
+    view = mid_engine.view(sid)
+    g = await view.gather()
+    used, _source = view.used(g)
+    assert compactor.plan_micro(g, used, CACHE_TTL + 300) is not None  # no pause seen: 5-minute cache, cold
+    assert compactor.cache_lifetime(g) == CACHE_TTL
+    # Two replies ten minutes apart: the session pauses, its requests ask for the hour.
+    for sent in (1_000.0, 1_600.0):
+        await store.add_message(sid, "assistant", [{"type": "text", "text": "noted " + prose(5, int(sent))}],
+                                usage=Usage(input_tokens=100), meta={"sent_at": sent})
+        await store.add_message(sid, "user", [{"type": "text", "text": "go on"}])
+    g = await view.gather()
+    used, _source = view.used(g)
+    assert compactor.cache_lifetime(g) == LONG_CACHE_TTL
+    assert compactor.plan_micro(g, used, CACHE_TTL + 300) is None  # the hour's prefix is warm: too small a batch
+    assert compactor.plan_micro(g, used, LONG_CACHE_TTL + 60) is not None  # past the hour: cold, any batch
+
+
 async def test_the_tail_keeps_its_share_of_a_large_window(small_engine, monkeypatch):
     from desktop.engine.compactor import TAIL_FRACTION
 

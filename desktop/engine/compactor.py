@@ -37,7 +37,7 @@ from desktop.engine.compaction.ledger import render as render_ledger
 from desktop.engine.context import reserved_output
 from desktop.engine.errors import classify
 from desktop.engine.events import NoticeLevel
-from desktop.engine.session import BREAKER_LIMIT, CACHE_TTL, Gathered, SessionView, Shared
+from desktop.engine.session import BREAKER_LIMIT, CACHE_TTL, LONG_CACHE_TTL, Gathered, SessionView, Shared
 from desktop.engine.settings import Settings
 from desktop.engine.threshold import PERCENT, Rule, override_for, rule
 from desktop.engine.types import CompactionRecord, StoredMessage, Usage
@@ -344,7 +344,7 @@ class Compactor:
         # After a pause longer than the cache lifetime the prefix is re-written anyway: clearing old results
         # then costs nothing extra, whatever the share of the budget in use. A restart (idle unknown) is not
         # such a pause: nothing says the cache went cold.
-        cold = idle is not None and idle > CACHE_TTL
+        cold = idle is not None and idle > self.cache_lifetime(g)
         if not budget or not threshold or (used < MICRO_RATIO * budget and not cold):
             return None
         window = self.shared.catalog.info(g.model).window
@@ -380,7 +380,7 @@ class Compactor:
             head, _tail = self.split(g)
             if self._saving(g, head) < MIN_SAVING * used:
                 return False
-        due, verdict = self._due(g, used, warm=idle is not None and idle < CACHE_TTL)
+        due, verdict = self._due(g, used, warm=idle is not None and idle < self.cache_lifetime(g))
         if verdict is not None:
             g.memo["schedule"] = verdict
             self._waited(g, verdict)
@@ -532,7 +532,7 @@ class Compactor:
             if self.trims_instead(g):
                 return Decision(Step.TRIM, "auto", self.low_water(g))
             return Decision(Step.SUMMARISE, "auto", self.summary_target(g))
-        if self.idle_ready(g) and (idle or 0) > CACHE_TTL:
+        if self.idle_ready(g) and (idle or 0) > self.cache_lifetime(g):
             # Prepared while the cache was warm; it is cold now, so the whole prompt is written again anyway.
             return Decision(Step.USE_PREPARED, "background")
         return Decision(Step.NOTHING)
@@ -678,10 +678,18 @@ class Compactor:
                             output_tokens=self.expected_summary(g), warm=warm,
                             cached_fits=fits)
 
-    def warm(self, view: SessionView) -> bool:
-        """Whether the session's prompt cache is still warm (a request within the TTL; unknown after a restart)."""
+    def warm(self, view: SessionView, g: Gathered | None = None) -> bool:
+        """Whether the session's prompt cache is still warm (a request within the TTL, the session's own
+        lifetime when ``g`` is given; unknown after a restart)."""
         last = view.last_request
-        return last is not None and self.clock() - last < CACHE_TTL
+        return last is not None and self.clock() - last < (self.cache_lifetime(g) if g is not None else CACHE_TTL)
+
+    def cache_lifetime(self, g: Gathered) -> float:
+        """How long the session's prompt cache lives: the hour when its requests ask for the 1-hour cache on the
+        stable prefix (after a pause shorter than that, the prefix is read, and an edit in it or a summary costs
+        its re-write as in a warm cache), else the 5-minute default."""
+        long = self.shared.settings.long_cache_ttl and SessionView.long_ttl_pays(g)
+        return LONG_CACHE_TTL if long else CACHE_TTL
 
     def _route_facts(self, view: SessionView, g: Gathered, head: list[StoredMessage], trigger: str, level: int,
                      used: int) -> dict[str, Any]:
@@ -691,7 +699,7 @@ class Compactor:
             return {}
         after = next((m for m in g.sendable if m.id > head[-1].id), None)
         start = next((str(b.get("text")) for b in after.content if b.get("type") == "text"), None) if after else None
-        return {"cached": view.request(g), "tail_start": start, "used": used, "warm": self.warm(view)}
+        return {"cached": view.request(g), "tail_start": start, "used": used, "warm": self.warm(view, g)}
 
     def _saving(self, g: Gathered, head: list[StoredMessage]) -> int:
         """Calibrated tokens a summary of ``head`` could free at best (its messages, less a typical summary)."""
