@@ -69,7 +69,7 @@ MIN_SAVING = 0.10  # an automatic summary must free at least this share of the c
 FILLED_WINDOW_SHRINK = 0.8  # after the window filled up, the next request is at most this share of that one
 CHUNK_SHARE = 0.8  # a summary request's transcript takes at most this share of what is left of the window
 SUMMARY_PROMPT_TOKENS = 1_000  # the summary system prompt and instructions around the transcript
-KEEP_ROUNDS = 10  # the newest tool rounds a summary leaves verbatim while they fit CLEAN_FRACTION of the window
+KEEP_ROUNDS = 10  # the newest tool calls a summary leaves verbatim (their rounds) while they fit CLEAN_FRACTION of the window
 MIN_TAIL = 1_000  # the smallest verbatim tail the cost model asks for (the newest tool rounds are kept apart)
 DEFER_RATIO = 0.8  # below this share of the budget an automatic summary that frees under MIN_SAVING waits
 DEEPEST_LEVEL = 3  # split levels tried for a deeper cut (each keeps at most half the previous tail)
@@ -292,37 +292,32 @@ class Compactor:
     @staticmethod
     def _with_recent_rounds(g: Gathered, head: list[Message], tail: list[Message],
                             limit: int) -> tuple[list[Message], list[Message]]:
-        """The split moved earlier so the tail keeps the newest KEEP_ROUNDS tool rounds whole, when the tail
-        then stays within ``limit`` (estimate units): what the model was just doing stays verbatim. When ten
-        rounds of parallel calls are over it, the rounds that hold the newest KEEP_ROUNDS calls are kept."""
+        """The split moved earlier so the tail keeps the rounds that hold the newest KEEP_ROUNDS tool calls whole
+        (with their results), when the tail then stays within ``limit`` (estimate units): what the model was just
+        doing stays verbatim. Calls, not rounds: ten rounds of parallel calls can be three times as large, and the
+        clearing keeps the same ten results (Settings.keep_tool_results)."""
         rows = g.sendable
         if not head:
             return head, tail
-        # From the newest back, only as far as the KEEP_ROUNDS-th round (a long history is not scanned whole).
-        answered: list[int] = []  # rounds, newest first
+        # From the newest back, only as far as the round of the KEEP_ROUNDS-th newest call.
+        oldest: int | None = None
         calls = 0
-        tenth_call: int | None = None  # the round that holds the KEEP_ROUNDS-th newest call
         for i in range(len(rows) - 1, -1, -1):
             results = sum(1 for b in rows[i].content if b.get("type") == "tool_result")
             if results:
-                answered.append(i)
-                calls += results
-                if tenth_call is None and calls >= KEEP_ROUNDS:
-                    tenth_call = i
-                if len(answered) == KEEP_ROUNDS:
+                oldest, calls = i, calls + results
+                if calls >= KEEP_ROUNDS:
                     break
-        if not answered:
+        if oldest is None:
             return head, tail
-        start = len(head)
         cuts = g.cuts if g.cuts is not None else cp.cut_points(rows)
+        cut = max((c for c in cuts if c < oldest), default=None)  # before the calls that round answers
+        if cut is None or cut >= len(head):
+            return head, tail  # the tail holds them already
         sizes = g.row_tokens or [tokens.estimate_message(m.content) for m in rows]
-        for oldest in dict.fromkeys((answered[-1], tenth_call if tenth_call is not None else answered[-1])):
-            cut = max((c for c in cuts if c < oldest), default=None)  # before the call that result answers
-            if cut is None or cut >= start:
-                return head, tail  # the tail holds them already
-            if sum(sizes[cut:]) <= limit:
-                return list(rows[:cut]), list(rows[cut:])
-        return head, tail
+        if sum(sizes[cut:]) > limit:
+            return head, tail
+        return list(rows[:cut]), list(rows[cut:])
 
     def refusal(self, g: Gathered) -> str | None:
         """Why Compact now would do nothing (None: it would compact). The button and compact() both ask this."""
