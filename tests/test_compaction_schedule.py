@@ -298,6 +298,33 @@ async def test_a_pause_the_hour_cache_outlives_is_not_a_cold_cache(mid_engine):
     assert compactor.plan_micro(g, used, LONG_CACHE_TTL + 60) is not None  # past the hour: cold, any batch
 
 
+async def test_the_ledger_beside_a_summary_keeps_its_newest_entries_within_the_pin_room(mid_engine):
+    # Sixty files read, sixty edited and forty commands make a ledger of thousands of tokens: at a 32K window it
+    # would take more than the room pins are given, read by every later request. Pins and ledger share that room;
+    # the ledger keeps its newest entries (the full ledger stays in the record, folded into the next one).
+    from desktop.engine.tokens import estimate_text
+
+    store = mid_engine.store
+    sid = (await store.create_session("ledger", "claude-test")).id
+    await store.add_message(sid, "user", [{"type": "text", "text": "refactor the whole package " + prose(40, 1)}])
+    deep = "/".join(f"package_module_{k}" for k in range(12))
+    for k in range(150):
+        name, arg = [("Read", {"file_path": f"/src/{deep}/read_{k:03d}.py"}),
+                     ("Edit", {"file_path": f"/src/{deep}/edit_{k:03d}.py"}),
+                     ("Bash", {"command": f"pytest -q tests/{deep}/test_{k:03d}.py -k case_{k} --maxfail 1"})][k % 3]
+        await store.add_message(sid, "assistant", [{"type": "tool_use", "id": f"t{k}", "name": name, "input": arg}])
+        await store.add_message(sid, "user", [{"type": "tool_result", "tool_use_id": f"t{k}",
+                                               "content": "ok " + prose(30, k)}])
+    outcome = await mid_engine.compact(sid, "manual")
+    assert outcome.ok and outcome.record is not None, outcome.message
+    stats = outcome.record.stats
+    assert estimate_text(stats["pins_text"]) <= mid_engine.compactor.pin_room("claude-test")
+    reads = [k for k in range(0, 150, 3) if f"read_{k:03d}.py" in str(stats["ledger"])]
+    assert len(reads) > 20
+    assert f"read_{max(reads):03d}.py" in stats["pins_text"]  # the newest stay
+    assert f"read_{min(reads):03d}.py" not in stats["pins_text"]  # the oldest give way in what is sent ...
+
+
 async def test_the_tail_keeps_its_share_of_a_large_window(small_engine, monkeypatch):
     from desktop.engine.compactor import TAIL_FRACTION
 
