@@ -923,8 +923,10 @@ class Compactor:
         # The artifact ledger of everything covered so far (the previous one folded in), sent with the pins.
         previous = g.compaction.stats.get("ledger") if g.compaction is not None else None
         ledger = build_ledger([m for m in g.history if m.id <= covers_through], previous)
-        # Pins and ledger share the pin room: the ledger keeps its newest entries within what the pins leave.
-        ledger_text = render_ledger(ledger, max(0, self.pin_room(g.model) - tokens.estimate_text(pins_text)))
+        # Pins and ledger share the pin room: the ledger keeps its newest entries within what the pins leave, and
+        # at least a quarter of it (a file list the user's long texts crowd out is what a summary forgets).
+        room = self.pin_room(g.model)
+        ledger_text = render_ledger(ledger, max(room // 4, room - tokens.estimate_text(pins_text)))
         # The files read or edited last, fresh from disk now (fixed in this record, so the cached prefix holds).
         snapshots = shared.file_snapshots
         files_text = snapshots(view.session_id, recent_files(ledger)) if snapshots and recent_files(ledger) else ""
