@@ -790,7 +790,7 @@ class Compactor:
                 asked = await self._salvage(text, previous, replaced, total, lambda key: salvage.cached_request(
                     cached, key, tail_start=tail_start, max_tokens=cap), asks_left,
                     cp.flatten(cached["messages"]),  # what the model saw: the next step may be the tail's
-                    cut=stop == "max_tokens")
+                    cut=stop == "max_tokens", room=out_cap)
                 if asked is None:
                     return None, _rejected(text), problem
                 answer, salvaged = asked
@@ -856,7 +856,8 @@ class Compactor:
                 asked = await self._salvage(text, previous, replaced, total,
                                             functools.partial(self._section_request, list(messages), previous, model),
                                             asks_left if asks_left is not None else [salvage.MAX_ASKS],
-                                            cp.flatten(messages), cut=stop == "max_tokens")
+                                            cp.flatten(messages), cut=stop == "max_tokens",
+                                            room=self._reply_cap(model))
                 if asked is None:
                     return Part(error=problem, rejected=text)
                 return Part(asked[0], Usage(**total), len(head) - len(messages), salvaged=asked[1])
@@ -880,7 +881,8 @@ class Compactor:
 
     async def _salvage(self, text: str, previous: str | None, replaced: int, total: dict[str, int],
                        request: Callable[[str], dict[str, Any]],
-                       asks_left: list[int], transcript: str, *, cut: bool = False) -> tuple[str, dict[str, Any]] | None:
+                       asks_left: list[int], transcript: str, *, cut: bool = False,
+                       room: int | None = None) -> tuple[str, dict[str, Any]] | None:
         """The refused reply ``text`` salvaged: its passing sections kept, each other one asked for alone (at
         most salvage.MAX_ASKS short requests, built by ``request``), the rest carried from ``previous``. The
         summary and its stats (where each section came from), or None when it still cannot be accepted.
@@ -890,7 +892,7 @@ class Compactor:
         sections are kept and the rest carried from ``previous`` before any section is asked for."""
         if not self.salvage_sections:
             return None
-        found = salvage.start(text, previous, asks_left[0], cut=cut,
+        found = salvage.start(text, previous, asks_left[0], cut=cut, room=room,
                               source=salvage.source_words(transcript + "\n" + (previous or "")))
         while found.wants_more():
             key = found.next_key()
