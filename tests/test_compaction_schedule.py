@@ -247,7 +247,7 @@ async def test_clearing_old_tool_results_keeps_the_ten_newest_whole(mid_engine):
 
 
 async def test_a_summary_is_sized_to_the_window_and_the_request_says_so(mid_engine, fake_api, monkeypatch):
-    # A summary is read by every later request: at a 32K window it must not be asked for at the size a 200K
+    # A summary is read by every later request: at a 50K window it must not be asked for at the size a 200K
     # window affords, and the request says the length, so a model plans to fit rather than being cut at the cap.
     from desktop.engine.compactor import SUMMARY_MAX_TOKENS
     from tests.test_compaction_engine import summary_requests
@@ -258,7 +258,8 @@ async def test_a_summary_is_sized_to_the_window_and_the_request_says_so(mid_engi
         monkeypatch.setenv("PRECIS_CONTEXT_WINDOW", str(window))
         caps[window] = compactor.summary_reply_cap("claude-test")
     assert caps[200_000] == caps[100_000] == SUMMARY_MAX_TOKENS
-    assert caps[32_000] < caps[50_000] and caps[32_000] <= 32_000 // 12
+    assert caps[32_000] < caps[50_000] < SUMMARY_MAX_TOKENS
+    assert caps[50_000] <= 50_000 // 16 and caps[32_000] <= 32_000 // 16
     monkeypatch.setenv("PRECIS_CONTEXT_WINDOW", "32000")
     sid = await _parallel_rounds(mid_engine, rounds=12, calls=3, words=260)
     before = len(summary_requests(fake_api))

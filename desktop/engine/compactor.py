@@ -55,12 +55,10 @@ PIN_FRACTION = 0.1  # pinned instructions take at most this share of the window 
 MICRO_RATIO = 0.5  # microcompaction starts at this share of the budget
 WARM_GAIN = 0.25  # while the cache is warm, clear only in batches that save this share of the prompt
 SUMMARY_MAX_TOKENS = 4096
-# A summary takes at most this share of the window: every later request reads it, so a small window is not
-# asked for the summary a 200K one affords (windows from 48K get SUMMARY_MAX_TOKENS; a sixteenth, 3,125 tokens
-# at 50K, measured worse there: a reply cut at its cap carries the sections it did not reach from the previous
-# summary, which then grows). A summary is given at least SUMMARY_MIN_TOKENS, within an eighth of the window
-# (the room the chunking leaves for it).
-SUMMARY_SHARE = 1 / 12
+# A summary takes at most this share of the window: every later request reads it, so a 50K window is not asked
+# for the summary a 200K one affords (3,125 tokens there, 2,000 at 32K; windows from 64K get SUMMARY_MAX_TOKENS).
+# A summary is given at least SUMMARY_MIN_TOKENS, within an eighth of the window (the room the chunking leaves).
+SUMMARY_SHARE = 1 / 16
 SUMMARY_MIN_TOKENS = 1_000
 SUMMARY_RETRIES = 3  # a summarisation request that is itself too long: drop oldest groups and retry
 REJECTED_KEPT = 4_000  # characters of a refused summary kept on the trimmed row
