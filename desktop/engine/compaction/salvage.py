@@ -4,6 +4,8 @@ The sections that passed the check are kept; each missing or unusable one is ask
 prompt (a small model that loops over a whole summary often writes one short part well), and what still fails
 is carried from the previous summary (as if the model had marked it unchanged). Only when a section has no
 usable source is the summary refused, and the chat trims as before. The stats say where each section came from.
+A reply stopped at its length cap is not asked about section by section: its whole sections are kept and the
+rest carried from the previous summary at once, fitted to the cap (see ``start`` and ``fit``).
 """
 
 from __future__ import annotations
