@@ -59,7 +59,7 @@ SUMMARY_MAX_TOKENS = 4096
 # for the summary a 200K one affords (3,125 tokens there, 2,000 at 32K; windows from 64K get SUMMARY_MAX_TOKENS).
 # A summary is given at least SUMMARY_MIN_TOKENS, within an eighth of the window (the room the chunking leaves).
 SUMMARY_SHARE = 1 / 16
-SUMMARY_MIN_TOKENS = 1_000
+SUMMARY_MIN_TOKENS = 1_024
 SUMMARY_RETRIES = 3  # a summarisation request that is itself too long: drop oldest groups and retry
 REJECTED_KEPT = 4_000  # characters of a refused summary kept on the trimmed row
 NEAR_THRESHOLD = 0.03  # ask count_tokens when the estimate is this close to a threshold
