@@ -189,6 +189,143 @@ async def test_the_tail_shrinks_at_a_small_window_but_keeps_the_last_ten_tool_ro
     assert "question 2" not in str([m.content for m in tail])  # the older exchange is summarised
 
 
+async def _parallel_rounds(engine, rounds: int, calls: int, words: int) -> int:
+    """A session of one question and ``rounds`` tool rounds of ``calls`` parallel calls each."""
+    store = engine.store
+    sid = (await store.create_session("parallel", "claude-test")).id
+    await store.add_message(sid, "user", [{"type": "text", "text": "question: " + prose(300, 1)}])
+    await store.add_message(sid, "assistant", [{"type": "text", "text": "answer: " + prose(300, 2)}])
+    await store.add_message(sid, "user", [{"type": "text", "text": "now check every module"}])
+    for r in range(rounds):
+        ids = [f"t{r}_{c}" for c in range(calls)]
+        await store.add_message(sid, "assistant", [{"type": "tool_use", "id": i, "name": "read",
+                                                    "input": {"path": f"{i}.py"}} for i in ids])
+        await store.add_message(sid, "user", [{"type": "tool_result", "tool_use_id": i,
+                                               "content": prose(words, r * calls + c)} for c, i in enumerate(ids)])
+    return sid
+
+
+def _newest_calls(rounds: int, calls: int, n: int) -> set[str]:
+    """The ids of the ``n`` newest of ``rounds`` × ``calls`` calls (see _parallel_rounds)."""
+    return {f"t{k // calls}_{k % calls}" for k in range(rounds * calls - n, rounds * calls)}
+
+
+async def test_the_tail_keeps_the_ten_newest_tool_calls_whole_when_ten_parallel_rounds_would_not_fit(mid_engine):
+    # Rounds of three parallel calls: ten rounds (30 calls) are over CLEAN_FRACTION of the window, but the
+    # rounds that hold the ten newest calls are not. Those ten calls stay whole: what the model was just doing
+    # is the calls, however they were grouped into rounds.
+    from desktop.engine.compactor import CLEAN_FRACTION, KEEP_ROUNDS
+
+    sid = await _parallel_rounds(mid_engine, rounds=12, calls=3, words=260)
+    g = await mid_engine.view(sid).gather()
+    head, tail = mid_engine.compactor.split(g)
+    assert head
+    sizes = g.row_tokens
+    assert sum(sizes[-2 * KEEP_ROUNDS:]) > 32_000 * CLEAN_FRACTION  # ten rounds do not fit
+    kept = {b.get("id") for m in tail for b in m.content if b.get("type") == "tool_use"}
+    answered = {b.get("tool_use_id") for m in tail for b in m.content if b.get("type") == "tool_result"}
+    newest = _newest_calls(12, 3, KEEP_ROUNDS)
+    assert newest <= kept and newest <= answered
+
+
+async def test_clearing_old_tool_results_keeps_the_ten_newest_whole(mid_engine):
+    # Microcompaction clears tool results behind a horizon; the newest ten tool calls keep their results, the
+    # same ten a summary keeps verbatim (clearing the ninth and tenth newest lost them all the same).
+    from desktop.engine.compactor import KEEP_ROUNDS
+    from desktop.engine.session import CACHE_TTL
+
+    sid = await _parallel_rounds(mid_engine, rounds=16, calls=1, words=700)
+    view = mid_engine.view(sid)
+    g = await view.gather()
+    used, _source = view.used(g)
+    horizons = mid_engine.compactor.plan_micro(g, used, CACHE_TTL + 60)  # a cold cache: any batch is taken
+    assert horizons and horizons["clear"]
+    newest = _newest_calls(16, 1, KEEP_ROUNDS)
+    cleared = {b.get("tool_use_id") for m in g.sendable if m.id <= horizons["clear"] for b in m.content
+               if b.get("type") == "tool_result"}
+    assert cleared and not cleared & newest
+
+
+async def test_a_summary_is_sized_to_the_window_and_the_request_says_so(mid_engine, fake_api, monkeypatch):
+    # A summary is read by every later request: at a 50K window it must not be asked for at the size a 200K
+    # window affords, and the request says the length, so a model plans to fit rather than being cut at the cap.
+    from desktop.engine.compactor import SUMMARY_MAX_TOKENS
+    from tests.test_compaction_engine import summary_requests
+
+    compactor = mid_engine.compactor
+    caps = {}
+    for window in (200_000, 100_000, 50_000, 32_000):
+        monkeypatch.setenv("PRECIS_CONTEXT_WINDOW", str(window))
+        caps[window] = compactor.summary_reply_cap("claude-test")
+    assert caps[200_000] == caps[100_000] == SUMMARY_MAX_TOKENS
+    assert caps[32_000] < caps[50_000] < SUMMARY_MAX_TOKENS
+    assert caps[50_000] <= 50_000 // 16 and caps[32_000] <= 32_000 // 16
+    monkeypatch.setenv("PRECIS_CONTEXT_WINDOW", "32000")
+    sid = await _parallel_rounds(mid_engine, rounds=12, calls=3, words=260)
+    before = len(summary_requests(fake_api))
+    outcome = await mid_engine.compact(sid, "manual")
+    assert outcome.ok, outcome.message
+    asked = [r.body for r in summary_requests(fake_api)[before:]]
+    assert asked and all(body["max_tokens"] <= caps[32_000] for body in asked)
+    words = f"{caps[32_000] * 3 // 4:,} words"
+    assert all(words in str(body["messages"][-1]["content"]) for body in asked)
+
+
+async def test_a_pause_the_hour_cache_outlives_is_not_a_cold_cache(mid_engine):
+    # Once the session has paused for longer than five minutes (and less than the hour), its requests ask for the
+    # 1-hour cache on the stable prefix. A later pause of ten minutes leaves that prefix warm: clearing old
+    # results then is not free (it re-writes the prefix the next request would read), so only a batch that pays
+    # while warm is taken. A 5-minute clock cleared at every such pause and re-wrote tens of thousands of tokens.
+    from desktop.engine.session import CACHE_TTL, LONG_CACHE_TTL
+    from desktop.engine.types import Usage
+
+    store = mid_engine.store
+    compactor = mid_engine.compactor
+    sid = await _parallel_rounds(mid_engine, rounds=16, calls=1, words=700)
+    view = mid_engine.view(sid)
+    g = await view.gather()
+    used, _source = view.used(g)
+    assert compactor.plan_micro(g, used, CACHE_TTL + 300) is not None  # no pause seen: 5-minute cache, cold
+    assert compactor.cache_lifetime(g) == CACHE_TTL
+    # Two replies ten minutes apart: the session pauses, its requests ask for the hour.
+    for sent in (1_000.0, 1_600.0):
+        await store.add_message(sid, "assistant", [{"type": "text", "text": "noted " + prose(5, int(sent))}],
+                                usage=Usage(input_tokens=100), meta={"sent_at": sent})
+        await store.add_message(sid, "user", [{"type": "text", "text": "go on"}])
+    g = await view.gather()
+    used, _source = view.used(g)
+    assert compactor.cache_lifetime(g) == LONG_CACHE_TTL
+    assert compactor.plan_micro(g, used, CACHE_TTL + 300) is None  # the hour's prefix is warm: too small a batch
+    assert compactor.plan_micro(g, used, LONG_CACHE_TTL + 60) is not None  # past the hour: cold, any batch
+
+
+async def test_the_ledger_beside_a_summary_keeps_its_newest_entries_within_the_pin_room(mid_engine):
+    # Sixty files read, sixty edited and forty commands make a ledger of thousands of tokens: at a 32K window it
+    # would take more than the room pins are given, read by every later request. Pins and ledger share that room;
+    # the ledger keeps its newest entries (the full ledger stays in the record, folded into the next one).
+    from desktop.engine.tokens import estimate_text
+
+    store = mid_engine.store
+    sid = (await store.create_session("ledger", "claude-test")).id
+    await store.add_message(sid, "user", [{"type": "text", "text": "refactor the whole package " + prose(40, 1)}])
+    deep = "/".join(f"package_module_{k}" for k in range(12))
+    for k in range(150):
+        name, arg = [("Read", {"file_path": f"/src/{deep}/read_{k:03d}.py"}),
+                     ("Edit", {"file_path": f"/src/{deep}/edit_{k:03d}.py"}),
+                     ("Bash", {"command": f"pytest -q tests/{deep}/test_{k:03d}.py -k case_{k} --maxfail 1"})][k % 3]
+        await store.add_message(sid, "assistant", [{"type": "tool_use", "id": f"t{k}", "name": name, "input": arg}])
+        await store.add_message(sid, "user", [{"type": "tool_result", "tool_use_id": f"t{k}",
+                                               "content": "ok " + prose(30, k)}])
+    outcome = await mid_engine.compact(sid, "manual")
+    assert outcome.ok and outcome.record is not None, outcome.message
+    stats = outcome.record.stats
+    assert estimate_text(stats["pins_text"]) <= mid_engine.compactor.pin_room("claude-test")
+    reads = [k for k in range(0, 150, 3) if f"read_{k:03d}.py" in str(stats["ledger"])]
+    assert len(reads) > 20
+    assert f"read_{max(reads):03d}.py" in stats["pins_text"]  # the newest stay
+    assert f"read_{min(reads):03d}.py" not in stats["pins_text"]  # the oldest give way in what is sent ...
+
+
 async def test_the_tail_keeps_its_share_of_a_large_window(small_engine, monkeypatch):
     from desktop.engine.compactor import TAIL_FRACTION
 

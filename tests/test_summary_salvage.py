@@ -101,6 +101,69 @@ async def test_sections_still_unusable_are_carried_from_the_previous_summary(sma
     assert record.stats["section_requests"] == salvage.GIVE_UP_AFTER
 
 
+async def test_a_summary_cut_at_its_reply_cap_keeps_its_whole_sections_and_carries_the_rest(small_engine,
+                                                                                            fake_api):
+    # A reply stopped at max_tokens: the sections written before the cut are whole, the one it stops in is not,
+    # and the ones after it were never written. Those come from the previous summary, as the model would have
+    # marked them unchanged, rather than one request per section (each re-reads the whole prompt).
+    sid = (await small_engine.store.create_session("cut", "claude-test")).id
+    small_engine.settings.auto_compact_ratio = 0.95  # only this test's compactions
+    await converse_in_prose(small_engine, fake_api, sid, 6)
+    await small_engine.compact(sid, "auto", target=2_500)  # the fake's own summary: every section there
+    first = await small_engine.store.active_compaction(sid)
+    assert first is not None and first.trigger == "auto"
+    old = sections.parse(first.summary)
+    await converse(small_engine, fake_api, sid, 4, start=6)
+    asked_before = len(summary_requests(fake_api))
+    cut = ("## Goal\nMove the settings store to SQLite in WAL mode without losing the user's drafts.\n\n"
+           "## User instructions and constraints\n- keep using tabs\n- never drop a draft on upgrade\n\n"
+           "## Decisions and why\n- WAL journal mode, because the CLI reads while the app writes\n\n"
+           "## Current state\nDone:\n- schema written\nIn progress:\n"
+           + "\n".join(f"- the migration of drafts, table {k} of the old store" for k in range(400)))
+    fake_api.queue_summary(cut)  # longer than any reply cap: the server stops it in Current state
+    outcome = await small_engine.compact(sid, "auto", target=2_500)
+    record = await small_engine.store.active_compaction(sid)
+    assert outcome.ok and record is not None and record.trigger == "auto" and record.id != first.id, record.stats
+    assert len(summary_requests(fake_api)) - asked_before == 1  # no request per section
+    assert record.stats["section_requests"] == 0
+    sources = record.stats["section_sources"]
+    assert {k for k, v in sources.items() if v == "summary"} == {"goal", "instructions", "decisions"}
+    assert {k for k, v in sources.items() if v == "previous"} == {"state", "errors", "next"}
+    parsed = sections.parse(record.summary)
+    assert parsed is not None and parsed["state"] == old["state"] and parsed["next"] == old["next"]
+    assert "table 399" not in record.summary
+
+
+def test_carried_sections_give_up_their_oldest_items_so_a_cut_summary_fits_its_cap():
+    # A model cut at its cap wrote what it had room for; carrying every older section whole on top grew the
+    # summary past the cap at every compaction (2.3x at 100K in the replay), read by every later request. The
+    # carried sections keep their newest items within the cap, or within half the previous summary, below
+    # which a summary must account for what it dropped.
+    from desktop.engine.tokens import estimate_text
+
+    done = "\n".join(f"- step {k} of the migration finished, table t{k} copied" for k in range(120))
+    previous = sections.render({
+        "goal": "Move the settings store to SQLite in WAL mode.", "instructions": "- keep using tabs",
+        "decisions": "- WAL journal mode, because the CLI reads while the app writes",
+        "state": "Done:\n" + done + "\nIn progress:\n- the drafts table", "errors": "None",
+        "next": "Copy the drafts table."})
+    cut = ("## Goal\nMove the settings store to SQLite in WAL mode without losing drafts.\n\n"
+           "## User instructions and constraints\n- keep using tabs\n- never drop a draft\n\n"
+           "## Decisions and why\n- WAL journal mode, because the CLI reads while the app writes\n- busy time")
+    before = estimate_text(previous)
+    room = before // 4
+    found = salvage.start(cut, previous, cut=True, room=room)
+    summary, problem = salvage.assemble(found, previous)
+    assert problem is None, problem
+    assert found.sources["state"] is salvage.Source.PREVIOUS and found.sources["decisions"] is salvage.Source.PREVIOUS
+    assert estimate_text(summary) <= before // 2 + 20  # half the previous: the most it may shrink unexplained
+    state = sections.parse(summary)["state"]
+    assert "table t119 copied" in state and "table t0 copied" not in state  # the newest items stay
+    assert state.startswith("Done:") and "In progress:" in state  # sub-headings stay
+    unbounded = salvage.start(cut, previous, cut=True)
+    assert "table t0 copied" in sections.parse(salvage.assemble(unbounded, previous)[0])["state"]
+
+
 async def test_every_section_answer_unusable_still_trims_and_counts_toward_the_breaker(small_engine, fake_api):
     sid = (await small_engine.store.create_session("g", "claude-test")).id
     await converse(small_engine, fake_api, sid, 6)

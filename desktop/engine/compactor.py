@@ -34,7 +34,7 @@ from desktop.engine.compaction.citations import message_index
 from desktop.engine.context import reserved_output
 from desktop.engine.errors import classify
 from desktop.engine.events import NoticeLevel
-from desktop.engine.session import BREAKER_LIMIT, CACHE_TTL, Gathered, SessionView, Shared
+from desktop.engine.session import BREAKER_LIMIT, CACHE_TTL, LONG_CACHE_TTL, Gathered, SessionView, Shared
 from desktop.engine.settings import Settings
 from desktop.engine.threshold import PERCENT, Rule, override_for, rule
 from desktop.engine.types import CompactionRecord, StoredMessage, Usage
@@ -62,6 +62,11 @@ PIN_FRACTION = 0.1  # pinned instructions take at most this share of the window 
 MICRO_RATIO = 0.5  # microcompaction starts at this share of the budget
 WARM_GAIN = 0.25  # while the cache is warm, clear only in batches that save this share of the prompt
 SUMMARY_MAX_TOKENS = 4096
+# A summary takes at most this share of the window: every later request reads it, so a 50K window is not asked
+# for the summary a 200K one affords (3,125 tokens there, 2,000 at 32K; windows from 64K get SUMMARY_MAX_TOKENS).
+# A summary is given at least SUMMARY_MIN_TOKENS, within an eighth of the window (the room the chunking leaves).
+SUMMARY_SHARE = 1 / 16
+SUMMARY_MIN_TOKENS = 1_024
 SUMMARY_RETRIES = 3  # a summarisation request that is itself too long: drop oldest groups and retry
 REJECTED_KEPT = 4_000  # characters of a refused summary kept on the trimmed row
 NEAR_THRESHOLD = 0.03  # ask count_tokens when the estimate is this close to a threshold
@@ -69,7 +74,7 @@ MIN_SAVING = 0.10  # an automatic summary must free at least this share of the c
 FILLED_WINDOW_SHRINK = 0.8  # after the window filled up, the next request is at most this share of that one
 CHUNK_SHARE = 0.8  # a summary request's transcript takes at most this share of what is left of the window
 SUMMARY_PROMPT_TOKENS = 1_000  # the summary system prompt and instructions around the transcript
-KEEP_ROUNDS = 10  # the newest tool rounds a summary leaves verbatim while they fit CLEAN_FRACTION of the window
+KEEP_ROUNDS = 10  # the newest tool calls a summary leaves verbatim (their rounds) while they fit CLEAN_FRACTION of the window
 MIN_TAIL = 1_000  # the smallest verbatim tail the cost model asks for (the newest tool rounds are kept apart)
 DEFER_RATIO = 0.8  # below this share of the budget an automatic summary that frees under MIN_SAVING waits
 DEEPEST_LEVEL = 3  # split levels tried for a deeper cut (each keeps at most half the previous tail)
@@ -102,6 +107,14 @@ class Decision:
     trigger: Trigger | None = None
     target: int | None = None  # tokens the compaction must bring the request under (None: no target)
     horizons: dict[str, int] | None = None  # CLEAR: the new microcompaction horizons
+
+
+def summary_cap(window: int | None) -> int:
+    """A summary's reply cap at ``window``: SUMMARY_SHARE of it (at least SUMMARY_MIN_TOKENS, at most an eighth
+    of it), at most SUMMARY_MAX_TOKENS."""
+    if not window:
+        return SUMMARY_MAX_TOKENS
+    return min(SUMMARY_MAX_TOKENS, window // 8, max(SUMMARY_MIN_TOKENS, int(window * SUMMARY_SHARE)))
 
 
 def _rows(messages: list[Message]) -> list[StoredMessage]:
@@ -284,26 +297,28 @@ class Compactor:
     @staticmethod
     def _with_recent_rounds(g: Gathered, head: list[Message], tail: list[Message],
                             limit: int) -> tuple[list[Message], list[Message]]:
-        """The split moved earlier so the tail keeps the newest KEEP_ROUNDS tool rounds whole, when the tail
-        then stays within ``limit`` (estimate units): what the model was just doing stays verbatim."""
+        """The split moved earlier so the tail keeps the rounds that hold the newest KEEP_ROUNDS tool calls whole
+        (with their results), when the tail then stays within ``limit`` (estimate units): what the model was just
+        doing stays verbatim. Calls, not rounds: ten rounds of parallel calls can be three times as large, and the
+        clearing keeps the same ten results (Settings.keep_tool_results)."""
         rows = g.sendable
         if not head:
             return head, tail
-        # From the newest back, only as far as the KEEP_ROUNDS-th answer (a long history is not scanned whole).
-        answered = []
+        # From the newest back, only as far as the round of the KEEP_ROUNDS-th newest call.
+        oldest: int | None = None
+        calls = 0
         for i in range(len(rows) - 1, -1, -1):
-            if any(b.get("type") == "tool_result" for b in rows[i].content):
-                answered.append(i)
-                if len(answered) == KEEP_ROUNDS:
+            results = sum(1 for b in rows[i].content if b.get("type") == "tool_result")
+            if results:
+                oldest, calls = i, calls + results
+                if calls >= KEEP_ROUNDS:
                     break
-        if not answered:
+        if oldest is None:
             return head, tail
-        oldest = answered[-1]
-        start = len(head)
         cuts = g.cuts if g.cuts is not None else cp.cut_points(rows)
-        cut = max((c for c in cuts if c < oldest), default=None)  # before the call that result answers
-        if cut is None or cut >= start:
-            return head, tail
+        cut = max((c for c in cuts if c < oldest), default=None)  # before the calls that round answers
+        if cut is None or cut >= len(head):
+            return head, tail  # the tail holds them already
         sizes = g.row_tokens or [tokens.estimate_message(m.content) for m in rows]
         if sum(sizes[cut:]) > limit:
             return head, tail
@@ -329,7 +344,7 @@ class Compactor:
         # After a pause longer than the cache lifetime the prefix is re-written anyway: clearing old results
         # then costs nothing extra, whatever the share of the budget in use. A restart (idle unknown) is not
         # such a pause: nothing says the cache went cold.
-        cold = idle is not None and idle > CACHE_TTL
+        cold = idle is not None and idle > self.cache_lifetime(g)
         if not budget or not threshold or (used < MICRO_RATIO * budget and not cold):
             return None
         window = self.shared.catalog.info(g.model).window
@@ -365,7 +380,7 @@ class Compactor:
             head, _tail = self.split(g)
             if self._saving(g, head) < MIN_SAVING * used:
                 return False
-        due, verdict = self._due(g, used, warm=idle is not None and idle < CACHE_TTL)
+        due, verdict = self._due(g, used, warm=idle is not None and idle < self.cache_lifetime(g))
         if verdict is not None:
             g.memo["schedule"] = verdict
             self._waited(g, verdict)
@@ -429,10 +444,9 @@ class Compactor:
                                      output=self.expected_summary(g))
 
     def summary_reply_cap(self, model: str) -> int:
-        """A summary's reply cap in a chat with ``model``: an eighth of its window (the room the tail sizing
-        leaves), at most SUMMARY_MAX_TOKENS."""
-        window = self.shared.catalog.info(model).window
-        return min(SUMMARY_MAX_TOKENS, window // 8) if window else SUMMARY_MAX_TOKENS
+        """A summary's reply cap in a chat with ``model``: SUMMARY_SHARE of its window, at most
+        SUMMARY_MAX_TOKENS."""
+        return summary_cap(self.shared.catalog.info(model).window)
 
     def expected_summary(self, g: Gathered) -> int:
         """The next summary's length, about: the previous one's, within the reply cap."""
@@ -518,7 +532,7 @@ class Compactor:
             if self.trims_instead(g):
                 return Decision(Step.TRIM, "auto", self.low_water(g))
             return Decision(Step.SUMMARISE, "auto", self.summary_target(g))
-        if self.idle_ready(g) and (idle or 0) > CACHE_TTL:
+        if self.idle_ready(g) and (idle or 0) > self.cache_lifetime(g):
             # Prepared while the cache was warm; it is cold now, so the whole prompt is written again anyway.
             return Decision(Step.USE_PREPARED, "background")
         return Decision(Step.NOTHING)
@@ -664,10 +678,18 @@ class Compactor:
                             output_tokens=self.expected_summary(g), warm=warm,
                             cached_fits=fits)
 
-    def warm(self, view: SessionView) -> bool:
-        """Whether the session's prompt cache is still warm (a request within the TTL; unknown after a restart)."""
+    def warm(self, view: SessionView, g: Gathered | None = None) -> bool:
+        """Whether the session's prompt cache is still warm (a request within the TTL, the session's own
+        lifetime when ``g`` is given; unknown after a restart)."""
         last = view.last_request
-        return last is not None and self.clock() - last < CACHE_TTL
+        return last is not None and self.clock() - last < (self.cache_lifetime(g) if g is not None else CACHE_TTL)
+
+    def cache_lifetime(self, g: Gathered) -> float:
+        """How long the session's prompt cache lives: the hour when its requests ask for the 1-hour cache on the
+        stable prefix (after a pause shorter than that, the prefix is read, and an edit in it or a summary costs
+        its re-write as in a warm cache), else the 5-minute default."""
+        long = self.shared.settings.long_cache_ttl and SessionView.long_ttl_pays(g)
+        return LONG_CACHE_TTL if long else CACHE_TTL
 
     def _route_facts(self, view: SessionView, g: Gathered, head: list[StoredMessage], trigger: str, level: int,
                      used: int) -> dict[str, Any]:
@@ -677,7 +699,7 @@ class Compactor:
             return {}
         after = next((m for m in g.sendable if m.id > head[-1].id), None)
         start = next((str(b.get("text")) for b in after.content if b.get("type") == "text"), None) if after else None
-        return {"cached": view.request(g), "tail_start": start, "used": used, "warm": self.warm(view)}
+        return {"cached": view.request(g), "tail_start": start, "used": used, "warm": self.warm(view, g)}
 
     def _saving(self, g: Gathered, head: list[StoredMessage]) -> int:
         """Calibrated tokens a summary of ``head`` could free at best (its messages, less a typical summary)."""
@@ -724,7 +746,7 @@ class Compactor:
         factor = self.shared.calibration.factor(model) or 1.0
         # Room for the transcript: the window less the reply, the rolling summary and the prompt around them
         # (each at most an eighth or a sixteenth of a small window).
-        reply, prompt = min(SUMMARY_MAX_TOKENS, window // 8), min(SUMMARY_PROMPT_TOKENS, window // 16)
+        reply, prompt = summary_cap(window), min(SUMMARY_PROMPT_TOKENS, window // 16)
         room = max(500, int((window - 2 * reply) * CHUNK_SHARE / factor) - prompt)
         chunks: list[list[StoredMessage]] = [[]]
         size = 0
@@ -762,7 +784,7 @@ class Compactor:
             req = route.cached_request(cached, tail_start=tail_start, previous=previous is not None, focus=focus,
                                        max_tokens=out_cap, index=message_index(head))
             try:
-                text, usage, _stop = await self._summariser().complete(req)
+                text, usage, stop = await self._summariser().complete(req)
             except Exception as exc:  # noqa: BLE001 - any failure counts toward the breaker
                 return None, {}, classify(exc).message[:300]
             answer, problem = sections.accept(cp.extract_summary(text), previous)
@@ -772,7 +794,8 @@ class Compactor:
                 cap = self._section_cap(g.model)
                 asked = await self._salvage(text, previous, replaced, total, lambda key: salvage.cached_request(
                     cached, key, tail_start=tail_start, max_tokens=cap), asks_left,
-                    cp.flatten(cached["messages"]))  # what the model saw: the next step may be the tail's
+                    cp.flatten(cached["messages"]),  # what the model saw: the next step may be the tail's
+                    cut=stop == "max_tokens", room=out_cap)
                 if asked is None:
                     return None, _rejected(text), problem
                 answer, salvaged = asked
@@ -820,7 +843,7 @@ class Compactor:
                                            max_tokens=self._reply_cap(model))
             req["model"] = model
             try:
-                text, usage, _stop = await self._summariser().complete(req)
+                text, usage, stop = await self._summariser().complete(req)
             except Exception as exc:  # noqa: BLE001 - any failure counts toward the breaker
                 found = overflow.from_exception(exc)
                 if found is not None and found.kind == "context":
@@ -838,7 +861,8 @@ class Compactor:
                 asked = await self._salvage(text, previous, replaced, total,
                                             functools.partial(self._section_request, list(messages), previous, model),
                                             asks_left if asks_left is not None else [salvage.MAX_ASKS],
-                                            cp.flatten(messages))
+                                            cp.flatten(messages), cut=stop == "max_tokens",
+                                            room=self._reply_cap(model))
                 if asked is None:
                     return Part(error=problem, rejected=text)
                 return Part(asked[0], Usage(**total), len(head) - len(messages), salvaged=asked[1])
@@ -851,10 +875,9 @@ class Compactor:
                                              max_tokens=self._section_cap(model)), "model": model}
 
     def _reply_cap(self, model: str) -> int:
-        """A whole summary's reply cap with ``model``: the room ``_chunks`` left for it (an eighth of a small
+        """A whole summary's reply cap with ``model``: the room ``_chunks`` left for it (SUMMARY_SHARE of a small
         window), so a model that loops stops there rather than at the end of its context."""
-        window = self.shared.catalog.info(model).prompt_room(self.shared.settings.allow_price_tiers)
-        return min(SUMMARY_MAX_TOKENS, window // 8) if window else SUMMARY_MAX_TOKENS
+        return summary_cap(self.shared.catalog.info(model).prompt_room(self.shared.settings.allow_price_tiers))
 
     def _section_cap(self, model: str) -> int:
         """One section's reply cap: its share of the reply a whole summary may take with ``model`` (a salvaged
@@ -863,16 +886,18 @@ class Compactor:
 
     async def _salvage(self, text: str, previous: str | None, replaced: int, total: dict[str, int],
                        request: Callable[[str], dict[str, Any]],
-                       asks_left: list[int], transcript: str) -> tuple[str, dict[str, Any]] | None:
+                       asks_left: list[int], transcript: str, *, cut: bool = False,
+                       room: int | None = None) -> tuple[str, dict[str, Any]] | None:
         """The refused reply ``text`` salvaged: its passing sections kept, each other one asked for alone (at
         most salvage.MAX_ASKS short requests, built by ``request``), the rest carried from ``previous``. The
         summary and its stats (where each section came from), or None when it still cannot be accepted.
         ``total``: the usage so far; the section requests' usage is added to it. ``asks_left``: the section
         requests the compaction has left, lowered by those made here. ``transcript``: what is summarised (with
-        ``previous``, what a section may be about)."""
+        ``previous``, what a section may be about). ``cut``: the reply stopped at its length cap: its whole
+        sections are kept and the rest carried from ``previous`` before any section is asked for."""
         if not self.salvage_sections:
             return None
-        found = salvage.start(text, previous, asks_left[0],
+        found = salvage.start(text, previous, asks_left[0], cut=cut, room=room,
                               source=salvage.source_words(transcript + "\n" + (previous or "")))
         while found.wants_more():
             key = found.next_key()
@@ -905,7 +930,10 @@ class Compactor:
         # The artifact ledger of everything covered so far (the previous one folded in), sent with the pins.
         previous = g.compaction.stats.get("ledger") if g.compaction is not None else None
         ledger = ledgers.build([m for m in g.history if m.id <= covers_through], previous)
-        ledger_text = ledgers.render(ledger)
+        # Pins and ledger share the pin room: the ledger keeps its newest entries within what the pins leave, and
+        # at least a quarter of it (a file list the user's long texts crowd out is what a summary forgets).
+        room = self.pin_room(g.model)
+        ledger_text = ledgers.render(ledger, max(room // 4, room - tokens.estimate_text(pins_text)))
         # The files read or edited last, fresh from disk now (fixed in this record, so the cached prefix holds).
         snapshots = shared.file_snapshots
         files_text = snapshots(view.session_id, ledgers.recent_files(ledger)) if snapshots and ledgers.recent_files(ledger) else ""

@@ -115,7 +115,7 @@ class Settings:
     # context after earlier summaries costs less in total than carrying more until 80 %.
     auto_compact_ratio: float = 0.50
     prepare_ratio: float = 0.40
-    keep_tool_results: int = 8
+    keep_tool_results: int = 10  # the newest tool results clearing leaves whole: the ten a summary keeps
     pin_budget_tokens: int = 20_000
     # 1-hour cache TTL on the stable prefix (system, summary): costs 2x to write, survives pauses. Some
     # Anthropic-compatible providers reject the ttl field: turn it off for them.

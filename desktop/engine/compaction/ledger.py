@@ -15,6 +15,7 @@ from typing import Any
 from desktop.engine.compaction._shared import Message, content_of, role_of
 from desktop.engine.compaction.citations import strip_citations
 from desktop.engine.compaction.decisions import cite, decisions_in
+from desktop.engine.tokens import estimate_text
 from desktop.engine.types import Block
 
 HEADER = "<artifact-ledger>\nWhat the tools did in the summarised part (from the stored calls, not from memory):"
@@ -95,7 +96,23 @@ def _record(ledger: Ledger, call: Block, result: Block) -> None:
         _add(ledger["errors"], f"{name} {path}".strip() + f": {first[:160]}", CAPS["errors"])
 
 
-def render(ledger: Ledger) -> str:
+def render(ledger: Ledger, budget: int | None = None) -> str:
+    """The ledger as sent beside the summary; within ``budget`` tokens when given (the newest entries of each
+    list kept, the same number from each: a small window has no room for sixty file names), "" when not even
+    one of each fits."""
+    text = _render(ledger)
+    if budget is None or estimate_text(text) <= budget:
+        return text
+    n = max(len(ledger.get(k) or []) for k in CAPS)
+    while n > 1:
+        n = n * 3 // 4
+        text = _render({k: list(ledger.get(k) or [])[-n:] for k in CAPS})
+        if estimate_text(text) <= budget:
+            return text
+    return ""
+
+
+def _render(ledger: Ledger) -> str:
     if not any(ledger.get(k) for k in CAPS):
         return ""
     lines = [HEADER]

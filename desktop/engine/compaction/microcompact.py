@@ -28,7 +28,7 @@ from desktop.engine.compaction._shared import (
 from desktop.engine.tokens import estimate_block, estimate_text
 from desktop.engine.types import Block
 
-KEEP_RECENT = 8
+KEEP_RECENT = 10  # the newest tool results left whole: the ten calls a summary also keeps verbatim
 MIN_CLEAR_TOKENS = 20_000
 EXCERPT_CHARS = 200
 

@@ -4,6 +4,8 @@ The sections that passed the check are kept; each missing or unusable one is ask
 prompt (a small model that loops over a whole summary often writes one short part well), and what still fails
 is carried from the previous summary (as if the model had marked it unchanged). Only when a section has no
 usable source is the summary refused, and the chat trims as before. The stats say where each section came from.
+A reply stopped at its length cap is not asked about section by section: its whole sections are kept and the
+rest carried from the previous summary at once, fitted to the cap (see ``start`` and ``fit``).
 """
 
 from __future__ import annotations
@@ -18,6 +20,7 @@ from desktop.engine.compaction import sections
 from desktop.engine.compaction._shared import Message
 from desktop.engine.compaction.normalize import flatten
 from desktop.engine.compaction.summary_prompt import MARKER, extract_summary, validate_summary
+from desktop.engine.tokens import estimate_text
 
 MAX_ASKS = len(sections.SECTIONS)  # section requests per compaction (all its parts together), at most
 SECTION_MAX_TOKENS = 512  # one section's reply at most: short, so a looping model stops early
@@ -118,10 +121,15 @@ class Salvage:
 
 
 def start(text: str, previous_summary: str | None, limit: int = MAX_ASKS, *,
-          source: frozenset[str] | None = None) -> Salvage:
+          source: frozenset[str] | None = None, cut: bool = False, room: int | None = None) -> Salvage:
     """The sections of a refused reply that pass on their own (a section marked unchanged takes the previous
-    summary's text, as ``sections.merge`` does). ``source``: see ``source_words``."""
-    parsed = sections.parse(extract_summary(text)) or {}
+    summary's text, as ``sections.merge`` does). ``source``: see ``source_words``. ``cut``: the reply stopped at
+    its length cap: the section it stopped in is not whole, and every section the previous summary has is
+    carried from it at once (as if the model had marked the rest unchanged): asking for each one alone would
+    re-read the whole prompt once a section. ``room``: the reply cap the cut reply met; the carried sections
+    give up their oldest items until the summary fits it (see ``fit``)."""
+    summary = extract_summary(text)
+    parsed = sections.parse(sections.whole_sections(summary) if cut else summary) or {}
     previous = sections.parse(previous_summary) if previous_summary else None
     out = Salvage(carryable=frozenset(previous or ()), limit=limit, source=source)
     for key in sections.KEYS:
@@ -138,7 +146,33 @@ def start(text: str, previous_summary: str | None, limit: int = MAX_ASKS, *,
             out.found[key], out.sources[key] = body.strip() or "None", Source.SUMMARY
         else:
             out.problems[key] = problem
+    if cut:
+        carry(out, previous_summary)
+        if room is not None:
+            fit(out, room, estimate_text(previous_summary or ""))
     return out
+
+
+def fit(salvage: Salvage, room: int, previous_tokens: int) -> None:
+    """Carried sections give up their oldest items (the first lines; sub-headings such as "Done:" stay) until
+    the summary fits ``room`` tokens, or half of the previous summary (``previous_tokens``; a summary smaller
+    than that must account for what it dropped, see ``sections.check``). A model cut at its cap wrote what it
+    had room for; carrying every older section whole on top of that grew the summary past the cap at every
+    compaction, and every later request reads it."""
+    target = max(room, int(previous_tokens * sections.SHRINK) + 1)
+    carried = [key for key in sections.KEYS if salvage.sources.get(key) is Source.PREVIOUS]
+    lines = {key: salvage.found[key].splitlines() for key in carried}
+    size = estimate_text(sections.render(salvage.found))
+    while size > target:
+        items = {key: [i for i, line in enumerate(lines[key]) if line.strip() and not line.strip().endswith(":")]
+                 for key in carried}
+        longest = max((key for key in carried if len(items[key]) > 1), default=None,
+                      key=lambda key: sum(len(lines[key][i]) for i in items[key]))
+        if longest is None:
+            break
+        dropped = lines[longest].pop(items[longest][0])
+        size -= estimate_text(dropped + "\n")
+        salvage.found[longest] = "\n".join(lines[longest])
 
 
 def _answer_problem(key: str, body: str, source: frozenset[str] | None) -> str | None:

@@ -78,6 +78,21 @@ def parse(text: str) -> dict[str, str] | None:
     return {key: "\n".join(lines).strip() for key, lines in found.items()}
 
 
+def whole_sections(text: str) -> str:
+    """``text`` less its last known section: what a reply stopped at its length cap holds whole (the section it
+    stopped in is cut short). Unchanged when it has no known heading."""
+    lines = (text or "").splitlines()
+    last = None
+    seen: set[str] = set()
+    for index, line in enumerate(lines):
+        match = _HEADING.match(line)
+        key = _BY_HEADING.get(_norm(match.group("title")).rstrip(":：")) if match else None
+        if key is not None and key not in seen:
+            seen.add(key)
+            last = index
+    return text if last is None else "\n".join(lines[:last])
+
+
 def render(parsed: Mapping[str, str]) -> str:
     return "\n\n".join(f"## {title}\n{(parsed.get(key) or 'None').strip()}" for key, title, _h in SECTIONS
                        if key in parsed)

@@ -86,12 +86,18 @@ def build_summary_request(messages: Sequence[Message], *, previous_summary: str 
     parts.append("<transcript>\n" + flatten(messages, ids=True) + "\n</transcript>")
     if focus and focus.strip():
         parts.append("The user asked the summary to focus on: " + focus.strip())
+    parts.append(length(max_tokens))
     parts.append(f"Write the summary now, in {language}.")
     return {
         "system": SYSTEM,
         "messages": [{"role": "user", "content": [{"type": "text", "text": "\n\n".join(parts)}]}],
         "max_tokens": max_tokens,
     }
+
+
+def length(max_tokens: int) -> str:
+    """The length a summary is asked for: what its reply cap holds, in words (about 3/4 of a token each)."""
+    return f"The summary has room for at most {max_tokens * 3 // 4:,} words."
 
 
 def extract_summary(text: str) -> str:

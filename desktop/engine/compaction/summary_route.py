@@ -12,7 +12,7 @@ from typing import Any, Literal
 
 from desktop.engine.catalog import ModelInfo
 from desktop.engine.compaction.citations import RULE as CITE_RULE
-from desktop.engine.compaction.summary_prompt import MARKER, SECTION_RULES, UPDATE_RULES
+from desktop.engine.compaction.summary_prompt import MARKER, SECTION_RULES, UPDATE_RULES, length
 from desktop.engine.types import Usage
 
 Route = Literal["cached", "transcript"]
@@ -78,6 +78,7 @@ def cached_request(request: dict[str, Any], *, tail_start: str | None, previous:
         parts.append(index + "\n\n" + CITE_RULE)
     if focus and focus.strip():
         parts.append("The user asked the summary to focus on: " + focus.strip())
+    parts.append(length(max_tokens))
     parts.append("Write the summary in the language the user writes in.")
     instruction = {"type": "text", "text": "\n\n".join(parts)}
     messages = list(request["messages"])
