@@ -616,6 +616,8 @@ class MainWindow(QMainWindow):
             case events.ContextChanged(snapshot=snapshot):
                 self.gauge.set_snapshot(snapshot)
                 self.chat_model.set_trimmed(set(snapshot.trimmed))
+                # The gauge has its figure: the rest of the first page is laid out on the next loop turn.
+                QTimer.singleShot(0, self.chat_model.release_pending)
             case events.CompactionChanged(note=note, records=records) if note != "switch":
                 self._on_compactions(list(records))  # (a switch is followed by PathChanged: the page is read)
             case events.SummaryFailed(reason=reason, rejected=rejected):
@@ -658,6 +660,8 @@ class MainWindow(QMainWindow):
         self.banner.hide()
         self.status.clear()
         self.chat_model.set_messages(page.messages, page.has_older, page.versions)
+        if not switched:  # the same chat read again (a version, the originals): its whole page, as it was
+            self.chat_model.release_pending()
         self._records = list(page.compactions)  # what the page was cut by: seen, nothing to collapse
         self._on_compactions(page.compactions)
         keep, self._keep_card = self._keep_card, None
