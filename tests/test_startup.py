@@ -62,6 +62,7 @@ LATER_MODULES = {
     "desktop.ui.hover_card", "desktop.ui.breakdown_bar", "desktop.ui.bill_rows", "desktop.ui.cache_rows",
     "desktop.ui.permission_prompt",  # built with the first permission request
     "desktop.ui.find_bar",  # built when first opened (Ctrl+F)
+    "desktop.ui.pins_dialog", "desktop.ui.shortcuts_dialog",  # dialogs' classes, imported where they are opened
 }
 
 
@@ -77,8 +78,10 @@ def test_a_first_start_paints_before_loading_what_it_needs_only_later(tmp_path, 
     packages, modules = set(started["packages"]), set(started["desktop_modules"])
     assert {"PySide6", "desktop", "peewee"} <= packages  # the lists are what the window loaded
     assert {"desktop.engine.chat", "desktop.ui.main_window", "desktop.engine.compaction"} <= modules
+    assert {"desktop.ui.memory_ui", "desktop.ui.shortcuts"} <= modules  # the dialogs' openers are there
     assert packages & FIRST_START_WAITS == set()
     assert sorted(modules & LATER_MODULES) == []
+    assert started["dialog_classes"] == []  # on main: PinsDialog and ShortcutsDialog, defined with their openers
 
 
 def test_the_sdk_and_the_mcp_client_load_when_first_needed_off_the_loop(tmp_path, fake_api):
