@@ -63,6 +63,9 @@ LATER_MODULES = {
     "desktop.ui.permission_prompt",  # built with the first permission request
     "desktop.ui.find_bar",  # built when first opened (Ctrl+F)
     "desktop.ui.pins_dialog", "desktop.ui.shortcuts_dialog",  # dialogs' classes, imported where they are opened
+    # the built-in tools, with a chat's first tool definitions or call (the toolbox itself is made at start)
+    "desktop.tools.builtin", "desktop.tools.file_tools", "desktop.tools.run_command", "desktop.tools.sandbox",
+    "desktop.tools.confined", "desktop.tools.workspace",
 }
 
 
