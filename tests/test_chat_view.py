@@ -642,3 +642,22 @@ def test_imported_client_command_records_show_as_quiet_lines():
     assert [(s.kind, s.text) for s in out] == [("note", "↳ Bye")]
     typed = segments_for([{"type": "text", "text": "Please explain <command-name> tags"}])
     assert typed[0].kind == "markdown"  # only whole records, not text that mentions the tags
+
+
+def _viewport_setup(widget) -> dict:
+    return {"name": widget.objectName(), "background": widget.backgroundRole(), "fill": widget.autoFillBackground(),
+            "foreground": widget.foregroundRole(), "tracking": widget.hasMouseTracking(),
+            "focus": widget.focusPolicy(), "proxied": widget.focusProxy() is not None,
+            "menu": widget.contextMenuPolicy(), "drops": widget.acceptDrops(), "cursor": widget.cursor().shape(),
+            "attributes": [a for a in Qt.WidgetAttribute if widget.testAttribute(a)]}
+
+
+def test_the_chat_views_own_viewport_is_set_up_as_the_one_qt_makes(qtbot):
+    """The view makes its viewport (so PySide6 need not make every widget class to wrap Qt's): same set-up."""
+    from PySide6.QtWidgets import QListView
+
+    ours, plain = ChatView(), QListView()
+    qtbot.addWidget(ours)
+    qtbot.addWidget(plain)
+    plain.setMouseTracking(True)  # as the chat view does
+    assert _viewport_setup(ours.viewport()) == _viewport_setup(plain.viewport())

@@ -85,6 +85,10 @@ def test_a_first_start_paints_before_loading_what_it_needs_only_later(tmp_path, 
     assert packages & FIRST_START_WAITS == set()
     assert sorted(modules & LATER_MODULES) == []
     assert started["dialog_classes"] == []  # on main: PinsDialog and ShortcutsDialog, defined with their openers
+    # PySide6 classes the window never uses: on main the chat view's first viewport() call made every QWidget
+    # subclass of QtWidgets (75, with their enums) to wrap the viewport Qt had made.
+    assert {"QtWidgets.QWizard", "QtWidgets.QMdiArea", "QtWidgets.QCalendarWidget"} & set(started["qt_classes"]) == set()
+    assert "QtWidgets.QListView" in started["qt_classes"]  # the list is what the window made
 
 
 def test_the_sdk_and_the_mcp_client_load_when_first_needed_off_the_loop(tmp_path, fake_api):
