@@ -352,6 +352,8 @@ def test_long_first_page_is_held_back_and_released_on_scroll(qtbot, view):
     long = [msg(i, text=f"{i} " + "word " * 400) for i in range(1, 61)]  # ~2,000 chars each
     model.set_messages(long, has_older=False)
     settle(qtbot, view)
+    assert model.rowCount() < 20 and model.release_pending()  # a screenful first, then the rest of the page
+    settle(qtbot, view)
     shown = model.rowCount()
     assert 20 <= shown < 60 and ids(model)[-1] == 60
     assert model.has_older and not model.store_has_older and model.oldest_message_id() == 1
@@ -365,6 +367,22 @@ def test_long_first_page_is_held_back_and_released_on_scroll(qtbot, view):
         settle(qtbot, view)
     assert ids(model) == list(range(1, 61)) and not model.has_older
     assert requests == []  # held rows never cost a store round trip
+
+
+def test_a_first_page_shows_a_screenful_and_the_rest_once_released(qtbot):
+    model = ChatModel()
+    model.set_messages(page(1, 201), has_older=False)  # ~100 characters each: the whole page is shown
+    screen = model.rowCount()
+    assert 8 <= screen < 100 and ids(model)[-1] == 200
+    assert model.has_older and not model.store_has_older and model.oldest_message_id() == 1
+    model.update_message(msg(5, text="edited while pending"))
+    model.remove_message(6)
+    model.set_trimmed({7})
+    assert model.release_held()  # scrolling up shows the rest of the page first
+    assert ids(model) == [i for i in range(1, 201) if i != 6] and not model.has_older
+    assert model.row_at(model.row_of(5)).plain_text == "edited while pending"
+    assert model.row_at(model.row_of(7)).detail.get("trimmed")
+    assert not model.release_pending()
 
 
 def test_prepend_older_merges_held_rows(qtbot):
@@ -624,3 +642,22 @@ def test_imported_client_command_records_show_as_quiet_lines():
     assert [(s.kind, s.text) for s in out] == [("note", "↳ Bye")]
     typed = segments_for([{"type": "text", "text": "Please explain <command-name> tags"}])
     assert typed[0].kind == "markdown"  # only whole records, not text that mentions the tags
+
+
+def _viewport_setup(widget) -> dict:
+    return {"name": widget.objectName(), "background": widget.backgroundRole(), "fill": widget.autoFillBackground(),
+            "foreground": widget.foregroundRole(), "tracking": widget.hasMouseTracking(),
+            "focus": widget.focusPolicy(), "proxied": widget.focusProxy() is not None,
+            "menu": widget.contextMenuPolicy(), "drops": widget.acceptDrops(), "cursor": widget.cursor().shape(),
+            "attributes": [a for a in Qt.WidgetAttribute if widget.testAttribute(a)]}
+
+
+def test_the_chat_views_own_viewport_is_set_up_as_the_one_qt_makes(qtbot):
+    """The view makes its viewport (so PySide6 need not make every widget class to wrap Qt's): same set-up."""
+    from PySide6.QtWidgets import QListView
+
+    ours, plain = ChatView(), QListView()
+    qtbot.addWidget(ours)
+    qtbot.addWidget(plain)
+    plain.setMouseTracking(True)  # as the chat view does
+    assert _viewport_setup(ours.viewport()) == _viewport_setup(plain.viewport())

@@ -14,7 +14,8 @@ from PySide6.QtGui import QGuiApplication, QKeySequence
 
 from desktop.engine.export import export_text
 from desktop.ui.session_groups import group_key
-from desktop.ui.shortcuts import SHORTCUTS, ShortcutsDialog
+from desktop.ui.shortcuts import SHORTCUTS
+from desktop.ui.shortcuts_dialog import ShortcutsDialog
 from tests.conftest import engine_of
 from tests.test_window import message_rows, until
 

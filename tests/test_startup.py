@@ -62,6 +62,10 @@ LATER_MODULES = {
     "desktop.ui.hover_card", "desktop.ui.breakdown_bar", "desktop.ui.bill_rows", "desktop.ui.cache_rows",
     "desktop.ui.permission_prompt",  # built with the first permission request
     "desktop.ui.find_bar",  # built when first opened (Ctrl+F)
+    "desktop.ui.pins_dialog", "desktop.ui.shortcuts_dialog",  # dialogs' classes, imported where they are opened
+    # the built-in tools, with a chat's first tool definitions or call (the toolbox itself is made at start)
+    "desktop.tools.builtin", "desktop.tools.file_tools", "desktop.tools.run_command", "desktop.tools.sandbox",
+    "desktop.tools.confined", "desktop.tools.workspace",
 }
 
 
@@ -77,8 +81,14 @@ def test_a_first_start_paints_before_loading_what_it_needs_only_later(tmp_path, 
     packages, modules = set(started["packages"]), set(started["desktop_modules"])
     assert {"PySide6", "desktop", "peewee"} <= packages  # the lists are what the window loaded
     assert {"desktop.engine.chat", "desktop.ui.main_window", "desktop.engine.compaction"} <= modules
+    assert {"desktop.ui.memory_ui", "desktop.ui.shortcuts"} <= modules  # the dialogs' openers are there
     assert packages & FIRST_START_WAITS == set()
     assert sorted(modules & LATER_MODULES) == []
+    assert started["dialog_classes"] == []  # on main: PinsDialog and ShortcutsDialog, defined with their openers
+    # PySide6 classes the window never uses: on main the chat view's first viewport() call made every QWidget
+    # subclass of QtWidgets (75, with their enums) to wrap the viewport Qt had made.
+    assert {"QtWidgets.QWizard", "QtWidgets.QMdiArea", "QtWidgets.QCalendarWidget"} & set(started["qt_classes"]) == set()
+    assert "QtWidgets.QListView" in started["qt_classes"]  # the list is what the window made
 
 
 def test_the_sdk_and_the_mcp_client_load_when_first_needed_off_the_loop(tmp_path, fake_api):

@@ -114,7 +114,7 @@ async def test_session_survives_restart_and_older_pages_load(qtbot, fake_api):
         win = MainWindow(bridge, runtime.paths.config_dir / "window.ini")
         win.show()
         await win.start()
-        assert len(message_rows(win)) == PAGE_SIZE
+        await until(lambda: len(message_rows(win)) == PAGE_SIZE)  # a screenful first, the rest after the gauge
         assert message_rows(win)[-1].content[0]["text"] == f"message {PAGE_SIZE * 2 + 9}"
         await bridge.load_older(sid, win.chat_model.oldest_message_id())
         assert len(message_rows(win)) == PAGE_SIZE * 2

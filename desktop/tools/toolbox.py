@@ -12,13 +12,12 @@ import logging
 import time
 from collections.abc import Awaitable, Callable, Mapping
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from desktop.engine.settings import Paths
 from desktop.engine.tooling import COMPACTED, EndTurn, ToolEvents
 from desktop.engine.types import Block
 from desktop.tools import deferral, recall
-from desktop.tools.builtin import BuiltinTools, builtin_specs
 from desktop.tools.events import (
     McpChanged,
     PermissionAsked,
@@ -27,12 +26,13 @@ from desktop.tools.events import (
     ToolCallStarted,
     ToolStatus,
 )
-from desktop.tools.file_tools import FileTools
 from desktop.tools.mcp_config import CONFIG_NAME, McpConfig, McpServerConfig, load_config
 from desktop.tools.mcp_host import McpServer
 from desktop.tools.permissions import Answer, Asker, PermissionPolicy, PermissionRequest
 from desktop.tools.types import BUILTIN, ToolOutcome, ToolSpec
-from desktop.tools.workspace import Workspace
+
+if TYPE_CHECKING:
+    from desktop.tools.workspace import Workspace
 
 EXCERPT = 300
 REINJECT_FILES = 5  # after a summary: at most this many files back in the context
@@ -141,6 +141,10 @@ class Toolbox:
 
     # --- workspaces -----------------------------------------------------------------------------------------
     def workspace(self, session_id: int, state: Mapping[str, Any] | None = None) -> Workspace | None:
+        # The built-in tools (workspace, file tools, sandbox) load with a chat's first tool definitions or
+        # call, not with the toolbox: the window makes it before its first paint.
+        from desktop.tools.workspace import Workspace
+
         if self._fixed is not _UNSET:
             return Workspace.at(self._fixed) if self._fixed is not None else None
         if state is not None:
@@ -158,6 +162,8 @@ class Toolbox:
 
     def specs(self, session_id: int, state: Mapping[str, Any] | None = None) -> list[ToolSpec]:
         """Built-in tools first, then each ready MCP server's tools, by server name then tool name."""
+        from desktop.tools.builtin import builtin_specs
+
         out = builtin_specs(self.network) if self.workspace(session_id, state) is not None else []
         if self.recall is not None and (session_id in self._compacted if state is None else state.get(COMPACTED)):
             out.append(recall.SPEC)
@@ -234,6 +240,7 @@ class Toolbox:
         """The files, as they are on disk now, within the re-injection budget (files gone or unreadable are
         skipped); '' when there is no workspace or nothing to show."""
         from desktop.engine.tokens import estimate_text
+        from desktop.tools.file_tools import FileTools
 
         workspace = self.workspace(session_id)
         if workspace is None:
@@ -293,6 +300,8 @@ class Toolbox:
             return ToolOutcome(f"unknown tool {name!r}: it is not offered in this chat", is_error=True), ""
         if spec is recall.SPEC and self.recall is not None:  # the chat's own history: nothing to ask
             return await self._recall(session_id, use_id, spec, arguments, events), ""
+        from desktop.tools.builtin import BuiltinTools
+
         workspace = self.workspace(session_id)
         builtin = BuiltinTools(workspace, self.paths.spill_dir(session_id), network=self.network,
                                hidden=(self.paths.config_dir, self.paths.data_dir, self.paths.cache_dir)) \

@@ -40,6 +40,12 @@ STREAM_EMIT_MS = 40
 # this keeps the first paint near 200 ms whatever the messages look like.
 FIRST_PAGE_CHAR_BUDGET = 40_000
 MIN_FIRST_ROWS = 20
+# Of those, a screenful (with a margin) is laid out before the chat's gauge is measured; the rest of them are
+# pending and follow once it has its figure (release_pending), or at once when find, scrolling or a restored
+# place needs them. ~8,000 characters fill a tall window's reading column.
+SCREEN_CHAR_BUDGET = 8_000
+MIN_SCREEN_ROWS = 8
+PENDING_FALLBACK_MS = 1500  # a measurement that never reports does not leave the page half-shown
 # Glyphs every desktop font has (DejaVu, Segoe, SF); colour emoji are missing on many Linux installs.
 TOOL_ICON = "⚙"
 THINKING_ICON = "✻"
@@ -328,6 +334,11 @@ class ChatModel(QAbstractListModel):
         super().__init__(parent)
         self._rows: list[ChatRow] = []
         self._held: list[ChatRow] = []  # older rows of the first page not shown yet (oldest first)
+        self._pending: list[ChatRow] = []  # rows of the first page past its first screenful (oldest first)
+        self._pending_timer = QTimer(self)
+        self._pending_timer.setSingleShot(True)
+        self._pending_timer.setInterval(PENDING_FALLBACK_MS)
+        self._pending_timer.timeout.connect(self.release_pending)
         self._keys: list[tuple[int, int, int]] = []  # parallel to _rows, for bisect
         self._has_older = False
         self._card_seq = itertools.count(1)
@@ -368,7 +379,7 @@ class ChatModel(QAbstractListModel):
         if not fresh:
             return
         self.tool_runs.update(fresh)
-        for rows, shown in ((self._held, False), (self._rows, True)):
+        for rows, shown in ((self._held, False), (self._pending, False), (self._rows, True)):
             for i, row in enumerate(rows):
                 if row.shown is not None and any(k in fresh for k in row.shown.calls):
                     row.shown = row.shown.with_runs(self.tool_runs)
@@ -449,7 +460,7 @@ class ChatModel(QAbstractListModel):
     @property
     def has_older(self) -> bool:
         """More history exists above the window (held rows here, or older pages in the store)."""
-        return self._has_older or bool(self._held)
+        return self._has_older or bool(self._held) or bool(self._pending)
 
     @property
     def store_has_older(self) -> bool:
@@ -470,7 +481,7 @@ class ChatModel(QAbstractListModel):
 
     def oldest_message_id(self) -> int | None:
         """The id to page back from (``store.messages(before_id=...)``), counting held rows."""
-        rows = self._held or self._rows
+        rows = self._held or self._pending or self._rows
         return next((r.key for r in rows if isinstance(r.key, int)), None)
 
     # -- paging --------------------------------------------------------------------------------------------
@@ -483,18 +494,38 @@ class ChatModel(QAbstractListModel):
         self._versions = dict(versions or {})
         rows = sorted((self._row(m) for m in newest_page), key=lambda r: r.sort_key)
         cut = _budget_cut(rows, FIRST_PAGE_CHAR_BUDGET, MIN_FIRST_ROWS)
+        shown = rows[cut:]
+        screen = _budget_cut(shown, SCREEN_CHAR_BUDGET, MIN_SCREEN_ROWS)
         self.beginResetModel()
         # QListView measures every row before the first paint; a page of long Markdown answers would cost
         # seconds, so only the newest ~FIRST_PAGE_CHAR_BUDGET characters are shown and the rest are held
-        # back and released (release_held) when the user scrolls up, without a store round trip.
-        self._held, self._rows = rows[:cut], rows[cut:]
+        # back and released (release_held) when the user scrolls up, without a store round trip. Of the shown
+        # ones, only a screenful is laid out now: the rest wait for release_pending (the chat's measurement
+        # runs first).
+        self._held, self._pending, self._rows = rows[:cut], shown[:screen], shown[screen:]
+        if self._pending:
+            self._pending_timer.start()
+        else:
+            self._pending_timer.stop()
         self._keys = [r.sort_key for r in self._rows]
         self._has_older = has_older
         self.endResetModel()
         self._mark_continuable()
 
+    def release_pending(self) -> bool:
+        """Show the rest of the first page (what a screenful left out); False when nothing was pending."""
+        self._pending_timer.stop()
+        if not self._pending:
+            return False
+        rows, self._pending = self._pending, []
+        self._insert_sorted(rows)
+        return True
+
     def release_held(self) -> bool:
-        """Show the next chunk of held rows above the window; False when nothing is held."""
+        """Show the next chunk of held rows above the window (the rest of the first page first); False when
+        nothing is held."""
+        if self.release_pending():
+            return True
         if not self._held:
             return False
         cut = _budget_cut(self._held, FIRST_PAGE_CHAR_BUDGET, MIN_FIRST_ROWS)
@@ -507,7 +538,8 @@ class ChatModel(QAbstractListModel):
         """Insert an older page above the window. Messages already present are skipped."""
         self._versions.update(versions or {})
         self._has_older = has_older
-        held, self._held = self._held, []
+        self._pending_timer.stop()
+        held, self._held, self._pending = self._held + self._pending, [], []
         held_ids = {r.key for r in held}
         fresh = [self._row(m) for m in page if self.row_of(m.id) < 0 and m.id not in held_ids]
         self._insert_sorted(sorted(held + fresh, key=lambda r: r.sort_key))
@@ -524,6 +556,7 @@ class ChatModel(QAbstractListModel):
         """Replace a message (final text, status, usage) by id; ignored if it is outside the window."""
         i = self.row_of(msg.id)
         if i < 0:
+            self._pending = [self._row(msg) if r.key == msg.id else r for r in self._pending]
             return
         trimmed = self._rows[i].detail.get("trimmed")
         self._rows[i] = self._row(msg)
@@ -566,6 +599,7 @@ class ChatModel(QAbstractListModel):
                 self._changed(i)
 
     def remove_message(self, message_id: int) -> None:
+        self._pending = [r for r in self._pending if r.key != message_id]
         self._remove_row(self.row_of(message_id))
         self._mark_continuable()
 
@@ -586,6 +620,7 @@ class ChatModel(QAbstractListModel):
     def collapse_through(self, message_id: int) -> None:
         """A summary now replaces every message up to ``message_id``: they leave the window (cards stay)."""
         self._held = [r for r in self._held if not (isinstance(r.key, int) and r.key <= message_id)]
+        self._pending = [r for r in self._pending if not (isinstance(r.key, int) and r.key <= message_id)]
         end = bisect.bisect_right(self._keys, (message_id, 1 << 62, 1 << 62))
         for i in reversed([i for i in range(end) if isinstance(self._rows[i].key, int)]):
             self._remove_row(i)
@@ -643,6 +678,10 @@ class ChatModel(QAbstractListModel):
 
     def set_trimmed(self, message_ids: set[int]) -> None:
         """Mark the rows whose content requests carry shortened (the view shows a quiet tag)."""
+        for row in self._held + self._pending:  # not shown yet: they show it once they are
+            if row.message is not None and bool(row.detail.get("trimmed")) != (row.key in message_ids):
+                row.detail["trimmed"] = row.key in message_ids
+                row.refresh()
         for i, row in enumerate(self._rows):
             if row.message is None:
                 continue
@@ -654,6 +693,10 @@ class ChatModel(QAbstractListModel):
 
     def set_pinned(self, message_ids: set[int]) -> None:
         """Mark the rows the user pinned (the view shows a quiet tag)."""
+        for row in self._held + self._pending:  # not shown yet: they show it once they are
+            if row.message is not None and bool(row.detail.get("pinned")) != (row.key in message_ids):
+                row.detail["pinned"] = row.key in message_ids
+                row.refresh()
         for i, row in enumerate(self._rows):
             if row.message is None:
                 continue

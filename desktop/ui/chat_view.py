@@ -53,6 +53,7 @@ class ChatView(QListView):
 
     def __init__(self, parent: QWidget | None = None) -> None:
         super().__init__(parent)
+        self.setViewport(_viewport(self))
         self.setVerticalScrollMode(QAbstractItemView.ScrollMode.ScrollPerPixel)
         self.setHorizontalScrollBarPolicy(Qt.ScrollBarPolicy.ScrollBarAlwaysOff)
         self.setResizeMode(QListView.ResizeMode.Adjust)
@@ -369,3 +370,15 @@ class ChatView(QListView):
             self._delegate.clear_caches()
             self.scheduleDelayedItemsLayout()
         super().changeEvent(event)
+
+
+def _viewport(view: QListView) -> QWidget:
+    """A viewport made here, set up as the one Qt makes. PySide6 wraps a widget that Qt returns for the first time
+    by making every QWidget subclass of QtWidgets it might be (75 classes with their enums, ~15 ms before the
+    first paint); the viewport the view reads on every paint was that first one. A widget made in Python is
+    known already."""
+    widget = QWidget(view)
+    widget.setObjectName("qt_scrollarea_viewport")
+    widget.setBackgroundRole(QPalette.ColorRole.Base)
+    widget.setAutoFillBackground(True)
+    return widget

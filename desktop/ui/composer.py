@@ -21,7 +21,6 @@ from PySide6.QtCore import QMimeData, Qt, Signal
 from PySide6.QtGui import QDragEnterEvent, QDropEvent, QImage, QKeyEvent, QPalette
 from PySide6.QtWidgets import (
     QAbstractButton,
-    QFileDialog,
     QFrame,
     QHBoxLayout,
     QPlainTextEdit,
@@ -367,6 +366,8 @@ class Composer(QWidget):
         self.clear_attachments_button.setVisible(len(self._files) + len(self._refused) > 1)
 
     def _file_dialog(self) -> list[str]:
+        from PySide6.QtWidgets import QFileDialog  # a dialog class, made when first opened
+
         pattern = " ".join(f"*.{ext}" for ext in ATTACHABLE)
         paths, _ = QFileDialog.getOpenFileNames(
             self, self.tr("Attach files"), "",

@@ -114,6 +114,7 @@ class FindBar(QWidget):
         view, model = self._view, cast(ChatModel | None, self._view.model())
         found: list[tuple[RowKey, Range]] = []
         if needle and model is not None:
+            model.release_pending()  # a chat just opened: the rest of its first page is searched too
             folded = needle.casefold()
             for r in range(model.rowCount()):
                 row = model.row_at(r)

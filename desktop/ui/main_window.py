@@ -9,11 +9,9 @@ from PySide6.QtCore import QSettings, Qt, QTimer
 from PySide6.QtGui import QAction, QCloseEvent, QKeySequence, QShortcut
 from PySide6.QtWidgets import (
     QComboBox,
-    QFileDialog,
     QHBoxLayout,
     QMainWindow,
     QMenu,
-    QMessageBox,
     QSplitter,
     QStackedWidget,
     QVBoxLayout,
@@ -414,6 +412,8 @@ class MainWindow(QMainWindow):
         return True
 
     def _delete_message(self, message_id: int) -> None:
+        from PySide6.QtWidgets import QMessageBox  # a dialog class, made when first opened
+
         if self.session_id is None:
             return
         answer = QMessageBox.question(self, self.tr("Delete message"), self.tr("Delete this message?"),
@@ -423,6 +423,8 @@ class MainWindow(QMainWindow):
             self.bridge.spawn(self.bridge.delete_message(self.session_id, message_id))
 
     def _clear_history(self) -> None:
+        from PySide6.QtWidgets import QMessageBox  # a dialog class, made when first opened
+
         if self.session_id is None:
             return
         answer = QMessageBox.question(
@@ -473,6 +475,8 @@ class MainWindow(QMainWindow):
                 await self.bridge.new_session()
 
     def _choose_import(self) -> None:
+        from PySide6.QtWidgets import QFileDialog  # a dialog class, made when first opened
+
         projects = Path.home() / ".claude" / "projects"
         path, _ = QFileDialog.getOpenFileName(
             self, self.tr("Import Claude Code session"), str(projects if projects.is_dir() else Path.home()),
@@ -616,6 +620,8 @@ class MainWindow(QMainWindow):
             case events.ContextChanged(snapshot=snapshot):
                 self.gauge.set_snapshot(snapshot)
                 self.chat_model.set_trimmed(set(snapshot.trimmed))
+                # The gauge has its figure: the rest of the first page is laid out on the next loop turn.
+                QTimer.singleShot(0, self.chat_model.release_pending)
             case events.CompactionChanged(note=note, records=records) if note != "switch":
                 self._on_compactions(list(records))  # (a switch is followed by PathChanged: the page is read)
             case events.SummaryFailed(reason=reason, rejected=rejected):
@@ -658,6 +664,8 @@ class MainWindow(QMainWindow):
         self.banner.hide()
         self.status.clear()
         self.chat_model.set_messages(page.messages, page.has_older, page.versions)
+        if not switched:  # the same chat read again (a version, the originals): its whole page, as it was
+            self.chat_model.release_pending()
         self._records = list(page.compactions)  # what the page was cut by: seen, nothing to collapse
         self._on_compactions(page.compactions)
         keep, self._keep_card = self._keep_card, None

@@ -12,15 +12,16 @@ from typing import TYPE_CHECKING, Any
 
 from PySide6.QtCore import QEvent, QObject, Qt
 from PySide6.QtGui import QAction, QGuiApplication, QKeyEvent, QKeySequence
-from PySide6.QtWidgets import QFileDialog, QMainWindow, QMenu, QToolButton
+from PySide6.QtWidgets import QMainWindow, QMenu, QToolButton
 
 from desktop.ui.bridge import Bridge, SearchHit
-from desktop.ui.shortcuts import SHORTCUTS, ShortcutsDialog, shortcut
+from desktop.ui.shortcuts import SHORTCUTS, shortcut
 from desktop.ui.slash_commands import WINDOW_COMMANDS, SlashCompleter, parse
 
 if TYPE_CHECKING:
     from desktop.ui.instructions_dialog import ChatInstructionsDialog
     from desktop.ui.search_dialog import SearchDialog
+    from desktop.ui.shortcuts_dialog import ShortcutsDialog
     from desktop.ui.window_parts import ChatCommands, OpenChat
 
 class OrganiseUi(QObject):
@@ -230,6 +231,8 @@ class OrganiseUi(QObject):
 
     # --- export and copy --------------------------------------------------------------------------------
     def export_chat(self) -> None:
+        from PySide6.QtWidgets import QFileDialog  # a dialog class, made when first opened
+
         sid = self.view.session_id
         if sid is None:
             return
@@ -283,6 +286,8 @@ class OrganiseUi(QObject):
     # --- help -------------------------------------------------------------------------------------------
     def show_shortcuts(self) -> ShortcutsDialog:
         if self.shortcuts_dialog is None:
+            from desktop.ui.shortcuts_dialog import ShortcutsDialog
+
             self.shortcuts_dialog = ShortcutsDialog(self.host)
         self.shortcuts_dialog.show()
         self.shortcuts_dialog.raise_()

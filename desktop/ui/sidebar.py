@@ -8,12 +8,10 @@ import datetime as _dt
 from PySide6.QtCore import QEvent, QModelIndex, QObject, QPersistentModelIndex, QRect, QSize, Qt, Signal
 from PySide6.QtGui import QFont, QKeyEvent, QPainter, QPalette
 from PySide6.QtWidgets import (
-    QInputDialog,
     QLineEdit,
     QListWidget,
     QListWidgetItem,
     QMenu,
-    QMessageBox,
     QPushButton,
     QStyledItemDelegate,
     QStyleOptionViewItem,
@@ -185,11 +183,15 @@ class Sidebar(QWidget):
             self.ask_rename(item)
 
     def ask_rename(self, item: QListWidgetItem) -> None:
+        from PySide6.QtWidgets import QInputDialog  # a dialog class, made when first opened
+
         title, ok = QInputDialog.getText(self, self.tr("Rename chat"), self.tr("Title:"), text=item.text())
         if ok and title.strip():
             self.rename_requested.emit(int(item.data(ID_ROLE)), title.strip())
 
     def ask_delete(self, item: QListWidgetItem) -> None:
+        from PySide6.QtWidgets import QMessageBox  # a dialog class, made when first opened
+
         answer = QMessageBox.question(
             self,
             self.tr("Delete chat"),

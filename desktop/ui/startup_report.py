@@ -40,7 +40,27 @@ def facts(app: QApplication, window: QWidget, shipped: Shipped) -> dict[str, obj
         # What the window had to import to show itself (the start-up test checks the heavy stacks wait).
         "packages": sorted({name.partition(".")[0] for name in list(sys.modules)}),
         "desktop_modules": sorted(name for name in list(sys.modules) if name.partition(".")[0] == "desktop"),
+        # PySide6 makes a class (and its enums) when it is first read from its module: the ones made so far.
+        "qt_classes": qt_classes(),
+        # Dialogs are imported where they are opened: none of the app's own should be defined before then.
+        "dialog_classes": dialog_classes(),
     }
+
+
+def dialog_classes() -> list[str]:
+    """The app's own QDialog subclasses defined so far (module.Class)."""
+    from PySide6.QtWidgets import QDialog
+
+    return sorted(f"{name}.{attr}" for name in list(sys.modules) if name.partition(".")[0] == "desktop"
+                  for attr, value in vars(sys.modules[name]).items()
+                  if isinstance(value, type) and issubclass(value, QDialog) and value.__module__ == name)
+
+
+def qt_classes() -> list[str]:
+    """The PySide6 classes made so far (a module's namespace holds a class once it has been read)."""
+    return sorted(f"{module.rpartition('.')[2]}.{name}" for module in list(sys.modules)
+                  if module.startswith("PySide6.Qt") for name, value in vars(sys.modules[module]).items()
+                  if isinstance(value, type))
 
 
 def write(path: str, app: QApplication, window: QWidget, shipped: Shipped) -> None:

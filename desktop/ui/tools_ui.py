@@ -11,7 +11,7 @@ from typing import TYPE_CHECKING, Any
 
 from PySide6.QtCore import QEvent, QObject, Qt
 from PySide6.QtGui import QAction, QKeyEvent
-from PySide6.QtWidgets import QFileDialog, QMainWindow, QMenu, QToolButton, QWidget
+from PySide6.QtWidgets import QMainWindow, QMenu, QToolButton, QWidget
 
 from desktop.ui import icons
 from desktop.ui.bridge import Bridge, Page, PermissionRequest, display, events, tool_events
@@ -105,6 +105,8 @@ class ToolsUi(QObject):
             self.workspace.show_folder(folder)
 
     def choose_workspace(self) -> None:
+        from PySide6.QtWidgets import QFileDialog  # a dialog class, made when first opened
+
         folder = QFileDialog.getExistingDirectory(self.host, self.tr("Workspace folder"),
                                                   self.workspace.folder or str(Path.home()))
         if folder:
