@@ -139,6 +139,33 @@ async def test_background_summary_is_used_at_the_next_send(small_engine, fake_ap
             break
     assert summary_requests(fake_api) and not small_engine.busy(sid)  # prepared in the background
     assert await small_engine.store.active_compaction(sid) is None
+    prepared = small_engine.compactor._prepared[sid]
+    asked = len(summary_requests(fake_api))
+    # The next send crosses the threshold: the prepared summary is committed when it covers what a fresh
+    # one would (nothing was added since), with no new summary request.
+    view = small_engine.view(sid)
+    g = await view.gather()
+    assert not small_engine.compactor.fresh_pays(g, prepared.covers_through, view.used(g)[0], warm=True)
+    outcome = await small_engine.compact(sid, "auto")
+    assert outcome.ok, outcome.message
+    record = await small_engine.store.active_compaction(sid)
+    assert record is not None and record.trigger == "background" and record.stats.get("prepared")
+    assert len(summary_requests(fake_api)) == asked  # no new summary request: the prepared one was used
+
+
+async def test_a_background_summary_turns_older_than_pays_is_made_afresh(small_engine, fake_api):
+    # Prepared two turns before the threshold: by the time it is due the verbatim tail has moved on by those
+    # turns, which the prepared summary would leave in the prompt. In an 8K window a fresh summary pays over
+    # it, and is made (it was committed before, leaving the turns since behind).
+    small_engine.settings.prepare_ratio = 0.3
+    small_engine.settings.auto_compact_ratio = 0.7
+    sid = (await small_engine.store.create_session("bg2", "claude-test")).id
+    for turn in range(12):
+        await converse(small_engine, fake_api, sid, 1, start=turn)
+        await small_engine.tasks.wait(sid, "prepare")
+        if summary_requests(fake_api):
+            break
+    prepared = small_engine.compactor._prepared[sid]
     asked = len(summary_requests(fake_api))
     for turn in range(20, 26):  # the next sends cross the threshold
         fake_api.queue_text(f"after {turn}")
@@ -146,8 +173,9 @@ async def test_background_summary_is_used_at_the_next_send(small_engine, fake_ap
         if await small_engine.store.active_compaction(sid) is not None:
             break
     record = await small_engine.store.active_compaction(sid)
-    assert record is not None and record.trigger == "background" and record.stats.get("prepared")
-    assert len(summary_requests(fake_api)) == asked  # no new summary request: the prepared one was used
+    assert record is not None and record.trigger == "auto" and not record.stats.get("prepared")
+    assert record.covers_through_message_id > prepared.covers_through
+    assert len(summary_requests(fake_api)) == asked + 1
 
 
 async def test_no_background_summary_while_the_threshold_is_far(small_engine, fake_api):
@@ -287,6 +315,65 @@ async def test_a_prepared_summary_that_frees_too_little_is_not_committed(small_e
     assert not outcome.record.stats.get("prepared")
     assert outcome.record.covers_through_message_id == head[-1].id
     assert len(summary_requests(fake_api)) == asked + 1  # a fresh summary of the whole head
+
+
+async def long_replies(engine, sid: int, turns: int = 12) -> None:
+    """A session of short questions and long answers (tool output, say): most of it is what a summary frees."""
+    for i in range(turns):
+        await engine.store.add_message(sid, "user", [{"type": "text", "text": f"q{i}"}])
+        await engine.store.add_message(sid, "assistant", [{"type": "text", "text": f"a{i} " + prose(320, i)}])
+
+
+async def test_a_prepared_summary_a_fresh_one_outpays_is_replaced(small_engine, fake_api):
+    # A summary prepared turns before it is due covers only the head of that time: committed, it leaves the
+    # turns since in the prompt, re-written now and read on every turn until the next summary, which also
+    # comes sooner (the corpus at 32K billed 4.21M with background summaries, 3.72M without). When a fresh
+    # summary of the whole head costs less than that, by the model's prices, it is made instead.
+    from desktop.engine.compactor import MIN_SAVING, Prepared
+    from desktop.engine.tokens import estimate_message
+
+    small_engine.settings.prepare_ratio = 0.99  # only the summary this test prepares
+    sid = (await small_engine.store.create_session("older", "claude-test")).id
+    await long_replies(small_engine, sid)
+    view = small_engine.view(sid)
+    g = await view.gather()
+    before, _source = view.used(g)
+    head, _tail = small_engine.compactor.split(g)
+    # Prepared when about half of today's head was old enough: it frees well over MIN_SAVING, so the rule
+    # before committed it.
+    sizes = [estimate_message(m.content) for m in head]
+    k = min(n for n in range(1, len(head)) if sum(sizes[:n]) >= 2 * MIN_SAVING * before)
+    assert k < len(head) - 2
+    older = head[:k]
+    assert small_engine.compactor.fresh_pays(g, older[-1].id, before, warm=True)
+    small_engine.compactor._prepared[sid] = Prepared(g.boundary, older[-1].id, "prepared: the first questions", {})
+    asked = len(summary_requests(fake_api))
+    outcome = await small_engine.compact(sid, "auto")
+    assert outcome.ok, outcome.message
+    assert not outcome.record.stats.get("prepared")
+    assert outcome.record.covers_through_message_id == head[-1].id
+    assert len(summary_requests(fake_api)) == asked + 1  # a fresh summary of the whole head
+
+
+async def test_a_prepared_summary_nearly_as_fresh_is_committed(small_engine, fake_api):
+    # The counterpart: prepared one message short of today's head, a fresh summary would free too little more
+    # to pay for its request; the prepared one is committed and no summary is asked for.
+    from desktop.engine.compactor import Prepared
+
+    small_engine.settings.prepare_ratio = 0.99
+    sid = (await small_engine.store.create_session("recent", "claude-test")).id
+    await long_replies(small_engine, sid)
+    view = small_engine.view(sid)
+    g = await view.gather()
+    before, _source = view.used(g)
+    head, _tail = small_engine.compactor.split(g)
+    assert not small_engine.compactor.fresh_pays(g, head[-2].id, before, warm=True)
+    small_engine.compactor._prepared[sid] = Prepared(g.boundary, head[-2].id, "prepared: nearly all of it", {})
+    asked = len(summary_requests(fake_api))
+    outcome = await small_engine.compact(sid, "auto")
+    assert outcome.ok, outcome.message
+    assert outcome.record.stats.get("prepared")
+    assert len(summary_requests(fake_api)) == asked
 
 
 async def test_a_history_many_windows_long_is_summarised_in_chunks_that_each_fit(small_engine, fake_api):

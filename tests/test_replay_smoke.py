@@ -68,3 +68,19 @@ def test_the_bench_bills_each_request_by_its_models_own_cache_prices():
     assert _billed(reads, "claude-opus-5-5") == pytest.approx(50_000)  # 0.05x
     assert _billed(reads, "claude-fable-5-1") == pytest.approx(25_000)  # 0.025x
     assert _billed({"input_tokens": 1_000, "cache_creation_input_tokens": 1_000}, "mystery") == pytest.approx(2_250)
+
+
+def test_the_re_write_after_a_prepared_summary_is_counted_as_after_a_summary():
+    # A summary prepared in the background is asked for at one step and committed at a later one: the miss at
+    # the commit is the re-write it leaves, not an "other" miss (at 32K 0.87M of 1.06M "other misses" were).
+    from tests.bench.bench_replay import _analyse
+
+    def chat(step: int, read: int) -> dict:
+        return {"step": step, "summary": False, "prompt": 1_000, "gap": 10.0, "billed": 1.0,
+                "usage": {"cache_read_input_tokens": read}}
+
+    requests = [chat(1, 900), {"step": 2, "summary": True, "prompt": 1_000, "gap": 10.0, "billed": 1.0,
+                               "usage": {}}, chat(2, 900), chat(4, 0), chat(6, 0)]
+    out, _top = _analyse(requests, {4})
+    assert [r.get("kind") for r in requests] == ["warm", None, "warm", "miss_after_summary", "miss_other"]
+    assert out["miss_after_summary"] == 1.0 and out["miss_other"] == 1.0

@@ -501,6 +501,28 @@ class Compactor:
         return schedule.min_clear(self.rates(g.model), rewritten=used, turns=turns, compaction_cost=cost,
                                   cycle=max(1, due - after))
 
+    def fresh_pays(self, g: Gathered, covers_through: int, used: int, *, warm: bool) -> bool:
+        """Whether a summary of today's head pays over one prepared when only the messages through
+        ``covers_through`` were old enough (see schedule.fresh_pays): the turns since stay in the prompt it
+        leaves, re-written now and read until the next summary, which they also bring sooner."""
+        head, _tail = self.split(g)
+        if not head or head[-1].id <= covers_through:
+            return False
+        older = [m for m in head if m.id <= covers_through]
+        after = self.after_size(g, used, head)
+        extra = (self.after_size(g, used, older) if older else used) - after
+        return self._fresher(g, used, after, extra, warm=warm)
+
+    def _fresher(self, g: Gathered, used: int, after: int, extra: int, *, warm: bool) -> bool:
+        """Whether a summary that leaves ``extra`` tokens less than another pays for its own request."""
+        rates = self.rates(g.model)
+        due = self.due_at(g, after)
+        cycle = max(1, (due if due is not None else used) - after)
+        turns = min(cycle / self.growth(g), float(max(self.turns_so_far(g), schedule.MIN_TURNS_LEFT)))
+        request = schedule.summary_cost(rates, used=used, after=0, output=self.expected_summary(g), warm=warm)
+        return schedule.fresh_pays(rates, extra=extra, request=request, turns=turns, cycle=cycle,
+                                   next_cost=self.summary_cost(g, max(used, due or used), after, warm=True))
+
     @staticmethod
     def _why(g: Gathered) -> dict[str, Any]:
         """The schedule's reason for an automatic summary made now, for its row (the card shows it)."""
@@ -584,6 +606,12 @@ class Compactor:
             breaker = 0
             state = await store.update_state(view.session_id, {"breaker_failures": 0})
             view.state_changed(state)
+        if (prepared and prepared.boundary == g.boundary and trigger != "manual"
+                and self.fresh_pays(g, prepared.covers_through, before, warm=self.warm(view, g))):
+            # Prepared turns ago, it leaves those turns in the prompt: a summary of today's head costs less.
+            log.info("session %s: the prepared summary is older than it pays to commit; summarising afresh",
+                     view.session_id)
+            prepared = None
         if prepared and prepared.boundary == g.boundary and trigger != "manual":
             # Made on an older state, it may cover little of the context now: then a fresh, deeper one pays.
             record = await self._commit(view, g, prepared.covers_through, prepared.summary, "background",

@@ -278,7 +278,7 @@ async def run_policy(name: str, scenario: Scenario, window: int = WINDOW) -> Pol
         t, te, p, pe = fidelity(scenario.steps, last_chat, srv.counter)
         result.user_text_share, result.user_texts_expected = t, te
         result.tool_pair_share, result.tool_pairs_expected = p, pe
-    result.breakdown, result.top = _analyse(requests)
+    result.breakdown, result.top = _analyse(requests, set(committed))
     result.seconds = time.perf_counter() - started
     return result
 
@@ -298,8 +298,11 @@ async def _compaction_rows(policy: Any, requests: list[dict[str, Any]], steps: l
     return rows
 
 
-def _analyse(requests: list[dict[str, Any]]) -> tuple[dict[str, float], list[dict[str, Any]]]:
-    """Where the bill goes: summaries, warm chat requests, and chat requests that missed the cache."""
+def _analyse(requests: list[dict[str, Any]], committed: set[int] | None = None
+             ) -> tuple[dict[str, float], list[dict[str, Any]]]:
+    """Where the bill goes: summaries, warm chat requests, and chat requests that missed the cache.
+    ``committed``: the steps at which Précis wrote a compaction; a miss there is the re-write after a summary
+    even when the summary was asked for at an earlier step (prepared in the background)."""
     out = {"summary": 0.0, "warm": 0.0, "miss_ttl": 0.0, "miss_after_summary": 0.0, "miss_other": 0.0}
     summary_step = -1
     for r in requests:
@@ -311,7 +314,7 @@ def _analyse(requests: list[dict[str, Any]]) -> tuple[dict[str, float], list[dic
         read = u.get("cache_read_input_tokens", 0)
         if read >= 0.5 * r["prompt"]:
             r["kind"] = "warm"
-        elif r["step"] == summary_step:
+        elif r["step"] == summary_step or r["step"] in (committed or ()):
             r["kind"] = "miss_after_summary"
         elif r["gap"] > 300:
             r["kind"] = "miss_ttl"

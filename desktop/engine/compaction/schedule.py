@@ -122,6 +122,16 @@ def min_clear(rates: Rates, *, rewritten: int, turns: float, compaction_cost: fl
     return int(extra / per_token) if per_token > 0 else max(0, rewritten)
 
 
+def fresh_pays(rates: Rates, *, extra: int, request: float, turns: float, cycle: int, next_cost: float) -> bool:
+    """Whether a fresh summary pays over one prepared on an older state that leaves ``extra`` tokens more in
+    the prompt: those are written once more now (``write``), read on each of ``turns`` turns, and bring the
+    next summary (``next_cost``) sooner by an extra/``cycle`` share; the fresh one costs its ``request``."""
+    if extra <= 0:
+        return False
+    gain = extra * (rates.write + rates.read * max(0.0, turns)) + (next_cost * extra / cycle if cycle > 0 else 0.0)
+    return gain > request
+
+
 def tail_cap(rates: Rates, *, hard: int, fixed: int, growth: int, cost: float, cap: int, floor: int) -> int:
     """The verbatim tail's cap: ``cap`` unless a tail that large leaves too little room between the compacted
     prompt and ``hard`` (where compaction must happen) for a summary to pay; then what leaves that room, down
