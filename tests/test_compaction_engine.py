@@ -309,12 +309,30 @@ async def test_a_prepared_summary_that_frees_too_little_is_not_committed(small_e
     first = head[:k]
     assert 2 <= k < len(head)
     small_engine.compactor._prepared[sid] = Prepared(g.boundary, first[-1].id, "prepared: the first question", {})
+    await commits_a_fresh_summary(small_engine, fake_api, sid, head)
+
+
+async def commits_a_fresh_summary(engine, fake_api, sid: int, head: list) -> None:  # noqa: ANN001
+    """The next automatic compaction leaves the prepared summary and asks for one of the whole head."""
     asked = len(summary_requests(fake_api))
-    outcome = await small_engine.compact(sid, "auto")
+    outcome = await engine.compact(sid, "auto")
     assert outcome.ok, outcome.message
     assert not outcome.record.stats.get("prepared")
     assert outcome.record.covers_through_message_id == head[-1].id
     assert len(summary_requests(fake_api)) == asked + 1  # a fresh summary of the whole head
+
+
+async def a_long_head(engine, title: str):  # noqa: ANN001, ANN201
+    """A chat of long replies, no summary prepared but the test's own: (id, its gathered history, the tokens it
+    uses, the head a summary would cover)."""
+    engine.settings.prepare_ratio = 0.99
+    sid = (await engine.store.create_session(title, "claude-test")).id
+    await long_replies(engine, sid)
+    view = engine.view(sid)
+    g = await view.gather()
+    before, _source = view.used(g)
+    head, _tail = engine.compactor.split(g)
+    return sid, g, before, head
 
 
 async def long_replies(engine, sid: int, turns: int = 12) -> None:
@@ -332,13 +350,7 @@ async def test_a_prepared_summary_a_fresh_one_outpays_is_replaced(small_engine, 
     from desktop.engine.compactor import MIN_SAVING, Prepared
     from desktop.engine.tokens import estimate_message
 
-    small_engine.settings.prepare_ratio = 0.99  # only the summary this test prepares
-    sid = (await small_engine.store.create_session("older", "claude-test")).id
-    await long_replies(small_engine, sid)
-    view = small_engine.view(sid)
-    g = await view.gather()
-    before, _source = view.used(g)
-    head, _tail = small_engine.compactor.split(g)
+    sid, g, before, head = await a_long_head(small_engine, "older")
     # Prepared when about half of today's head was old enough: it frees well over MIN_SAVING, so the rule
     # before committed it.
     sizes = [estimate_message(m.content) for m in head]
@@ -347,12 +359,7 @@ async def test_a_prepared_summary_a_fresh_one_outpays_is_replaced(small_engine, 
     older = head[:k]
     assert small_engine.compactor.fresh_pays(g, older[-1].id, before, warm=True)
     small_engine.compactor._prepared[sid] = Prepared(g.boundary, older[-1].id, "prepared: the first questions", {})
-    asked = len(summary_requests(fake_api))
-    outcome = await small_engine.compact(sid, "auto")
-    assert outcome.ok, outcome.message
-    assert not outcome.record.stats.get("prepared")
-    assert outcome.record.covers_through_message_id == head[-1].id
-    assert len(summary_requests(fake_api)) == asked + 1  # a fresh summary of the whole head
+    await commits_a_fresh_summary(small_engine, fake_api, sid, head)
 
 
 async def test_a_prepared_summary_nearly_as_fresh_is_committed(small_engine, fake_api):
@@ -360,13 +367,7 @@ async def test_a_prepared_summary_nearly_as_fresh_is_committed(small_engine, fak
     # to pay for its request; the prepared one is committed and no summary is asked for.
     from desktop.engine.compactor import Prepared
 
-    small_engine.settings.prepare_ratio = 0.99
-    sid = (await small_engine.store.create_session("recent", "claude-test")).id
-    await long_replies(small_engine, sid)
-    view = small_engine.view(sid)
-    g = await view.gather()
-    before, _source = view.used(g)
-    head, _tail = small_engine.compactor.split(g)
+    sid, g, before, head = await a_long_head(small_engine, "recent")
     assert not small_engine.compactor.fresh_pays(g, head[-2].id, before, warm=True)
     small_engine.compactor._prepared[sid] = Prepared(g.boundary, head[-2].id, "prepared: nearly all of it", {})
     asked = len(summary_requests(fake_api))

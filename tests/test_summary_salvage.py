@@ -79,15 +79,21 @@ async def test_a_summary_with_looping_sections_is_completed_section_by_section_n
     assert (await small_engine.store.get_state(sid))["breaker_failures"] == 0
 
 
-async def test_sections_still_unusable_are_carried_from_the_previous_summary(small_engine, fake_api):
-    sid = (await small_engine.store.create_session("p", "claude-test")).id
-    small_engine.settings.auto_compact_ratio = 0.95  # only this test's compactions
-    await converse_in_prose(small_engine, fake_api, sid, 6)
-    await small_engine.compact(sid, "auto", target=2_500)  # the fake's own summary: every section there
-    first = await small_engine.store.active_compaction(sid)
+async def a_second_summary_due(engine, srv):  # noqa: ANN001, ANN201
+    """A chat with the fake's own sectioned summary (every section there) and four turns since: (id, that
+    compaction, its sections)."""
+    sid = (await engine.store.create_session("p", "claude-test")).id
+    engine.settings.auto_compact_ratio = 0.95  # only the test's compactions
+    await converse_in_prose(engine, srv, sid, 6)
+    await engine.compact(sid, "auto", target=2_500)
+    first = await engine.store.active_compaction(sid)
     assert first is not None and first.trigger == "auto"
-    old = sections.parse(first.summary)
-    await converse(small_engine, fake_api, sid, 4, start=6)
+    await converse(engine, srv, sid, 4, start=6)
+    return sid, first, sections.parse(first.summary)
+
+
+async def test_sections_still_unusable_are_carried_from_the_previous_summary(small_engine, fake_api):
+    sid, first, old = await a_second_summary_due(small_engine, fake_api)
     fake_api.queue_summary(PARTIAL, LOOPING, RESTATING, LOOPING, LOOPING)  # every section answer unusable
     outcome = await small_engine.compact(sid, "auto", target=2_500)
     record = await small_engine.store.active_compaction(sid)
@@ -106,14 +112,7 @@ async def test_a_summary_cut_at_its_reply_cap_keeps_its_whole_sections_and_carri
     # A reply stopped at max_tokens: the sections written before the cut are whole, the one it stops in is not,
     # and the ones after it were never written. Those come from the previous summary, as the model would have
     # marked them unchanged, rather than one request per section (each re-reads the whole prompt).
-    sid = (await small_engine.store.create_session("cut", "claude-test")).id
-    small_engine.settings.auto_compact_ratio = 0.95  # only this test's compactions
-    await converse_in_prose(small_engine, fake_api, sid, 6)
-    await small_engine.compact(sid, "auto", target=2_500)  # the fake's own summary: every section there
-    first = await small_engine.store.active_compaction(sid)
-    assert first is not None and first.trigger == "auto"
-    old = sections.parse(first.summary)
-    await converse(small_engine, fake_api, sid, 4, start=6)
+    sid, first, old = await a_second_summary_due(small_engine, fake_api)
     asked_before = len(summary_requests(fake_api))
     cut = ("## Goal\nMove the settings store to SQLite in WAL mode without losing the user's drafts.\n\n"
            "## User instructions and constraints\n- keep using tabs\n- never drop a draft on upgrade\n\n"
