@@ -678,33 +678,25 @@ class ChatModel(QAbstractListModel):
 
     def set_trimmed(self, message_ids: set[int]) -> None:
         """Mark the rows whose content requests carry shortened (the view shows a quiet tag)."""
-        for row in self._held + self._pending:  # not shown yet: they show it once they are
-            if row.message is not None and bool(row.detail.get("trimmed")) != (row.key in message_ids):
-                row.detail["trimmed"] = row.key in message_ids
-                row.refresh()
-        for i, row in enumerate(self._rows):
-            if row.message is None:
-                continue
-            trimmed = row.key in message_ids
-            if bool(row.detail.get("trimmed")) != trimmed:
-                row.detail["trimmed"] = trimmed
-                row.refresh()
-                self._changed(i)
+        self._set_tag("trimmed", message_ids)
 
     def set_pinned(self, message_ids: set[int]) -> None:
         """Mark the rows the user pinned (the view shows a quiet tag)."""
-        for row in self._held + self._pending:  # not shown yet: they show it once they are
-            if row.message is not None and bool(row.detail.get("pinned")) != (row.key in message_ids):
-                row.detail["pinned"] = row.key in message_ids
-                row.refresh()
-        for i, row in enumerate(self._rows):
+        self._set_tag("pinned", message_ids)
+
+    def _set_tag(self, tag: str, message_ids: set[int]) -> None:
+        """The quiet tag ``tag`` on exactly the message rows in ``message_ids``; rows not shown yet (held or
+        pending) keep it for when they are."""
+        shown = len(self._rows)
+        for i, row in enumerate(self._rows + self._held + self._pending):
             if row.message is None:
                 continue
-            pinned = row.key in message_ids
-            if bool(row.detail.get("pinned")) != pinned:
-                row.detail["pinned"] = pinned
+            wanted = row.key in message_ids
+            if bool(row.detail.get(tag)) != wanted:
+                row.detail[tag] = wanted
                 row.refresh()
-                self._changed(i)
+                if i < shown:
+                    self._changed(i)
 
     def set_card_detail(self, key: str, **changes: Any) -> None:
         """Change what a card shows (e.g. expanded summary); the row is re-measured and repainted."""
