@@ -12,7 +12,7 @@ from PySide6.QtGui import QColor, QGuiApplication
 from PySide6.QtWidgets import QStyleOptionViewItem
 
 from desktop.engine.types import StoredMessage
-from desktop.ui.chat_model import ChatModel, Roles, Segment
+from desktop.ui.chat_model import PENDING_FALLBACK_MS, ChatModel, Roles, Segment
 from desktop.ui.chat_view import ChatView
 
 CODE = 'def reverse(s: str) -> str:\n    return s[::-1]  # "slicing" <ok>'
@@ -383,6 +383,14 @@ def test_a_first_page_shows_a_screenful_and_the_rest_once_released(qtbot):
     assert model.row_at(model.row_of(5)).plain_text == "edited while pending"
     assert model.row_at(model.row_of(7)).detail.get("trimmed")
     assert not model.release_pending()
+
+
+def test_a_first_page_shows_the_rest_by_itself_when_no_measurement_reports(qtbot):
+    model = ChatModel()
+    model.set_messages(page(1, 201), has_older=False)
+    assert model.rowCount() < 100  # the rest waits for the chat's measurement, which never comes here
+    qtbot.waitUntil(lambda: model.rowCount() == 200, timeout=PENDING_FALLBACK_MS * 4)
+    assert ids(model) == list(range(1, 201)) and not model.release_pending()
 
 
 def test_prepend_older_merges_held_rows(qtbot):
