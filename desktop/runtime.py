@@ -29,6 +29,7 @@ ToolboxFactory = Callable[[Paths, Settings, ToolLog], Toolbox]
 
 @dataclass(slots=True)
 class Runtime:
+    """The opened parts: paths, settings, store, engine and tools."""
     paths: Paths
     settings: Settings
     store: Store

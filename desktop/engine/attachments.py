@@ -44,6 +44,7 @@ class AttachmentRefused(MediaError):
 
 @dataclass(frozen=True, slots=True)
 class Checked:
+    """A file checked for attaching: its kind and size."""
     path: Path
     kind: Kind
     size: int  # bytes on disk

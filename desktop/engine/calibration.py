@@ -35,6 +35,7 @@ MAX_BIAS = 2000  # tokens: a safety clamp; a bias this large means the anchor is
 
 @dataclass(slots=True)
 class _ModelState:
+    """One model's running averages of actual against estimated tokens."""
     actual: float = 0.0  # EWMA of actual tokens
     estimated: float = 0.0  # EWMA of estimated tokens
     samples: int = 0

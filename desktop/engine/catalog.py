@@ -51,6 +51,7 @@ class PriceTier:
 
 @dataclass(frozen=True, slots=True)
 class ModelInfo:
+    """What the catalog knows of a model: window, output limit, tokenizer family, prices."""
     model: str
     window: int | None  # None: capacity unknown
     max_output: int

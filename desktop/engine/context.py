@@ -49,6 +49,7 @@ def state_for(used: int, next_turn: int, window: int | None) -> State:
 
 @dataclass(slots=True)
 class ContextSnapshot:
+    """The gauge's figure: what the next request carries against the model's window."""
     model: str
     window: int | None  # None: capacity unknown (never a made-up 200K)
     max_output: int

@@ -72,6 +72,7 @@ ToolRuns = Mapping[str, ToolRun]  # tool_use id -> its run
 
 @dataclass(frozen=True, slots=True)
 class Markdown:
+    """Text shown as Markdown."""
     kind: ClassVar[PartKind] = PartKind.MARKDOWN
     text: str
 
@@ -144,6 +145,7 @@ class Attachment:
 
 @dataclass(frozen=True, slots=True)
 class OtherBlock:
+    """A block of a type the window does not show, named by its type."""
     kind: ClassVar[PartKind] = PartKind.OTHER
     type: str
 

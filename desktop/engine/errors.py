@@ -20,6 +20,7 @@ ERROR_KINDS: tuple[ErrorKind, ...] = get_args(ErrorKind)
 
 @dataclass(frozen=True, slots=True)
 class ChatError:
+    """A failed request, classified: its kind, the sentence to show and whether a retry may work."""
     kind: ErrorKind
     message: str
     retryable: bool = True

@@ -17,6 +17,7 @@ TurnAction = Literal["retry", "compact_retry", "new_chat_from_summary"]
 
 @dataclass(frozen=True, slots=True)
 class EngineEvent:
+    """Something that happened in a chat, for the views."""
     session_id: int
 
 
@@ -36,17 +37,20 @@ class MessageUpdated(EngineEvent):
 
 @dataclass(frozen=True, slots=True)
 class MessageRemoved(EngineEvent):
+    """A row was deleted from the chat."""
     message_id: int
 
 
 @dataclass(frozen=True, slots=True)
 class TextDelta(EngineEvent):
+    """More text of a streaming reply."""
     message_id: int
     text: str
 
 
 @dataclass(frozen=True, slots=True)
 class UsageUpdate(EngineEvent):
+    """The provider's token counts for a reply."""
     message_id: int
     usage: Usage
 
@@ -66,6 +70,7 @@ class StatusChanged(EngineEvent):
 
 @dataclass(frozen=True, slots=True)
 class TurnDone(EngineEvent):
+    """A turn finished; its reply as stored."""
     message: StoredMessage
 
 

@@ -13,6 +13,7 @@ LEARNED_KEY = "profile_learned_windows"  # {profile: {"learned": {model: window}
 
 @dataclass(slots=True)
 class LearnedWindows:
+    """Context windows learned from providers' answers, per profile and model."""
     learned: dict[str, dict[str, int]] = field(default_factory=dict)
     reported: dict[str, list[str]] = field(default_factory=dict)
 

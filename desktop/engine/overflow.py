@@ -85,6 +85,7 @@ STOP_REASON_WINDOW = "model_context_window_exceeded"
 
 @dataclass(frozen=True, slots=True)
 class Overflow:
+    """A provider's context-overflow error, with the numbers it reported."""
     kind: OverflowKind
     raw_message: str
     tokens: int | None = None  # prompt size the provider reported

@@ -43,6 +43,7 @@ class ModelPrices:
 
 @dataclass(frozen=True, slots=True)
 class PriceTable:
+    """The prices file as read: its date, the prices per model and what could not be read."""
     date: str = ""  # "" : no file (the built-in prices apply)
     models: Mapping[str, ModelPrices] = field(default_factory=dict)
     problems: tuple[str, ...] = ()

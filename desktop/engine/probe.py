@@ -17,6 +17,7 @@ PROBE_TOKENS = 8  # the tiny request's output limit: enough for a word, costs ne
 
 @dataclass(slots=True)
 class ProbeResult:
+    """The outcome of a connection test, line by line, with the models listed."""
     ok: bool
     lines: list[str] = field(default_factory=list)  # one finding each, for the dialog
     models: list[str] = field(default_factory=list)  # what GET /v1/models listed

@@ -23,6 +23,7 @@ AUTH_WORDS: dict[AuthKind, str] = {  # marked for lupdate (context "Engine"): vi
 
 @dataclass(slots=True)
 class Profile:
+    """A named provider set-up: endpoint, authentication, models and per-model overrides."""
     name: str
     base_url: str = ""  # empty: the Anthropic API
     auth: AuthKind = "x-api-key"

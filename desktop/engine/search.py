@@ -16,6 +16,7 @@ MARK_END = "\x03"
 
 @dataclass(frozen=True, slots=True)
 class SearchHit:
+    """One match of a history search: a message or a summary, with its snippet."""
     kind: Literal["message", "summary"]
     session_id: int
     session_title: str

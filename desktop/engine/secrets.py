@@ -28,6 +28,7 @@ class KeyringUnavailable(RuntimeError):
 
 @dataclass(frozen=True, slots=True)
 class Credentials:
+    """The API key or token in use and where it came from."""
     api_key: str | None = None
     auth_token: str | None = None  # bearer token used by Anthropic-compatible providers
     source: str = "none"  # env | keyring | file | session | none | not_needed (a local server without keys)

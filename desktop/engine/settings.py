@@ -23,6 +23,7 @@ DEFAULT_MODEL = "claude-opus-5-5"  # the provider's current recommendation
 
 @dataclass(frozen=True, slots=True)
 class Paths:
+    """Where the settings, the data and the caches live."""
     config_dir: Path
     data_dir: Path
     cache_dir: Path
@@ -101,6 +102,7 @@ MAX_PRICE = 100_000.0
 
 @dataclass(slots=True)
 class Settings:
+    """The user's settings as read from settings.json (defaults for what is missing)."""
     base_url: str = ""
     model: str = DEFAULT_MODEL
     small_model: str = ""

@@ -42,6 +42,7 @@ class Activity(enum.StrEnum):
 
 @dataclass(slots=True)
 class Job:
+    """A chat's running task and its kind (a turn, a compaction, or a summary prepared in the background)."""
     kind: JobKind
     task: asyncio.Task[Any]
 

@@ -96,6 +96,7 @@ class StoredMessage:
 
 @dataclass(slots=True)
 class SessionInfo:
+    """A chat as the session list shows it: title, model, times, message count and last usage."""
     id: int
     title: str
     model: str | None

@@ -7,7 +7,6 @@ the window falls back to it when a ``.qm`` has not been built.
 from __future__ import annotations
 
 import functools
-import xml.etree.ElementTree as ET
 from collections.abc import Mapping
 from typing import Any
 
@@ -48,6 +47,8 @@ class Catalog:
 
 
 def parse(xml: str) -> Catalog:
+    from xml.etree import ElementTree as ET  # noqa: N817 (English, the window's usual start, reads no .ts)
+
     entries: dict[tuple[str, str], str] = {}
     for context in ET.fromstring(xml).iter("context"):
         name = context.findtext("name") or ""
@@ -69,6 +70,8 @@ def load(language: str) -> Catalog:
     """The catalog of ``language`` (empty for English or when its file is missing or unreadable)."""
     if language == ENGLISH:
         return Catalog()
+    from xml.etree import ElementTree as ET  # noqa: N817
+
     try:
         return parse(ts_file(language).read_text("utf-8"))
     except (OSError, ET.ParseError):

@@ -20,6 +20,7 @@ INTERRUPTED = "[interrupted: Précis stopped before this tool finished; it may o
 
 @dataclass(frozen=True, slots=True)
 class AuditEntry:
+    """One tool call as the audit log keeps it: what ran, how it was allowed, how it ended."""
     session_id: int
     tool_use_id: str
     server: str

@@ -23,6 +23,7 @@ class ToolStatus(enum.StrEnum):
 
 @dataclass(frozen=True, slots=True)
 class ToolCallStarted(EngineEvent):
+    """A tool call began."""
     tool_use_id: str
     name: str
     server: str
@@ -31,6 +32,7 @@ class ToolCallStarted(EngineEvent):
 
 @dataclass(frozen=True, slots=True)
 class ToolCallFinished(EngineEvent):
+    """A tool call ended: its status, duration and an excerpt of its output."""
     tool_use_id: str
     name: str
     status: ToolStatus
@@ -40,15 +42,18 @@ class ToolCallFinished(EngineEvent):
 
 @dataclass(frozen=True, slots=True)
 class PermissionAsked(EngineEvent):
+    """A tool call waits for the user's permission."""
     request: PermissionRequest
 
 
 @dataclass(frozen=True, slots=True)
 class PermissionSettled(EngineEvent):
+    """A permission request was answered, closed or timed out."""
     request_id: str
     answer: Answer | None  # None: the prompt was closed or timed out
 
 
 @dataclass(frozen=True, slots=True)
 class McpChanged(EngineEvent):
+    """The MCP servers' states changed."""
     servers: tuple[ServerStatus, ...] = ()

@@ -29,6 +29,7 @@ log = logging.getLogger(__name__)
 
 @dataclass(slots=True)
 class McpServerConfig:
+    """One MCP server as configured: a command to start or a URL to reach."""
     name: str
     command: str = ""
     args: list[str] = field(default_factory=list)
@@ -93,6 +94,7 @@ class McpServerConfig:
 
 @dataclass(slots=True)
 class McpConfig:
+    """The MCP servers configured, and what could not be read."""
     servers: list[McpServerConfig] = field(default_factory=list)
     problems: list[str] = field(default_factory=list)
 

@@ -46,6 +46,7 @@ def tool_name(server: str, tool: str) -> str:
 
 @dataclass(frozen=True, slots=True)
 class ServerStatus:
+    """An MCP server's state and the tools it offers."""
     name: str
     state: str  # disabled | stopped | starting | ready | failed
     error: str = ""

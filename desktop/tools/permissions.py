@@ -109,6 +109,7 @@ Asker = Callable[[PermissionRequest], Awaitable[Answer | None]]
 
 @dataclass(frozen=True, slots=True)
 class Verdict:
+    """Whether a tool call may run, and how that was decided."""
     allowed: bool
     how: str  # asked:once | asked:chat | asked:always | saved | chat | allow-list | yes | read-only | denied | ...
     reason: str = ""

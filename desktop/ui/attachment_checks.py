@@ -33,6 +33,7 @@ Checker = Callable[[str], Awaitable[CheckedFile]]
 
 @dataclass(frozen=True, slots=True)
 class CheckResult:
+    """The answer to checking an attached file: its kind, or why it cannot be sent."""
     path: str
     ticket: int  # which request this answers: a file removed and added again is checked again
     kind: str = ""  # image | pdf | text: it can be sent

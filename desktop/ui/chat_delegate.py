@@ -77,6 +77,7 @@ Index = QModelIndex | QPersistentModelIndex
 
 @dataclass(slots=True)
 class _DocEntry:
+    """A row's laid-out document, cached with what it was built for."""
     content_hash: int
     dark: bool
     text_width: int
@@ -88,6 +89,7 @@ class _DocEntry:
 
 @dataclass(slots=True)
 class _Geometry:
+    """Where a row's bubble and document sit in the viewport."""
     bubble: QRectF
     origin: QPointF  # top-left of the document inside the viewport
     doc: QTextDocument

@@ -66,6 +66,7 @@ class Roles(IntEnum):
 
 @dataclass(frozen=True, slots=True)
 class Segment:
+    """A piece of a row, by kind (markdown, a tool call or result, thinking, an image, a note)."""
     kind: SegmentKind
     text: str
     media: str = ""  # an image segment: the block's base64 data, for the bubble's thumbnail
@@ -73,6 +74,7 @@ class Segment:
 
 @dataclass(slots=True)
 class ChatRow:
+    """One row of the chat view (a message, a tool row, a compaction card or a notice) and what it shows."""
     key: RowKey
     sort_key: tuple[int, int, int]
     kind: RowKind

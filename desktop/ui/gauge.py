@@ -32,6 +32,7 @@ DASHES = 12  # segments of the "capacity unknown" ring
 
 @dataclass(frozen=True, slots=True)
 class GaugeColors:
+    """The gauge's colours for its current state."""
     arc: QColor  # the filled part (state colour)
     track: QColor  # the unfilled part
     text: QColor

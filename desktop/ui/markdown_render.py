@@ -38,6 +38,7 @@ HIGHLIGHT_LIMIT = 40_000
 
 @dataclass(frozen=True, slots=True)
 class Theme:
+    """The colours rendered Markdown uses, for one palette."""
     pygments_style: str
     code_bg: str
     code_header_bg: str

@@ -30,6 +30,7 @@ OVERSAMPLE = 2.0  # rendered at twice the pixels it is shown at, so it stays sha
 
 @dataclass(frozen=True, slots=True)
 class Formula:
+    """A rendered formula: its TeX source and image."""
     source: str  # the TeX between the dollars, what a copy of the image gives
     image: QImage
     width: float  # logical pixels

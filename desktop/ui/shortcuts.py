@@ -16,6 +16,7 @@ SHOWN_IN_FULL = 4  # more keys than this are shown as a range ("Ctrl+1 … Ctrl+
 
 @dataclass(frozen=True, slots=True)
 class Shortcut:
+    """A keyboard shortcut: the command, its keys and when it applies."""
     command: str  # what it does, by name (the binder maps it to an action)
     keys: tuple[str, ...]  # portable key sequences ("Ctrl+K"); the first is the one shown first
     # Marked with QT_TRANSLATE_NOOP (typed as object), translated when shown: describe(), condition().

@@ -18,6 +18,7 @@ NAME_ROLE = Qt.ItemDataRole.UserRole + 1
 
 @dataclass(frozen=True, slots=True)
 class SlashCommand:
+    """A window command typed in the composer (/help, /clear, ...)."""
     name: str
     what: object  # marked with QT_TRANSLATE_NOOP; shown through describe()
     argument: str = ""  # how its argument is written ('' : none)

@@ -28,6 +28,7 @@ OBJECT_CHAR = "\ufffc"  # what QTextDocument holds for an image (a typeset formu
 
 @dataclass(slots=True)
 class Range:
+    """A span of a row's text, in characters."""
     start: int
     end: int
 

@@ -27,6 +27,7 @@ def is_dark(palette: QPalette, surface: QPalette.ColorRole = QPalette.ColorRole.
 
 @dataclass(frozen=True, slots=True)
 class Colours:
+    """A palette's colours, by role."""
     window: str  # the chrome: header, sidebar, composer surround
     base: str  # the transcript and text fields
     alternate: str  # the sidebar, hovered rows

@@ -45,6 +45,7 @@ class MediaError(ValueError):
 
 @dataclass(frozen=True, slots=True)
 class CapReport:
+    """What the media cap did to a request's images and documents."""
     count_before: int  # images + documents in the request
     omitted: int  # the oldest ones replaced by a note
     downscaled: int

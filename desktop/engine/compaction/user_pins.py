@@ -23,6 +23,7 @@ LIMIT_TOKENS = 8_000  # one pin at most; a longer message is pinned by selecting
 
 @dataclass(frozen=True, slots=True)
 class Pin:
+    """A message (or a part of one) the user pinned to survive compaction."""
     message_id: int
     role: str
     text: str
