@@ -582,10 +582,7 @@ class SessionView:
     def long_ttl_pays(g: Gathered) -> bool:
         """The session's own rhythm picks the cache lifetime: the 1-hour write costs more and pays back only
         when the user pauses longer than the 5-minute cache lives but not longer than the hour. Until such a
-        pause has been seen, the cheaper 5-minute write is used. A pause seen before a compaction is kept in the
-        session's state (PAUSED): the rows it was read from have left ``history``, not the rhythm."""
-        if g.state.get(PAUSED):
-            return True
+        pause has been seen, the cheaper 5-minute write is used."""
         if g.pause_seen is not None:
             return g.pause_seen
         pause, last = False, None
@@ -642,9 +639,6 @@ class SessionView:
             session_bill=g.bill,
             cache_lifetime=LONG_CACHE_TTL if long_ttl else CACHE_TTL,
         )
-
-
-PAUSED = "cache_pause"  # session state: a pause the 1-hour cache outlives was seen before a compaction
 
 
 def _rhythm(m: StoredMessage, pause: bool, last: float | None) -> tuple[bool, float | None]:
