@@ -406,8 +406,8 @@ class Compactor:
         return used >= schedule.pays_gap(rates, cheapest, self.growth(g))
 
     def _due(self, g: Gathered, used: int, *, warm: bool) -> tuple[bool, schedule.Verdict | None]:
-        """Past the threshold and short of the hard limit, a summary is made when it pays (see
-        compaction.schedule); at the user's own threshold it is made there. The verdict, when one was made."""
+        """Short of the hard limit, a summary is made when it pays (see compaction.schedule; below the threshold
+        only once _may_pay_early); at the user's own threshold it is made there. The verdict, when one was made."""
         hard = self.hard_limit(g.model)
         if hard is None or self.user_threshold(g.model):
             return hard is not None and used >= (self.threshold(g.model) or hard), None
