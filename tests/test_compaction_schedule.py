@@ -349,3 +349,71 @@ def test_the_card_says_why_an_automatic_summary_was_made_now(qtbot):
     due = schedule.Verdict(schedule.Why.DUE, 30_000, 30_000).stats()
     assert "neared the end of the room" in card_title(record(schedule=due))
     assert "made now" not in card_title(record())
+
+
+async def _large_session(engine, monkeypatch, title: str) -> int:
+    """A chat in a 200K window whose first forty exchanges hold long tool outputs (about 60K tokens) and whose
+    last twenty are short: a summary of the old part would free most of the context, and the session grows
+    slowly, so every later turn would read what it frees."""
+    monkeypatch.setenv("PRECIS_CONTEXT_WINDOW", "200000")
+    store = engine.store
+    sid = (await store.create_session(title, "claude-test")).id
+    await store.add_message(sid, "user", [{"type": "text", "text": "port the parser " + prose(40, 1)}])
+    for k in range(40):
+        await store.add_message(sid, "assistant", [{"type": "tool_use", "id": f"r{k}", "name": "Read",
+                                                    "input": {"file_path": f"/src/p{k}.py"}}])
+        await store.add_message(sid, "user", [{"type": "tool_result", "tool_use_id": f"r{k}",
+                                               "content": prose(1_100, k)}])
+    for k in range(20):
+        await store.add_message(sid, "assistant", [{"type": "text", "text": f"done {k} " + prose(20, k)}])
+        await store.add_message(sid, "user", [{"type": "text", "text": f"next {k} " + prose(20, k + 50)}])
+    return sid
+
+
+async def test_a_summary_that_pays_below_the_threshold_of_a_large_window_is_made(small_engine, monkeypatch):
+    # At a 200K window the threshold is half the input room (about 96K tokens). A context of about 60K tokens,
+    # most of it a head a summary would free, growing a few hundred tokens a turn: each turn re-reads that head,
+    # and by the threshold it would have been read a hundred times more. The cost model says the summary pays
+    # now, so it is made now instead of waiting for the threshold.
+    from desktop.engine.compactor import Step
+
+    sid = await _large_session(small_engine, monkeypatch, "early")
+    compactor = small_engine.compactor
+    view = small_engine.view(sid)
+    g = await view.gather()
+    used = view.used(g)[0]
+    assert used < compactor.threshold("claude-test"), (used, compactor.threshold("claude-test"))
+    head, _tail = compactor.split(g)
+    assert compactor.verdict(g, used, head, warm=True).pays
+    decision = compactor.before_call(g, used, "exact", 30.0, cleared=True)
+    assert decision.step is Step.SUMMARISE
+    assert g.memo["schedule"].why is schedule.Why.PAYS  # the row and the card say why it was made now
+    # The user's own threshold is kept as the user set it: nothing below it.
+    small_engine.settings.auto_compact_ratio = 0.45
+    g = await view.gather()
+    assert compactor.before_call(g, used, "exact", 30.0, cleared=True).step is Step.NOTHING
+
+
+async def test_a_summary_below_the_threshold_that_does_not_pay_is_not_made_and_nothing_is_said(
+        small_engine, monkeypatch, caplog):
+    # The same chat growing fast (long turns): the context grows back soon after a summary, so it does not pay
+    # yet; below the threshold it is neither made nor announced as waiting.
+    from desktop.engine.compactor import Step
+
+    caplog.set_level(logging.INFO, logger="desktop.engine.compactor")
+    sid = await _large_session(small_engine, monkeypatch, "not yet")
+    store = small_engine.store
+    for k in range(10):
+        await store.add_message(sid, "assistant", [{"type": "text", "text": prose(1_500, k)}])
+        await store.add_message(sid, "user", [{"type": "text", "text": f"more {k}"}])
+    view = small_engine.view(sid)
+    g = await view.gather()
+    used = view.used(g)[0]
+    compactor = small_engine.compactor
+    assert used < compactor.threshold("claude-test")
+    head, _tail = compactor.split(g)
+    assert not compactor.verdict(g, used, head, warm=True).pays
+    assert compactor.before_call(g, used, "exact", 30.0, cleared=True).step is Step.NOTHING
+    assert "schedule" not in g.memo and "schedule_note" not in g.memo
+    assert not any("No summary yet" in r.getMessage() for r in caplog.records)
+

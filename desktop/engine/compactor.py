@@ -371,7 +371,11 @@ class Compactor:
         last = next((m for m in reversed(g.history) if m.role == "assistant"), None)
         if last is not None and overflow.detect_stop_reason(last.meta.get("stop_reason")) is not None:
             return True
-        if used < threshold:
+        # Below the threshold a summary is made only when it already pays (a large window, where the reads of a
+        # context kept growing up to the threshold cost more than summarising sooner); never at the user's own
+        # threshold, nor as a trim.
+        early = used < threshold
+        if early and not self._may_pay_early(g, used):
             return False
         # A summary that frees little now (the context is mostly the verbatim tail) would be followed by another
         # one soon, or need a deeper cut through the newest tool results: while there is room, let the head grow.
@@ -381,14 +385,29 @@ class Compactor:
             if self._saving(g, head) < MIN_SAVING * used:
                 return False
         due, verdict = self._due(g, used, warm=idle is not None and idle < self.cache_lifetime(g))
+        if early:  # nothing is said while a summary below the threshold does not pay: none was due
+            if due and verdict is not None:
+                g.memo["schedule"] = verdict
+                self._waited(g, verdict)
+            return due
         if verdict is not None:
             g.memo["schedule"] = verdict
             self._waited(g, verdict)
         return due or not budget or used >= DEFER_RATIO * budget
 
+    def _may_pay_early(self, g: Gathered, used: int) -> bool:
+        """Whether a summary below the threshold could pay at all: not at the user's own threshold or as a trim,
+        and only once the context is past the gap from which freeing all of it pays for the cheapest summary
+        (its cached read and its reply), so a small context is never split to find out."""
+        if self.user_threshold(g.model) or self.trims_instead(g):
+            return False
+        rates = self.rates(g.model)
+        cheapest = rates.read * used + rates.output * self.expected_summary(g)
+        return used >= schedule.pays_gap(rates, cheapest, self.growth(g))
+
     def _due(self, g: Gathered, used: int, *, warm: bool) -> tuple[bool, schedule.Verdict | None]:
-        """Past the threshold and short of the hard limit, a summary is made when it pays (see
-        compaction.schedule); at the user's own threshold it is made there. The verdict, when one was made."""
+        """Short of the hard limit, a summary is made when it pays (see compaction.schedule; below the threshold
+        only once _may_pay_early); at the user's own threshold it is made there. The verdict, when one was made."""
         hard = self.hard_limit(g.model)
         if hard is None or self.user_threshold(g.model):
             return hard is not None and used >= (self.threshold(g.model) or hard), None
