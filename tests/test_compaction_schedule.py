@@ -394,6 +394,29 @@ async def test_a_summary_that_pays_below_the_threshold_of_a_large_window_is_made
     assert compactor.before_call(g, used, "exact", 30.0, cleared=True).step is Step.NOTHING
 
 
+async def test_a_summary_that_will_pay_below_the_threshold_is_prepared_so_the_send_does_not_wait(
+        small_engine, fake_api, monkeypatch):
+    # The same chat: a summary below the threshold pays at the next turn. Made at that turn, the user would wait
+    # for it; prepared in the background after this turn (below the prepare mark too), the next send commits it.
+    sid = await _large_session(small_engine, monkeypatch, "prepared early")
+    fake_api.window = 200_000
+    compactor = small_engine.compactor
+    view = small_engine.view(sid)
+    g = await view.gather()
+    used = view.used(g)[0]
+    assert used < compactor.prepare_mark("claude-test") < compactor.threshold("claude-test")
+    assert compactor.prepare_soon(g, used, growth=200)
+    await compactor.prepare(g, view)
+    outcome = await compactor.compact(view, await view.gather(), "auto")
+    assert outcome.ok and outcome.record is not None and outcome.record.stats.get("prepared")
+    # A chat that does not need one soon (a tiny context) is not prepared below the mark.
+    small_sid = (await small_engine.store.create_session("short", "claude-test")).id
+    await small_engine.store.add_message(small_sid, "user", [{"type": "text", "text": "hello"}])
+    small_view = small_engine.view(small_sid)
+    sg = await small_view.gather()
+    assert not compactor.prepare_soon(sg, small_view.used(sg)[0], growth=200)
+
+
 async def test_a_summary_below_the_threshold_that_does_not_pay_is_not_made_and_nothing_is_said(
         small_engine, monkeypatch, caplog):
     # The same chat growing fast (long turns): the context grows back soon after a summary, so it does not pay

@@ -588,11 +588,17 @@ class Compactor:
 
     def prepare_soon(self, g: Gathered, used: int, growth: int | None) -> bool:
         """Past the prepare mark, summarise in the background so the next send does not wait; only when the
-        context grows fast enough to need it within two more turns (an unused summary is a billed waste)."""
+        context grows fast enough to need it within two more turns (an unused summary is a billed waste). A
+        summary that pays below the threshold (see _may_pay_early) is prepared the same way, below the mark."""
         threshold = self.threshold(g.model)
-        soon = threshold is not None and growth is not None and used + 2 * max(0, growth) >= threshold
+        if threshold is None or growth is None:
+            return False
+        ahead = used + 2 * max(0, growth)
+        early = ahead < threshold
+        if early and not self._may_pay_early(g, ahead):
+            return False
         # ... and only when the schedule would make it by then (a summary put off is not prepared early).
-        return soon and self.wants_prepare(g, used) and self._due(g, used + 2 * max(0, growth or 0), warm=True)[0]
+        return self.wants_prepare(g, used, early=early) and self._due(g, ahead, warm=True)[0]
 
     def low_water(self, g: Gathered, target: int | None = None) -> int:
         """What a trim without a summary brings the request under: LOW_WATER of the threshold (and under
@@ -1049,10 +1055,11 @@ class Compactor:
                        record, before, after, g=after_g)
 
     # --- background preparation -----------------------------------------------------------------------
-    def wants_prepare(self, g: Gathered, used: int) -> bool:
-        """Past the prepare mark, a summary made in the background lets the next send go on without waiting."""
+    def wants_prepare(self, g: Gathered, used: int, *, early: bool = False) -> bool:
+        """Past the prepare mark (or ``early``: before it, one that pays), a summary made in the background lets
+        the next send go on without waiting."""
         mark = self.prepare_mark(g.model)
-        if not mark or used < mark or g.breaker_open:
+        if g.breaker_open or not (early or (mark and used >= mark)):
             return False
         ready = self._prepared.get(g.session.id)
         if ready and ready.boundary == g.boundary:
