@@ -310,8 +310,9 @@ async def test_the_ledger_beside_a_summary_keeps_its_newest_entries_within_the_p
     await store.add_message(sid, "user", [{"type": "text", "text": "refactor the whole package " + prose(40, 1)}])
     deep = "/".join(f"package_module_{k}" for k in range(12))
     for k in range(150):
-        name, arg = [("Read", {"file_path": f"/src/{deep}/read_{k:03d}.py"}),
-                     ("Edit", {"file_path": f"/src/{deep}/edit_{k:03d}.py"}),
+        # Each file in its own tree (no common directory the ledger could name once).
+        name, arg = [("Read", {"file_path": f"/src{k % 7}/{deep}/read_{k:03d}.py"}),
+                     ("Edit", {"file_path": f"/src{k % 7}/{deep}/edit_{k:03d}.py"}),
                      ("Bash", {"command": f"pytest -q tests/{deep}/test_{k:03d}.py -k case_{k} --maxfail 1"})][k % 3]
         await store.add_message(sid, "assistant", [{"type": "tool_use", "id": f"t{k}", "name": name, "input": arg}])
         await store.add_message(sid, "user", [{"type": "tool_result", "tool_use_id": f"t{k}",
@@ -349,3 +350,42 @@ def test_the_card_says_why_an_automatic_summary_was_made_now(qtbot):
     due = schedule.Verdict(schedule.Why.DUE, 30_000, 30_000).stats()
     assert "neared the end of the room" in card_title(record(schedule=due))
     assert "made now" not in card_title(record())
+
+
+async def test_the_tail_keeps_the_rounds_of_the_ten_newest_calls_and_no_older_round(mid_engine):
+    # Twenty small tool rounds after a question: the rounds of the ten newest calls take about 2K tokens, but the
+    # tail grew by tokens (to half its cap) and moved back to the typed question, keeping older rounds too, each
+    # written again after the summary and read by every later turn. Nothing needs them verbatim: the question
+    # is pinned beside the summary, the older calls are in the summary and the ledger.
+    from desktop.engine.compactor import KEEP_ROUNDS
+
+    store = mid_engine.store
+    sid = (await store.create_session("rounds", "claude-test")).id
+    for turn in range(4):
+        await store.add_message(sid, "user", [{"type": "text", "text": f"question {turn}: " + prose(500, turn)}])
+        await store.add_message(sid, "assistant", [{"type": "text", "text": f"answer {turn}: " + prose(500, turn)}])
+    await store.add_message(sid, "user", [{"type": "text", "text": "now read the logs one by one"}])
+    for k in range(20):
+        await store.add_message(sid, "assistant", [{"type": "tool_use", "id": f"t{k}", "name": "read",
+                                                    "input": {"path": f"{k}.log"}}])
+        await store.add_message(sid, "user", [{"type": "tool_result", "tool_use_id": f"t{k}",
+                                               "content": prose(120, k + 10)}])
+    g = await mid_engine.view(sid).gather()
+    head, tail = mid_engine.compactor.split(g)
+    assert head
+    kept = {b.get("id") for m in tail for b in m.content if b.get("type") == "tool_use"}
+    answered = {b.get("tool_use_id") for m in tail for b in m.content if b.get("type") == "tool_result"}
+    newest = {f"t{k}" for k in range(20 - KEEP_ROUNDS, 20)}
+    assert kept == newest and answered == newest
+    assert "now read the logs" not in str([m.content for m in tail])  # typed before them: pinned, not kept twice
+
+
+async def test_a_conversation_without_tool_calls_keeps_a_tail_by_tokens(mid_engine):
+    store = mid_engine.store
+    sid = (await store.create_session("chat", "claude-test")).id
+    for turn in range(16):
+        await store.add_message(sid, "user", [{"type": "text", "text": f"question {turn}: " + prose(400, turn)}])
+        await store.add_message(sid, "assistant", [{"type": "text", "text": f"answer {turn}: " + prose(400, turn)}])
+    g = await mid_engine.view(sid).gather()
+    head, tail = mid_engine.compactor.split(g)
+    assert head and len(tail) >= 2 and "answer 15" in str(tail[-1].content)

@@ -297,10 +297,13 @@ class Compactor:
     @staticmethod
     def _with_recent_rounds(g: Gathered, head: list[Message], tail: list[Message],
                             limit: int) -> tuple[list[Message], list[Message]]:
-        """The split moved earlier so the tail keeps the rounds that hold the newest KEEP_ROUNDS tool calls whole
-        (with their results), when the tail then stays within ``limit`` (estimate units): what the model was just
-        doing stays verbatim. Calls, not rounds: ten rounds of parallel calls can be three times as large, and the
-        clearing keeps the same ten results (Settings.keep_tool_results)."""
+        """The split moved to the rounds that hold the newest KEEP_ROUNDS tool calls whole (with their results),
+        when the tail then stays within ``limit`` (estimate units): what the model was just doing stays verbatim.
+        Calls, not rounds: ten rounds of parallel calls can be three times as large, and the clearing keeps the
+        same ten results (Settings.keep_tool_results). Moved later too, when the tail grown by tokens (or back to
+        a typed message) holds older rounds: every token kept is written again after the summary and read by
+        every later turn, and nothing needs those verbatim (the user's texts before them are pinned, their calls
+        are in the summary and the ledger). A conversation without tool calls keeps its tail by tokens."""
         rows = g.sendable
         if not head:
             return head, tail
@@ -317,8 +320,8 @@ class Compactor:
             return head, tail
         cuts = g.cuts if g.cuts is not None else cp.cut_points(rows)
         cut = max((c for c in cuts if c < oldest), default=None)  # before the calls that round answers
-        if cut is None or cut >= len(head):
-            return head, tail  # the tail holds them already
+        if cut is None or cut == len(head):
+            return head, tail  # the tail is those rounds already
         sizes = g.row_tokens or [tokens.estimate_message(m.content) for m in rows]
         if sum(sizes[cut:]) > limit:
             return head, tail
