@@ -446,15 +446,44 @@ class Compactor:
         return schedule.summary_cost(self.rates(g.model), used=used, after=after, warm=warm,
                                      output=self.expected_summary(g))
 
-    def summary_reply_cap(self, model: str) -> int:
+    def summary_reply_cap(self, model: str, g: Gathered | None = None) -> int:
         """A summary's reply cap in a chat with ``model``: SUMMARY_SHARE of its window, at most
-        SUMMARY_MAX_TOKENS."""
-        return summary_cap(self.shared.catalog.info(model).window)
+        SUMMARY_MAX_TOKENS; given the session ``g``, less when the cost model says so (see summary_room)."""
+        cap = summary_cap(self.shared.catalog.info(model).window)
+        return self.summary_room(g, cap) if g is not None else cap
+
+    def summary_room(self, g: Gathered, cap: int) -> int:
+        """The summary's cap by cost, by the rule the verbatim tail follows (schedule.tail_cap): ``cap`` unless
+        a summary that large, beside the pins and the rounds of the newest tool calls, leaves too little room
+        below the hard limit for the next summary to pay; then what leaves that room, down to
+        SUMMARY_MIN_TOKENS. Every token of it is read by every turn until the next summary and, unlike the tail,
+        was first paid for at the output price; in a small window the cycle is too short to recover that."""
+        hard = self.hard_limit(g.model)
+        if hard is None or self.user_threshold(g.model):
+            return cap
+        fixed = self.pin_room(g.model) // 2 + self._rounds_tokens(g)
+        rates = self.rates(g.model)
+        cost = schedule.summary_cost(rates, used=hard, after=fixed + cap, output=cap, warm=True)
+        return schedule.tail_cap(rates, hard=hard, fixed=fixed, growth=self.growth(g), cost=cost, cap=cap,
+                                 floor=min(cap, SUMMARY_MIN_TOKENS))
+
+    def _rounds_tokens(self, g: Gathered) -> int:
+        """Tokens (calibrated) of the rounds that hold the newest KEEP_ROUNDS tool calls: what a summary keeps
+        beside it whatever the tail's cap (0 without tool calls)."""
+        rows = g.sendable
+        sizes = g.row_tokens or [tokens.estimate_message(m.content) for m in rows]
+        calls = total = 0
+        for i in range(len(rows) - 1, -1, -1):
+            total += sizes[i]
+            calls += sum(1 for b in rows[i].content if b.get("type") == "tool_result")
+            if calls >= KEEP_ROUNDS:
+                return self.shared.calibration.apply(g.model, total + (sizes[i - 1] if i else 0))
+        return 0
 
     def expected_summary(self, g: Gathered) -> int:
         """The next summary's length, about: the previous one's, within the reply cap."""
         previous = tokens.estimate_text(g.compaction.summary) if g.compaction else 0
-        return route.expected_output(previous, self.summary_reply_cap(g.model))
+        return route.expected_output(previous, self.summary_reply_cap(g.model, g))
 
     def pin_room(self, model: str) -> int:
         """What the pinned user texts may take beside a summary: the pin budget, within PIN_FRACTION of the
@@ -703,7 +732,7 @@ class Compactor:
         replaced = sum(tokens.estimate_message(m.content) for m in head) + previous_tokens
         chat_info, small_info = catalog.info(g.model), catalog.info(settings.summary_model)
         window = chat_info.window or 0
-        out_cap = self.summary_reply_cap(g.model)
+        out_cap = self.summary_reply_cap(g.model, g)
         fits = cached is not None and bool(window) and used + route.INSTRUCTION_TOKENS + out_cap <= window
         return route.choose(chat_info, small_info, prefix_tokens=used, transcript_tokens=replaced,
                             output_tokens=self.expected_summary(g), warm=warm,
@@ -803,7 +832,7 @@ class Compactor:
         replaced = sum(tokens.estimate_message(m.content) for m in head)
         previous_tokens = tokens.estimate_text(previous) if previous else 0
         replaced += previous_tokens
-        out_cap = self.summary_reply_cap(g.model)
+        out_cap = self.summary_reply_cap(g.model, g)
         choice = self._choice(g, head, cached=cached, used=used, warm=warm)
         started = time.monotonic()
         total: dict[str, int] = {}
@@ -834,7 +863,8 @@ class Compactor:
         else:
             chunks = self._chunks(head, model)
             for chunk in chunks:
-                part = await self._summarise_part(chunk, previous, focus, model, asks_left)
+                part = await self._summarise_part(chunk, previous, focus, model, asks_left,
+                                                  cap=min(self._reply_cap(model), out_cap))
                 if part.summary is None:
                     return None, _rejected(part.rejected), part.error
                 previous, dropped = part.summary, dropped + part.dropped
@@ -864,14 +894,16 @@ class Compactor:
         }, ""
 
     async def _summarise_part(self, head: list[StoredMessage], previous: str | None, focus: str | None,
-                              model: str, asks_left: list[int] | None = None) -> Part:
+                              model: str, asks_left: list[int] | None = None, cap: int | None = None) -> Part:
         """One summary request (retried shorter when the request itself is too long); a refused answer salvaged
-        with at most ``asks_left[0]`` section requests (the compaction's budget, shared by its parts)."""
+        with at most ``asks_left[0]`` section requests (the compaction's budget, shared by its parts). ``cap``:
+        the reply cap (default: the summary model's, ``_reply_cap``)."""
+        cap = cap if cap is not None else self._reply_cap(model)
         messages: list[Message] = list(head)
         error = "no summary"
         for _attempt in range(SUMMARY_RETRIES + 1):
             req = cp.build_summary_request(messages, previous_summary=previous, focus=focus,
-                                           max_tokens=self._reply_cap(model))
+                                           max_tokens=cap)
             req["model"] = model
             try:
                 text, usage, stop = await self._summariser().complete(req)
@@ -893,7 +925,7 @@ class Compactor:
                                             functools.partial(self._section_request, list(messages), previous, model),
                                             asks_left if asks_left is not None else [salvage.MAX_ASKS],
                                             cp.flatten(messages), cut=stop == "max_tokens",
-                                            room=self._reply_cap(model))
+                                            room=cap)
                 if asked is None:
                     return Part(error=problem, rejected=text)
                 return Part(asked[0], Usage(**total), len(head) - len(messages), salvaged=asked[1])
