@@ -418,3 +418,36 @@ async def test_a_large_window_keeps_its_summary_size(small_engine, monkeypatch):
     sid = await _parallel_rounds(small_engine, rounds=12, calls=3, words=260)
     g = await small_engine.view(sid).gather()
     assert small_engine.compactor.summary_reply_cap("claude-test", g) == SUMMARY_MAX_TOKENS
+
+
+async def test_when_the_summary_gives_way_the_ledger_keeps_only_its_floor(mid_engine):
+    # The ledger took the room the pins left (up to a tenth of the window) as if it were free; when the cost
+    # model has the summary give way, that room is not free either: the ledger keeps its floor, its newest
+    # entries (the record keeps it whole).
+    from desktop.engine.compactor import summary_cap
+    from desktop.engine.tokens import estimate_text
+
+    store = mid_engine.store
+    sid = (await store.create_session("ledger", "claude-test")).id
+    await store.add_message(sid, "user", [{"type": "text", "text": "run every check " + prose(40, 1)}])
+    for k in range(60):
+        command = f"pytest -q tests/suite_{k:03d}/test_module_{k:03d}.py -k 'case_{k} and not slow' --maxfail 1 -x"
+        await store.add_message(sid, "assistant", [{"type": "tool_use", "id": f"c{k}", "name": "Bash",
+                                                    "input": {"command": command}}])
+        await store.add_message(sid, "user", [{"type": "tool_result", "tool_use_id": f"c{k}",
+                                               "content": "ok " + prose(20, k)}])
+    for r in range(12):
+        ids = [f"t{r}_{c}" for c in range(3)]
+        await store.add_message(sid, "assistant", [{"type": "tool_use", "id": i, "name": "read",
+                                                    "input": {"path": f"{i}.py"}} for i in ids])
+        await store.add_message(sid, "user", [{"type": "tool_result", "tool_use_id": i,
+                                               "content": prose(260, r * 3 + c)} for c, i in enumerate(ids)])
+    compactor = mid_engine.compactor
+    g = await mid_engine.view(sid).gather()
+    assert compactor.summary_reply_cap("claude-test", g) < summary_cap(32_000)  # the summary gives way
+    outcome = await mid_engine.compact(sid, "manual")
+    assert outcome.ok and outcome.record is not None, outcome.message
+    sent = outcome.record.stats["pins_text"]
+    ledger = sent[sent.index("<artifact-ledger>"):]
+    assert estimate_text(ledger) <= compactor.pin_room("claude-test") // 4
+    assert "suite_059" in ledger and len(outcome.record.stats["ledger"]["commands"]) == 40

@@ -996,7 +996,11 @@ class Compactor:
         # Pins and ledger share the pin room: the ledger keeps its newest entries within what the pins leave, and
         # at least a quarter of it (a file list the user's long texts crowd out is what a summary forgets).
         room = self.pin_room(g.model)
-        ledger_text = ledgers.render(ledger, max(room // 4, room - tokens.estimate_text(pins_text)))
+        # ... unless the cost model has the summary give way (see summary_room): then the ledger keeps its floor,
+        # the room the pins leave is not free either (every token of it is read by every turn).
+        short = self.summary_reply_cap(g.model, g) < self.summary_reply_cap(g.model)
+        ledger_room = room // 4 if short else max(room // 4, room - tokens.estimate_text(pins_text))
+        ledger_text = ledgers.render(ledger, ledger_room)
         # The files read or edited last, fresh from disk now (fixed in this record, so the cached prefix holds).
         snapshots = shared.file_snapshots
         files_text = snapshots(view.session_id, ledgers.recent_files(ledger)) if snapshots and ledgers.recent_files(ledger) else ""
