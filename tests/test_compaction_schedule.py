@@ -451,3 +451,19 @@ async def test_when_the_summary_gives_way_the_ledger_keeps_only_its_floor(mid_en
     ledger = sent[sent.index("<artifact-ledger>"):]
     assert estimate_text(ledger) <= compactor.pin_room("claude-test") // 4
     assert "suite_059" in ledger and len(outcome.record.stats["ledger"]["commands"]) == 40
+
+
+async def test_a_summary_is_prepared_for_the_next_turn_not_two_turns_ahead(mid_engine):
+    # A background summary is there so the next send does not wait. Made two turns ahead it is a turn older than
+    # that needs when it is committed, and at a small window the turn's tokens make a fresh summary pay: the
+    # prepared one was billed for nothing (92 summary requests for 56 compactions at 32K in the replay).
+    sid = await _parallel_rounds(mid_engine, rounds=12, calls=3, words=260)
+    compactor = mid_engine.compactor
+    g = await mid_engine.view(sid).gather()
+    hard, growth = compactor.hard_limit("claude-test"), 2_000
+    assert hard is not None
+    two_turns_ahead = hard - growth - 500  # due (at the hard limit) two turns from now, not at the next one
+    assert not compactor._due(g, two_turns_ahead + growth, warm=True)[0]
+    assert compactor.wants_prepare(g, two_turns_ahead)
+    assert not compactor.prepare_soon(g, two_turns_ahead, growth)
+    assert compactor.prepare_soon(g, hard - growth // 2, growth)  # due at the next turn: prepared now

@@ -601,11 +601,12 @@ class Compactor:
 
     def prepare_soon(self, g: Gathered, used: int, growth: int | None) -> bool:
         """Past the prepare mark, summarise in the background so the next send does not wait; only when the
-        context grows fast enough to need it within two more turns (an unused summary is a billed waste)."""
+        context grows fast enough to need it at the next turn (an unused summary is a billed waste: made a turn
+        earlier, it is a turn older at the commit, and at a small window that turn makes a fresh one pay)."""
         threshold = self.threshold(g.model)
-        soon = threshold is not None and growth is not None and used + 2 * max(0, growth) >= threshold
+        soon = threshold is not None and growth is not None and used + max(0, growth) >= threshold
         # ... and only when the schedule would make it by then (a summary put off is not prepared early).
-        return soon and self.wants_prepare(g, used) and self._due(g, used + 2 * max(0, growth or 0), warm=True)[0]
+        return soon and self.wants_prepare(g, used) and self._due(g, used + max(0, growth or 0), warm=True)[0]
 
     def low_water(self, g: Gathered, target: int | None = None) -> int:
         """What a trim without a summary brings the request under: LOW_WATER of the threshold (and under
