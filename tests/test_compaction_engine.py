@@ -156,15 +156,22 @@ async def test_background_summary_is_used_at_the_next_send(small_engine, fake_ap
 async def test_a_background_summary_turns_older_than_pays_is_made_afresh(small_engine, fake_api):
     # Prepared two turns before the threshold: by the time it is due the verbatim tail has moved on by those
     # turns, which the prepared summary would leave in the prompt. In an 8K window a fresh summary pays over
-    # it, and is made (it was committed before, leaving the turns since behind).
+    # it, and is made (it was committed before, leaving the turns since behind). The engine prepares one for the
+    # next turn only (test_compaction_schedule); an older one is made here as a longer turn would leave it.
     small_engine.settings.prepare_ratio = 0.3
     small_engine.settings.auto_compact_ratio = 0.7
     sid = (await small_engine.store.create_session("bg2", "claude-test")).id
+    compactor, view = small_engine.compactor, small_engine.view(sid)
     for turn in range(12):
         await converse(small_engine, fake_api, sid, 1, start=turn)
         await small_engine.tasks.wait(sid, "prepare")
-        if summary_requests(fake_api):
+        assert not summary_requests(fake_api)  # not yet due at the next turn
+        g = await view.gather()
+        used = (await small_engine.measure(sid)).used
+        if used + 2 * compactor.growth(g) >= (compactor.threshold("claude-test") or 0):
+            await compactor.prepare(g, view)  # two turns before the threshold
             break
+    assert summary_requests(fake_api)
     prepared = small_engine.compactor._prepared[sid]
     asked = len(summary_requests(fake_api))
     for turn in range(20, 26):  # the next sends cross the threshold

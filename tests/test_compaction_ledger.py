@@ -138,3 +138,22 @@ def test_decisions_and_their_reasons_are_kept_from_the_transcript_not_from_the_s
     # Folded into the next compaction's ledger, whatever its summary says.
     later = build([say(10, "assistant", "We decided to drop Python 3.10 because of match statements.")], ledger)
     assert later["decisions"][0].startswith("We decided on WAL mode") and later["decisions"][-1].endswith("[#10]")
+
+
+def test_paths_under_one_directory_name_it_once():
+    # Real sessions name files by absolute path: forty files under one project directory repeated that
+    # directory forty times in a block every later request reads. It is named once; each file stays findable.
+    root = "/home/someone/projects/service-worktrees/service-feature-branch"
+    history = []
+    for k in range(20):
+        history += [call(2 * k, 4 * k + 1, "Read", file_path=f"{root}/lib/module_{k}.ex"),
+                    result(2 * k, 4 * k + 2, "code"),
+                    call(2 * k + 1, 4 * k + 3, "Edit", file_path=f"{root}/test/module_{k}_test.exs"),
+                    result(2 * k + 1, 4 * k + 4, "edited")]
+    ledger = build(history)
+    text = render(ledger)
+    assert text.count(root) == 1
+    assert "lib/module_19.ex" in text and "test/module_0_test.exs" in text
+    plain = f"{root}/lib/module_19.ex"
+    assert len(text) < sum(len(p) for p in ledger["read"] + ledger["written"]) and plain not in text
+    assert render(build(HISTORY)) .count("src/a.py") == 2  # no common directory worth naming: as before

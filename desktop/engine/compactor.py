@@ -297,10 +297,13 @@ class Compactor:
     @staticmethod
     def _with_recent_rounds(g: Gathered, head: list[Message], tail: list[Message],
                             limit: int) -> tuple[list[Message], list[Message]]:
-        """The split moved earlier so the tail keeps the rounds that hold the newest KEEP_ROUNDS tool calls whole
-        (with their results), when the tail then stays within ``limit`` (estimate units): what the model was just
-        doing stays verbatim. Calls, not rounds: ten rounds of parallel calls can be three times as large, and the
-        clearing keeps the same ten results (Settings.keep_tool_results)."""
+        """The split moved to the rounds that hold the newest KEEP_ROUNDS tool calls whole (with their results),
+        when the tail then stays within ``limit`` (estimate units): what the model was just doing stays verbatim.
+        Calls, not rounds: ten rounds of parallel calls can be three times as large, and the clearing keeps the
+        same ten results (Settings.keep_tool_results). Moved later too, when the tail grown by tokens (or back to
+        a typed message) holds older rounds: every token kept is written again after the summary and read by
+        every later turn, and nothing needs those verbatim (the user's texts before them are pinned, their calls
+        are in the summary and the ledger). A conversation without tool calls keeps its tail by tokens."""
         rows = g.sendable
         if not head:
             return head, tail
@@ -317,8 +320,8 @@ class Compactor:
             return head, tail
         cuts = g.cuts if g.cuts is not None else cp.cut_points(rows)
         cut = max((c for c in cuts if c < oldest), default=None)  # before the calls that round answers
-        if cut is None or cut >= len(head):
-            return head, tail  # the tail holds them already
+        if cut is None or cut == len(head):
+            return head, tail  # the tail is those rounds already
         sizes = g.row_tokens or [tokens.estimate_message(m.content) for m in rows]
         if sum(sizes[cut:]) > limit:
             return head, tail
@@ -462,15 +465,44 @@ class Compactor:
         return schedule.summary_cost(self.rates(g.model), used=used, after=after, warm=warm,
                                      output=self.expected_summary(g))
 
-    def summary_reply_cap(self, model: str) -> int:
+    def summary_reply_cap(self, model: str, g: Gathered | None = None) -> int:
         """A summary's reply cap in a chat with ``model``: SUMMARY_SHARE of its window, at most
-        SUMMARY_MAX_TOKENS."""
-        return summary_cap(self.shared.catalog.info(model).window)
+        SUMMARY_MAX_TOKENS; given the session ``g``, less when the cost model says so (see summary_room)."""
+        cap = summary_cap(self.shared.catalog.info(model).window)
+        return self.summary_room(g, cap) if g is not None else cap
+
+    def summary_room(self, g: Gathered, cap: int) -> int:
+        """The summary's cap by cost, by the rule the verbatim tail follows (schedule.tail_cap): ``cap`` unless
+        a summary that large, beside the pins and the rounds of the newest tool calls, leaves too little room
+        below the hard limit for the next summary to pay; then what leaves that room, down to
+        SUMMARY_MIN_TOKENS. Every token of it is read by every turn until the next summary and, unlike the tail,
+        was first paid for at the output price; in a small window the cycle is too short to recover that."""
+        hard = self.hard_limit(g.model)
+        if hard is None or self.user_threshold(g.model):
+            return cap
+        fixed = self.pin_room(g.model) // 2 + self._rounds_tokens(g)
+        rates = self.rates(g.model)
+        cost = schedule.summary_cost(rates, used=hard, after=fixed + cap, output=cap, warm=True)
+        return schedule.tail_cap(rates, hard=hard, fixed=fixed, growth=self.growth(g), cost=cost, cap=cap,
+                                 floor=min(cap, SUMMARY_MIN_TOKENS))
+
+    def _rounds_tokens(self, g: Gathered) -> int:
+        """Tokens (calibrated) of the rounds that hold the newest KEEP_ROUNDS tool calls: what a summary keeps
+        beside it whatever the tail's cap (0 without tool calls)."""
+        rows = g.sendable
+        sizes = g.row_tokens or [tokens.estimate_message(m.content) for m in rows]
+        calls = total = 0
+        for i in range(len(rows) - 1, -1, -1):
+            total += sizes[i]
+            calls += sum(1 for b in rows[i].content if b.get("type") == "tool_result")
+            if calls >= KEEP_ROUNDS:
+                return self.shared.calibration.apply(g.model, total + (sizes[i - 1] if i else 0))
+        return 0
 
     def expected_summary(self, g: Gathered) -> int:
         """The next summary's length, about: the previous one's, within the reply cap."""
         previous = tokens.estimate_text(g.compaction.summary) if g.compaction else 0
-        return route.expected_output(previous, self.summary_reply_cap(g.model))
+        return route.expected_output(previous, self.summary_reply_cap(g.model, g))
 
     def pin_room(self, model: str) -> int:
         """What the pinned user texts may take beside a summary: the pin budget, within PIN_FRACTION of the
@@ -588,12 +620,13 @@ class Compactor:
 
     def prepare_soon(self, g: Gathered, used: int, growth: int | None) -> bool:
         """Past the prepare mark, summarise in the background so the next send does not wait; only when the
-        context grows fast enough to need it within two more turns (an unused summary is a billed waste). A
+        context grows fast enough to need it at the next turn (an unused summary is a billed waste: made a turn
+        earlier, it is a turn older at the commit, and at a small window that turn makes a fresh one pay). A
         summary that pays below the threshold (see _may_pay_early) is prepared the same way, below the mark."""
         threshold = self.threshold(g.model)
         if threshold is None or growth is None:
             return False
-        ahead = used + 2 * max(0, growth)
+        ahead = used + max(0, growth)
         early = ahead < threshold
         if early and not self._may_pay_early(g, ahead):
             return False
@@ -725,7 +758,7 @@ class Compactor:
         replaced = sum(tokens.estimate_message(m.content) for m in head) + previous_tokens
         chat_info, small_info = catalog.info(g.model), catalog.info(settings.summary_model)
         window = chat_info.window or 0
-        out_cap = self.summary_reply_cap(g.model)
+        out_cap = self.summary_reply_cap(g.model, g)
         fits = cached is not None and bool(window) and used + route.INSTRUCTION_TOKENS + out_cap <= window
         return route.choose(chat_info, small_info, prefix_tokens=used, transcript_tokens=replaced,
                             output_tokens=self.expected_summary(g), warm=warm,
@@ -825,7 +858,7 @@ class Compactor:
         replaced = sum(tokens.estimate_message(m.content) for m in head)
         previous_tokens = tokens.estimate_text(previous) if previous else 0
         replaced += previous_tokens
-        out_cap = self.summary_reply_cap(g.model)
+        out_cap = self.summary_reply_cap(g.model, g)
         choice = self._choice(g, head, cached=cached, used=used, warm=warm)
         started = time.monotonic()
         total: dict[str, int] = {}
@@ -856,7 +889,8 @@ class Compactor:
         else:
             chunks = self._chunks(head, model)
             for chunk in chunks:
-                part = await self._summarise_part(chunk, previous, focus, model, asks_left)
+                part = await self._summarise_part(chunk, previous, focus, model, asks_left,
+                                                  cap=min(self._reply_cap(model), out_cap))
                 if part.summary is None:
                     return None, _rejected(part.rejected), part.error
                 previous, dropped = part.summary, dropped + part.dropped
@@ -886,14 +920,16 @@ class Compactor:
         }, ""
 
     async def _summarise_part(self, head: list[StoredMessage], previous: str | None, focus: str | None,
-                              model: str, asks_left: list[int] | None = None) -> Part:
+                              model: str, asks_left: list[int] | None = None, cap: int | None = None) -> Part:
         """One summary request (retried shorter when the request itself is too long); a refused answer salvaged
-        with at most ``asks_left[0]`` section requests (the compaction's budget, shared by its parts)."""
+        with at most ``asks_left[0]`` section requests (the compaction's budget, shared by its parts). ``cap``:
+        the reply cap (default: the summary model's, ``_reply_cap``)."""
+        cap = cap if cap is not None else self._reply_cap(model)
         messages: list[Message] = list(head)
         error = "no summary"
         for _attempt in range(SUMMARY_RETRIES + 1):
             req = cp.build_summary_request(messages, previous_summary=previous, focus=focus,
-                                           max_tokens=self._reply_cap(model))
+                                           max_tokens=cap)
             req["model"] = model
             try:
                 text, usage, stop = await self._summariser().complete(req)
@@ -915,7 +951,7 @@ class Compactor:
                                             functools.partial(self._section_request, list(messages), previous, model),
                                             asks_left if asks_left is not None else [salvage.MAX_ASKS],
                                             cp.flatten(messages), cut=stop == "max_tokens",
-                                            room=self._reply_cap(model))
+                                            room=cap)
                 if asked is None:
                     return Part(error=problem, rejected=text)
                 return Part(asked[0], Usage(**total), len(head) - len(messages), salvaged=asked[1])
@@ -986,7 +1022,11 @@ class Compactor:
         # Pins and ledger share the pin room: the ledger keeps its newest entries within what the pins leave, and
         # at least a quarter of it (a file list the user's long texts crowd out is what a summary forgets).
         room = self.pin_room(g.model)
-        ledger_text = ledgers.render(ledger, max(room // 4, room - tokens.estimate_text(pins_text)))
+        # ... unless the cost model has the summary give way (see summary_room): then the ledger keeps its floor,
+        # the room the pins leave is not free either (every token of it is read by every turn).
+        short = self.summary_reply_cap(g.model, g) < self.summary_reply_cap(g.model)
+        ledger_room = room // 4 if short else max(room // 4, room - tokens.estimate_text(pins_text))
+        ledger_text = ledgers.render(ledger, ledger_room)
         # The files read or edited last, fresh from disk now (fixed in this record, so the cached prefix holds).
         snapshots = shared.file_snapshots
         files_text = snapshots(view.session_id, ledgers.recent_files(ledger)) if snapshots and ledgers.recent_files(ledger) else ""

@@ -116,10 +116,13 @@ def _render(ledger: Ledger) -> str:
     if not any(ledger.get(k) for k in CAPS):
         return ""
     lines = [HEADER]
+    root = _common_dir([*ledger["written"], *ledger["read"]])
+    if root:
+        lines.append(f"Files below are under {root}/ (named relative to it).")
     if ledger["written"]:
-        lines.append("Files written or edited: " + ", ".join(ledger["written"]))
+        lines.append("Files written or edited: " + ", ".join(_under(root, p) for p in ledger["written"]))
     if ledger["read"]:
-        lines.append("Files read: " + ", ".join(ledger["read"]))
+        lines.append("Files read: " + ", ".join(_under(root, p) for p in ledger["read"]))
     if ledger["commands"]:
         lines.append("Commands run (exit code):")
         lines.extend(f"- {cmd} ({code})" for cmd, code in ledger["commands"])
@@ -131,6 +134,28 @@ def _render(ledger: Ledger) -> str:
         lines.extend(f"- {d}" for d in ledger["decisions"])
     lines.append(FOOTER)
     return "\n".join(lines)
+
+
+def _common_dir(paths: Sequence[str]) -> str:
+    """The directory every path is under, when naming it once makes the file lists shorter ("" otherwise): a
+    session's files share a long project root, and every later request reads the ledger."""
+    if len(paths) < 2:
+        return ""
+    parts = [p.split("/")[:-1] for p in paths]
+    common: list[str] = []
+    for names in zip(*parts, strict=False):
+        if any(n != names[0] for n in names):
+            break
+        common.append(names[0])
+    root = "/".join(common)
+    if not root.strip("/"):
+        return ""
+    cost = len(f"Files below are under {root}/ (named relative to it).")
+    return root if (len(root) + 1) * len(paths) > cost else ""
+
+
+def _under(root: str, path: str) -> str:
+    return path[len(root) + 1:] if root else path
 
 
 REINJECT_FILES = 5
