@@ -161,20 +161,27 @@ async def mid_engine(fake_api, monkeypatch):
         yield eng
 
 
-async def test_the_tail_shrinks_at_a_small_window_but_keeps_the_last_ten_tool_rounds(mid_engine):
-    from desktop.engine.compactor import KEEP_ROUNDS, TAIL_FRACTION
-
-    store = mid_engine.store
-    sid = (await store.create_session("tail", "claude-test")).id
-    for turn in range(3):
-        await store.add_message(sid, "user", [{"type": "text", "text": f"question {turn}: " + prose(400, turn)}])
-        await store.add_message(sid, "assistant", [{"type": "text", "text": f"answer {turn}: " + prose(400, turn)}])
+async def _exchanges_then_tools(store, title: str, *, exchanges: int, words: int, rounds: int, output: int) -> int:
+    """A chat of ``exchanges`` typed questions and answers, then "now read the logs" and ``rounds`` tool rounds
+    (calls t0, t1, ...) whose results are ``output`` words each."""
+    sid = (await store.create_session(title, "claude-test")).id
+    for turn in range(exchanges):
+        await store.add_message(sid, "user", [{"type": "text", "text": f"question {turn}: " + prose(words, turn)}])
+        await store.add_message(sid, "assistant", [{"type": "text", "text": f"answer {turn}: " + prose(words, turn)}])
     await store.add_message(sid, "user", [{"type": "text", "text": "now read the logs one by one"}])
-    for k in range(14):  # 14 tool rounds of about 650 tokens each: the context grows fast
+    for k in range(rounds):
         await store.add_message(sid, "assistant", [{"type": "tool_use", "id": f"t{k}", "name": "read",
                                                     "input": {"path": f"{k}.log"}}])
         await store.add_message(sid, "user", [{"type": "tool_result", "tool_use_id": f"t{k}",
-                                               "content": prose(500, k + 10)}])
+                                               "content": prose(output, k + 10)}])
+    return sid
+
+
+async def test_the_tail_shrinks_at_a_small_window_but_keeps_the_last_ten_tool_rounds(mid_engine):
+    from desktop.engine.compactor import KEEP_ROUNDS, TAIL_FRACTION
+
+    # 14 tool rounds of about 650 tokens each: the context grows fast
+    sid = await _exchanges_then_tools(mid_engine.store, "tail", exchanges=3, words=400, rounds=14, output=500)
     compactor = mid_engine.compactor
     g = await mid_engine.view(sid).gather()
     cap = int(32_000 * TAIL_FRACTION)
@@ -449,17 +456,7 @@ async def test_the_tail_keeps_the_rounds_of_the_ten_newest_calls_and_no_older_ro
     # is pinned beside the summary, the older calls are in the summary and the ledger.
     from desktop.engine.compactor import KEEP_ROUNDS
 
-    store = mid_engine.store
-    sid = (await store.create_session("rounds", "claude-test")).id
-    for turn in range(4):
-        await store.add_message(sid, "user", [{"type": "text", "text": f"question {turn}: " + prose(500, turn)}])
-        await store.add_message(sid, "assistant", [{"type": "text", "text": f"answer {turn}: " + prose(500, turn)}])
-    await store.add_message(sid, "user", [{"type": "text", "text": "now read the logs one by one"}])
-    for k in range(20):
-        await store.add_message(sid, "assistant", [{"type": "tool_use", "id": f"t{k}", "name": "read",
-                                                    "input": {"path": f"{k}.log"}}])
-        await store.add_message(sid, "user", [{"type": "tool_result", "tool_use_id": f"t{k}",
-                                               "content": prose(120, k + 10)}])
+    sid = await _exchanges_then_tools(mid_engine.store, "rounds", exchanges=4, words=500, rounds=20, output=120)
     g = await mid_engine.view(sid).gather()
     head, tail = mid_engine.compactor.split(g)
     assert head

@@ -72,15 +72,20 @@ LATER_MODULES = {
 }
 
 
-def test_a_first_start_paints_before_loading_what_it_needs_only_later(tmp_path, fake_api):
-    """Third-party packages (the keyring stack, images, markdown) and the app's own later modules."""
+def _first_start_report(tmp_path, fake_api) -> dict:
+    """What a first start of ``python -m desktop`` reports of itself at its first paint (PRECIS_STARTUP_REPORT)."""
     report = tmp_path / "startup.json"
     env = env_for(tmp_path / "home", fake_api.base_url, QT_QPA_PLATFORM="offscreen", PRECIS_QUIT_AFTER="0",
                   PRECIS_STARTUP_REPORT=str(report))
     res = subprocess.run([sys.executable, "-m", "desktop"], env=env, cwd=ROOT, capture_output=True, text=True,
                          timeout=120)
     assert res.returncode == 0, res.stderr
-    started = json.loads(report.read_text("utf-8"))
+    return json.loads(report.read_text("utf-8"))
+
+
+def test_a_first_start_paints_before_loading_what_it_needs_only_later(tmp_path, fake_api):
+    """Third-party packages (the keyring stack, images, markdown) and the app's own later modules."""
+    started = _first_start_report(tmp_path, fake_api)
     packages, modules = set(started["packages"]), set(started["desktop_modules"])
     assert {"PySide6", "desktop", "peewee"} <= packages  # the lists are what the window loaded
     assert {"desktop.engine.chat", "desktop.ui.main_window", "desktop.engine.compaction"} <= modules
@@ -100,14 +105,8 @@ def test_the_dataclasses_a_first_start_defines_have_their_own_docstrings(tmp_pat
     import dataclasses
     import importlib
 
-    report = tmp_path / "startup.json"
-    env = env_for(tmp_path / "home", fake_api.base_url, QT_QPA_PLATFORM="offscreen", PRECIS_QUIT_AFTER="0",
-                  PRECIS_STARTUP_REPORT=str(report))
-    res = subprocess.run([sys.executable, "-m", "desktop"], env=env, cwd=ROOT, capture_output=True, text=True,
-                         timeout=120)
-    assert res.returncode == 0, res.stderr
     found, made_up = 0, []
-    for name in json.loads(report.read_text("utf-8"))["desktop_modules"]:
+    for name in _first_start_report(tmp_path, fake_api)["desktop_modules"]:
         for value in list(vars(importlib.import_module(name)).values()):
             if isinstance(value, type) and dataclasses.is_dataclass(value) and value.__module__ == name:
                 found += 1
