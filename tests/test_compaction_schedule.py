@@ -425,6 +425,25 @@ async def test_a_summary_that_will_pay_below_the_threshold_is_prepared_so_the_se
     assert not compactor.prepare_soon(sg, small_view.used(sg)[0], growth=200)
 
 
+async def test_a_chat_that_fills_a_small_share_of_a_large_window_is_kept_whole(small_engine, monkeypatch):
+    # The chat whose summary pays below a 200K window's threshold, in a 1M window: the same reads would be spared,
+    # but a chat of ~50K tokens with a million-token room is kept whole; a user who picked that room did not pick
+    # a summary at 5 % of it.
+    from desktop.engine.compactor import EARLY_FLOOR, Step
+
+    sid = await _large_session(small_engine, monkeypatch, "kept whole")
+    monkeypatch.setenv("PRECIS_CONTEXT_WINDOW", "1000000")
+    compactor = small_engine.compactor
+    view = small_engine.view(sid)
+    g = await view.gather()
+    used = view.used(g)[0]
+    assert used < EARLY_FLOOR * compactor.budget("claude-test")
+    head, _tail = compactor.split(g)
+    assert compactor.verdict(g, used, head, warm=True).pays  # by cost alone it would be made
+    assert compactor.before_call(g, used, "exact", 30.0, cleared=True).step is Step.NOTHING
+    assert not compactor.prepare_soon(g, used, growth=200)
+
+
 async def test_a_summary_below_the_threshold_that_does_not_pay_is_not_made_and_nothing_is_said(
         small_engine, monkeypatch, caplog):
     # The same chat growing fast (long turns): the context grows back soon after a summary, so it does not pay

@@ -77,6 +77,7 @@ SUMMARY_PROMPT_TOKENS = 1_000  # the summary system prompt and instructions arou
 KEEP_ROUNDS = 10  # the newest tool calls a summary leaves verbatim (their rounds) while they fit CLEAN_FRACTION of the window
 MIN_TAIL = 1_000  # the smallest verbatim tail the cost model asks for (the newest tool rounds are kept apart)
 DEFER_RATIO = 0.8  # below this share of the budget an automatic summary that frees under MIN_SAVING waits
+EARLY_FLOOR = 0.25  # below this share of the budget a chat is kept whole, however much a summary would save
 DEEPEST_LEVEL = 3  # split levels tried for a deeper cut (each keeps at most half the previous tail)
 RECOVERY_FRACTION = 0.5  # reactive compaction rebuilds the request within this share of the window (first try)
 # Without a summary (it failed, or the breaker is open) a trim goes down to this share of the threshold: the
@@ -401,8 +402,10 @@ class Compactor:
     def _may_pay_early(self, g: Gathered, used: int) -> bool:
         """Whether a summary below the threshold could pay at all: not at the user's own threshold or as a trim,
         and only once the context is past the gap from which freeing all of it pays for the cheapest summary
-        (its cached read and its reply), so a small context is never split to find out."""
-        if self.user_threshold(g.model) or self.trims_instead(g):
+        (its cached read and its reply), so a small context is never split to find out; and never below
+        EARLY_FLOOR of the room: a chat that fills a small share of a large window is kept whole."""
+        budget = self.budget(g.model)
+        if self.user_threshold(g.model) or self.trims_instead(g) or not budget or used < EARLY_FLOOR * budget:
             return False
         rates = self.rates(g.model)
         cheapest = rates.read * used + rates.output * self.expected_summary(g)
