@@ -491,16 +491,22 @@ class Compactor:
 
     def _rounds_tokens(self, g: Gathered) -> int:
         """Tokens (calibrated) of the rounds that hold the newest KEEP_ROUNDS tool calls: what a summary keeps
-        beside it whatever the tail's cap (0 without tool calls)."""
-        rows = g.sendable
-        sizes = g.row_tokens or [tokens.estimate_message(m.content) for m in rows]
-        calls = total = 0
-        for i in range(len(rows) - 1, -1, -1):
-            total += sizes[i]
-            calls += sum(1 for b in rows[i].content if b.get("type") == "tool_result")
-            if calls >= KEEP_ROUNDS:
-                return self.shared.calibration.apply(g.model, total + (sizes[i - 1] if i else 0))
-        return 0
+        beside it whatever the tail's cap (0 without tool calls). Asked several times a decision (every summary
+        cost reads it), so the walk back through the rows is kept with the gathered state."""
+        raw = g.memo.get("rounds_tokens")
+        if not isinstance(raw, int):
+            raw = 0
+            rows = g.sendable
+            sizes = g.row_tokens or [tokens.estimate_message(m.content) for m in rows]
+            calls = total = 0
+            for i in range(len(rows) - 1, -1, -1):
+                total += sizes[i]
+                calls += sum(1 for b in rows[i].content if b.get("type") == "tool_result")
+                if calls >= KEEP_ROUNDS:
+                    raw = total + (sizes[i - 1] if i else 0)
+                    break
+            g.memo["rounds_tokens"] = raw
+        return self.shared.calibration.apply(g.model, raw) if raw else 0
 
     def expected_summary(self, g: Gathered) -> int:
         """The next summary's length, about: the previous one's, within the reply cap."""
