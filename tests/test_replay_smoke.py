@@ -70,6 +70,20 @@ def test_the_bench_bills_each_request_by_its_models_own_cache_prices():
     assert _billed({"input_tokens": 1_000, "cache_creation_input_tokens": 1_000}, "mystery") == pytest.approx(2_250)
 
 
+def test_a_summarys_reply_is_billed_at_the_models_output_price_beside_the_prompts():
+    from tests.bench.bench_replay import _billed, _replied
+    reply = {"input_tokens": 0, "output_tokens": 1_000}
+    assert _billed(reply, "claude-opus-5-5") == 0  # the prompt bill has no output in it
+    assert _replied(reply, "claude-opus-5-5") == pytest.approx(5_000)  # $20 out over $4 in
+
+
+async def test_the_yardsticks_summaries_are_counted_with_their_replies():
+    require_corpus(FILES[0])
+    r = await run_policy("claude-code", load_scenario(CORPUS / FILES[0]), window=8_000)
+    assert r.summaries >= 1
+    assert r.summary_replies > 0
+
+
 def test_the_re_write_after_a_prepared_summary_is_counted_as_after_a_summary():
     # A summary prepared in the background is asked for at one step and committed at a later one: the miss at
     # the commit is the re-write it leaves, not an "other" miss (at 32K 0.87M of 1.06M "other misses" were).

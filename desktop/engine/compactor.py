@@ -62,10 +62,13 @@ PIN_FRACTION = 0.1  # pinned instructions take at most this share of the window 
 MICRO_RATIO = 0.5  # microcompaction starts at this share of the budget
 WARM_GAIN = 0.25  # while the cache is warm, clear only in batches that save this share of the prompt
 SUMMARY_MAX_TOKENS = 4096
-# A summary takes at most this share of the window: every later request reads it, so a 50K window is not asked
-# for the summary a 200K one affords (3,125 tokens there, 2,000 at 32K; windows from 64K get SUMMARY_MAX_TOKENS).
+# A summary takes at most this share of the window: each of its tokens is paid at the output price, written again
+# after it and read by every later request, and in a small window it sits beside the newest ten tool rounds, so
+# the cycle to the next summary is short. A 50K window is therefore not asked for the summary a 200K one affords
+# (2,083 tokens there, 1,333 at 32K; windows from about 98K get SUMMARY_MAX_TOKENS). A sixteenth left 50K chats at
+# 1.12x the Claude-Code-like bill at Opus 5.5's prices with the summaries' replies billed (docs/benchmarks.md).
 # A summary is given at least SUMMARY_MIN_TOKENS, within an eighth of the window (the room the chunking leaves).
-SUMMARY_SHARE = 1 / 16
+SUMMARY_SHARE = 1 / 24
 SUMMARY_MIN_TOKENS = 1_024
 SUMMARY_RETRIES = 3  # a summarisation request that is itself too long: drop oldest groups and retry
 REJECTED_KEPT = 4_000  # characters of a refused summary kept on the trimmed row

@@ -126,6 +126,7 @@ class PolicyResult:
     breakdown: dict[str, float] = field(default_factory=dict)
     top: list[dict[str, Any]] = field(default_factory=list)
     compactions: list[dict[str, Any]] = field(default_factory=list)
+    summary_replies: float = 0.0  # the summaries' output, input-equivalent (not in ``billed``: see _replied)
     seconds: float = 0.0
 
     @property
@@ -148,6 +149,15 @@ def _billed(usage: dict[str, int], model: str | None = None) -> float:
                    cache_read_input_tokens=usage.get("cache_read_input_tokens", 0))
     assert info.input_price
     return (info.cost(prompt) or 0.0) * 1_000_000 / info.input_price
+
+
+def _replied(usage: dict[str, int], model: str | None = None) -> float:
+    """A reply's output in base-input-token units (the model's output price over its input price). The chat
+    replies are the recording's, the same under every policy, so only a summary's reply is a cost a policy
+    chooses: it is reported beside the prompt bill, not in it."""
+    info = ModelCatalog({}).info(model).priced()
+    assert info.input_price and info.output_price
+    return usage.get("output_tokens", 0) * info.output_price / info.input_price
 
 
 def _all_text(body: dict[str, Any]) -> str:
@@ -258,6 +268,7 @@ async def run_policy(name: str, scenario: Scenario, window: int = WINDOW) -> Pol
                                      "gap": step.gap, "usage": rec.usage, "billed": _billed(rec.usage, rec.body.get("model"))})
                 if summary:
                     result.summaries += 1
+                    result.summary_replies += _replied(rec.usage or {}, rec.body.get("model"))
                     continue
                 step_chat = rec.body
                 if rec.status == 200:
@@ -347,16 +358,21 @@ def run_transcript(path: str, policies: list[str], window: int = WINDOW, model: 
 
 def _table(rows: list[dict[str, Any]], title: str) -> str:
     by = {r["policy"]: r for r in rows}
-    head = (f"\n{title}\n| policy | billed input-eq | × codepilot | × claude-code | cache-read share | errors | "
-            "summaries | largest req | user texts | last-10 tool pairs |\n|---|---|---|---|---|---|---|---|---|---|")
+    head = (f"\n{title}\n| policy | billed input-eq | × codepilot | × claude-code | summary replies | "
+            "× claude-code, replies billed | cache-read share | errors | summaries | largest req | user texts | "
+            "last-10 tool pairs |\n|---|---|---|---|---|---|---|---|---|---|---|---|")
     lines = [head]
     for r in rows:
         ratios = []
         for base in BASELINES:
             b = by.get(base)
             ratios.append(f"{r['billed'] / b['billed']:.3f}" if b and b["billed"] else "–")
+        cc = by.get("claude-code")
+        with_replies = r["billed"] + r["summary_replies"]
+        yardstick = cc["billed"] + cc["summary_replies"] if cc else 0.0
         lines.append(
-            f"| {r['policy']} | {r['billed']:,.0f} | {ratios[0]} | {ratios[1]} | {100 * r['read_share']:.1f} % | "
+            f"| {r['policy']} | {r['billed']:,.0f} | {ratios[0]} | {ratios[1]} | {r['summary_replies']:,.0f} | "
+            f"{f'{with_replies / yardstick:.3f}' if yardstick else '–'} | {100 * r['read_share']:.1f} % | "
             f"{r['errors']} | {r['summaries']} | {r['largest']:,} | {100 * r['user_text_share']:.0f} % "
             f"({r['user_texts_expected']}) | {100 * r['tool_pair_share']:.0f} % ({r['tool_pairs_expected']}) |")
     return "\n".join(lines)
@@ -367,11 +383,13 @@ def totals(results: list[list[dict[str, Any]]]) -> list[dict[str, Any]]:
     merged: dict[str, dict[str, Any]] = {}
     for per in results:
         for r in per:
-            t = merged.setdefault(r["policy"], {"policy": r["policy"], "billed": 0.0, "errors": 0, "summaries": 0,
+            t = merged.setdefault(r["policy"], {"policy": r["policy"], "billed": 0.0, "summary_replies": 0.0,
+                                                "errors": 0, "summaries": 0,
                                                 "largest": 0, "_in": 0, "_read": 0, "_t": [], "_p": [],
                                                 "user_texts_expected": 0, "tool_pairs_expected": 0})
             s = r["stats"]
             t["billed"] += r["billed"]
+            t["summary_replies"] += r["summary_replies"]
             t["errors"] += r["errors"]
             t["summaries"] += r["summaries"]
             t["largest"] = max(t["largest"], r["largest"])
