@@ -288,7 +288,7 @@ def test_a_first_start_makes_its_database_at_the_current_schema_without_migratin
     db.close()
     steps_run.clear()
     Store.open_sync(tmp_path / "v10.db").close_sync()
-    assert steps_run == [11, 12]
+    assert steps_run == [11, 12, 13]
 
 
 # Modules whose regular expressions are compiled on first use (desktop.engine.lazy_re), not at import: most are
