@@ -98,15 +98,31 @@ def test_sweep_marks_streaming_rows_interrupted(tmp_path):
     store.close_sync()
 
 
-def test_the_crash_sweep_at_every_start_reads_an_index_not_every_message(store):
+def test_the_crash_sweep_at_every_start_reads_an_index_not_every_message(tmp_path, monkeypatch):
     # Every start asks whether a crash left replies 'streaming' and marks them interrupted; a scan of the whole
     # messages table took 35-180 ms at start with a 200 MB database, for rows that are almost never there.
-    db = store.repo.db
-    for statement in ("SELECT 1 FROM messages WHERE status='streaming' LIMIT 1",
-                      "UPDATE messages SET status='interrupted' WHERE status='streaming'",
-                      "UPDATE messages SET status='interrupted' WHERE status='streaming' AND session_id NOT IN (?)"):
-        plan = " ".join(str(row[-1]) for row in db.execute_sql(f"EXPLAIN QUERY PLAN {statement}", (1,) * statement.count("?")))
-        assert "messages_streaming" in plan, (statement, plan)
+    path = tmp_path / "x.db"
+    Store.open_sync(path).close_sync()
+    seen: list[str] = []
+    connect = sqlite3.connect
+
+    def traced(*args, **kwargs):
+        con = connect(*args, **kwargs)
+        con.set_trace_callback(seen.append)
+        return con
+
+    monkeypatch.setattr(sqlite3, "connect", traced)
+    Store.open_sync(path).close_sync()  # the start's own statements, as it runs them
+    monkeypatch.undo()
+    sweeps = [q for q in seen if "streaming" in q]
+    assert len(sweeps) >= 2  # the look before opening and the sweep after
+    con = sqlite3.connect(path)
+    try:
+        for statement in sweeps:
+            plan = " ".join(str(row[-1]) for row in con.execute(f"EXPLAIN QUERY PLAN {statement}"))
+            assert "messages_streaming" in plan, (statement, plan)
+    finally:
+        con.close()
 
 
 def test_migration_from_v1_keeps_data(tmp_path):
