@@ -38,3 +38,15 @@ async def test_with_every_summary_refused_every_needle_is_still_present_or_recal
     for k in (1, 2, 3):  # decisions no longer depend on the summariser: the ledger carries them
         row = table[("decision", k)]
         assert row["ledger"] == row["present"] == row["total"], (k, dict(row))
+
+
+async def test_in_a_small_window_the_needles_survive_the_compactions_the_chat_makes_itself(monkeypatch):
+    # At 50K the turn before each round passes the threshold and compacts on its own; the benchmark took a manual
+    # compaction right after as the round's, found nothing new ("Nothing to compact yet") and stopped.
+    costs: list = []
+    table = await run(seeds=1, segment=24, window=50_000, costs=costs)
+    assert [c["k"] for c in costs] == [1, 2, 3]
+    _every_kind_present_or_recallable(table)
+    for kind in USER_KINDS + LEDGER_KINDS:
+        row = table[(kind, 3)]
+        assert row["total"] and row["present"] == row["total"], (kind, dict(row))
