@@ -99,8 +99,8 @@ def test_sweep_marks_streaming_rows_interrupted(tmp_path):
 
 
 def test_the_crash_sweep_at_every_start_reads_an_index_not_every_message(tmp_path, monkeypatch):
-    # Every start asks whether a crash left replies 'streaming' and marks them interrupted; a scan of the whole
-    # messages table took 35-180 ms at start with a 200 MB database, for rows that are almost never there.
+    # Every start asks whether a crash left replies 'streaming' and marks them interrupted; scanning an index entry
+    # per message took 35-180 ms at start with a 200 MB database, for rows that are almost never there.
     path = tmp_path / "x.db"
     Store.open_sync(path).close_sync()
     seen: list[str] = []

@@ -362,14 +362,14 @@ def _table(rows: list[dict[str, Any]], title: str) -> str:
             "× claude-code, replies billed | cache-read share | errors | summaries | largest req | user texts | "
             "last-10 tool pairs |\n|---|---|---|---|---|---|---|---|---|---|---|---|")
     lines = [head]
+    cc = by.get("claude-code")
+    yardstick = cc["billed"] + cc["summary_replies"] if cc else 0.0
     for r in rows:
         ratios = []
         for base in BASELINES:
             b = by.get(base)
             ratios.append(f"{r['billed'] / b['billed']:.3f}" if b and b["billed"] else "–")
-        cc = by.get("claude-code")
         with_replies = r["billed"] + r["summary_replies"]
-        yardstick = cc["billed"] + cc["summary_replies"] if cc else 0.0
         lines.append(
             f"| {r['policy']} | {r['billed']:,.0f} | {ratios[0]} | {ratios[1]} | {r['summary_replies']:,.0f} | "
             f"{f'{with_replies / yardstick:.3f}' if yardstick else '–'} | {100 * r['read_share']:.1f} % | "
