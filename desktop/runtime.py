@@ -7,9 +7,10 @@ from __future__ import annotations
 
 from collections.abc import AsyncIterator, Callable, Iterable
 from contextlib import asynccontextmanager
-from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
+
+from msgspec import Struct, field
 
 from desktop.engine import redact, shutdown
 from desktop.engine.chat import ChatEngine, ToolRunner
@@ -27,8 +28,7 @@ __all__ = ["Runtime", "StorageError", "open_runtime"]
 ToolboxFactory = Callable[[Paths, Settings, ToolLog], Toolbox]
 
 
-@dataclass(slots=True)
-class Runtime:
+class Runtime(Struct):
     """The opened parts: paths, settings, store, engine and tools."""
     paths: Paths
     settings: Settings

@@ -2,9 +2,8 @@
 
 from __future__ import annotations
 
-import dataclasses
-
 import pytest
+from msgspec import structs
 
 from desktop.engine import compaction as cp
 from desktop.engine.measure import row_estimate
@@ -98,7 +97,7 @@ async def test_opening_reads_the_gauge_from_the_columns_and_decodes_only_what_la
             g3.ledger.tokens, g3.ledger.results, g3.ledger.media)
         assert {mid for mid, _ in g.changed} == {mid for mid, _ in g3.changed}
         snap, exact = second.snapshot(g), full.snapshot(g3)
-        assert dataclasses.replace(snap, can_compact=True, compact_reason="") == dataclasses.replace(
+        assert structs.replace(snap, can_compact=True, compact_reason="") == structs.replace(
             exact, can_compact=True, compact_reason="")
         assert snap.used == exact.used and snap.breakdown == exact.breakdown and snap.source == exact.source
 
@@ -122,7 +121,7 @@ async def test_the_open_reading_is_exact_when_the_newest_rows_are_all_there(engi
     # The engine adds the clock's fields (threshold, cache expiry, next-turn costs) to the measured reading.
     clock = ("compact_at_tokens", "compact_percent", "compact_capped", "cache_expires_at", "cache_ttl", "next_cost_warm",
              "next_cost_cold")
-    assert dataclasses.replace(exact, **{f: getattr(snap, f) for f in clock}) == snap
+    assert structs.replace(exact, **{f: getattr(snap, f) for f in clock}) == snap
     assert exact.compact_at_tokens == engine.compactor.threshold(g.model)
     assert cp.problems(engine.view(sid).request(await engine.view(sid).gather())["messages"]) == []
 

@@ -7,9 +7,8 @@ import os
 
 os.environ.setdefault("QT_QPA_PLATFORM", "offscreen")
 
-from dataclasses import replace
-
 import pytest
+from msgspec.structs import replace
 from PySide6.QtGui import QTextDocument
 
 from desktop.engine.types import StoredMessage

@@ -10,13 +10,13 @@ from __future__ import annotations
 
 import asyncio
 import base64
-import dataclasses
 import io
 import itertools
 from typing import Any
 
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
+from msgspec import structs
 from PIL import Image
 
 from desktop.engine import assemble, tokens
@@ -117,7 +117,7 @@ def reference_shape(view: SessionView, history: list[Any], horizons: dict[str, i
         capped = cp.cap_content(m.content, key=f"m{m.id}", spill_dir=spill, limit=limit, texts=False)
         marks = [i for i, (a, b) in enumerate(zip(capped, m.content, strict=True)) if a is not b]
         changed.update((m.id, i) for i in marks)
-        rows.append(dataclasses.replace(m, content=capped) if marks else m)
+        rows.append(structs.replace(m, content=capped) if marks else m)
     cleared, c1 = cp.apply_clear(rows, horizons.get("clear", 0))
     shaped, c2 = cp.apply_truncate(cleared, horizons.get("old", 0), recent_horizon=horizons.get("recent", 0))
     return shaped, changed | c1 | c2
@@ -155,7 +155,7 @@ def check(view: SessionView, g: Any) -> None:
     assert not g.sendable and g.compaction is None or cp.problems(request["messages"]) == []
 
     # The meter and the split read the kept sums and cuts; without them they compute the same.
-    scratch = dataclasses.replace(g, ledger=None, cuts=None, row_tokens=None, pause_seen=None, memo={})
+    scratch = structs.replace(g, ledger=None, cuts=None, row_tokens=None, pause_seen=None, memo={})
     assert view.used(g) == view.used(scratch)
     assert view.facts(g) == view.facts(scratch)
     assert view.snapshot(g) == view.snapshot(scratch)

@@ -13,9 +13,10 @@ import codecs
 import hashlib
 import os
 import re
-from dataclasses import dataclass
 from pathlib import Path
 from typing import Literal
+
+from msgspec import Struct
 
 from desktop.engine.compaction.media import (
     MAX_IMAGE_FILE_BYTES,
@@ -42,8 +43,7 @@ class AttachmentRefused(MediaError):
     """The file cannot be attached; the message says why in words the user can act on."""
 
 
-@dataclass(frozen=True, slots=True)
-class Checked:
+class Checked(Struct, frozen=True):
     """A file checked for attaching: its kind and size."""
     path: Path
     kind: Kind

@@ -16,8 +16,9 @@ compaction in force, the send times), first match wins:
 from __future__ import annotations
 
 from collections.abc import Iterable, Sequence
-from dataclasses import dataclass
 from enum import StrEnum
+
+from msgspec import Struct
 
 from desktop.engine.catalog import CacheTTL, ModelCatalog, ModelInfo
 from desktop.engine.messages import QT_TRANSLATE_NOOP
@@ -48,8 +49,7 @@ REASONS = {  # the engine's words (the CLI's report); the window words the same 
 }
 
 
-@dataclass(frozen=True, slots=True)
-class Bill:
+class Bill(Struct, frozen=True):
     """USD by kind."""
 
     cache_read: float = 0.0
@@ -85,8 +85,7 @@ def is_cold(usage: Usage) -> bool:
     return usage.cache_creation_input_tokens > usage.cache_read_input_tokens
 
 
-@dataclass(frozen=True, slots=True)
-class TurnBill:
+class TurnBill(Struct, frozen=True):
     """One request (one stored reply): its tokens, its cost by kind (None: price unknown), and why it was cold."""
 
     message_id: int

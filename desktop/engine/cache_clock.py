@@ -3,7 +3,7 @@ and the rule for preparing a summary just before the cache expires."""
 
 from __future__ import annotations
 
-import dataclasses
+from msgspec import structs
 
 from desktop.engine.catalog import ModelInfo
 from desktop.engine.context import ContextSnapshot
@@ -35,7 +35,7 @@ def annotate(snapshot: ContextSnapshot, *, info: ModelInfo, compact_at: Rule | N
              long_ttl: bool) -> ContextSnapshot:
     expires, ttl = expires_at(last_request, long_ttl)
     warm, cold = turn_costs(info, snapshot.used)
-    return dataclasses.replace(snapshot, compact_at_tokens=compact_at.at if compact_at else None,
+    return structs.replace(snapshot, compact_at_tokens=compact_at.at if compact_at else None,
                                compact_percent=compact_at.percent if compact_at else None,
                                compact_capped=bool(compact_at and compact_at.capped),
                                cache_expires_at=expires, cache_ttl=ttl,

@@ -18,8 +18,9 @@ does not record) moves them only a little: the factor counts an observation as a
 
 from __future__ import annotations
 
-from dataclasses import dataclass
 from typing import Any
+
+from msgspec import Struct
 
 MIN_FACTOR = 0.5
 MAX_FACTOR = 2.0
@@ -33,8 +34,7 @@ BIAS_STEP = 75  # tokens: a residual is clipped to ±this before it moves the bi
 MAX_BIAS = 2000  # tokens: a safety clamp; a bias this large means the anchor is not comparable
 
 
-@dataclass(slots=True)
-class _ModelState:
+class _ModelState(Struct):
     """One model's running averages of actual against estimated tokens."""
     actual: float = 0.0  # EWMA of actual tokens
     estimated: float = 0.0  # EWMA of estimated tokens

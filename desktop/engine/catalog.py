@@ -20,8 +20,10 @@ import math
 import os
 import re
 from collections.abc import Iterable, Mapping
-from dataclasses import dataclass, replace
 from typing import Any, Literal
+
+from msgspec import Struct
+from msgspec.structs import replace
 
 from desktop.engine.prices import CACHE_FIELDS, ModelPrices, PriceTable
 from desktop.engine.tokens import V3, V47, Family, family_for_model
@@ -40,8 +42,7 @@ WindowSource = Literal["catalog", "override", "env", "learned", "api", "unknown"
 CacheTTL = Literal["5m", "1h"]
 
 
-@dataclass(frozen=True, slots=True)
-class PriceTier:
+class PriceTier(Struct, frozen=True):
     """A price cliff: a request whose prompt (input, cache reads and cache writes) is over ``above`` tokens
     pays ``multiplier`` times every price on every token of that request, output included."""
 
@@ -49,8 +50,7 @@ class PriceTier:
     multiplier: float
 
 
-@dataclass(frozen=True, slots=True)
-class ModelInfo:
+class ModelInfo(Struct, frozen=True):
     """What the catalog knows of a model: window, output limit, tokenizer family, prices."""
     model: str
     window: int | None  # None: capacity unknown

@@ -9,11 +9,12 @@ back with data; `precis chat` and the window drive the same object. It never imp
 from __future__ import annotations
 
 import asyncio
-import dataclasses
 import logging
 import time
 from collections.abc import Awaitable, Callable, Sequence
 from typing import TYPE_CHECKING, Any
+
+from msgspec import structs
 
 from desktop.engine import messages as M
 from desktop.engine import prices, shutdown
@@ -166,7 +167,7 @@ class ChatEngine:
             settings = self.settings.with_profile(profile).with_env()
             catalog = self.catalog.for_profile(settings.model_overrides, self._provided.get(profile.name),
                                                *self._learned.of(profile.name))
-            shared = dataclasses.replace(self.shared, settings=settings, catalog=catalog,
+            shared = structs.replace(self.shared, settings=settings, catalog=catalog,
                                          meter=ContextMeter(catalog, self.calibration))
             route = self._routes[profile.name] = Route(
                 profile.name, shared, lambda: load_credentials(profile=profile), self._connect, lambda: self.clock())

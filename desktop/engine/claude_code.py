@@ -23,9 +23,10 @@ from __future__ import annotations
 import json
 import re
 from collections.abc import Iterable
-from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, NamedTuple
+
+from msgspec import Struct, field
 
 from desktop.engine.compaction.request_shape import signed
 from desktop.engine.types import Block, Role, Usage
@@ -57,8 +58,7 @@ _COMMAND_ARGS_RE = re.compile(r"<command-args>\s*(.*?)\s*</command-args>", re.S)
 _NOT_A_PROMPT = ("<local-command", "<bash-", "<task-notification", "Caveat:", "[Request interrupted")
 
 
-@dataclass(slots=True)
-class ImportedMessage:
+class ImportedMessage(Struct):
     role: Role
     content: list[Block]
     usage: Usage | None = None  # assistant only: the request's usage, from the LAST line of its message.id
@@ -75,8 +75,7 @@ class CompactionMark(NamedTuple):
     pre_tokens: int | None  # real context size when compacting
 
 
-@dataclass(slots=True)
-class Transcript:
+class Transcript(Struct):
     messages: list[ImportedMessage] = field(default_factory=list)
     skipped_malformed: int = 0
     skipped: dict[str, int] = field(default_factory=dict)

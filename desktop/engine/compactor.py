@@ -20,8 +20,9 @@ import functools
 import logging
 import time
 from collections.abc import Callable
-from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, Literal, Protocol, cast
+
+from msgspec import Struct, field
 
 from desktop.engine import cache_clock, overflow, tokens
 from desktop.engine import compaction as cp
@@ -105,8 +106,7 @@ class Step(enum.StrEnum):
     USE_PREPARED = "use_prepared"  # the cache went cold: commit the summary prepared while it was warm
 
 
-@dataclass(frozen=True, slots=True)
-class Decision:
+class Decision(Struct, frozen=True):
     step: Step
     trigger: Trigger | None = None
     target: int | None = None  # tokens the compaction must bring the request under (None: no target)
@@ -130,8 +130,7 @@ class Summariser(Protocol):
     async def complete(self, request: dict[str, Any]) -> tuple[str, Usage, str | None]: ...
 
 
-@dataclass(slots=True)
-class Outcome:
+class Outcome(Struct):
     """What a compaction did, for the engine to word and publish."""
 
     ok: bool
@@ -148,16 +147,14 @@ class Outcome:
         return max(0, self.before - self.after)
 
 
-@dataclass(frozen=True, slots=True)
-class Failure:
+class Failure(Struct, frozen=True):
     """Why a summary asked for failed and what the model wrote instead (bounded), for the card and Retry."""
 
     reason: str
     rejected: str = ""
 
 
-@dataclass(frozen=True, slots=True)
-class Part:
+class Part(Struct, frozen=True):
     """What one summary request gave: the summary, or why not and what the model wrote instead."""
 
     summary: str | None = None
@@ -173,8 +170,7 @@ def _rejected(text: str) -> dict[str, Any]:
     return {"rejected_summary": text.strip()[:REJECTED_KEPT]} if text.strip() else {}
 
 
-@dataclass(frozen=True, slots=True)
-class Plan:
+class Plan(Struct, frozen=True):
     """What a compaction would do now: the preview shows it and ``compact`` carries it out (one rule for both)."""
 
     head: tuple[StoredMessage, ...] = ()  # summarised
@@ -193,8 +189,7 @@ class Plan:
         return self.head[-1].id if self.head else 0
 
 
-@dataclass(slots=True)
-class Prepared:
+class Prepared(Struct):
     """A summary made in the background, not yet committed."""
 
     boundary: int  # compaction id it was made on top of

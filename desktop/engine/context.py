@@ -2,8 +2,9 @@
 
 from __future__ import annotations
 
-from dataclasses import asdict, dataclass, field
 from typing import Literal
+
+from msgspec import Struct, field, structs
 
 from desktop.engine import messages as M
 from desktop.engine.bill import REASONS, Bill, Cold, TurnBill
@@ -47,8 +48,7 @@ def state_for(used: int, next_turn: int, window: int | None) -> State:
     return "normal"
 
 
-@dataclass(slots=True)
-class ContextSnapshot:
+class ContextSnapshot(Struct):
     """The gauge's figure: what the next request carries against the model's window."""
     model: str
     window: int | None  # None: capacity unknown (never a made-up 200K)
@@ -111,7 +111,7 @@ class ContextSnapshot:
         return 100.0 * self.next_turn / self.window
 
     def to_json(self) -> dict:
-        data = asdict(self)
+        data = structs.asdict(self)  # the nested records are put as their own JSON below
         data["last_usage"] = self.last_usage.to_json() if self.last_usage else None
         data["state"] = self.state
         data["percent"] = self.percent

@@ -11,12 +11,13 @@ keeps the registry of conversations, the configuration and the event bus (``Hub`
 from __future__ import annotations
 
 import asyncio
-import dataclasses
 import hashlib
 import json
 import logging
 from collections.abc import Callable
 from typing import TYPE_CHECKING, Any, Protocol
+
+from msgspec import structs
 
 from desktop.engine import cache_clock
 from desktop.engine import messages as M
@@ -401,7 +402,7 @@ class Conversation:
         # the chat for a draft's figure asks the provider nothing, like opening it.
         base = self.latest if self.latest is not None else await self.publish_context(ask=False)
         family = (await self.ready()).shared.catalog.info(base.model).family
-        snapshot = dataclasses.replace(base, next_turn=base.next_turn + draft_cost(draft, family))
+        snapshot = structs.replace(base, next_turn=base.next_turn + draft_cost(draft, family))
         self._emit(ContextChanged(self.session_id, snapshot))
         return snapshot
 

@@ -16,6 +16,8 @@ from dataclasses import dataclass, field, replace
 from enum import StrEnum
 from typing import ClassVar
 
+from msgspec import Struct, structs
+
 from desktop.engine.continuation import is_cut
 from desktop.engine.types import Block, StoredMessage
 
@@ -55,8 +57,7 @@ class AttachmentKind(StrEnum):
     DOCUMENT = "document"  # any other document
 
 
-@dataclass(frozen=True, slots=True)
-class ToolRun:
+class ToolRun(Struct, frozen=True):
     """A call's state and the seconds it took (None while it runs or when unknown)."""
 
     state: ToolState
@@ -70,15 +71,13 @@ class ToolRun:
 ToolRuns = Mapping[str, ToolRun]  # tool_use id -> its run
 
 
-@dataclass(frozen=True, slots=True)
-class Markdown:
+class Markdown(Struct, frozen=True):
     """Text shown as Markdown."""
     kind: ClassVar[PartKind] = PartKind.MARKDOWN
     text: str
 
 
-@dataclass(frozen=True, slots=True)
-class ClientCommand:
+class ClientCommand(Struct, frozen=True):
     """A slash-command record: the command with its arguments, or (``output``) what it printed ('' for nothing)."""
 
     kind: ClassVar[PartKind] = PartKind.COMMAND
@@ -104,8 +103,7 @@ class ToolCall:
         return json.dumps(self.input, ensure_ascii=False, indent=2)
 
 
-@dataclass(frozen=True, slots=True)
-class ToolResult:
+class ToolResult(Struct, frozen=True):
     """A result: its text, its first non-empty line and how many more there are, and how many non-text parts
     (images, documents) it carries."""
 
@@ -118,8 +116,7 @@ class ToolResult:
     expandable: bool = False
 
 
-@dataclass(frozen=True, slots=True)
-class Thinking:
+class Thinking(Struct, frozen=True):
     """The model's thinking as it wrote it (stripped); ``redacted``: the provider sent it encrypted."""
 
     kind: ClassVar[PartKind] = PartKind.THINKING
@@ -131,8 +128,7 @@ class Thinking:
         return next((ln for ln in self.text.splitlines() if ln.strip()), "")
 
 
-@dataclass(frozen=True, slots=True)
-class Attachment:
+class Attachment(Struct, frozen=True):
     """An attached file: an image (``media``: its base64 data for a thumbnail) or a document. ``name`` is ''
     when none was kept; ``lines`` counts a text document's lines."""
 
@@ -143,8 +139,7 @@ class Attachment:
     lines: int = 0
 
 
-@dataclass(frozen=True, slots=True)
-class OtherBlock:
+class OtherBlock(Struct, frozen=True):
     """A block of a type the window does not show, named by its type."""
     kind: ClassVar[PartKind] = PartKind.OTHER
     type: str
@@ -153,8 +148,7 @@ class OtherBlock:
 Part = Markdown | ClientCommand | ToolCall | ToolResult | Thinking | Attachment | OtherBlock
 
 
-@dataclass(frozen=True, slots=True)
-class DisplayMessage:
+class DisplayMessage(Struct, frozen=True):
     """A stored message as the transcript shows it.
 
     ``text``: the typed text (the text blocks joined), what an edit puts back in the composer; ``has_text``: the
@@ -177,7 +171,7 @@ class DisplayMessage:
         """The same message with its calls' states as ``runs`` has them now."""
         if not self.calls:
             return self
-        return replace(self, parts=tuple(replace(p, run=runs.get(p.id)) if isinstance(p, ToolCall) else p
+        return structs.replace(self, parts=tuple(replace(p, run=runs.get(p.id)) if isinstance(p, ToolCall) else p
                                          for p in self.parts))
 
 
@@ -309,7 +303,7 @@ def show(msg: StoredMessage, runs: ToolRuns | None = None) -> DisplayMessage:
 
 def own_copy(msg: StoredMessage) -> StoredMessage:
     """A copy whose blocks and meta can be edited (``append_text``) without touching the engine's objects."""
-    return replace(msg, content=[dict(b) for b in msg.content], meta=dict(msg.meta))
+    return structs.replace(msg, content=[dict(b) for b in msg.content], meta=dict(msg.meta))
 
 
 def append_text(msg: StoredMessage, delta: str) -> None:

@@ -5,8 +5,10 @@ from __future__ import annotations
 import json
 import sys
 from collections.abc import Iterable
-from dataclasses import dataclass, field, replace
 from typing import Any, Literal, get_args
+
+from msgspec import Struct, field
+from msgspec.structs import replace
 
 from desktop.engine import messages as M
 from desktop.engine import overflow, redact
@@ -18,8 +20,7 @@ ErrorKind = Literal["auth", "rate_limit", "overloaded", "network", "bad_request"
 ERROR_KINDS: tuple[ErrorKind, ...] = get_args(ErrorKind)
 
 
-@dataclass(frozen=True, slots=True)
-class ChatError:
+class ChatError(Struct, frozen=True):
     """A failed request, classified: its kind, the sentence to show and whether a retry may work."""
     kind: ErrorKind
     message: str

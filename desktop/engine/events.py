@@ -2,8 +2,9 @@
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
 from typing import Any, Literal
+
+from msgspec import Struct, field
 
 from desktop.engine.context import ContextSnapshot
 from desktop.engine.errors import ErrorKind
@@ -15,48 +16,41 @@ NoticeLevel = Literal["info", "warning", "error"]
 TurnAction = Literal["retry", "compact_retry", "new_chat_from_summary"]
 
 
-@dataclass(frozen=True, slots=True)
-class EngineEvent:
+class EngineEvent(Struct, frozen=True):
     """Something that happened in a chat, for the views."""
     session_id: int
 
 
-@dataclass(frozen=True, slots=True)
-class MessageAdded(EngineEvent):
+class MessageAdded(EngineEvent, frozen=True):
     """A row was committed (the user's message before the request, or a new assistant row)."""
 
     message: StoredMessage
 
 
-@dataclass(frozen=True, slots=True)
-class MessageUpdated(EngineEvent):
+class MessageUpdated(EngineEvent, frozen=True):
     """A committed row changed (status, content, meta) outside of streaming deltas."""
 
     message: StoredMessage
 
 
-@dataclass(frozen=True, slots=True)
-class MessageRemoved(EngineEvent):
+class MessageRemoved(EngineEvent, frozen=True):
     """A row was deleted from the chat."""
     message_id: int
 
 
-@dataclass(frozen=True, slots=True)
-class TextDelta(EngineEvent):
+class TextDelta(EngineEvent, frozen=True):
     """More text of a streaming reply."""
     message_id: int
     text: str
 
 
-@dataclass(frozen=True, slots=True)
-class UsageUpdate(EngineEvent):
+class UsageUpdate(EngineEvent, frozen=True):
     """The provider's token counts for a reply."""
     message_id: int
     usage: Usage
 
 
-@dataclass(frozen=True, slots=True)
-class StatusChanged(EngineEvent):
+class StatusChanged(EngineEvent, frozen=True):
     """What the session is doing now (views word the activity; they never read text). ``stopped``: it went
     idle because the user pressed Stop."""
 
@@ -68,14 +62,12 @@ class StatusChanged(EngineEvent):
         return self.activity.busy
 
 
-@dataclass(frozen=True, slots=True)
-class TurnDone(EngineEvent):
+class TurnDone(EngineEvent, frozen=True):
     """A turn finished; its reply as stored."""
     message: StoredMessage
 
 
-@dataclass(frozen=True, slots=True)
-class TurnError(EngineEvent):
+class TurnError(EngineEvent, frozen=True):
     """A failed turn. The user's message is stored; ``retryable`` turns can be resent with retry()."""
 
     kind: ErrorKind
@@ -85,15 +77,13 @@ class TurnError(EngineEvent):
     detail: dict[str, Any] = field(default_factory=dict)
 
 
-@dataclass(frozen=True, slots=True)
-class ContextChanged(EngineEvent):
+class ContextChanged(EngineEvent, frozen=True):
     """The session's context measurement changed."""
 
     snapshot: ContextSnapshot
 
 
-@dataclass(frozen=True, slots=True)
-class CompactionChanged(EngineEvent):
+class CompactionChanged(EngineEvent, frozen=True):
     """The session's compactions changed (added, undone, dropped by an edit); ``records`` is the new list,
     oldest first, so views update without reading anything."""
 
@@ -101,8 +91,7 @@ class CompactionChanged(EngineEvent):
     records: tuple[CompactionRecord, ...] = ()
 
 
-@dataclass(frozen=True, slots=True)
-class SummaryFailed(EngineEvent):
+class SummaryFailed(EngineEvent, frozen=True):
     """A summary the user asked for failed or was refused: nothing changed. The chat shows why and what the model
     wrote (a card with Retry), not only a passing notice."""
 
@@ -110,23 +99,20 @@ class SummaryFailed(EngineEvent):
     rejected: str = ""
 
 
-@dataclass(frozen=True, slots=True)
-class Notice(EngineEvent):
+class Notice(EngineEvent, frozen=True):
     """Something to tell the user once (toast); never stored in the transcript."""
 
     text: str
     level: NoticeLevel = "info"
 
 
-@dataclass(frozen=True, slots=True)
-class CommandOutput(EngineEvent):
+class CommandOutput(EngineEvent, frozen=True):
     """Output of a slash command, shown as a card in the chat and never stored in the transcript."""
 
     title: str
     text: str
 
 
-@dataclass(frozen=True, slots=True)
-class PathChanged(EngineEvent):
+class PathChanged(EngineEvent, frozen=True):
     """The chat shows another path through its versions (a regenerate, an edit, ‹ › switched): views read the
     page again."""

@@ -3,8 +3,9 @@
 from __future__ import annotations
 
 import json
-from dataclasses import asdict
 from typing import Any
+
+from msgspec.structs import asdict
 
 from desktop.engine.types import CompactionRecord, SessionInfo, StoredMessage
 

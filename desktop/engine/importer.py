@@ -11,9 +11,10 @@ Pure engine code: no Qt, no SQL. Writing goes through the Storage protocol, in o
 from __future__ import annotations
 
 import asyncio
-from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
+
+from msgspec import Struct
 
 from desktop.engine import messages as M
 from desktop.engine.claude_code import ImportedMessage, Transcript, read_transcript
@@ -36,8 +37,7 @@ class ImportFailed(Exception):
     """The file cannot be imported; the message is one line meant for the user."""
 
 
-@dataclass(slots=True)
-class ImportResult:
+class ImportResult(Struct):
     session_id: int
     title: str
     model: str | None

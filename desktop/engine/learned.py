@@ -3,16 +3,16 @@ local server and the API) has a window on each, and what one server's error taug
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
 from typing import Any
+
+from msgspec import Struct, field
 
 from desktop.engine.catalog import ModelCatalog
 
 LEARNED_KEY = "profile_learned_windows"  # {profile: {"learned": {model: window}, "reported": [model, ...]}}
 
 
-@dataclass(slots=True)
-class LearnedWindows:
+class LearnedWindows(Struct):
     """Context windows learned from providers' answers, per profile and model."""
     learned: dict[str, dict[str, int]] = field(default_factory=dict)
     reported: dict[str, list[str]] = field(default_factory=dict)

@@ -11,8 +11,9 @@ from __future__ import annotations
 import bisect
 import itertools
 from collections.abc import Sequence
-from dataclasses import dataclass, field
 from typing import Any
+
+from msgspec import Struct, field
 
 from desktop.engine import assemble, tokens
 from desktop.engine.bill import Bill, turn_bills
@@ -26,8 +27,7 @@ from desktop.engine.types import Block, CompactionRecord, StoredMessage, Usage
 MEDIA = ("image", "document")
 
 
-@dataclass(slots=True)
-class RequestFacts:
+class RequestFacts(Struct):
     """What the engine knew about a request when it sent it (stored in the reply's meta)."""
 
     boundary: int  # active compaction id (0: none)
@@ -61,8 +61,7 @@ def anchored_used(anchor: int, delta: int, *, factor: float = 1.0, bias: int = 0
     return max(0, anchor + round(delta * factor) + bias)
 
 
-@dataclass(frozen=True, slots=True)
-class RowEstimate:
+class RowEstimate(Struct, frozen=True):
     """One row's share of the context estimate (uncalibrated tokens, framing included), by category. The one
     formula for it is ``row_estimate``; the store keeps these numbers per message, so a session's figure can be
     summed without decoding its rows."""
@@ -94,8 +93,7 @@ def row_estimate(content: list[Block], family: str) -> RowEstimate:
     return RowEstimate(total, results, media, thinking)
 
 
-@dataclass(slots=True)
-class Ledger:
+class Ledger(Struct):
     """What the meter reads about the rows a request carries (sendable, as shaped), kept by the session view as
     rows arrive, or built from the store's per-row numbers when a session opens without decoding its rows.
 

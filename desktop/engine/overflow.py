@@ -12,8 +12,9 @@ from __future__ import annotations
 
 import json
 import re
-from dataclasses import dataclass
 from typing import Any, Literal
+
+from msgspec import Struct
 
 from desktop.engine.lazy_re import LazyPattern
 
@@ -83,8 +84,7 @@ _TOO_LARGE = LazyPattern(r"request exceeds the maximum size|request_too_large|re
 STOP_REASON_WINDOW = "model_context_window_exceeded"
 
 
-@dataclass(frozen=True, slots=True)
-class Overflow:
+class Overflow(Struct, frozen=True):
     """A provider's context-overflow error, with the numbers it reported."""
     kind: OverflowKind
     raw_message: str

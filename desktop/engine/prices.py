@@ -18,9 +18,10 @@ from __future__ import annotations
 import json
 import math
 from collections.abc import Mapping
-from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
+
+from msgspec import Struct, field
 
 FILE_NAME = "prices.json"
 PRICE_FIELDS = {"input": "input_price", "output": "output_price"}
@@ -29,8 +30,7 @@ CACHE_FIELDS = {"cache_read": "read_multiplier", "cache_write_5m": "write_multip
 MAX_PRICE = 100_000.0
 
 
-@dataclass(frozen=True, slots=True)
-class ModelPrices:
+class ModelPrices(Struct, frozen=True):
     """One model's row: absolute prices (USD per million tokens), each None when the row leaves it out."""
 
     input: float | None = None
@@ -41,8 +41,7 @@ class ModelPrices:
     tiers: tuple[tuple[int, float], ...] | None = None  # (above, multiplier); None: the catalog's
 
 
-@dataclass(frozen=True, slots=True)
-class PriceTable:
+class PriceTable(Struct, frozen=True):
     """The prices file as read: its date, the prices per model and what could not be read."""
     date: str = ""  # "" : no file (the built-in prices apply)
     models: Mapping[str, ModelPrices] = field(default_factory=dict)

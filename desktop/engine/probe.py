@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from msgspec import Struct, field
 
 from desktop.engine import messages as M
 from desktop.engine.catalog import ModelCatalog
@@ -15,8 +15,7 @@ from desktop.engine.settings import Settings
 PROBE_TOKENS = 8  # the tiny request's output limit: enough for a word, costs next to nothing
 
 
-@dataclass(slots=True)
-class ProbeResult:
+class ProbeResult(Struct):
     """The outcome of a connection test, line by line, with the models listed."""
     ok: bool
     lines: list[str] = field(default_factory=list)  # one finding each, for the dialog

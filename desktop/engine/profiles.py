@@ -6,8 +6,11 @@ account (see secrets.py). The presets carry the Anthropic-compatible base URLs t
 
 from __future__ import annotations
 
-from dataclasses import asdict, dataclass, field, replace
 from typing import Any, Literal, cast
+
+import msgspec
+from msgspec import Struct, field
+from msgspec.structs import replace
 
 from desktop.engine import messages as M
 from desktop.engine.messages import QT_TRANSLATE_NOOP
@@ -21,8 +24,7 @@ AUTH_WORDS: dict[AuthKind, str] = {  # marked for lupdate (context "Engine"): vi
 }
 
 
-@dataclass(slots=True)
-class Profile:
+class Profile(Struct):
     """A named provider set-up: endpoint, authentication, models and per-model overrides."""
     name: str
     base_url: str = ""  # empty: the Anthropic API
@@ -34,7 +36,7 @@ class Profile:
     long_cache_ttl: bool = True  # some compatible providers reject the cache ttl field
 
     def to_json(self) -> dict[str, Any]:
-        return asdict(self)
+        return msgspec.to_builtins(self)
 
     @classmethod
     def from_json(cls, data: Any) -> Profile | None:
@@ -105,8 +107,7 @@ LAST_PROFILE = QT_TRANSLATE_NOOP("Engine", "Précis needs one profile to send wi
                                            "this one.")
 
 
-@dataclass(slots=True)
-class Draft:
+class Draft(Struct):
     """A profile as Settings edits it: ``origin`` is the saved name it started as (None: added in this edit), and
     ``key_from`` the saved profile whose key it copies (None: no key copied)."""
 
@@ -115,8 +116,7 @@ class Draft:
     key_from: str | None = None
 
 
-@dataclass(frozen=True, slots=True)
-class ProfileEdits:
+class ProfileEdits(Struct, frozen=True):
     """What saving the edited list does beyond settings.json: keys and chats follow renames, keys are copied
     when the user asked, and a deleted profile's key is removed and its chats move to the profile in use."""
 

@@ -9,8 +9,9 @@ from __future__ import annotations
 import asyncio
 import enum
 from collections.abc import AsyncIterator, Callable
-from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Protocol
+
+from msgspec import Struct
 
 from desktop.engine import lazy_imports
 from desktop.engine.profiles import AuthKind
@@ -34,8 +35,7 @@ class PartKind(enum.StrEnum):
     STOP = "stop"
 
 
-@dataclass(frozen=True, slots=True)
-class StreamPart:
+class StreamPart(Struct, frozen=True):
     """What the engine needs from a stream, independent of SDK event classes."""
 
     kind: PartKind

@@ -10,7 +10,8 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
-from dataclasses import replace
+
+from msgspec.structs import replace
 
 from desktop.engine.provider import PartKind, StreamPart
 from desktop.engine.storage import Storage

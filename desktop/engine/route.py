@@ -9,8 +9,9 @@ compaction policy. Saving or switching the active profile makes new routes for t
 from __future__ import annotations
 
 from collections.abc import Callable
-from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
+
+from msgspec import Struct, field
 
 from desktop.engine.provider import Provider
 from desktop.engine.secrets import Credentials
@@ -23,8 +24,7 @@ if TYPE_CHECKING:
 NO_PROFILE = ""  # the route of chats that name no profile while none is active
 
 
-@dataclass(slots=True)
-class Route:
+class Route(Struct):
     """A provider profile as its chats use it. The client is made on the first request."""
 
     key: str  # the profile's name, or NO_PROFILE

@@ -6,16 +6,16 @@ share these types.
 
 from __future__ import annotations
 
-from dataclasses import dataclass
 from typing import Literal
+
+from msgspec import Struct
 
 # The store marks the matched words of a snippet with these two characters (never typed by a person).
 MARK_START = "\x02"
 MARK_END = "\x03"
 
 
-@dataclass(frozen=True, slots=True)
-class SearchHit:
+class SearchHit(Struct, frozen=True):
     """One match of a history search: a message or a summary, with its snippet."""
     kind: Literal["message", "summary"]
     session_id: int
@@ -64,8 +64,7 @@ class SearchHit:
         }
 
 
-@dataclass(frozen=True, slots=True)
-class RecallHit:
+class RecallHit(Struct, frozen=True):
     """One message of a chat's own history that a recall search found (best first)."""
 
     message_id: int

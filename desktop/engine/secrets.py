@@ -7,9 +7,10 @@ import json
 import logging
 import os
 from collections.abc import Mapping
-from dataclasses import dataclass
 from pathlib import Path
 from types import ModuleType
+
+from msgspec import Struct
 
 from desktop.engine import files, redact
 from desktop.engine import messages as M
@@ -26,8 +27,7 @@ class KeyringUnavailable(RuntimeError):
     """No usable OS keyring. The message is meant for the user."""
 
 
-@dataclass(frozen=True, slots=True)
-class Credentials:
+class Credentials(Struct, frozen=True):
     """The API key or token in use and where it came from."""
     api_key: str | None = None
     auth_token: str | None = None  # bearer token used by Anthropic-compatible providers

@@ -10,8 +10,10 @@ from __future__ import annotations
 import itertools
 from collections import Counter
 from collections.abc import Callable, Mapping
-from dataclasses import dataclass, field, replace
 from typing import Any, cast
+
+from msgspec import Struct, field
+from msgspec.structs import replace
 
 from desktop.engine import assemble, tokens
 from desktop.engine import compaction as cp
@@ -45,8 +47,7 @@ GLANCE_ROWS = 200  # newest rows a gauge reading decodes when a session opens (t
 SAVE_BATCH = 5_000  # stored estimates written with one read
 
 
-@dataclass(slots=True)
-class Shared:
+class Shared(Struct):
     """Engine-wide parts every session view and the compaction policy read. The engine owns and replaces them."""
 
     store: Storage
@@ -71,8 +72,7 @@ class Shared:
             self.settings.instructions, chat if isinstance(chat, str) else ""))
 
 
-@dataclass(slots=True)
-class Gathered:
+class Gathered(Struct):
     """Everything one request (or one measurement) of a session is made from. Never mutated once made."""
 
     session: SessionInfo
@@ -114,8 +114,7 @@ class Gathered:
         return self.breaker_failures >= BREAKER_LIMIT
 
 
-@dataclass(slots=True)
-class _Kept:
+class _Kept(Struct):
     """The rows after the boundary as requests carry them, kept between calls and grown as rows arrive: every row
     up to the first live (streaming) one, shaped, with what the meter, the splitter and the cache rule read.
     Valid for one epoch of the view and one (ingest limit, horizons, family); anything else starts it again."""

@@ -6,11 +6,13 @@ import json
 import math
 import os
 from collections.abc import Mapping
-from dataclasses import asdict, dataclass, field, replace
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
+import msgspec
 import platformdirs
+from msgspec import Struct
 
 from desktop.engine import files, threshold
 from desktop.engine import messages as M
@@ -21,8 +23,7 @@ from desktop.engine.tokens import V3, V47
 DEFAULT_MODEL = "claude-opus-5-5"  # the provider's current recommendation
 
 
-@dataclass(frozen=True, slots=True)
-class Paths:
+class Paths(Struct, frozen=True):
     """Where the settings, the data and the caches live."""
     config_dir: Path
     data_dir: Path
@@ -208,9 +209,8 @@ class Settings:
     def save(self, paths: Paths) -> None:
         """Atomically, readable by the owner only (0600); environment overrides are not saved."""
         paths.ensure()
-        data = asdict(self)
-        data.pop("problems", None)
-        data.pop("env_overrides", None)
+        data = msgspec.to_builtins({name: getattr(self, name) for name in self.__dataclass_fields__
+                                    if name not in ("problems", "env_overrides")})
         base = data.pop("base_overrides", None)
         if base is not None:  # a profile's overrides stay the profile's: never saved as everyone's
             data["model_overrides"] = base

@@ -6,8 +6,9 @@ method is one round trip to the database thread; the engine is written to need f
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
 from typing import Any, Protocol
+
+from msgspec import Struct, field
 
 from desktop.engine.search import RecallHit, SearchHit
 from desktop.engine.types import DEFAULT_TITLE, Block, CompactionRecord, SessionInfo, StoredMessage, Usage
@@ -39,8 +40,7 @@ class StaleBoundary(ValueError):
     """A compaction was computed on a boundary that is no longer the active one (another writer moved it)."""
 
 
-@dataclass(frozen=True, slots=True)
-class SavedApproval:
+class SavedApproval(Struct, frozen=True):
     """A saved answer to a tool's permission prompt. The store writes it and the tools' policy reads it; it
     lives here because the store never imports the tools."""
 
@@ -52,8 +52,7 @@ class SavedApproval:
     session_id: int | None = None  # set: "Allow for this chat" in that chat; None: "Always for this tool"
 
 
-@dataclass(frozen=True, slots=True)
-class LockHolder:
+class LockHolder(Struct, frozen=True):
     """Who runs a turn in a session right now (a row of ``session_locks``)."""
 
     session_id: int
@@ -62,8 +61,7 @@ class LockHolder:
     heartbeat: float  # wall clock of its last sign of life
 
 
-@dataclass(slots=True)
-class Loaded:
+class Loaded(Struct):
     """A session as requests see it, read in one round trip."""
 
     session: SessionInfo
@@ -80,8 +78,7 @@ class Loaded:
     usage_by_band: dict[tuple[str | None, int], Usage] = field(default_factory=dict)
 
 
-@dataclass(frozen=True, slots=True)
-class StoredEstimate:
+class StoredEstimate(Struct, frozen=True):
     """The engine's numbers for one row (see ``measure.RowEstimate``), valid for the shape ``key`` names."""
 
     message_id: int
@@ -92,8 +89,7 @@ class StoredEstimate:
     trimmed: bool
 
 
-@dataclass(frozen=True, slots=True)
-class Segment:
+class Segment(Struct, frozen=True):
     """An id range (``lo`` < id <= ``hi``) whose rows are all shaped the same way: stored numbers count when
     their key is one of ``keys``."""
 
@@ -102,8 +98,7 @@ class Segment:
     keys: tuple[str, ...]
 
 
-@dataclass(slots=True)
-class Overview:
+class Overview(Struct):
     """A session as its gauge sees it, read without decoding the rows whose numbers are stored."""
 
     session: SessionInfo
@@ -121,8 +116,7 @@ class Overview:
     usage_by_band: dict[tuple[str | None, int], Usage] = field(default_factory=dict)  # as in ``Loaded``
 
 
-@dataclass(slots=True)
-class Since:
+class Since(Struct):
     """What changed after a known row: the cheap read before each model call."""
 
     session: SessionInfo
@@ -132,8 +126,7 @@ class Since:
     estimate_keys: dict[int, str] = field(default_factory=dict)  # message id -> the est_key stored with it
 
 
-@dataclass(frozen=True, slots=True)
-class Fork:
+class Fork(Struct, frozen=True):
     """What making room for a new version did: the rows that left the active path, the leaf shown before, and
     the parent the new version hangs from (None: the session's first row)."""
 
@@ -142,8 +135,7 @@ class Fork:
     parent_id: int | None
 
 
-@dataclass(slots=True)
-class Page:
+class Page(Struct):
     """What the window shows when a session opens (or scrolls up)."""
 
     session: SessionInfo
@@ -155,8 +147,7 @@ class Page:
     versions: dict[int, tuple[int, int]] = field(default_factory=dict)
 
 
-@dataclass(slots=True)
-class ImportPlan:
+class ImportPlan(Struct):
     """A transcript to write as one new session, in one transaction (complete or absent, never partial)."""
 
     title: str

@@ -9,8 +9,9 @@ from __future__ import annotations
 import asyncio
 import enum
 from collections.abc import Callable, Coroutine
-from dataclasses import dataclass
 from typing import Any, Literal, TypeVar
+
+from msgspec import Struct
 
 T = TypeVar("T")
 
@@ -40,8 +41,7 @@ class Activity(enum.StrEnum):
         return self in (Activity.COMPACTING, Activity.RECOVERING)
 
 
-@dataclass(slots=True)
-class Job:
+class Job(Struct):
     """A chat's running task and its kind (a turn, a compaction, or a summary prepared in the background)."""
     kind: JobKind
     task: asyncio.Task[Any]

@@ -7,8 +7,9 @@ A cap matters for 1M windows: a summary at half of one is a 500K-token request o
 from __future__ import annotations
 
 from collections.abc import Mapping
-from dataclasses import dataclass
 from typing import Any
+
+from msgspec import Struct
 
 PERCENT = "compact_percent"  # share of the input room (window less the output reserve), in percent
 CAP = "compact_at_tokens"  # absolute tokens; the smaller of the two wins
@@ -28,8 +29,7 @@ def ratio(overrides: Mapping[str, Mapping[str, Any]], model: str, default: float
     return default
 
 
-@dataclass(frozen=True, slots=True)
-class Rule:
+class Rule(Struct, frozen=True):
     """Where automatic compaction starts, as every view says it: the tokens, the percent of the input room the
     user set (Settings shows the same figure) and whether the absolute cap is what applies."""
 

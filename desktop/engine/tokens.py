@@ -33,8 +33,9 @@ import operator
 import re
 import struct
 from collections.abc import Hashable, Iterable, Mapping, Sequence
-from dataclasses import dataclass
 from typing import Any
+
+from msgspec import Struct
 
 from desktop.engine.lazy_re import LazyPattern
 from desktop.engine.types import Block
@@ -45,8 +46,7 @@ V47: Family = "v4.7"
 DEFAULT_FAMILY: Family = V3
 
 
-@dataclass(frozen=True, slots=True)
-class TextModel:
+class TextModel(Struct, frozen=True):
     """Weights of the linear text model of one tokenizer family, plus its framing overheads."""
 
     per_byte: float  # every UTF-8 byte of non-CJK text

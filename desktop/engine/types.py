@@ -6,8 +6,9 @@ Messages are kept as Anthropic content blocks (lists of JSON dicts), never flatt
 from __future__ import annotations
 
 from collections.abc import Sequence
-from dataclasses import dataclass, field
 from typing import Any, Literal
+
+from msgspec import Struct, field
 
 Role = Literal["user", "assistant"]
 # "cut": whole as far as the provider goes, but stopped by the output limit or a full window (CUT_STOP_REASONS).
@@ -30,8 +31,7 @@ CUT_STOP_REASONS: frozenset[str] = frozenset({"max_tokens", "model_context_windo
 DEFAULT_TITLE = "New chat"  # a session still titled this takes its title from the first message
 
 
-@dataclass(slots=True)
-class Usage:
+class Usage(Struct):
     """Token usage of one API response (the request's prompt side plus its output)."""
 
     input_tokens: int = 0
@@ -72,8 +72,7 @@ def _count(value: Any) -> int:
     return max(0, int(value))
 
 
-@dataclass(slots=True)
-class StoredMessage:
+class StoredMessage(Struct):
     """One row of the transcript. ``id`` is AUTOINCREMENT: ids only grow and are never reused."""
 
     id: int
@@ -94,8 +93,7 @@ class StoredMessage:
         return is_sendable_status(self.status) and bool(self.content)
 
 
-@dataclass(slots=True)
-class SessionInfo:
+class SessionInfo(Struct):
     """A chat as the session list shows it: title, model, times, message count and last usage."""
     id: int
     title: str
@@ -108,8 +106,7 @@ class SessionInfo:
     pinned: bool = False  # shown in the sidebar's Pinned group, on top
 
 
-@dataclass(slots=True)
-class CompactionRecord:
+class CompactionRecord(Struct):
     """A summary that replaces, in requests only, every message with id <= covers_through_message_id."""
 
     id: int

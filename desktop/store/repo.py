@@ -10,11 +10,11 @@ import sqlite3
 import time
 import urllib.parse
 from collections.abc import Iterable
-from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 import peewee as pw
+from msgspec import Struct
 
 import desktop.store.errors as errors
 import desktop.store.migrations as migrations
@@ -102,8 +102,7 @@ def _sweep(con: Any, now: float) -> int:
     return run(f"UPDATE messages SET status='interrupted' WHERE status='streaming'{where}", busy).rowcount
 
 
-@dataclass(frozen=True, slots=True)
-class _Facts:
+class _Facts(Struct, frozen=True):
     """What a look at an existing database file found, without writing to it."""
 
     uri: str  # the file's URI, without parameters

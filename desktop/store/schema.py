@@ -9,10 +9,10 @@ from __future__ import annotations
 
 import json
 import time
-from dataclasses import dataclass
 from typing import Any
 
 import peewee as pw
+from msgspec import Struct
 
 from desktop.engine.types import Usage
 
@@ -52,8 +52,7 @@ def prompt_band(usage: Usage) -> int:
     return -(-usage.prompt_tokens // PROMPT_BAND)
 
 
-@dataclass(frozen=True, slots=True)
-class Models:
+class Models(Struct, frozen=True):
     """The peewee model classes of one database."""
     # Model classes built per database; peewee's fields are dynamic attributes no checker can follow.
     Session: Any

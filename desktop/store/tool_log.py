@@ -8,8 +8,9 @@ from __future__ import annotations
 
 import json
 import time
-from dataclasses import dataclass
 from typing import Any
+
+from msgspec import Struct
 
 from desktop.engine.storage import SavedApproval
 from desktop.store.repo import SENDABLE_SQL, Repo
@@ -18,8 +19,7 @@ from desktop.store.store import Store
 INTERRUPTED = "[interrupted: Précis stopped before this tool finished; it may or may not have run]"
 
 
-@dataclass(frozen=True, slots=True)
-class AuditEntry:
+class AuditEntry(Struct, frozen=True):
     """One tool call as the audit log keeps it: what ran, how it was allowed, how it ended."""
     session_id: int
     tool_use_id: str

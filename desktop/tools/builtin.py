@@ -11,9 +11,10 @@ from __future__ import annotations
 
 import asyncio
 from collections.abc import Sequence
-from dataclasses import replace
 from pathlib import Path
 from typing import Any
+
+from msgspec.structs import replace
 
 from desktop.engine.types import Block
 from desktop.tools.file_tools import FileTools, ToolFailure

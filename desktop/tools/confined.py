@@ -20,8 +20,9 @@ import os
 import secrets
 import stat
 from collections.abc import Iterator, Sequence
-from dataclasses import dataclass
 from pathlib import Path
+
+from msgspec import Struct
 
 _NOFOLLOW = getattr(os, "O_NOFOLLOW", 0)
 _DIRECTORY = getattr(os, "O_DIRECTORY", 0)
@@ -35,8 +36,7 @@ class NotRegular(OSError):
     """A FIFO, a device or a folder where a regular file was expected."""
 
 
-@dataclass(frozen=True, slots=True)
-class Folder:
+class Folder(Struct, frozen=True):
     """An open folder: its descriptor (race-free platforms) and its path (for the fallback and messages)."""
 
     fd: int | None
@@ -166,8 +166,7 @@ def write_atomic(root: Path, parts: Sequence[str], data: bytes) -> None:
                 os.fsync(where.fd)
 
 
-@dataclass(frozen=True, slots=True)
-class Entry:
+class Entry(Struct, frozen=True):
     parts: tuple[str, ...]  # relative to the folder walked
     is_dir: bool
     is_link: bool

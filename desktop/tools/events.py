@@ -4,8 +4,9 @@ changed. They are engine events (they carry a session id) and reach the views th
 from __future__ import annotations
 
 import enum
-from dataclasses import dataclass, field
 from typing import Any
+
+from msgspec import field
 
 from desktop.engine.events import EngineEvent
 from desktop.tools.mcp_host import ServerStatus
@@ -21,8 +22,7 @@ class ToolStatus(enum.StrEnum):
     CANCELLED = "cancelled"
 
 
-@dataclass(frozen=True, slots=True)
-class ToolCallStarted(EngineEvent):
+class ToolCallStarted(EngineEvent, frozen=True):
     """A tool call began."""
     tool_use_id: str
     name: str
@@ -30,8 +30,7 @@ class ToolCallStarted(EngineEvent):
     arguments: dict[str, Any] = field(default_factory=dict)
 
 
-@dataclass(frozen=True, slots=True)
-class ToolCallFinished(EngineEvent):
+class ToolCallFinished(EngineEvent, frozen=True):
     """A tool call ended: its status, duration and an excerpt of its output."""
     tool_use_id: str
     name: str
@@ -40,20 +39,17 @@ class ToolCallFinished(EngineEvent):
     excerpt: str = ""
 
 
-@dataclass(frozen=True, slots=True)
-class PermissionAsked(EngineEvent):
+class PermissionAsked(EngineEvent, frozen=True):
     """A tool call waits for the user's permission."""
     request: PermissionRequest
 
 
-@dataclass(frozen=True, slots=True)
-class PermissionSettled(EngineEvent):
+class PermissionSettled(EngineEvent, frozen=True):
     """A permission request was answered, closed or timed out."""
     request_id: str
     answer: Answer | None  # None: the prompt was closed or timed out
 
 
-@dataclass(frozen=True, slots=True)
-class McpChanged(EngineEvent):
+class McpChanged(EngineEvent, frozen=True):
     """The MCP servers' states changed."""
     servers: tuple[ServerStatus, ...] = ()

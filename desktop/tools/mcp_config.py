@@ -13,9 +13,10 @@ import json
 import logging
 import os
 import sys
-from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
+
+from msgspec import Struct, field
 
 from desktop.engine import files
 from desktop.engine.files import write_private
@@ -27,8 +28,7 @@ SERVICE = "precis-mcp"
 log = logging.getLogger(__name__)
 
 
-@dataclass(slots=True)
-class McpServerConfig:
+class McpServerConfig(Struct):
     """One MCP server as configured: a command to start or a URL to reach."""
     name: str
     command: str = ""
@@ -92,8 +92,7 @@ class McpServerConfig:
         return out
 
 
-@dataclass(slots=True)
-class McpConfig:
+class McpConfig(Struct):
     """The MCP servers configured, and what could not be read."""
     servers: list[McpServerConfig] = field(default_factory=list)
     problems: list[str] = field(default_factory=list)

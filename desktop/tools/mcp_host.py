@@ -18,9 +18,10 @@ import sys
 import threading
 import time
 from collections.abc import Callable
-from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, TextIO
+
+from msgspec import Struct
 
 from desktop.engine import lazy_imports
 from desktop.engine.files import PRIVATE_FILE, private_dir, tighten
@@ -44,8 +45,7 @@ def tool_name(server: str, tool: str) -> str:
     return f"mcp__{_NAME.sub('_', server)}__{_NAME.sub('_', tool)}"[:64]
 
 
-@dataclass(frozen=True, slots=True)
-class ServerStatus:
+class ServerStatus(Struct, frozen=True):
     """An MCP server's state and the tools it offers."""
     name: str
     state: str  # disabled | stopped | starting | ready | failed

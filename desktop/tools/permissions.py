@@ -10,17 +10,17 @@ asking only when the user opted in.
 from __future__ import annotations
 
 import asyncio
-import dataclasses
 import hashlib
 import json
 import logging
 import uuid
 from collections.abc import Awaitable, Callable, Iterable, Mapping
-from dataclasses import dataclass, field
 from enum import StrEnum
 from typing import Any, Protocol, runtime_checkable
 
 # SavedApproval is re-exported: the policy's callers name it here.
+from msgspec import Struct, field, structs
+
 from desktop.engine.storage import SavedApproval as SavedApproval
 from desktop.tools.types import BUILTIN, ToolSpec
 
@@ -66,8 +66,7 @@ class Answer(StrEnum):
     DENY = "deny"
 
 
-@dataclass(frozen=True, slots=True)
-class PermissionRequest:
+class PermissionRequest(Struct, frozen=True):
     """What a prompt shows: server, tool and arguments (and the diff of a write or an edit)."""
 
     session_id: int
@@ -107,8 +106,7 @@ class ChatApprovalStore(Protocol):
 Asker = Callable[[PermissionRequest], Awaitable[Answer | None]]
 
 
-@dataclass(frozen=True, slots=True)
-class Verdict:
+class Verdict(Struct, frozen=True):
     """Whether a tool call may run, and how that was decided."""
     allowed: bool
     how: str  # asked:once | asked:chat | asked:always | saved | chat | allow-list | yes | read-only | denied | ...
@@ -197,7 +195,7 @@ class PermissionPolicy:
         if not before:
             return request
         changed = min((changed_parts(origin, spec.origin) for origin in before), key=len)
-        return dataclasses.replace(request, changed=changed)
+        return structs.replace(request, changed=changed)
 
     async def _apply(self, request: PermissionRequest, answer: Answer | None) -> Verdict:
         spec = request.spec

@@ -4,16 +4,16 @@ from __future__ import annotations
 
 import hashlib
 import json
-from dataclasses import dataclass
 from typing import Any
+
+from msgspec import Struct
 
 from desktop.engine.types import Block
 
 BUILTIN = "builtin"  # the server name of the built-in workspace tools
 
 
-@dataclass(frozen=True, slots=True)
-class ToolSpec:
+class ToolSpec(Struct, frozen=True):
     """One tool the model may call."""
 
     name: str  # the name the model calls (MCP tools: mcp__<server>__<tool>)
@@ -30,8 +30,7 @@ def definition_digest(definition: dict[str, Any]) -> str:
     return hashlib.blake2b(text.encode(), digest_size=16).hexdigest()
 
 
-@dataclass(slots=True)
-class ToolOutcome:
+class ToolOutcome(Struct):
     """What one call produced: the tool_result content and whether it is an error."""
 
     content: str | list[Block]

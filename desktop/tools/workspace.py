@@ -8,9 +8,10 @@ path of the user's machine reaches the model.
 from __future__ import annotations
 
 import os
-from dataclasses import dataclass
 from pathlib import Path, PurePosixPath, PureWindowsPath
 from typing import TYPE_CHECKING
+
+from msgspec import Struct
 
 if TYPE_CHECKING:
     from anthropic.lib.tools.agent_toolset import AgentToolContext
@@ -22,8 +23,7 @@ class OutsideWorkspace(ValueError):
     """A path that would leave the workspace."""
 
 
-@dataclass(frozen=True, slots=True)
-class Workspace:
+class Workspace(Struct, frozen=True):
     root: Path
 
     @classmethod

@@ -9,9 +9,9 @@ from __future__ import annotations
 import asyncio
 import logging
 from collections.abc import Awaitable, Callable
-from dataclasses import dataclass
 from typing import Protocol
 
+from msgspec import Struct
 from PySide6.QtCore import QObject, Signal
 from PySide6.QtGui import QImage
 
@@ -31,8 +31,7 @@ class CheckedFile(Protocol):
 Checker = Callable[[str], Awaitable[CheckedFile]]
 
 
-@dataclass(frozen=True, slots=True)
-class CheckResult:
+class CheckResult(Struct, frozen=True):
     """The answer to checking an attached file: its kind, or why it cannot be sent."""
     path: str
     ticket: int  # which request this answers: a file removed and added again is checked again

@@ -9,12 +9,12 @@ render are re-exported here, so widgets import nothing but ``desktop.ui``.
 from __future__ import annotations
 
 import asyncio
-import dataclasses
 import logging
 from collections import Counter
 from collections.abc import Coroutine
 from typing import TYPE_CHECKING, Any, Protocol
 
+from msgspec import structs
 from PySide6.QtCore import QObject, Signal
 
 from desktop.engine import attachments as _attachments
@@ -631,7 +631,7 @@ class Bridge(QObject):
     def mcp_config(self, name: str) -> McpServerConfig | None:
         """A copy of the server's configuration (its secrets included, for the edit form)."""
         server = self._toolbox.servers.get(name) if self._toolbox is not None else None
-        return dataclasses.replace(server.config) if server is not None else None
+        return structs.replace(server.config) if server is not None else None
 
     async def save_mcp_server(self, previous: str | None, config: McpServerConfig) -> str:
         """The add/edit form's server, saved and (when enabled) started; what went wrong in words, or ''."""

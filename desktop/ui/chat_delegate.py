@@ -12,9 +12,9 @@ import html
 import math
 import time
 from collections import OrderedDict
-from dataclasses import dataclass
 from typing import Any
 
+from msgspec import Struct
 from PySide6.QtCore import (
     QT_TRANSLATE_NOOP,
     QCoreApplication,
@@ -43,7 +43,7 @@ from PySide6.QtGui import (
     QPen,
     QTextDocument,
 )
-from PySide6.QtWidgets import QAbstractItemView, QStyle, QStyledItemDelegate, QStyleOptionViewItem, QToolTip
+from PySide6.QtWidgets import QAbstractItemView, QStyledItemDelegate, QStyleOptionViewItem, QToolTip
 
 from desktop.ui.chat_model import ChatRow, Segment
 from desktop.ui.markdown_render import (
@@ -75,8 +75,7 @@ STREAM_DUTY = 4.0  # a streaming reply waits 4x its last rebuild's cost before t
 Index = QModelIndex | QPersistentModelIndex
 
 
-@dataclass(slots=True)
-class _DocEntry:
+class _DocEntry(Struct):
     """A row's laid-out document, cached with what it was built for."""
     content_hash: int
     dark: bool
@@ -87,8 +86,7 @@ class _DocEntry:
     streaming: bool = False
 
 
-@dataclass(slots=True)
-class _Geometry:
+class _Geometry(Struct):
     """Where a row's bubble and document sit in the viewport."""
     bubble: QRectF
     origin: QPointF  # top-left of the document inside the viewport
@@ -435,7 +433,9 @@ class ChatDelegate(QStyledItemDelegate):
             painter.drawRoundedRect(geo.bubble, RADIUS, RADIUS)
         if kind == "message" and row.message is not None:
             paint_role_marker(painter, geo.bubble, row.is_user_bubble, palette)
-        if option.state & QStyle.StateFlag.State_HasFocus and self._view.hasFocus():
+        # The row with the keyboard's focus, as Qt's State_HasFocus says it, read from the view: option.state is a
+        # QStyle flag, and the first read of one builds all of QStyle's enums (~10 ms of a start that paints rows).
+        if index == self._view.currentIndex() and self._view.hasFocus():
             painter.setPen(QPen(palette.color(QPalette.ColorRole.Highlight), 1.5))
             painter.setBrush(Qt.BrushStyle.NoBrush)
             painter.drawRoundedRect(geo.bubble.adjusted(-2, -2, 2, 2), RADIUS + 2, RADIUS + 2)

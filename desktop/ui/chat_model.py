@@ -11,10 +11,10 @@ from __future__ import annotations
 import bisect
 import itertools
 from collections.abc import Sequence
-from dataclasses import dataclass, field
 from enum import IntEnum
 from typing import Any, Literal
 
+from msgspec import Struct, field
 from PySide6.QtCore import (
     QT_TRANSLATE_NOOP,
     QAbstractListModel,
@@ -64,16 +64,14 @@ class Roles(IntEnum):
     StatusDetail = Qt.ItemDataRole.UserRole + 10  # error text for status "error"
 
 
-@dataclass(frozen=True, slots=True)
-class Segment:
+class Segment(Struct, frozen=True):
     """A piece of a row, by kind (markdown, a tool call or result, thinking, an image, a note)."""
     kind: SegmentKind
     text: str
     media: str = ""  # an image segment: the block's base64 data, for the bubble's thumbnail
 
 
-@dataclass(slots=True)
-class ChatRow:
+class ChatRow(Struct):
     """One row of the chat view (a message, a tool row, a compaction card or a notice) and what it shows."""
     key: RowKey
     sort_key: tuple[int, int, int]

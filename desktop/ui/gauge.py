@@ -6,10 +6,10 @@ Input is a ContextSnapshot and nothing else, so the ring, the card, ``/context``
 from __future__ import annotations
 
 import math
-from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
 import shiboken6
+from msgspec import Struct
 from PySide6.QtCore import QEasingCurve, QPointF, QRectF, QSize, Qt, QVariantAnimation, Signal
 from PySide6.QtGui import QColor, QFont, QFontMetricsF, QKeyEvent, QPainter, QPalette, QPen
 from PySide6.QtWidgets import QSizePolicy, QWidget
@@ -30,8 +30,7 @@ BUSY_SPAN_DEG = 80
 DASHES = 12  # segments of the "capacity unknown" ring
 
 
-@dataclass(frozen=True, slots=True)
-class GaugeColors:
+class GaugeColors(Struct, frozen=True):
     """The gauge's colours for its current state."""
     arc: QColor  # the filled part (state colour)
     track: QColor  # the unfilled part

@@ -15,10 +15,10 @@ from __future__ import annotations
 
 import html
 import re
-from dataclasses import dataclass
 from functools import lru_cache
 from typing import TYPE_CHECKING, Any
 
+from msgspec import Struct
 from PySide6.QtCore import QCoreApplication, QUrl
 from PySide6.QtGui import QTextDocument
 
@@ -36,8 +36,7 @@ MONO_FAMILY = "DejaVu Sans Mono, Menlo, Consolas, monospace"
 HIGHLIGHT_LIMIT = 40_000
 
 
-@dataclass(frozen=True, slots=True)
-class Theme:
+class Theme(Struct, frozen=True):
     """The colours rendered Markdown uses, for one palette."""
     pygments_style: str
     code_bg: str

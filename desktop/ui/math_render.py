@@ -17,8 +17,8 @@ import html
 import io
 import threading
 from collections import OrderedDict
-from dataclasses import dataclass
 
+from msgspec import Struct
 from PySide6.QtCore import QObject, Signal, Slot
 from PySide6.QtGui import QGuiApplication, QImage
 
@@ -28,8 +28,7 @@ CACHE_LIMIT = 500  # typeset images kept (each a few tens of KB)
 OVERSAMPLE = 2.0  # rendered at twice the pixels it is shown at, so it stays sharp on HiDPI screens
 
 
-@dataclass(frozen=True, slots=True)
-class Formula:
+class Formula(Struct, frozen=True):
     """A rendered formula: its TeX source and image."""
     source: str  # the TeX between the dollars, what a copy of the image gives
     image: QImage

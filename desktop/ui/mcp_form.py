@@ -5,12 +5,12 @@ header values are typed masked (they are secrets, kept in the keyring when saved
 
 from __future__ import annotations
 
-import dataclasses
 import re
 import shlex
 from pathlib import Path
 from urllib.parse import urlsplit
 
+from msgspec import structs
 from PySide6.QtCore import Signal
 from PySide6.QtWidgets import (
     QComboBox,
@@ -170,7 +170,7 @@ class McpServerForm(QDialog):
                 if not _HEADER_NAME.fullmatch(key):
                     return self.tr("“{name}” is not a valid header name.").format(name=key)
                 headers[key] = value
-            return dataclasses.replace(base, name=name, url=url, headers=headers, command="", args=[], env={},
+            return structs.replace(base, name=name, url=url, headers=headers, command="", args=[], env={},
                                        cwd=None, extra=dict(base.extra))
         command = self.command.text().strip()
         if not command:
@@ -187,7 +187,7 @@ class McpServerForm(QDialog):
             if not _ENV_NAME.fullmatch(key):
                 return self.tr("“{name}” is not a valid environment variable name.").format(name=key)
             env[key] = value
-        return dataclasses.replace(base, name=name, command=command, args=args, cwd=cwd or None, env=env, url="",
+        return structs.replace(base, name=name, command=command, args=args, cwd=cwd or None, env=env, url="",
                                    headers={}, extra=dict(base.extra))
 
     def submit(self) -> None:

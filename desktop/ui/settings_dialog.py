@@ -4,9 +4,10 @@ Test connection. The key goes to the OS keyring only, one per profile."""
 from __future__ import annotations
 
 from collections.abc import Mapping
-from dataclasses import dataclass, field, replace
+from dataclasses import replace
 from functools import partial
 
+from msgspec import Struct, field, structs
 from PySide6.QtCore import Qt, Signal
 from PySide6.QtWidgets import (
     QCheckBox,
@@ -50,8 +51,7 @@ from desktop.ui.wording import word
 WELCOME_WIDTH = 680  # px: the first-run page's column
 
 
-@dataclass(frozen=True, slots=True)
-class ProviderChoice:
+class ProviderChoice(Struct, frozen=True):
     settings: Settings
     api_key: str  # empty: keep whatever is stored
     run_only: bool  # keep the key in memory for this run instead of the keyring
@@ -72,7 +72,7 @@ def current_profile(settings: Settings) -> Profile:
     environment's overrides)."""
     saved = next((p for p in settings.profiles if p.name == settings.profile), None)
     if saved is not None:
-        return replace(saved, model_overrides={k: dict(v) for k, v in saved.model_overrides.items()})
+        return structs.replace(saved, model_overrides={k: dict(v) for k, v in saved.model_overrides.items()})
     found = preset(settings.profile) if settings.profile else None
     if found is not None:
         return found
@@ -543,7 +543,7 @@ class SettingsDialog(QDialog):
     def choice(self) -> ProviderChoice:
         """The form's choice with the default instructions typed here."""
         choice = self.form.choice()
-        return replace(choice, settings=replace(choice.settings, instructions=self.instructions.text()))
+        return structs.replace(choice, settings=replace(choice.settings, instructions=self.instructions.text()))
 
 
 class WelcomePage(QWidget):

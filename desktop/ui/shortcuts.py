@@ -3,8 +3,8 @@
 from __future__ import annotations
 
 import sys
-from dataclasses import dataclass
 
+from msgspec import Struct
 from PySide6.QtCore import QT_TRANSLATE_NOOP, QCoreApplication
 from PySide6.QtGui import QKeySequence
 
@@ -14,8 +14,7 @@ VERSION_MODIFIER = "Ctrl+Alt" if sys.platform == "darwin" else "Alt"
 SHOWN_IN_FULL = 4  # more keys than this are shown as a range ("Ctrl+1 … Ctrl+9")
 
 
-@dataclass(frozen=True, slots=True)
-class Shortcut:
+class Shortcut(Struct, frozen=True):
     """A keyboard shortcut: the command, its keys and when it applies."""
     command: str  # what it does, by name (the binder maps it to an action)
     keys: tuple[str, ...]  # portable key sequences ("Ctrl+K"); the first is the one shown first

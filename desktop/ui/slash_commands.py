@@ -6,8 +6,7 @@
 
 from __future__ import annotations
 
-from dataclasses import dataclass
-
+from msgspec import Struct
 from PySide6.QtCore import QT_TRANSLATE_NOOP, QCoreApplication, QObject, Qt, Signal
 from PySide6.QtGui import QStandardItem, QStandardItemModel, QTextCursor
 from PySide6.QtWidgets import QAbstractItemView, QCompleter, QPlainTextEdit
@@ -16,8 +15,7 @@ _CONTEXT = "SlashCommands"
 NAME_ROLE = Qt.ItemDataRole.UserRole + 1
 
 
-@dataclass(frozen=True, slots=True)
-class SlashCommand:
+class SlashCommand(Struct, frozen=True):
     """A window command typed in the composer (/help, /clear, ...)."""
     name: str
     what: object  # marked with QT_TRANSLATE_NOOP; shown through describe()

@@ -6,16 +6,15 @@ from __future__ import annotations
 import json
 import os
 import sys
-from dataclasses import dataclass
 from pathlib import Path
 
+from msgspec import Struct
 from PySide6.QtCore import QSize
 from PySide6.QtGui import QGuiApplication, QIcon
 from PySide6.QtWidgets import QApplication, QWidget
 
 
-@dataclass(frozen=True)
-class Shipped:
+class Shipped(Struct, frozen=True):
     """What the package ships, for comparison (desktop.ui.app reads it from desktop.resources)."""
 
     folder: Path
@@ -44,6 +43,9 @@ def facts(app: QApplication, window: QWidget, shipped: Shipped) -> dict[str, obj
         "qt_classes": qt_classes(),
         # Dialogs are imported where they are opened: none of the app's own should be defined before then.
         "dialog_classes": dialog_classes(),
+        # Last: reading the style makes QStyle's class (and its enums) in Python, which the start itself avoids. The
+        # style sheet's style wraps the style in use, its child.
+        "styles": [style.metaObject().className() for style in (app.style(), *app.style().children())],
     }
 
 

@@ -7,9 +7,9 @@ to the document layout as its selections. Nothing here holds a widget per row.
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
 from typing import Any
 
+from msgspec import Struct, field
 from PySide6.QtGui import (
     QAbstractTextDocumentLayout,
     QColor,
@@ -26,15 +26,13 @@ CURRENT_LIGHT, CURRENT_DARK = QColor("#ffb547"), QColor("#b86e00")
 OBJECT_CHAR = "\ufffc"  # what QTextDocument holds for an image (a typeset formula)
 
 
-@dataclass(slots=True)
-class Range:
+class Range(Struct):
     """A span of a row's text, in characters."""
     start: int
     end: int
 
 
-@dataclass(slots=True)
-class TextMarks:
+class TextMarks(Struct):
     """Selection (one row at a time) and find matches (any rows), keyed by the row's key."""
 
     selection_key: Any = None

@@ -7,9 +7,9 @@ spacing and refers to palette roles, so it follows whichever palette is in force
 
 from __future__ import annotations
 
-from dataclasses import dataclass
 from typing import Literal
 
+from msgspec import Struct
 from PySide6.QtCore import Qt
 from PySide6.QtGui import QColor, QGuiApplication, QPalette
 from PySide6.QtWidgets import QApplication
@@ -25,8 +25,7 @@ def is_dark(palette: QPalette, surface: QPalette.ColorRole = QPalette.ColorRole.
     return palette.color(surface).lightness() < 128
 
 
-@dataclass(frozen=True, slots=True)
-class Colours:
+class Colours(Struct, frozen=True):
     """A palette's colours, by role."""
     window: str  # the chrome: header, sidebar, composer surround
     base: str  # the transcript and text fields

@@ -5,8 +5,9 @@ the window; each gets this narrow view and the Qt host it parents its own widget
 from __future__ import annotations
 
 from collections.abc import Callable
-from dataclasses import dataclass
 from typing import Protocol
+
+from msgspec import Struct
 
 from desktop.ui.bridge import Bridge
 from desktop.ui.chat_model import ChatModel
@@ -42,8 +43,7 @@ class OpenChat(Protocol):
     def title_label(self) -> StatusLine: ...
 
 
-@dataclass(frozen=True, slots=True)
-class ChatCommands:
+class ChatCommands(Struct, frozen=True):
     """What the window does that the `/` commands and ↑ ask it to: its own code runs them."""
 
     clear_history: Callable[[], None]

@@ -6,9 +6,10 @@ Every function here is pure. Messages are either ``StoredMessage`` (history) or 
 
 from __future__ import annotations
 
-import dataclasses
 from collections.abc import Sequence
 from typing import Any
+
+from msgspec import structs
 
 from desktop.engine.types import Block, StoredMessage
 
@@ -43,7 +44,7 @@ def meta_of(msg: Message) -> dict[str, Any]:
 def with_content(msg: Message, content: list[Block]) -> Message:
     """A copy of ``msg`` with new content (the input is left untouched)."""
     if isinstance(msg, StoredMessage):
-        return dataclasses.replace(msg, content=content)
+        return structs.replace(msg, content=content)
     out = dict(msg)
     out["content"] = content
     return out

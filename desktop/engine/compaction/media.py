@@ -16,9 +16,10 @@ import os
 import stat
 from collections import OrderedDict
 from collections.abc import Sequence
-from dataclasses import dataclass
 from pathlib import Path
 from typing import Literal
+
+from msgspec import Struct
 
 from desktop.engine.compaction._shared import Message, content_of, with_content
 from desktop.engine.types import Block
@@ -43,8 +44,7 @@ class MediaError(ValueError):
     """An image or document cannot be sent; the message names it."""
 
 
-@dataclass(frozen=True, slots=True)
-class CapReport:
+class CapReport(Struct, frozen=True):
     """What the media cap did to a request's images and documents."""
     count_before: int  # images + documents in the request
     omitted: int  # the oldest ones replaced by a note

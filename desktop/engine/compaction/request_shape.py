@@ -19,8 +19,9 @@ import itertools
 import json
 import re
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass, field
 from typing import Any
+
+from msgspec import Struct, field
 
 from desktop.engine.compaction._shared import Message, content_of, role_of
 from desktop.engine.compaction.normalize import tool_call_marker, tool_result_marker
@@ -178,8 +179,7 @@ def repair(messages: Sequence[Message], model: str | None = None) -> list[dict[s
 Finish = Callable[[dict[str, Any]], dict[str, Any]]
 
 
-@dataclass(slots=True)
-class _Turn:
+class _Turn(Struct):
     """Consecutive input rows of one role, merged, and what repairing them gave."""
 
     role: str

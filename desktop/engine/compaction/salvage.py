@@ -13,8 +13,9 @@ from __future__ import annotations
 import enum
 import re
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass, field
 from typing import Any
+
+from msgspec import Struct, field
 
 from desktop.engine.compaction import sections
 from desktop.engine.compaction._shared import Message
@@ -70,8 +71,7 @@ class Source(enum.StrEnum):
     PREVIOUS = "previous"  # the previous summary's section, carried unchanged
 
 
-@dataclass(slots=True)
-class Salvage:
+class Salvage(Struct):
     """A refused summary's usable sections so far and where each came from."""
 
     found: dict[str, str] = field(default_factory=dict)

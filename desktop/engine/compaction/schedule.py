@@ -20,7 +20,8 @@ from __future__ import annotations
 
 import enum
 import math
-from dataclasses import dataclass
+
+from msgspec import Struct
 
 from desktop.engine import messages as M
 from desktop.engine.catalog import ModelInfo
@@ -29,8 +30,7 @@ MIN_GROWTH = 200  # tokens a turn adds at least (a quiet session still grows by 
 MIN_TURNS_LEFT = 4  # turns a session is expected to go on for at least
 
 
-@dataclass(frozen=True, slots=True)
-class Rates:
+class Rates(Struct, frozen=True):
     """The model's prices as multiples of its input price."""
 
     read: float
@@ -51,8 +51,7 @@ class Why(enum.StrEnum):
     DUE = "due"  # the context reached the hard limit: made whether it pays or not
 
 
-@dataclass(frozen=True, slots=True)
-class Verdict:
+class Verdict(Struct, frozen=True):
     """Whether a compaction is made now and why, with the figures (input-token equivalents)."""
 
     why: Why

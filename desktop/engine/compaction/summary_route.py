@@ -7,8 +7,9 @@ the input price on most models, less on some). Both are priced by ``ModelInfo.co
 
 from __future__ import annotations
 
-from dataclasses import dataclass
 from typing import Any, Literal
+
+from msgspec import Struct
 
 from desktop.engine.catalog import ModelInfo
 from desktop.engine.compaction.citations import RULE as CITE_RULE
@@ -20,8 +21,7 @@ INSTRUCTION_TOKENS = 600  # the appended instruction, about
 TRANSCRIPT_PROMPT_TOKENS = 1_000  # the summary system prompt and instructions around a transcript
 
 
-@dataclass(slots=True)
-class Choice:
+class Choice(Struct):
     route: Route
     model: str
     estimates: dict[str, float]  # USD per route (relative units when a price is unknown)

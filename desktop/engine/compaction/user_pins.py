@@ -7,10 +7,10 @@ own. They are read live, not frozen in a compaction row: unpinning takes a pin o
 
 from __future__ import annotations
 
-import dataclasses
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass
 from typing import Any
+
+from msgspec import Struct, structs
 
 from desktop.engine.tokens import estimate_text
 from desktop.engine.types import CompactionRecord, StoredMessage
@@ -21,8 +21,7 @@ HEADER = "Messages the user pinned (verbatim):"
 LIMIT_TOKENS = 8_000  # one pin at most; a longer message is pinned by selecting the part that matters
 
 
-@dataclass(frozen=True, slots=True)
-class Pin:
+class Pin(Struct, frozen=True):
     """A message (or a part of one) the user pinned to survive compaction."""
     message_id: int
     role: str
@@ -31,7 +30,7 @@ class Pin:
     at: float = 0.0  # when it was pinned
 
     def to_json(self) -> dict[str, Any]:
-        return dataclasses.asdict(self)
+        return structs.asdict(self)
 
 
 def message_text(msg: StoredMessage) -> str:
@@ -117,4 +116,4 @@ def decorate(record: CompactionRecord, pins: Sequence[Pin]) -> CompactionRecord:
     stats = {k: v for k, v in record.stats.items() if k != STATS_KEY}
     if text:
         stats[STATS_KEY] = text
-    return dataclasses.replace(record, stats=stats)
+    return structs.replace(record, stats=stats)
