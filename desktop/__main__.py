@@ -1,9 +1,9 @@
 import sys
 
 if len(sys.argv) <= 1:  # the window, without importing the CLI's parser and its commands first
-    from desktop.ui.app import run_app
+    from desktop.ui.launch import main as window
 
-    raise SystemExit(run_app())
+    raise SystemExit(window())
 
 from desktop.cli.main import main
 

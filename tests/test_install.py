@@ -48,7 +48,7 @@ def test_the_wheel_carries_every_asset(installed):
     sources = {p.relative_to(ROOT).as_posix() for p in (ROOT / "desktop" / "i18n").glob("*.ts")}
     assert sources <= names and {s[:-3] + ".qm" for s in sources} <= names, sorted(names)
     entry_points = zipfile.ZipFile(wheel).read("precis-0.1.0.dist-info/entry_points.txt").decode()
-    assert "[gui_scripts]\nprecis-gui = desktop.ui.app:run_app" in entry_points
+    assert "[gui_scripts]\nprecis-gui = desktop.ui.launch:main" in entry_points
     assert "[console_scripts]\nprecis = desktop.cli.main:main" in entry_points
 
 

@@ -482,9 +482,9 @@ def main(argv: Sequence[str] | None = None) -> int:
         print(f"precis: error: {problem}", file=sys.stderr)
         return 1
     if args.command in (None, "gui"):
-        from desktop.ui.app import run_app
+        from desktop.ui.launch import main as window
 
-        return run_app()
+        return window()
     from desktop.engine.session_lock import SessionBusy
     from desktop.engine.storage import StorageError
 
