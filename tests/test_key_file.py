@@ -79,3 +79,55 @@ async def test_settings_offer_the_private_file_without_a_keyring_and_the_chats_s
         assert secrets.load_credentials().source == "file"
         await bridge.close()
         win.close()
+
+
+def test_a_returning_start_paints_before_looking_for_its_kept_key(precis_home, fake_api, tmp_path):
+    """On main the window asked the keyring while it was being built: the keyring stack (keyring, secretstorage,
+    cryptography, jeepney: ~100 ms here) loaded on the UI thread, and a locked secret service could hold the window
+    before it was shown. Now a returning start (settings saved, no key in the environment) paints first."""
+    import json
+
+    from desktop.engine.settings import Paths, Settings
+
+    paths = Paths.resolve()
+    paths.ensure()
+    Settings().save(paths)
+    (paths.config_dir / "keys.json").write_text(json.dumps({"anthropic-api-key": KEY}))
+    report = tmp_path / "startup.json"
+    env = env_for(precis_home, fake_api.base_url, QT_QPA_PLATFORM="offscreen", PRECIS_QUIT_AFTER="0",
+                  PRECIS_STARTUP_REPORT=str(report))
+    env.pop("ANTHROPIC_API_KEY")
+    res = run([], env, timeout=120)
+    assert res.returncode == 0, res.stderr
+    started = json.loads(report.read_text("utf-8"))
+    assert {"keyring", "secretstorage", "jeepney"} & set(started["packages"]) == set()
+    assert "desktop.ui.settings_dialog" not in started["desktop_modules"]  # the first-run page was not built
+
+
+@pytest.mark.qt
+@pytest.mark.parametrize("chats", [True, False])
+async def test_a_returning_start_without_its_key_says_so_once_the_window_has_painted(
+        qtbot, fake_api, monkeypatch, no_keyring, precis_home, chats):
+    from desktop.engine.settings import Settings
+    from desktop.ui.bridge import Bridge
+    from desktop.ui.main_window import MainWindow
+
+    monkeypatch.delenv("ANTHROPIC_API_KEY")
+    async with _open_engine(credentials=False) as engine:
+        Settings().save(engine.paths)  # set up before; the key has gone since
+        if chats:
+            sid = await engine.new_session()
+            await engine.store.add_message(sid, "user", [{"type": "text", "text": "an earlier question"}])
+        bridge = Bridge(engine)
+        win = MainWindow(bridge, engine.paths.config_dir / "window.ini")
+        qtbot.addWidget(win)
+        win.show()
+        await win.start()
+        assert win.stack.currentWidget() is win.splitter  # painted before the key was looked for
+        if chats:  # the chats show; the toast says sending needs a key
+            await until(lambda: "No API key" in win.toast.text())
+            assert win.stack.currentWidget() is win.splitter
+        else:
+            await until(lambda: win.stack.currentWidget() is win._welcome)
+        await bridge.close()
+        win.close()

@@ -71,7 +71,9 @@ def load_credentials(env: Mapping[str, str] | None = None, profile: Profile | No
     return creds
 
 
-def _load_credentials(env: Mapping[str, str] | None, profile: Profile | None) -> Credentials:
+def at_hand(env: Mapping[str, str] | None = None, profile: Profile | None = None) -> Credentials | None:
+    """The credentials that need no lookup (the environment, this run's key), or None: a kept key would have to be
+    looked for in the keyring (its stack loads, a desktop's secret service may ask to be unlocked) or the key file."""
     environ: Mapping[str, str] = os.environ if env is None else env
     if environ.get("ANTHROPIC_API_KEY"):
         return Credentials(api_key=environ["ANTHROPIC_API_KEY"], source="env")
@@ -80,6 +82,13 @@ def _load_credentials(env: Mapping[str, str] | None, profile: Profile | None) ->
     bearer = profile is not None and profile.auth == "bearer"
     if _session_key:
         return Credentials(None if bearer else _session_key, _session_key if bearer else None, "session")
+    return None
+
+
+def _load_credentials(env: Mapping[str, str] | None, profile: Profile | None) -> Credentials:
+    if (found := at_hand(env, profile)) is not None:
+        return found
+    bearer = profile is not None and profile.auth == "bearer"
     if keyring_status() is None:
         keyring = _keyring()
         try:

@@ -259,6 +259,21 @@ class Bridge(QObject):
     def credentials_present(self) -> bool:
         return _secrets.load_credentials(profile=self._engine.active_profile).present
 
+    def credentials_at_hand(self) -> bool:
+        """A key, or no need of one, known without looking in the keyring or the key file: the environment, this
+        run's key, a keyless profile."""
+        profile = self._engine.active_profile
+        return _secrets.at_hand(profile=profile) is not None or (profile is not None and profile.auth == "none")
+
+    def set_up_before(self) -> bool:
+        """The first-run form (or Settings) was saved once: a key was kept then, or the chats are read without."""
+        return self._engine.paths.settings_file.exists()
+
+    async def credentials_present_later(self) -> bool:
+        """``credentials_present`` in a worker thread: the keyring stack loads there, and a desktop's secret service
+        may take its time (or ask the user to unlock it) without holding the window."""
+        return await asyncio.to_thread(self.credentials_present)
+
     def credentials_source(self) -> str:
         return _secrets.load_credentials(profile=self._engine.active_profile).source
 

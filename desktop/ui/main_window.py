@@ -132,7 +132,9 @@ class MainWindow(QMainWindow):
         self.stack = QStackedWidget(self)
         self.stack.addWidget(self.splitter)
         self.setCentralWidget(self.stack)
-        if not bridge.credentials_present():
+        # A key kept in the keyring is looked for after the first paint (``start``), unless this is the first run.
+        self._key_unchecked = not bridge.credentials_at_hand() and bridge.set_up_before()
+        if not self._key_unchecked and not bridge.credentials_present():
             self.stack.setCurrentWidget(self.welcome)
 
         # Another process (the CLI) may add chats while the window is open: the bridge watches the database.
@@ -283,15 +285,31 @@ class MainWindow(QMainWindow):
         self._drafts = await self.bridge.load_drafts()  # what was typed and not sent before a restart
         sessions = await self.bridge.refresh_sessions()
         if sessions and self.stack.currentWidget() is self._welcome:
-            # No key yet, but chats to read: they show; sending asks for the key (Settings keeps it).
-            self.stack.setCurrentWidget(self.splitter)
-            self.toast.show_message(self.tr("No API key: your chats can be read; to send, add a key in Settings."),
-                                    "warning", 8000)
+            self._no_key_but_chats()
         if sessions:
             await self.bridge.open_session(self.state.last_chat(s.id for s in sessions) or sessions[0].id)
         elif self.stack.currentWidget() is not self._welcome:
             await self.bridge.new_session()
         # On the first run the first chat is made once the welcome form is submitted, with the model chosen.
+        if self._key_unchecked:
+            self.bridge.spawn(self._check_key(bool(sessions)))
+
+    async def _check_key(self, chats: bool) -> None:
+        """The key kept for this profile, looked for once the window has painted its chat."""
+        present = await self.bridge.credentials_present_later()
+        self._key_unchecked = False
+        if present:
+            return
+        if chats:
+            self._no_key_but_chats()
+        else:
+            self.stack.setCurrentWidget(self.welcome)
+
+    def _no_key_but_chats(self) -> None:
+        """No key, but chats to read: they show; sending asks for the key (Settings keeps it)."""
+        self.stack.setCurrentWidget(self.splitter)
+        self.toast.show_message(self.tr("No API key: your chats can be read; to send, add a key in Settings."),
+                                "warning", 8000)
 
     def _send(self, text: str, files: list[str] | None = None) -> None:
         if self.session_id is None:
