@@ -16,7 +16,7 @@ from PySide6.QtCore import QSettings, QTimer  # noqa: E402
 from PySide6.QtGui import QIcon  # noqa: E402
 from PySide6.QtWidgets import QApplication  # noqa: E402
 
-from desktop.ui import launch, pyside_scan  # noqa: E402
+from desktop.ui import gc_pause, pyside_scan  # noqa: E402
 
 pyside_scan.install()  # before qasync and the app's own modules load: PySide6 looks at each of them
 
@@ -80,7 +80,7 @@ async def _run_window(app: QApplication, runtime: Runtime, quit_after: float | N
             loop.add_signal_handler(sig, window.close)
     window.show()
     await window.start()
-    launch.started()  # the collector runs again, past what the start made
+    gc_pause.resume()  # the collector runs again, past what the start made
     if startup := os.environ.get("PRECIS_STARTUP_REPORT"):  # install checks: what the window really loaded
         from desktop.ui import startup_report
 

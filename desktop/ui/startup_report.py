@@ -14,7 +14,7 @@ from PySide6.QtCore import QSize
 from PySide6.QtGui import QGuiApplication, QIcon
 from PySide6.QtWidgets import QApplication, QWidget
 
-from desktop.ui import launch
+from desktop.ui import gc_pause
 
 
 class Shipped(Struct, frozen=True):
@@ -46,8 +46,8 @@ def facts(app: QApplication, window: QWidget, shipped: Shipped) -> dict[str, obj
         "qt_classes": qt_classes(),
         # Dialogs are imported where they are opened: none of the app's own should be defined before then.
         "dialog_classes": dialog_classes(),
-        # The cyclic collector until the first paint (off from the entry point on; ui/launch.py).
-        "gc": {"collected_while_off": launch.collected_while_off, "frozen": gc.get_freeze_count(),
+        # The cyclic collector until the first paint (off from the entry point on; ui/gc_pause.py).
+        "gc": {"collected_while_off": gc_pause.collected_while_off, "frozen": gc.get_freeze_count(),
                "enabled": gc.isenabled()},
         # Last: reading the style makes QStyle's class (and its enums) in Python, which the start itself avoids. The
         # style sheet's style wraps the style in use, its child.
