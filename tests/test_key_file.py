@@ -51,18 +51,12 @@ def test_the_key_file_is_private_and_read_after_env_and_keyring(no_keyring, prec
 async def test_settings_offer_the_private_file_without_a_keyring_and_the_chats_show_without_a_key(
         qtbot, fake_api, monkeypatch, no_keyring, precis_home):
     from desktop.engine import secrets
-    from desktop.ui.bridge import Bridge
-    from desktop.ui.main_window import MainWindow
 
     monkeypatch.delenv("ANTHROPIC_API_KEY")
     async with _open_engine(credentials=False) as engine:
-        sid = await engine.new_session()
-        await engine.store.add_message(sid, "user", [{"type": "text", "text": "an earlier question"}])
-        bridge = Bridge(engine)
-        win = MainWindow(bridge, engine.paths.config_dir / "window.ini")
-        qtbot.addWidget(win)
-        win.show()
-        await win.start()
+        sid = await _a_chat(engine)
+        win = await _started_window(qtbot, engine)
+        bridge = win.bridge
         # No key, but a chat to read: the chat list and the chat show, not the first-run page.
         assert win.stack.currentWidget() is win.splitter
         await until(lambda: win.session_id == sid)
@@ -109,25 +103,36 @@ def test_a_returning_start_paints_before_looking_for_its_kept_key(precis_home, f
 async def test_a_returning_start_without_its_key_says_so_once_the_window_has_painted(
         qtbot, fake_api, monkeypatch, no_keyring, precis_home, chats):
     from desktop.engine.settings import Settings
-    from desktop.ui.bridge import Bridge
-    from desktop.ui.main_window import MainWindow
 
     monkeypatch.delenv("ANTHROPIC_API_KEY")
     async with _open_engine(credentials=False) as engine:
         Settings().save(engine.paths)  # set up before; the key has gone since
         if chats:
-            sid = await engine.new_session()
-            await engine.store.add_message(sid, "user", [{"type": "text", "text": "an earlier question"}])
-        bridge = Bridge(engine)
-        win = MainWindow(bridge, engine.paths.config_dir / "window.ini")
-        qtbot.addWidget(win)
-        win.show()
-        await win.start()
+            await _a_chat(engine)
+        win = await _started_window(qtbot, engine)
         assert win.stack.currentWidget() is win.splitter  # painted before the key was looked for
         if chats:  # the chats show; the toast says sending needs a key
             await until(lambda: "No API key" in win.toast.text())
             assert win.stack.currentWidget() is win.splitter
         else:
             await until(lambda: win.stack.currentWidget() is win._welcome)
-        await bridge.close()
+        await win.bridge.close()
         win.close()
+
+
+async def _a_chat(engine) -> int:  # noqa: ANN001
+    sid = await engine.new_session()
+    await engine.store.add_message(sid, "user", [{"type": "text", "text": "an earlier question"}])
+    return sid
+
+
+async def _started_window(qtbot, engine):  # noqa: ANN001, ANN202
+    """The window over ``engine``, shown and started as a launch does."""
+    from desktop.ui.bridge import Bridge
+    from desktop.ui.main_window import MainWindow
+
+    win = MainWindow(Bridge(engine), engine.paths.config_dir / "window.ini")
+    qtbot.addWidget(win)
+    win.show()
+    await win.start()
+    return win
