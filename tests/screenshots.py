@@ -212,6 +212,7 @@ async def _shoot(outdir: Path, srv: FakeAnthropic, store, engine, bridge, window
 async def shoot_welcome(outdir: Path) -> None:
     """First run without any key: the welcome page guides to a working provider."""
     async with opened_window() as (_store, _engine, _bridge, window):
+        await window.start()  # as the app does: the form learns about the keyring after it
         await asyncio.sleep(0.5)
         screen(outdir / "window-welcome.png", window)
 

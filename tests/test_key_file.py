@@ -60,6 +60,7 @@ async def test_settings_offer_the_private_file_without_a_keyring_and_the_chats_s
         # No key, but a chat to read: the chat list and the chat show, not the first-run page.
         assert win.stack.currentWidget() is win.splitter
         await until(lambda: win.session_id == sid)
+        await until(win.welcome.start_button.isEnabled)  # the keyring's answer, from a worker thread
         form = win.welcome.form
         assert form.in_file.isVisibleTo(form) and not form.in_file.isChecked()  # shown, never chosen for the user
         assert form.run_only.isChecked()
@@ -136,3 +137,35 @@ async def _started_window(qtbot, engine):  # noqa: ANN001, ANN202
     win.show()
     await win.start()
     return win
+
+
+def test_a_first_run_shows_its_form_before_asking_the_keyring(precis_home, fake_api, tmp_path):
+    """On main the first-run page asked the keyring while the window was built (the keyring stack on the UI thread
+    before the first paint)."""
+    import json
+
+    report = tmp_path / "startup.json"
+    env = env_for(precis_home, fake_api.base_url, QT_QPA_PLATFORM="offscreen", PRECIS_QUIT_AFTER="0",
+                  PRECIS_STARTUP_REPORT=str(report))
+    env.pop("ANTHROPIC_API_KEY")
+    res = run([], env, timeout=120)
+    assert res.returncode == 0, res.stderr
+    started = json.loads(report.read_text("utf-8"))
+    assert "desktop.ui.settings_dialog" in started["desktop_modules"]  # the first-run page is what shows
+    assert {"keyring", "secretstorage", "jeepney"} & set(started["packages"]) == set()
+
+
+@pytest.mark.qt
+async def test_the_first_run_form_learns_about_the_keyring_from_a_worker_thread(
+        qtbot, fake_api, monkeypatch, no_keyring, precis_home):
+    monkeypatch.delenv("ANTHROPIC_API_KEY")
+    async with _open_engine(credentials=False) as engine:
+        win = await _started_window(qtbot, engine)
+        page = win._welcome
+        assert win.stack.currentWidget() is page
+        await until(page.start_button.isEnabled)  # Start waits for the answer
+        form = page.form
+        assert form.keyring_note.isVisibleTo(form) and form.keyring_note.text()  # why there is no keyring
+        assert form.in_file.isVisibleTo(form) and form.run_only.isChecked()
+        await win.bridge.close()
+        win.close()

@@ -182,6 +182,7 @@ async def test_the_first_chat_uses_the_model_chosen_on_the_first_run_form(qtbot,
         form = win.welcome.form
         form.model.setText("claude-opus-4-8")
         form.api_key.setText(KEY)
+        await until(win.welcome.start_button.isEnabled)  # once the keyring has answered (a worker thread)
         win.welcome.start_button.click()
         await until(lambda: win.session_id is not None)
         sessions = await engine.store.list_sessions()

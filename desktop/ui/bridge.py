@@ -269,6 +269,11 @@ class Bridge(QObject):
         """The first-run form (or Settings) was saved once: a key was kept then, or the chats are read without."""
         return self._engine.paths.settings_file.exists()
 
+    async def key_facts_later(self) -> tuple[str | None, str]:
+        """Why the keyring cannot store a key (None: it can) and where the key in use comes from, asked in a worker
+        thread (see ``credentials_present_later``)."""
+        return await asyncio.to_thread(lambda: (self.keyring_status(), self.credentials_source()))
+
     async def credentials_present_later(self) -> bool:
         """``credentials_present`` in a worker thread: the keyring stack loads there, and a desktop's secret service
         may take its time (or ask the user to unlock it) without holding the window."""

@@ -129,12 +129,15 @@ class MainWindow(QMainWindow):
         self.splitter.setSizes([240, 860])
 
         self._welcome: WelcomePage | None = None  # built when first shown (see welcome): it asks the keyring
+        self._started = False  # start() has opened the first chat (or shown the first-run page)
         self.stack = QStackedWidget(self)
         self.stack.addWidget(self.splitter)
         self.setCentralWidget(self.stack)
-        # A key kept in the keyring is looked for after the first paint (``start``), unless this is the first run.
-        self._key_unchecked = not bridge.credentials_at_hand() and bridge.set_up_before()
-        if not self._key_unchecked and not bridge.credentials_present():
+        # A key kept in the keyring or the key file is looked for in a worker thread after the first paint: by
+        # ``start`` for a returning user, by the first-run page (shown at once when nothing was ever set up).
+        self._key_unchecked = not bridge.credentials_at_hand()
+        if self._key_unchecked and not bridge.set_up_before():
+            self._key_unchecked = False
             self.stack.setCurrentWidget(self.welcome)
 
         # Another process (the CLI) may add chats while the window is open: the bridge watches the database.
@@ -265,13 +268,16 @@ class MainWindow(QMainWindow):
 
     @property
     def welcome(self) -> WelcomePage:
-        """The first-run page, built when first needed: its form reports whether the OS keyring works, and asking
-        loads the keyring stack, which a start with a key in the environment never needs before its first paint."""
+        """The first-run page, built when first needed. Its form reports whether the OS keyring works and where a key
+        is kept: asking loads the keyring stack (and a desktop's secret service may take its time), so the answer
+        comes from a worker thread and fills the form in."""
         if self._welcome is None:
             from desktop.ui.settings_dialog import WelcomePage
 
             b = self.bridge
-            self._welcome = WelcomePage(b.settings, b.keyring_status(), b.credentials_source(), self)
+            self._welcome = WelcomePage(b.settings, self)
+            if self._started:  # else start() asks, once the window has painted
+                b.spawn(self._fill_key_facts(self._welcome))
             self._welcome.form.submitted.connect(self._apply_choice)
             self._welcome.form.test_requested.connect(lambda p, key: b.spawn(b.test_connection(p, key)))
             self.stack.addWidget(self._welcome)
@@ -285,14 +291,23 @@ class MainWindow(QMainWindow):
         self._drafts = await self.bridge.load_drafts()  # what was typed and not sent before a restart
         sessions = await self.bridge.refresh_sessions()
         if sessions and self.stack.currentWidget() is self._welcome:
-            self._no_key_but_chats()
+            # Nothing set up, but chats to read (made by the CLI, or settings.json removed): they show, and the
+            # key is looked for like a returning start's.
+            self.stack.setCurrentWidget(self.splitter)
+            self._key_unchecked = True
         if sessions:
             await self.bridge.open_session(self.state.last_chat(s.id for s in sessions) or sessions[0].id)
         elif self.stack.currentWidget() is not self._welcome:
             await self.bridge.new_session()
         # On the first run the first chat is made once the welcome form is submitted, with the model chosen.
+        self._started = True
+        if self._welcome is not None:
+            self.bridge.spawn(self._fill_key_facts(self._welcome))
         if self._key_unchecked:
             self.bridge.spawn(self._check_key(bool(sessions)))
+
+    async def _fill_key_facts(self, page: WelcomePage) -> None:
+        page.set_key_facts(*await self.bridge.key_facts_later())
 
     async def _check_key(self, chats: bool) -> None:
         """The key kept for this profile, looked for once the window has painted its chat."""
@@ -300,16 +315,11 @@ class MainWindow(QMainWindow):
         self._key_unchecked = False
         if present:
             return
-        if chats:
-            self._no_key_but_chats()
+        if chats:  # they stay readable; sending asks for the key (Settings keeps it)
+            self.toast.show_message(self.tr("No API key: your chats can be read; to send, add a key in Settings."),
+                                    "warning", 8000)
         else:
             self.stack.setCurrentWidget(self.welcome)
-
-    def _no_key_but_chats(self) -> None:
-        """No key, but chats to read: they show; sending asks for the key (Settings keeps it)."""
-        self.stack.setCurrentWidget(self.splitter)
-        self.toast.show_message(self.tr("No API key: your chats can be read; to send, add a key in Settings."),
-                                "warning", 8000)
 
     def _send(self, text: str, files: list[str] | None = None) -> None:
         if self.session_id is None:

@@ -173,27 +173,16 @@ class ProviderForm(QWidget):
         self.api_key = QLineEdit(self)
         self.api_key.setObjectName("api_key")
         self.api_key.setEchoMode(QLineEdit.EchoMode.Password)
-        self.api_key.setPlaceholderText(
-            {"env": self.tr("set by ANTHROPIC_API_KEY / ANTHROPIC_AUTH_TOKEN"),
-             "keyring": self.tr("saved in the system keyring (type to replace)"),
-             "session": self.tr("kept for this run only (type to replace)"),
-             "file": self.tr("saved in a private file (type to replace)")}.get(key_source, "sk-ant-…")
-        )
-        self.keyring_note = QLabel(word(keyring_problem), self)
+        self.keyring_note = QLabel(self)
         self.keyring_note.setObjectName("keyring_note")
         self.keyring_note.setWordWrap(True)
-        self.keyring_note.setVisible(bool(keyring_problem))
         self.run_only = QCheckBox(self.tr("Use the key for this run only (not saved)"), self)
         self.run_only.setObjectName("run_only")
-        # Without a keyring the key is kept for this run unless the user explicitly chooses the private file.
         self.in_file = QCheckBox(self.tr("Keep the key in a private file in the config folder (readable by you "
                                          "only; this system has no keyring)"), self)
         self.in_file.setObjectName("key_in_file")
-        self.in_file.setVisible(bool(keyring_problem))
-        self.in_file.setChecked(key_source == "file")
-        self.run_only.setChecked(bool(keyring_problem) and key_source != "file")
-        self.run_only.setEnabled(not keyring_problem)
         self.in_file.toggled.connect(lambda on: self.run_only.setChecked(not on))
+        self.set_key_facts(keyring_problem, key_source)
         self.test_button = QPushButton(self.tr("Test connection"), self)
         self.test_button.setObjectName("test_connection")
         self.test_button.setToolTip(self.tr("Send one tiny request and report the models, the window and the key"))
@@ -479,6 +468,23 @@ class ProviderForm(QWidget):
         self.test_result.setStyleSheet(f"color: {colour};")
         self.test_result.show()
 
+    def set_key_facts(self, keyring_problem: str | None, key_source: str) -> None:
+        """Whether the keyring works (else why not) and where the key in use is kept: the key field's hint, the
+        note, and the choices of where to keep a typed key."""
+        self.api_key.setPlaceholderText(
+            {"env": self.tr("set by ANTHROPIC_API_KEY / ANTHROPIC_AUTH_TOKEN"),
+             "keyring": self.tr("saved in the system keyring (type to replace)"),
+             "session": self.tr("kept for this run only (type to replace)"),
+             "file": self.tr("saved in a private file (type to replace)")}.get(key_source, "sk-ant-…")
+        )
+        self.keyring_note.setText(word(keyring_problem) if keyring_problem else "")
+        self.keyring_note.setVisible(bool(keyring_problem))
+        # Without a keyring the key is kept for this run unless the user explicitly chooses the private file.
+        self.in_file.setVisible(bool(keyring_problem))
+        self.in_file.setChecked(key_source == "file")
+        self.run_only.setChecked(bool(keyring_problem) and key_source != "file")
+        self.run_only.setEnabled(not keyring_problem)
+
     def choice(self) -> ProviderChoice:
         edits = ProfileEdits()
         other_keys: tuple[tuple[Profile, str], ...] = ()
@@ -547,10 +553,10 @@ class SettingsDialog(QDialog):
 
 
 class WelcomePage(QWidget):
-    """First run: guide a new user to a working provider."""
+    """First run: guide a new user to a working provider. Built before the keyring is asked (the window shows it
+    at once): ``set_key_facts`` fills in whether it works and where a key is kept, and enables Start."""
 
-    def __init__(self, settings: Settings, keyring_problem: str | None, key_source: str,
-                 parent: QWidget | None = None):
+    def __init__(self, settings: Settings, parent: QWidget | None = None):
         super().__init__(parent)
         title = QLabel(self.tr("<h2>Welcome to Précis</h2>"), self)
         intro = QLabel(
@@ -564,9 +570,10 @@ class WelcomePage(QWidget):
             self,
         )
         intro.setWordWrap(True)
-        self.form = ProviderForm(settings, keyring_problem, key_source, self)
+        self.form = ProviderForm(settings, None, "none", self)
         self.start_button = QPushButton(self.tr("Start chatting"), self)
         self.start_button.setObjectName("start_button")
+        self.start_button.setEnabled(False)  # until the keyring has answered
         self.start_button.clicked.connect(lambda: self.form.submitted.emit(self.form.choice()))
         self.start_button.setDefault(True)
         self.form.api_key.returnPressed.connect(self.start_button.click)
@@ -597,3 +604,7 @@ class WelcomePage(QWidget):
         page = QVBoxLayout(self)
         page.setContentsMargins(0, 0, 0, 0)
         page.addWidget(scroll)
+
+    def set_key_facts(self, keyring_problem: str | None, key_source: str) -> None:
+        self.form.set_key_facts(keyring_problem, key_source)
+        self.start_button.setEnabled(True)
