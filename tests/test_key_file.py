@@ -88,14 +88,8 @@ def test_a_returning_start_paints_before_looking_for_its_kept_key(precis_home, f
     paths.ensure()
     Settings().save(paths)
     (paths.config_dir / "keys.json").write_text(json.dumps({"anthropic-api-key": KEY}))
-    report = tmp_path / "startup.json"
-    env = env_for(precis_home, fake_api.base_url, QT_QPA_PLATFORM="offscreen", PRECIS_QUIT_AFTER="0",
-                  PRECIS_STARTUP_REPORT=str(report))
-    env.pop("ANTHROPIC_API_KEY")
-    res = run([], env, timeout=120)
-    assert res.returncode == 0, res.stderr
-    started = json.loads(report.read_text("utf-8"))
-    assert {"keyring", "secretstorage", "jeepney"} & set(started["packages"]) == set()
+    started = _keyless_start_report(precis_home, fake_api, tmp_path)
+    assert KEYRING_STACK & set(started["packages"]) == set()
     assert "desktop.ui.settings_dialog" not in started["desktop_modules"]  # the first-run page was not built
 
 
@@ -142,17 +136,9 @@ async def _started_window(qtbot, engine):  # noqa: ANN001, ANN202
 def test_a_first_run_shows_its_form_before_asking_the_keyring(precis_home, fake_api, tmp_path):
     """On main the first-run page asked the keyring while the window was built (the keyring stack on the UI thread
     before the first paint)."""
-    import json
-
-    report = tmp_path / "startup.json"
-    env = env_for(precis_home, fake_api.base_url, QT_QPA_PLATFORM="offscreen", PRECIS_QUIT_AFTER="0",
-                  PRECIS_STARTUP_REPORT=str(report))
-    env.pop("ANTHROPIC_API_KEY")
-    res = run([], env, timeout=120)
-    assert res.returncode == 0, res.stderr
-    started = json.loads(report.read_text("utf-8"))
+    started = _keyless_start_report(precis_home, fake_api, tmp_path)
     assert "desktop.ui.settings_dialog" in started["desktop_modules"]  # the first-run page is what shows
-    assert {"keyring", "secretstorage", "jeepney"} & set(started["packages"]) == set()
+    assert KEYRING_STACK & set(started["packages"]) == set()
 
 
 @pytest.mark.qt
@@ -169,3 +155,19 @@ async def test_the_first_run_form_learns_about_the_keyring_from_a_worker_thread(
         assert form.in_file.isVisibleTo(form) and form.run_only.isChecked()
         await win.bridge.close()
         win.close()
+
+
+KEYRING_STACK = {"keyring", "secretstorage", "jeepney"}
+
+
+def _keyless_start_report(home, fake_api, tmp_path) -> dict:  # noqa: ANN001
+    """What ``python -m desktop`` reports of itself at its first paint with no key in the environment."""
+    import json
+
+    report = tmp_path / "startup.json"
+    env = env_for(home, fake_api.base_url, QT_QPA_PLATFORM="offscreen", PRECIS_QUIT_AFTER="0",
+                  PRECIS_STARTUP_REPORT=str(report))
+    env.pop("ANTHROPIC_API_KEY")
+    res = run([], env, timeout=120)
+    assert res.returncode == 0, res.stderr
+    return json.loads(report.read_text("utf-8"))
