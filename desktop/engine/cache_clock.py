@@ -36,10 +36,10 @@ def annotate(snapshot: ContextSnapshot, *, info: ModelInfo, compact_at: Rule | N
     expires, ttl = expires_at(last_request, long_ttl)
     warm, cold = turn_costs(info, snapshot.used)
     return structs.replace(snapshot, compact_at_tokens=compact_at.at if compact_at else None,
-                               compact_percent=compact_at.percent if compact_at else None,
-                               compact_capped=bool(compact_at and compact_at.capped),
-                               cache_expires_at=expires, cache_ttl=ttl,
-                               next_cost_warm=warm, next_cost_cold=cold)
+                           compact_percent=compact_at.percent if compact_at else None,
+                           compact_capped=bool(compact_at and compact_at.capped),
+                           cache_expires_at=expires, cache_ttl=ttl,
+                           next_cost_warm=warm, next_cost_cold=cold)
 
 
 def summary_pays(info: ModelInfo, *, saving_tokens: int, summary_cost: float) -> bool:

@@ -168,7 +168,7 @@ class ChatEngine:
             catalog = self.catalog.for_profile(settings.model_overrides, self._provided.get(profile.name),
                                                *self._learned.of(profile.name))
             shared = structs.replace(self.shared, settings=settings, catalog=catalog,
-                                         meter=ContextMeter(catalog, self.calibration))
+                                     meter=ContextMeter(catalog, self.calibration))
             route = self._routes[profile.name] = Route(
                 profile.name, shared, lambda: load_credentials(profile=profile), self._connect, lambda: self.clock())
         return route

@@ -172,7 +172,7 @@ class DisplayMessage(Struct, frozen=True):
         if not self.calls:
             return self
         return structs.replace(self, parts=tuple(replace(p, run=runs.get(p.id)) if isinstance(p, ToolCall) else p
-                                         for p in self.parts))
+                                                 for p in self.parts))
 
 
 # Input fields that say what a tool call does, most telling first (Read -> file_path, Bash -> command, ...).

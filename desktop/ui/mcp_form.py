@@ -171,7 +171,7 @@ class McpServerForm(QDialog):
                     return self.tr("“{name}” is not a valid header name.").format(name=key)
                 headers[key] = value
             return structs.replace(base, name=name, url=url, headers=headers, command="", args=[], env={},
-                                       cwd=None, extra=dict(base.extra))
+                                   cwd=None, extra=dict(base.extra))
         command = self.command.text().strip()
         if not command:
             return self.tr("A stdio server needs a command to start.")
@@ -188,7 +188,7 @@ class McpServerForm(QDialog):
                 return self.tr("“{name}” is not a valid environment variable name.").format(name=key)
             env[key] = value
         return structs.replace(base, name=name, command=command, args=args, cwd=cwd or None, env=env, url="",
-                                   headers={}, extra=dict(base.extra))
+                               headers={}, extra=dict(base.extra))
 
     def submit(self) -> None:
         result = self.check()
