@@ -171,3 +171,28 @@ def _keyless_start_report(home, fake_api, tmp_path) -> dict:  # noqa: ANN001
     res = run([], env, timeout=120)
     assert res.returncode == 0, res.stderr
     return json.loads(report.read_text("utf-8"))
+
+
+async def test_a_chats_first_request_reads_its_kept_key_off_the_loop(no_keyring, precis_home, fake_api, monkeypatch):
+    """On main the client was made on the loop (the window's UI thread) with the key read there: the keyring stack
+    and a desktop's secret service (which may ask to be unlocked) held the window at the first send."""
+    import threading
+
+    from desktop.engine import chat, secrets
+
+    monkeypatch.delenv("ANTHROPIC_API_KEY")
+    secrets.save_api_key_to_file(KEY)
+    fake_api.api_key = KEY  # the server accepts only the kept key
+    read_on: list[str] = []
+
+    def load_credentials(**kwargs):  # noqa: ANN003, ANN202 - the real lookup, noting where it ran
+        read_on.append(threading.current_thread().name)
+        return secrets.load_credentials(**kwargs)
+
+    monkeypatch.setattr(chat, "load_credentials", load_credentials)
+    fake_api.queue_text("hello from the kept key")
+    async with _open_engine(credentials=False) as engine:
+        sid = await engine.new_session()
+        await engine.send(sid, "hi")
+        assert (await engine.store.messages(sid))[-1].content[0]["text"] == "hello from the kept key"
+    assert read_on and threading.main_thread().name not in read_on

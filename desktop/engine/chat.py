@@ -584,7 +584,7 @@ class ChatEngine:
         if session is None:
             return []
         try:
-            return await self.provider_for(session).models()
+            return await (await self._route(session.profile).connected()).models()
         except Exception:  # noqa: BLE001 - a provider without the endpoint: the catalog still fills the picker
             log.info("session %s: the provider lists no models", session_id)
             return []
@@ -610,9 +610,9 @@ class ChatEngine:
         if model in route.windows_asked or route.shared.catalog.info(model).window_source in ("override", "env"):
             return False
         route.windows_asked.add(model)
-        if not route.credentials().present:
+        if not (await asyncio.to_thread(route.credentials)).present:  # the keyring, off the loop
             return False
-        window, _max_out = await route.provider.model_window(model)
+        window, _max_out = await (await route.connected()).model_window(model)
         if not window or not route.shared.catalog.provide_window(model, int(window)):
             return False
         self._provided[route.key] = route.shared.catalog.provided()

@@ -515,7 +515,7 @@ class Conversation:
                 g, cleared = view.shape(), True
                 used, source = view.used(g)
             elif decision.step is Step.COUNT:
-                exact = await route.provider.count_tokens(view.request(g))
+                exact = await (await route.connected()).count_tokens(view.request(g))
                 used, source = exact or used, "exact" if exact else "counted"
             else:
                 break
@@ -596,7 +596,7 @@ class Conversation:
         reply, marked interrupted, and ends the turn. ``continuing``: the request ends with the cut reply,
         which the model resumes in a new row linked to it."""
         sid, view, store = self.session_id, self.view, self.hub.store
-        provider = (await self.ready()).provider
+        provider = await (await self.ready()).connected()
         request = view.request(g)
         meta: dict[str, Any] = {}
         if continuing:

@@ -8,6 +8,7 @@ compaction policy. Saving or switching the active profile makes new routes for t
 
 from __future__ import annotations
 
+import asyncio
 from collections.abc import Callable
 from typing import TYPE_CHECKING
 
@@ -55,6 +56,15 @@ class Route(Struct):
     def provider(self) -> Provider:
         if self._provider is None:
             self._provider = self.connect(self.shared.settings, self.credentials())
+        return self._provider
+
+    async def connected(self) -> Provider:
+        """The client, made on first use with the key read in a worker thread: the keyring stack and a desktop's
+        secret service (which may ask to be unlocked) never hold the loop, the window's UI thread."""
+        if self._provider is None:
+            credentials = await asyncio.to_thread(self.credentials)
+            if self._provider is None:  # another request of the chat made it meanwhile
+                self._provider = self.connect(self.shared.settings, credentials)
         return self._provider
 
     @property
