@@ -610,9 +610,10 @@ class ChatEngine:
         if model in route.windows_asked or route.shared.catalog.info(model).window_source in ("override", "env"):
             return False
         route.windows_asked.add(model)
-        if not (await asyncio.to_thread(route.credentials)).present:  # the keyring, off the loop
+        credentials = await asyncio.to_thread(route.credentials)  # the keyring, off the loop
+        if not credentials.present:
             return False
-        window, _max_out = await (await route.connected()).model_window(model)
+        window, _max_out = await (await route.connected(credentials)).model_window(model)
         if not window or not route.shared.catalog.provide_window(model, int(window)):
             return False
         self._provided[route.key] = route.shared.catalog.provided()

@@ -58,11 +58,13 @@ class Route(Struct):
             self._provider = self.connect(self.shared.settings, self.credentials())
         return self._provider
 
-    async def connected(self) -> Provider:
-        """The client, made on first use with the key read in a worker thread: the keyring stack and a desktop's
-        secret service (which may ask to be unlocked) never hold the loop, the window's UI thread."""
+    async def connected(self, credentials: Credentials | None = None) -> Provider:
+        """The client, made on first use with the key read in a worker thread (unless the caller has just read it):
+        the keyring stack and a desktop's secret service (which may ask to be unlocked) never hold the loop, the
+        window's UI thread."""
         if self._provider is None:
-            credentials = await asyncio.to_thread(self.credentials)
+            if credentials is None:
+                credentials = await asyncio.to_thread(self.credentials)
             if self._provider is None:  # another request of the chat made it meanwhile
                 self._provider = self.connect(self.shared.settings, credentials)
         return self._provider

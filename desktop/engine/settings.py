@@ -209,8 +209,7 @@ class Settings:
     def save(self, paths: Paths) -> None:
         """Atomically, readable by the owner only (0600); environment overrides are not saved."""
         paths.ensure()
-        data = msgspec.to_builtins({name: getattr(self, name) for name in self.__dataclass_fields__
-                                    if name not in ("problems", "env_overrides")})
+        data = msgspec.to_builtins({name: getattr(self, name) for name in KNOWN_FIELDS})
         base = data.pop("base_overrides", None)
         if base is not None:  # a profile's overrides stay the profile's: never saved as everyone's
             data["model_overrides"] = base

@@ -159,7 +159,7 @@ def make_app(argv: list[str] | None = None) -> QApplication:
     app.setOrganizationName("Precis")
     app.setDesktopFileName(APP_ID)
     app.setWindowIcon(app_icon())
-    if existing is not None:
+    if app is existing:
         app.setStyle("Fusion")
     app.setStyleSheet(stylesheet())
     return app

@@ -311,9 +311,7 @@ class MainWindow(QMainWindow):
 
     async def _check_key(self, chats: bool) -> None:
         """The key kept for this profile, looked for once the window has painted its chat."""
-        present = await self.bridge.credentials_present_later()
-        self._key_unchecked = False
-        if present:
+        if await self.bridge.credentials_present_later():
             return
         if chats:  # they stay readable; sending asks for the key (Settings keeps it)
             self.toast.show_message(self.tr("No API key: your chats can be read; to send, add a key in Settings."),
