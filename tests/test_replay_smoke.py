@@ -98,3 +98,19 @@ def test_the_re_write_after_a_prepared_summary_is_counted_as_after_a_summary():
     out, _top = _analyse(requests, {4})
     assert [r.get("kind") for r in requests] == ["warm", None, "warm", "miss_after_summary", "miss_other"]
     assert out["miss_after_summary"] == 1.0 and out["miss_other"] == 1.0
+
+
+async def test_precis_keeps_its_window_open_through_a_pause_so_its_idle_summary_is_made():
+    # The app prepares a summary shortly before an idle chat's prompt cache lapses; the replay jumped its clock
+    # over every pause, so that timer never fired and the bench billed Précis as if its window were closed.
+    from tests.bench.bench_replay import Scenario
+    from tests.bench.replay_policies import Step
+    from tests.test_compaction_engine import prose
+
+    steps = [Step([{"type": "text", "text": f"Instruction {k}: keep using tabs. " + prose(1400, k + 100)}],
+                  [{"type": "text", "text": f"Answer {k}: " + prose(600, k)}], 20.0) for k in range(12)]
+    steps.append(Step([{"type": "text", "text": "I am back."}], [{"type": "text", "text": "welcome back"}], 1200.0))
+    r = await run_policy("precis", Scenario("idle", "claude-sonnet-4-6", "idle", steps), window=60_000)
+    assert r.errors == 0
+    background = [c for c in r.compactions if c["trigger"] == "background"]
+    assert background and background[-1]["step"] == len(steps) - 1  # committed when the user came back

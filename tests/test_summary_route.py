@@ -144,6 +144,40 @@ async def test_an_idle_session_prepares_its_summary_before_the_cache_expires_and
     assert len(summary_requests(fake_api)) == asked + 1
 
 
+async def test_a_session_on_the_hour_cache_uses_its_idle_summary_once_the_five_minute_part_lapsed(mid_engine,
+                                                                                                 fake_api):
+    # After one pause of ten minutes the session asks for the 1-hour cache, but only on its stable prefix (the
+    # system prompt, the summary, the oldest breakpoint): the rest lives five minutes. The idle summary is
+    # prepared before those five minutes run out; on main it was used only after an hour, so a user back after
+    # twenty minutes had the whole tail written again and the summary made for that moment was left unused.
+    scheduler = ManualScheduler()
+    mid_engine.idle_timers.scheduler = scheduler
+    now = [mid_engine.clock()]
+    mid_engine.clock = lambda: now[0]
+    sid = (await mid_engine.store.create_session("hour", MODEL)).id
+    for turn in range(9):
+        if turn == 2:
+            now[0] += 600
+        fake_api.queue_text(f"Answer {turn}: " + prose(600, turn))
+        await mid_engine.send(sid, f"Instruction {turn}: keep using tabs. " + prose(1400, turn + 100))
+        now[0] += 20
+    assert chat_requests(fake_api)[-1].body["system"][0]["cache_control"].get("ttl") == "1h"
+    delay, fire = scheduler.pending.pop()
+    assert 0 < delay <= 300 - 30  # armed for the five-minute part
+    asked = len(summary_requests(fake_api))
+    now[0] += delay
+    fire()
+    await mid_engine.tasks.wait(sid, "prepare")
+    assert len(summary_requests(fake_api)) == asked + 1
+    before = len(await mid_engine.store.compactions(sid))
+    now[0] += 1200  # twenty minutes: the tail's cache has lapsed, the hour-long prefix has not
+    fake_api.queue_text("welcome back")
+    await mid_engine.send(sid, "I am back.")
+    records = await mid_engine.store.compactions(sid)
+    assert len(records) == before + 1 and records[-1].trigger == "background" and records[-1].stats["prepared"]
+    assert len(summary_requests(fake_api)) == asked + 1
+
+
 async def test_a_timer_that_fires_after_the_cache_went_cold_prepares_nothing(mid_engine, fake_api):
     scheduler = ManualScheduler()
     mid_engine.idle_timers.scheduler = scheduler

@@ -612,8 +612,9 @@ class Compactor:
             if self.trims_instead(g):
                 return Decision(Step.TRIM, "auto", self.low_water(g))
             return Decision(Step.SUMMARISE, "auto", self.summary_target(g))
-        if self.idle_ready(g) and (idle or 0) > self.cache_lifetime(g):
-            # Prepared while the cache was warm; it is cold now, so the whole prompt is written again anyway.
+        if self.idle_ready(g) and (idle or 0) > CACHE_TTL:
+            # Prepared while the cache was warm; it is cold now, so the prompt is written again anyway. On the
+            # hour cache too: only the stable prefix lives the hour, the tail the summary replaces does not.
             return Decision(Step.USE_PREPARED, "background")
         return Decision(Step.NOTHING)
 

@@ -250,7 +250,7 @@ async def run_policy(name: str, scenario: Scenario, window: int = WINDOW) -> Pol
         await policy.start(srv, scenario.model, scenario.title)
         for i, step in enumerate(scenario.steps):
             if i:
-                clock.advance(step.gap)
+                await policy.pause(clock, step.gap)
             outcome = await policy.turn(step)
             await policy.settle()
             committed.extend([i] * outcome.summaries)

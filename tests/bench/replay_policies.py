@@ -27,13 +27,13 @@ import json
 import math
 import os
 import tempfile
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
 from desktop.engine import assemble
-from tests.fakeapi import SUMMARY_MARKER, FakeAnthropic
+from tests.fakeapi import SUMMARY_MARKER, FakeAnthropic, FakeClock
 
 Block = dict[str, Any]
 Message = dict[str, Any]
@@ -168,6 +168,10 @@ class Policy:
 
     async def turn(self, step: Step) -> TurnOutcome:
         raise NotImplementedError
+
+    async def pause(self, clock: FakeClock, seconds: float) -> None:
+        """The user's pause before the next turn."""
+        clock.advance(seconds)
 
     async def lost(self, step: Step) -> None:
         """The turn failed for the user; the recording goes on, so its reply joins the history anyway."""
@@ -449,6 +453,38 @@ def environment(**values: str) -> Iterator[None]:
                 os.environ[k] = v
 
 
+@dataclass(eq=False)
+class Timer:
+    at: float
+    fire: Callable[[], None]
+    timers: ClockTimers
+
+    def cancel(self) -> None:
+        if self in self.timers.pending:
+            self.timers.pending.remove(self)
+
+
+class ClockTimers:
+    """The engine's timers on the replay's clock: the policy fires each one as the pause passes its time."""
+
+    def __init__(self, clock: FakeClock) -> None:
+        self.clock = clock
+        self.pending: list[Timer] = []
+
+    def call_later(self, delay: float, callback: Callable[[], None]) -> Timer:
+        timer = Timer(self.clock.now + delay, callback, self)
+        self.pending.append(timer)
+        return timer
+
+    def next_due(self, until: float) -> Timer | None:
+        """The earliest timer due by ``until``, taken off the list (None: none is)."""
+        due = min(self.pending, key=lambda t: t.at, default=None)
+        if due is None or due.at > until:
+            return None
+        self.pending.remove(due)
+        return due
+
+
 @dataclass
 class PrecisPolicy(Policy):
     """The real engine: its own store in a temporary PRECIS_HOME, its own summaries, its own provider."""
@@ -459,6 +495,7 @@ class PrecisPolicy(Policy):
     sid: int = 0
     _tmp: Any = None
     _env: Any = None
+    timers: ClockTimers | None = None
     failed: list[Any] = field(default_factory=list)
 
     async def start(self, srv: FakeAnthropic, model: str, title: str) -> None:
@@ -477,6 +514,8 @@ class PrecisPolicy(Policy):
         self.store = await Store.open(paths.database)
         self.engine = ChatEngine(self.store, paths, settings, Credentials(api_key="test-key", source="env"))
         self.engine.clock = srv.clock  # the engine sees the same (replayed) time as the server's cache
+        self.timers = ClockTimers(srv.clock)
+        self.engine.idle_timers.scheduler = self.timers
         self.engine.subscribe(lambda e: self.failed.append(e) if isinstance(e, TurnError) else None)
         self.sid = (await self.store.create_session(title or "replay", model)).id
 
@@ -489,6 +528,16 @@ class PrecisPolicy(Policy):
         # with no error: it is not counted as one.
         ok = reply is not None and len(self.failed) == errors and reply.status in ("complete", "cut")
         return TurnOutcome(ok, after - before)
+
+    async def pause(self, clock: FakeClock, seconds: float) -> None:
+        """The window stays open while the user pauses, as a desktop app's does: the engine's timers (the idle
+        summary made shortly before the prompt cache lapses) fire when the pause reaches them."""
+        end, timers = clock.now + seconds, self.timers
+        while timers is not None and (due := timers.next_due(end)) is not None:
+            clock.now = max(clock.now, due.at)
+            due.fire()
+            await self.engine.tasks.wait(self.sid, "prepare")
+        clock.now = end
 
     async def lost(self, step: Step) -> None:
         await self.store.add_message(self.sid, "assistant", copy.deepcopy(step.reply))

@@ -25,6 +25,10 @@ READS = {"read", "Read", "NotebookRead"}
 WRITES = {"write", "Write", "edit", "Edit", "MultiEdit", "NotebookEdit"}
 RUNS = {"run", "Bash"}
 _EXIT = re.compile(r"\[exit code (-?\d+)\]\s*$")
+# Shown of a command and of a tool error (the ledger keeps more; recall reads the call itself): every later
+# request reads these lines, and an inline script or a long message says what it was in its first words.
+COMMAND_SHOWN = 80
+ERROR_SHOWN = 120
 
 Ledger = dict[str, list[Any]]
 
@@ -120,20 +124,37 @@ def _render(ledger: Ledger) -> str:
     if root:
         lines.append(f"Files below are under {root}/ (named relative to it).")
     if ledger["written"]:
-        lines.append("Files written or edited: " + ", ".join(_under(root, p) for p in ledger["written"]))
-    if ledger["read"]:
-        lines.append("Files read: " + ", ".join(_under(root, p) for p in ledger["read"]))
+        lines.append("Files written or edited: " + _files([_under(root, p) for p in ledger["written"]]))
+    read = [p for p in ledger["read"] if p not in ledger["written"]]  # an edited file is named there
+    if read:
+        lines.append("Files read: " + _files([_under(root, p) for p in read]))
     if ledger["commands"]:
         lines.append("Commands run (exit code):")
-        lines.extend(f"- {cmd} ({code})" for cmd, code in ledger["commands"])
+        lines.extend(f"- {_shown(cmd, COMMAND_SHOWN)} ({code})" for cmd, code in ledger["commands"])
     if ledger["errors"]:
         lines.append("Tool errors:")
-        lines.extend(f"- {e}" for e in ledger["errors"])
+        lines.extend(f"- {_shown(e, ERROR_SHOWN)}" for e in ledger["errors"])
     if ledger.get("decisions"):
         lines.append("Decisions stated in the conversation (in its own words; recall reads the cited message):")
         lines.extend(f"- {d}" for d in ledger["decisions"])
     lines.append(FOOTER)
     return "\n".join(lines)
+
+
+def _files(paths: Sequence[str]) -> str:
+    """The paths with each directory named once: ``dir/{a, b}`` for the files of one directory, in the order
+    its first file came."""
+    groups: dict[str, list[str]] = {}
+    for path in paths:
+        folder, _, name = path.rpartition("/")
+        groups.setdefault(folder, []).append(name)
+    return ", ".join(f"{folder}/{{{', '.join(names)}}}" if folder and len(names) > 1
+                     else ", ".join(f"{folder}/{n}" if folder else n for n in names)
+                     for folder, names in groups.items())
+
+
+def _shown(text: str, limit: int) -> str:
+    return text if len(text) <= limit else text[:limit - 1].rstrip() + "…"
 
 
 def _common_dir(paths: Sequence[str]) -> str:
