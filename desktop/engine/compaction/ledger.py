@@ -124,10 +124,10 @@ def _render(ledger: Ledger) -> str:
     if root:
         lines.append(f"Files below are under {root}/ (named relative to it).")
     if ledger["written"]:
-        lines.append("Files written or edited: " + _files([_under(root, p) for p in ledger["written"]]))
+        lines.append("Files written or edited: " + ", ".join(_under(root, p) for p in ledger["written"]))
     read = [p for p in ledger["read"] if p not in ledger["written"]]  # an edited file is named there
     if read:
-        lines.append("Files read: " + _files([_under(root, p) for p in read]))
+        lines.append("Files read: " + ", ".join(_under(root, p) for p in read))
     if ledger["commands"]:
         lines.append("Commands run (exit code):")
         lines.extend(f"- {_shown(cmd, COMMAND_SHOWN)} ({code})" for cmd, code in ledger["commands"])
@@ -139,18 +139,6 @@ def _render(ledger: Ledger) -> str:
         lines.extend(f"- {d}" for d in ledger["decisions"])
     lines.append(FOOTER)
     return "\n".join(lines)
-
-
-def _files(paths: Sequence[str]) -> str:
-    """The paths with each directory named once: ``dir/{a, b}`` for the files of one directory, in the order
-    its first file came."""
-    groups: dict[str, list[str]] = {}
-    for path in paths:
-        folder, _, name = path.rpartition("/")
-        groups.setdefault(folder, []).append(name)
-    return ", ".join(f"{folder}/{{{', '.join(names)}}}" if folder and len(names) > 1
-                     else ", ".join(f"{folder}/{n}" if folder else n for n in names)
-                     for folder, names in groups.items())
 
 
 def _shown(text: str, limit: int) -> str:
