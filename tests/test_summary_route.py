@@ -114,34 +114,50 @@ async def mid_engine(fake_api, monkeypatch):
         yield eng
 
 
-async def test_an_idle_session_prepares_its_summary_before_the_cache_expires_and_uses_it_cold(mid_engine,
-                                                                                                 fake_api):
-    small_engine = mid_engine
+async def idle_chat(engine, fake_api, title: str, pause_before: int | None = None):  # noqa: ANN001, ANN201
+    """A chat of nine long turns on a clock and timers the test moves by hand (``pause_before``: ten minutes
+    before that turn, so the session asks for the hour cache). (session id, clock, timers)."""
     scheduler = ManualScheduler()
-    small_engine.idle_timers.scheduler = scheduler
-    now = [small_engine.clock()]
-    small_engine.clock = lambda: now[0]
-    sid = (await small_engine.store.create_session("i", MODEL)).id
+    engine.idle_timers.scheduler = scheduler
+    now = [engine.clock()]
+    engine.clock = lambda: now[0]
+    sid = (await engine.store.create_session(title, MODEL)).id
     for turn in range(9):
+        if turn == pause_before:
+            now[0] += 600
         fake_api.queue_text(f"Answer {turn}: " + prose(600, turn))
-        await small_engine.send(sid, f"Instruction {turn}: keep using tabs. " + prose(1400, turn + 100))
-    assert (await small_engine.measure(sid)).used > 20_000
-    assert len(scheduler.pending) == 1
+        await engine.send(sid, f"Instruction {turn}: keep using tabs. " + prose(1400, turn + 100))
+        now[0] += 20 if pause_before is not None else 0
+    return sid, now, scheduler
+
+
+async def back_after(engine, fake_api, sid: int, now: list[float], scheduler: ManualScheduler,  # noqa: ANN001
+                     seconds: float) -> None:
+    """The idle timer fires when due and prepares a summary from the warm cache; the user comes back
+    ``seconds`` later: that prepared summary is committed, and no other is asked for."""
     delay, fire = scheduler.pending.pop()
-    assert 0 < delay <= 300 - 30  # shortly before the 5-minute cache expires
+    assert 0 < delay <= 300 - 30  # shortly before the 5-minute cache (or its 5-minute part) expires
     asked = len(summary_requests(fake_api))
     now[0] += delay
     fire()
-    await small_engine.tasks.wait(sid, "prepare")
+    await engine.tasks.wait(sid, "prepare")
     assert len(summary_requests(fake_api)) == asked + 1  # prepared while the cache was still warm
     assert summary_requests(fake_api)[-1].usage["cache_read_input_tokens"] > 0
-    before = len(await small_engine.store.compactions(sid))
-    now[0] += 600  # the user comes back after the cache lapsed: the prepared summary is committed, no new one
+    before = len(await engine.store.compactions(sid))
+    now[0] += seconds
     fake_api.queue_text("welcome back")
-    await small_engine.send(sid, "I am back.")
-    records = await small_engine.store.compactions(sid)
+    await engine.send(sid, "I am back.")
+    records = await engine.store.compactions(sid)
     assert len(records) == before + 1 and records[-1].trigger == "background" and records[-1].stats["prepared"]
     assert len(summary_requests(fake_api)) == asked + 1
+
+
+async def test_an_idle_session_prepares_its_summary_before_the_cache_expires_and_uses_it_cold(mid_engine,
+                                                                                                 fake_api):
+    sid, now, scheduler = await idle_chat(mid_engine, fake_api, "i")
+    assert (await mid_engine.measure(sid)).used > 20_000
+    assert len(scheduler.pending) == 1
+    await back_after(mid_engine, fake_api, sid, now, scheduler, 600)  # the cache lapsed
 
 
 async def test_a_session_on_the_hour_cache_uses_its_idle_summary_once_the_five_minute_part_lapsed(mid_engine,
@@ -150,43 +166,13 @@ async def test_a_session_on_the_hour_cache_uses_its_idle_summary_once_the_five_m
     # system prompt, the summary, the oldest breakpoint): the rest lives five minutes. The idle summary is
     # prepared before those five minutes run out; on main it was used only after an hour, so a user back after
     # twenty minutes had the whole tail written again and the summary made for that moment was left unused.
-    scheduler = ManualScheduler()
-    mid_engine.idle_timers.scheduler = scheduler
-    now = [mid_engine.clock()]
-    mid_engine.clock = lambda: now[0]
-    sid = (await mid_engine.store.create_session("hour", MODEL)).id
-    for turn in range(9):
-        if turn == 2:
-            now[0] += 600
-        fake_api.queue_text(f"Answer {turn}: " + prose(600, turn))
-        await mid_engine.send(sid, f"Instruction {turn}: keep using tabs. " + prose(1400, turn + 100))
-        now[0] += 20
+    sid, now, scheduler = await idle_chat(mid_engine, fake_api, "hour", pause_before=2)
     assert chat_requests(fake_api)[-1].body["system"][0]["cache_control"].get("ttl") == "1h"
-    delay, fire = scheduler.pending.pop()
-    assert 0 < delay <= 300 - 30  # armed for the five-minute part
-    asked = len(summary_requests(fake_api))
-    now[0] += delay
-    fire()
-    await mid_engine.tasks.wait(sid, "prepare")
-    assert len(summary_requests(fake_api)) == asked + 1
-    before = len(await mid_engine.store.compactions(sid))
-    now[0] += 1200  # twenty minutes: the tail's cache has lapsed, the hour-long prefix has not
-    fake_api.queue_text("welcome back")
-    await mid_engine.send(sid, "I am back.")
-    records = await mid_engine.store.compactions(sid)
-    assert len(records) == before + 1 and records[-1].trigger == "background" and records[-1].stats["prepared"]
-    assert len(summary_requests(fake_api)) == asked + 1
+    await back_after(mid_engine, fake_api, sid, now, scheduler, 1200)  # the tail lapsed, the hour prefix not
 
 
 async def test_a_timer_that_fires_after_the_cache_went_cold_prepares_nothing(mid_engine, fake_api):
-    scheduler = ManualScheduler()
-    mid_engine.idle_timers.scheduler = scheduler
-    now = [mid_engine.clock()]
-    mid_engine.clock = lambda: now[0]
-    sid = (await mid_engine.store.create_session("late", MODEL)).id
-    for turn in range(9):
-        fake_api.queue_text(f"Answer {turn}: " + prose(600, turn))
-        await mid_engine.send(sid, f"Instruction {turn}: keep using tabs. " + prose(1400, turn + 100))
+    sid, now, scheduler = await idle_chat(mid_engine, fake_api, "late")
     _delay, fire = scheduler.pending.pop()
     now[0] += 400  # the loop was late (a suspended laptop): the cache is already cold
     fire()
