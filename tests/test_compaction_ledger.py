@@ -143,7 +143,7 @@ def test_decisions_and_their_reasons_are_kept_from_the_transcript_not_from_the_s
 def test_paths_under_one_directory_name_it_once():
     # Real sessions name files by absolute path: forty files under one project directory repeated that
     # directory forty times in a block every later request reads. It is named once; each file stays findable.
-    root = "/home/someone/projects/service-worktrees/service-feature-branch"
+    root = "/Users/someone/projects/service-worktrees/service-feature-branch"
     history = []
     for k in range(20):
         history += [call(2 * k, 4 * k + 1, "Read", file_path=f"{root}/lib/module_{k}.ex"),
