@@ -168,13 +168,14 @@ def test_a_lock_held_before_the_reply_is_waited_out(hold, home, db, fake_api):
     assert data["messages"][-1]["content"][0]["text"] == "waited for the lock"
 
 
-def _streamed_so_far(db):
+def _committed_text(db) -> str:
+    """The text the reply being streamed has committed so far."""
     con = sqlite3.connect(db)
     try:
         row = con.execute("SELECT content FROM messages WHERE role='assistant' AND status='streaming'").fetchone()
     finally:
         con.close()
-    return row is not None and json.loads(row[0]) != []
+    return "".join(b.get("text", "") for b in json.loads(row[0])) if row is not None else ""
 
 
 def _chat_with_lock_during_reply(home, db, fake_api, hold_seconds, env):
@@ -186,7 +187,8 @@ def _chat_with_lock_during_reply(home, db, fake_api, hold_seconds, env):
                             env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
     assert hold.reached.wait(30)
     deadline = time.monotonic() + 30
-    while time.monotonic() < deadline and not _streamed_so_far(db):  # the clock commits what came before
+    # The clock commits what came before the hold, perhaps over several ticks on a slow machine: wait for all of it.
+    while time.monotonic() < deadline and len(_committed_text(db)) < 800:
         time.sleep(0.05)
     with lock_held(db, hold_seconds):
         hold.release.set()  # the rest of the reply arrives while the lock is held
