@@ -369,7 +369,7 @@ async def test_no_english_is_left_in_the_window_the_settings_and_the_hover_card(
 
             keyring.set_keyring(keyring.backends.fail.Keyring())  # the settings say why no key can be saved
             settings = win.open_settings()
-            await _until(settings.isVisible)
+            await _until(lambda: settings.isVisible() and settings.form.keyring_note.isVisible())  # asked off the UI thread
             texts += _widget_texts(settings)
             buttons = settings.findChild(QDialogButtonBox)
             assert {b.text() for b in buttons.buttons()} == {"保存(&S)", "取消(&C)"} or \

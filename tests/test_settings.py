@@ -132,3 +132,28 @@ async def test_settings_show_the_prices_date_and_reload_the_users_prices_json(wi
     await until(lambda: engine.catalog.prices_date == "2027-02-01")
     assert engine.catalog.info("claude-opus-5-5").input_price == 3.5 and engine.settings.allow_price_tiers
     assert "Prices as of 2027-02-01" in window.open_settings().findChild(QLabel, "prices_note").text()
+
+
+@pytest.mark.qt
+async def test_settings_look_for_the_kept_key_off_the_window_thread(window, memory_keyring, monkeypatch):
+    """On main, opening Settings read the kept key on the UI thread: a desktop's secret service (which may ask to be
+    unlocked first) held the whole window until it answered."""
+    import threading
+
+    from tests.conftest import engine_of
+    from tests.test_window import until
+
+    monkeypatch.delenv("ANTHROPIC_API_KEY", raising=False)
+    profile = engine_of(window).active_profile
+    memory_keyring.set_password(secrets.SERVICE, profile.keyring_account if profile else secrets.ACCOUNT, KEY)
+    read_on: list[str] = []
+    real = memory_keyring.get_password
+
+    def get_password(service: str, username: str) -> str | None:
+        read_on.append(threading.current_thread().name)
+        return real(service, username)
+
+    monkeypatch.setattr(memory_keyring, "get_password", get_password)
+    dialog = window.open_settings()
+    await until(lambda: "system keyring" in dialog.form.api_key.placeholderText())
+    assert read_on and threading.main_thread().name not in read_on

@@ -5,6 +5,7 @@ from __future__ import annotations
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+import shiboken6
 from PySide6.QtCore import QSettings, Qt, QTimer
 from PySide6.QtGui import QAction, QCloseEvent, QKeySequence, QShortcut
 from PySide6.QtWidgets import (
@@ -51,7 +52,7 @@ from desktop.ui.window_state import WindowState
 from desktop.ui.wording import word, word_error
 
 if TYPE_CHECKING:  # the dialogs load when first opened: none is needed before the first paint
-    from desktop.ui.settings_dialog import ProviderChoice, SettingsDialog, WelcomePage
+    from desktop.ui.settings_dialog import ProviderChoice, ProviderForm, SettingsDialog, WelcomePage
     from desktop.ui.summary_editor import SummaryEditor
 
 WATCH_MS = 1500  # how often the database is checked for chats another process wrote
@@ -306,8 +307,12 @@ class MainWindow(QMainWindow):
         if self._key_unchecked:
             self.bridge.spawn(self._check_key(bool(sessions)))
 
-    async def _fill_key_facts(self, page: WelcomePage) -> None:
-        page.set_key_facts(*await self.bridge.key_facts_later())
+    async def _fill_key_facts(self, page: WelcomePage | ProviderForm) -> None:
+        """The keyring's facts, asked off the UI thread: the keyring stack loads there, and a desktop's secret
+        service may take its time (or ask to be unlocked) without holding the window."""
+        facts = await self.bridge.key_facts_later()
+        if shiboken6.isValid(page):  # Settings may have been closed (and deleted) meanwhile
+            page.set_key_facts(*facts)
 
     async def _check_key(self, chats: bool) -> None:
         """The key kept for this profile, looked for once the window has painted its chat."""
@@ -530,8 +535,10 @@ class MainWindow(QMainWindow):
         """The profiles dialog (window-modal; the loop keeps running, so Test connection can answer)."""
         from desktop.ui.settings_dialog import SettingsDialog
 
-        dialog = SettingsDialog(self.bridge.settings, self.bridge.keyring_status(), self.bridge.credentials_source(),
-                                self, prices=self.bridge.prices(), chats=self.bridge.chats_per_profile())
+        # Whether the keyring works and where the key is kept are asked in a worker (see _fill_key_facts); until
+        # they answer, the form presumes a working keyring (a save that finds none says so).
+        dialog = SettingsDialog(self.bridge.settings, None, "", self, prices=self.bridge.prices(),
+                                chats=self.bridge.chats_per_profile())
         dialog.setAttribute(Qt.WidgetAttribute.WA_DeleteOnClose)
         dialog.accepted.connect(lambda: self._apply_choice(dialog.choice()))
         self.look.attach_settings(dialog)
@@ -539,6 +546,7 @@ class MainWindow(QMainWindow):
         self._settings_dialog = dialog
         dialog.finished.connect(lambda _r: setattr(self, "_settings_dialog", None))
         dialog.open()
+        self.bridge.spawn(self._fill_key_facts(dialog.form))
         return dialog
 
     def _on_connection_tested(self, result: Any) -> None:
