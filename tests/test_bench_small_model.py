@@ -3,7 +3,7 @@ with an accepted one. A trim made without asking (nothing old enough to summaris
 
 from __future__ import annotations
 
-from desktop.engine.compactor import Compactor
+from desktop.engine.summary_maker import SummaryMaker
 from tests.bench.bench_small_model import DEFAULT_TRANSCRIPT, run
 from tests.corpus import require_corpus
 from tests.fakeapi import FakeAnthropic
@@ -20,4 +20,4 @@ async def test_a_summariser_that_always_answers_scores_every_summary_it_was_aske
     assert result["not_asked"], result  # short segments in a small window: the first compactions only trim
     assert result["total"] >= 1 and result["accepted"] == result["total"] == result["as_written"], result
     assert len(asked) >= result["total"]  # every counted compaction asked (a long one in parts)
-    assert Compactor.salvage_sections  # put back: the next test's engine salvages again
+    assert SummaryMaker.salvage_sections  # put back: the next test's engine salvages again

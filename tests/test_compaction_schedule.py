@@ -256,7 +256,7 @@ async def test_clearing_old_tool_results_keeps_the_ten_newest_whole(mid_engine):
 async def test_a_summary_is_sized_to_the_window_and_the_request_says_so(mid_engine, fake_api, monkeypatch):
     # A summary is read by every later request: at a 50K window it must not be asked for at the size a 200K
     # window affords, and the request says the length, so a model plans to fit rather than being cut at the cap.
-    from desktop.engine.compactor import SUMMARY_MAX_TOKENS
+    from desktop.engine.summary_maker import SUMMARY_MAX_TOKENS
     from tests.test_compaction_engine import summary_requests
 
     compactor = mid_engine.compactor
@@ -502,7 +502,7 @@ async def test_the_summary_gives_way_like_the_tail_when_its_size_leaves_no_cycle
     # limit than a summary needs to pay for itself (its reply at the output price and the re-write of what it
     # leaves, against the reads it spares): every token of it is read by every turn until the next summary, in a
     # cycle that is too short. It gives way as the tail does, down to its floor; a large window keeps its share.
-    from desktop.engine.compactor import SUMMARY_MIN_TOKENS, summary_cap
+    from desktop.engine.summary_maker import SUMMARY_MIN_TOKENS, summary_cap
     from tests.test_compaction_engine import summary_requests
 
     sid = await _parallel_rounds(mid_engine, rounds=12, calls=3, words=260)
@@ -518,7 +518,7 @@ async def test_the_summary_gives_way_like_the_tail_when_its_size_leaves_no_cycle
 
 
 async def test_a_large_window_keeps_its_summary_size(small_engine, monkeypatch):
-    from desktop.engine.compactor import SUMMARY_MAX_TOKENS
+    from desktop.engine.summary_maker import SUMMARY_MAX_TOKENS
 
     monkeypatch.setenv("PRECIS_CONTEXT_WINDOW", "200000")
     sid = await _parallel_rounds(small_engine, rounds=12, calls=3, words=260)
@@ -530,7 +530,7 @@ async def test_when_the_summary_gives_way_the_ledger_keeps_only_its_floor(mid_en
     # The ledger took the room the pins left (up to a tenth of the window) as if it were free; when the cost
     # model has the summary give way, that room is not free either: the ledger keeps its floor, its newest
     # entries (the record keeps it whole).
-    from desktop.engine.compactor import summary_cap
+    from desktop.engine.summary_maker import summary_cap
     from desktop.engine.tokens import estimate_text
 
     store = mid_engine.store

@@ -50,7 +50,7 @@ FIRST_START_WAITS = HEAVY | {"keyring", "secretstorage", "cryptography", "jeepne
 # steering, the Claude Code importer, export, profile edits, and the dialogs (settings, search, MCP servers,
 # instructions, summary editor, compaction preview), each imported when first used.
 LATER_MODULES = {
-    "desktop.engine.compactor", "desktop.engine.steering",
+    "desktop.engine.compactor", "desktop.engine.summary_maker", "desktop.engine.steering",
     "desktop.engine.compaction.summary_prompt", "desktop.engine.compaction.request_shape",
     "desktop.engine.compaction.microcompact", "desktop.engine.compaction.snip",
     "desktop.engine.compaction.decisions", "desktop.engine.compaction.ledger",

@@ -216,10 +216,10 @@ async def test_section_requests_are_bounded_per_compaction_across_the_parts_of_a
 
 
 async def test_a_transcript_summary_asks_for_no_more_output_than_its_chunk_left_room_for(small_engine, fake_api):
-    # The parts are sized to leave a reply of an eighth of a small window (Compactor._chunks); a request asking
+    # The parts are sized to leave a reply of an eighth of a small window (SummaryMaker._chunks); a request asking
     # for 4,096 tokens there lets a small model that loops write until its context is full, which on a local
     # server is minutes per summary, and a provider may refuse the request as longer than the window.
-    from desktop.engine.compactor import SUMMARY_MAX_TOKENS
+    from desktop.engine.summary_maker import SUMMARY_MAX_TOKENS
 
     sid = (await small_engine.store.create_session("s", "claude-test")).id
     for i in range(8):

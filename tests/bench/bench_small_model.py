@@ -6,7 +6,7 @@ without the section-by-section salvage (desktop/engine/compaction/salvage.py).
 
 A real transcript of the corpus (``--transcript``, relative to the corpus folder) is written into a fresh store
 in segments; after each segment the chat is compacted the automatic way (a refused summary trims, as a full chat
-does), once with the salvage and once without (``Compactor.salvage_sections``; ``--salvage on`` runs only the
+does), once with the salvage and once without (``SummaryMaker.salvage_sections``; ``--salvage on`` runs only the
 first, whose figures also say how many summaries were accepted as first written). The summariser is the server
 given, an Anthropic-compatible one such as llama.cpp's ``llama-server -m model.gguf --port 8099 -c 8192``. The
 breaker is reset before each compaction so every one asks for a summary. Without ``--server`` nothing is run.
@@ -55,7 +55,7 @@ def recording(replies: list[dict[str, Any]]) -> contextlib.AbstractContextManage
 
 
 class _SalvageLog(logging.Handler):
-    """Why each salvage failed, as the compactor logs it, counted by the section problems it names."""
+    """Why each salvage failed, as the summary maker logs it, counted by the section problems it names."""
 
     def __init__(self, counts: Counter[str]) -> None:
         super().__init__(logging.INFO)
@@ -74,7 +74,7 @@ async def run(server: str, transcript: str, compactions: int, window: int, salva
     why a compaction ended without a summary, "seconds": [each compaction's], "not_asked": compactions that
     asked for no summary}. Every compaction that asked for a summary counts in ``total``, also
     one that ended with nothing written (a summary not smaller than what it replaced)."""
-    from desktop.engine.compactor import Compactor
+    from desktop.engine.summary_maker import SummaryMaker
     from tests.bench.bench_needles import compaction_runtime
     from tests.bench.bench_replay import load_scenario
     from tests.corpus import corpus_dir
@@ -84,8 +84,8 @@ async def run(server: str, transcript: str, compactions: int, window: int, salva
     out: dict[str, Any] = {"accepted": 0, "total": 0, "not_asked": 0, "as_written": 0, "sources": Counter(), "errors": Counter(),
                            "seconds": [], "unsalvaged": Counter()}
     replies = replies if replies is not None else []
-    was, Compactor.salvage_sections = Compactor.salvage_sections, salvage
-    why, logger = _SalvageLog(out["unsalvaged"]), logging.getLogger("desktop.engine.compactor")
+    was, SummaryMaker.salvage_sections = SummaryMaker.salvage_sections, salvage
+    why, logger = _SalvageLog(out["unsalvaged"]), logging.getLogger("desktop.engine.summary_maker")
     level = logger.level
     logger.addHandler(why)
     logger.setLevel(logging.INFO)
@@ -94,7 +94,7 @@ async def run(server: str, transcript: str, compactions: int, window: int, salva
             async with compaction_runtime(server, window) as runtime:
                 await _compactions(runtime.engine, scenario, per, compactions, out, replies)
     finally:  # put back for whatever runs next in this process
-        Compactor.salvage_sections = was
+        SummaryMaker.salvage_sections = was
         logger.removeHandler(why)
         logger.setLevel(level)
     return out
