@@ -10,8 +10,6 @@ import asyncio
 import contextlib
 import dataclasses
 import os
-import shutil
-import subprocess
 import sys
 import tempfile
 from pathlib import Path
@@ -55,11 +53,11 @@ async def wait_for(predicate, timeout: float = 10.0) -> None:
 
 def screen(path: Path, window) -> None:  # noqa: ANN001
     """The whole X screen (pop-ups included) under Xvfb; the window alone offscreen."""
-    display = os.environ.get("DISPLAY")
-    if display and shutil.which("import"):
-        subprocess.run(["import", "-window", "root", "-display", display, str(path)], check=True)
-        subprocess.run(["convert", str(path), "-crop", f"{window.width() + 40}x{window.height() + 60}+0+0",
-                        "+repage", str(path)], check=False)
+    from PySide6.QtGui import QGuiApplication
+
+    screen = QGuiApplication.primaryScreen() if QGuiApplication.platformName() == "xcb" else None
+    if screen is not None:  # the root window, as the X server shows it (a dialog is a window of its own)
+        screen.grabWindow(0, 0, 0, window.width() + 40, window.height() + 60).save(str(path))
     else:
         window.grab().save(str(path))
 
@@ -202,6 +200,7 @@ async def _shoot(outdir: Path, srv: FakeAnthropic, store, engine, bridge, window
     await wait_for(lambda: dialog.form.test_result.isVisible(), 10)
     await asyncio.sleep(0.3)
     screen(outdir / "window-profiles.png", dialog.window().parentWidget() or window)
+    dialog.grab().save(str(outdir / "dialog-profiles.png"))  # the whole dialog, however tall
     dialog.form.profile_box.showPopup()
     await asyncio.sleep(0.5)
     screen(outdir / "window-profiles-presets.png", window)

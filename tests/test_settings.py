@@ -157,3 +157,31 @@ async def test_settings_look_for_the_kept_key_off_the_window_thread(window, memo
     dialog = window.open_settings()
     await until(lambda: "system keyring" in dialog.form.api_key.placeholderText())
     assert read_on and threading.main_thread().name not in read_on
+
+
+@pytest.mark.qt
+async def test_settings_fit_the_screen_with_save_in_view_and_no_text_cut(window, memory_keyring, monkeypatch):
+    """On main the dialog was as tall as its fields (Save below a laptop screen's edge), the prices note was
+    squeezed to less than its lines and the key-file choice was cut at the right edge (no keyring here, so it
+    shows)."""
+    from keyring.backends import fail
+    from PySide6.QtCore import QPoint, QRect
+    from PySide6.QtWidgets import QCheckBox, QDialogButtonBox, QLabel
+
+    from tests.test_window import until
+
+    keyring.set_keyring(fail.Keyring())
+    dialog = window.open_settings()
+    await until(lambda: dialog.form.in_file.isVisible())
+    screen = dialog.screen().availableGeometry()
+    assert dialog.frameGeometry().height() <= screen.height()
+    save = dialog.findChild(QDialogButtonBox).button(QDialogButtonBox.StandardButton.Save)
+    assert dialog.rect().contains(QRect(save.mapTo(dialog, QPoint(0, 0)), save.size()))
+    for label in dialog.findChildren(QLabel):
+        if label.isVisibleTo(dialog) and label.wordWrap() and label.text():
+            assert label.height() >= label.heightForWidth(label.width()), label.objectName() or label.text()
+            assert label.mapTo(dialog, QPoint(label.width(), 0)).x() <= dialog.width(), label.objectName()
+    for box in dialog.findChildren(QCheckBox):
+        if box.isVisibleTo(dialog):
+            assert box.width() >= box.sizeHint().width(), box.text()
+            assert box.mapTo(dialog, QPoint(box.width(), 0)).x() <= dialog.width(), box.text()

@@ -2528,6 +2528,18 @@
         <translation>价格截至 %1；如需更新，请编辑 %2。</translation>
     </message>
     <message>
+        <source>Keep the key in a private file (readable by you only)</source>
+        <translation>将密钥保存在私有文件中（仅你可读）</translation>
+    </message>
+    <message>
+        <source>A file in the config folder that only your user can read: this system has no keyring</source>
+        <translation>配置文件夹中仅你的用户可读的文件：此系统没有密钥环</translation>
+    </message>
+    <message>
+        <source>Appearance</source>
+        <translation>外观</translation>
+    </message>
+    <message>
         <source>set by ANTHROPIC_API_KEY / ANTHROPIC_AUTH_TOKEN</source>
         <translation>由 ANTHROPIC_API_KEY / ANTHROPIC_AUTH_TOKEN 设置</translation>
     </message>
@@ -2546,10 +2558,6 @@
     <message>
         <source>Use the key for this run only (not saved)</source>
         <translation>仅在本次运行中使用此密钥（不保存）</translation>
-    </message>
-    <message>
-        <source>Keep the key in a private file in the config folder (readable by you only; this system has no keyring)</source>
-        <translation>将密钥保存在配置文件夹中的私有文件里（仅你可读；此系统没有密钥环）</translation>
     </message>
     <message>
         <source>Test connection</source>
@@ -2592,6 +2600,10 @@
         <translation>删除…</translation>
     </message>
     <message>
+        <source>Provider</source>
+        <translation>服务商</translation>
+    </message>
+    <message>
         <source>Profile</source>
         <translation>配置</translation>
     </message>
@@ -2630,6 +2642,10 @@
     <message>
         <source>Prices (in, out)</source>
         <translation>价格（输入，输出）</translation>
+    </message>
+    <message>
+        <source>Context and cost</source>
+        <translation>上下文与费用</translation>
     </message>
     <message>
         <source>Compact at</source>

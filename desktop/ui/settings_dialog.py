@@ -25,6 +25,7 @@ from PySide6.QtWidgets import (
     QPushButton,
     QScrollArea,
     QSpinBox,
+    QStyle,
     QToolButton,
     QVBoxLayout,
     QWidget,
@@ -50,6 +51,8 @@ from desktop.ui.wording import word
 
 WELCOME_WIDTH = 680  # px: the first-run page's column
 
+
+OK_COLOUR, ERROR_COLOUR = "#1a7f37", "#b42318"  # a test that passed, a problem
 
 class ProviderChoice(Struct, frozen=True):
     settings: Settings
@@ -178,8 +181,9 @@ class ProviderForm(QWidget):
         self.keyring_note.setWordWrap(True)
         self.run_only = QCheckBox(self.tr("Use the key for this run only (not saved)"), self)
         self.run_only.setObjectName("run_only")
-        self.in_file = QCheckBox(self.tr("Keep the key in a private file in the config folder (readable by you "
-                                         "only; this system has no keyring)"), self)
+        self.in_file = QCheckBox(self.tr("Keep the key in a private file (readable by you only)"), self)
+        self.in_file.setToolTip(self.tr("A file in the config folder that only your user can read: this system "
+                                        "has no keyring"))
         self.in_file.setObjectName("key_in_file")
         self.in_file.toggled.connect(lambda on: self.run_only.setChecked(not on))
         self.set_key_facts(keyring_problem, key_source)
@@ -228,7 +232,6 @@ class ProviderForm(QWidget):
         self.profile_problem = QLabel(self)
         self.profile_problem.setObjectName("profile_problem")
         self.profile_problem.setWordWrap(True)
-        self.profile_problem.setStyleSheet("color: #b42318;")
         self.profile_problem.hide()
         profile_row = QHBoxLayout()
         profile_row.addWidget(self.profile_box, 1)
@@ -236,39 +239,39 @@ class ProviderForm(QWidget):
             profile_row.addWidget(button)
             button.setVisible(manage)
 
-        form = QFormLayout()
-        form.addRow(self.tr("Profile"), profile_row)
-        form.addRow("", self.profile_problem)
-        form.addRow(self.tr("Name"), self.profile_name)
-        form.addRow(self.tr("Base URL"), self.base_url)
-        form.addRow(self.tr("Authentication"), self.auth)
-        form.addRow(self.tr("Model"), self.model)
-        form.addRow(self.tr("Small model"), self.small_model)
-        form.addRow(self.tr("Max output tokens"), self.max_output)
-        form.addRow(self.tr("Thinking budget"), self.thinking_budget)
-        form.addRow(self.tr("Context window"), self.window_override)
+        self._test_row = test_row = QHBoxLayout()
+        test_row.addWidget(self.test_button)
+        test_row.addStretch(1)
         prices = QHBoxLayout()
         prices.addWidget(self.input_price)
         prices.addWidget(self.output_price)
-        form.addRow(self.tr("Prices (in, out)"), prices)
-        form.addRow("", self.prices_note)
-        form.addRow("", self.price_tiers)
-        form.addRow(self.tr("Compact at"), self.threshold)
-        form.addRow("", self.long_ttl)
-        form.addRow(self.tr("API key"), self.api_key)
-        form.addRow(self.tr("Language"), self.language)
-        test_row = QHBoxLayout()
-        test_row.addWidget(self.test_button)
-        test_row.addStretch(1)
+        # Sections with headings, their field labels in one column. Wrapped notes sit between the sections'
+        # forms, not in a form row: a form row keeps the height a note wants at its narrowest.
         layout = QVBoxLayout(self)
         layout.setContentsMargins(0, 0, 0, 0)
-        layout.addLayout(form)
+        self._labels: list[QLabel] = []
+        self._indent = 0
+        self._test_colour: str | None = None  # the test result's colour once there is one
+        self._section(layout, self.tr("Provider"), [
+            (self.tr("Profile"), profile_row)], first=True)
+        layout.addWidget(self.profile_problem)
+        self._section(layout, None, [(self.tr("Name"), self.profile_name), (self.tr("Base URL"), self.base_url)])
         layout.addWidget(self.env_note)
-        layout.addWidget(self.keyring_note)
-        layout.addWidget(self.run_only)
-        layout.addWidget(self.in_file)
+        self._section(layout, None, [(self.tr("Authentication"), self.auth), (self.tr("API key"), self.api_key)])
+        for widget in (self.keyring_note, self.run_only, self.in_file):
+            layout.addWidget(widget)
         layout.addLayout(test_row)
         layout.addWidget(self.test_result)
+        self._section(layout, self.tr("Model"), [
+            (self.tr("Model"), self.model), (self.tr("Small model"), self.small_model),
+            (self.tr("Max output tokens"), self.max_output), (self.tr("Thinking budget"), self.thinking_budget),
+            (self.tr("Context window"), self.window_override), (self.tr("Prices (in, out)"), prices)])
+        layout.addWidget(self.prices_note)
+        layout.addWidget(self.price_tiers)
+        self._section(layout, self.tr("Context and cost"), [
+            (self.tr("Compact at"), self.threshold), ("", self.long_ttl)])
+        self.appearance = self._section(layout, self.tr("Appearance"), [(self.tr("Language"), self.language)])
+        self.align_labels()
 
         current = current_profile(settings)
         if manage:  # the user's own profiles only: a preset becomes one through Add, never by being picked
@@ -288,6 +291,50 @@ class ProviderForm(QWidget):
         self.test_button.clicked.connect(lambda: self.test_requested.emit(self.profile(), self.api_key.text().strip()))
         self._show(current)
         self._mark_env()
+
+    def _section(self, layout: QVBoxLayout, title: str | None, rows: list[tuple[str, QWidget | QHBoxLayout]], *,
+                 first: bool = False) -> QFormLayout:
+        """A titled group of fields (``title`` None: more fields of the group above)."""
+        if title is not None:
+            heading = QLabel(title, self)
+            heading.setObjectName("section_heading")
+            font = heading.font()
+            font.setBold(True)
+            heading.setFont(font)
+            if not first:
+                layout.addSpacing(12)
+            layout.addWidget(heading)
+        form = QFormLayout()
+        for text, widget in rows:
+            self.add_row(form, text, widget)
+        layout.addLayout(form)
+        return form
+
+    def add_row(self, form: QFormLayout, text: str, field: QWidget | QHBoxLayout) -> None:
+        """A field and its label, the label in the column every section shares (see align_labels)."""
+        label = QLabel(text, self)
+        self._labels.append(label)
+        form.addRow(label, field)
+
+    def align_labels(self) -> None:
+        """One label column for every section, as wide as its widest label; the notes and choices between the
+        sections start where the fields do."""
+        width = max(label.sizeHint().width() for label in self._labels)
+        for label in self._labels:
+            label.setMinimumWidth(width)
+        indent = width + max(0, self.style().pixelMetric(QStyle.PixelMetric.PM_LayoutHorizontalSpacing))
+        # A margin of the widget's own style sheet: the window's theme styles labels, which overrides margins set
+        # in code.
+        self._indent = indent
+        for widget in (self.env_note, self.keyring_note, self.prices_note, self.run_only, self.in_file,
+                       self.price_tiers):
+            widget.setStyleSheet(self._note_style())
+        self.profile_problem.setStyleSheet(self._note_style(ERROR_COLOUR))
+        self.test_result.setStyleSheet(self._note_style(self._test_colour))
+        self._test_row.setContentsMargins(indent, 0, 0, 0)
+
+    def _note_style(self, colour: str | None = None) -> str:
+        return f"margin-left: {self._indent}px;" + (f" color: {colour};" if colour else "")
         self._buttons_state()
 
     # --- profiles ---------------------------------------------------------------------------------------
@@ -464,8 +511,8 @@ class ProviderForm(QWidget):
 
     def show_test_result(self, ok: bool, text: str) -> None:
         self.test_result.setText(text)
-        colour = "#1a7f37" if ok else "#b42318"
-        self.test_result.setStyleSheet(f"color: {colour};")
+        self._test_colour = OK_COLOUR if ok else ERROR_COLOUR
+        self.test_result.setStyleSheet(self._note_style(self._test_colour))
         self.test_result.show()
 
     def set_key_facts(self, keyring_problem: str | None, key_source: str) -> None:
@@ -517,7 +564,7 @@ class SettingsDialog(QDialog):
                  chats: Mapping[str, int] | None = None):
         super().__init__(parent)
         self.setWindowTitle(self.tr("Settings · Provider profiles"))
-        self.setMinimumWidth(560)
+        self.setMinimumWidth(640)
         self.form = ProviderForm(settings, keyring_problem, key_source, self, price_note=prices, manage=True,
                                  chats=chats)
         from desktop.ui.instructions_dialog import DefaultInstructions
@@ -530,16 +577,39 @@ class SettingsDialog(QDialog):
         for choice, label in (("system", self.tr("Same as the system")), ("light", self.tr("Light")),
                               ("dark", self.tr("Dark"))):
             self.theme_box.addItem(label, choice)
-        appearance = QFormLayout()
-        appearance.addRow(self.tr("Theme"), self.theme_box)
+        self.form.add_row(self.form.appearance, self.tr("Theme"), self.theme_box)
+        self.form.align_labels()
         buttons = QDialogButtonBox(QDialogButtonBox.StandardButton.Save | QDialogButtonBox.StandardButton.Cancel)
         buttons.accepted.connect(self.accept)
         buttons.rejected.connect(self.reject)
+        # The fields scroll and Save stays in view: the form is taller than a laptop's screen, where the dialog
+        # was cut at the bottom and its wrapped notes squeezed to a line.
+        content = QWidget(self)
+        fields = QVBoxLayout(content)
+        fields.setContentsMargins(12, 12, 12, 12)
+        fields.addWidget(self.form)
+        fields.addSpacing(12)
+        fields.addWidget(self.instructions)
+        fields.addStretch(1)
+        scroll = QScrollArea(self)
+        scroll.setObjectName("settings_scroll")
+        scroll.setWidgetResizable(True)
+        scroll.setFrameShape(QFrame.Shape.NoFrame)
+        scroll.setHorizontalScrollBarPolicy(Qt.ScrollBarPolicy.ScrollBarAlwaysOff)
+        scroll.setWidget(content)
         layout = QVBoxLayout(self)
-        layout.addWidget(self.form)
-        layout.addWidget(self.instructions)
-        layout.addLayout(appearance)
+        layout.setContentsMargins(0, 0, 0, 12)
+        layout.addWidget(scroll, 1)
+        buttons.setContentsMargins(12, 0, 12, 0)
         layout.addWidget(buttons)
+        self._fit_screen(content)
+
+    def _fit_screen(self, content: QWidget) -> None:
+        """As tall as the fields, within most of the screen's free height."""
+        screen = (self.parentWidget() or self).screen()
+        room = int(screen.availableGeometry().height() * 0.85) if screen is not None else 720
+        wanted = content.sizeHint().height() + 60  # the buttons and margins
+        self.resize(self.minimumWidth(), min(wanted, room))
 
     def accept(self) -> None:
         """Save closes the dialog only when the profiles can be saved (else the form says why)."""
