@@ -52,14 +52,21 @@ async def wait_for(predicate, timeout: float = 10.0) -> None:
 
 
 def screen(path: Path, window) -> None:  # noqa: ANN001
-    """The whole X screen (pop-ups included) under Xvfb; the window alone offscreen."""
+    """Under Xvfb the X screen as it shows, cropped to the window and whatever it opened over it (a dialog, a menu,
+    a pop-up list are windows of their own); offscreen the window alone."""
     from PySide6.QtGui import QGuiApplication
+    from PySide6.QtWidgets import QApplication
 
-    screen = QGuiApplication.primaryScreen() if QGuiApplication.platformName() == "xcb" else None
-    if screen is not None:  # the root window, as the X server shows it (a dialog is a window of its own)
-        screen.grabWindow(0, 0, 0, window.width() + 40, window.height() + 60).save(str(path))
-    else:
+    shown = QGuiApplication.primaryScreen() if QGuiApplication.platformName() == "xcb" else None
+    if shown is None:
         window.grab().save(str(path))
+        return
+    area = window.frameGeometry()
+    for top in QApplication.topLevelWidgets():
+        if top.isVisible():
+            area = area.united(top.frameGeometry())
+    area = area.intersected(shown.geometry())
+    shown.grabWindow(0, area.x(), area.y(), area.width(), area.height()).save(str(path))
 
 
 @contextlib.asynccontextmanager

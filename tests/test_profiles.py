@@ -145,6 +145,7 @@ async def test_the_model_picker_lists_the_provider_and_the_catalog_and_the_choic
     assert items[:4] == ["claude-sonnet-4-6", "claude-haiku-4-5", "claude-opus-4-8", "claude-test"]  # provider
     assert "claude-opus-4-7" in items  # the catalog
     assert picker.currentText() == DEFAULT_MODEL
+    assert picker.currentIndex() == items.index(DEFAULT_MODEL)  # the list opens on the chat's model, not the first
     picker.setCurrentIndex(items.index("claude-haiku-4-5"))
     picker.activated.emit(items.index("claude-haiku-4-5"))
     engine = engine_of(window)

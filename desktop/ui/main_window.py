@@ -563,6 +563,8 @@ class MainWindow(QMainWindow):
         self.model_picker.blockSignals(False)
 
     def _set_picker_text(self, model: str) -> None:
+        # The list opens on the chat's model (highlighted and scrolled to), not on its first entry.
+        self.model_picker.setCurrentIndex(self.model_picker.findText(model))
         self.model_picker.setEditText(model)
         if (edit := self.model_picker.lineEdit()) is not None:
             edit.setCursorPosition(0)  # a long model id shows its start ("claude-…"), not its tail

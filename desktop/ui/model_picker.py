@@ -12,4 +12,8 @@ class ModelPicker(QComboBox):
 
     def showPopup(self) -> None:  # noqa: N802 - Qt override
         self.popup_opened.emit()
+        # As wide as its longest model id (with the rows' padding and the scroll bar), never cut to the box's width.
+        view = self.view()
+        bar = view.verticalScrollBar().sizeHint().width()
+        view.setMinimumWidth(min(view.sizeHintForColumn(0) + bar + 24, 480))
         super().showPopup()
