@@ -553,6 +553,8 @@ async def shoot_card(window, path: Path):  # noqa: ANN001, ANN201
 async def shoot_steer(outdir: Path, srv: FakeAnthropic) -> None:
     """Steering compaction: a sectioned summary on its card (its cost and saving), Edit summary, New chat from
     summary, the threshold fields in Settings and the cache countdown in the hover card."""
+    from PySide6.QtWidgets import QScrollArea
+
     from desktop.ui.bridge import events
 
     async with opened_window() as (store, engine, bridge, window):
@@ -612,6 +614,8 @@ async def shoot_steer(outdir: Path, srv: FakeAnthropic) -> None:
         dialog.form.threshold.percent.setValue(40)
         dialog.form.threshold.cap.setValue(200_000)
         await asyncio.sleep(0.4)
+        dialog.findChild(QScrollArea).ensureWidgetVisible(dialog.form.long_ttl)  # the threshold's section in view
+        await asyncio.sleep(0.2)
         screen(outdir / "window-threshold-setting.png", dialog.window().parentWidget() or window)
         dialog.reject()
 

@@ -137,3 +137,20 @@ async def test_bubbles_carry_a_role_marker(window, fake_api, qtbot):
         pixel = image.pixelColor(round(bar.center().x()), round(bar.center().y()))
         expected = marker_colour(user, palette)
         assert _close(pixel, expected, 60), (user, pixel.name(), expected.name())
+
+
+@pytest.mark.parametrize("theme", ["light", "dark"])
+async def test_a_long_message_in_the_composer_shows_a_painted_scroll_bar(window, keep_palette, theme):
+    """On main the composer's transparent background left its scroll bar unpainted: a black bar in both themes."""
+    window.look.set_theme(theme)
+    edit = window.composer.edit
+    edit.setPlainText("\n".join(f"line {i} of a pasted log" for i in range(200)))
+    bar = edit.verticalScrollBar()
+    await until(bar.isVisible)
+    shot = window.grab().toImage()
+    centre = bar.mapTo(window, bar.rect().center())
+    colour = shot.pixelColor(centre.x(), centre.y())
+    page = window.palette().color(QPalette.ColorRole.Window)
+    assert not _close(colour, QColor("#000000"), 12), colour.name()
+    assert _close(colour, page, 60) or _close(colour, window.palette().color(QPalette.ColorRole.Base), 60), \
+        colour.name()
