@@ -152,3 +152,27 @@ async def test_the_sidebar_shows_a_hand_off_chats_whole_title_and_its_count_in_w
     items = {window.sidebar.list.item(i).data(ID_ROLE): window.sidebar.list.item(i)
              for i in range(window.sidebar.list.count())}
     assert items[window.session_id].toolTip().endswith("\n1 message")  # not "1 messages"
+
+
+@pytest.mark.qt
+def test_the_summarys_sections_are_headed_at_the_cards_scale(qtbot):
+    """On main each "## Goal" of a summary was a page-sized heading inside the card (half again the text's size):
+    the card read as a document pasted into the chat. Its sections are bold lines at the text's own size."""
+    from PySide6.QtGui import QTextDocument
+
+    from desktop.ui.compaction_card import card_body
+    from desktop.ui.markdown_render import render_markdown
+
+    doc = QTextDocument()
+    doc.setHtml(render_markdown(card_body(record())))
+    body = doc.defaultFont().pointSizeF()
+    block = doc.begin()
+    headings = []
+    while block.isValid():
+        if block.text() in ("Goal", "Current state", "Next step"):
+            fragment = block.begin().fragment()
+            headings.append((block.text(), fragment.charFormat().font().pointSizeF(), fragment.charFormat().fontWeight()))
+        block = block.next()
+    assert [h[0] for h in headings] == ["Goal", "Current state", "Next step"]
+    for text, size, weight in headings:
+        assert size <= body * 1.15 and weight >= 600, (text, size, body, weight)

@@ -78,17 +78,21 @@ def card_body(record: CompactionRecord) -> str:
 # A line that starts a labelled part of a section ("Done:", "In progress: the AST"), a list item, a fence.
 _LABEL = re.compile(r"^\s*[^\s*+>#|-][^:：]{0,40}[:：](\s|$)")
 _ITEM = re.compile(r"^\s*(?:[-*+]|\d+[.)])\s")
+_HEADING = re.compile(r"^#{1,3}\s+")
 
 
 def readable(summary: str) -> str:
     """The summary as Markdown that keeps its lines: a labelled line ("In progress:") after a list item or
     another line starts a paragraph of its own instead of joining the line before it (Markdown runs a
-    paragraph's lines together and takes a line after a list item as part of that item)."""
+    paragraph's lines together and takes a line after a list item as part of that item). Its section headings
+    become the smallest level, bold at the text's size: a card in the chat, not a page of its own."""
     out: list[str] = []
     fenced = False
     for line in summary.splitlines():
         if line.lstrip().startswith(("```", "~~~")):
             fenced = not fenced
+        elif not fenced:
+            line = _HEADING.sub("#### ", line)
         previous = out[-1] if out else ""
         if (not fenced and previous.strip() and line.strip() and not _ITEM.match(line)
                 and (_LABEL.match(line) or _ITEM.match(previous))):
