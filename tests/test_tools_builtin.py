@@ -85,6 +85,10 @@ async def test_write_then_edit_by_exact_string(ws):
     assert diff is not None and "-hello world" in diff and "+hello there" in diff
     done = await ws.call("edit", {"file_path": "new/hello.txt", "old_string": "world", "new_string": "there"})
     assert not done.is_error and (ws.workspace.root / "new/hello.txt").read_text() == "hello there\n"
+    assert done.text() == "edited new/hello.txt (1 replacement)"  # main: "(1 replacement(s))" on every card
+    every = await ws.call("edit", {"file_path": "new/hello.txt", "old_string": "l", "new_string": "L",
+                                   "replace_all": True})
+    assert every.text() == "edited new/hello.txt (2 replacements)"
     missing = await ws.call("edit", {"file_path": "new/hello.txt", "old_string": "absent", "new_string": "x"})
     assert missing.is_error and "not found" in missing.text()
 

@@ -150,7 +150,8 @@ class FileTools:
             confined.write_atomic(self.root, parts, updated.encode("utf-8"))
         except OSError as exc:
             raise ToolFailure(f"edit: {file_path}: {reason(exc)}") from exc
-        return f"edited {file_path} ({count if replace_all else 1} replacement(s))"
+        replaced = count if replace_all else 1
+        return f"edited {file_path} ({replaced} replacement{'' if replaced == 1 else 's'})"
 
     # --- glob, grep ------------------------------------------------------------------------------------------
     def _start(self, op: str, path: str | None) -> tuple[str, ...]:
