@@ -188,3 +188,33 @@ def test_a_reply_is_painted_on_the_page_without_a_box(view):
     # Inside the row, right of the text's end: the page's own colour (no grey fill).
     x, y = round(bubble.right() - 4), round(bubble.bottom() - 3)
     assert image.pixelColor(x, y) == base
+
+
+def test_an_attached_image_is_followed_by_its_name_without_a_gap(view):
+    """On main the prose line height was put on the image's line too: a 112 px thumbnail took half again its height
+    and left an empty band between the picture and its file name in the bubble."""
+    import base64
+
+    from PySide6.QtCore import QBuffer, QByteArray, QIODevice
+
+    from desktop.engine.types import StoredMessage
+
+    picture = QImage(640, 400, QImage.Format.Format_RGB32)
+    picture.fill(QColor("#c8643b"))
+    data = QByteArray()
+    buffer = QBuffer(data)
+    buffer.open(QIODevice.OpenModeFlag.WriteOnly)
+    picture.save(buffer, "PNG")
+    buffer.close()
+    image = {"type": "image", "source": {"type": "base64", "media_type": "image/png",
+                                          "data": base64.b64encode(bytes(data)).decode()}, "title": "sketch.png"}
+    view.model().set_messages([StoredMessage(1, 1, "user", [image, {"type": "text", "text": "What does it show?"}])],
+                              has_older=False)
+    doc = view.delegate.document(view.model().index(0, 0))
+    block = doc.begin()
+    while block.isValid() and "\ufffc" not in block.text():
+        block = block.next()
+    assert block.isValid() and block.next().isValid()
+    layout = doc.documentLayout()
+    gap = layout.blockBoundingRect(block.next()).top() - layout.blockBoundingRect(block).top()
+    assert gap <= 112 + 16, gap  # 640x400 drawn at 180x112, then the paragraph's margin (main: 180)

@@ -14,6 +14,7 @@ WIDE_COLUMN = 1200  # px: the wide column
 GUTTER = 12  # px kept on each side of the column when the window is narrower than it
 WIDE_KEY = "appearance/wide_column"  # the window's settings: whether the wide column is chosen
 BODY_PX = 15  # the transcript's body type
+OBJECT = "\ufffc"  # where an image sits in a text block
 LINE_HEIGHT = 150  # percent of the font's line spacing, for prose (code keeps its own)
 EMOJI_FAMILY = "Noto Color Emoji"  # packaging/dev.sh installs it (fonts-noto-color-emoji, OFL)
 
@@ -30,12 +31,13 @@ def body_font(base: QFont) -> QFont:
 
 
 def spread_lines(doc: QTextDocument) -> None:
-    """Prose lines at LINE_HEIGHT percent; code blocks and tables (their cells) stay tight."""
+    """Prose lines at LINE_HEIGHT percent; code blocks and tables (their cells) stay tight, and so does a line that
+    holds an image (the picture would take half again its height)."""
     block = doc.begin()
     cursor = QTextCursor(doc)
     while block.isValid():
         cursor.setPosition(block.position())
-        if cursor.currentTable() is None:
+        if cursor.currentTable() is None and OBJECT not in block.text():
             fmt = QTextBlockFormat()
             fmt.setLineHeight(LINE_HEIGHT, QTextBlockFormat.LineHeightTypes.ProportionalHeight.value)
             cursor.mergeBlockFormat(fmt)
