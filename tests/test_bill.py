@@ -150,3 +150,34 @@ def test_the_hover_card_shows_the_last_turn_and_the_session_by_kind_and_why_it_w
                                       next_turn=9_310, source="api", last_usage=WARM, turns=(turn, warm)))
     assert not card.value("bill_cold").isVisible()  # a warm turn has no reason to show
     assert card.value("bill_read").text() == "$0.0018 / —"  # the session's total is unknown
+
+
+@pytest.mark.parametrize("cold", [Cold.COMPACTION, Cold.FIRST, Cold.EXPIRED])
+def test_every_cold_turn_reason_shows_whole_on_the_hover_card(qtbot, cold) -> None:
+    """On main "re-write after a compaction" was cut at its start on the card ("e-write after a compaction", seen
+    under Xvfb's fonts): the value column of the fixed-width card had no room for it beside its label."""
+    from PySide6.QtWidgets import QWidget
+
+    from desktop.engine.bill import TurnBill
+    from desktop.engine.context import ContextSnapshot
+    from desktop.ui.hover_card import HoverCard
+
+    anchor = QWidget()
+    qtbot.addWidget(anchor)
+    card = HoverCard(anchor)
+    font = card.font()
+    font.setPointSizeF(font.pointSizeF() * 1.25)  # a desktop with larger text (the card's width is fixed)
+    card.setFont(font)
+    turn = TurnBill(7, "claude-opus-5-5", COLD, Bill(0.0, 0.0575, 0.00004, 0.002), cold, 12)
+    card.set_snapshot(ContextSnapshot(model="claude-opus-5-5", window=1_000_000, max_output=128_000, used=9_210,
+                                      next_turn=9_310, source="api", last_usage=COLD, turns=(turn,)))
+    card.show()
+    qtbot.waitUntil(card.isVisible)
+    value = card.value("bill_cold")
+    metrics = value.fontMetrics()
+    lines = [metrics.horizontalAdvance(line) for line in value.text().split("\n")]
+    if value.wordWrap():  # wrapped: every word fits and the label is as tall as its lines
+        assert value.height() >= value.heightForWidth(value.width())
+        assert max(metrics.horizontalAdvance(word) for word in value.text().split()) <= value.width()
+    else:
+        assert max(lines) <= value.contentsRect().width(), (value.text(), max(lines), value.width())

@@ -23,6 +23,7 @@ from desktop.ui.wording import word
 OPEN_DELAY_MS = 200
 CLOSE_DELAY_MS = 300
 CARD_WIDTH = 300
+MAX_CARD_WIDTH = 480
 GAP = 6  # pixels between the gauge and the card
 
 
@@ -303,7 +304,19 @@ class HoverCard(QFrame):
             self._set_color(self._labels[key], self._muted())
         for key in ("next_turn", "cost_last", "cost_session", "summary"):
             self._set_color(self._labels[key], self._muted())
+        self._fit_width()
         self.adjustSize()
+
+    def _fit_width(self) -> None:
+        """CARD_WIDTH, or wider when a row needs it (a long reason, a larger desktop font): a value is never cut."""
+        margins = self._outer.contentsMargins()
+        shown = [key for key in self._labels if self._labels[key].isVisibleTo(self)]
+        if not shown:
+            return
+        need = (margins.left() + margins.right() + max(6, self._grid.horizontalSpacing())
+                + max(self._labels[key].sizeHint().width() for key in shown)
+                + max(self._values[key].sizeHint().width() for key in shown))
+        self.setFixedWidth(min(MAX_CARD_WIDTH, max(CARD_WIDTH, need)))
 
     def _set_model_text(self, model: str) -> None:
         # One line: wrapping broke ids like "claude-sonnet-4-5-20250929" at a hyphen. When the id is too long,
