@@ -63,6 +63,7 @@ class SlashCompleter(QObject):
         self.completer.setCaseSensitivity(Qt.CaseSensitivity.CaseInsensitive)
         self.completer.setCompletionMode(QCompleter.CompletionMode.PopupCompletion)
         self.completer.activated.connect(self.take)
+        self._popup().setObjectName("slash_popup")  # its rows are spaced like the other lists (precis.qss)
         self._quiet = False  # the text is being set from a choice: no popup for it
         edit.textChanged.connect(self._update)
 
@@ -88,7 +89,7 @@ class SlashCompleter(QObject):
             return
         rect = self.edit.cursorRect()
         popup = self._popup()
-        rect.setWidth(max(320, popup.sizeHintForColumn(0) + popup.verticalScrollBar().sizeHint().width()))
+        rect.setWidth(max(320, popup.sizeHintForColumn(0) + popup.verticalScrollBar().sizeHint().width() + 24))
         self.completer.complete(rect)
 
     def offered(self) -> list[str]:
