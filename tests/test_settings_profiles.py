@@ -37,6 +37,10 @@ async def test_picking_a_preset_in_settings_and_saving_adds_no_profile(window, q
     await until(lambda: engine.paths.settings_file.exists() and saved_names(engine.paths))
     assert saved_names(engine.paths) == before
     assert listed == before  # Settings lists the user's profiles; presets come through Add
+    assert len(listed) == 1  # a lone profile cannot be deleted: Delete opens disabled, its tooltip says why
+    again = window.open_settings()
+    assert not again.form.delete_button.isEnabled() and again.form.delete_button.toolTip()
+    again.reject()
 
 
 def test_profile_list_rules_names_unique_copies_without_the_key_and_one_left():

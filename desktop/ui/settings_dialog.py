@@ -50,9 +50,8 @@ from desktop.ui.threshold_settings import ThresholdFields
 from desktop.ui.wording import word
 
 WELCOME_WIDTH = 680  # px: the first-run page's column
-
-
 OK_COLOUR, ERROR_COLOUR = "#1a7f37", "#b42318"  # a test that passed, a problem
+
 
 class ProviderChoice(Struct, frozen=True):
     settings: Settings
@@ -291,6 +290,7 @@ class ProviderForm(QWidget):
         self.test_button.clicked.connect(lambda: self.test_requested.emit(self.profile(), self.api_key.text().strip()))
         self._show(current)
         self._mark_env()
+        self._buttons_state()
 
     def _section(self, layout: QVBoxLayout, title: str | None, rows: list[tuple[str, QWidget | QHBoxLayout]], *,
                  first: bool = False) -> QFormLayout:
@@ -335,7 +335,6 @@ class ProviderForm(QWidget):
 
     def _note_style(self, colour: str | None = None) -> str:
         return f"margin-left: {self._indent}px;" + (f" color: {colour};" if colour else "")
-        self._buttons_state()
 
     # --- profiles ---------------------------------------------------------------------------------------
     def _keep_fields(self) -> None:
