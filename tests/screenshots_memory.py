@@ -5,12 +5,10 @@ cite the messages they came from ([#123] links that open them). Scene "memory" o
 from __future__ import annotations
 
 import asyncio
-import os
-import shutil
 from pathlib import Path
 
 from PySide6.QtCore import Qt
-from PySide6.QtGui import QPainter
+from PySide6.QtGui import QGuiApplication, QPainter
 
 from tests.fakeapi import FakeAnthropic
 from tests.screenshots import opened_window, screen, shoot_card, wait_for
@@ -19,9 +17,9 @@ PINNED = "The staging database listens on port 6543; its password rotates every 
 
 
 def over(window, dialog, path: Path) -> None:  # noqa: ANN001
-    """The window with ``dialog`` drawn where it stands (the screen itself where ImageMagick's import can take
-    it; else the two grabs put together, as a compositor would)."""
-    if shutil.which("import") and os.environ.get("DISPLAY"):
+    """The window with ``dialog`` drawn where it stands (the X screen itself under Xvfb; offscreen the two grabs
+    put together, as a compositor would)."""
+    if QGuiApplication.platformName() == "xcb":
         screen(path, window)
         return
     shot = window.grab()
