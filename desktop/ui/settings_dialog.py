@@ -25,7 +25,6 @@ from PySide6.QtWidgets import (
     QPushButton,
     QScrollArea,
     QSpinBox,
-    QStyle,
     QToolButton,
     QVBoxLayout,
     QWidget,
@@ -322,7 +321,7 @@ class ProviderForm(QWidget):
         width = max(label.sizeHint().width() for label in self._labels)
         for label in self._labels:
             label.setMinimumWidth(width)
-        indent = width + max(0, self.style().pixelMetric(QStyle.PixelMetric.PM_LayoutHorizontalSpacing))
+        indent = width + max(0, self.appearance.horizontalSpacing())  # where every section's fields start
         # A margin of the widget's own style sheet: the window's theme styles labels, which overrides margins set
         # in code.
         self._indent = indent
