@@ -185,3 +185,33 @@ async def test_settings_fit_the_screen_with_save_in_view_and_no_text_cut(window,
         if box.isVisibleTo(dialog):
             assert box.width() >= box.sizeHint().width(), box.text()
             assert box.mapTo(dialog, QPoint(box.width(), 0)).x() <= dialog.width(), box.text()
+
+
+@pytest.mark.qt
+@pytest.mark.parametrize("dark", [False, True])
+def test_settings_notes_are_readable_on_both_pages(qtbot, dark):
+    """On main a failed Test connection and a profile problem were #b42318 on the dark page too: 2.2:1, under the
+    4.5:1 body text needs."""
+    import re
+
+    from PySide6.QtGui import QColor, QPalette
+    from PySide6.QtWidgets import QApplication
+
+    from desktop.ui.settings_dialog import SettingsDialog
+    from desktop.ui.theme import palette_for
+    from tests.test_focus_ring import contrast
+
+    previous = QApplication.palette()
+    QApplication.setPalette(palette_for(dark))  # as the theme sets it, before any dialog opens
+    try:
+        dialog = SettingsDialog(Settings(), None, "keyring")
+        qtbot.addWidget(dialog)
+        page = palette_for(dark).color(QPalette.ColorRole.Window)
+        for ok in (True, False):
+            dialog.form.show_test_result(ok, "Connected." if ok else "The provider refused the key.")
+            found = re.search(r"color:\s*(#[0-9a-fA-F]{6})", dialog.form.test_result.styleSheet())
+            assert found and contrast(QColor(found.group(1)), page) >= 4.5, (ok, found and found.group(1))
+        found = re.search(r"color:\s*(#[0-9a-fA-F]{6})", dialog.form.profile_problem.styleSheet())
+        assert found and contrast(QColor(found.group(1)), page) >= 4.5, found and found.group(1)
+    finally:
+        QApplication.setPalette(previous)
