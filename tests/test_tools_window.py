@@ -228,3 +228,21 @@ async def test_the_mcp_page_lists_restarts_and_shows_the_log(qtbot, fake_api, pr
         assert page.message.text() == "Imported 1 server(s): calc2"
         await until(lambda: page.servers.count() == 2 and toolbox.servers["calc2"].state == "ready", 30)
         dialog.close()
+
+
+@pytest.mark.parametrize("dark", [False, True])
+def test_an_edits_diff_is_readable_on_both_themes(qtbot, dark):
+    """On main the diff's added and removed lines were the light theme's green and red on the dark theme's text
+    field too (3.3:1 and 3.0:1): both are at least 4.5:1 against the field they sit on."""
+    import re
+
+    from PySide6.QtGui import QColor, QPalette
+
+    from desktop.ui.permission_prompt import diff_html
+    from desktop.ui.theme import palette_for
+    from tests.test_focus_ring import contrast
+
+    field = palette_for(dark).color(QPalette.ColorRole.Base)
+    colours = re.findall(r"color:(#[0-9a-fA-F]{6})", diff_html("--- a/x\n+++ b/x\n-old line\n+new line", dark))
+    assert len(colours) == 2
+    assert all(contrast(QColor(c), field) >= 4.5 for c in colours), colours

@@ -58,7 +58,7 @@ from desktop.ui.markdown_stream import render_streaming
 from desktop.ui.reading_column import column_width, spread_lines
 from desktop.ui.role_marker import paint_role_marker
 from desktop.ui.text_marks import TextMarks
-from desktop.ui.theme import is_dark
+from desktop.ui.theme import BAD, is_dark
 from desktop.ui.thumbnails import data_thumbnail, thumbnail_key
 
 MARGIN_V = 5
@@ -119,7 +119,7 @@ TRIMMED_TIP = QT_TRANSLATE_NOOP(
 # Tag text colours (light theme, dark theme): the light shades are dark enough to read on a pale pill, the
 # dark shades light enough to read on a dark one.
 TAG_FILL = 0.14  # how much of the tag colour tints its pill
-TAG_COLOURS = {"error": ("#b42318", "#ff8a80"), "interrupted": ("#7d5300", "#f0b43c")}
+TAG_COLOURS = {"error": BAD, "interrupted": ("#7d5300", "#f0b43c")}
 
 
 def card_actions(detail: dict[str, Any]) -> list[tuple[str, str]]:

@@ -12,17 +12,18 @@ from __future__ import annotations
 import html
 
 from PySide6.QtCore import Qt, Signal
-from PySide6.QtGui import QKeySequence, QShortcut
+from PySide6.QtGui import QKeySequence, QPalette, QShortcut
 from PySide6.QtWidgets import QFrame, QHBoxLayout, QLabel, QPushButton, QTextEdit, QVBoxLayout, QWidget
 
 from desktop.ui.bridge import Answer, PermissionRequest
+from desktop.ui.theme import BAD, GOOD, is_dark
 
 
-def _diff_html(diff: str) -> str:
+def diff_html(diff: str, dark: bool) -> str:
     lines = []
     for line in diff.splitlines():
-        color = "#1a7f37" if line.startswith("+") and not line.startswith("+++") else \
-            "#cf222e" if line.startswith("-") and not line.startswith("---") else ""
+        color = GOOD[dark] if line.startswith("+") and not line.startswith("+++") else \
+            BAD[dark] if line.startswith("-") and not line.startswith("---") else ""
         text = html.escape(line) or "&nbsp;"
         lines.append(f'<span style="color:{color}">{text}</span>' if color else text)
     return "<pre style='margin:0'>" + "<br>".join(lines) + "</pre>"
@@ -156,7 +157,7 @@ class PermissionPrompt(QFrame):
                            .format(tool=html.escape(spec.name), server=html.escape(server)))
         body = f"<pre style='margin:0'>{html.escape(request.arguments_text())}</pre>"
         if request.diff:
-            body = _diff_html(request.diff)
+            body = diff_html(request.diff, is_dark(self.details.palette(), QPalette.ColorRole.Base))
         elif request.spec.tool in ("write", "edit"):
             body += "<p>" + html.escape(self.tr("(no diff: the file cannot be read or the text is not in it)")) + "</p>"
         self.details.setHtml(body)

@@ -45,13 +45,11 @@ from desktop.ui.bridge import (
 from desktop.ui.bridge import profile_list as P
 from desktop.ui.language_box import LanguageBox
 from desktop.ui.plural import numerus
-from desktop.ui.theme import is_dark
+from desktop.ui.theme import BAD, GOOD, is_dark
 from desktop.ui.threshold_settings import ThresholdFields
 from desktop.ui.wording import word
 
 WELCOME_WIDTH = 680  # px: the first-run page's column
-# A test that passed, a problem: (on the light page, on the dark one), each at least 4.5:1 against its page.
-NOTE_COLOURS = {"ok": ("#1a7f37", "#6fd08c"), "error": ("#b42318", "#ff8a80")}
 
 
 class ProviderChoice(Struct, frozen=True):
@@ -330,12 +328,13 @@ class ProviderForm(QWidget):
         for widget in (self.env_note, self.keyring_note, self.prices_note, self.run_only, self.in_file,
                        self.price_tiers):
             widget.setStyleSheet(self._note_style())
-        self.profile_problem.setStyleSheet(self._note_style(self._colour("error")))
+        self.profile_problem.setStyleSheet(self._note_style(self._colour(False)))
         self.test_result.setStyleSheet(self._note_style(self._test_colour))
         self._test_row.setContentsMargins(indent, 0, 0, 0)
 
-    def _colour(self, kind: str) -> str:
-        return NOTE_COLOURS[kind][is_dark(self.palette())]
+    def _colour(self, good: bool) -> str:
+        """A test that passed, or a problem, in the colour that reads on this theme's page."""
+        return (GOOD if good else BAD)[is_dark(self.palette())]
 
     def _note_style(self, colour: str | None = None) -> str:
         return f"margin-left: {self._indent}px;" + (f" color: {colour};" if colour else "")
@@ -514,7 +513,7 @@ class ProviderForm(QWidget):
 
     def show_test_result(self, ok: bool, text: str) -> None:
         self.test_result.setText(text)
-        self._test_colour = self._colour("ok" if ok else "error")
+        self._test_colour = self._colour(ok)
         self.test_result.setStyleSheet(self._note_style(self._test_colour))
         self.test_result.show()
 

@@ -39,6 +39,11 @@ class Colours(Struct, frozen=True):
     link: str
 
 
+# Text that says something went well or wrong, as (on a light surface, on a dark one): 4.5:1 or more on the
+# window and text-field colours of its theme.
+GOOD = ("#1a7f37", "#6fd08c")
+BAD = ("#b42318", "#ff8a80")
+
 LIGHT = Colours(window="#f5f4ef", base="#ffffff", alternate="#eceae3", text="#1f1e1b", muted="#6f6c64",
                 button="#fbfaf7", mid="#d9d6cc", accent="#c8643b", accent_text="#ffffff", link="#1f6fc5")
 DARK = Colours(window="#262624", base="#1e1d1b", alternate="#2f2e2b", text="#ecebe6", muted="#a19e95",
