@@ -154,3 +154,31 @@ async def test_a_long_message_in_the_composer_shows_a_painted_scroll_bar(window,
     assert not _close(colour, QColor("#000000"), 12), colour.name()
     assert _close(colour, page, 60) or _close(colour, window.palette().color(QPalette.ColorRole.Base), 60), \
         colour.name()
+
+
+@pytest.mark.parametrize("theme", ["light", "dark"])
+async def test_a_check_box_shows_its_box_on_both_themes(qapp, keep_palette, qtbot, theme):
+    """On main Fusion outlined an unchecked box in a shade of the window colour: on the dark page the box could not
+    be seen (Settings' key choices, the price-cliff and hour-cache options). Checked or not, the box stands out
+    3:1 from the page, as a control must."""
+    from PySide6.QtWidgets import QCheckBox, QStyle, QStyleOptionButton
+
+    from desktop.ui.theme import apply_theme
+    from tests.test_focus_ring import contrast
+
+    apply_theme(qapp, theme)
+    page = QApplication.palette().color(QPalette.ColorRole.Window)
+    for checked in (False, True):
+        box = QCheckBox("Keep the key in a private file")
+        qtbot.addWidget(box)
+        box.setChecked(checked)
+        box.show()
+        await until(box.isVisible)
+        option = QStyleOptionButton()
+        box.initStyleOption(option)
+        indicator = box.style().subElementRect(QStyle.SubElement.SE_CheckBoxIndicator, option, box)
+        shot = box.grab().toImage()
+        best = max(contrast(shot.pixelColor(x, y), page)
+                   for x in range(indicator.left(), indicator.right() + 1)
+                   for y in range(indicator.top(), indicator.bottom() + 1))
+        assert best >= 3.0, (theme, checked, best)
