@@ -182,3 +182,33 @@ async def test_a_check_box_shows_its_box_on_both_themes(qapp, keep_palette, qtbo
                    for x in range(indicator.left(), indicator.right() + 1)
                    for y in range(indicator.top(), indicator.bottom() + 1))
         assert best >= 3.0, (theme, checked, best)
+
+
+@pytest.mark.parametrize("theme", ["light", "dark"])
+async def test_a_list_rows_check_box_shows_its_box_on_both_themes(qapp, keep_palette, qtbot, theme):
+    """The rows to tick in the compaction preview (and the MCP servers' list): on main an unticked row showed no box
+    at all on the dark theme."""
+    from PySide6.QtCore import Qt
+    from PySide6.QtWidgets import QListWidget, QListWidgetItem
+
+    from desktop.ui.theme import apply_theme
+    from tests.test_focus_ring import contrast
+
+    apply_theme(qapp, theme)
+    rows = QListWidget()
+    qtbot.addWidget(rows)
+    for state in (Qt.CheckState.Unchecked, Qt.CheckState.Checked):
+        item = QListWidgetItem("#1 · You · keep tabs for indentation")
+        item.setFlags(item.flags() | Qt.ItemFlag.ItemIsUserCheckable)
+        item.setCheckState(state)
+        rows.addItem(item)
+    rows.resize(320, 80)
+    rows.show()
+    await until(rows.isVisible)
+    field = rows.palette().color(QPalette.ColorRole.Base)
+    shot = rows.viewport().grab().toImage()
+    for row in range(2):
+        area = rows.visualItemRect(rows.item(row))
+        best = max(contrast(shot.pixelColor(x, y), field)
+                   for x in range(area.left(), area.left() + 22) for y in range(area.top(), area.bottom() + 1))
+        assert best >= 3.0, (theme, row, best)
