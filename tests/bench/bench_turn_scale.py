@@ -163,7 +163,9 @@ class TimedFake(FakeAnthropic):
         self.served = 0.0  # wall seconds inside the handler
         self.served_cpu = 0.0  # CPU seconds of the handler's thread meanwhile
         self.served_requests = 0
+        self.started_requests = 0
         self.spans: list[tuple[float, float]] = []  # (start, end) perf_counter of each POST, in order
+        self.all_spans: list[tuple[float, float]] = []  # ... of every request
         self._served_lock = threading.Lock()
 
     def start(self) -> str:
@@ -174,6 +176,8 @@ class TimedFake(FakeAnthropic):
 
         def timed(name: str) -> Any:
             def handler(handler_self: Any) -> None:
+                with fake._served_lock:
+                    fake.started_requests += 1
                 start, cpu = time.perf_counter(), time.thread_time()
                 try:
                     getattr(base, name)(handler_self)
@@ -183,6 +187,7 @@ class TimedFake(FakeAnthropic):
                         fake.served += end - start
                         fake.served_cpu += time.thread_time() - cpu
                         fake.served_requests += 1
+                        fake.all_spans.append((start, end))
                         if name == "do_POST":
                             fake.spans.append((start, end))
             return handler
@@ -193,6 +198,18 @@ class TimedFake(FakeAnthropic):
         self._httpd.RequestHandlerClass = type("_TimedHandler", (base,), {
             "do_POST": timed("do_POST"), "do_GET": timed("do_GET"), "disable_nagle_algorithm": True})
         return url
+
+    async def settled(self, timeout: float = 10.0) -> None:
+        """Every request begun has been counted: a handler still finishing when a turn is over is that turn's,
+        never the next one's (its time was once counted in the next turn and made an engine time negative)."""
+        deadline = time.perf_counter() + timeout
+        while self.started_requests != self.served_requests and time.perf_counter() < deadline:
+            await asyncio.sleep(0.001)
+
+    def served_between(self, first: int, start: float, end: float) -> float:
+        """Seconds the handlers of requests ``first`` onwards spent within [start, end]: the server's part of
+        that wall time, never more than it."""
+        return sum(max(0.0, min(b, end) - max(a, start)) for a, b in self.all_spans[first:])
 
 
 class StreamClock:
@@ -274,20 +291,25 @@ async def _turns(engine: Any, sid: int, count: int, *, srv: TimedFake | None, cl
     for _ in range(count):
         if srv is not None:
             srv.clear_log()  # the log keeps every request body: 100k messages each
-        served0, served_cpu0 = (srv.served, srv.served_cpu) if srv is not None else (0.0, 0.0)
+            await srv.settled()
+        served_cpu0 = srv.served_cpu if srv is not None else 0.0
+        first = len(srv.all_spans) if srv is not None else 0
         streamed0, stored0 = clock.seconds, clock.store_seconds
         trips0, gathers0, measures0 = store.round_trips, counts["gathers"], counts["measures"]
         if profiler is not None:
             profiler.enable()
         start, cpu = time.perf_counter(), time.process_time()
         reply = await engine.send(sid, "hi")
-        wall, cpu = time.perf_counter() - start, time.process_time() - cpu
+        done = time.perf_counter()
+        wall, cpu = done - start, time.process_time() - cpu
         if profiler is not None:
             profiler.disable()
         if reply is None or reply.status != "complete":
             raise RuntimeError(f"turn failed: {reply}")
         await engine.tasks.wait(sid, "prepare")  # nothing should be prepared: checked after the case
-        served = (srv.served - served0) if srv is not None else 0.0
+        if srv is not None:
+            await srv.settled()
+        served = srv.served_between(first, start, done) if srv is not None else 0.0
         served_cpu = (srv.served_cpu - served_cpu0) if srv is not None else 0.0
         streamed, stored = clock.seconds - streamed0, clock.store_seconds - stored0
         out.append({"wall_ms": wall * 1000, "server_ms": served * 1000, "stream_ms": streamed * 1000,
