@@ -249,7 +249,7 @@ class ProviderForm(QWidget):
         layout.setContentsMargins(0, 0, 0, 0)
         self._labels: list[QLabel] = []
         self._indent = 0
-        self._test_colour: str | None = None  # the test result's colour once there is one
+        self._test_ok: bool | None = None  # whether the last Test connection passed (None: none yet)
         self._section(layout, self.tr("Provider"), [
             (self.tr("Profile"), profile_row)], first=True)
         layout.addWidget(self.profile_problem)
@@ -329,12 +329,12 @@ class ProviderForm(QWidget):
                        self.price_tiers):
             widget.setStyleSheet(self._note_style())
         self.profile_problem.setStyleSheet(self._note_style(self._colour(False)))
-        self.test_result.setStyleSheet(self._note_style(self._test_colour))
+        self.test_result.setStyleSheet(self._note_style(self._colour(self._test_ok)))
         self._test_row.setContentsMargins(indent, 0, 0, 0)
 
-    def _colour(self, good: bool) -> str:
-        """A test that passed, or a problem, in the colour that reads on this theme's page."""
-        return (GOOD if good else BAD)[is_dark(self.palette())]
+    def _colour(self, good: bool | None) -> str | None:
+        """A test that passed, or a problem, in the colour that reads on this theme's page (None: neither)."""
+        return None if good is None else (GOOD if good else BAD)[is_dark(self.palette())]
 
     def _note_style(self, colour: str | None = None) -> str:
         return f"margin-left: {self._indent}px;" + (f" color: {colour};" if colour else "")
@@ -513,8 +513,8 @@ class ProviderForm(QWidget):
 
     def show_test_result(self, ok: bool, text: str) -> None:
         self.test_result.setText(text)
-        self._test_colour = self._colour(ok)
-        self.test_result.setStyleSheet(self._note_style(self._test_colour))
+        self._test_ok = ok
+        self.test_result.setStyleSheet(self._note_style(self._colour(ok)))
         self.test_result.show()
 
     def set_key_facts(self, keyring_problem: str | None, key_source: str) -> None:

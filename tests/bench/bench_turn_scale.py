@@ -164,8 +164,7 @@ class TimedFake(FakeAnthropic):
         self.served_cpu = 0.0  # CPU seconds of the handler's thread meanwhile
         self.served_requests = 0
         self.started_requests = 0
-        self.spans: list[tuple[float, float]] = []  # (start, end) perf_counter of each POST, in order
-        self.all_spans: list[tuple[float, float]] = []  # ... of every request
+        self.timed: list[tuple[str, float, float]] = []  # (handler, start, end) perf_counter of every request
         self._served_lock = threading.Lock()
 
     def start(self) -> str:
@@ -187,9 +186,7 @@ class TimedFake(FakeAnthropic):
                         fake.served += end - start
                         fake.served_cpu += time.thread_time() - cpu
                         fake.served_requests += 1
-                        fake.all_spans.append((start, end))
-                        if name == "do_POST":
-                            fake.spans.append((start, end))
+                        fake.timed.append((name, start, end))
             return handler
 
         # ThreadingHTTPServer reads RequestHandlerClass for every connection it accepts. TCP_NODELAY: with
@@ -198,6 +195,11 @@ class TimedFake(FakeAnthropic):
         self._httpd.RequestHandlerClass = type("_TimedHandler", (base,), {
             "do_POST": timed("do_POST"), "do_GET": timed("do_GET"), "disable_nagle_algorithm": True})
         return url
+
+    @property
+    def spans(self) -> list[tuple[float, float]]:
+        """(start, end) of each POST, in order."""
+        return [(a, b) for name, a, b in self.timed if name == "do_POST"]
 
     async def settled(self, timeout: float = 10.0) -> None:
         """Every request begun has been counted: a handler still finishing when a turn is over is that turn's,
@@ -209,7 +211,7 @@ class TimedFake(FakeAnthropic):
     def served_between(self, first: int, start: float, end: float) -> float:
         """Seconds the handlers of requests ``first`` onwards spent within [start, end]: the server's part of
         that wall time, never more than it."""
-        return sum(max(0.0, min(b, end) - max(a, start)) for a, b in self.all_spans[first:])
+        return sum(max(0.0, min(b, end) - max(a, start)) for _name, a, b in self.timed[first:])
 
 
 class StreamClock:
@@ -293,7 +295,7 @@ async def _turns(engine: Any, sid: int, count: int, *, srv: TimedFake | None, cl
             srv.clear_log()  # the log keeps every request body: 100k messages each
             await srv.settled()
         served_cpu0 = srv.served_cpu if srv is not None else 0.0
-        first = len(srv.all_spans) if srv is not None else 0
+        first = len(srv.timed) if srv is not None else 0
         streamed0, stored0 = clock.seconds, clock.store_seconds
         trips0, gathers0, measures0 = store.round_trips, counts["gathers"], counts["measures"]
         if profiler is not None:
