@@ -106,6 +106,26 @@ def _garbage_collected_between_tests():
 
 
 @pytest.fixture(autouse=True)
+def _windows_left_open_are_stilled():
+    """A window a failed test left open stops its timers at that test's end: fired in a later test, with that
+    test's loop gone, they reported the first failure again as errors of tests that had passed."""
+    yield
+    import sys
+
+    if "desktop.ui.main_window" not in sys.modules:
+        return
+    from PySide6.QtCore import QTimer
+    from PySide6.QtWidgets import QApplication
+
+    from desktop.ui.main_window import MainWindow
+
+    for widget in QApplication.topLevelWidgets():
+        if isinstance(widget, MainWindow):
+            for timer in widget.findChildren(QTimer):
+                timer.stop()
+
+
+@pytest.fixture(autouse=True)
 def precis_home(tmp_path, monkeypatch):
     """Every test gets its own PRECIS_HOME and no inherited provider settings."""
     home = tmp_path / "precis-home"

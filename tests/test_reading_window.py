@@ -6,7 +6,7 @@ import pytest
 from PySide6.QtCore import QPoint, QPointF, Qt
 from PySide6.QtGui import QGuiApplication
 
-from tests.test_window import until
+from tests.test_window import ready, until
 
 pytestmark = pytest.mark.qt
 
@@ -21,6 +21,7 @@ async def _exchange(window, fake_api, text: str, reply: str) -> None:
     # of another task run there is refused ("Cannot enter into task … while another task is being executed"),
     # which left that task pending for ever and hung the window's close.
     await until(lambda: not window.bridge._tasks)
+    await ready(window)
 
 
 async def test_ctrl_f_finds_in_the_open_chat_and_esc_closes(window, fake_api, qtbot):

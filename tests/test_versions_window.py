@@ -8,7 +8,7 @@ from PySide6.QtCore import Qt
 
 from desktop.runtime import open_runtime
 from tests.fakeapi import SUMMARY_MARKER
-from tests.test_window import cards, compacted, message_rows, until
+from tests.test_window import cards, compacted, message_rows, ready, until
 
 pytestmark = pytest.mark.qt
 
@@ -46,12 +46,13 @@ async def close_window(win, bridge) -> None:  # noqa: ANN001
 
 
 async def send(win, srv, text: str, answer: str) -> None:  # noqa: ANN001
+    await ready(win)
     srv.queue_text(answer)
     win.composer.edit.setPlainText(text)
     win.composer.send_button.click()
     await until(lambda: any(m.content and m.content[0].get("text") == answer and m.status == "complete"
                             for m in message_rows(win)))
-    await until(lambda: win.composer.send_button.isVisible() and not win.bridge.busy(win.session_id))
+    await ready(win)
 
 
 def menu_action(win, message_id: int, prefix: str):  # noqa: ANN001, ANN201
@@ -74,7 +75,7 @@ async def test_versions_round_trip_with_a_compaction_between(qtbot, fake_api):
         menu_action(win, reply.id, "Regenerate").trigger()
         await until(lambda: shown(win)[-1] == "second reply" and message_rows(win)[-1].status == "complete"
                     and row_of(win, message_rows(win)[-1].id).versions == (2, 2))
-        await until(lambda: not bridge.busy(sid))
+        await ready(win)  # the composer, too: the edit below is sent with its Send button
         sent = last_chat_request(fake_api)
         assert sent[0].startswith("<conversation-summary>") and sent[-1] == "after the summary"
         assert "first reply" not in sent

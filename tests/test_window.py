@@ -25,6 +25,13 @@ async def until(predicate, timeout: float = 30.0) -> None:  # generous: a passin
         await asyncio.sleep(0.02)
 
 
+async def ready(win) -> None:  # noqa: ANN001
+    """Until the window shows its chat idle (Send, not Stop) and the engine agrees: only then is a click on Send
+    taken. The engine is idle a moment before its status event reaches the composer; a click in that moment is
+    ignored, as the Stop button it lands on would be."""
+    await until(lambda: win.composer.send_button.isVisible() and not win.bridge.busy(win.session_id))
+
+
 def message_rows(win):
     model = win.chat_model
     return [model.row_at(i).message for i in range(model.rowCount()) if model.row_at(i).message]
