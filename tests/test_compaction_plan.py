@@ -18,11 +18,14 @@ async def test_the_preview_equals_what_the_compaction_then_does(small_engine, fa
     await converse(small_engine, fake_api, sid, 6)
     plan = await small_engine.plan_compaction(sid)
     assert plan.refusal is None and plan.head and plan.kept
-    assert plan.saving > 0 and plan.before > plan.saving and plan.cost is not None and plan.route
+    assert plan.before > plan.saving >= 0 and plan.cost is not None and plan.route
     outcome = await small_engine.compact(sid, "manual")
     assert outcome.ok and outcome.record is not None, outcome.message
     assert outcome.record.covers_through_message_id == plan.covers_through
     assert outcome.record.stats["messages"] == len(plan.head)
+    # It never promises more than it saves: the user's texts it keeps verbatim beside the summary are counted. (A
+    # head this short is summarised in fewer tokens than the typical summary the estimate takes off.)
+    assert plan.saving <= outcome.record.stats["tokens_saved"] + 0.05 * plan.before
     assert await _kept_ids(small_engine, sid) == plan.kept
 
 

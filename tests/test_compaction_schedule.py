@@ -33,6 +33,17 @@ def test_a_compaction_pays_once_the_reads_it_spares_over_a_cycle_reach_its_cost(
     assert "No summary yet" in small.reason and "20,000" in small.reason
 
 
+def test_a_verdict_says_after_how_many_turns_the_compaction_pays_for_itself():
+    # 20K tokens freed at 0.1 spare 2,000 a turn: a 10,000 cost is back after 5 turns, whether the schedule makes
+    # it now (a long session) or waits (one expected to end within 4 turns).
+    pays = schedule.summary_verdict(STANDARD, used=30_000, after=10_000, growth=1_000, cost=10_000, turns_left=200)
+    waits = schedule.summary_verdict(STANDARD, used=30_000, after=10_000, growth=1_000, cost=10_000, turns_left=1)
+    assert pays.pays and not waits.pays
+    assert pays.payback_turns == pytest.approx(5) and waits.payback_turns == pytest.approx(5)
+    larger = schedule.summary_verdict(STANDARD, used=10_000, after=10_500, growth=500, cost=100.0, turns_left=100)
+    assert larger.payback_turns is None  # never
+
+
 def test_a_session_expected_to_end_soon_does_not_pay_for_a_summary():
     long = schedule.summary_verdict(STANDARD, used=40_000, after=10_000, growth=1_000, cost=20_000, turns_left=200)
     short = schedule.summary_verdict(STANDARD, used=40_000, after=10_000, growth=1_000, cost=20_000, turns_left=5)

@@ -6,9 +6,12 @@ finds words only a summarised message holds and opens it."""
 
 from __future__ import annotations
 
+import math
+
 import pytest
 from PySide6.QtCore import Qt
 
+from desktop.engine.compaction import schedule
 from desktop.engine.compaction.citations import cited_ids
 from tests.conftest import engine_of
 from tests.test_compaction_engine import chat_requests, summary_requests
@@ -91,6 +94,24 @@ async def test_the_preview_shows_what_compact_now_then_does(window, fake_api, qt
     await engine.send(sid, "next")
     body = str(chat_requests(fake_api)[-1].body["messages"])
     assert keep.content[0]["text"].strip() in body  # verbatim (less the trailing space)
+
+
+async def test_the_preview_says_what_the_summary_saves_and_when_it_pays_for_itself(window, fake_api, qtbot):
+    # Six long questions: a summary keeps the user's typed texts verbatim beside it, so it takes little off the
+    # request. The preview promised the whole of the summarised messages (13,592 of 42,150 tokens) where the
+    # compaction then saved 1,152; now it says what stays, and that by cost alone Précis would wait.
+    sid = await long_chat(window, engine_of(window).store)
+    preview = await _open_preview(window)
+    plan, verdict = preview.plan, preview.plan.verdict
+    assert verdict is not None and verdict.payback_turns is not None and plan.before
+    text = preview.facts.text()
+    assert f"It pays for itself after about {math.ceil(verdict.payback_turns)} turns" in text
+    assert ("by cost alone Précis would wait" in text) == (verdict.why is schedule.Why.WAITS)
+    assert plan == await engine_of(window).plan_compaction(sid)  # the engine's own answer
+    preview.accept()
+    await until(lambda: len(cards(window)) == 1)
+    saved = (await engine_of(window).store.active_compaction(sid)).stats["tokens_saved"]
+    assert abs(plan.saving - saved) <= 0.05 * plan.before
 
 
 async def test_a_preview_with_nothing_to_summarise_says_so_and_offers_nothing(window, fake_api, qtbot):

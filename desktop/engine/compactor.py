@@ -142,9 +142,10 @@ class Plan(Struct, frozen=True):
     refusal: str | None = None  # why it would do nothing
     before: int = 0  # tokens the request carries now (0: not measured)
     summarised: int = 0  # estimated tokens of the messages it summarises
-    saving: int = 0  # tokens it frees, about (calibrated)
+    saving: int = 0  # tokens it takes off every later request, about (calibrated; see Compactor.freed)
     cost: float | None = None  # USD the summary request costs, about (None: unknown or not estimated)
     route: str = ""  # the way the summary would be asked for (empty: not estimated)
+    verdict: schedule.Verdict | None = None  # whether it pays by cost, and when (None: not estimated)
 
     @property
     def covers_through(self) -> int:
@@ -413,11 +414,20 @@ class Compactor:
         return sum(1 for m in g.history if m.role == "assistant") + summarised // 2
 
     def after_size(self, g: Gathered, used: int, head: list[StoredMessage]) -> int:
-        """The request's size after a summary of ``head``, about: less what it frees, plus the user's typed
-        texts it covers (pinned verbatim, within the pin budget)."""
-        typed = sum(tokens.estimate_message(m.content) for m in head if m.role == "user" and is_plain_user(m))
-        pins = self.shared.calibration.apply(g.model, min(self.pin_room(g.model), typed))
-        return max(0, used - self._saving(g, head) + pins)
+        """The request's size after a summary of ``head``, about."""
+        return max(0, used - self.freed(g, head))
+
+    def freed(self, g: Gathered, head: list[StoredMessage]) -> int:
+        """Calibrated tokens a summary of ``head`` takes off every later request, about: what it could free at
+        best less what stays verbatim beside it, the user's typed texts it covers (within the pin budget) and
+        the messages the user pinned."""
+        typed_ids = {m.id for m in head if m.role == "user" and is_plain_user(m)}
+        typed = sum(tokens.estimate_message(m.content) for m in head if m.id in typed_ids)
+        pinned = sum(tokens.estimate_text(p.text) for p in user_pins.covered(user_pins.pins_of(g.state),
+                                                                             head[-1].id if head else 0)
+                     if p.message_id not in typed_ids)
+        kept = self.shared.calibration.apply(g.model, min(self.pin_room(g.model), typed) + pinned)
+        return self._saving(g, head) - kept
 
     def summary_cost(self, g: Gathered, used: int, after: int, *, warm: bool) -> float:
         """What a summary costs now in input-token equivalents: its request and the re-write it leaves."""
@@ -706,13 +716,17 @@ class Compactor:
         pins = user_pins.covered(user_pins.pins_of(g.state), through)
         cost: float | None = None
         chosen = ""
+        verdict: schedule.Verdict | None = None
         if view is not None:
             facts = self._route_facts(view, g, head, trigger, level, before)
             choice = self._choice(g, head, **facts)
             chosen, cost = choice.route, choice.estimates.get(choice.route)
+            if facts and before:
+                verdict = self.verdict(g, before, head, warm=facts["warm"])
         return Plan(tuple(head), tuple(m.id for m in g.sendable if m.id > through),
                     tuple(p.message_id for p in pins), level, None, before,
-                    sum(tokens.estimate_message(m.content) for m in head), self._saving(g, head), cost, chosen)
+                    sum(tokens.estimate_message(m.content) for m in head), max(0, self.freed(g, head)), cost,
+                    chosen, verdict)
 
     def _choice(self, g: Gathered, head: list[StoredMessage], *, cached: dict[str, Any] | None = None,
                 tail_start: str | None = None, used: int = 0, warm: bool = False) -> route.Choice:

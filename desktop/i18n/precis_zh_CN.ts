@@ -670,6 +670,22 @@
         <translation>摘要</translation>
     </message>
     <message>
+        <source>It takes nothing off later requests: by cost alone Précis would not make it.</source>
+        <translation>它不会让之后的请求变小：只看成本，Précis 不会做这次摘要。</translation>
+    </message>
+    <message numerus="yes">
+        <source>It pays for itself after about %n turn(s).</source>
+        <translation>
+            <numerusform>大约 %n 轮之后即可收回成本。</numerusform>
+        </translation>
+    </message>
+    <message numerus="yes">
+        <source>It pays for itself after about %n turn(s); by cost alone Précis would wait.</source>
+        <translation>
+            <numerusform>大约 %n 轮之后才能收回成本；只看成本，Précis 会再等一等。</numerusform>
+        </translation>
+    </message>
+    <message>
         <source>&lt;b&gt;Summarised: {n} messages&lt;/b&gt; (about {tokens} tokens).</source>
         <translation>&lt;b&gt;将摘要：{n} 条消息&lt;/b&gt;（约 {tokens} 词元）。</translation>
     </message>

@@ -69,6 +69,7 @@ from desktop.tools.toolbox import Toolbox
 from desktop.ui.wording import word_error
 
 if TYPE_CHECKING:
+    from desktop.engine.compaction.schedule import Verdict
     from desktop.engine.compactor import Plan
     from desktop.engine.importer import ImportFailed, ImportResult
 
@@ -81,6 +82,7 @@ __all__ = [
     "CITATION",
     "Pin",
     "Plan",
+    "Verdict",
     "covered_through",
     "THRESHOLD_CAP",
     "THRESHOLD_CAP_RANGE",
@@ -126,8 +128,8 @@ __all__ = [
 
 # Re-exported for the widgets but loaded when first asked for (PEP 562): the compaction policy and the
 # Claude Code importer are not needed before the window's first paint.
-_LATER = {"Plan": "desktop.engine.compactor", "ImportFailed": "desktop.engine.importer",
-          "ImportResult": "desktop.engine.importer"}
+_LATER = {"Plan": "desktop.engine.compactor", "Verdict": "desktop.engine.compaction.schedule",
+          "ImportFailed": "desktop.engine.importer", "ImportResult": "desktop.engine.importer"}
 
 
 def __getattr__(name: str) -> object:

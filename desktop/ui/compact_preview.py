@@ -4,6 +4,8 @@ messages verbatim (they are pinned) and give the summary a focus before confirmi
 
 from __future__ import annotations
 
+import math
+
 from PySide6.QtCore import Qt
 from PySide6.QtWidgets import (
     QDialog,
@@ -16,8 +18,9 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
-from desktop.ui.bridge import Plan, StoredMessage, display
+from desktop.ui.bridge import Plan, StoredMessage, Verdict, display
 from desktop.ui.format import fmt_cost, fmt_count
+from desktop.ui.plural import numerus
 
 ID_ROLE = Qt.ItemDataRole.UserRole
 EXCERPT = 160  # characters of a message a line of the list shows
@@ -78,6 +81,16 @@ class CompactPreview(QDialog):
         layout.addWidget(self.buttons)
         self._fill()
 
+    def _payback(self, verdict: Verdict) -> str:
+        """When the reads it spares have paid for it, and whether Précis would make it now on its own."""
+        turns = verdict.payback_turns
+        if turns is None:
+            return self.tr("It takes nothing off later requests: by cost alone Précis would not make it.")
+        n = max(1, math.ceil(turns))
+        if verdict.pays:
+            return numerus(self.tr("It pays for itself after about %n turn(s).", None, n), n)
+        return numerus(self.tr("It pays for itself after about %n turn(s); by cost alone Précis would wait.", None, n), n)
+
     def _fill(self) -> None:
         plan = self.plan
         if plan.refusal:
@@ -100,6 +113,8 @@ class CompactPreview(QDialog):
             saving=fmt_count(plan.saving), share=share))
         if plan.cost is not None:
             lines.append(self.tr("The summary costs about {cost}.").format(cost=fmt_cost(plan.cost)))
+        if plan.verdict is not None:
+            lines.append(self._payback(plan.verdict))
         self.facts.setText("<br>".join(lines))
         for msg in plan.head:
             who = {"user": self.tr("You"), "assistant": self.tr("Assistant")}.get(msg.role, msg.role)

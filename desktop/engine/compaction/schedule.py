@@ -66,6 +66,12 @@ class Verdict(Struct, frozen=True):
         return self.why in (Why.PAYS, Why.DUE)
 
     @property
+    def payback_turns(self) -> float | None:
+        """The turns after which the reads it spares have paid its cost (None: it spares none)."""
+        per_turn = self.saving / self.turns if self.turns > 0 else 0.0
+        return self.cost / per_turn if per_turn > 0 else None
+
+    @property
     def reason(self) -> M.Message:
         """One sentence for the log and the notes."""
         figures = {"used": self.used, "after": self.after, "gap": max(0, self.used - self.after),
