@@ -107,7 +107,6 @@ async def test_the_preview_says_what_the_summary_saves_and_when_it_pays_for_itse
     text = preview.facts.text()
     assert f"It pays for itself after about {math.ceil(verdict.payback_turns)} turns" in text
     assert ("by cost alone Précis would wait" in text) == (verdict.why is schedule.Why.WAITS)
-    assert plan == await engine_of(window).plan_compaction(sid)  # the engine's own answer
     preview.accept()
     await until(lambda: len(cards(window)) == 1)
     saved = (await engine_of(window).store.active_compaction(sid)).stats["tokens_saved"]
