@@ -255,3 +255,20 @@ def test_a_broken_prices_json_keeps_the_built_in_prices_with_one_sentence(tmp_pa
     table = prices.load(tmp_path)
     assert table.problems
     assert ModelCatalog(prices=table).info("claude-opus-5-5").input_price == 4
+
+
+async def test_a_caller_that_comes_while_the_learned_facts_load_waits_for_them(engine) -> None:
+    # At start-up the gauge's first measure and a first send both ask for the learned facts; the second caller
+    # went on at once with the catalog as it was before the store was read (the first had marked them loaded).
+    import asyncio
+
+    await engine.store.set_kv("provider_windows", {"": {"claude-opus-5-5": 123_456}})
+    seen: list[int | None] = []
+
+    async def second() -> None:
+        await asyncio.sleep(0)  # the first caller is reading the store
+        await engine.load()
+        seen.append(engine.catalog.info("claude-opus-5-5").window)
+
+    await asyncio.gather(engine.load(), second())
+    assert seen == [123_456]

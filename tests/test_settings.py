@@ -117,6 +117,9 @@ async def test_settings_show_the_prices_date_and_reload_the_users_prices_json(wi
     from tests.test_window import until
 
     engine = engine_of(window)
+    # The engine's start-up read of its learned facts (and of prices.json) runs with the window's first measure;
+    # once it is done, only saving the settings reads the file again.
+    await until(lambda: window.gauge.snapshot() is not None)
     dialog = window.open_settings()
     note = dialog.findChild(QLabel, "prices_note")
     assert note.isVisible() and "Prices as of 2026-12-01" in note.text() and "prices.json" in note.text()

@@ -95,7 +95,7 @@ class ChatEngine:
         self._retired: list[Provider] = []
         self._listeners: list[Listener] = []
         self._conversations: dict[int, Conversation] = {}
-        self._loaded = False
+        self._loading: asyncio.Task[None] | None = None  # the one read of the learned facts (see load)
         # What each profile's provider reported per model (models.retrieve), by profile name.
         self._provided: dict[str, dict[str, int]] = {}
         # What prompt-too-long errors taught per model, by profile name (a window belongs to the profile's server).
@@ -216,10 +216,15 @@ class ChatEngine:
         return [self._active, *self._routes.values()]
 
     async def load(self) -> None:
-        """Learned facts (calibration, windows from overflow errors) persist across runs."""
-        if self._loaded:
-            return
-        self._loaded = True
+        """Learned facts (calibration, windows from overflow errors) persist across runs. Read once; a caller
+        that comes while they are read waits for them (a failure is the first caller's to report)."""
+        if self._loading is None:
+            self._loading = asyncio.ensure_future(self._read_learned())
+            await asyncio.shield(self._loading)
+        elif not self._loading.done():
+            await asyncio.wait([self._loading])
+
+    async def _read_learned(self) -> None:
         calibration = Calibration.from_dict(await self.store.get_kv("calibration"))
         provided = await self.store.get_kv("provider_windows")
         self._provided = ({str(k): dict(v) for k, v in provided.items() if isinstance(v, dict)}
