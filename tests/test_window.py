@@ -364,6 +364,7 @@ async def test_an_edit_belongs_to_its_chat_and_esc_cancels_it(window, fake_api, 
     window._edit_message(message_rows(window)[0].id)  # "Edit and resend…" in chat 1
     await window.bridge.open_session(second)  # ...then chat 2
     assert window.composer.edit.toPlainText() == ""  # the edit stayed with chat 1
+    await ready(window)  # chat 2's turn may still be ending (its reply complete before its job is)
     fake_api.queue_text("reply three")
     window.composer.edit.setPlainText("a new message for chat 2")
     window.composer.send_button.click()
