@@ -82,13 +82,13 @@ def test_cli_says_a_reply_was_cut_and_continue_resumes_it(cli_env, fake_api):  #
 async def test_the_window_marks_a_cut_reply_and_its_continue_link_resumes_it(window, fake_api, qtbot):
     from PySide6.QtCore import QPoint, Qt
 
-    from tests.test_window import message_rows, until
+    from tests.test_window import message_rows, ready, until
 
     fake_api.queue_text("The answer starts here and", stop_reason="max_tokens")
     window.composer.edit.setPlainText("question")
     window.composer.send_button.click()
     await until(lambda: len(message_rows(window)) == 2 and message_rows(window)[1].status == "cut")
-    await until(lambda: window.composer.send_button.isVisible())
+    await ready(window)
     model, view = window.chat_model, window.chat
     cut = message_rows(window)[1]
     index = model.index(model.row_of(cut.id))

@@ -73,7 +73,7 @@ async def test_stop_keeps_partial_reply(window, fake_api, qtbot):
     window.composer.stop_button.click()
     await until(lambda: message_rows(window)[1].status == "interrupted")
     hold.release.set()
-    await until(lambda: window.composer.send_button.isVisible())
+    await ready(window)
     stored = await engine_of(window).store.messages(window.session_id)
     assert stored[1].status == "interrupted" and stored[1].content[0]["text"].startswith("b")
 
@@ -97,7 +97,7 @@ async def test_context_command_shows_card_not_stored(window, fake_api, qtbot):
     window.composer.edit.setPlainText("hello")
     window.composer.send_button.click()
     await until(lambda: len(message_rows(window)) == 2 and message_rows(window)[1].status == "complete")
-    await until(lambda: window.composer.send_button.isVisible())
+    await ready(window)
     window.composer.edit.setPlainText("/context")
     window.composer.send_button.click()
     model = window.chat_model
@@ -260,7 +260,7 @@ async def test_edit_and_resend_from_the_message_menu(window, fake_api, qtbot):
     window.composer.edit.setPlainText("original question")
     window.composer.send_button.click()
     await until(lambda: len(message_rows(window)) == 2 and message_rows(window)[1].status == "complete")
-    await until(lambda: window.composer.send_button.isVisible())
+    await ready(window)
     user_id = message_rows(window)[0].id
     index = window.chat_model.index(window.chat_model.row_of(user_id))
     menu = window.chat.build_context_menu(window.chat.visualRect(index).center())
@@ -291,7 +291,7 @@ async def test_attachments_from_the_composer_reach_the_request(window, fake_api,
     content = fake_api.message_requests()[-1].body["messages"][0]["content"]
     assert [b["type"] for b in content] == ["image", "text"]
     assert not window.composer.attachments  # sent attachments are cleared
-    await until(lambda: window.composer.send_button.isVisible())  # the turn has fully ended
+    await ready(window)  # the turn has fully ended
     (tmp_path / "notes.txt").write_text("text, not an image")
     window.composer.add_files([str(tmp_path / "notes.txt")])
     await until(lambda: not window.composer.checking)  # accepted when added (checked in a worker thread)

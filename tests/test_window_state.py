@@ -12,7 +12,7 @@ import pytest
 from PySide6.QtGui import QColor, QImage
 
 from tests.conftest import engine_of
-from tests.test_window import cards, compacted, message_rows, until
+from tests.test_window import cards, compacted, message_rows, ready, until
 
 pytestmark = pytest.mark.qt
 
@@ -23,7 +23,7 @@ async def send(window, fake_api, text: str) -> None:
     window.composer.send_button.click()
     await until(lambda: any(m.content and m.content[0].get("text") == f"re: {text}" and m.status == "complete"
                             for m in message_rows(window)))
-    await until(lambda: window.composer.send_button.isVisible())
+    await ready(window)
 
 
 async def test_ctrl_n_reuses_an_empty_untitled_chat_instead_of_piling_them_up(window, fake_api, qtbot):
