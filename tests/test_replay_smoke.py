@@ -114,3 +114,30 @@ async def test_precis_keeps_its_window_open_through_a_pause_so_its_idle_summary_
     assert r.errors == 0
     background = [c for c in r.compactions if c["trigger"] == "background"]
     assert background and background[-1]["step"] == len(steps) - 1  # committed when the user came back
+
+
+def test_tool_pairs_count_the_newest_calls_sent_with_their_results_verbatim():
+    from tests.bench.bench_replay import tool_pairs
+    from tests.bench.replay_policies import Step
+
+    def call(i: int) -> dict:
+        return {"type": "tool_use", "id": f"c{i}", "name": "Bash", "input": {}}
+
+    def result(i: int, text: str = "") -> dict:
+        return {"type": "tool_result", "tool_use_id": f"c{i}", "content": text or f"out {i}"}
+
+    steps = [Step([{"type": "text", "text": "go"}], [call(0)], 1.0)]
+    steps += [Step([result(i)], [call(i + 1)], 1.0) for i in range(12)]
+    # The request of the last step: c12 is not answered yet, so the newest ten answered calls are c2..c11.
+    body = {"messages": [{"role": "assistant", "content": [call(i)]} for i in range(5, 12)]
+            + [{"role": "user", "content": [result(i) for i in range(5, 11)] + [result(11, "changed")]}]}
+    assert tool_pairs(steps, body) == (6, 10)  # c5..c10 whole; c11's result differs; c2..c4 dropped
+
+
+async def test_the_newest_tool_pairs_are_counted_again_right_after_every_summary():
+    # The final request alone cannot tell a policy that drops what the model was just doing at every summary:
+    # later calls refill the tail before the end.
+    require_corpus(FILES[0])
+    r = await run_policy("claude-code", load_scenario(CORPUS / FILES[0]), window=8_000)
+    assert r.summaries >= 1 and r.pairs_after_wanted >= 1
+    assert r.pairs_after_kept < r.pairs_after_wanted

@@ -119,6 +119,10 @@ class PolicyResult:
     user_texts_expected: int = 0
     tool_pair_share: float = 1.0
     tool_pairs_expected: int = 0
+    # The same pairs in the first chat request after every summary (or trim): what the model was just doing,
+    # right after its context was cut (the final request alone cannot tell, later calls refill the tail).
+    pairs_after_kept: int = 0
+    pairs_after_wanted: int = 0
     sent_turns: list[list[str]] = field(default_factory=list)
     delivered: int = 0
     replies_from_recording: int = 0
@@ -212,7 +216,13 @@ def fidelity(steps: list[Step], body: dict[str, Any], counter: TokenCounter) -> 
             continue
         break
     texts = sum(1 for t in expected if t in everything) / len(expected) if expected else 1.0
-    # Pairs: tool calls of earlier replies whose results were sent by the final request.
+    ok, wanted = tool_pairs(steps, body)
+    return texts, len(expected), ok / wanted if wanted else 1.0, wanted
+
+
+def tool_pairs(steps: list[Step], body: dict[str, Any]) -> tuple[int, int]:
+    """(kept, wanted): of the newest LAST_PAIRS tool calls of ``steps``' earlier replies whose results were sent,
+    how many ``body`` holds with their results verbatim."""
     results: dict[str, str] = {}
     for step in steps:
         for b in step.user:
@@ -228,9 +238,7 @@ def fidelity(steps: list[Step], body: dict[str, Any], counter: TokenCounter) -> 
                 uses.add(b.get("id"))
             elif b.get("type") == "tool_result":
                 sent[b.get("tool_use_id")] = block_text(b)
-    ok = sum(1 for i in wanted if i in uses and sent.get(i) == results[i])
-    pairs = ok / len(wanted) if wanted else 1.0
-    return texts, len(expected), pairs, len(wanted)
+    return sum(1 for i in wanted if i in uses and sent.get(i) == results[i]), len(wanted)
 
 
 async def run_policy(name: str, scenario: Scenario, window: int = WINDOW) -> PolicyResult:
@@ -260,6 +268,7 @@ async def run_policy(name: str, scenario: Scenario, window: int = WINDOW) -> Pol
             if srv.replay_remaining != len(replies) - i - 1:  # a lost turn never consumed its reply
                 srv.set_replay(copy.deepcopy(replies[i + 1:]))
             step_chat: dict[str, Any] | None = None
+            cut = outcome.summaries > 0  # a compaction was written this step (Précis: prepared ones too)
             for rec in srv.message_requests():
                 summary = srv.summariser.wants_summary(rec.body)
                 result.largest = max(result.largest, rec.prompt_tokens or 0)
@@ -269,7 +278,13 @@ async def run_policy(name: str, scenario: Scenario, window: int = WINDOW) -> Pol
                 if summary:
                     result.summaries += 1
                     result.summary_replies += _replied(rec.usage or {}, rec.body.get("model"))
+                    cut = True
                     continue
+                if cut:
+                    kept, wanted = tool_pairs(scenario.steps[:i + 1], rec.body)
+                    result.pairs_after_kept += kept
+                    result.pairs_after_wanted += wanted
+                    cut = False
                 step_chat = rec.body
                 if rec.status == 200:
                     result.chat_replies += 1
@@ -360,7 +375,7 @@ def _table(rows: list[dict[str, Any]], title: str) -> str:
     by = {r["policy"]: r for r in rows}
     head = (f"\n{title}\n| policy | billed input-eq | × codepilot | × claude-code | summary replies | "
             "× claude-code, replies billed | cache-read share | errors | summaries | largest req | user texts | "
-            "last-10 tool pairs |\n|---|---|---|---|---|---|---|---|---|---|---|---|")
+            "last-10 tool pairs | last-10 pairs after cuts |\n|---|---|---|---|---|---|---|---|---|---|---|---|---|")
     lines = [head]
     cc = by.get("claude-code")
     yardstick = cc["billed"] + cc["summary_replies"] if cc else 0.0
@@ -374,8 +389,13 @@ def _table(rows: list[dict[str, Any]], title: str) -> str:
             f"| {r['policy']} | {r['billed']:,.0f} | {ratios[0]} | {ratios[1]} | {r['summary_replies']:,.0f} | "
             f"{f'{with_replies / yardstick:.3f}' if yardstick else '–'} | {100 * r['read_share']:.1f} % | "
             f"{r['errors']} | {r['summaries']} | {r['largest']:,} | {100 * r['user_text_share']:.0f} % "
-            f"({r['user_texts_expected']}) | {100 * r['tool_pair_share']:.0f} % ({r['tool_pairs_expected']}) |")
+            f"({r['user_texts_expected']}) | {100 * r['tool_pair_share']:.0f} % ({r['tool_pairs_expected']}) | "
+            f"{_share(r['pairs_after_kept'], r['pairs_after_wanted'])} |")
     return "\n".join(lines)
+
+
+def _share(kept: int, wanted: int) -> str:
+    return f"{100 * kept / wanted:.0f} % ({wanted})" if wanted else "–"
 
 
 def totals(results: list[list[dict[str, Any]]]) -> list[dict[str, Any]]:
@@ -386,13 +406,16 @@ def totals(results: list[list[dict[str, Any]]]) -> list[dict[str, Any]]:
             t = merged.setdefault(r["policy"], {"policy": r["policy"], "billed": 0.0, "summary_replies": 0.0,
                                                 "errors": 0, "summaries": 0,
                                                 "largest": 0, "_in": 0, "_read": 0, "_t": [], "_p": [],
-                                                "user_texts_expected": 0, "tool_pairs_expected": 0})
+                                                "user_texts_expected": 0, "tool_pairs_expected": 0,
+                                                "pairs_after_kept": 0, "pairs_after_wanted": 0})
             s = r["stats"]
             t["billed"] += r["billed"]
             t["summary_replies"] += r["summary_replies"]
             t["errors"] += r["errors"]
             t["summaries"] += r["summaries"]
             t["largest"] = max(t["largest"], r["largest"])
+            t["pairs_after_kept"] += r["pairs_after_kept"]
+            t["pairs_after_wanted"] += r["pairs_after_wanted"]
             t["_in"] += s["input_tokens"] + s["cache_creation_input_tokens"] + s["cache_read_input_tokens"]
             t["_read"] += s["cache_read_input_tokens"]
             if r["user_texts_expected"]:
