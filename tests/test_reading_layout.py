@@ -56,6 +56,23 @@ async def test_the_text_column_at_a_1920_px_window_is_under_900_px_and_centred(w
     assert card.width() < 900 and abs(card.geometry().center().x() - window.composer.width() / 2) < 20
 
 
+async def test_the_first_message_keeps_a_margin_of_page_under_the_header(window, fake_api, qtbot):
+    # It sat 6 px under the header's line, as if glued to it; the page gives it room, and paints that room.
+    window.resize(1440, 900)
+    await _reply(window, fake_api)
+    window.chat.scrollToTop()
+    await until(lambda: window.chat.verticalScrollBar().value() == 0)
+    view, model = window.chat, window.chat_model
+    first = model.index(0, 0)
+    bubble = view.delegate.bubble_rect(first, view.visualRect(first))
+    top = view.viewport().mapTo(window, bubble.topLeft().toPoint()).y()
+    header = window.header_bar.mapTo(window, window.header_bar.rect().bottomLeft()).y()
+    assert top - header >= 16, (top, header)
+    image = window.grab().toImage()
+    page = view.palette().color(view.viewport().backgroundRole())
+    assert image.pixelColor(bubble.toRect().center().x(), header + 4) == page
+
+
 async def test_the_wide_column_toggle_widens_it_and_is_kept(window, fake_api, qtbot):
     window.resize(1920, 1080)
     await until(lambda: window.width() == 1920)

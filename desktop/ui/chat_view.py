@@ -38,6 +38,7 @@ from desktop.ui.reading_column import body_font
 PLACEHOLDER = QT_TRANSLATE_NOOP("ChatView", "Start a conversation — Enter sends, Shift+Enter adds a line")
 BOTTOM_SLACK = 4  # px: "at the bottom" tolerates rounding
 TOP_TRIGGER = 0  # px from the top at which older rows are requested
+TOP_GAP = 16  # px of page between the header's line and the messages, so the first one does not touch it
 
 
 class ChatView(QListView):
@@ -76,6 +77,10 @@ class ChatView(QListView):
         self._anchor: tuple[Any, int] | None = None  # (row key, top y) kept across a prepend
         self._delegate = ChatDelegate(self)
         self.setItemDelegate(self._delegate)
+        # The band above the viewport is the view's own: painted as the page, it reads as the page's top margin.
+        self.setBackgroundRole(QPalette.ColorRole.Base)
+        self.setAutoFillBackground(True)
+        self.setViewportMargins(0, TOP_GAP, 0, 0)
         self.setFont(body_font(self.font()))
         self._delegate.code_copied.connect(self.code_copied)
         self._delegate.link_activated.connect(self._on_link)
