@@ -139,7 +139,7 @@ async def test_background_summary_is_used_at_the_next_send(small_engine, fake_ap
             break
     assert summary_requests(fake_api) and not small_engine.busy(sid)  # prepared in the background
     assert await small_engine.store.active_compaction(sid) is None
-    prepared = small_engine.compactor._prepared[sid]
+    prepared = small_engine._conversation(sid).compaction.prepared
     asked = len(summary_requests(fake_api))
     # The next send crosses the threshold: the prepared summary is committed when it covers what a fresh
     # one would (nothing was added since), with no new summary request.
@@ -169,10 +169,10 @@ async def test_a_background_summary_turns_older_than_pays_is_made_afresh(small_e
         g = await view.gather()
         used = (await small_engine.measure(sid)).used
         if used + 2 * compactor.growth(g) >= (compactor.threshold("claude-test") or 0):
-            await compactor.prepare(g, view)  # two turns before the threshold
+            await compactor.prepare(g, view, small_engine._conversation(sid).compaction)  # two turns before it
             break
     assert summary_requests(fake_api)
-    prepared = small_engine.compactor._prepared[sid]
+    prepared = small_engine._conversation(sid).compaction.prepared
     asked = len(summary_requests(fake_api))
     for turn in range(20, 26):  # the next sends cross the threshold
         fake_api.queue_text(f"after {turn}")
@@ -299,7 +299,7 @@ async def test_delete_message_and_clear_history_keep_the_boundary_consistent(sma
 async def test_a_prepared_summary_that_frees_too_little_is_not_committed(small_engine, fake_api):
     # A summary prepared on an older state may cover little of what the context is now: committing it re-writes
     # the whole prompt cache for a saving under MIN_SAVING (seen: 51,935 -> 47,546 tokens at 100K).
-    from desktop.engine.compactor import MIN_SAVING, Prepared
+    from desktop.engine.compaction.compactor import MIN_SAVING, Prepared
     from desktop.engine.tokens import estimate_message
 
     small_engine.settings.prepare_ratio = 0.99  # only the summary this test prepares
@@ -315,7 +315,7 @@ async def test_a_prepared_summary_that_frees_too_little_is_not_committed(small_e
     k = max(n for n in range(1, len(head)) if sum(sizes[:n]) < MIN_SAVING * before)
     first = head[:k]
     assert 2 <= k < len(head)
-    small_engine.compactor._prepared[sid] = Prepared(g.boundary, first[-1].id, "prepared: the first question", {})
+    small_engine._conversation(sid).compaction.prepared = Prepared(g.boundary, first[-1].id, "prepared: the first question", {})
     await commits_a_fresh_summary(small_engine, fake_api, sid, head)
 
 
@@ -354,7 +354,7 @@ async def test_a_prepared_summary_a_fresh_one_outpays_is_replaced(small_engine, 
     # turns since in the prompt, re-written now and read on every turn until the next summary, which also
     # comes sooner (the corpus at 32K billed 4.21M with background summaries, 3.72M without). When a fresh
     # summary of the whole head costs less than that, by the model's prices, it is made instead.
-    from desktop.engine.compactor import MIN_SAVING, Prepared
+    from desktop.engine.compaction.compactor import MIN_SAVING, Prepared
     from desktop.engine.tokens import estimate_message
 
     sid, g, before, head = await a_long_head(small_engine, "older")
@@ -365,18 +365,18 @@ async def test_a_prepared_summary_a_fresh_one_outpays_is_replaced(small_engine, 
     assert k < len(head) - 2
     older = head[:k]
     assert small_engine.compactor.fresh_pays(g, older[-1].id, before, warm=True)
-    small_engine.compactor._prepared[sid] = Prepared(g.boundary, older[-1].id, "prepared: the first questions", {})
+    small_engine._conversation(sid).compaction.prepared = Prepared(g.boundary, older[-1].id, "prepared: the first questions", {})
     await commits_a_fresh_summary(small_engine, fake_api, sid, head)
 
 
 async def test_a_prepared_summary_nearly_as_fresh_is_committed(small_engine, fake_api):
     # The counterpart: prepared one message short of today's head, a fresh summary would free too little more
     # to pay for its request; the prepared one is committed and no summary is asked for.
-    from desktop.engine.compactor import Prepared
+    from desktop.engine.compaction.compactor import Prepared
 
     sid, g, before, head = await a_long_head(small_engine, "recent")
     assert not small_engine.compactor.fresh_pays(g, head[-2].id, before, warm=True)
-    small_engine.compactor._prepared[sid] = Prepared(g.boundary, head[-2].id, "prepared: nearly all of it", {})
+    small_engine._conversation(sid).compaction.prepared = Prepared(g.boundary, head[-2].id, "prepared: nearly all of it", {})
     asked = len(summary_requests(fake_api))
     outcome = await small_engine.compact(sid, "auto")
     assert outcome.ok, outcome.message
@@ -408,7 +408,7 @@ async def test_a_history_many_windows_long_is_summarised_in_chunks_that_each_fit
 async def test_a_summary_that_would_free_little_waits_while_there_is_room(small_engine, fake_api):
     # Past the threshold, but nearly all of the context is the newest tool round: a summary now frees under
     # MIN_SAVING, and the deeper cut it would need drops the newest tool results. With room left it waits.
-    from desktop.engine.compactor import MIN_SAVING
+    from desktop.engine.compaction.compactor import MIN_SAVING
 
     sid = (await small_engine.store.create_session("wait", "claude-test")).id
     add = small_engine.store.add_message
@@ -434,7 +434,7 @@ async def test_a_summary_that_would_free_little_waits_while_there_is_room(small_
 
 
 async def test_a_summary_keeps_the_newest_ten_tool_rounds_verbatim_when_they_fit(small_engine, fake_api):
-    from desktop.engine.compactor import KEEP_ROUNDS
+    from desktop.engine.compaction.compactor import KEEP_ROUNDS
 
     sid = (await small_engine.store.create_session("rounds", "claude-test")).id
     add = small_engine.store.add_message

@@ -113,9 +113,9 @@ async def _to(engine, srv, sid: int, size: int, start: int = 0) -> int:
 
 
 async def test_a_summary_that_would_not_pay_waits_past_the_threshold_and_says_why(small_engine, fake_api, caplog):
-    from desktop.engine.compactor import Step
+    from desktop.engine.compaction.compactor import Step
 
-    caplog.set_level(logging.INFO, logger="desktop.engine.compactor")
+    caplog.set_level(logging.INFO, logger="desktop.engine.compaction.compactor")
     sid = (await small_engine.store.create_session("schedule", "claude-test")).id
     compactor = small_engine.compactor
     threshold, hard = compactor.threshold("claude-test"), compactor.hard_limit("claude-test")
@@ -148,7 +148,7 @@ async def test_the_chat_tells_the_views_once_why_a_due_summary_waits_and_the_row
 
 
 async def test_a_user_threshold_is_kept_as_the_user_set_it(small_engine, fake_api):
-    from desktop.engine.compactor import Step
+    from desktop.engine.compaction.compactor import Step
 
     sid = (await small_engine.store.create_session("own", "claude-test")).id
     await converse(small_engine, fake_api, sid, 9)
@@ -189,7 +189,7 @@ async def _exchanges_then_tools(store, title: str, *, exchanges: int, words: int
 
 
 async def test_the_tail_shrinks_at_a_small_window_but_keeps_the_last_ten_tool_rounds(mid_engine):
-    from desktop.engine.compactor import KEEP_ROUNDS, TAIL_FRACTION
+    from desktop.engine.compaction.compactor import KEEP_ROUNDS, TAIL_FRACTION
 
     # 14 tool rounds of about 650 tokens each: the context grows fast
     sid = await _exchanges_then_tools(mid_engine.store, "tail", exchanges=3, words=400, rounds=14, output=500)
@@ -232,7 +232,7 @@ async def test_the_tail_keeps_the_ten_newest_tool_calls_whole_when_ten_parallel_
     # Rounds of three parallel calls: ten rounds (30 calls) are over CLEAN_FRACTION of the window, but the
     # rounds that hold the ten newest calls are not. Those ten calls stay whole: what the model was just doing
     # is the calls, however they were grouped into rounds.
-    from desktop.engine.compactor import CLEAN_FRACTION, KEEP_ROUNDS
+    from desktop.engine.compaction.compactor import CLEAN_FRACTION, KEEP_ROUNDS
 
     sid = await _parallel_rounds(mid_engine, rounds=12, calls=3, words=260)
     g = await mid_engine.view(sid).gather()
@@ -249,7 +249,7 @@ async def test_the_tail_keeps_the_ten_newest_tool_calls_whole_when_ten_parallel_
 async def test_clearing_old_tool_results_keeps_the_ten_newest_whole(mid_engine):
     # Microcompaction clears tool results behind a horizon; the newest ten tool calls keep their results, the
     # same ten a summary keeps verbatim (clearing the ninth and tenth newest lost them all the same).
-    from desktop.engine.compactor import KEEP_ROUNDS
+    from desktop.engine.compaction.compactor import KEEP_ROUNDS
     from desktop.engine.session import CACHE_TTL
 
     sid = await _parallel_rounds(mid_engine, rounds=16, calls=1, words=700)
@@ -346,7 +346,7 @@ async def test_the_ledger_beside_a_summary_keeps_its_newest_entries_within_the_p
 
 
 async def test_the_tail_keeps_its_share_of_a_large_window(small_engine, monkeypatch):
-    from desktop.engine.compactor import TAIL_FRACTION
+    from desktop.engine.compaction.compactor import TAIL_FRACTION
 
     monkeypatch.setenv("PRECIS_CONTEXT_WINDOW", "200000")
     store = small_engine.store
@@ -394,7 +394,7 @@ async def test_a_summary_that_pays_below_the_threshold_of_a_large_window_is_made
     # most of it a head a summary would free, growing a few hundred tokens a turn: each turn re-reads that head,
     # and by the threshold it would have been read a hundred times more. The cost model says the summary pays
     # now, so it is made now instead of waiting for the threshold.
-    from desktop.engine.compactor import Step
+    from desktop.engine.compaction.compactor import Step
 
     sid = await _large_session(small_engine, monkeypatch, "early")
     compactor = small_engine.compactor
@@ -425,8 +425,9 @@ async def test_a_summary_that_will_pay_below_the_threshold_is_prepared_so_the_se
     used = view.used(g)[0]
     assert used < compactor.prepare_mark("claude-test") < compactor.threshold("claude-test")
     assert compactor.prepare_soon(g, used, growth=200)
-    await compactor.prepare(g, view)
-    outcome = await compactor.compact(view, await view.gather(), "auto")
+    chat = small_engine._conversation(sid).compaction
+    await compactor.prepare(g, view, chat)
+    outcome = await compactor.compact(view, await view.gather(), "auto", chat=chat)
     assert outcome.ok and outcome.record is not None and outcome.record.stats.get("prepared")
     # A chat that does not need one soon (a tiny context) is not prepared below the mark.
     small_sid = (await small_engine.store.create_session("short", "claude-test")).id
@@ -440,7 +441,7 @@ async def test_a_chat_that_fills_a_small_share_of_a_large_window_is_kept_whole(s
     # The chat whose summary pays below a 200K window's threshold, in a 1M window: the same reads would be spared,
     # but a chat of ~50K tokens with a million-token room is kept whole; a user who picked that room did not pick
     # a summary at 5 % of it.
-    from desktop.engine.compactor import EARLY_FLOOR, Step
+    from desktop.engine.compaction.compactor import EARLY_FLOOR, Step
 
     sid = await _large_session(small_engine, monkeypatch, "kept whole")
     monkeypatch.setenv("PRECIS_CONTEXT_WINDOW", "1000000")
@@ -459,9 +460,9 @@ async def test_a_summary_below_the_threshold_that_does_not_pay_is_not_made_and_n
         small_engine, monkeypatch, caplog):
     # The same chat growing fast (long turns): the context grows back soon after a summary, so it does not pay
     # yet; below the threshold it is neither made nor announced as waiting.
-    from desktop.engine.compactor import Step
+    from desktop.engine.compaction.compactor import Step
 
-    caplog.set_level(logging.INFO, logger="desktop.engine.compactor")
+    caplog.set_level(logging.INFO, logger="desktop.engine.compaction.compactor")
     sid = await _large_session(small_engine, monkeypatch, "not yet")
     store = small_engine.store
     for k in range(10):
@@ -484,7 +485,7 @@ async def test_the_tail_keeps_the_rounds_of_the_ten_newest_calls_and_no_older_ro
     # tail grew by tokens (to half its cap) and moved back to the typed question, keeping older rounds too, each
     # written again after the summary and read by every later turn. Nothing needs them verbatim: the question
     # is pinned beside the summary, the older calls are in the summary and the ledger.
-    from desktop.engine.compactor import KEEP_ROUNDS
+    from desktop.engine.compaction.compactor import KEEP_ROUNDS
 
     sid = await _exchanges_then_tools(mid_engine.store, "rounds", exchanges=4, words=500, rounds=20, output=120)
     g = await mid_engine.view(sid).gather()

@@ -58,7 +58,7 @@ async def test_with_summaries_failing_the_breaker_retries_one_now_and_then_and_t
 
 
 async def test_the_policy_decides_the_trim_and_when_the_breaker_retries_a_summary(small_engine, fake_api):
-    from desktop.engine.compactor import BREAKER_RETRY_TRIMS, Step
+    from desktop.engine.compaction.compactor import BREAKER_RETRY_TRIMS, Step
 
     sid = (await small_engine.store.create_session("policy", "claude-test")).id
     small_engine.settings.auto_compact_ratio = 0.95  # no compaction while the chat is written

@@ -8,7 +8,8 @@ import pytest
 from desktop.engine.profiles import Profile
 from tests.conftest import _open_engine
 from tests.fakeapi import FakeAnthropic
-from tests.test_compaction_engine import converse, summary_requests
+from tests.fakeapi.counting import TokenCounter
+from tests.test_compaction_engine import converse, prose, summary_requests
 
 MODEL = "claude-test"  # not in the catalog: its window comes from the provider (models.retrieve)
 
@@ -141,3 +142,74 @@ async def test_a_window_learned_on_profile_a_does_not_change_b_s_window_for_the_
             assert (await again.measure(on_b)).window == 1_000_000
             assert (await again.measure(on_a)).window == 6_000
         assert not [r for r in b_srv.message_requests()]
+
+
+async def _estimate_of(engine, sid: int) -> int:  # noqa: ANN001
+    snap = await engine.measure(sid)
+    assert snap.source == "estimate"  # no reply yet: the calibrated estimate of the whole request
+    return snap.used
+
+
+async def test_what_profile_a_s_usage_taught_the_estimator_does_not_correct_b_s_chats():
+    """The same model id served by two servers that count differently: what A's real usage taught (a factor
+    of about 1.5 here) corrects A's estimates only; B's chats measure with factor 1.0, now, after the active
+    profile changed and after a restart on the same store."""
+    model = "local-model"
+    heavy = TokenCounter(text_ratio=TokenCounter.text_ratio / 1.5)  # A counts 1.5x what B counts
+    with FakeAnthropic(200_000, api_key=None, models=(model,), counter=heavy) as a_srv, \
+            FakeAnthropic(200_000, api_key=None, models=(model,)) as b_srv:
+        a = Profile("Local A", a_srv.base_url, "none", model)
+        b = Profile("Local B", b_srv.base_url, "none", model)
+        settings = {"profiles": [a, b], "profile": a.name, "base_url": a.base_url, "model": model}
+        text = "Read this. " + prose(1_500, 7)
+        async with _open_engine(settings, credentials=False) as engine:
+            on_a = await engine.new_session()  # a chat on A
+            on_b = (await engine.store.create_session("on B", model, b.name)).id
+            await engine.store.add_message(on_b, "user", [{"type": "text", "text": text}])
+            before = await _estimate_of(engine, on_b)
+            for i in range(3):
+                a_srv.queue_text(f"ok {i}")
+                await engine.send(on_a, f"{i} " + text)
+            learned = engine.calibration.factor(model)  # A is active
+            assert learned > 1.2
+            route_a, route_b = await engine.route_of(on_a), await engine.route_of(on_b)
+            assert route_a.shared.calibration.factor(model) == pytest.approx(learned)
+            assert route_b.shared.calibration.factor(model) == 1.0
+            assert await _estimate_of(engine, on_b) == before  # A's correction is not B's
+            # The user makes B the active profile: each chat keeps its profile's correction.
+            await engine.reconfigure(engine.settings.with_profile(b))
+            assert engine.calibration.factor(model) == 1.0  # B's, for new chats
+            assert (await engine.route_of(on_a)).shared.calibration.factor(model) == pytest.approx(learned)
+            assert await _estimate_of(engine, on_b) == before
+        async with _open_engine({**settings, "profile": b.name, "base_url": b.base_url},
+                                credentials=False) as again:  # a restart on the same store, B active
+            assert await _estimate_of(again, on_b) == before
+            assert (await again.route_of(on_b)).shared.calibration.factor(model) == 1.0
+            assert (await again.route_of(on_a)).shared.calibration.factor(model) == pytest.approx(learned)
+            assert again.calibration.factor(model) == 1.0
+        async with _open_engine(settings, credentials=False) as third:  # and with A active
+            assert await _estimate_of(third, on_b) == before
+            assert third.calibration.factor(model) == pytest.approx(learned)
+            assert (await third.route_of(on_b)).shared.calibration.factor(model) == 1.0
+        assert not b_srv.message_requests()
+
+
+async def test_a_calibration_stored_before_profiles_had_their_own_is_the_active_profile_s():
+    """A stored correction keyed by model alone (older versions kept one for every profile) is read as the
+    active profile's, like the windows learned before they were kept per profile (LearnedWindows.read)."""
+    model = "local-model"
+    old = {"version": 2, "models": {model: {"actual": 15_000.0, "estimated": 10_000.0, "samples": 4,
+                                            "bias": 12.0, "bias_samples": 3}}}
+    with FakeAnthropic(200_000, api_key=None, models=(model,)) as a_srv, \
+            FakeAnthropic(200_000, api_key=None, models=(model,)) as b_srv:
+        a = Profile("Local A", a_srv.base_url, "none", model)
+        b = Profile("Local B", b_srv.base_url, "none", model)
+        settings = {"profiles": [a, b], "profile": b.name, "base_url": b.base_url, "model": model}
+        async with _open_engine(settings, credentials=False) as engine:
+            await engine.store.set_kv("calibration", old)
+        async with _open_engine(settings, credentials=False) as engine:  # B active when it is read
+            on_a = (await engine.store.create_session("on A", model, a.name)).id
+            await engine.load()
+            assert engine.calibration.factor(model) == pytest.approx(1.5)
+            assert engine.calibration.bias(model) == 12
+            assert (await engine.route_of(on_a)).shared.calibration.factor(model) == 1.0

@@ -50,7 +50,7 @@ FIRST_START_WAITS = HEAVY | {"keyring", "secretstorage", "cryptography", "jeepne
 # steering, the Claude Code importer, export, profile edits, and the dialogs (settings, search, MCP servers,
 # instructions, summary editor, compaction preview), each imported when first used.
 LATER_MODULES = {
-    "desktop.engine.compactor", "desktop.engine.summary_maker", "desktop.engine.steering",
+    "desktop.engine.compaction.compactor", "desktop.engine.summary_maker", "desktop.engine.steering",
     "desktop.engine.compaction.summary_prompt", "desktop.engine.compaction.request_shape",
     "desktop.engine.compaction.microcompact", "desktop.engine.compaction.snip",
     "desktop.engine.compaction.decisions", "desktop.engine.compaction.ledger",
@@ -311,7 +311,7 @@ def test_a_first_start_makes_its_database_at_the_current_schema_without_migratin
     db.close()
     steps_run.clear()
     Store.open_sync(tmp_path / "v10.db").close_sync()
-    assert steps_run == [11, 12, 13]
+    assert steps_run == [11, 12, 13, 14]
 
 
 # Modules whose regular expressions are compiled on first use (desktop.engine.lazy_re), not at import: most are
@@ -354,7 +354,7 @@ def test_a_chats_first_measurement_runs_none_of_the_summary_modules(tmp_path, fa
             "    async with open_runtime() as runtime:\n"
             "        sid = await runtime.engine.new_session()\n"
             "        snapshot = await runtime.engine.publish_context(sid, ask_window=False)\n"
-            f"        print(json.dumps({{'window': snapshot.window, 'policy': ran('desktop.engine.compactor'),"
+            f"        print(json.dumps({{'window': snapshot.window, 'policy': ran('desktop.engine.compaction.compactor'),"
             f" 'ran': [n for n in {SUMMARY_ONLY!r} if ran(n)]}}))\n"
             "asyncio.run(main())\n")
     res = subprocess.run([sys.executable, "-c", code], env=env_for(tmp_path / "home", fake_api.base_url), cwd=ROOT,

@@ -1,4 +1,4 @@
-"""Per-model correction of the token estimator, learned from real usage.
+"""Per-model correction of the token estimator, learned from real usage, kept per provider profile.
 
 After each response the engine knows what it estimated for (part of) the request and what the API
 counted. Two corrections are learned per model:
@@ -14,6 +14,9 @@ counted. Two corrections are learned per model:
 Both updates have bounded influence, so one odd request (hidden attachments, a rewind the transcript
 does not record) moves them only a little: the factor counts an observation as at most
 ``MAX_STEP_RATIO`` times the current factor, the bias moves by at most ``BIAS_ALPHA * BIAS_STEP``.
+
+Each provider profile learns its own (``ProfileCalibrations``): the same model id served by two servers is
+counted by each its own way, and a chat's compaction decisions use its own profile's correction only.
 """
 
 from __future__ import annotations
@@ -170,3 +173,55 @@ class Calibration:
             if factor_ok or state.bias_samples:
                 cal._models[str(model)] = state
         return cal
+
+
+CALIBRATION_KEY = "calibration"  # the store's kv key: {"version": 3, "profiles": {profile: Calibration.to_dict()}}
+
+
+class ProfileCalibrations:
+    """Each provider profile's own :class:`Calibration`, by profile name.
+
+    A model id served by two profiles (a local server's "local-model" on llama.cpp and on another server, a
+    Claude id through a proxy that counts differently) is counted by each server its own way: what one
+    profile's usage taught says nothing of the other's, and a chat's compaction decisions use its own
+    profile's correction only. The objects are kept for the engine's life: a route made again for a profile
+    (a new configuration) corrects with what that profile learned so far.
+    """
+
+    def __init__(self) -> None:
+        self._profiles: dict[str, Calibration] = {}
+
+    def of(self, profile: str) -> Calibration:
+        """The profile's calibration (made empty on first use: nothing learned, factor 1.0)."""
+        calibration = self._profiles.get(profile)
+        if calibration is None:
+            calibration = self._profiles[profile] = Calibration()
+        return calibration
+
+    def put(self, profile: str, calibration: Calibration) -> None:
+        """``calibration`` is the profile's from now on."""
+        self._profiles[profile] = calibration
+
+    def profiles(self) -> list[str]:
+        """The profiles that learned something."""
+        return sorted(p for p, c in self._profiles.items() if c.models())
+
+    @classmethod
+    def read(cls, stored: Any, active: str) -> ProfileCalibrations:
+        """The stored value (malformed parts dropped, see :meth:`Calibration.from_dict`). Before profiles had
+        their own, one calibration keyed by model alone was kept for all of them: it is read as the active
+        profile's, the profile most chats that taught it ran on (as ``LearnedWindows.read`` does for windows)."""
+        out = cls()
+        if not isinstance(stored, dict):
+            return out
+        profiles = stored.get("profiles")
+        if isinstance(profiles, dict):
+            for profile, data in profiles.items():
+                if isinstance(data, dict) and isinstance(data.get("models"), dict):
+                    out._profiles[str(profile)] = Calibration.from_dict(data)
+        elif isinstance(stored.get("models"), dict):  # version 1 or 2: one calibration for every profile
+            out._profiles[active] = Calibration.from_dict(stored)
+        return out
+
+    def to_dict(self) -> dict[str, Any]:
+        return {"version": 3, "profiles": {p: self._profiles[p].to_dict() for p in self.profiles()}}

@@ -19,7 +19,7 @@ from msgspec import structs
 from desktop.engine import messages as M
 from desktop.engine import prices, shutdown
 from desktop.engine.assemble import summary_text
-from desktop.engine.calibration import Calibration
+from desktop.engine.calibration import CALIBRATION_KEY, Calibration, ProfileCalibrations
 from desktop.engine.catalog import ModelCatalog
 from desktop.engine.compaction import user_pins
 from desktop.engine.context import ContextSnapshot, context_report
@@ -49,7 +49,7 @@ from desktop.engine.tooling import ToolRunner
 from desktop.engine.types import DEFAULT_TITLE, Block, CompactionRecord, SessionInfo, StoredMessage
 
 if TYPE_CHECKING:  # the compaction policy loads with a chat's first measurement (see Route.compactor)
-    from desktop.engine.compactor import Compactor, Outcome, Plan, Trigger
+    from desktop.engine.compaction.compactor import Compactor, Outcome, Plan, Trigger
 
 TITLE_CHARS = 60
 
@@ -81,7 +81,9 @@ class ChatEngine:
                  *, tools: ToolRunner | None = None, background: bool = True,
                  provider_factory: ProviderFactory = AnthropicProvider):
         catalog = ModelCatalog(settings.model_overrides, prices=prices.load(paths.config_dir))
-        calibration = Calibration()
+        # What real usage taught the estimator, by profile name (a model's count belongs to the profile's server).
+        self._calibrations = ProfileCalibrations()
+        calibration = self._calibrations.of(settings.profile or NO_PROFILE)
         self.shared = Shared(store, paths, settings, catalog, calibration, ContextMeter(catalog, calibration))
         self.tasks = TaskRegistry(self._jobs_changed)
         self.locks = SessionLocks(store)
@@ -129,7 +131,13 @@ class ChatEngine:
 
     @property
     def calibration(self) -> Calibration:
+        """The active profile's calibration (each chat corrects with its own route's)."""
         return self.shared.calibration
+
+    @property
+    def calibrations(self) -> ProfileCalibrations:
+        """Every profile's calibration, as stored under CALIBRATION_KEY."""
+        return self._calibrations
 
     @property
     def compactor(self) -> Compactor:
@@ -167,8 +175,9 @@ class ChatEngine:
             settings = self.settings.with_profile(profile).with_env()
             catalog = self.catalog.for_profile(settings.model_overrides, self._provided.get(profile.name),
                                                *self._learned.of(profile.name))
-            shared = structs.replace(self.shared, settings=settings, catalog=catalog,
-                                     meter=ContextMeter(catalog, self.calibration))
+            calibration = self._calibrations.of(profile.name)
+            shared = structs.replace(self.shared, settings=settings, catalog=catalog, calibration=calibration,
+                                     meter=ContextMeter(catalog, calibration))
             route = self._routes[profile.name] = Route(
                 profile.name, shared, lambda: load_credentials(profile=profile), self._connect, lambda: self.clock())
         return route
@@ -225,7 +234,7 @@ class ChatEngine:
             await asyncio.wait([self._loading])
 
     async def _read_learned(self) -> None:
-        calibration = Calibration.from_dict(await self.store.get_kv("calibration"))
+        self._calibrations = ProfileCalibrations.read(await self.store.get_kv(CALIBRATION_KEY), self._active.key)
         provided = await self.store.get_kv("provider_windows")
         self._provided = ({str(k): dict(v) for k, v in provided.items() if isinstance(v, dict)}
                           if isinstance(provided, dict) else {})
@@ -234,19 +243,26 @@ class ChatEngine:
                                             await self.store.get_kv("reported_windows"))
         catalog = ModelCatalog(self.settings.model_overrides, *self._learned.of(self._active.key),
                                self._provided.get(self._active.key), prices.load(self.shared.paths.config_dir))
-        self.replace_models(catalog, calibration)
+        self.replace_models(catalog)
 
-    def replace_models(self, catalog: ModelCatalog, calibration: Calibration) -> None:
-        """New model facts (windows, prices, calibration) for every session from now on (each profile's
-        chats keep their own overrides and provider reports)."""
+    def replace_models(self, catalog: ModelCatalog, calibration: Calibration | None = None) -> None:
+        """New model facts (windows, prices) for every session from now on (each profile's chats keep their
+        own overrides, provider reports, learned windows and calibration). ``calibration``: the active
+        profile's from now on (by default, the one it has)."""
+        if calibration is not None:
+            self._calibrations.put(self._active.key, calibration)
         shared = self.shared
-        shared.catalog, shared.calibration = catalog, calibration
-        shared.meter = ContextMeter(catalog, calibration)
+        shared.catalog, shared.calibration = catalog, self._calibrations.of(self._active.key)
+        shared.meter = ContextMeter(catalog, shared.calibration)
         for route in self._routes.values():
             other = route.shared
-            other.catalog = catalog.for_profile(other.settings.model_overrides, other.catalog.provided(),
+            # A route made before the learned facts were read (a chat opened first) gets the stored reports
+            # too; what its provider reported in this run wins.
+            provided = {**self._provided.get(route.key, {}), **other.catalog.provided()}
+            other.catalog = catalog.for_profile(other.settings.model_overrides, provided,
                                                 *self._learned.of(route.key))
-            other.calibration, other.meter = calibration, ContextMeter(other.catalog, calibration)
+            other.calibration = self._calibrations.of(route.key)
+            other.meter = ContextMeter(other.catalog, other.calibration)
 
     async def reconfigure(self, settings: Settings, credentials: Credentials | None = None) -> None:
         """New settings or key: the next request uses a fresh client."""
@@ -259,8 +275,7 @@ class ChatEngine:
         self._active, self._routes = self._active_route(), {}
         self.replace_models(ModelCatalog(settings.model_overrides, *self._learned.of(self._active.key),
                                          self._provided.get(self._active.key),
-                                         prices.load(self.shared.paths.config_dir)),  # prices.json re-read
-                            self.calibration)
+                                         prices.load(self.shared.paths.config_dir)))  # prices.json re-read
         # Every chat finds its route again: a chat on another profile than the new active one keeps its own.
         for conv in self._conversations.values():
             conv.route = None
@@ -370,8 +385,9 @@ class ChatEngine:
         return False
 
     def _discard_prepared(self, session_id: int) -> None:
-        for route in self._routes_all():
-            route.compactor.discard_prepared(session_id)
+        conv = self._conversations.get(session_id)
+        if conv is not None:
+            conv.compaction.prepared = None
 
     def stop(self, session_id: int) -> bool:
         """Cancel whatever runs for the session (a turn, a compaction of any kind); the old state stays whole."""
@@ -383,7 +399,7 @@ class ChatEngine:
                       target: int | None = None, before_message: int | None = None,
                       exclude: Sequence[int] = ()) -> Outcome:
         """``exclude``: messages the user keeps verbatim (the preview's choice): pinned before the summary."""
-        from desktop.engine.compactor import Outcome
+        from desktop.engine.compaction.compactor import Outcome
 
         if self.busy(session_id):
             return Outcome(False, M.say(M.COMPACT_WHILE_BUSY))
@@ -401,7 +417,7 @@ class ChatEngine:
                               exclude: tuple[int, ...] = ()) -> Outcome:
         """A compaction outside a turn holds the session's lock like a turn, and checks that the boundary it
         read is still the active one when it commits."""
-        from desktop.engine.compactor import Outcome
+        from desktop.engine.compaction.compactor import Outcome
 
         try:
             async with self.locks.hold(session_id):

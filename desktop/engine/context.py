@@ -58,7 +58,8 @@ class ContextSnapshot(Struct):
     source: Literal["api", "estimate", "none"]  # where `used` comes from
     last_usage: Usage | None = None
     cost_last_turn: float | None = None
-    cost_session: float | None = None
+    cost_session: float | None = None  # every request made for the chat: its turns, summaries and their retries
+    cost_compaction: float | None = None  # the part of cost_session its summaries took
     summary_active: bool = False
     compactions: int = 0
     breaker_open: bool = False
@@ -192,6 +193,9 @@ def context_report(snap: ContextSnapshot) -> str:
         last = f"${snap.cost_last_turn:.4f}" if snap.cost_last_turn is not None else "—"
         lines.append(say(QT_TRANSLATE_NOOP("Engine", "Cost         last turn {last} · session {session}"),
                          last=last, session=f"${snap.cost_session:.4f}"))
+        if snap.cost_compaction:
+            lines.append(say(QT_TRANSLATE_NOOP("Engine", "             of which compaction {cost}"),
+                             cost=f"${snap.cost_compaction:.4f}"))
     lines.extend(_bill_lines(snap))
     if snap.summary_active:
         lines.append(say(QT_TRANSLATE_NOOP("Engine", "Summary      active (1 compaction)")) if snap.compactions == 1

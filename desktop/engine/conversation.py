@@ -21,8 +21,9 @@ from msgspec import structs
 
 from desktop.engine import cache_clock
 from desktop.engine import messages as M
-from desktop.engine.calibration import Calibration
+from desktop.engine.calibration import CALIBRATION_KEY, ProfileCalibrations
 from desktop.engine.compaction import user_pins
+from desktop.engine.compaction.chat_state import ChatCompaction
 from desktop.engine.context import ContextSnapshot
 from desktop.engine.continuation import as_continuation, is_cut
 from desktop.engine.errors import ChatError, classify
@@ -55,7 +56,7 @@ from desktop.engine.tooling import EndTurn, ToolRunner, cancelled_results
 from desktop.engine.types import Block, CompactionRecord, StoredMessage
 
 if TYPE_CHECKING:  # the compaction policy loads with a chat's first measurement (see Route.compactor)
-    from desktop.engine.compactor import Outcome, Plan, Trigger
+    from desktop.engine.compaction.compactor import Outcome, Plan, Trigger
 
 RECOVERY_ATTEMPTS = 3  # retries after "too long" in one model call, each smaller than the last
 # Diminishing returns: a tool round whose reply is under SMALL_CONTINUATION output tokens and whose calls all
@@ -109,7 +110,7 @@ class Hub(Protocol):
     def settings(self) -> Settings: ...
 
     @property
-    def calibration(self) -> Calibration: ...
+    def calibrations(self) -> ProfileCalibrations: ...
 
     def emit(self, event: EngineEvent) -> None: ...
 
@@ -136,6 +137,7 @@ class Conversation:
         self.view = view
         self.hub = hub
         self.route: Route | None = None
+        self.compaction = ChatCompaction()  # this chat's own: its prepared summary, the schedule's last word
         self.unsaved: ReplyRecorder | None = None  # a finished reply whose final commit failed
         self.latest: ContextSnapshot | None = None  # the newest draft-less measurement
         # Measurements are numbered when they read the chat: one that finishes after a newer one was published
@@ -314,7 +316,7 @@ class Conversation:
         route = await self.ready()
         g = await self.view.gather()
         outcome = await route.compactor.compact(self.view, g, trigger, focus=focus, target=target,
-                                                before_message=before_message)
+                                                before_message=before_message, chat=self.compaction)
         await self.settle(outcome, publish=True)
         return outcome
 
@@ -347,8 +349,8 @@ class Conversation:
     async def prepare_idle(self) -> None:
         route = await self.ready()
         g = await self.view.gather()
-        if route.compactor.idle_summary_pays(self.view, g):
-            await route.compactor.prepare_idle(self.view, g)
+        if route.compactor.idle_summary_pays(self.view, g, self.compaction):
+            await route.compactor.prepare_idle(self.view, g, self.compaction)
 
     # --- measuring ------------------------------------------------------------------------------------
     async def measure(self, g: Gathered, draft: str = "", *, ask: bool = True) -> ContextSnapshot:
@@ -496,7 +498,7 @@ class Conversation:
 
     async def _prepare_call(self) -> Gathered:
         """Before a request: microcompaction, then at most one automatic summary, then snip if still too big."""
-        from desktop.engine.compactor import Step
+        from desktop.engine.compaction.compactor import Step
 
         view = self.view
         self._activity(Activity.SENDING)
@@ -508,7 +510,7 @@ class Conversation:
         cleared = False
         # The policy decides one step at a time (clear, count, then at most one compaction); this carries it out.
         while True:
-            decision = compactor.before_call(g, used, source, idle, cleared=cleared)
+            decision = compactor.before_call(g, used, source, idle, cleared=cleared, chat=self.compaction)
             if decision.step is Step.CLEAR and decision.horizons is not None:
                 view.state_changed(await self.hub.store.update_state(self.session_id,
                                                                      {"horizons": decision.horizons}))
@@ -519,9 +521,8 @@ class Conversation:
                 used, source = exact or used, "exact" if exact else "counted"
             else:
                 break
-        note = g.memo.pop("schedule_note", None)
-        if note is not None:  # a due summary waits (it does not pay yet): the views hear why, once
-            self._emit(CompactionChanged(self.session_id, str(note), tuple(g.compactions)))
+        if decision.note is not None:  # a due summary waits (it does not pay yet): the views hear why, once
+            self._emit(CompactionChanged(self.session_id, decision.note, tuple(g.compactions)))
         if decision.trigger is not None:
             g = await self._compact_in_turn(g, decision.trigger, decision.target, Activity.COMPACTING,
                                             trim=decision.step is Step.TRIM)
@@ -538,7 +539,8 @@ class Conversation:
             return outcome.g or g
         # A summary being prepared in the background is the cheapest way through: let it finish.
         await self.hub.tasks.wait(self.session_id, "prepare")
-        outcome = await route.compactor.compact(self.view, g, trigger, target=target, level=level)
+        outcome = await route.compactor.compact(self.view, g, trigger, target=target, level=level,
+                                                chat=self.compaction)
         await self.settle(outcome, publish=False)
         return outcome.g or g
 
@@ -559,7 +561,7 @@ class Conversation:
     async def _recover(self, g: Gathered, error: ChatError, attempt: int, failed: set[str]) -> Gathered:
         """The provider said the request is too long (or has too much media): shrink, and make sure the next
         request differs from every one that failed (else shrink harder, or give up with the error)."""
-        from desktop.engine.compactor import DEEPEST_LEVEL
+        from desktop.engine.compaction.compactor import DEEPEST_LEVEL
 
         sid, view = self.session_id, self.view
         route = await self.ready()
@@ -647,13 +649,13 @@ class Conversation:
         view.remember(reply)
         usage = recorder.usage
         if usage.prompt_tokens:
-            calibration = self.hub.calibration
+            calibration = view.shared.calibration  # the chat's own profile's: its server counted this
             learned = calibration.observe(request["model"], facts.estimate, usage.prompt_tokens)
             if facts.anchor:  # the per-request bias, from the anchored prediction of this request
                 learned |= calibration.observe_anchored(request["model"], facts.anchor, facts.added,
                                                         usage.prompt_tokens, learn_factor=False)
             if learned:
-                await store.set_kv("calibration", calibration.to_dict())
+                await store.set_kv(CALIBRATION_KEY, self.hub.calibrations.to_dict())
         self._emit(TurnDone(sid, reply))
         if detect_stop_reason(recorder.stop_reason) is not None:
             self._emit(Notice(sid, M.say(M.REPLY_FILLED_WINDOW), "warning"))
@@ -680,5 +682,6 @@ class Conversation:
         if self.route is None:
             return
         compactor = self.route.compactor
-        if compactor.prepare_soon(g, used, growth) and tasks.running(self.session_id, "prepare") is None:
-            tasks.start(self.session_id, "prepare", compactor.prepare(g, view))
+        if (compactor.prepare_soon(g, used, growth, self.compaction)
+                and tasks.running(self.session_id, "prepare") is None):
+            tasks.start(self.session_id, "prepare", compactor.prepare(g, view, self.compaction))

@@ -286,6 +286,7 @@ class ContextMeter:
         ledger: Ledger,
         max_output: int,
         session_cost: float | None,
+        compaction_cost: float | None = None,  # the part of session_cost the summaries took
         breaker_open: bool = False,
         horizons: dict[str, int] | None = None,
         draft: str = "",
@@ -324,6 +325,7 @@ class ContextMeter:
             last_usage=last_usage,
             cost_last_turn=reply_cost,
             cost_session=session_cost,
+            cost_compaction=compaction_cost,
             summary_active=compaction is not None,
             compactions=compaction_count,
             breaker_open=breaker_open,

@@ -20,7 +20,7 @@ from desktop.engine.session import Shared
 from desktop.engine.settings import Settings
 
 if TYPE_CHECKING:
-    from desktop.engine.compactor import Compactor
+    from desktop.engine.compaction.compactor import Compactor
 
 NO_PROFILE = ""  # the route of chats that name no profile while none is active
 
@@ -42,7 +42,7 @@ class Route(Struct):
         """The policy, summarising with this route's client only. Made on first use: its module and the
         compaction building blocks load with a chat's first measurement, not before the window's first paint."""
         if self._compactor is None:
-            from desktop.engine.compactor import Compactor
+            from desktop.engine.compaction.compactor import Compactor
 
             self._compactor = Compactor(self.shared, lambda: self.provider)
             self._compactor.clock = lambda: self.clock()

@@ -83,8 +83,9 @@ class Gathered(Struct):
     state: dict[str, Any]
     system: list[Block]
     tools: list[dict[str, Any]]
-    cost: float | None = None  # the session's spend so far (None: a price is unknown)
+    cost: float | None = None  # the session's spend so far, every request made for it (None: a price is unknown)
     bill: Bill | None = None  # the same by kind
+    compaction_cost: float | None = 0.0  # the part of ``cost`` its summaries' requests took
     changed: set[tuple[int, int]] = field(default_factory=set)  # (message id, block index) cleared/truncated
     ledger: Ledger | None = None  # the meter's view of ``sendable`` (sums kept as rows arrived)
     cuts: list[int] | None = None  # cut_points(sendable), kept as rows arrived (None: compute when needed)
@@ -147,6 +148,7 @@ class SessionView:
         self._loaded: Loaded | None = None
         self._cost: float | None = 0.0
         self._bill: Bill | None = Bill()
+        self._compaction_cost: float | None = 0.0
         self.media_limit: int | None = None  # lowered after a provider's media-count error
         self.last_request: float | None = None  # clock time of this session's last model call
         self.last_used: int | None = None  # the context size measured after the last turn
@@ -200,9 +202,11 @@ class SessionView:
         self._estimates.clear()
         # Priced per model and prompt band from the store's running totals (cost is linear in usage within a
         # price tier, and every request of a band is on the same side of each cliff): no reply is read here.
-        self._cost, self._bill = 0.0, Bill()
+        self._cost, self._bill, self._compaction_cost = 0.0, Bill(), 0.0
         for (model, prompt), usage in fresh.usage_by_band.items():
             self._add_cost(model, usage, prompt_tokens=prompt)
+        for (model, prompt), usage in fresh.spend_by_band.items():
+            self._add_cost(model, usage, prompt_tokens=prompt, spend=True)
         return self.shape()
 
     def _take_unsaved(self) -> list[StoredEstimate]:
@@ -219,16 +223,19 @@ class SessionView:
         return covered_through(loaded.compactions)
 
     def _add_cost(self, model: str | None, usage: Usage | None, sign: int = 1,
-                  prompt_tokens: int | None = None) -> None:
+                  prompt_tokens: int | None = None, *, spend: bool = False) -> None:
         """Add (sign=-1: take away) the price of ``usage``: a per-model and band total at a full load (its
         requests' prompts at most ``prompt_tokens``), one reply's usage (or its previous usage) when the engine
-        tells the view about a row; None once a price is unknown."""
+        tells the view about a row; None once a price is unknown. ``spend``: requests made for the chat's
+        compaction, counted in its part too."""
         if usage is None:
             return
         info = self.shared.catalog.info(model or self.shared.settings.model)
+        cost = info.cost(usage, prompt_tokens=prompt_tokens)
         if self._cost is not None:
-            cost = info.cost(usage, prompt_tokens=prompt_tokens)
             self._cost = None if cost is None else self._cost + sign * cost
+        if spend and self._compaction_cost is not None:
+            self._compaction_cost = None if cost is None else self._compaction_cost + sign * cost
         if self._bill is not None:
             kinds = split(info, usage, prompt_tokens=prompt_tokens)
             self._bill = None if kinds is None else self._bill + kinds.scaled(sign)
@@ -265,6 +272,12 @@ class SessionView:
             if at < len(history) - 1:
                 self._changed(at)
         self._add_cost(msg.model, msg.usage)
+
+    def spent(self, requests: list[tuple[str, Usage]]) -> None:
+        """Requests made for the chat that are no reply of its own (its summaries): stored as its spend."""
+        if self._loaded is not None:
+            for model, usage in requests:
+                self._add_cost(model, usage, spend=True)
 
     def forget(self, message_id: int) -> None:
         """A row the engine deleted."""
@@ -337,12 +350,15 @@ class SessionView:
                      None)
         # Per model and prompt band, so a price tier applies per request (see ``_add_cost``).
         bill = total(split(shared.catalog.info(name or shared.settings.model), usage, prompt_tokens=prompt)
-                     for (name, prompt), usage in ov.usage_by_band.items())
+                     for (name, prompt), usage in [*ov.usage_by_band.items(), *ov.spend_by_band.items()])
+        spend = total(split(shared.catalog.info(name or shared.settings.model), usage, prompt_tokens=prompt)
+                      for (name, prompt), usage in ov.spend_by_band.items())
         cost = None if bill is None else bill.total
         return Gathered(
             session=ov.session, model=model, compactions=self._with_pins(ov.compactions, ov.state),
             history=ov.newest, sendable=rows, state=ov.state, system=shared.system_for(model, ov.state),
-            tools=self._tools(model, ov.state, bool(ov.compactions)), cost=cost, bill=bill, changed=changed,
+            tools=self._tools(model, ov.state, bool(ov.compactions)), cost=cost, bill=bill,
+            compaction_cost=None if spend is None else spend.total, changed=changed,
             ledger=Ledger(rows, [m.id for m in rows], count, tokens_, results, media, reply),
         )
 
@@ -428,6 +444,7 @@ class SessionView:
             tools=self._tools(model, loaded.state, bool(loaded.compactions)),
             cost=self._cost,
             bill=self._bill,
+            compaction_cost=self._compaction_cost,
             changed=set(changed),
             ledger=ledger,
             cuts=None if live else list(kept.cuts),
@@ -630,6 +647,7 @@ class SessionView:
             ledger=self.ledger(g),
             max_output=self.shared.settings.max_output_tokens,
             session_cost=g.cost,
+            compaction_cost=g.compaction_cost,
             breaker_open=g.breaker_open,
             horizons=g.horizons,
             draft=draft,

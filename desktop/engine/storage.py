@@ -76,6 +76,9 @@ class Loaded(Struct):
     # The same sums per model and prompt size (the most prompt tokens of the band's requests): what the cost is
     # priced from, so a price tier applies to each request, never to the sum.
     usage_by_band: dict[tuple[str | None, int], Usage] = field(default_factory=dict)
+    # The same for the requests made for the chat that are no reply of its own (summaries and their section
+    # requests, retries): the session's cost is both; this part is what compaction spent.
+    spend_by_band: dict[tuple[str | None, int], Usage] = field(default_factory=dict)
 
 
 class StoredEstimate(Struct, frozen=True):
@@ -114,6 +117,7 @@ class Overview(Struct):
     unknown: list[StoredMessage]  # sendable rows whose numbers are missing or for another shape, decoded
     estimate_keys: dict[int, str] = field(default_factory=dict)  # for the decoded rows
     usage_by_band: dict[tuple[str | None, int], Usage] = field(default_factory=dict)  # as in ``Loaded``
+    spend_by_band: dict[tuple[str | None, int], Usage] = field(default_factory=dict)  # as in ``Loaded``
 
 
 class Since(Struct):
@@ -211,6 +215,7 @@ class Storage(Protocol):
                              stats: dict[str, Any], *, expected_active: int | None = None,
                              state_changes: dict[str, Any] | None = None) -> CompactionRecord: ...
     async def compactions(self, session_id: int) -> list[CompactionRecord]: ...
+    async def add_spend(self, session_id: int, kind: str, requests: list[tuple[str, Usage]]) -> None: ...
     async def delete_compaction(self, compaction_id: int) -> None: ...
 
     # imports and learned facts

@@ -76,6 +76,9 @@ def _rejected(text: str) -> dict[str, Any]:
 
 
 
+Spent = list[tuple[str, Usage]]  # every request a compaction made, (model, usage) in order: what the chat pays
+
+
 class SummaryMaker:
     # A refused sectioned summary is salvaged section by section before the chat trims (see compaction.salvage);
     # the small-model benchmark turns it off to measure without it.
@@ -84,6 +87,12 @@ class SummaryMaker:
     def __init__(self, shared: Shared, summariser: Callable[[], Summariser]):
         self.shared = shared
         self._summariser = summariser
+
+    async def _ask(self, request: dict[str, Any], spent: Spent) -> tuple[str, Usage, str | None]:
+        """One request to the summariser, its usage added to what the compaction spent."""
+        text, usage, stop = await self._summariser().complete(request)
+        spent.append((str(request.get("model") or self.shared.settings.summary_model), usage))
+        return text, usage, stop
 
     def _chunks(self, head: list[StoredMessage], model: str) -> list[list[StoredMessage]]:
         """``head`` in consecutive parts, oldest first, each small enough that its summary request (with the
@@ -109,12 +118,14 @@ class SummaryMaker:
 
     async def make(self, head: list[StoredMessage], previous: str | None, focus: str | None, *, chat_model: str,
                    choice: route.Choice, out_cap: int, cached: dict[str, Any] | None = None,
-                   tail_start: str | None = None) -> tuple[str | None, dict[str, Any], str]:
+                   tail_start: str | None = None, spent: Spent | None = None) -> tuple[str | None, dict[str, Any], str]:
         """One summary of ``head`` on top of ``previous`` (the active one), the way ``choice`` picked: the chat's
         cached request with a summarise instruction (``cached``: that request), or the transcript for the summary
         model. A head larger than the summary model's window is summarised in parts, oldest first, each folding in
         the summary so far. ``out_cap``: the reply cap the chat's cost model allows. The summary and its stats,
-        or None, the stats of what was refused and why."""
+        or None, the stats of what was refused and why. ``spent``: every request made is added to it, whatever
+        the outcome."""
+        spent = [] if spent is None else spent
         catalog, settings = self.shared.catalog, self.shared.settings
         model = settings.summary_model
         replaced = sum(tokens.estimate_message(m.content) for m in head)
@@ -129,7 +140,7 @@ class SummaryMaker:
             req = route.cached_request(cached, tail_start=tail_start, previous=previous is not None, focus=focus,
                                        max_tokens=out_cap, index=message_index(head))
             try:
-                text, usage, stop = await self._summariser().complete(req)
+                text, usage, stop = await self._ask(req, spent)
             except Exception as exc:  # noqa: BLE001 - any failure counts toward the breaker
                 return None, {}, classify(exc).message[:300]
             answer, problem = sections.accept(cp.extract_summary(text), previous)
@@ -138,7 +149,7 @@ class SummaryMaker:
             if problem:
                 cap = self._section_cap(chat_model)
                 asked = await self._salvage(text, previous, replaced, total, lambda key: salvage.cached_request(
-                    cached, key, tail_start=tail_start, max_tokens=cap), asks_left,
+                    cached, key, tail_start=tail_start, max_tokens=cap), asks_left, spent,
                     cp.flatten(cached["messages"]),  # what the model saw: the next step may be the tail's
                     cut=stop == "max_tokens", room=out_cap)
                 if asked is None:
@@ -149,7 +160,7 @@ class SummaryMaker:
             chunks = self._chunks(head, model)
             for chunk in chunks:
                 part = await self._summarise_part(chunk, previous, focus, model, asks_left,
-                                                  cap=min(self._reply_cap(model), out_cap))
+                                                  cap=min(self._reply_cap(model), out_cap), spent=spent)
                 if part.summary is None:
                     return None, _rejected(part.rejected), part.error
                 previous, dropped = part.summary, dropped + part.dropped
@@ -179,11 +190,13 @@ class SummaryMaker:
         }, ""
 
     async def _summarise_part(self, head: list[StoredMessage], previous: str | None, focus: str | None,
-                              model: str, asks_left: list[int] | None = None, cap: int | None = None) -> Part:
+                              model: str, asks_left: list[int] | None = None, cap: int | None = None,
+                              spent: Spent | None = None) -> Part:
         """One summary request (retried shorter when the request itself is too long); a refused answer salvaged
         with at most ``asks_left[0]`` section requests (the compaction's budget, shared by its parts). ``cap``:
         the reply cap (default: the summary model's, ``_reply_cap``)."""
         cap = cap if cap is not None else self._reply_cap(model)
+        spent = [] if spent is None else spent
         messages: list[Message] = list(head)
         error = "no summary"
         for _attempt in range(SUMMARY_RETRIES + 1):
@@ -191,7 +204,7 @@ class SummaryMaker:
                                            max_tokens=cap)
             req["model"] = model
             try:
-                text, usage, stop = await self._summariser().complete(req)
+                text, usage, stop = await self._ask(req, spent)
             except Exception as exc:  # noqa: BLE001 - any failure counts toward the breaker
                 found = overflow.from_exception(exc)
                 if found is not None and found.kind == "context":
@@ -208,7 +221,7 @@ class SummaryMaker:
                 total = usage.to_json()
                 asked = await self._salvage(text, previous, replaced, total,
                                             functools.partial(self._section_request, list(messages), previous, model),
-                                            asks_left if asks_left is not None else [salvage.MAX_ASKS],
+                                            asks_left if asks_left is not None else [salvage.MAX_ASKS], spent,
                                             cp.flatten(messages), cut=stop == "max_tokens",
                                             room=cap)
                 if asked is None:
@@ -234,7 +247,7 @@ class SummaryMaker:
 
     async def _salvage(self, text: str, previous: str | None, replaced: int, total: dict[str, int],
                        request: Callable[[str], dict[str, Any]],
-                       asks_left: list[int], transcript: str, *, cut: bool = False,
+                       asks_left: list[int], spent: Spent, transcript: str, *, cut: bool = False,
                        room: int | None = None) -> tuple[str, dict[str, Any]] | None:
         """The refused reply ``text`` salvaged: its passing sections kept, each other one asked for alone (at
         most salvage.MAX_ASKS short requests, built by ``request``), the rest carried from ``previous``. The
@@ -250,7 +263,7 @@ class SummaryMaker:
         while found.wants_more():
             key = found.next_key()
             try:
-                answer, usage, _stop = await self._summariser().complete(request(key))
+                answer, usage, _stop = await self._ask(request(key), spent)
             except Exception as exc:  # noqa: BLE001 - a section that cannot be asked for stays missing
                 found.refused(key, classify(exc).message[:200])
                 continue

@@ -1472,6 +1472,10 @@
         <translation>压缩阈值     {at}（输入空间的 {pct:.0f}%）</translation>
     </message>
     <message>
+        <source>             of which compaction {cost}</source>
+        <translation>             其中压缩 {cost}</translation>
+    </message>
+    <message>
         <source>Last turn $  cache read {read} · cache write {write} · input {input} · output {output}</source>
         <translation>上一轮 $     缓存读取 {read} · 缓存写入 {write} · 输入 {input} · 输出 {output}</translation>
     </message>
@@ -1715,6 +1719,10 @@
     <message>
         <source>{n} tokens</source>
         <translation>{n} 词元</translation>
+    </message>
+    <message>
+        <source>{total} (compaction {part})</source>
+        <translation>{total}（压缩 {part}）</translation>
     </message>
     <message>
         <source>Active · 1 compaction</source>

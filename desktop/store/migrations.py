@@ -23,6 +23,9 @@ v11: the full-text index reads attached text files too (the message triggers aga
 v12: usage_totals per model *and prompt band* (a new key column, ``band``): a price tier applies per request,
     not to a session's sum. The table is derived data: it is rebuilt from the stored replies, so existing
     sessions are priced per request too (no message is touched).
+v13: a partial index of the rows left 'streaming'.
+v14: spend, per session, kind, model and prompt band, the usage of the requests made for a chat that are no
+    reply of its own (summaries, section requests, retries of a summary): a chat's cost is every request it made.
 
 A new database runs none of the steps: it is made at the current version at once (``CURRENT_SCHEMA``).
 """
@@ -35,7 +38,7 @@ import peewee as pw
 
 from desktop.store.schema import Models, prompt_band, stored_usage
 
-CURRENT_VERSION = 13
+CURRENT_VERSION = 14
 STREAMING_INDEX = "CREATE INDEX messages_streaming ON messages (session_id) WHERE status = 'streaming'"
 
 
@@ -218,6 +221,18 @@ def _v13(db: pw.SqliteDatabase, models: Models) -> None:
     db.execute_sql(STREAMING_INDEX)
 
 
+SPEND_TABLE = (
+    "CREATE TABLE spend (session_id INTEGER NOT NULL REFERENCES sessions (id) ON DELETE CASCADE, "
+    "kind TEXT NOT NULL, model TEXT NOT NULL, band INTEGER NOT NULL, requests INTEGER NOT NULL, "
+    "input_tokens INTEGER NOT NULL, output_tokens INTEGER NOT NULL, cache_creation_input_tokens INTEGER NOT NULL, "
+    "cache_read_input_tokens INTEGER NOT NULL, PRIMARY KEY (session_id, kind, model, band))"
+)
+
+
+def _v14(db: pw.SqliteDatabase, models: Models) -> None:
+    db.execute_sql(SPEND_TABLE)
+
+
 # A new database is made at the current version at once, in one transaction: the tables, indexes and triggers the
 # steps above leave, word for word (a column a step added is quoted as the migrator wrote it), so a new database
 # and a migrated one are the same (tests/test_startup.py compares them). A new version adds its step above and its
@@ -260,6 +275,7 @@ CURRENT_SCHEMA = (
     "CREATE TABLE tool_chat_approvals (id INTEGER PRIMARY KEY AUTOINCREMENT, "
     "session_id INTEGER NOT NULL REFERENCES sessions (id) ON DELETE CASCADE, server TEXT NOT NULL, "
     "tool TEXT NOT NULL, origin TEXT NOT NULL, created_at REAL NOT NULL, UNIQUE (session_id, server, tool, origin))",
+    SPEND_TABLE,
 )
 
 
@@ -272,7 +288,8 @@ def create_current(db: pw.SqliteDatabase) -> None:
     search.create_index(db)  # the full-text tables and their triggers as v11 left them (nothing to fill)
 
 
-STEPS = {1: _v1, 2: _v2, 3: _v3, 4: _v4, 5: _v5, 6: _v6, 7: _v7, 8: _v8, 9: _v9, 10: _v10, 11: _v11, 12: _v12, 13: _v13}
+STEPS = {1: _v1, 2: _v2, 3: _v3, 4: _v4, 5: _v5, 6: _v6, 7: _v7, 8: _v8, 9: _v9, 10: _v10, 11: _v11, 12: _v12,
+         13: _v13, 14: _v14}
 
 
 def schema_version(db: pw.SqliteDatabase) -> int:

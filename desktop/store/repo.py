@@ -388,6 +388,7 @@ class Repo:
         with self.db.atomic():
             # The cascade would take the totals too; said here so they never depend on the pragma.
             self.m.UsageTotal.delete().where(self.m.UsageTotal.session == session_id).execute()
+            self.db.execute_sql("DELETE FROM spend WHERE session_id = ?", (session_id,))
             self.m.Session.delete().where(self.m.Session.id == session_id).execute()
 
     def get_state(self, session_id: int) -> dict[str, Any]:
@@ -570,6 +571,31 @@ class Repo:
                 t[i] += v
         return {model: Usage(*t) for model, t in sums.items()}
 
+    def add_spend(self, session_id: int, kind: str, requests: Iterable[tuple[str, Usage]]) -> None:
+        """Add what requests made for the chat that are no reply of its own cost (``kind``: what they were for),
+        per model and prompt band. Never taken away: what was spent stays spent, whatever is deleted later."""
+        tally = _tally(requests)
+        with self.db.atomic():
+            for (model, band), (count, inp, out, creation, read) in tally.items():
+                self.db.execute_sql(
+                    "INSERT INTO spend (session_id, kind, model, band, requests, input_tokens, output_tokens, "
+                    "cache_creation_input_tokens, cache_read_input_tokens) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?) "
+                    "ON CONFLICT (session_id, kind, model, band) DO UPDATE SET requests = requests + excluded.requests, "
+                    "input_tokens = input_tokens + excluded.input_tokens, "
+                    "output_tokens = output_tokens + excluded.output_tokens, "
+                    "cache_creation_input_tokens = cache_creation_input_tokens + excluded.cache_creation_input_tokens, "
+                    "cache_read_input_tokens = cache_read_input_tokens + excluded.cache_read_input_tokens",
+                    (session_id, kind, model, band, count, inp, out, creation, read))
+
+    def spend_by_band(self, session_id: int) -> dict[tuple[str | None, int], Usage]:
+        """Per model and prompt band (as ``usage_by_band``), the usage of the requests made for the chat that are
+        no reply of its own: its summaries, their section requests and retries."""
+        rows = self.db.execute_sql(
+            "SELECT model, band, SUM(input_tokens), SUM(output_tokens), SUM(cache_creation_input_tokens), "
+            "SUM(cache_read_input_tokens) FROM spend WHERE session_id = ? GROUP BY model, band", (session_id,))
+        return {(model or None, band * PROMPT_BAND): Usage(int(i), int(o), int(c), int(r))
+                for model, band, i, o, c, r in rows}
+
     def usage_by_band(self, session_id: int) -> dict[tuple[str | None, int], Usage]:
         """Per model and prompt band, the sums of the usage of the session's stored replies; the key's number is
         the most prompt tokens a request of the band had (what picks its price tier)."""
@@ -724,7 +750,7 @@ class Repo:
             rows, keys = self._rows_and_keys(
                 M.select().where((M.session == session_id) & (M.id > after) & M.off_path.is_null()).order_by(M.id))
             return Loaded(session, compactions, rows, self.get_state(session_id), self.usage_totals(session_id),
-                          keys, self.usage_by_band(session_id))
+                          keys, self.usage_by_band(session_id), self.spend_by_band(session_id))
 
     def since(self, session_id: int, after_id: int, estimates: list[StoredEstimate] | None = None) -> Since | None:
         """What a model call needs to read: the session's own row, its boundary and state, new rows only; the
@@ -783,7 +809,8 @@ class Repo:
             keys = {r.id: r.est_key for r in [*unknown, *recent] if r.est_key}
             return Overview(session, compactions, self.get_state(session_id), self.usage_totals(session_id),
                             count, tokens, results, media, trimmed, [self._message(r) for r in recent],
-                            [self._message(r) for r in unknown], keys, self.usage_by_band(session_id))
+                            [self._message(r) for r in unknown], keys, self.usage_by_band(session_id),
+                            self.spend_by_band(session_id))
 
     def page(self, session_id: int, *, originals: bool = False, before_id: int | None = None,
              hidden_through: int | None = None, size: int = 200) -> Page | None:

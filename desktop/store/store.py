@@ -264,6 +264,9 @@ class Store:
     async def compactions(self, session_id: int) -> list[CompactionRecord]:
         return await self.call(self._repo.compactions, session_id)
 
+    async def add_spend(self, session_id: int, kind: str, requests: list[tuple[str, Usage]]) -> None:
+        await self.call(self._repo.add_spend, session_id, kind, requests)
+
     async def delete_compaction(self, compaction_id: int) -> None:
         await self.call(self._repo.delete_compaction, compaction_id)
 

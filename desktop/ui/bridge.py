@@ -69,8 +69,8 @@ from desktop.tools.toolbox import Toolbox
 from desktop.ui.wording import word_error
 
 if TYPE_CHECKING:
+    from desktop.engine.compaction.compactor import Plan
     from desktop.engine.compaction.schedule import Verdict
-    from desktop.engine.compactor import Plan
     from desktop.engine.importer import ImportFailed, ImportResult
 
 __all__ = [
@@ -128,7 +128,7 @@ __all__ = [
 
 # Re-exported for the widgets but loaded when first asked for (PEP 562): the compaction policy and the
 # Claude Code importer are not needed before the window's first paint.
-_LATER = {"Plan": "desktop.engine.compactor", "Verdict": "desktop.engine.compaction.schedule",
+_LATER = {"Plan": "desktop.engine.compaction.compactor", "Verdict": "desktop.engine.compaction.schedule",
           "ImportFailed": "desktop.engine.importer", "ImportResult": "desktop.engine.importer"}
 
 

@@ -234,7 +234,11 @@ class HoverCard(QFrame):
         v["cache_creation"].setText(fmt_tokens(usage.cache_creation_input_tokens) if usage else "—")
         v["output"].setText(fmt_tokens(usage.output_tokens) if usage else "—")
         v["cost_last"].setText(fmt_cost(snap.cost_last_turn))
-        v["cost_session"].setText(fmt_cost(snap.cost_session))
+        session = fmt_cost(snap.cost_session)
+        if snap.cost_session is not None and snap.cost_compaction:
+            session = self.tr("{total} (compaction {part})").format(total=session,
+                                                                     part=fmt_cost(snap.cost_compaction))
+        v["cost_session"].setText(session)
         for key, text in bill_rows.values(snap).items():
             v[key].setText(text or "")
             v[key].setToolTip(bill_rows.tooltip() if key != "bill_cold" else "")

@@ -30,14 +30,17 @@ from desktop.engine.catalog import MILLION
 from desktop.engine.compaction import schedule, user_pins
 from desktop.engine.compaction import summary_route as route
 from desktop.engine.compaction._shared import Message, is_plain_user
+from desktop.engine.compaction.chat_state import ChatCompaction, Prepared
 from desktop.engine.context import reserved_output
 from desktop.engine.events import NoticeLevel
 from desktop.engine.session import BREAKER_LIMIT, CACHE_TTL, LONG_CACHE_TTL, Gathered, SessionView, Shared
 from desktop.engine.settings import Settings
+from desktop.engine.storage import StorageError
 from desktop.engine.summary_maker import (
     REJECTED_KEPT,
     SUMMARY_MAX_TOKENS,
     SUMMARY_MIN_TOKENS,
+    Spent,
     Summariser,
     SummaryMaker,
     summary_cap,
@@ -83,6 +86,7 @@ DEFAULT_COMPACT_RATIO = Settings().auto_compact_ratio  # a different ratio is th
 NOTHING_YET = M.say(M.NOTHING_YET)
 NOTHING_BEFORE = M.say(M.NOTHING_BEFORE)
 NOT_SMALLER = M.say(M.NOT_SMALLER)
+SPEND_KIND = "compaction"  # what the requests a summary makes are stored as (the session's cost counts them)
 
 
 class Step(enum.StrEnum):
@@ -101,6 +105,7 @@ class Decision(Struct, frozen=True):
     trigger: Trigger | None = None
     target: int | None = None  # tokens the compaction must bring the request under (None: no target)
     horizons: dict[str, int] | None = None  # CLEAR: the new microcompaction horizons
+    note: str | None = None  # why a due summary waits (it does not pay yet), said once per boundary and reason
 
 
 def _rows(messages: list[Message]) -> list[StoredMessage]:
@@ -152,22 +157,10 @@ class Plan(Struct, frozen=True):
         return self.head[-1].id if self.head else 0
 
 
-class Prepared(Struct):
-    """A summary made in the background, not yet committed."""
-
-    boundary: int  # compaction id it was made on top of
-    covers_through: int
-    summary: str
-    stats: dict[str, Any]
-    idle: bool = False  # made just before the cache expired: the next (cold) send commits it
-
-
 class Compactor:
     def __init__(self, shared: Shared, summariser: Callable[[], Summariser]):
         self.shared = shared
         self.maker = SummaryMaker(shared, summariser)
-        self._prepared: dict[int, Prepared] = {}
-        self._told: dict[tuple[int, int], schedule.Why] = {}  # (session, boundary): the last verdict logged
         self.clock: Callable[[], float] = time.time  # the engine's clock (injectable)
 
     # --- policy numbers -------------------------------------------------------------------------------
@@ -349,11 +342,9 @@ class Compactor:
         if early:  # nothing is said while a summary below the threshold does not pay: none was due
             if due and verdict is not None:
                 g.memo["schedule"] = verdict
-                self._waited(g, verdict)
             return due
         if verdict is not None:
             g.memo["schedule"] = verdict
-            self._waited(g, verdict)
         return due or not budget or used >= DEFER_RATIO * budget
 
     def _may_pay_early(self, g: Gathered, used: int) -> bool:
@@ -555,20 +546,23 @@ class Compactor:
         verdict = g.memo.get("schedule")
         return {"schedule": verdict.stats()} if isinstance(verdict, schedule.Verdict) and verdict.pays else {}
 
-    def _waited(self, g: Gathered, verdict: schedule.Verdict) -> None:
-        """Log, once per boundary and reason, why a due summary waits."""
-        key = (g.session.id, g.boundary)
-        if self._told.get(key) != verdict.why:
-            self._told[key] = verdict.why
-            log.info("session %s: %s", g.session.id, verdict.reason)
-            if not verdict.pays:  # the conversation tells the views once (a CompactionChanged note)
-                g.memo["schedule_note"] = verdict.reason
+    @staticmethod
+    def _waited(g: Gathered, chat: ChatCompaction) -> str | None:
+        """Why a due summary waits, the first time this boundary waits for that reason (logged then); else None."""
+        verdict = g.memo.get("schedule")
+        if not isinstance(verdict, schedule.Verdict) or chat.told.get(g.boundary) == verdict.why:
+            return None
+        chat.told[g.boundary] = verdict.why
+        log.info("session %s: %s", g.session.id, verdict.reason)
+        return None if verdict.pays else verdict.reason
 
     def before_call(self, g: Gathered, used: int, source: str, idle: float | None, *,
-                    cleared: bool = False) -> Decision:
+                    cleared: bool = False, chat: ChatCompaction | None = None) -> Decision:
         """The next step before a request whose context measures ``used`` (by ``source``; "estimate" near the
         threshold asks for the exact count first), ``idle`` seconds after the previous one. The conversation
-        carries the step out and asks again; ``cleared``: old results were cleared for this request already."""
+        carries the step out and asks again; ``cleared``: old results were cleared for this request already.
+        ``chat``: the chat's own compaction state (none: a chat with nothing prepared)."""
+        chat = ChatCompaction() if chat is None else chat
         if not cleared and (horizons := self.plan_micro(g, used, idle)) is not None:
             return Decision(Step.CLEAR, horizons=horizons)
         threshold = self.threshold(g.model)
@@ -576,15 +570,18 @@ class Compactor:
             return Decision(Step.NOTHING)
         if source == "estimate" and abs(used - threshold) <= NEAR_THRESHOLD * threshold:
             return Decision(Step.COUNT)
-        if self.needs_summary(g, used, idle):
+        known = g.memo.get("schedule")
+        due = self.needs_summary(g, used, idle)
+        note = self._waited(g, chat) if g.memo.get("schedule") is not known else None
+        if due:
             if self.trims_instead(g):
-                return Decision(Step.TRIM, "auto", self.low_water(g))
-            return Decision(Step.SUMMARISE, "auto", self.summary_target(g))
-        if self.idle_ready(g) and (idle or 0) > CACHE_TTL:
+                return Decision(Step.TRIM, "auto", self.low_water(g), note=note)
+            return Decision(Step.SUMMARISE, "auto", self.summary_target(g), note=note)
+        if self.idle_ready(g, chat) and (idle or 0) > CACHE_TTL:
             # Prepared while the cache was warm; it is cold now, so the prompt is written again anyway. On the
             # hour cache too: only the stable prefix lives the hour, the tail the summary replaces does not.
             return Decision(Step.USE_PREPARED, "background")
-        return Decision(Step.NOTHING)
+        return Decision(Step.NOTHING, note=note)
 
     def idle_for(self, view: SessionView, g: Gathered) -> float | None:
         """Seconds since this session's last request (None: unknown, e.g. after a restart)."""
@@ -594,7 +591,7 @@ class Compactor:
             last = reply.created_at if reply else None
         return None if last is None else max(0.0, self.clock() - last)
 
-    def prepare_soon(self, g: Gathered, used: int, growth: int | None) -> bool:
+    def prepare_soon(self, g: Gathered, used: int, growth: int | None, chat: ChatCompaction | None = None) -> bool:
         """Past the prepare mark, summarise in the background so the next send does not wait; only when the
         context grows fast enough to need it at the next turn (an unused summary is a billed waste: made a turn
         earlier, it is a turn older at the commit, and at a small window that turn makes a fresh one pay). A
@@ -607,7 +604,7 @@ class Compactor:
         if early and not self._may_pay_early(g, ahead):
             return False
         # ... and only when the schedule would make it by then (a summary put off is not prepared early).
-        return self.wants_prepare(g, used, early=early) and self._due(g, ahead, warm=True)[0]
+        return self.wants_prepare(g, used, early=early, chat=chat) and self._due(g, ahead, warm=True)[0]
 
     def low_water(self, g: Gathered, target: int | None = None) -> int:
         """What a trim without a summary brings the request under: LOW_WATER of the threshold (and under
@@ -628,13 +625,15 @@ class Compactor:
 
     # --- the one compaction function ------------------------------------------------------------------
     async def compact(self, view: SessionView, g: Gathered, trigger: Trigger, *, focus: str | None = None,
-                      target: int | None = None, level: int = 0, before_message: int | None = None) -> Outcome:
+                      target: int | None = None, level: int = 0, before_message: int | None = None,
+                      chat: ChatCompaction | None = None) -> Outcome:
         """Summarise (or, failing that for automatic paths, snip) and write the boundary. ``level`` asks for a
         deeper cut (a reactive retry that must not resend what already failed); ``before_message`` summarises
         only what comes before that message ("Summarise up to here")."""
         store = self.shared.store
         before, _source = view.used(g)
-        prepared = self._prepared.pop(view.session_id, None)
+        chat = ChatCompaction() if chat is None else chat
+        prepared, chat.prepared = chat.prepared, None
         breaker = g.breaker_failures
         if trigger == "manual" and breaker:
             breaker = 0
@@ -663,8 +662,8 @@ class Compactor:
             return Outcome(False, NOTHING_YET, before=before, after=before)
         if trigger != "manual" and self.trims_instead(g):
             return await self.trim(view, g, target, before)
-        summary, stats, error = await self._summarise(g, head, focus, **self._route_facts(view, g, head, trigger,
-                                                                                     level, before))
+        summary, stats, error = await self._summarise(view, g, head, focus,
+                                                      **self._route_facts(view, g, head, trigger, level, before))
         if summary is None:
             failures = breaker + 1
             # Said once per model: a run of the same warning at every turn tells the user nothing more.
@@ -803,14 +802,30 @@ class Compactor:
         msg = M.say(M.COMPACTED_ONE, saved=saved) if count == 1 else M.say(M.COMPACTED, messages=count, saved=saved)
         return Outcome(True, msg, record, before, after, g=g)
 
-    async def _summarise(self, g: Gathered, head: list[StoredMessage], focus: str | None, *,
-                         cached: dict[str, Any] | None = None, tail_start: str | None = None, used: int = 0,
-                         warm: bool = False) -> tuple[str | None, dict[str, Any], str]:
-        """One summary of ``head`` on top of the active one, the cheaper way by the estimate (see _choice)."""
-        return await self.maker.make(head, g.compaction.summary if g.compaction else None, focus, chat_model=g.model,
-                                     choice=self._choice(g, head, cached=cached, used=used, warm=warm),
-                                     out_cap=self.summary_reply_cap(g.model, g), cached=cached,
-                                     tail_start=tail_start)
+    async def _summarise(self, view: SessionView | None, g: Gathered, head: list[StoredMessage],
+                         focus: str | None, *, cached: dict[str, Any] | None = None, tail_start: str | None = None,
+                         used: int = 0, warm: bool = False) -> tuple[str | None, dict[str, Any], str]:
+        """One summary of ``head`` on top of the active one, the cheaper way by the estimate (see _choice). Every
+        request it made is the chat's spend, stored whatever came of it (a refused summary was paid for too)."""
+        spent: Spent = []
+        try:
+            return await self.maker.make(head, g.compaction.summary if g.compaction else None, focus,
+                                         chat_model=g.model,
+                                         choice=self._choice(g, head, cached=cached, used=used, warm=warm),
+                                         out_cap=self.summary_reply_cap(g.model, g), cached=cached,
+                                         tail_start=tail_start, spent=spent)
+        finally:
+            if spent:
+                await self._spend(view, g.session.id, spent)
+
+    async def _spend(self, view: SessionView | None, session_id: int, spent: Spent) -> None:
+        try:
+            await self.shared.store.add_spend(session_id, SPEND_KIND, spent)
+        except StorageError as exc:  # a read-only command or a full disk: the summary itself goes on
+            log.warning("session %s: what its summary cost was not stored: %s", session_id, exc)
+            return
+        if view is not None:
+            view.spent(spent)
 
     async def _commit(self, view: SessionView, g: Gathered, covers_through: int, summary: str, trigger: str,
                       stats: dict[str, Any], before: int, min_saving: int = 0) -> CompactionRecord | None:
@@ -900,36 +915,33 @@ class Compactor:
                        record, before, after, g=after_g)
 
     # --- background preparation -----------------------------------------------------------------------
-    def wants_prepare(self, g: Gathered, used: int, *, early: bool = False) -> bool:
+    def wants_prepare(self, g: Gathered, used: int, *, early: bool = False, chat: ChatCompaction | None = None) -> bool:
         """Past the prepare mark (or ``early``: before it, one that pays), a summary made in the background lets
         the next send go on without waiting."""
         mark = self.prepare_mark(g.model)
         if g.breaker_open or not (early or (mark and used >= mark)):
             return False
-        ready = self._prepared.get(g.session.id)
-        if ready and ready.boundary == g.boundary:
+        if chat is not None and chat.prepared_on(g.boundary):
             return False
         head, _tail = self.split(g)  # a summary that would wait (see needs_summary) is not made early either
         return self._saving(g, head) >= MIN_SAVING * used
 
-    async def prepare(self, g: Gathered, view: SessionView | None = None) -> None:
+    async def prepare(self, g: Gathered, view: SessionView, chat: ChatCompaction) -> None:
+        """Summarise in the background; the summary waits in ``chat`` for the request that needs it."""
         head, _tail = self.split(g)
         if not head:
             return
-        facts = self._route_facts(view, g, head, "background", 0, view.used(g)[0]) if view is not None else {}
-        summary, stats, _error = await self._summarise(g, head, None, **facts)
+        facts = self._route_facts(view, g, head, "background", 0, view.used(g)[0])
+        summary, stats, _error = await self._summarise(view, g, head, None, **facts)
         if summary is not None:
-            self._prepared[g.session.id] = Prepared(g.boundary, head[-1].id, summary, stats)
+            chat.prepared = Prepared(g.boundary, head[-1].id, summary, stats)
 
-    def idle_summary_pays(self, view: SessionView, g: Gathered) -> bool:
+    def idle_summary_pays(self, view: SessionView, g: Gathered, chat: ChatCompaction) -> bool:
         """A long idle session whose cache is still warm: would a summary made now cost less than the prompt
         tokens it spares the next, cold, turn?"""
         used, _source = view.used(g)
         mark = self.prepare_mark(g.model)
-        if not mark or used < mark or g.breaker_open or not self.warm(view):
-            return False
-        ready = self._prepared.get(g.session.id)
-        if ready and ready.boundary == g.boundary:
+        if not mark or used < mark or g.breaker_open or not self.warm(view) or chat.prepared_on(g.boundary):
             return False
         head, _tail = self.split(g)
         if not head:
@@ -938,15 +950,12 @@ class Compactor:
         cost = route.cached_cost(info, used, SUMMARY_MAX_TOKENS // 4, warm=True)
         return cache_clock.summary_pays(info, saving_tokens=self._saving(g, head), summary_cost=cost)
 
-    async def prepare_idle(self, view: SessionView, g: Gathered) -> None:
-        await self.prepare(g, view)
-        ready = self._prepared.get(g.session.id)
-        if ready is not None:
-            ready.idle = True
+    async def prepare_idle(self, view: SessionView, g: Gathered, chat: ChatCompaction) -> None:
+        await self.prepare(g, view, chat)
+        if chat.prepared is not None:
+            chat.prepared.idle = True
 
-    def idle_ready(self, g: Gathered) -> bool:
-        ready = self._prepared.get(g.session.id)
-        return ready is not None and ready.idle and ready.boundary == g.boundary
-
-    def discard_prepared(self, session_id: int) -> None:
-        self._prepared.pop(session_id, None)
+    @staticmethod
+    def idle_ready(g: Gathered, chat: ChatCompaction) -> bool:
+        ready = chat.prepared_on(g.boundary)
+        return ready is not None and ready.idle

@@ -1,0 +1,64 @@
+"""A chat's cost is every request made for it, as the provider bills them: its turns and what its compaction spent
+(summaries, their section requests, refused ones too), and the part compaction took is said apart."""
+
+from __future__ import annotations
+
+import pytest
+
+from desktop.engine.context import context_report
+from desktop.engine.types import Usage
+from tests.conftest import _open_engine
+from tests.fakeapi import FakeAnthropic
+from tests.test_compaction_engine import converse, summary_requests
+
+MODEL = "claude-sonnet-4-6"  # priced in the catalog
+
+
+def _billed(engine, srv: FakeAnthropic, requests) -> float:  # noqa: ANN001
+    info = engine.catalog.info(MODEL)
+    return sum(info.cost(Usage(**r.usage), prompt_tokens=r.prompt_tokens) for r in requests if r.usage)
+
+
+@pytest.fixture
+async def priced(monkeypatch):
+    with FakeAnthropic(8_000) as srv:
+        monkeypatch.setenv("ANTHROPIC_BASE_URL", srv.base_url)
+        monkeypatch.setenv("ANTHROPIC_API_KEY", "test-key")
+        monkeypatch.setenv("PRECIS_CONTEXT_WINDOW", "8000")
+        async with _open_engine({"max_output_tokens": 1024, "model": MODEL}) as engine:
+            yield engine, srv
+
+
+async def test_the_session_cost_is_every_request_the_server_billed_summaries_included(priced):
+    engine, srv = priced
+    sid = (await engine.store.create_session("c", MODEL)).id
+    await converse(engine, srv, sid, 14)
+    assert await engine.store.compactions(sid), "the scenario must compact"
+    assert summary_requests(srv), "... with a summary"
+    snap = await engine.measure(sid)
+    everything = _billed(engine, srv, srv.message_requests())
+    summaries = _billed(engine, srv, summary_requests(srv))
+    assert summaries > 0
+    assert snap.cost_session == pytest.approx(everything, rel=1e-6)
+    assert snap.cost_compaction == pytest.approx(summaries, rel=1e-6)
+    # Read again from the store (a new view, as at the next start), the same figures.
+    engine.view(sid).invalidate()
+    again = await engine.measure(sid)
+    assert again.cost_session == pytest.approx(everything, rel=1e-6)
+    assert again.cost_compaction == pytest.approx(summaries, rel=1e-6)
+    assert "of which compaction" in context_report(again)
+
+
+async def test_a_refused_summary_is_paid_for_and_counted(priced):
+    engine, srv = priced
+    sid = (await engine.store.create_session("r", MODEL)).id
+    await converse(engine, srv, sid, 6)
+    before = (await engine.measure(sid)).cost_session
+    srv.queue_summary(*["I cannot summarise this conversation."] * 8)  # the summary and any section asked for
+    outcome = await engine.compact(sid, "manual")
+    assert not outcome.ok
+    asked = summary_requests(srv)
+    assert asked
+    snap = await engine.measure(sid)
+    assert snap.cost_compaction == pytest.approx(_billed(engine, srv, asked), rel=1e-6)
+    assert snap.cost_session == pytest.approx(before + snap.cost_compaction, rel=1e-6)
