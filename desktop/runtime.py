@@ -14,12 +14,14 @@ from msgspec import Struct, field
 
 from desktop.engine import redact, shutdown
 from desktop.engine.chat import ChatEngine, ToolRunner
+from desktop.engine.compaction.hooks import HookSettings
 from desktop.engine.secrets import Credentials
 from desktop.engine.settings import Paths, Settings
 from desktop.engine.storage import StorageError
 from desktop.store import Store
 from desktop.store import errors as store_errors
 from desktop.store.tool_log import AuditEntry, ToolLog
+from desktop.tools.compaction_hooks import CompactionHookRunner
 from desktop.tools.permissions import Asker, PermissionPolicy
 from desktop.tools.toolbox import Toolbox
 
@@ -56,6 +58,20 @@ def toolbox_factory(*, workspace: Path | None | Any = ..., allow: Iterable[str] 
     return make
 
 
+def compaction_hooks(engine: ChatEngine, box: Toolbox | None) -> CompactionHookRunner:
+    """The user's compaction hooks (``settings.compaction_hooks``, read at each compaction), run in the folder the
+    chat's tools work in, with Précis's own folders hidden as from the run tool."""
+    paths = engine.paths
+
+    def workspace_of(session_id: int, folder: str | None) -> Path | None:
+        # The toolbox's answer: the CLI's --workspace, else the chat's folder (as its tools see it).
+        found = None if box is None else box.workspace(session_id, {"workspace": folder} if folder else None)
+        return found.root if found is not None else (Path(folder) if folder else None)
+
+    return CompactionHookRunner(lambda: HookSettings.of(engine.settings.compaction_hooks),
+                                hidden=(paths.config_dir, paths.data_dir, paths.cache_dir), workspace_of=workspace_of)
+
+
 @asynccontextmanager
 async def open_runtime(*, model: str | None = None, credentials: Credentials | None = None,
                        tools: ToolRunner | None = None, toolbox: ToolboxFactory | None = None,
@@ -89,6 +105,7 @@ async def open_runtime(*, model: str | None = None, credentials: Credentials | N
     if box is not None and box.recall is None:
         box.recall = store  # the recall tool reads the chat's own history
     engine = ChatEngine(store, paths, settings, credentials, tools=box or tools, background=background)
+    engine.shared.compaction_hooks = compaction_hooks(engine, box)
     try:
         yield Runtime(paths, settings, store, engine, tool_log, box)
     finally:

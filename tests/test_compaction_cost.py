@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import pytest
 
+from desktop.engine.bill import compaction_spend
 from desktop.engine.context import context_report
 from desktop.engine.types import Usage
 from tests.conftest import _open_engine
@@ -62,3 +63,33 @@ async def test_a_refused_summary_is_paid_for_and_counted(priced):
     snap = await engine.measure(sid)
     assert snap.cost_compaction == pytest.approx(_billed(engine, srv, asked), rel=1e-6)
     assert snap.cost_session == pytest.approx(before + snap.cost_compaction, rel=1e-6)
+
+
+async def test_each_turn_that_paid_for_a_compaction_shows_its_cost_on_its_bill(priced):
+    engine, srv = priced
+    sid = (await engine.store.create_session("t", MODEL)).id
+    paid_turns = 0
+    for turn in range(14):
+        asked = len(summary_requests(srv))
+        await converse(engine, srv, sid, 1, start=turn)
+        await engine.tasks.wait(sid, "prepare")
+        new = summary_requests(srv)[asked:]
+        snap = await engine.measure(sid)
+        last = snap.last_turn
+        assert last is not None
+        if last.compaction is not None:
+            paid_turns += 1
+            # Made in this turn, or in the background after the previous one: billed on this turn.
+            assert last.compaction.total > 0
+            assert "and its compaction" in context_report(snap)
+        elif new:
+            # Made in the background after this turn's reply: the next turn's bill carries it.
+            continue
+    assert paid_turns, "the scenario must compact within a turn"
+    # Every compaction request is on some turn's bill or still waiting for the next request.
+    rows = await engine.store.messages(sid)
+    billed = sum(engine.catalog.info(m).cost(u, prompt_tokens=u.prompt_tokens)
+                 for row in rows for m, u in compaction_spend(row))
+    waiting = sum(engine.catalog.info(m).cost(u, prompt_tokens=u.prompt_tokens)
+                  for m, u in engine.view(sid).take_unbilled())
+    assert billed + waiting == pytest.approx(_billed(engine, srv, summary_requests(srv)), rel=1e-6)

@@ -242,12 +242,35 @@ def test_section_requests_of_one_part_share_the_transcript_as_their_prefix():
                                 "state": "Done:\n- schema", "errors": "None", "next": "Migrate the drafts."})
     messages = [{"role": "user", "content": [{"type": "text", "text": "Move the store to SQLite, please."}]},
                 {"role": "assistant", "content": [{"type": "text", "text": "The schema is written."}]}]
-    texts = [salvage.transcript_request(messages, key, previous_summary=previous)["messages"][0]["content"][0]["text"]
-             for key in ("goal", "next")]
+    contents = [salvage.transcript_request(messages, key, previous_summary=previous)["messages"][0]["content"]
+                for key in ("goal", "next")]
+    texts = ["\n\n".join(block["text"] for block in content) for content in contents]
     assert texts[0].startswith("<transcript>") and texts[1].startswith("<transcript>")
     end = texts[0].index("</transcript>") + len("</transcript>")
     assert texts[0][:end] == texts[1][:end]
     assert "Ship the store." in texts[0] and "Migrate the drafts." in texts[1]  # the earlier text still sent
+    # ... and a provider with a prompt cache reads it from there: the transcript is a block of its own, marked.
+    assert contents[0][0] == contents[1][0] and contents[0][0]["text"].endswith("</transcript>")
+    assert contents[0][0]["cache_control"] == {"type": "ephemeral"}
+    assert all("cache_control" not in block for content in contents for block in content[1:])
+
+
+async def test_the_section_requests_of_a_part_read_its_transcript_from_the_prompt_cache(small_engine, fake_api):
+    # Every section request re-sent the whole transcript uncached (one block, no cache_control): six requests
+    # of a part paid for it six times at the full input price.
+    sid = (await small_engine.store.create_session("cache", "claude-test")).id
+    await converse(small_engine, fake_api, sid, 6)
+    before = len(summary_requests(fake_api))
+    fake_api.queue_summary(PARTIAL, ANSWERS["decisions"], ANSWERS["errors"], ANSWERS["next"])
+    outcome = await small_engine.compact(sid, "reactive")  # after an overflow: the transcript route
+    assert outcome.ok and outcome.record is not None, outcome.message
+    assert outcome.record.stats["summary_route"] == "transcript"
+    asked = summary_requests(fake_api)[before + 1:]  # the section requests, after the whole summary's
+    assert len(asked) == 3 and all(len(r.body["messages"][0]["content"]) == 2 for r in asked)
+    assert asked[0].usage["cache_creation_input_tokens"] > 1_000
+    for later in asked[1:]:
+        assert later.usage["cache_read_input_tokens"] == asked[0].usage["cache_creation_input_tokens"]
+        assert later.usage["input_tokens"] < 200  # the instruction alone
 
 
 # What SmolLM2-135M-Instruct (Q4_1, llama-server) answered when asked for each section alone, after its whole

@@ -288,8 +288,12 @@ async def test_measured_cost_equals_pricing_every_reply(small_engine, fake_api):
 
     outcome = await engine.compact(sid, "manual")
     assert outcome.ok, outcome.message
-    expected = await _old_way_cost(engine, sid)  # the summary request is not a stored reply
-    assert (await engine.measure(sid)).cost_session == pytest.approx(expected, rel=1e-12)
+    # The summary request is no stored reply, but the chat paid for it: the session's cost counts it apart.
+    snap = await engine.measure(sid)
+    summary = engine.catalog.info("claude-haiku-4-5").cost(Usage(**outcome.record.stats["summary_usage"]))
+    assert snap.cost_compaction == pytest.approx(summary, rel=1e-9) and summary > 0
+    expected = await _old_way_cost(engine, sid) + snap.cost_compaction
+    assert snap.cost_session == pytest.approx(expected, rel=1e-12)
 
     # A full load after the compaction reads the totals, never the replies behind the boundary.
     statements: list[str] = []
@@ -311,7 +315,7 @@ async def test_measured_cost_equals_pricing_every_reply(small_engine, fake_api):
     # Deleting a reply (the totals are the sum over stored rows) and undoing the compaction: still exact.
     last_reply = [m for m in await store.messages(sid) if m.usage][-1]
     await engine.delete_message(sid, last_reply.id)
-    expected_after = await _old_way_cost(engine, sid)
+    expected_after = await _old_way_cost(engine, sid) + snap.cost_compaction  # what was spent stays spent
     assert expected_after < expected
     assert (await engine.measure(sid)).cost_session == pytest.approx(expected_after, rel=1e-12)
     assert await engine.undo_compaction(sid)

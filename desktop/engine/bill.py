@@ -94,11 +94,13 @@ class TurnBill(Struct, frozen=True):
     bill: Bill | None
     cold: Cold | None = None
     idle_minutes: int | None = None  # for Cold.EXPIRED: the minutes since the previous request
+    compaction: Bill | None = None  # what the compaction made before this request cost (None: none, or unpriced)
 
     def to_json(self) -> dict[str, object]:
         return {"message_id": self.message_id, "model": self.model, "tokens": self.usage.to_json(),
                 "cost": self.bill.to_json() if self.bill else None, "cold": self.cold.value if self.cold else None,
-                "idle_minutes": self.idle_minutes}
+                "idle_minutes": self.idle_minutes,
+                "compaction_cost": self.compaction.to_json() if self.compaction else None}
 
 
 def _sent(reply: StoredMessage) -> float:
@@ -109,6 +111,17 @@ def _sent(reply: StoredMessage) -> float:
 def _request(reply: StoredMessage) -> dict[str, object]:
     facts = reply.meta.get("request")
     return facts if isinstance(facts, dict) else {}
+
+
+def compaction_spend(reply: StoredMessage) -> list[tuple[str, Usage]]:
+    """The requests a compaction made before ``reply``'s request, as its turn recorded them."""
+    out: list[tuple[str, Usage]] = []
+    for item in reply.meta.get("compaction_spend") or ():
+        if isinstance(item, list) and len(item) == 2 and isinstance(item[0], str) and isinstance(item[1], dict):
+            usage = Usage.from_json(item[1])
+            if usage is not None:
+                out.append((item[0], usage))
+    return out
 
 
 def cold_reason(reply: StoredMessage, previous: StoredMessage | None, *, compacted: bool,
@@ -147,7 +160,9 @@ def turn_bills(rows: Sequence[StoredMessage], catalog: ModelCatalog, default_mod
         info = infos.get(model) or infos.setdefault(model, catalog.info(model))
         cold, minutes = (cold_reason(row, previous, compacted=compacted, lifetime=lifetime) if is_cold(row.usage)
                          else (None, None))
-        out.append(TurnBill(row.id, model, row.usage, split(info, row.usage), cold, minutes))
+        spend = compaction_spend(row)
+        paid = total(split(catalog.info(m), u, prompt_tokens=u.prompt_tokens) for m, u in spend) if spend else None
+        out.append(TurnBill(row.id, model, row.usage, split(info, row.usage), cold, minutes, paid))
         previous = row
     return out[-LAST_TURNS:]
 

@@ -238,6 +238,9 @@ def _bill_lines(snap: ContextSnapshot) -> list[str]:
         lines.append(say(QT_TRANSLATE_NOOP(
             "Engine", "Last turn $  cache read {read} · cache write {write} · input {input} · output {output}"),
             **_money(turn.bill)))
+    if turn is not None and turn.compaction is not None and turn.compaction.total:
+        lines.append(say(QT_TRANSLATE_NOOP("Engine", "             and its compaction {cost}"),
+                         cost=f"${turn.compaction.total:.4f}"))
     if turn is not None and turn.cold is not None:
         lines.append(say(QT_TRANSLATE_NOOP("Engine", "Cold turn    {reason}"), reason=cold_words(turn)))
     if snap.session_bill is not None:

@@ -608,6 +608,8 @@ class Conversation:
             request = as_continuation(request)
             meta["continues"] = cut.id
         facts = view.facts(g)
+        if spent := view.take_unbilled():  # the compaction this turn paid, on its bill
+            meta["compaction_spend"] = [[model, usage.to_json()] for model, usage in spent]
         view.last_request = self.hub.clock()
         row = await store.add_message(sid, "assistant", [], status="streaming", model=request["model"],
                                       meta={"request": facts.to_json(), "sent_at": view.last_request, **meta})

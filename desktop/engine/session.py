@@ -21,6 +21,7 @@ from desktop.engine.bill import Bill, split, total
 from desktop.engine.calibration import Calibration
 from desktop.engine.catalog import ModelCatalog
 from desktop.engine.compaction import user_pins
+from desktop.engine.compaction.hooks import CompactionHooks, NoHooks
 from desktop.engine.context import ContextSnapshot
 from desktop.engine.measure import (
     SMALLEST_INGEST,
@@ -61,6 +62,8 @@ class Shared(Struct):
     tool_definitions: Callable[[int, Mapping[str, Any], int | None], list[dict[str, Any]]] | None = None
     # Reads workspace files back after a summary (session id, workspace-relative paths -> text); None: none.
     file_snapshots: Callable[[int, list[str]], str] | None = None
+    # The user's commands before and after a compaction (the runtime wires the tools layer's runner).
+    compaction_hooks: CompactionHooks = field(default_factory=NoHooks)
 
     def model_for(self, session: SessionInfo) -> str:
         return session.model or self.settings.model
@@ -149,6 +152,8 @@ class SessionView:
         self._cost: float | None = 0.0
         self._bill: Bill | None = Bill()
         self._compaction_cost: float | None = 0.0
+        # What compaction spent since the last reply was sent: that reply's turn paid it (see take_unbilled).
+        self._unbilled: list[tuple[str, Usage]] = []
         self.media_limit: int | None = None  # lowered after a provider's media-count error
         self.last_request: float | None = None  # clock time of this session's last model call
         self.last_used: int | None = None  # the context size measured after the last turn
@@ -275,9 +280,15 @@ class SessionView:
 
     def spent(self, requests: list[tuple[str, Usage]]) -> None:
         """Requests made for the chat that are no reply of its own (its summaries): stored as its spend."""
+        self._unbilled.extend(requests)
         if self._loaded is not None:
             for model, usage in requests:
                 self._add_cost(model, usage, spend=True)
+
+    def take_unbilled(self) -> list[tuple[str, Usage]]:
+        """What compaction spent since the previous request, for the next reply's bill (and then no more)."""
+        out, self._unbilled = self._unbilled, []
+        return out
 
     def forget(self, message_id: int) -> None:
         """A row the engine deleted."""

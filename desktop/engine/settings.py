@@ -99,6 +99,12 @@ OVERRIDE_COUNT_RANGES: dict[str, tuple[int, int]] = {
 }
 OVERRIDE_PRICES = ("input_price", "output_price", "input", "output")  # USD per million tokens
 MAX_PRICE = 100_000.0
+# Compaction hooks (README "Compaction hooks"): a command line run before each compaction and one after it ("":
+# none), each with a time limit in seconds; allow_unsandboxed lets them run where bubblewrap cannot start.
+HOOK_COMMANDS = ("pre", "post")
+HOOK_TIMEOUTS: dict[str, tuple[float, float]] = {"pre_timeout": (1.0, 600.0), "post_timeout": (1.0, 600.0)}
+HOOK_DEFAULTS: dict[str, Any] = {"pre": "", "post": "", "pre_timeout": 10.0, "post_timeout": 30.0,
+                                 "allow_unsandboxed": False}
 
 
 @dataclass(slots=True)
@@ -141,6 +147,8 @@ class Settings:
     profiles: list[Profile] = field(default_factory=list)
     # The window's and the CLI's language: "" follows the system, "en" English, "zh_CN" Simplified Chinese.
     language: str = ""
+    # Commands run before and after a compaction, sandboxed like the run tool's (HOOK_DEFAULTS: the keys).
+    compaction_hooks: dict[str, Any] = field(default_factory=lambda: dict(HOOK_DEFAULTS))
     # What Settings.load had to fix or ignore in settings.json, one line each (never saved).
     problems: list[str] = field(default_factory=list, compare=False, repr=False)
     # Fields an ANTHROPIC_* environment value overrides for this run: field -> the value without it. The
@@ -341,6 +349,8 @@ def _validated(data: dict[str, Any], problems: list[str]) -> dict[str, Any]:
             problems.append(M.say(M.NOT_A_LANGUAGE, value=_show(data["language"])))
     if "profiles" in data:
         out["profiles"] = _profiles(data["profiles"], problems)
+    if "compaction_hooks" in data:
+        out["compaction_hooks"] = _hooks(data["compaction_hooks"], problems)
     if "profile" in data:
         value = data["profile"]
         if not isinstance(value, str) or not _plain(value):
@@ -370,6 +380,46 @@ def _unicode(text: str) -> bool:
 def _plain(text: str) -> bool:
     """A name, id or URL: valid Unicode without control characters."""
     return _unicode(text) and not any(ord(ch) < 32 or ord(ch) == 127 for ch in text)
+
+
+def _boolean(name: str, value: Any, problems: list[str]) -> bool | None:
+    """A JSON boolean (0 and 1 read as one); None, with the problem said, for anything else."""
+    if isinstance(value, bool):
+        return value
+    if type(value) is int and value in (0, 1):
+        return bool(value)
+    problems.append(M.say(M.NOT_A_BOOLEAN, name=name, value=_show(value)))
+    return None
+
+
+def _hooks(value: Any, problems: list[str]) -> dict[str, Any]:
+    """``compaction_hooks``: every key of HOOK_DEFAULTS, each checked (a wrong one is named and left at its
+    default: no hook runs rather than a half-read one); null is no hooks."""
+    out = dict(HOOK_DEFAULTS)
+    if value is None:
+        return out
+    if not isinstance(value, dict):
+        problems.append(f"compaction_hooks: expected an object, got {_kind(value)}; no hooks")
+        return out
+    for key, item in value.items():
+        where = f"compaction_hooks.{key}"
+        if key in HOOK_COMMANDS:
+            if item is None:
+                continue
+            if isinstance(item, str) and _unicode(item) and "\0" not in item:
+                out[key] = item.strip()
+            else:
+                problems.append(M.say(M.NOT_TEXT, name=where, value=_show(item)))
+        elif key in HOOK_TIMEOUTS:
+            lo, hi = HOOK_TIMEOUTS[key]
+            out[key] = _float(where, item, lo, hi, HOOK_DEFAULTS[key], problems)
+        elif key == "allow_unsandboxed":
+            flag = _boolean(where, item, problems)
+            if flag is not None:
+                out[key] = flag
+        else:
+            problems.append(M.say(M.UNKNOWN_KEY, where="compaction_hooks", key=_show(key)))
+    return out
 
 
 def _profiles(value: Any, problems: list[str]) -> list[Profile]:

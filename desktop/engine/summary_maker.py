@@ -143,14 +143,15 @@ class SummaryMaker:
                 text, usage, stop = await self._ask(req, spent)
             except Exception as exc:  # noqa: BLE001 - any failure counts toward the breaker
                 return None, {}, classify(exc).message[:300]
-            answer, problem = sections.accept(cp.extract_summary(text), previous)
+            seen = cp.flatten(cached["messages"])  # what the model saw: the next step may be the tail's
+            answer, problem = sections.accept(cp.extract_summary(text), previous,
+                                              lines=sections.transcript_lines(seen))
             problem = problem or cp.validate_summary(answer, replaced)
             total = usage.to_json()
             if problem:
                 cap = self._section_cap(chat_model)
                 asked = await self._salvage(text, previous, replaced, total, lambda key: salvage.cached_request(
-                    cached, key, tail_start=tail_start, max_tokens=cap), asks_left, spent,
-                    cp.flatten(cached["messages"]),  # what the model saw: the next step may be the tail's
+                    cached, key, tail_start=tail_start, max_tokens=cap), asks_left, spent, seen,
                     cut=stop == "max_tokens", room=out_cap)
                 if asked is None:
                     return None, _rejected(text), problem
@@ -215,14 +216,16 @@ class SummaryMaker:
                 return Part(error=classify(exc).message[:300])  # worded as the chat path words it
             replaced = (sum(tokens.estimate_message(m.content) for m in head)
                         + (tokens.estimate_text(previous) if previous else 0))
-            summary, problem = sections.accept(cp.extract_summary(text), previous)
+            seen = cp.flatten(messages)
+            summary, problem = sections.accept(cp.extract_summary(text), previous,
+                                               lines=sections.transcript_lines(seen))
             problem = problem or cp.validate_summary(summary, replaced)
             if problem:
                 total = usage.to_json()
                 asked = await self._salvage(text, previous, replaced, total,
                                             functools.partial(self._section_request, list(messages), previous, model),
                                             asks_left if asks_left is not None else [salvage.MAX_ASKS], spent,
-                                            cp.flatten(messages), cut=stop == "max_tokens",
+                                            seen, cut=stop == "max_tokens",
                                             room=cap)
                 if asked is None:
                     return Part(error=problem, rejected=text)
@@ -259,7 +262,8 @@ class SummaryMaker:
         if not self.salvage_sections:
             return None
         found = salvage.start(text, previous, asks_left[0], cut=cut, room=room,
-                              source=salvage.source_words(transcript + "\n" + (previous or "")))
+                              source=salvage.source_words(transcript + "\n" + (previous or "")),
+                              lines=salvage.source_lines(transcript))
         while found.wants_more():
             key = found.next_key()
             try:

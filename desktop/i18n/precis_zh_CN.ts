@@ -1480,6 +1480,10 @@
         <translation>上一轮 $     缓存读取 {read} · 缓存写入 {write} · 输入 {input} · 输出 {output}</translation>
     </message>
     <message>
+        <source>             and its compaction {cost}</source>
+        <translation>             及其压缩 {cost}</translation>
+    </message>
+    <message>
         <source>Cold turn    {reason}</source>
         <translation>冷缓存一轮   {reason}</translation>
     </message>

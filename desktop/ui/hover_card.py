@@ -233,7 +233,10 @@ class HoverCard(QFrame):
         v["cache_read"].setText(fmt_tokens(usage.cache_read_input_tokens) if usage else "—")
         v["cache_creation"].setText(fmt_tokens(usage.cache_creation_input_tokens) if usage else "—")
         v["output"].setText(fmt_tokens(usage.output_tokens) if usage else "—")
-        v["cost_last"].setText(fmt_cost(snap.cost_last_turn))
+        last, turn = fmt_cost(snap.cost_last_turn), snap.last_turn
+        if snap.cost_last_turn is not None and turn is not None and turn.compaction is not None and turn.compaction.total:
+            last = self.tr("{total} (compaction {part})").format(total=last, part=fmt_cost(turn.compaction.total))
+        v["cost_last"].setText(last)
         session = fmt_cost(snap.cost_session)
         if snap.cost_session is not None and snap.cost_compaction:
             session = self.tr("{total} (compaction {part})").format(total=session,

@@ -39,6 +39,7 @@ GROUNDED = 0.5
 _LETTERS = re.compile(r"[^\W\d_]{4,}")
 _IDEOGRAPHIC = re.compile(r"[\u2e80-\uffff]")  # scripts written without spaces: not judged by words
 _STEM = 5
+REPEATS = "repeats the text of other sections"  # see sections.repeated: counts as an unusable answer
 
 
 def _stems(text: str) -> frozenset[str]:
@@ -53,6 +54,12 @@ _GENERIC = frozenset(w[:_STEM] for w in sections.FILLER | sections.META) | _stem
 def source_words(text: str) -> frozenset[str]:
     """What a section may be about: the words of the messages it summarises (and of the previous summary)."""
     return _stems(text)
+
+
+def source_lines(transcript: str) -> dict[str, frozenset[str]]:
+    """What a section may not only copy: the lines of the flattened transcript it summarises (see
+    ``sections.transcript_lines``; the previous summary is not part of it)."""
+    return sections.transcript_lines(transcript)
 
 
 def off_topic(body: str, source: frozenset[str] | None) -> bool:
@@ -82,6 +89,8 @@ class Salvage(Struct):
     failed_in_a_row: int = 0
     limit: int = MAX_ASKS  # section requests this salvage may make (what the compaction has left)
     source: frozenset[str] | None = None  # the words of what is summarised (see off_topic); None: not judged
+    # The lines of the summarised transcript (see source_lines), less the previous summary's; None: not judged.
+    lines: dict[str, frozenset[str]] | None = None
 
     @property
     def asks(self) -> int:
@@ -121,9 +130,11 @@ class Salvage(Struct):
 
 
 def start(text: str, previous_summary: str | None, limit: int = MAX_ASKS, *,
-          source: frozenset[str] | None = None, cut: bool = False, room: int | None = None) -> Salvage:
+          source: frozenset[str] | None = None, lines: Mapping[str, frozenset[str]] | None = None,
+          cut: bool = False, room: int | None = None) -> Salvage:
     """The sections of a refused reply that pass on their own (a section marked unchanged takes the previous
-    summary's text, as ``sections.merge`` does). ``source``: see ``source_words``. ``cut``: the reply stopped at
+    summary's text, as ``sections.merge`` does; one text written in several sections passes in none of them).
+    ``source``: see ``source_words``. ``lines``: see ``source_lines``. ``cut``: the reply stopped at
     its length cap: the section it stopped in is not whole, and every section the previous summary has is
     carried from it at once (as if the model had marked the rest unchanged): asking for each one alone would
     re-read the whole prompt once a section. ``room``: the reply cap the cut reply met; the carried sections
@@ -131,7 +142,9 @@ def start(text: str, previous_summary: str | None, limit: int = MAX_ASKS, *,
     summary = extract_summary(text)
     parsed = sections.parse(sections.whole_sections(summary) if cut else summary) or {}
     previous = sections.parse(previous_summary) if previous_summary else None
-    out = Salvage(carryable=frozenset(previous or ()), limit=limit, source=source)
+    kept = sections.without(lines, previous_summary)
+    out = Salvage(carryable=frozenset(previous or ()), limit=limit, source=source,
+                  lines=dict(kept) if kept is not None else None)
     for key in sections.KEYS:
         body = parsed.get(key)
         if body is None:
@@ -141,11 +154,14 @@ def start(text: str, previous_summary: str | None, limit: int = MAX_ASKS, *,
                 continue
             out.found[key], out.sources[key] = previous[key], Source.PREVIOUS
             continue
-        problem = _answer_problem(key, body, source)
+        problem = _answer_problem(key, body, source, out.lines)
         if problem is None:
             out.found[key], out.sources[key] = body.strip() or "None", Source.SUMMARY
         else:
             out.problems[key] = problem
+    for key in sections.repeated({key: out.found[key] for key in out.found if out.sources[key] is Source.SUMMARY}):
+        del out.found[key], out.sources[key]
+        out.problems[key] = REPEATS
     if cut:
         carry(out, previous_summary)
         if room is not None:
@@ -175,7 +191,8 @@ def fit(salvage: Salvage, room: int, previous_tokens: int) -> None:
         salvage.found[longest] = "\n".join(lines[longest])
 
 
-def _answer_problem(key: str, body: str, source: frozenset[str] | None) -> str | None:
+def _answer_problem(key: str, body: str, source: frozenset[str] | None,
+                    lines: Mapping[str, frozenset[str]] | None = None) -> str | None:
     if sections.is_empty(body):
         return "empty" if key in _NEVER_EMPTY else None
     if len(body) < 600 and validate_summary(body, 1 << 30) is not None:  # a refusal or a few characters
@@ -183,6 +200,8 @@ def _answer_problem(key: str, body: str, source: frozenset[str] | None) -> str |
     problem = sections.problem_of(body)
     if problem is None and not sections.is_unchanged(body) and off_topic(body, source):
         return "not about the conversation"
+    if problem is None and sections.copied(key, body, lines):
+        return sections.COPIES
     return problem
 
 
@@ -194,7 +213,10 @@ def take_answer(salvage: Salvage, key: str, text: str) -> bool:
     if parsed and key not in parsed:
         problem: str | None = "answers other sections"
     else:
-        problem = _answer_problem(key, body, salvage.source) if not sections.is_unchanged(body) else "unchanged"
+        problem = (_answer_problem(key, body, salvage.source, salvage.lines) if not sections.is_unchanged(body)
+                   else "unchanged")
+        if problem is None and key in sections.repeated({**salvage.found, key: body}):
+            problem = REPEATS
     if problem is not None:
         salvage.refused(key, problem)
         return False
@@ -234,7 +256,7 @@ def assemble(salvage: Salvage, previous_summary: str | None) -> tuple[str, str |
         return "", "no section of the summary holds anything new"
     previous = sections.parse(previous_summary) if previous_summary else None
     summary = sections.render(salvage.found)
-    return summary, sections.check(dict(salvage.found), previous)
+    return summary, sections.check(dict(salvage.found), previous, lines=salvage.lines)
 
 
 def instruction(key: str) -> str:
@@ -248,14 +270,18 @@ def transcript_request(messages: Sequence[Message], key: str, *, previous_summar
                        max_tokens: int = SECTION_MAX_TOKENS) -> dict[str, Any]:
     """The transcript and a short instruction for section ``key`` (with that section of the previous summary,
     which the new text updates). The transcript comes first, so that the section requests of one part share it
-    as their prefix: a local server reuses what it has evaluated up to the first token that differs."""
-    parts = ["<transcript>\n" + flatten(messages, ids=False) + "\n</transcript>"]
+    as their prefix: a local server reuses what it has evaluated up to the first token that differs, and a
+    provider with a prompt cache reads it from there (the transcript is a block of its own, marked for caching;
+    the previous section and the instruction, different in each request, follow in a second block)."""
+    transcript = {"type": "text", "text": "<transcript>\n" + flatten(messages, ids=False) + "\n</transcript>",
+                  "cache_control": {"type": "ephemeral"}}
+    parts = []
     previous = sections.parse(previous_summary) if previous_summary else None
     if previous and not sections.is_empty(previous.get(key, "")):
         parts.append("Earlier, this section read:\n" + previous[key].strip())
     parts.append(instruction(key).split("\n", 1)[1])
     return {"system": MARKER + "\nYou write short, factual notes about a conversation. Do not call tools.",
-            "messages": [{"role": "user", "content": [{"type": "text", "text": "\n\n".join(parts)}]}],
+            "messages": [{"role": "user", "content": [transcript, {"type": "text", "text": "\n\n".join(parts)}]}],
             "max_tokens": max_tokens}
 
 

@@ -2,13 +2,16 @@
 
 A summary is the chat's working memory, so it is checked like data, not accepted because it is shorter: every
 section must be there, no section may only talk about the request itself (what small models write when they do
-not follow it), and a new summary much smaller than the one it updates must say the content it dropped is done.
+not follow it), one text may not fill several sections, no section may only copy lines of the conversation (when
+its lines are known, see ``transcript_lines``), and a new summary much smaller than the one it updates must say
+the content it dropped is done.
 Files and commands are not a section: the artifact ledger lists them from the stored tool calls.
 """
 
 from __future__ import annotations
 
 import re
+from collections import Counter
 from collections.abc import Mapping
 
 from desktop.engine.compaction.citations import strip_citations
@@ -168,6 +171,158 @@ def problem_of(body: str) -> str | None:
     return loops(body)
 
 
+# One text written under several headings (a summariser answering by rote: "The user is working on the project."
+# in every section): the same text, or the same sentence making up most of the text, in REPEATS filled sections.
+# Two may be right (in a young chat the goal and the next step can say the same).
+REPEATS = 3
+_MOST = 0.8  # a sentence "makes up most" of a section at this share of its words
+_SENTENCE_END = LazyPattern(r"[.!?。！？]+(?:\s+|$)|\n")
+_LIST_MARK = LazyPattern(r"^(?:[-*•+]+\s*|\d+[.)]\s+)")
+_LABEL = LazyPattern(r"^(?:done|in progress|blocked|"
+                     + "|".join(re.escape(title.casefold()) for _k, title, _h in SECTIONS) + r")\s*:\s*")
+_WRAP = "\"'“”‘’`*_ "
+_TRAIL = ".!?;:,。！？；：，… "
+
+
+def line_key(line: str) -> str:
+    """A line as compared with other lines: its citations, case, spacing, list marker, a leading "Done:" or
+    section title, the quotes or emphasis around it and the punctuation at its end aside."""
+    text = _LIST_MARK.sub("", " ".join(strip_citations(line).split()).casefold())
+    return _LABEL.sub("", text).strip(_WRAP).rstrip(_TRAIL).strip(_WRAP)
+
+
+def _gists(body: str) -> set[str]:
+    """What a section says, as compared across sections: its whole text, and a sentence of three words or more
+    making up most of it."""
+    lines = [key for line in body.splitlines() if (key := line_key(line))]
+    out = {"\n".join(lines)} if lines else set()
+    words = len(strip_citations(body).split())
+    for sentence in _SENTENCE_END.compiled.split(body):
+        key = line_key(sentence)
+        if len(key.split()) >= max(3, _MOST * words):
+            out.add(key)
+    return out
+
+
+def repeated(bodies: Mapping[str, str]) -> list[str]:
+    """The sections (keys, in order) whose text, or the sentence making up most of it, fills REPEATS sections
+    or more of ``bodies`` (empty ones and ones marked unchanged aside)."""
+    gists = {key: _gists(body) for key, body in bodies.items()
+             if key in KEYS and not is_empty(body) and not is_unchanged(body)}
+    counts = Counter(gist for found in gists.values() for gist in found)
+    shared = {gist for gist, count in counts.items() if count >= REPEATS}
+    return [key for key in KEYS if key in gists and gists[key] & shared]
+
+
+# A section that only copies lines of the conversation summarises nothing ("Reply 24: calling write." as the
+# goal, the line an assistant message was made of): a summariser answering garbage writes it, and since it shares
+# its words with the conversation it passes for a section about it. Lines are compared whole (``line_key``), of
+# COPY_WORDS words or more, or found inside a line when they are COPY_PART_WORDS long. Some copies are what a section asks for: the user's own words as the goal, an
+# instruction or the next step, an error's exact message (a tool's output) in the errors section.
+COPY_WORDS = 3
+COPY_PART_WORDS = 12  # a line this long found inside a line of the conversation is a copy of it too
+QUOTABLE: dict[str, frozenset[str]] = {"goal": frozenset({"user"}), "instructions": frozenset({"user"}),
+                                       "next": frozenset({"user"}), "errors": frozenset({"tool"})}
+COPIES = "copies the conversation instead of summarising it"
+Lines = Mapping[str, frozenset[str]]  # line_key -> who wrote that line: "user", "assistant" or "tool"
+_ROLE = LazyPattern(r"^(user|assistant)(?: \[#\d+\])?: ?", re.IGNORECASE)
+_RESULT_OPEN = LazyPattern(r"<prior-tool-result\b[^>]*>")
+_RESULT_CLOSE = "</prior-tool-result>"
+# Blocks of a request that are not the conversation: the previous summary and the ledger sent with it.
+_ASIDE = {"<conversation-summary>": "</conversation-summary>", "<artifact-ledger>": "</artifact-ledger>"}
+
+
+def _unescape(text: str) -> str:
+    return text.replace("&lt;", "<").replace("&gt;", ">").replace("&amp;", "&")
+
+
+def transcript_lines(text: str) -> dict[str, frozenset[str]]:
+    """The lines of a flattened transcript (``normalize.flatten``: "User: …" / "Assistant: …" paragraphs) of
+    COPY_WORDS words or more, by ``line_key``, each with who wrote it: "user", "assistant", or "tool" for a
+    tool's output (and the tool-call markers). The roles' labels, the tool-result tags and the previous summary
+    and ledger a cached request opens with aside."""
+    found: dict[str, set[str]] = {}
+    role, in_tool, aside = "assistant", False, None
+    for raw in (text or "").splitlines():
+        line = raw
+        if aside is not None:
+            aside = None if aside in line else aside
+            continue
+        label = _ROLE.match(line)
+        if label:
+            role, in_tool, line = label.group(1).casefold(), False, line[label.end():]
+        opener = next((tag for tag in _ASIDE if line.lstrip().startswith(tag)), None)
+        if opener is not None:
+            aside = None if _ASIDE[opener] in line else _ASIDE[opener]
+            continue
+        opened = _RESULT_OPEN.search(line)
+        if opened:
+            in_tool, line = True, line[opened.end():]
+        kind = "tool" if in_tool or line.lstrip().startswith("<prior-tool-call") else role
+        if _RESULT_CLOSE in line:
+            line, in_tool = line.split(_RESULT_CLOSE, 1)[0], False
+        key = line_key(_unescape(line) if kind == "tool" else line)
+        if len(key.split()) >= COPY_WORDS:
+            found.setdefault(key, set()).add(kind)
+    return {key: frozenset(kinds) for key, kinds in found.items()}
+
+
+def without(lines: Lines | None, text: str | None) -> Lines | None:
+    """``lines`` less the lines of ``text`` (the previous summary: keeping its items is no copy)."""
+    if not lines or not text:
+        return lines
+    drop = {line_key(line) for line in text.splitlines()}
+    return {key: kinds for key, kinds in lines.items() if key not in drop}
+
+
+def _copied(body: str, lines: Lines) -> list[frozenset[str]] | None:
+    """Who wrote each line of the transcript that the content lines of ``body`` copy; None when a content line
+    copies none (or there is no content line). Sub-headings such as "Done:" and "None" aside."""
+    kinds = []
+    for line in body.splitlines():
+        if is_empty(line) or _norm(line).endswith((":", "：")) or not (key := line_key(line)):
+            continue
+        found = lines.get(key) or _inside(key, lines)
+        if found is None:
+            return None
+        kinds.append(found)
+    return kinds or None
+
+
+def _inside(key: str, lines: Lines) -> frozenset[str] | None:
+    """Who wrote the transcript lines that hold ``key`` word for word, when it is long enough (COPY_PART_WORDS)
+    that a summary would not write it by chance: a summariser that echoes copies a line's start as often as the
+    whole line. None: no line holds it."""
+    if len(key.split()) < COPY_PART_WORDS:
+        return None
+    padded = f" {key} "
+    found = frozenset().union(*(kinds for line, kinds in lines.items() if padded in f" {line} "))
+    return found or None
+
+
+def copied(key: str, body: str, lines: Lines | None) -> bool:
+    """Whether section ``key``'s ``body`` only copies lines of the conversation (``lines``, see
+    ``transcript_lines``; None: not judged), one at least a line the section may not quote (QUOTABLE)."""
+    if not lines or is_empty(body) or is_unchanged(body):
+        return False
+    kinds = _copied(body, lines)
+    allowed = QUOTABLE.get(key, frozenset())
+    return kinds is not None and any(not found & allowed for found in kinds)
+
+
+def copies(new: Mapping[str, str] | None, lines: Lines | None) -> str | None:
+    """Why the summary ``new`` only copies the conversation, or None: each of its filled sections is made of
+    lines of the conversation (``lines``, see ``transcript_lines``; None: not judged), and one at least of lines
+    that section may not quote."""
+    if not new or not lines:
+        return None
+    filled = {key: body for key, body in new.items() if key in KEYS and not is_empty(body) and not is_unchanged(body)}
+    if not filled or any(_copied(body, lines) is None for body in filled.values()):
+        return None
+    copying = [title for key, title, _h in SECTIONS if key in filled and copied(key, filled[key], lines)]
+    return f"the summary {COPIES} ({', '.join(copying)})" if copying else None
+
+
 def _items(body: str) -> list[str]:
     """The lines of a section that carry something (list markers and sub-headings such as "Done:" aside)."""
     out = []
@@ -201,9 +356,11 @@ def _accounted(item: str, new_text: str, done: list[str]) -> bool:
     return any(len(d) >= 8 and (item.startswith(d) or d in item or item in d) for d in done)
 
 
-def check(new: Mapping[str, str] | None, previous: Mapping[str, str] | None) -> str | None:
+def check(new: Mapping[str, str] | None, previous: Mapping[str, str] | None, *,
+          lines: Lines | None = None) -> str | None:
     """Why the sectioned summary ``new`` (already merged) is unusable, or None. ``previous``: the summary it
-    updates, when that one had sections."""
+    updates, when that one had sections. ``lines``: the lines of the summarised transcript (``transcript_lines``),
+    to refuse a summary that only copies them; None: not judged."""
     if new is None:
         return "the summary has none of the required sections"
     missing = [title for key, title, _h in SECTIONS if key not in new]
@@ -216,6 +373,13 @@ def check(new: Mapping[str, str] | None, previous: Mapping[str, str] | None) -> 
     looping = [f"{title}: {why}" for key, title, _h in SECTIONS if key in filled and (why := loops(filled[key]))]
     if looping:
         return "the summary is degenerate (" + "; ".join(looping) + ")"
+    same = repeated(filled)
+    if same:
+        titles = [title for key, title, _h in SECTIONS if key in same]
+        return "the summary repeats the same text under several sections (" + ", ".join(titles) + ")"
+    copying = copies(filled, without(lines, render(previous) if previous else None))
+    if copying:
+        return copying
     if previous is None:
         return None
     size, before = estimate_text(render(new)), estimate_text(render(previous))
@@ -230,9 +394,9 @@ def check(new: Mapping[str, str] | None, previous: Mapping[str, str] | None) -> 
             f"content not marked done (e.g. “{dropped[0][:80]}”)")
 
 
-def accept(text: str, previous_summary: str | None) -> tuple[str, str | None]:
+def accept(text: str, previous_summary: str | None, *, lines: Lines | None = None) -> tuple[str, str | None]:
     """(the summary to keep, why it is unusable or None): ``text`` merged into the previous summary section by
-    section, then checked."""
+    section, then checked. ``lines``: see ``check``."""
     new = parse(text)
     previous = parse(previous_summary) if previous_summary else None
     if new is None:
@@ -242,4 +406,4 @@ def accept(text: str, previous_summary: str | None) -> tuple[str, str | None]:
     missing = [title for key, title, _h in SECTIONS if key not in new]
     if missing:
         return render(merged), "the summary lacks the section(s) " + ", ".join(missing)
-    return render(merged), check(merged, previous)
+    return render(merged), check(merged, previous, lines=lines)
