@@ -54,6 +54,6 @@ def test_a_chats_rows_have_one_writer_and_chats_are_made_and_deleted_in_the_libr
     engine_and_views = ("desktop/engine/", "desktop/ui/", "desktop/cli/")
     rows = [n for n in where(ROW_WRITES) if n.startswith(engine_and_views)]
     chats = [n for n in where(CHAT_WRITES) if n.startswith(engine_and_views)]
-    assert rows == ["desktop/engine/compaction/compactor.py", "desktop/engine/conversation.py", "desktop/engine/reply.py"]
+    assert rows == ["desktop/engine/compaction/executor.py", "desktop/engine/conversation.py", "desktop/engine/reply.py"]
     # The conversation changes its own chat's model and profile (set_model); nothing else outside the library.
     assert chats == ["desktop/engine/conversation.py", "desktop/engine/importer.py", "desktop/engine/library.py"]

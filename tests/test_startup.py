@@ -51,6 +51,8 @@ FIRST_START_WAITS = HEAVY | {"keyring", "secretstorage", "cryptography", "jeepne
 # instructions, summary editor, compaction preview), each imported when first used.
 LATER_MODULES = {
     "desktop.engine.compaction.compactor", "desktop.engine.summary_maker", "desktop.engine.steering",
+    "desktop.engine.compaction.limits", "desktop.engine.compaction.cost_model", "desktop.engine.compaction.planner",
+    "desktop.engine.compaction.policy", "desktop.engine.compaction.executor",
     "desktop.engine.compaction.summary_prompt", "desktop.engine.compaction.request_shape",
     "desktop.engine.compaction.microcompact", "desktop.engine.compaction.snip",
     "desktop.engine.compaction.decisions", "desktop.engine.compaction.ledger",
