@@ -284,9 +284,15 @@ class Executor:
         if not head:
             return
         facts = self.planner.route_facts(view, g, head, "background", 0, view.used(g)[0])
-        summary, stats, _error = await self._summarise(view, g, head, None, **facts)
+        summary, stats, error = await self._summarise(view, g, head, None, **facts)
         if summary is not None:
             chat.prepared = Prepared(g.boundary, head[-1].id, summary, stats)
+            return
+        # A failed summary is a failed summary, made ahead or not: the breaker counts it, and no other is made
+        # in the background until one succeeds (a failing summariser was asked again after every turn).
+        log.warning("session %s: the summary prepared in the background failed: %s", view.session_id, error)
+        view.state_changed(await self.shared.store.update_state(
+            view.session_id, {"breaker_failures": g.breaker_failures + 1}))  # the views hear it with the next
 
     async def prepare_idle(self, view: SessionView, g: Gathered, chat: ChatCompaction) -> None:
         await self.prepare(g, view, chat)

@@ -283,7 +283,7 @@ class Policy:
         """Past the prepare mark (or ``early``: before it, one that pays), a summary made in the background lets
         the next send go on without waiting."""
         mark = self.limits.prepare_mark(g.model)
-        if g.breaker_open or not (early or (mark and used >= mark)):
+        if g.breaker_failures or not (early or (mark and used >= mark)):  # the last summary failed: none ahead
             return False
         if chat is not None and chat.prepared_on(g.boundary):
             return False
@@ -295,7 +295,8 @@ class Policy:
         tokens it spares the next, cold, turn?"""
         used, _source = view.used(g)
         mark = self.limits.prepare_mark(g.model)
-        if not mark or used < mark or g.breaker_open or not self.costs.warm(view) or chat.prepared_on(g.boundary):
+        if (not mark or used < mark or g.breaker_failures or not self.costs.warm(view)
+                or chat.prepared_on(g.boundary)):
             return False
         head, _tail = self.planner.split(g)
         if not head:
