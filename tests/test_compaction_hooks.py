@@ -404,3 +404,52 @@ async def test_the_runtime_runs_hooks_where_the_chats_tools_work(ws, tmp_path, p
         assert verdict.focus == str(other.resolve())
         rt.settings.compaction_hooks = {**HOOK_DEFAULTS}  # read at each compaction: a change applies at once
         assert await pre_compact(rt.engine.shared.compaction_hooks, pre_event(workspace=other)) == GO_ON
+
+
+# --- through the engine: the executor asks before a summary and tells after it -------------------------------------
+@pytest.fixture
+async def hooked(fake_api, monkeypatch, ws):
+    from tests.conftest import _open_engine
+
+    monkeypatch.setenv("PRECIS_CONTEXT_WINDOW", "8000")
+    fake_api.window = 8_000
+    config = {**HOOK_DEFAULTS, "pre": script(ws, "pre.sh", "cat > pre.json\necho 'the parser changes'\n"),
+              "post": script(ws, "post.sh", "cat > post.json\n")}
+    async with _open_engine({"max_output_tokens": 1024, "compaction_hooks": config}) as engine:
+        yield engine
+
+
+@needs_sandbox
+async def test_the_engine_asks_the_pre_hook_before_a_summary_and_tells_the_post_hook_after(hooked, fake_api, ws):
+    from tests.test_compaction_engine import converse, summary_requests
+
+    sid = (await hooked.store.create_session("h", "claude-test")).id
+    await hooked.update_state(sid, {"workspace": str(ws)})
+    await converse(hooked, fake_api, sid, 6)
+    outcome = await hooked.compact(sid, "manual")
+    assert outcome.ok, outcome.message
+    asked = json.loads((ws / "pre.json").read_text("utf-8"))
+    assert asked["event"] == "pre_compact" and asked["trigger"] == "manual" and asked["session_id"] == sid
+    # The hook's words are the summary's focus.
+    assert "the parser changes" in json.dumps(summary_requests(fake_api)[-1].body)
+    for _ in range(100):  # the post hook runs beside the chat: it is not waited for
+        if (ws / "post.json").exists() and (ws / "post.json").stat().st_size:
+            break
+        await asyncio.sleep(0.1)
+    told = json.loads((ws / "post.json").read_text("utf-8"))
+    record = await hooked.store.active_compaction(sid)
+    assert told["summary"] == record.summary and told["covers_through_message_id"] == record.covers_through_message_id
+    assert told["cut"] and told["cut"][-1]["id"] == record.covers_through_message_id
+
+
+@needs_sandbox
+async def test_the_engine_honours_a_veto_and_writes_nothing(hooked, fake_api, ws):
+    from tests.test_compaction_engine import converse, summary_requests
+
+    (ws / "pre.sh").write_text("cat >/dev/null\necho 'a demo is running' >&2\nexit 2\n", "utf-8")
+    sid = (await hooked.store.create_session("v", "claude-test")).id
+    await hooked.update_state(sid, {"workspace": str(ws)})
+    await converse(hooked, fake_api, sid, 6)
+    outcome = await hooked.compact(sid, "manual")
+    assert not outcome.ok and "a demo is running" in outcome.message
+    assert await hooked.store.active_compaction(sid) is None and summary_requests(fake_api) == []

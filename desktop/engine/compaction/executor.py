@@ -11,6 +11,7 @@ session again. Every path (auto, manual, background, reactive) goes through ``co
 
 from __future__ import annotations
 
+import asyncio
 import logging
 from typing import TYPE_CHECKING, Any, cast
 
@@ -20,6 +21,7 @@ from desktop.engine import compaction as cp
 from desktop.engine import messages as M
 from desktop.engine import tokens
 from desktop.engine.catalog import MILLION
+from desktop.engine.compaction import hooks
 from desktop.engine.compaction.chat_state import ChatCompaction, Prepared
 from desktop.engine.compaction.planner import MIN_SAVING, NOTHING_BEFORE, NOTHING_YET, Trigger
 from desktop.engine.compaction.policy import Policy
@@ -76,6 +78,7 @@ class Executor:
         self.limits = policy.limits
         self.shared = policy.shared
         self.maker = maker
+        self._telling: set[asyncio.Future[str | None]] = set()  # post hooks still running (kept from collection)
 
     # --- the one compaction function ------------------------------------------------------------------
     async def compact(self, view: SessionView, g: Gathered, trigger: Trigger, *, focus: str | None = None,
@@ -116,6 +119,11 @@ class Executor:
             return Outcome(False, NOTHING_YET, before=before, after=before)
         if trigger != "manual" and policy.trims_instead(g):
             return await self.trim(view, g, target, before)
+        verdict = await self._ask_hook(view, g, trigger, head, focus, before)
+        if verdict.blocked:
+            return Outcome(False, verdict.note or "", before=before, after=before)
+        heard: list[tuple[str, NoticeLevel]] = [(verdict.note, "warning")] if verdict.note else []
+        focus = verdict.focus_with(focus)
         summary, stats, error = await self._summarise(
             view, g, head, focus, **self.planner.route_facts(view, g, head, trigger, level, before))
         if summary is None:
@@ -133,10 +141,11 @@ class Executor:
                 if not said:
                     outcome.notices.insert(0, (M.join(note, M.say(M.SUMMARIES_FAILING, model=g.model)),
                                                "warning"))
+                outcome.notices[:0] = heard
                 return outcome
             if failures >= BREAKER_LIMIT:
                 note = M.join(note, M.say(M.BREAKER_OPEN))
-            return Outcome(False, note, before=before, after=before,
+            return Outcome(False, note, before=before, after=before, notices=heard,
                            failure=Failure(error, str(stats.get("rejected_summary") or "")))
         record = await self._commit(view, g, head[-1].id, summary, trigger, {**stats, **policy.why(g)}, before)
         if record is None:  # a summary that does not shrink the context is a failed summary too
@@ -146,7 +155,29 @@ class Executor:
             return Outcome(False, NOT_SMALLER, before=before, after=before,
                            notices=[] if trigger == "manual" else [(NOT_SMALLER, "info")],
                            failure=Failure(NOT_SMALLER, summary[:REJECTED_KEPT]) if trigger == "manual" else None)
-        return await self._after(view, record, before, target)
+        outcome = await self._after(view, record, before, target)
+        outcome.notices[:0] = heard
+        self._tell_hook(view, g, trigger, head, record, outcome)
+        return outcome
+
+    # --- the user's hooks (compaction/hooks.py): asked before a summary, told after it ------------------------
+    async def _ask_hook(self, view: SessionView, g: Gathered, trigger: Trigger, head: list[StoredMessage],
+                        focus: str | None, before: int) -> hooks.PreVerdict:
+        return await hooks.pre_compact(self.shared.compaction_hooks, hooks.PreCompact(
+            session_id=view.session_id, trigger=trigger, model=g.model,
+            tokens_before=before, messages=len(head), focus=focus, workspace=g.state.get("workspace") or None))
+
+    def _tell_hook(self, view: SessionView, g: Gathered, trigger: Trigger, head: list[StoredMessage],
+                   record: CompactionRecord, outcome: Outcome) -> None:
+        """The post hook hears of the summary in the background: however slow it is, the chat goes on."""
+        event = hooks.PostCompact(
+            session_id=view.session_id, trigger=trigger, model=g.model,
+            summary=record.summary, covers_through_message_id=record.covers_through_message_id,
+            messages_summarised=len(head), tokens_before=outcome.before, tokens_after=outcome.after,
+            cut=hooks.cut_of(head), workspace=g.state.get("workspace") or None)
+        task = asyncio.ensure_future(hooks.post_compact(self.shared.compaction_hooks, event))
+        self._telling.add(task)
+        task.add_done_callback(self._telling.discard)
 
     async def _after(self, view: SessionView, record: CompactionRecord, before: int,
                      target: int | None) -> Outcome:
@@ -283,8 +314,12 @@ class Executor:
         head, _tail = self.planner.split(g)
         if not head:
             return
-        facts = self.planner.route_facts(view, g, head, "background", 0, view.used(g)[0])
-        summary, stats, error = await self._summarise(view, g, head, None, **facts)
+        used = view.used(g)[0]
+        verdict = await self._ask_hook(view, g, "background", head, None, used)
+        if verdict.blocked:
+            return
+        facts = self.planner.route_facts(view, g, head, "background", 0, used)
+        summary, stats, error = await self._summarise(view, g, head, verdict.focus_with(None), **facts)
         if summary is not None:
             chat.prepared = Prepared(g.boundary, head[-1].id, summary, stats)
             return
