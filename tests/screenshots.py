@@ -80,7 +80,9 @@ async def opened_window(tools: bool = False):  # noqa: ANN201
     async with open_runtime(toolbox=toolbox_factory() if tools else None) as runtime:
         bridge = Bridge(runtime.engine, runtime.toolbox)
         window = MainWindow(bridge, runtime.paths.config_dir / "window.ini")
-        window.resize(1100, 720)
+        # PRECIS_SHOT_SIZE=1440x900 (say): the scenes at a desktop's size instead of the docs' 1100x720.
+        width, height = (int(n) for n in os.environ.get("PRECIS_SHOT_SIZE", "1100x720").split("x"))
+        window.resize(width, height)
         window.move(0, 0)
         window.look.apply_saved_theme()
         window.show()
