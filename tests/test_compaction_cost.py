@@ -93,3 +93,25 @@ async def test_each_turn_that_paid_for_a_compaction_shows_its_cost_on_its_bill(p
     waiting = sum(engine.catalog.info(m).cost(u, prompt_tokens=u.prompt_tokens)
                   for m, u in engine.view(sid).take_unbilled())
     assert billed + waiting == pytest.approx(_billed(engine, srv, summary_requests(srv)), rel=1e-6)
+
+
+async def test_a_route_estimate_counts_the_section_requests_a_refused_summary_may_add(priced):
+    from desktop.engine.compaction import sections
+    from tests.test_summary_junk import GOOD, everywhere
+    from tests.test_summary_salvage import converse as converse_about_drafts
+
+    engine, srv = priced
+    sid = (await engine.store.create_session("s", MODEL)).id
+    await converse_about_drafts(engine, srv, sid, 6)  # what the sections below are about
+    # One sentence under every heading (refused), then each section asked for alone answered well.
+    srv.queue_summary(everywhere("The user is working on the project."), *[GOOD[key] for key in sections.KEYS])
+    outcome = await engine.compact(sid, "manual")
+    assert outcome.ok, outcome.message
+    stats = outcome.record.stats
+    assert stats["section_requests"] == len(sections.KEYS)
+    chosen = stats["route_estimates"][stats["summary_route"]]
+    # The bare estimate is one request's; the route's bound adds the section requests and holds what was paid.
+    assert stats["route_most"] > chosen
+    assert stats["summary_cost"] <= stats["route_most"]
+    paid = _billed(engine, srv, summary_requests(srv)[-7:])  # the summary and its six section requests
+    assert paid == pytest.approx(stats["summary_cost"], rel=1e-3) and paid <= stats["route_most"]

@@ -181,6 +181,7 @@ class SummaryMaker:
             "summary_model": choice.model,
             "summary_route": choice.route,
             "route_estimates": choice.estimates,
+            "route_most": choice.most,  # with every section request it may add
             "summary_usage": total,  # summed over the parts
             "summary_cost": route.cost_of(catalog.info(choice.model), Usage(**total)),
             "chunks": len(chunks),

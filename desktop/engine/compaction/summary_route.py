@@ -25,6 +25,7 @@ class Choice(Struct):
     route: Route
     model: str
     estimates: dict[str, float]  # USD per route (relative units when a price is unknown)
+    most: float = 0.0  # the chosen route with every request it may add: a section request for each section
 
 
 def cached_cost(chat: ModelInfo, prefix_tokens: int, output_tokens: int, warm: bool) -> float:
@@ -50,15 +51,38 @@ def expected_output(previous_tokens: int, cap: int) -> int:
     return min(cap, FIRST_SUMMARY_TOKENS + max(0, previous_tokens))
 
 
+def salvage_cost(info: ModelInfo, route: Route, prompt_tokens: int) -> float:
+    """What the section requests of a refused summary may add at most: each re-reads the chat's cached prefix
+    (the cached route) or the transcript, written to the cache by the first and read by the others, and each
+    replies with at most SECTION_MAX_TOKENS."""
+    from desktop.engine.compaction.salvage import (  # with the summary, not the gauge
+        MAX_ASKS,
+        SECTION_MAX_TOKENS,
+    )
+
+    priced = info.priced()
+    if route == "cached":
+        one = Usage(input_tokens=INSTRUCTION_TOKENS, output_tokens=SECTION_MAX_TOKENS,
+                    cache_read_input_tokens=prompt_tokens)
+        return MAX_ASKS * (priced.cost(one) or 0.0)
+    first = Usage(input_tokens=INSTRUCTION_TOKENS, output_tokens=SECTION_MAX_TOKENS,
+                  cache_creation_input_tokens=prompt_tokens)
+    rest = Usage(input_tokens=INSTRUCTION_TOKENS, output_tokens=SECTION_MAX_TOKENS, cache_read_input_tokens=prompt_tokens)
+    return (priced.cost(first) or 0.0) + (MAX_ASKS - 1) * (priced.cost(rest) or 0.0)
+
+
 def choose(chat: ModelInfo, small: ModelInfo, *, prefix_tokens: int, transcript_tokens: int, output_tokens: int,
            warm: bool, cached_fits: bool) -> Choice:
-    """The cheaper way to the summary by the estimate; the cached route only when it fits the chat window."""
+    """The cheaper way to the summary by the estimate; the cached route only when it fits the chat window. Its
+    ``most``: what it costs with every section request a refused reply may add (the card says it)."""
     estimates = {"transcript": round(transcript_cost(small, transcript_tokens, output_tokens), 6)}
     if cached_fits:
         estimates["cached"] = round(cached_cost(chat, prefix_tokens, output_tokens, warm), 6)
     if cached_fits and estimates["cached"] <= estimates["transcript"]:
-        return Choice("cached", chat.model, estimates)
-    return Choice("transcript", small.model, estimates)
+        most = estimates["cached"] + salvage_cost(chat, "cached", prefix_tokens)
+        return Choice("cached", chat.model, estimates, round(most, 6))
+    most = estimates["transcript"] + salvage_cost(small, "transcript", transcript_tokens + TRANSCRIPT_PROMPT_TOKENS)
+    return Choice("transcript", small.model, estimates, round(most, 6))
 
 
 def cached_request(request: dict[str, Any], *, tail_start: str | None, previous: bool, focus: str | None,
