@@ -87,28 +87,17 @@ class Executor:
         """Summarise (or, failing that for automatic paths, snip) and write the boundary. ``level`` asks for a
         deeper cut (a reactive retry that must not resend what already failed); ``before_message`` summarises
         only what comes before that message ("Summarise up to here")."""
-        store, policy = self.shared.store, self.policy
         before, _source = view.used(g)
         chat = ChatCompaction() if chat is None else chat
         prepared, chat.prepared = chat.prepared, None
         breaker = g.breaker_failures
-        if trigger == "manual" and breaker:
+        if trigger == "manual" and breaker:  # the user asks for a summary: the breaker starts again
             breaker = 0
-            state = await store.update_state(view.session_id, {"breaker_failures": 0})
-            view.state_changed(state)
-        if (prepared and prepared.boundary == g.boundary and trigger != "manual"
-                and policy.fresh_pays(g, prepared.covers_through, before, warm=self.costs.warm(view, g))):
-            # Prepared turns ago, it leaves those turns in the prompt: a summary of today's head costs less.
-            log.info("session %s: the prepared summary is older than it pays to commit; summarising afresh",
-                     view.session_id)
-            prepared = None
-        if prepared and prepared.boundary == g.boundary and trigger != "manual":
-            # Made on an older state, it may cover little of the context now: then a fresh, deeper one pays.
-            record = await self._commit(view, g, prepared.covers_through, prepared.summary, "background",
-                                        {**prepared.stats, "prepared": True, **policy.why(g)}, before,
-                                        min_saving=int(MIN_SAVING * before))
-            if record is not None:
-                return await self._after(view, record, before, target)
+            view.state_changed(await self.shared.store.update_state(view.session_id, {"breaker_failures": 0}))
+        if prepared is not None and trigger != "manual":
+            done = await self._use_prepared(view, g, prepared, before, target)
+            if done is not None:
+                return done
         plan = self.planner.plan(g, trigger, level=level, before_message=before_message, before=before)
         head, level = list(plan.head), plan.level
         if plan.refusal == NOTHING_BEFORE:
@@ -117,46 +106,72 @@ class Executor:
             if trigger in ("auto", "reactive") and target is not None:
                 return await self._snip(view, g, target, before)
             return Outcome(False, NOTHING_YET, before=before, after=before)
-        if trigger != "manual" and policy.trims_instead(g):
+        if trigger != "manual" and self.policy.trims_instead(g):
             return await self.trim(view, g, target, before)
         verdict = await self._ask_hook(view, g, trigger, head, focus, before)
         if verdict.blocked:
             return Outcome(False, verdict.note or "", before=before, after=before)
         heard: list[tuple[str, NoticeLevel]] = [(verdict.note, "warning")] if verdict.note else []
-        focus = verdict.focus_with(focus)
         summary, stats, error = await self._summarise(
-            view, g, head, focus, **self.planner.route_facts(view, g, head, trigger, level, before))
+            view, g, head, verdict.focus_with(focus), **self.planner.route_facts(view, g, head, trigger, level, before))
         if summary is None:
-            failures = breaker + 1
-            # Said once per model: a run of the same warning at every turn tells the user nothing more.
-            said = g.state.get("summaries_failing") == g.model
-            state = await store.update_state(view.session_id, {"breaker_failures": failures, "breaker_trims": 0,
-                                                               "summaries_failing": g.model})
-            view.state_changed(state)
-            note: str = M.say(M.SUMMARY_FAILED, error=error)
-            log.warning("session %s: %s", view.session_id, note)
-            if trigger != "manual":
-                outcome = await self.trim(view, g, target, before, reason=error,
-                                          rejected=str(stats.get("rejected_summary") or ""))
-                if not said:
-                    outcome.notices.insert(0, (M.join(note, M.say(M.SUMMARIES_FAILING, model=g.model)),
-                                               "warning"))
-                outcome.notices[:0] = heard
-                return outcome
-            if failures >= BREAKER_LIMIT:
-                note = M.join(note, M.say(M.BREAKER_OPEN))
-            return Outcome(False, note, before=before, after=before, notices=heard,
-                           failure=Failure(error, str(stats.get("rejected_summary") or "")))
-        record = await self._commit(view, g, head[-1].id, summary, trigger, {**stats, **policy.why(g)}, before)
-        if record is None:  # a summary that does not shrink the context is a failed summary too
-            state = await store.update_state(view.session_id, {"breaker_failures": breaker + 1})
-            view.state_changed(state)
-            log.warning("session %s: %s", view.session_id, NOT_SMALLER)
-            return Outcome(False, NOT_SMALLER, before=before, after=before,
-                           notices=[] if trigger == "manual" else [(NOT_SMALLER, "info")],
-                           failure=Failure(NOT_SMALLER, summary[:REJECTED_KEPT]) if trigger == "manual" else None)
-        outcome = await self._after(view, record, before, target)
+            outcome = await self._failed(view, g, trigger, error, stats, breaker + 1, before, target)
+        else:
+            outcome = await self._commit_summary(view, g, trigger, head, summary, stats, breaker, before, target)
         outcome.notices[:0] = heard
+        return outcome
+
+    async def _use_prepared(self, view: SessionView, g: Gathered, prepared: Prepared, before: int,
+                            target: int | None) -> Outcome | None:
+        """Commit the summary made in the background, when it was made on this boundary and still pays; None:
+        summarise afresh."""
+        if prepared.boundary != g.boundary:
+            return None
+        if self.policy.fresh_pays(g, prepared.covers_through, before, warm=self.costs.warm(view, g)):
+            # Prepared turns ago, it leaves those turns in the prompt: a summary of today's head costs less.
+            log.info("session %s: the prepared summary is older than it pays to commit; summarising afresh",
+                     view.session_id)
+            return None
+        # Made on an older state, it may cover little of the context now: then a fresh, deeper one pays.
+        record = await self._commit(view, g, prepared.covers_through, prepared.summary, "background",
+                                    {**prepared.stats, "prepared": True, **self.policy.why(g)}, before,
+                                    min_saving=int(MIN_SAVING * before))
+        return None if record is None else await self._after(view, record, before, target)
+
+    async def _failed(self, view: SessionView, g: Gathered, trigger: Trigger, error: str, stats: dict[str, Any],
+                      failures: int, before: int, target: int | None) -> Outcome:
+        """A summary that could not be had: the breaker counts it; an automatic compaction trims instead."""
+        # Said once per model: a run of the same warning at every turn tells the user nothing more.
+        said = g.state.get("summaries_failing") == g.model
+        view.state_changed(await self.shared.store.update_state(
+            view.session_id, {"breaker_failures": failures, "breaker_trims": 0, "summaries_failing": g.model}))
+        note: str = M.say(M.SUMMARY_FAILED, error=error)
+        log.warning("session %s: %s", view.session_id, note)
+        rejected = str(stats.get("rejected_summary") or "")
+        if trigger != "manual":
+            outcome = await self.trim(view, g, target, before, reason=error, rejected=rejected)
+            if not said:
+                outcome.notices.insert(0, (M.join(note, M.say(M.SUMMARIES_FAILING, model=g.model)), "warning"))
+            return outcome
+        if failures >= BREAKER_LIMIT:
+            note = M.join(note, M.say(M.BREAKER_OPEN))
+        return Outcome(False, note, before=before, after=before, failure=Failure(error, rejected))
+
+    async def _commit_summary(self, view: SessionView, g: Gathered, trigger: Trigger, head: list[StoredMessage],
+                              summary: str, stats: dict[str, Any], breaker: int, before: int,
+                              target: int | None) -> Outcome:
+        """Write the summary's boundary (a summary that does not shrink the context is a failed one too) and
+        tell the post hook."""
+        record = await self._commit(view, g, head[-1].id, summary, trigger, {**stats, **self.policy.why(g)}, before)
+        if record is None:
+            view.state_changed(await self.shared.store.update_state(view.session_id,
+                                                                    {"breaker_failures": breaker + 1}))
+            log.warning("session %s: %s", view.session_id, NOT_SMALLER)
+            manual = trigger == "manual"
+            return Outcome(False, NOT_SMALLER, before=before, after=before,
+                           notices=[] if manual else [(NOT_SMALLER, "info")],
+                           failure=Failure(NOT_SMALLER, summary[:REJECTED_KEPT]) if manual else None)
+        outcome = await self._after(view, record, before, target)
         self._tell_hook(view, g, trigger, head, record, outcome)
         return outcome
 
