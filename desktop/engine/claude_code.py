@@ -70,7 +70,9 @@ class ImportedMessage(Struct):
 
 
 class CompactionMark(NamedTuple):
-    index: int  # index in Transcript.messages of the first message after the boundary (the summary)
+    # index in Transcript.messages of the first message after the boundary (the summary). The name hides
+    # tuple.index (mypy: an incompatible override), but readers use .index and tuple(mark): it stays.
+    index: int  # type: ignore[assignment]
     trigger: str  # "auto" | "manual" (as written by Claude Code)
     pre_tokens: int | None  # real context size when compacting
 

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from typing import Literal
+from typing import Any, Literal
 
 from msgspec import Struct, field, structs
 
@@ -111,7 +111,7 @@ class ContextSnapshot(Struct):
             return None
         return 100.0 * self.next_turn / self.window
 
-    def to_json(self) -> dict:
+    def to_json(self) -> dict[str, Any]:
         data = structs.asdict(self)  # the nested records are put as their own JSON below
         data["last_usage"] = self.last_usage.to_json() if self.last_usage else None
         data["state"] = self.state

@@ -37,8 +37,9 @@ def _api_message(exc: Any) -> str:
     body = getattr(exc, "body", None)
     if isinstance(body, dict):
         err = body.get("error", body)
-        if isinstance(err, dict) and isinstance(err.get("message"), str):
-            return err["message"]
+        message = err.get("message") if isinstance(err, dict) else None
+        if isinstance(message, str):
+            return message
     return str(exc)
 
 

@@ -41,9 +41,11 @@ def export_json(session: SessionInfo, messages: list[StoredMessage],
 def _block_markdown(block: dict[str, Any]) -> str:
     kind = block.get("type")
     if kind == "text":
-        return block.get("text", "")
+        text: str = block.get("text", "")
+        return text
     if kind == "thinking":
-        return "> *thinking:* " + block.get("thinking", "").replace("\n", "\n> ")
+        thinking: str = block.get("thinking", "")
+        return "> *thinking:* " + thinking.replace("\n", "\n> ")
     if kind == "tool_use":
         return f"**Tool call** `{block.get('name')}`\n\n```json\n{json.dumps(block.get('input'), indent=2)}\n```"
     if kind == "tool_result":

@@ -36,7 +36,8 @@ class Profile(Struct):
     long_cache_ttl: bool = True  # some compatible providers reject the cache ttl field
 
     def to_json(self) -> dict[str, Any]:
-        return msgspec.to_builtins(self)
+        data: dict[str, Any] = msgspec.to_builtins(self)  # a Struct's builtins are a dict
+        return data
 
     @classmethod
     def from_json(cls, data: Any) -> Profile | None:

@@ -57,7 +57,7 @@ def _usage(obj: Any) -> Usage:
 
 def block_to_dict(block: Any) -> dict[str, Any]:
     """SDK content block -> plain JSON block as the API accepts it back (no SDK-only fields)."""
-    data = block.model_dump(mode="json", exclude_none=True)
+    data: dict[str, Any] = block.model_dump(mode="json", exclude_none=True)
     kind = data.get("type")
     if kind == "text":
         return {"type": "text", "text": data.get("text", "")}

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+from typing import Any
 
 from msgspec.structs import replace
 
@@ -88,7 +89,7 @@ class ReplyRecorder:
     def content(self) -> list[Block]:
         return [self.blocks[i] for i in sorted(self.blocks)]
 
-    async def flush(self, status: Status = "streaming", meta: dict | None = None) -> StoredMessage:
+    async def flush(self, status: Status = "streaming", meta: dict[str, Any] | None = None) -> StoredMessage:
         """Commit what arrived so far (and the final status and meta). A reply the provider stopped at the output
         limit or a full window is stored "cut", never "complete" (it is sent on like one)."""
         if status == "complete" and self.stop_reason in CUT_STOP_REASONS:

@@ -406,7 +406,9 @@ class MessageEstimateCache:
             ids, contents = list(map(_ids_of, seq)), list(map(_contents_of, seq))
         same = list(map(operator.is_, map(self._refs.get, ids), contents))
         tail = max(0, len(seq) - self.verify_tail)
-        total = sum(itertools.compress(map(self._tokens.get, ids[:tail]), same[:tail]))
+        # Only the messages whose content object is the one last seen, each of which has its number (estimate()
+        # stores both).
+        total = sum(map(self._tokens.__getitem__, itertools.compress(ids[:tail], same[:tail])))
         # Everything else (a handful per turn): by value, recomputed only if it really changed.
         estimate = self.estimate
         i = same.index(False) if False in same[:tail] else tail

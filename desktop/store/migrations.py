@@ -36,13 +36,13 @@ from collections import defaultdict
 
 import peewee as pw
 
-from desktop.store.schema import Models, prompt_band, stored_usage
+from desktop.store.schema import Database, Models, prompt_band, stored_usage
 
 CURRENT_VERSION = 14
 STREAMING_INDEX = "CREATE INDEX messages_streaming ON messages (session_id) WHERE status = 'streaming'"
 
 
-def _v1(db: pw.SqliteDatabase, models: Models) -> None:
+def _v1(db: Database, models: Models) -> None:
     # v1 has no state/meta columns: create the tables as v1 had them, then v2 adds the columns.
     db.execute_sql(
         "CREATE TABLE IF NOT EXISTS sessions (id INTEGER PRIMARY KEY AUTOINCREMENT, title TEXT NOT NULL, "
@@ -65,7 +65,7 @@ def _v1(db: pw.SqliteDatabase, models: Models) -> None:
     db.execute_sql("CREATE TABLE IF NOT EXISTS kv (key TEXT NOT NULL PRIMARY KEY, value TEXT NOT NULL)")
 
 
-def _add_columns(db: pw.SqliteDatabase, table: str, **columns: pw.Field) -> None:
+def _add_columns(db: Database, table: str, **columns: pw.Field) -> None:
     # The migrator is imported here, by the steps that use it: a new database needs none of it.
     from playhouse.migrate import SqliteMigrator, migrate
 
@@ -73,14 +73,14 @@ def _add_columns(db: pw.SqliteDatabase, table: str, **columns: pw.Field) -> None
     migrate(*(migrator.add_column(table, name, field) for name, field in columns.items()))
 
 
-def _v2(db: pw.SqliteDatabase, models: Models) -> None:
+def _v2(db: Database, models: Models) -> None:
     # Nullable columns are a plain ALTER TABLE ADD COLUMN; NOT NULL ones make the migrator rebuild the
     # table, and rebuilding `sessions` would cascade-delete every message. Readers treat NULL as {}.
     _add_columns(db, "sessions", state=pw.TextField(null=True))
     _add_columns(db, "messages", meta=pw.TextField(null=True))
 
 
-def _v3(db: pw.SqliteDatabase, models: Models) -> None:
+def _v3(db: Database, models: Models) -> None:
     # A new table: no existing table is rebuilt, so nothing can cascade. Created with the SQL v3 has (not from
     # the current models, which a later version may change), like v1; NOT NULL is fine on a table created whole.
     db.execute_sql(
@@ -93,7 +93,7 @@ def _v3(db: pw.SqliteDatabase, models: Models) -> None:
     rebuild_usage_totals(db, banded=False)
 
 
-def rebuild_usage_totals(db: pw.SqliteDatabase, *, banded: bool = True) -> None:
+def rebuild_usage_totals(db: Database, *, banded: bool = True) -> None:
     """Recompute every session's usage totals from its stored rows (in the caller's transaction); ``banded``:
     the table has v12's band column (v3 to v11 sum per model only).
 
@@ -125,7 +125,7 @@ def rebuild_usage_totals(db: pw.SqliteDatabase, *, banded: bool = True) -> None:
         )
 
 
-def _v4(db: pw.SqliteDatabase, models: Models) -> None:
+def _v4(db: Database, models: Models) -> None:
     # Nullable columns only: a plain ALTER TABLE ADD COLUMN each, no table rebuild (see _v2).
     _add_columns(db, "messages", est_key=pw.TextField(null=True), est=pw.IntegerField(null=True),
                  est_results=pw.IntegerField(null=True), est_media=pw.IntegerField(null=True),
@@ -136,7 +136,7 @@ def _v4(db: pw.SqliteDatabase, models: Models) -> None:
                    "(session_id, id, status, est_key, est, est_results, est_media, est_trimmed)")
 
 
-def _v5(db: pw.SqliteDatabase, models: Models) -> None:
+def _v5(db: Database, models: Models) -> None:
     # New tables only, created whole with the SQL v5 has (see v3).
     db.execute_sql(
         "CREATE TABLE IF NOT EXISTS tool_audit (id INTEGER PRIMARY KEY AUTOINCREMENT, "
@@ -152,12 +152,12 @@ def _v5(db: pw.SqliteDatabase, models: Models) -> None:
     )
 
 
-def _v6(db: pw.SqliteDatabase, models: Models) -> None:
+def _v6(db: Database, models: Models) -> None:
     # A chat remembers its provider profile: a nullable column, a plain ALTER TABLE (nothing is rebuilt).
     _add_columns(db, "sessions", profile=pw.TextField(null=True))
 
 
-def _v7(db: pw.SqliteDatabase, models: Models) -> None:
+def _v7(db: Database, models: Models) -> None:
     # A new table, no foreign key: a lock row of a deleted session is harmless and goes with the next claim.
     db.execute_sql(
         "CREATE TABLE IF NOT EXISTS session_locks (session_id INTEGER NOT NULL PRIMARY KEY, pid INTEGER NOT NULL, "
@@ -165,7 +165,7 @@ def _v7(db: pw.SqliteDatabase, models: Models) -> None:
     )
 
 
-def _v8(db: pw.SqliteDatabase, models: Models) -> None:
+def _v8(db: Database, models: Models) -> None:
     # A new table created whole (see v3); it goes with its chat.
     db.execute_sql(
         "CREATE TABLE IF NOT EXISTS tool_chat_approvals (id INTEGER PRIMARY KEY AUTOINCREMENT, "
@@ -174,7 +174,7 @@ def _v8(db: pw.SqliteDatabase, models: Models) -> None:
     )
 
 
-def _v9(db: pw.SqliteDatabase, models: Models) -> None:
+def _v9(db: Database, models: Models) -> None:
     # Nullable columns (a plain ALTER TABLE each, see _v2); every existing history is one path.
     _add_columns(db, "messages", parent_id=pw.IntegerField(null=True), off_path=pw.IntegerField(null=True))
     db.execute_sql("UPDATE messages SET parent_id = (SELECT MAX(p.id) FROM messages AS p "
@@ -185,7 +185,7 @@ def _v9(db: pw.SqliteDatabase, models: Models) -> None:
     db.execute_sql("CREATE INDEX IF NOT EXISTS messages_parent ON messages (session_id, parent_id)")
 
 
-def _v10(db: pw.SqliteDatabase, models: Models) -> None:
+def _v10(db: Database, models: Models) -> None:
     # Virtual tables and triggers only, plus one nullable column (a plain ALTER TABLE): nothing is rebuilt.
     import desktop.store.search as search
 
@@ -193,13 +193,13 @@ def _v10(db: pw.SqliteDatabase, models: Models) -> None:
     _add_columns(db, "sessions", pinned=pw.IntegerField(null=True))
 
 
-def _v11(db: pw.SqliteDatabase, models: Models) -> None:
+def _v11(db: Database, models: Models) -> None:
     import desktop.store.search as search
 
     search.index_attachments(db)
 
 
-def _v12(db: pw.SqliteDatabase, models: Models) -> None:
+def _v12(db: Database, models: Models) -> None:
     # The primary key changes, so the table is made anew under another name, swapped in, and filled from the
     # stored replies (it holds nothing they do not: no figure is lost). Only usage_totals is rebuilt; nothing
     # references it, so no cascade reaches another table.
@@ -215,7 +215,7 @@ def _v12(db: pw.SqliteDatabase, models: Models) -> None:
     rebuild_usage_totals(db)
 
 
-def _v13(db: pw.SqliteDatabase, models: Models) -> None:
+def _v13(db: Database, models: Models) -> None:
     # Every start looks for replies a crash left 'streaming' (almost never any): a partial index holds only
     # those, so the look no longer reads every message (35-180 ms with a 200 MB database).
     db.execute_sql(STREAMING_INDEX)
@@ -229,7 +229,7 @@ SPEND_TABLE = (
 )
 
 
-def _v14(db: pw.SqliteDatabase, models: Models) -> None:
+def _v14(db: Database, models: Models) -> None:
     db.execute_sql(SPEND_TABLE)
 
 
@@ -279,7 +279,7 @@ CURRENT_SCHEMA = (
 )
 
 
-def create_current(db: pw.SqliteDatabase) -> None:
+def create_current(db: Database) -> None:
     """Make the current schema in an empty database (in the caller's transaction)."""
     import desktop.store.search as search
 
@@ -292,15 +292,16 @@ STEPS = {1: _v1, 2: _v2, 3: _v3, 4: _v4, 5: _v5, 6: _v6, 7: _v7, 8: _v8, 9: _v9,
          13: _v13, 14: _v14}
 
 
-def schema_version(db: pw.SqliteDatabase) -> int:
-    return db.execute_sql("PRAGMA user_version").fetchone()[0]
+def schema_version(db: Database) -> int:
+    version: int = db.execute_sql("PRAGMA user_version").fetchone()[0]
+    return version
 
 
-def _has_tables(db: pw.SqliteDatabase) -> bool:
+def _has_tables(db: Database) -> bool:
     return db.execute_sql("SELECT 1 FROM sqlite_master WHERE type = 'table' LIMIT 1").fetchone() is not None
 
 
-def upgrade(db: pw.SqliteDatabase, models: Models, target: int = CURRENT_VERSION) -> int:
+def upgrade(db: Database, models: Models, target: int = CURRENT_VERSION) -> int:
     """Bring the database to ``target``; each step is one transaction, so a crash leaves a whole version."""
     version = schema_version(db)
     if version > CURRENT_VERSION:

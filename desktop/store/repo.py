@@ -41,7 +41,7 @@ from desktop.engine.types import (
     Usage,
     covered_through,
 )
-from desktop.store.schema import PROMPT_BAND, build_models, prompt_band, stored_usage
+from desktop.store.schema import PROMPT_BAND, Database, build_models, prompt_band, stored_usage
 
 log = logging.getLogger(__name__)
 
@@ -88,10 +88,10 @@ def _live(pid: int, host: str, heartbeat: float, now: float, stale_after: float)
     return host != HOST or pid_alive(pid)
 
 
-def _sweep(con: Any, now: float) -> int:
+def _sweep(con: sqlite3.Connection | Database, now: float) -> int:
     """Rows left 'streaming' become 'interrupted', except in sessions whose turn still runs in another process.
-    ``con`` is a DB-API connection or a peewee database (both have ``execute``/``execute_sql``)."""
-    run = getattr(con, "execute_sql", None) or con.execute
+    ``con`` is a DB-API connection or the peewee database."""
+    run = con.execute_sql if isinstance(con, Database) else con.execute
     has_locks = run("SELECT 1 FROM sqlite_master WHERE type='table' AND name='session_locks'").fetchone()
     busy: list[int] = []
     if has_locks:
@@ -224,7 +224,7 @@ class Repo:
         """A read-only command's open: no file created, no migration, no pragma written. False when the schema
         needs an upgrade (the writable open does it)."""
         if facts is None or not facts.tables:  # no database yet: an empty one in memory reads as no sessions
-            self.db = pw.SqliteDatabase(":memory:", pragmas={"foreign_keys": 1})
+            self.db = Database(":memory:", pragmas={"foreign_keys": 1})
             self.m = build_models(self.db)
             self.db.connect()
             migrations.upgrade(self.db, self.m)
@@ -234,7 +234,7 @@ class Repo:
             return False
         # Read-only media: a WAL database whose -shm cannot be created opens only as immutable.
         for uri in (facts.uri + "?mode=ro", facts.uri + "?mode=ro&immutable=1"):
-            self.db = pw.SqliteDatabase(uri, uri=True, pragmas=_read_pragmas(), timeout=errors.busy_timeout())
+            self.db = Database(uri, uri=True, pragmas=_read_pragmas(), timeout=errors.busy_timeout())
             try:
                 self.db.connect()
                 self.db.execute_sql("SELECT 1 FROM sessions LIMIT 1").fetchall()
@@ -263,7 +263,7 @@ class Repo:
         for suffix in ("-wal", "-shm"):
             files.tighten(path.with_name(path.name + suffix), files.PRIVATE_FILE)
         wait = errors.busy_timeout()
-        self.db = pw.SqliteDatabase(str(path), pragmas={**PRAGMAS, "busy_timeout": int(wait * 1000)}, timeout=wait)
+        self.db = Database(str(path), pragmas={**PRAGMAS, "busy_timeout": int(wait * 1000)}, timeout=wait)
         self.m = build_models(self.db)
         self.db.connect()
         migrations.upgrade(self.db, self.m)
@@ -619,7 +619,8 @@ class Repo:
         query = M.select().where((M.session == session_id) & (M.id > after_id) & M.off_path.is_null())
         if before_id is not None:
             query = query.where(M.id < before_id)
-        return query.count()
+        count: int = query.count()
+        return count
 
     def delete_message(self, message_id: int) -> None:
         """Delete one message. A compaction that covers it keeps covering its id range (ids are never reused).
@@ -870,4 +871,5 @@ class Repo:
         KV.insert(key=key, value=_dumps(value)).on_conflict_replace().execute()
 
     def integrity_check(self) -> str:
-        return self.db.execute_sql("PRAGMA integrity_check").fetchone()[0]
+        verdict: str = self.db.execute_sql("PRAGMA integrity_check").fetchone()[0]
+        return verdict

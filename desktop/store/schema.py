@@ -8,13 +8,27 @@ after the newest rows are deleted, and a summary would then silently claim messa
 from __future__ import annotations
 
 import json
+import sqlite3
 import time
-from typing import Any
+from collections.abc import Sequence
+from typing import TYPE_CHECKING, Any
 
 import peewee as pw
 from msgspec import Struct
 
 from desktop.engine.types import Usage
+
+if TYPE_CHECKING:
+    class Database(pw.SqliteDatabase):
+        """The store's database as the type checker sees it: peewee's bundled stubs leave these methods
+        unannotated (every call to them would be an untyped call); SqliteDatabase returns the sqlite3 objects.
+        Only methods SqliteDatabase has, with the types its code gives them; at run time this is
+        ``pw.SqliteDatabase`` itself."""
+
+        def execute_sql(self, sql: str, params: Sequence[object] | None = None) -> sqlite3.Cursor: ...
+        def connection(self) -> sqlite3.Connection: ...
+else:
+    Database = pw.SqliteDatabase
 
 
 class AutoIncrementField(pw.AutoField):

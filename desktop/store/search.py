@@ -11,10 +11,22 @@ from __future__ import annotations
 
 import json
 import re
-from typing import Any
+from typing import Any, Protocol
 
 from desktop.engine.search import MARK_END, MARK_START, RecallHit, SearchHit
 from desktop.engine.types import StoredMessage
+from desktop.store.schema import Database, Models
+
+
+class Repo(Protocol):
+    """What the searches read of a ``desktop.store.repo.Repo`` (that module imports this one, through its
+    migrations, so this one names only what it uses)."""
+
+    @property
+    def db(self) -> Database: ...
+    @property
+    def m(self) -> Models: ...
+    def _message(self, row: Any) -> StoredMessage: ...
 
 TOKENIZER = "unicode61 remove_diacritics 2"
 
@@ -39,7 +51,7 @@ def _text_of(content: str) -> str:
     )
 
 
-def create_index(db: Any) -> None:
+def create_index(db: Database) -> None:
     """The tables, their triggers and a backfill from the rows already stored (one migration step)."""
     db.execute_sql(f"CREATE VIRTUAL TABLE IF NOT EXISTS message_fts USING fts5(body, tokenize='{TOKENIZER}')")
     db.execute_sql(f"CREATE VIRTUAL TABLE IF NOT EXISTS compaction_fts USING fts5(body, tokenize='{TOKENIZER}')")
@@ -59,7 +71,7 @@ def create_index(db: Any) -> None:
     db.execute_sql("INSERT INTO compaction_fts (rowid, body) SELECT id, summary FROM compactions")
 
 
-def message_triggers(db: Any) -> None:
+def message_triggers(db: Database) -> None:
     db.execute_sql(
         "CREATE TRIGGER IF NOT EXISTS message_fts_insert AFTER INSERT ON messages BEGIN "
         f"INSERT INTO message_fts (rowid, body) VALUES (NEW.id, coalesce({_text_of('NEW.content')}, '')); END")
@@ -73,7 +85,7 @@ def message_triggers(db: Any) -> None:
         "DELETE FROM message_fts WHERE rowid = OLD.id; END")
 
 
-def index_attachments(db: Any) -> None:
+def index_attachments(db: Database) -> None:
     """v11: the message triggers again (they now read attached text files) and the rows holding a document
     indexed again; no other row changes."""
     db.execute_sql("DROP TRIGGER IF EXISTS message_fts_insert")
@@ -102,7 +114,7 @@ def match_expression(query: str) -> str:
 SNIPPET_WORDS = 12
 
 
-def search(repo: Any, query: str, limit: int = 50) -> list[SearchHit]:
+def search(repo: Repo, query: str, limit: int = 50) -> list[SearchHit]:
     """Messages and summaries matching ``query``, newest first."""
     expr = match_expression(query)
     if not expr:
@@ -139,7 +151,7 @@ def search(repo: Any, query: str, limit: int = 50) -> list[SearchHit]:
             for kind, sid, title, mid, cid, role, snippet, created in rows]
 
 
-def _by_file_name(db: Any, query: str, limit: int) -> list[tuple[Any, ...]]:
+def _by_file_name(db: Database, query: str, limit: int) -> list[tuple[Any, ...]]:
     """Messages whose attached files' names (kept in the message's meta: image blocks carry none) hold every
     word of ``query``; the snippet is the names with the words marked. Not in the FTS index, so no migration:
     a scan of the rows that have attachments, which are few."""
@@ -215,7 +227,7 @@ def recall_expression(query: str) -> str:
 RECALL_TOOL = "recall"
 
 
-def recall(repo: Any, session_id: int, query: str, limit: int = 10) -> list[RecallHit]:
+def recall(repo: Repo, session_id: int, query: str, limit: int = 10) -> list[RecallHit]:
     """The messages of one chat (its active path, settled rows) that match ``query``, best first (bm25).
     Recall's own calls and results are left out: they only repeat the question or copies of other rows."""
     expr = recall_expression(query)
@@ -259,7 +271,7 @@ def _matches_besides(content: str, own: set[str], stems: list[str]) -> bool:
     return any(stem in text for stem in stems)
 
 
-def read(repo: Any, session_id: int, ids: list[int]) -> list[StoredMessage]:
+def read(repo: Repo, session_id: int, ids: list[int]) -> list[StoredMessage]:
     """The messages of one chat with these ids, in id order (ids of another chat are not found)."""
     if not ids:
         return []
@@ -268,7 +280,7 @@ def read(repo: Any, session_id: int, ids: list[int]) -> list[StoredMessage]:
     return [repo._message(r) for r in rows]
 
 
-def read_range(repo: Any, session_id: int, first: int, last: int, limit: int) -> list[StoredMessage]:
+def read_range(repo: Repo, session_id: int, first: int, last: int, limit: int) -> list[StoredMessage]:
     """The chat's active-path messages with ids from ``first`` to ``last``, at most ``limit``, in id order."""
     M = repo.m.Message
     rows = (M.select().where((M.session == session_id) & (M.id >= first) & (M.id <= last) & M.off_path.is_null())

@@ -14,7 +14,7 @@ import time
 from collections.abc import Callable
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
-from typing import Any, TypeVar
+from typing import Any, ParamSpec, TypeVar
 
 import peewee as pw
 
@@ -41,7 +41,7 @@ log = logging.getLogger(__name__)
 _FAILURES = (pw.PeeweeException, sqlite3.Error, OSError, OverflowError)
 
 
-def guarded(path: Path, fn: Callable[..., T], *args: Any, **kwargs: Any) -> T:
+def guarded(path: Path, fn: Callable[P, T], *args: P.args, **kwargs: P.kwargs) -> T:
     """Run one database operation on the database thread. While another program holds the write lock it is
     retried (every repo method is one transaction, so a failed try changed nothing) for up to
     ``errors.lock_wait()``; any failure comes out as a ``StorageError`` sentence."""
@@ -62,6 +62,7 @@ def guarded(path: Path, fn: Callable[..., T], *args: Any, **kwargs: Any) -> T:
             raise errors.translate(exc, path, waited=waited) from None
 
 T = TypeVar("T")
+P = ParamSpec("P")
 
 
 class Store:
@@ -104,13 +105,13 @@ class Store:
     def readonly(self) -> bool:
         return self._repo.readonly
 
-    async def call(self, fn: Callable[..., T], *args: Any, **kwargs: Any) -> T:
+    async def call(self, fn: Callable[P, T], *args: P.args, **kwargs: P.kwargs) -> T:
         self.round_trips += 1
         loop = asyncio.get_running_loop()
         return await loop.run_in_executor(self._executor, functools.partial(guarded, self.path, fn, *args,
                                                                             **kwargs))
 
-    def run(self, fn: Callable[..., T], *args: Any, **kwargs: Any) -> T:
+    def run(self, fn: Callable[P, T], *args: P.args, **kwargs: P.kwargs) -> T:
         """Blocking call on the database thread (never from the UI thread)."""
         self.round_trips += 1
         return self._executor.submit(functools.partial(guarded, self.path, fn, *args, **kwargs)).result()

@@ -21,27 +21,26 @@ from __future__ import annotations
 import json
 from typing import Any
 
-import peewee as pw
-
 from desktop.engine.storage import Fork
+from desktop.store.schema import Database
 
 LEAVES_KEY = "version_leaves"  # sessions.state: first row of a version -> the leaf last shown under it
 
 
-def leaf(db: pw.SqliteDatabase, session_id: int) -> int | None:
+def leaf(db: Database, session_id: int) -> int | None:
     """The newest row of the active path (the parent of the next row written); None for an empty session."""
     row = db.execute_sql("SELECT id FROM messages WHERE session_id = ? AND off_path IS NULL ORDER BY id DESC "
                          "LIMIT 1", (session_id,)).fetchone()
     return row[0] if row else None
 
 
-def parent_of(db: pw.SqliteDatabase, message_id: int) -> tuple[int, int | None] | None:
+def parent_of(db: Database, message_id: int) -> tuple[int, int | None] | None:
     """(session id, parent id) of a row; None when it does not exist."""
     row = db.execute_sql("SELECT session_id, parent_id FROM messages WHERE id = ?", (message_id,)).fetchone()
     return (row[0], row[1]) if row else None
 
 
-def siblings(db: pw.SqliteDatabase, session_id: int, parent_id: int | None) -> list[int]:
+def siblings(db: Database, session_id: int, parent_id: int | None) -> list[int]:
     """The versions at one place of the tree, oldest first."""
     if parent_id is None:
         cur = db.execute_sql("SELECT id FROM messages WHERE session_id = ? AND parent_id IS NULL ORDER BY id",
@@ -52,7 +51,7 @@ def siblings(db: pw.SqliteDatabase, session_id: int, parent_id: int | None) -> l
     return [r[0] for r in cur]
 
 
-def versions_of(db: pw.SqliteDatabase, session_id: int, rows: list[tuple[int, int | None]]
+def versions_of(db: Database, session_id: int, rows: list[tuple[int, int | None]]
                 ) -> dict[int, tuple[int, int]]:
     """For rows given as (id, parent id): message id -> (position from 1, count) of those that have siblings."""
     parents = {p for _i, p in rows if p is not None}
@@ -74,7 +73,7 @@ def versions_of(db: pw.SqliteDatabase, session_id: int, rows: list[tuple[int, in
     return out
 
 
-def descendants_leaf(db: pw.SqliteDatabase, session_id: int, root: int) -> int:
+def descendants_leaf(db: Database, session_id: int, root: int) -> int:
     """The newest row under ``root`` (itself when it has no children): a leaf, since children are newer."""
     row = db.execute_sql(
         "WITH RECURSIVE down(id) AS (SELECT ? UNION ALL SELECT m.id FROM messages AS m JOIN down "
@@ -82,7 +81,7 @@ def descendants_leaf(db: pw.SqliteDatabase, session_id: int, root: int) -> int:
     return int(row[0])
 
 
-def is_under(db: pw.SqliteDatabase, row_id: int, root: int) -> bool:
+def is_under(db: Database, row_id: int, root: int) -> bool:
     """Whether ``row_id`` is ``root`` or one of its descendants."""
     found = db.execute_sql(
         "WITH RECURSIVE up(id, parent) AS (SELECT id, parent_id FROM messages WHERE id = ? UNION ALL "
@@ -91,7 +90,7 @@ def is_under(db: pw.SqliteDatabase, row_id: int, root: int) -> bool:
     return found is not None
 
 
-def set_path(db: pw.SqliteDatabase, session_id: int, new_leaf: int | None, above: int) -> list[int]:
+def set_path(db: Database, session_id: int, new_leaf: int | None, above: int) -> list[int]:
     """Make the path run through ``new_leaf`` (None: end at ``above``) for every row newer than ``above`` (the
     shared ancestor: rows up to it stay as they are). Returns the rows that left the path."""
     before = {r[0] for r in db.execute_sql(
@@ -108,7 +107,7 @@ def set_path(db: pw.SqliteDatabase, session_id: int, new_leaf: int | None, above
     return sorted(before - after)
 
 
-def _shown(db: pw.SqliteDatabase, message_id: int) -> bool:
+def _shown(db: Database, message_id: int) -> bool:
     row = db.execute_sql("SELECT off_path FROM messages WHERE id = ?", (message_id,)).fetchone()
     return row is not None and row[0] is None
 
@@ -120,18 +119,18 @@ def _remember(state: dict[str, Any], version: int, shown_leaf: int | None) -> di
     return {LEAVES_KEY: leaves}
 
 
-def _state(db: pw.SqliteDatabase, session_id: int) -> dict[str, Any]:
+def _state(db: Database, session_id: int) -> dict[str, Any]:
     row = db.execute_sql("SELECT state FROM sessions WHERE id = ?", (session_id,)).fetchone()
     return json.loads(row[0] or "{}") if row else {}
 
 
-def _save_state(db: pw.SqliteDatabase, session_id: int, changes: dict[str, Any]) -> None:
+def _save_state(db: Database, session_id: int, changes: dict[str, Any]) -> None:
     state = {**_state(db, session_id), **changes}
     db.execute_sql("UPDATE sessions SET state = ? WHERE id = ?",
                    (json.dumps(state, ensure_ascii=False, separators=(",", ":")), session_id))
 
 
-def branch_at(db: pw.SqliteDatabase, session_id: int, message_id: int) -> Fork:
+def branch_at(db: Database, session_id: int, message_id: int) -> Fork:
     """Make room for a new version of ``message_id``: the path ends at its parent (the old version and what
     followed it stay stored, off the path, and the leaf shown under it is remembered)."""
     found = parent_of(db, message_id)
@@ -144,7 +143,7 @@ def branch_at(db: pw.SqliteDatabase, session_id: int, message_id: int) -> Fork:
     return Fork(removed, shown, parent)
 
 
-def restore(db: pw.SqliteDatabase, session_id: int, fork: Fork) -> list[int]:
+def restore(db: Database, session_id: int, fork: Fork) -> list[int]:
     """Undo a branch that produced no new row (the reply failed before writing anything): the old path is
     shown again. Returns the rows that came back."""
     if fork.previous_leaf is None or leaf(db, session_id) != fork.parent_id:
@@ -155,7 +154,7 @@ def restore(db: pw.SqliteDatabase, session_id: int, fork: Fork) -> list[int]:
         (session_id, fork.parent_id or 0))]
 
 
-def switch(db: pw.SqliteDatabase, session_id: int, message_id: int, delta: int) -> bool:
+def switch(db: Database, session_id: int, message_id: int, delta: int) -> bool:
     """Show the version ``delta`` steps from ``message_id`` among its siblings (with the leaf last shown under
     it, else its newest). False when there is none that way (or the row is not on the path)."""
     found = parent_of(db, message_id)
@@ -179,7 +178,7 @@ def switch(db: pw.SqliteDatabase, session_id: int, message_id: int, delta: int) 
     return True
 
 
-def detach(db: pw.SqliteDatabase, message_id: int) -> None:
+def detach(db: Database, message_id: int) -> None:
     """Before a row is deleted: its children hang from its parent instead, and a compaction that covered
     through it covers through its parent (the same rows of that path, the deleted one gone)."""
     found = parent_of(db, message_id)
@@ -191,7 +190,7 @@ def detach(db: pw.SqliteDatabase, message_id: int) -> None:
                    (parent or 0, message_id))
 
 
-def fill_gap(db: pw.SqliteDatabase, session_id: int, parent: int | None) -> None:
+def fill_gap(db: Database, session_id: int, parent: int | None) -> None:
     """After the shown row under ``parent`` was deleted without children: show the newest other version there
     (with the leaf last shown under it), so no stored version is left unreachable from the path."""
     if leaf(db, session_id) != parent:
@@ -204,7 +203,7 @@ def fill_gap(db: pw.SqliteDatabase, session_id: int, parent: int | None) -> None
     set_path(db, session_id, target or descendants_leaf(db, session_id, others[-1]), parent or 0)
 
 
-def link_appended(db: pw.SqliteDatabase, session_id: int, after_id: int, parent: int | None) -> None:
+def link_appended(db: Database, session_id: int, after_id: int, parent: int | None) -> None:
     """Rows bulk-inserted after ``after_id`` (imports): each follows the previous one, the first the old leaf."""
     db.execute_sql(
         "UPDATE messages SET parent_id = (SELECT MAX(p.id) FROM messages AS p WHERE p.session_id = messages.session_id "

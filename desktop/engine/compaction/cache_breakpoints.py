@@ -187,7 +187,8 @@ class _Flat:
 
     def block(self, g: int) -> Block:
         mi, bi = self.where(g)
-        return self._messages[mi]["content"][bi]
+        block: Block = self._messages[mi]["content"][bi]
+        return block
 
 
 def _is_summary(block: Block) -> bool:

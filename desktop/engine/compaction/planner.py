@@ -84,7 +84,7 @@ class Planner:
         The tail is at most 40K tokens and TAIL_FRACTION of the window; in small windows its floors (10K tokens,
         5 text messages) shrink with it, or every turn would need a new summary.
         """
-        memo = g.memo.get(("split", level))
+        memo: tuple[list[StoredMessage], list[StoredMessage]] | None = g.memo.get(("split", level))
         if memo is not None:  # the same state splits the same way: the Compact now rule and compact() share it
             return memo
         window = self.shared.catalog.info(g.model).window
