@@ -2,7 +2,9 @@
 profile, a chat made on a small local server still compacts for that server's window (its model, prices,
 calibration, small model and thresholds), never for the newly active cloud profile's.
 
-Driven as a user drives it: the real CLI in subprocesses, a real PRECIS_HOME, two loopback servers."""
+Driven as a user drives it: the real CLI (each call a fresh engine, as each `precis` process is: the first message
+and the report in subprocesses, the turns in this process to keep the test short), a real PRECIS_HOME, two
+loopback servers."""
 
 from __future__ import annotations
 
@@ -13,6 +15,7 @@ import subprocess
 import sys
 from pathlib import Path
 
+from desktop.cli import main as cli_main
 from tests.fakeapi import FakeAnthropic
 from tests.test_compaction_engine import prose
 
@@ -45,7 +48,8 @@ def _overflowed(srv: FakeAnthropic) -> list[str]:
             if r.status == 400 or (r.prompt_tokens or 0) > srv.window]
 
 
-def test_a_local_chat_compacts_for_its_own_window_after_the_cloud_profile_became_active(precis_home):
+def test_a_local_chat_compacts_for_its_own_window_after_the_cloud_profile_became_active(precis_home, monkeypatch,
+                                                                                       capsys):
     with FakeAnthropic(12_000, api_key=None, models=(LOCAL_MODEL,), default_reply_tokens=60) as local, \
             FakeAnthropic(200_000, api_key=None) as cloud:
         env = {k: v for k, v in os.environ.items() if not k.startswith("ANTHROPIC_")}
@@ -56,9 +60,11 @@ def test_a_local_chat_compacts_for_its_own_window_after_the_cloud_profile_became
         assert "session 1" in first.stderr
         # The user switches to the cloud profile; the chat stays on Local.
         _write_settings(precis_home, local, cloud, "Cloud")
+        for name in [k for k in os.environ if k.startswith("ANTHROPIC_")]:
+            monkeypatch.delenv(name)
         for i in range(TURNS):  # ~1K tokens each: 12 of them do not fit Local's 12K window
-            res = _precis(["chat", "--session", "1", f"Turn {i}. " + prose(600, i)], env)
-            assert res.returncode == 0, f"turn {i}: {res.stderr}"
+            code = cli_main.main(["chat", "--session", "1", f"Turn {i}. " + prose(600, i)])
+            assert code == 0, f"turn {i}: {capsys.readouterr().err}"
         context = _precis(["context", "1"], env)
         assert context.returncode == 0, context.stderr
         exported = _precis(["export", "1", "--format", "json"], env)
