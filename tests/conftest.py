@@ -152,7 +152,31 @@ def pytest_configure(config):  # noqa: ANN001 - pytest hook
                                        "(tests/scripted_provider.py)")
     config.addinivalue_line("markers", "loopback: about HTTP, SSE or the SDK: the loopback server even in an "
                                        "in_process module")
+    config.addinivalue_line("markers", "slow: outside the fast tier (a window, a subprocess, a long scenario); "
+                                       "`packaging/dev.sh test -m 'not slow'` runs the rest")
     _events_in_the_tests_loop()
+
+
+# The tiers: the whole suite is what CI runs; the fast tier (-m "not slow") is what a newcomer runs first. A test is
+# slow when it builds the window (a Qt fixture), runs the CLI or a benchmark in a subprocess, or lives in a file
+# that took longest in the last measured run (docs/architecture.md, "The tests").
+WINDOW_FIXTURES = frozenset({"qtbot", "qapp", "window", "view", "run_cli"})
+SLOW_FILES = frozenset({  # each holds tests of 5 s or more (processes killed at every point, a wheel built, CLI runs)
+    "test_bad_inputs.py", "test_install.py", "test_hostile_inputs.py", "test_importer.py", "test_tools_safety.py",
+    "test_compaction_property.py", "test_compaction_cuts_property.py", "test_bill.py", "test_tools_mcp.py",
+    "test_profile_compaction.py", "test_store_faults.py", "test_cli.py", "test_session_cache.py",
+    "test_continue.py", "test_message_pins.py", "test_corpus.py", "test_tools_cli.py", "test_tools_bounds.py",
+    "test_recall.py", "test_versions.py", "test_bench_scale.py", "test_settings_validation.py", "test_startup.py",
+    "test_tools_mcp_http.py", "test_shutdown.py", "test_failing_summariser.py", "test_compaction_hooks.py",
+    "test_replay_smoke.py", "test_needles.py", "test_degraded_summaries.py",
+})
+
+
+def pytest_collection_modifyitems(config, items):  # noqa: ANN001 - pytest hook
+    for item in items:
+        if item.get_closest_marker("qt") or WINDOW_FIXTURES & set(getattr(item, "fixturenames", ())) or (
+                item.path.name in SLOW_FILES):
+            item.add_marker(pytest.mark.slow)
 
 
 @pytest.fixture
