@@ -15,7 +15,7 @@ from tests.test_compaction_engine import converse, summary_requests
 MODEL = "claude-sonnet-4-6"  # priced in the catalog
 
 
-def _billed(engine, srv: FakeAnthropic, requests) -> float:  # noqa: ANN001
+def _billed(engine, requests) -> float:  # noqa: ANN001
     info = engine.catalog.info(MODEL)
     return sum(info.cost(Usage(**r.usage), prompt_tokens=r.prompt_tokens) for r in requests if r.usage)
 
@@ -37,8 +37,8 @@ async def test_the_session_cost_is_every_request_the_server_billed_summaries_inc
     assert await engine.store.compactions(sid), "the scenario must compact"
     assert summary_requests(srv), "... with a summary"
     snap = await engine.measure(sid)
-    everything = _billed(engine, srv, srv.message_requests())
-    summaries = _billed(engine, srv, summary_requests(srv))
+    everything = _billed(engine, srv.message_requests())
+    summaries = _billed(engine, summary_requests(srv))
     assert summaries > 0
     assert snap.cost_session == pytest.approx(everything, rel=1e-6)
     assert snap.cost_compaction == pytest.approx(summaries, rel=1e-6)
@@ -61,7 +61,7 @@ async def test_a_refused_summary_is_paid_for_and_counted(priced):
     asked = summary_requests(srv)
     assert asked
     snap = await engine.measure(sid)
-    assert snap.cost_compaction == pytest.approx(_billed(engine, srv, asked), rel=1e-6)
+    assert snap.cost_compaction == pytest.approx(_billed(engine, asked), rel=1e-6)
     assert snap.cost_session == pytest.approx(before + snap.cost_compaction, rel=1e-6)
 
 
@@ -92,7 +92,7 @@ async def test_each_turn_that_paid_for_a_compaction_shows_its_cost_on_its_bill(p
                  for row in rows for m, u in compaction_spend(row))
     waiting = sum(engine.catalog.info(m).cost(u, prompt_tokens=u.prompt_tokens)
                   for m, u in engine.view(sid).take_unbilled())
-    assert billed + waiting == pytest.approx(_billed(engine, srv, summary_requests(srv)), rel=1e-6)
+    assert billed + waiting == pytest.approx(_billed(engine, summary_requests(srv)), rel=1e-6)
 
 
 async def test_a_route_estimate_counts_the_section_requests_a_refused_summary_may_add(priced):
@@ -113,5 +113,5 @@ async def test_a_route_estimate_counts_the_section_requests_a_refused_summary_ma
     # The bare estimate is one request's; the route's bound adds the section requests and holds what was paid.
     assert stats["route_most"] > chosen
     assert stats["summary_cost"] <= stats["route_most"]
-    paid = _billed(engine, srv, summary_requests(srv)[-7:])  # the summary and its six section requests
+    paid = _billed(engine, summary_requests(srv)[-7:])  # the summary and its six section requests
     assert paid == pytest.approx(stats["summary_cost"], rel=1e-3) and paid <= stats["route_most"]

@@ -360,10 +360,13 @@ class SessionView:
         reply = next((m for m in reversed(rows) if m.role == "assistant" and m.usage and m.usage.prompt_tokens),
                      None)
         # Per model and prompt band, so a price tier applies per request (see ``_add_cost``).
-        bill = total(split(shared.catalog.info(name or shared.settings.model), usage, prompt_tokens=prompt)
-                     for (name, prompt), usage in [*ov.usage_by_band.items(), *ov.spend_by_band.items()])
-        spend = total(split(shared.catalog.info(name or shared.settings.model), usage, prompt_tokens=prompt)
-                      for (name, prompt), usage in ov.spend_by_band.items())
+        def priced(bands: dict[tuple[str | None, int], Usage]) -> Bill | None:
+            return total(split(shared.catalog.info(name or shared.settings.model), usage, prompt_tokens=prompt)
+                         for (name, prompt), usage in bands.items())
+
+        spend = priced(ov.spend_by_band)
+        replies = priced(ov.usage_by_band)
+        bill = None if replies is None or spend is None else replies + spend
         cost = None if bill is None else bill.total
         return Gathered(
             session=ov.session, model=model, compactions=self._with_pins(ov.compactions, ov.state),
