@@ -107,8 +107,10 @@ def uninstall(home: Path | None = None) -> list[Path]:
 
 def _refresh_caches(home: Path) -> None:
     # Shells read the caches, not the folders; the tools are optional, and a stale cache only delays the entry.
-    for tool, args in (("update-desktop-database", ["-q", str(home / "applications")]),
-                       ("gtk-update-icon-cache", ["-q", "-t", "-f", str(home / "icons" / "hicolor")])):
+    for tool, args in (
+        ("update-desktop-database", ["-q", str(home / "applications")]),
+        ("gtk-update-icon-cache", ["-q", "-t", "-f", str(home / "icons" / "hicolor")]),
+    ):
         found = shutil.which(tool)
         if found and Path(args[-1]).exists():
             subprocess.run([found, *args], check=False, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)

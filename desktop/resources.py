@@ -50,8 +50,11 @@ def stylesheet() -> str:
     """The application style sheet (shapes only; colours come from the palette). Its images are named beside it
     and given to Qt as whole paths (Qt would look for them from the working directory)."""
     folder = root() / "styles"
-    return re.sub(r"url\((\w[\w.-]*)\)", lambda m: f'url("{(folder / m.group(1)).as_posix()}")',
-                  (folder / "precis.qss").read_text("utf-8"))
+    return re.sub(
+        r"url\((\w[\w.-]*)\)",
+        lambda m: f'url("{(folder / m.group(1)).as_posix()}")',
+        (folder / "precis.qss").read_text("utf-8"),
+    )
 
 
 def ui_icon_svg(name: str) -> str:

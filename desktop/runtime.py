@@ -12,12 +12,13 @@ from typing import Any
 
 from msgspec import Struct, field
 
-from desktop.engine import redact, shutdown
-from desktop.engine.chat import ChatEngine, ToolRunner
+from desktop.engine import redact
 from desktop.engine.compaction.hooks import HookSettings
-from desktop.engine.secrets import Credentials
-from desktop.engine.settings import Paths, Settings
-from desktop.engine.storage import StorageError
+from desktop.engine.config.secrets import Credentials
+from desktop.engine.config.settings import Paths, Settings
+from desktop.engine.history.storage import StorageError
+from desktop.engine.turn import shutdown
+from desktop.engine.turn.chat import ChatEngine, ToolRunner
 from desktop.store import Store
 from desktop.store import errors as store_errors
 from desktop.store.tool_log import AuditEntry, ToolLog
@@ -32,6 +33,7 @@ ToolboxFactory = Callable[[Paths, Settings, ToolLog], Toolbox]
 
 class Runtime(Struct):
     """The opened parts: paths, settings, store, engine and tools."""
+
     paths: Paths
     settings: Settings
     store: Store
@@ -40,8 +42,13 @@ class Runtime(Struct):
     toolbox: Toolbox | None = field(default=None)
 
 
-def toolbox_factory(*, workspace: Path | None | Any = ..., allow: Iterable[str] = (), yes: bool = False,
-                    asker: Asker | None | str = "events") -> ToolboxFactory:
+def toolbox_factory(
+    *,
+    workspace: Path | None | Any = ...,
+    allow: Iterable[str] = (),
+    yes: bool = False,
+    asker: Asker | None | str = "events",
+) -> ToolboxFactory:
     """How the window (defaults: each chat's own workspace, prompts through events) and ``precis chat`` (a fixed
     workspace or none, --allow/--yes, a terminal prompt or nobody to ask) build their toolbox."""
 
@@ -52,8 +59,15 @@ def toolbox_factory(*, workspace: Path | None | Any = ..., allow: Iterable[str] 
             await log.record(AuditEntry(**entry))
 
         kwargs: dict[str, Any] = {} if workspace is ... else {"workspace": workspace}
-        return Toolbox(paths, policy, audit=audit, asker=asker, network=settings.command_network,
-                       outcomes=log.outcomes, **kwargs)
+        return Toolbox(
+            paths,
+            policy,
+            audit=audit,
+            asker=asker,
+            network=settings.command_network,
+            outcomes=log.outcomes,
+            **kwargs,
+        )
 
     return make
 
@@ -68,16 +82,24 @@ def compaction_hooks(engine: ChatEngine, box: Toolbox | None) -> CompactionHookR
         found = None if box is None else box.workspace(session_id, {"workspace": folder} if folder else None)
         return found.root if found is not None else (Path(folder) if folder else None)
 
-    return CompactionHookRunner(lambda: HookSettings.of(engine.settings.compaction_hooks),
-                                hidden=(paths.config_dir, paths.data_dir, paths.cache_dir), workspace_of=workspace_of)
+    return CompactionHookRunner(
+        lambda: HookSettings.of(engine.settings.compaction_hooks),
+        hidden=(paths.config_dir, paths.data_dir, paths.cache_dir),
+        workspace_of=workspace_of,
+    )
 
 
 @asynccontextmanager
-async def open_runtime(*, model: str | None = None, credentials: Credentials | None = None,
-                       tools: ToolRunner | None = None, toolbox: ToolboxFactory | None = None,
-                       background: bool = True,
-                       adjust: Callable[[Settings], None] | None = None,
-                       readonly: bool = False) -> AsyncIterator[Runtime]:
+async def open_runtime(
+    *,
+    model: str | None = None,
+    credentials: Credentials | None = None,
+    tools: ToolRunner | None = None,
+    toolbox: ToolboxFactory | None = None,
+    background: bool = True,
+    adjust: Callable[[Settings], None] | None = None,
+    readonly: bool = False,
+) -> AsyncIterator[Runtime]:
     """Open the store and the engine for this process's PRECIS_HOME (or the platform folders); close both.
     ``toolbox`` builds the tool runner (``tools`` gives one ready-made). Logs never show a credential from here
     on. ``readonly``: a command that only reads creates no folder and writes nothing to the database (it works

@@ -45,8 +45,19 @@ def sources() -> list[str]:
 
 def update() -> None:
     for language in TRANSLATED:
-        subprocess.run([tool("lupdate"), "-locations", "none", "-no-obsolete", *sources(),
-                        "-ts", str(ts_file(language).relative_to(ROOT))], cwd=ROOT, check=True)
+        subprocess.run(
+            [
+                tool("lupdate"),
+                "-locations",
+                "none",
+                "-no-obsolete",
+                *sources(),
+                "-ts",
+                str(ts_file(language).relative_to(ROOT)),
+            ],
+            cwd=ROOT,
+            check=True,
+        )
 
 
 def tool_env() -> dict[str, str]:
@@ -59,16 +70,22 @@ def release(*, quiet: bool = False) -> list[Path]:
     built = []
     for language in TRANSLATED:
         ts, qm = ts_file(language), qm_file(language)
-        subprocess.run([tool("lrelease"), *(["-silent"] if quiet else []), str(ts), "-qm", str(qm)], check=True,
-                       stdout=subprocess.DEVNULL if quiet else None, env=tool_env())
+        subprocess.run(
+            [tool("lrelease"), *(["-silent"] if quiet else []), str(ts), "-qm", str(qm)],
+            check=True,
+            stdout=subprocess.DEVNULL if quiet else None,
+            env=tool_env(),
+        )
         built.append(qm)
     return built
 
 
 def stale() -> bool:
     """A .qm is missing or older than its .ts."""
-    return any(not qm_file(lang).exists() or qm_file(lang).stat().st_mtime < ts_file(lang).stat().st_mtime
-               for lang in TRANSLATED)
+    return any(
+        not qm_file(lang).exists() or qm_file(lang).stat().st_mtime < ts_file(lang).stat().st_mtime
+        for lang in TRANSLATED
+    )
 
 
 def main(argv: list[str] | None = None) -> int:

@@ -114,9 +114,10 @@ install() {
 }
 
 checks() {
-  # Both always run, so one report shows every problem; either failing fails the command.
+  # All run, so one report shows every problem; any failing fails the command.
   local rc=0
-  "$VENV/bin/ruff" check desktop tests || rc=1
+  "$VENV/bin/ruff" check desktop tests packaging || rc=1
+  "$VENV/bin/ruff" format --check desktop tests packaging || rc=1
   "$VENV/bin/python" packaging/typecheck.py || rc=1
   if [ "$rc" != 0 ]; then
     echo "dev.sh: lint or type check failed" >&2

@@ -30,8 +30,23 @@ def pypi_url(filename: str, project: str) -> str:
 def resolve() -> list[dict[str, str]]:
     with tempfile.TemporaryDirectory() as tmp:
         report = Path(tmp) / "report.json"
-        subprocess.run([sys.executable, "-m", "pip", "install", "-q", "--dry-run", "--ignore-installed",
-                        "--only-binary=:all:", "--report", str(report), str(ROOT), *BUILD_ONLY], check=True)
+        subprocess.run(
+            [
+                sys.executable,
+                "-m",
+                "pip",
+                "install",
+                "-q",
+                "--dry-run",
+                "--ignore-installed",
+                "--only-binary=:all:",
+                "--report",
+                str(report),
+                str(ROOT),
+                *BUILD_ONLY,
+            ],
+            check=True,
+        )
         items = json.loads(report.read_text("utf-8"))["install"]
     wheels = []
     for item in items:
@@ -39,8 +54,13 @@ def resolve() -> list[dict[str, str]]:
         if "archive_info" not in info:  # Précis itself: the manifest's own module builds it
             continue
         filename = info["url"].rsplit("/", 1)[-1]
-        wheels.append({"project": item["metadata"]["name"], "filename": filename,
-                       "sha256": info["archive_info"]["hashes"]["sha256"]})
+        wheels.append(
+            {
+                "project": item["metadata"]["name"],
+                "filename": filename,
+                "sha256": info["archive_info"]["hashes"]["sha256"],
+            }
+        )
     return sorted(wheels, key=lambda w: w["filename"].lower())
 
 
@@ -50,10 +70,19 @@ def module(wheels: list[dict[str, str]]) -> dict[str, object]:
         "name": "python3-deps",
         "buildsystem": "simple",
         "only-arches": ["x86_64"],
-        "build-commands": [f'pip3 install --verbose --exists-action=i --no-index --find-links="file://${{PWD}}" '
-                           f'--prefix=${{FLATPAK_DEST}} --no-build-isolation {names}'],
-        "sources": [{"type": "file", "url": pypi_url(w["filename"], w["project"]), "sha256": w["sha256"],
-                     "dest-filename": w["filename"]} for w in wheels],
+        "build-commands": [
+            f'pip3 install --verbose --exists-action=i --no-index --find-links="file://${{PWD}}" '
+            f"--prefix=${{FLATPAK_DEST}} --no-build-isolation {names}"
+        ],
+        "sources": [
+            {
+                "type": "file",
+                "url": pypi_url(w["filename"], w["project"]),
+                "sha256": w["sha256"],
+                "dest-filename": w["filename"],
+            }
+            for w in wheels
+        ],
     }
 
 

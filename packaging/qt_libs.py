@@ -161,8 +161,12 @@ def qt_dir() -> Path | None:
 
 def plugin_files(qt: Path, *, wayland: bool = False) -> list[Path]:
     """The files a window loads: the xcb and offscreen platform plugins, libQt6Gui and libQt6Widgets."""
-    names = [qt / "plugins" / "platforms" / "libqxcb.so", qt / "plugins" / "platforms" / "libqoffscreen.so",
-             qt / "lib" / "libQt6Gui.so.6", qt / "lib" / "libQt6Widgets.so.6"]
+    names = [
+        qt / "plugins" / "platforms" / "libqxcb.so",
+        qt / "plugins" / "platforms" / "libqoffscreen.so",
+        qt / "lib" / "libQt6Gui.so.6",
+        qt / "lib" / "libQt6Widgets.so.6",
+    ]
     if wayland:
         names.append(qt / "plugins" / "platforms" / "libqwayland.so")
     return [p for p in names if p.exists()]
@@ -190,16 +194,18 @@ _XCB_PROBE = (
 )
 
 
-def xcb_missing(python: str = sys.executable, timeout: float = 30.0,
-                errors: list[str] | None = None) -> list[str]:
+def xcb_missing(
+    python: str = sys.executable, timeout: float = 30.0, errors: list[str] | None = None
+) -> list[str]:
     """Build a QApplication on xcb in a child process (DISPLAY must be set); the sonames Qt could not open.
 
     A display that does not answer is not a missing library: it is reported in ``errors`` only.
     """
     env = dict(os.environ, QT_QPA_PLATFORM="xcb", QT_DEBUG_PLUGINS="1")
     try:
-        res = subprocess.run([python, "-c", _XCB_PROBE], capture_output=True, text=True, timeout=timeout,
-                             env=env, check=False)
+        res = subprocess.run(
+            [python, "-c", _XCB_PROBE], capture_output=True, text=True, timeout=timeout, env=env, check=False
+        )
     except subprocess.TimeoutExpired:
         if errors is not None:
             errors.append(f"building a QApplication on xcb did not finish in {timeout:.0f}s")
@@ -209,9 +215,13 @@ def xcb_missing(python: str = sys.executable, timeout: float = 30.0,
     output = res.stdout + res.stderr
     found = parse_dlopen_errors(output)
     if not found and errors is not None:
-        lines = [line for line in output.splitlines() if PLUGIN_FAILURE in line or "could not connect" in line]
-        errors.append("Qt could not start on the xcb platform: "
-                      + (lines[0].strip() if lines else f"exit status {res.returncode}"))
+        lines = [
+            line for line in output.splitlines() if PLUGIN_FAILURE in line or "could not connect" in line
+        ]
+        errors.append(
+            "Qt could not start on the xcb platform: "
+            + (lines[0].strip() if lines else f"exit status {res.returncode}")
+        )
     return found
 
 
@@ -245,8 +255,11 @@ def _unique(items: Iterable[str]) -> list[str]:
 
 def main(argv: Sequence[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--no-display", action="store_true",
-                        help="only ask ldd; do not build a QApplication on xcb even when DISPLAY is set")
+    parser.add_argument(
+        "--no-display",
+        action="store_true",
+        help="only ask ldd; do not build a QApplication on xcb even when DISPLAY is set",
+    )
     args = parser.parse_args(argv)
     report = probe(check_display=not args.no_display)
     print(" ".join(report.packages))

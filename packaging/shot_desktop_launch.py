@@ -37,43 +37,99 @@ def main(argv: list[str]) -> int:
     if not os.environ.get("DISPLAY") or not shutil.which("icewm"):
         print("shot_desktop_launch: needs DISPLAY (xvfb-run) and icewm", file=sys.stderr)
         return 2
-    with tempfile.TemporaryDirectory() as tmp, FakeAnthropic(reply_text="Installed from the wheel, started "
-                                                             "from its desktop entry.") as server:
+    with (
+        tempfile.TemporaryDirectory() as tmp,
+        FakeAnthropic(reply_text="Installed from the wheel, started from its desktop entry.") as server,
+    ):
         work = Path(tmp)
         installed = clean_venv(build_wheel(ROOT, work / "dist"), work / "venv") / BIN
         env = {k: v for k, v in os.environ.items() if not k.startswith(("ANTHROPIC_", "PRECIS_"))}
-        env.update(XDG_DATA_HOME=str(work / "share"), PRECIS_HOME=str(work / "home"), QT_QPA_PLATFORM="xcb",
-                   ANTHROPIC_BASE_URL=server.base_url, ANTHROPIC_API_KEY="test-key",
-                   XDG_DATA_DIRS=f"{work / 'share'}:/usr/share")
-        subprocess.run([str(installed / "precis"), "install-desktop"], env=env, check=True, stdout=subprocess.DEVNULL)
-        subprocess.run([str(installed / "precis"), "chat", "--new", "Where does this window's icon come from?"], env=env,
-                       check=True, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+        env.update(
+            XDG_DATA_HOME=str(work / "share"),
+            PRECIS_HOME=str(work / "home"),
+            QT_QPA_PLATFORM="xcb",
+            ANTHROPIC_BASE_URL=server.base_url,
+            ANTHROPIC_API_KEY="test-key",
+            XDG_DATA_DIRS=f"{work / 'share'}:/usr/share",
+        )
+        subprocess.run(
+            [str(installed / "precis"), "install-desktop"], env=env, check=True, stdout=subprocess.DEVNULL
+        )
+        subprocess.run(
+            [str(installed / "precis"), "chat", "--new", "Where does this window's icon come from?"],
+            env=env,
+            check=True,
+            stdout=subprocess.DEVNULL,
+            stderr=subprocess.DEVNULL,
+        )
         entry = configparser.ConfigParser(interpolation=None)
         entry.read(work / "share" / "applications" / "io.github.precis.Precis.desktop", encoding="utf-8")
         command = shlex.split(entry["Desktop Entry"]["Exec"])
         wm = subprocess.Popen(["icewm"], env=env, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
         time.sleep(2)
-        app = subprocess.Popen(command, env={**env, "PRECIS_QUIT_AFTER": "30"}, stdout=subprocess.DEVNULL,
-                               stderr=subprocess.DEVNULL)
+        app = subprocess.Popen(
+            command,
+            env={**env, "PRECIS_QUIT_AFTER": "30"},
+            stdout=subprocess.DEVNULL,
+            stderr=subprocess.DEVNULL,
+        )
         try:
             deadline = time.time() + 60
             while time.time() < deadline and not window_ids():
                 time.sleep(0.5)
             time.sleep(6)  # the session list and the chat load
             for wid in window_ids():
-                props = subprocess.run(["xprop", "-id", wid, "WM_CLASS", "_GTK_APPLICATION_ID",
-                                        "_KDE_NET_WM_DESKTOP_FILE", "_NET_WM_NAME"], capture_output=True,
-                                       text=True).stdout
-                icon = subprocess.run(["xprop", "-id", wid, "_NET_WM_ICON"], capture_output=True, text=True).stdout
+                props = subprocess.run(
+                    [
+                        "xprop",
+                        "-id",
+                        wid,
+                        "WM_CLASS",
+                        "_GTK_APPLICATION_ID",
+                        "_KDE_NET_WM_DESKTOP_FILE",
+                        "_NET_WM_NAME",
+                    ],
+                    capture_output=True,
+                    text=True,
+                ).stdout
+                icon = subprocess.run(
+                    ["xprop", "-id", wid, "_NET_WM_ICON"], capture_output=True, text=True
+                ).stdout
                 sizes = [line.split("width")[0] for line in icon.splitlines() if "Icon (" in line]
-                print(f"window {wid}: {props.strip()}\n  _NET_WM_ICON: {len(sizes)} images {' '.join(s.strip() for s in sizes)}")
+                print(
+                    f"window {wid}: {props.strip()}\n  _NET_WM_ICON: {len(sizes)} images {' '.join(s.strip() for s in sizes)}"
+                )
             print(f"Exec={entry['Desktop Entry']['Exec']}")
             subprocess.run(["import", "-window", "root", str(out)], check=True)
             # The title bar's corner, enlarged: the icon the window manager took from the window.
-            subprocess.run(["/usr/bin/convert", str(out), "-crop", "360x40+0+0", "-filter", "point", "-resize",
-                            "300%", str(out.with_name(out.stem + "-titlebar.png"))], check=True)
-            subprocess.run(["/usr/bin/convert", str(out), "-crop", "300x30+0+770", "-filter", "point", "-resize",
-                            "300%", str(out.with_name(out.stem + "-taskbar.png"))], check=True)
+            subprocess.run(
+                [
+                    "/usr/bin/convert",
+                    str(out),
+                    "-crop",
+                    "360x40+0+0",
+                    "-filter",
+                    "point",
+                    "-resize",
+                    "300%",
+                    str(out.with_name(out.stem + "-titlebar.png")),
+                ],
+                check=True,
+            )
+            subprocess.run(
+                [
+                    "/usr/bin/convert",
+                    str(out),
+                    "-crop",
+                    "300x30+0+770",
+                    "-filter",
+                    "point",
+                    "-resize",
+                    "300%",
+                    str(out.with_name(out.stem + "-taskbar.png")),
+                ],
+                check=True,
+            )
         finally:
             app.terminate()
             app.wait(30)

@@ -64,7 +64,9 @@ def compare(current: dict[str, int], baseline: dict[str, int]) -> tuple[dict[str
     """Files over their allowance as {file: (now, allowed)}, and how many errors fewer than the baseline
     the files under it have in all."""
     grown = {f: (n, baseline.get(f, 0)) for f, n in current.items() if n > baseline.get(f, 0)}
-    dropped = sum(allowed - current.get(f, 0) for f, allowed in baseline.items() if current.get(f, 0) < allowed)
+    dropped = sum(
+        allowed - current.get(f, 0) for f, allowed in baseline.items() if current.get(f, 0) < allowed
+    )
     return grown, dropped
 
 
@@ -92,8 +94,10 @@ def main(argv: list[str] | None = None) -> int:
         if grown and not args.allow_growth:
             for f, (now, allowed) in sorted(grown.items()):
                 print(f"typecheck: {f}: {_errors(now)}, baseline {allowed}", file=sys.stderr)
-            print("typecheck: refusing to grow the baseline (fix the errors, or pass --allow-growth)",
-                  file=sys.stderr)
+            print(
+                "typecheck: refusing to grow the baseline (fix the errors, or pass --allow-growth)",
+                file=sys.stderr,
+            )
             return 1
         write_baseline(args.baseline, current)
         print(f"typecheck: baseline written: {_errors(total)} in {len(current)} files")
@@ -105,14 +109,18 @@ def main(argv: list[str] | None = None) -> int:
             print(f"typecheck: {f}: {_errors(now)}, {what}:", file=sys.stderr)
             for line in errors[f]:
                 print(f"  {line}", file=sys.stderr)
-        print(f"typecheck: FAILED: new mypy errors in {len(grown)} file(s) (the baseline only shrinks)",
-              file=sys.stderr)
+        print(
+            f"typecheck: FAILED: new mypy errors in {len(grown)} file(s) (the baseline only shrinks)",
+            file=sys.stderr,
+        )
         if dropped:
             print(f"typecheck: elsewhere {_errors(dropped)} fewer than the baseline", file=sys.stderr)
         return 1
     print(f"typecheck: ok, {_errors(total)}, none over the baseline")
     if dropped:
-        print(f"typecheck: {_errors(dropped)} fewer than the baseline: run with --update to shrink the baseline")
+        print(
+            f"typecheck: {_errors(dropped)} fewer than the baseline: run with --update to shrink the baseline"
+        )
     return 0
 
 

@@ -15,12 +15,25 @@ from pathlib import Path
 PY = sys.executable
 
 
-def run(args: list[str] | list[bytes], env: dict[str, str], *, input_bytes: bytes | None = None,
-        timeout: float = 60, preexec=None) -> subprocess.CompletedProcess[str]:  # noqa: ANN001
-    res = subprocess.run([PY, "-m", "desktop", *args], env=env, input=input_bytes, capture_output=True,
-                         timeout=timeout, preexec_fn=preexec)
-    return subprocess.CompletedProcess(res.args, res.returncode, res.stdout.decode("utf-8", "replace"),
-                                       res.stderr.decode("utf-8", "replace"))
+def run(
+    args: list[str] | list[bytes],
+    env: dict[str, str],
+    *,
+    input_bytes: bytes | None = None,
+    timeout: float = 60,
+    preexec=None,
+) -> subprocess.CompletedProcess[str]:  # noqa: ANN001
+    res = subprocess.run(
+        [PY, "-m", "desktop", *args],
+        env=env,
+        input=input_bytes,
+        capture_output=True,
+        timeout=timeout,
+        preexec_fn=preexec,
+    )
+    return subprocess.CompletedProcess(
+        res.args, res.returncode, res.stdout.decode("utf-8", "replace"), res.stderr.decode("utf-8", "replace")
+    )
 
 
 def lines(text: str) -> list[str]:
@@ -63,8 +76,12 @@ def seed(db: Path, sessions: int = 1, exchanges: int = 3) -> None:
     for s in range(sessions):
         sid = store.run(repo.create_session, f"chat {s + 1}", "claude-sonnet-4-6").id
         for i in range(exchanges):  # on the database thread: its one connection is closed (and checkpointed)
-            store.run(repo.add_message, sid, "user", [{"type": "text", "text": f"question {i} " + "x" * 3000}])
-            store.run(repo.add_message, sid, "assistant", [{"type": "text", "text": f"answer {i} " + "y" * 3000}])
+            store.run(
+                repo.add_message, sid, "user", [{"type": "text", "text": f"question {i} " + "x" * 3000}]
+            )
+            store.run(
+                repo.add_message, sid, "assistant", [{"type": "text", "text": f"answer {i} " + "y" * 3000}]
+            )
     store.close_sync()
     assert not db.with_name(db.name + "-wal").exists()
 
@@ -90,8 +107,9 @@ con.execute("COMMIT")
 @contextlib.contextmanager
 def lock_held(db: Path, seconds: float = -1) -> Iterator[subprocess.Popen[str]]:
     """Another process holds the database's write lock for ``seconds`` (or until the block ends when < 0)."""
-    proc = subprocess.Popen([PY, "-c", LOCKER, str(db), str(seconds)], stdin=subprocess.PIPE,
-                            stdout=subprocess.PIPE, text=True)
+    proc = subprocess.Popen(
+        [PY, "-c", LOCKER, str(db), str(seconds)], stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True
+    )
     try:
         assert proc.stdout is not None and proc.stdout.readline().strip() == "locked"
         yield proc
@@ -107,8 +125,11 @@ def lock_held(db: Path, seconds: float = -1) -> Iterator[subprocess.Popen[str]]:
 def tmpfs(where: Path, size: str) -> Iterator[Path | None]:
     """A size-limited tmpfs at ``where`` (None when this process may not mount one)."""
     where.mkdir(parents=True, exist_ok=True)
-    res = subprocess.run(["mount", "-t", "tmpfs", "-o", f"size={size},mode=0700", "tmpfs", str(where)],
-                         capture_output=True, text=True)
+    res = subprocess.run(
+        ["mount", "-t", "tmpfs", "-o", f"size={size},mode=0700", "tmpfs", str(where)],
+        capture_output=True,
+        text=True,
+    )
     if res.returncode != 0:
         print(f"tmpfs not mountable here: {res.stderr.strip() or res.returncode}")
         yield None

@@ -112,12 +112,12 @@ def _windows_left_open_are_stilled():
     yield
     import sys
 
-    if "desktop.ui.main_window" not in sys.modules:
+    if "desktop.ui.window.main_window" not in sys.modules:
         return
     from PySide6.QtCore import QTimer
     from PySide6.QtWidgets import QApplication
 
-    from desktop.ui.main_window import MainWindow
+    from desktop.ui.window.main_window import MainWindow
 
     for widget in QApplication.topLevelWidgets():
         if isinstance(widget, MainWindow):
@@ -132,7 +132,7 @@ def precis_home(tmp_path, monkeypatch):
     monkeypatch.setenv("PRECIS_HOME", str(home))
     for name in API_ENV:
         monkeypatch.delenv(name, raising=False)
-    from desktop.engine import secrets
+    from desktop.engine.config import secrets
 
     monkeypatch.setattr(secrets, "_session_key", None)
     return home
@@ -148,12 +148,18 @@ def memory_keyring():
 
 
 def pytest_configure(config):  # noqa: ANN001 - pytest hook
-    config.addinivalue_line("markers", "in_process: fake_api is the scripted provider's script, no HTTP "
-                                       "(tests/scripted_provider.py)")
-    config.addinivalue_line("markers", "loopback: about HTTP, SSE or the SDK: the loopback server even in an "
-                                       "in_process module")
-    config.addinivalue_line("markers", "slow: outside the fast tier (a window, a subprocess, a long scenario); "
-                                       "`packaging/dev.sh test -m 'not slow'` runs the rest")
+    config.addinivalue_line(
+        "markers",
+        "in_process: fake_api is the scripted provider's script, no HTTP (tests/scripted_provider.py)",
+    )
+    config.addinivalue_line(
+        "markers", "loopback: about HTTP, SSE or the SDK: the loopback server even in an in_process module"
+    )
+    config.addinivalue_line(
+        "markers",
+        "slow: outside the fast tier (a window, a subprocess, a long scenario); "
+        "`packaging/dev.sh test -m 'not slow'` runs the rest",
+    )
     _events_in_the_tests_loop()
 
 
@@ -161,21 +167,49 @@ def pytest_configure(config):  # noqa: ANN001 - pytest hook
 # slow when it builds the window (a Qt fixture), runs the CLI or a benchmark in a subprocess, or lives in a file
 # that took longest in the last measured run (docs/architecture.md, "The tests").
 WINDOW_FIXTURES = frozenset({"qtbot", "qapp", "window", "view", "run_cli"})
-SLOW_FILES = frozenset({  # each holds tests of 5 s or more (processes killed at every point, a wheel built, CLI runs)
-    "test_bad_inputs.py", "test_install.py", "test_hostile_inputs.py", "test_importer.py", "test_tools_safety.py",
-    "test_compaction_property.py", "test_compaction_cuts_property.py", "test_bill.py", "test_tools_mcp.py",
-    "test_profile_compaction.py", "test_store_faults.py", "test_cli.py", "test_session_cache.py",
-    "test_continue.py", "test_message_pins.py", "test_corpus.py", "test_tools_cli.py", "test_tools_bounds.py",
-    "test_recall.py", "test_versions.py", "test_bench_scale.py", "test_settings_validation.py", "test_startup.py",
-    "test_tools_mcp_http.py", "test_shutdown.py", "test_failing_summariser.py", "test_compaction_hooks.py",
-    "test_replay_smoke.py", "test_needles.py", "test_degraded_summaries.py",
-})
+SLOW_FILES = frozenset(
+    {  # each holds tests of 5 s or more (processes killed at every point, a wheel built, CLI runs)
+        "test_bad_inputs.py",
+        "test_install.py",
+        "test_hostile_inputs.py",
+        "test_importer.py",
+        "test_tools_safety.py",
+        "test_compaction_property.py",
+        "test_compaction_cuts_property.py",
+        "test_bill.py",
+        "test_tools_mcp.py",
+        "test_profile_compaction.py",
+        "test_store_faults.py",
+        "test_cli.py",
+        "test_session_cache.py",
+        "test_continue.py",
+        "test_message_pins.py",
+        "test_corpus.py",
+        "test_tools_cli.py",
+        "test_tools_bounds.py",
+        "test_recall.py",
+        "test_versions.py",
+        "test_bench_scale.py",
+        "test_settings_validation.py",
+        "test_startup.py",
+        "test_tools_mcp_http.py",
+        "test_shutdown.py",
+        "test_failing_summariser.py",
+        "test_compaction_hooks.py",
+        "test_replay_smoke.py",
+        "test_needles.py",
+        "test_degraded_summaries.py",
+    }
+)
 
 
 def pytest_collection_modifyitems(config, items):  # noqa: ANN001 - pytest hook
     for item in items:
-        if item.get_closest_marker("qt") or WINDOW_FIXTURES & set(getattr(item, "fixturenames", ())) or (
-                item.path.name in SLOW_FILES):
+        if (
+            item.get_closest_marker("qt")
+            or WINDOW_FIXTURES & set(getattr(item, "fixturenames", ()))
+            or (item.path.name in SLOW_FILES)
+        ):
             item.add_marker(pytest.mark.slow)
 
 
@@ -201,7 +235,7 @@ def fake_api(request, monkeypatch):
 async def _open_engine(settings_changes: dict | None = None, credentials=None):  # noqa: ANN001
     """A real engine over a real store in this test's PRECIS_HOME (the app's own wiring), recording every
     event it emits."""
-    from desktop.engine.secrets import Credentials
+    from desktop.engine.config.secrets import Credentials
     from desktop.runtime import open_runtime
 
     def adjust(settings) -> None:  # noqa: ANN001
@@ -213,7 +247,9 @@ async def _open_engine(settings_changes: dict | None = None, credentials=None): 
         engine = runtime.engine
         from tests import scripted_provider
 
-        scripted_provider.attach(engine)  # a test marked in_process: no provider of this engine opens a socket
+        scripted_provider.attach(
+            engine
+        )  # a test marked in_process: no provider of this engine opens a socket
         engine.events = []  # type: ignore[attr-defined]
         engine.subscribe(engine.events.append)  # type: ignore[attr-defined]
         yield engine
@@ -261,7 +297,7 @@ def engine_of(window):  # noqa: ANN001, ANN201
 async def window(qtbot, fake_api):
     """The real main window over a real engine and store, on the qasync loop (mark the test ``qt``)."""
     from desktop.ui.bridge import Bridge
-    from desktop.ui.main_window import MainWindow
+    from desktop.ui.window.main_window import MainWindow
 
     # No credentials given: the window reads the key from the environment, as the app does.
     async with _open_engine(credentials=False) as engine:
@@ -285,8 +321,8 @@ async def window(qtbot, fake_api):
 @pytest.fixture
 def view(qtbot):  # noqa: ANN001, ANN201
     """A shown chat view over an empty model, links kept in the app (the chat-view tests' common start)."""
-    from desktop.ui.chat_model import ChatModel
-    from desktop.ui.chat_view import ChatView
+    from desktop.ui.transcript.chat_model import ChatModel
+    from desktop.ui.transcript.chat_view import ChatView
 
     v = ChatView()
     v.open_links_externally = False

@@ -12,8 +12,9 @@ BIN = "Scripts" if sys.platform == "win32" else "bin"
 
 
 # Left out of the copy that is built: a stale build/ would put files that no longer exist into the wheel.
-NOT_SOURCES = shutil.ignore_patterns(".git", ".venv", "build", "dist", "*.egg-info", "__pycache__", ".*_cache",
-                                     ".flatpak-builder")
+NOT_SOURCES = shutil.ignore_patterns(
+    ".git", ".venv", "build", "dist", "*.egg-info", "__pycache__", ".*_cache", ".flatpak-builder"
+)
 
 
 def build_wheel(source: Path, out: Path) -> Path:
@@ -21,14 +22,41 @@ def build_wheel(source: Path, out: Path) -> Path:
     environment to fill from the index)."""
     tree = out / "source"
     shutil.copytree(source, tree, ignore=NOT_SOURCES, symlinks=True)
-    subprocess.run([sys.executable, "-m", "pip", "wheel", "-q", "--no-deps", "--no-build-isolation", "-w", str(out),
-                    str(tree)], check=True, capture_output=True, text=True)
+    subprocess.run(
+        [
+            sys.executable,
+            "-m",
+            "pip",
+            "wheel",
+            "-q",
+            "--no-deps",
+            "--no-build-isolation",
+            "-w",
+            str(out),
+            str(tree),
+        ],
+        check=True,
+        capture_output=True,
+        text=True,
+    )
     return next(out.glob("precis-*.whl"))
 
 
 def clean_venv(wheel: Path, where: Path) -> Path:
     base = getattr(sys, "_base_executable", sys.executable)
     subprocess.run([base, "-m", "venv", str(where)], check=True)
-    subprocess.run([str(where / BIN / "python"), "-m", "pip", "install", "-q", "--disable-pip-version-check",
-                    str(wheel)], check=True, capture_output=True, text=True)
+    subprocess.run(
+        [
+            str(where / BIN / "python"),
+            "-m",
+            "pip",
+            "install",
+            "-q",
+            "--disable-pip-version-check",
+            str(wheel),
+        ],
+        check=True,
+        capture_output=True,
+        text=True,
+    )
     return where

@@ -27,11 +27,13 @@ class FirstImports(MetaPathFinder):
 
 
 async def main(watch: FirstImports) -> dict[str, Any]:
-    from desktop.engine.secrets import Credentials
+    from desktop.engine.config.secrets import Credentials
     from desktop.runtime import open_runtime, toolbox_factory
 
-    async with open_runtime(credentials=Credentials(api_key="test-key", source="env"),
-                            toolbox=toolbox_factory(workspace=None, yes=True)) as rt:
+    async with open_runtime(
+        credentials=Credentials(api_key="test-key", source="env"),
+        toolbox=toolbox_factory(workspace=None, yes=True),
+    ) as rt:
         assert rt.toolbox is not None
         opened = dict(watch.first)
         await rt.toolbox.start_servers()
@@ -39,8 +41,13 @@ async def main(watch: FirstImports) -> dict[str, Any]:
         connected = dict(watch.first)
         sid = await rt.engine.new_session()
         reply = await rt.engine.send(sid, "hello")
-    return {"at_open": opened, "after_connect": connected, "first": watch.first, "states": states,
-            "reply": reply.content[0]["text"] if reply is not None else None}
+    return {
+        "at_open": opened,
+        "after_connect": connected,
+        "first": watch.first,
+        "states": states,
+        "reply": reply.content[0]["text"] if reply is not None else None,
+    }
 
 
 if __name__ == "__main__":

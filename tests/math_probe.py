@@ -31,15 +31,17 @@ def main() -> dict[str, Any]:
 
     app = QApplication([])
     from desktop.engine.types import StoredMessage
-    from desktop.ui.chat_model import ChatModel
-    from desktop.ui.chat_view import ChatView
+    from desktop.ui.transcript.chat_model import ChatModel
+    from desktop.ui.transcript.chat_view import ChatView
 
     view = ChatView()
     model = ChatModel(view)
     view.setModel(model)
     view.resize(640, 480)
     view.show()
-    model.append_message(StoredMessage(1, 1, "assistant", [{"type": "text", "text": "Euler: $e^{i\\pi}+1=0$."}]))
+    model.append_message(
+        StoredMessage(1, 1, "assistant", [{"type": "text", "text": "Euler: $e^{i\\pi}+1=0$."}])
+    )
     model.flush()
 
     def document() -> Any:
@@ -53,8 +55,12 @@ def main() -> dict[str, Any]:
     while "precis-math:" not in document().toHtml() and time.monotonic() < deadline:
         app.processEvents()
         time.sleep(0.01)
-    return {"typeset_at_once": typeset_at_once, "first_text": first_text,
-            "typeset_later": "precis-math:" in document().toHtml(), "thread": finder.thread}
+    return {
+        "typeset_at_once": typeset_at_once,
+        "first_text": first_text,
+        "typeset_later": "precis-math:" in document().toHtml(),
+        "thread": finder.thread,
+    }
 
 
 if __name__ == "__main__":

@@ -39,8 +39,9 @@ def require_token(app: Any, token: str) -> Any:
 
     async def guarded(scope: dict[str, Any], receive: Any, send: Any) -> None:
         if scope["type"] == "http" and dict(scope["headers"]).get(b"authorization") != expected:
-            await send({"type": "http.response.start", "status": 401,
-                        "headers": [(b"content-type", b"text/plain")]})
+            await send(
+                {"type": "http.response.start", "status": 401, "headers": [(b"content-type", b"text/plain")]}
+            )
             await send({"type": "http.response.body", "body": b"missing or wrong token"})
             return
         await app(scope, receive, send)

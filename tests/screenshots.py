@@ -75,7 +75,7 @@ async def opened_window(tools: bool = False):  # noqa: ANN201
     and size."""
     from desktop.runtime import open_runtime, toolbox_factory
     from desktop.ui.bridge import Bridge
-    from desktop.ui.main_window import MainWindow
+    from desktop.ui.window.main_window import MainWindow
 
     async with open_runtime(toolbox=toolbox_factory() if tools else None) as runtime:
         bridge = Bridge(runtime.engine, runtime.toolbox)
@@ -114,8 +114,11 @@ async def _shoot(outdir: Path, srv: FakeAnthropic, store, engine, bridge, window
     await asyncio.sleep(0.3)
     window.grab().save(str(outdir / "window-reply.png"))
     # Editing the first message: the draft, the placeholder and the Cancel edit button (Esc leaves it).
-    first_user = next(window.chat_model.row_at(i).message for i in range(window.chat_model.rowCount())
-                      if window.chat_model.row_at(i).message and window.chat_model.row_at(i).message.role == "user")
+    first_user = next(
+        window.chat_model.row_at(i).message
+        for i in range(window.chat_model.rowCount())
+        if window.chat_model.row_at(i).message and window.chat_model.row_at(i).message.role == "user"
+    )
     window._edit_message(first_user.id)
     await asyncio.sleep(0.3)
     window.grab().save(str(outdir / "window-editing.png"))
@@ -125,7 +128,7 @@ async def _shoot(outdir: Path, srv: FakeAnthropic, store, engine, bridge, window
 
     # The gauge's hover card at normal, warning and critical states, on a real imported Claude Code session
     # (its recorded usage is real): the same session measured against smaller learned windows.
-    from desktop.engine.importer import import_claude_code
+    from desktop.engine.history.importer import import_claude_code
 
     transcript = CORPUS / "entire-cli" / "89" / "7eb280e769" / "12" / "full.jsonl"
     result = await import_claude_code(store, transcript, "Imported: refactoring session")
@@ -146,25 +149,38 @@ async def _shoot(outdir: Path, srv: FakeAnthropic, store, engine, bridge, window
     await bridge.open_session(sid_first)
 
     done.clear()
-    srv.queue_fault(Fault.custom(529, "overloaded_error", "Overloaded"), Fault.custom(529, "overloaded_error",
-                    "Overloaded"), Fault.custom(529, "overloaded_error", "Overloaded"))
+    srv.queue_fault(
+        Fault.custom(529, "overloaded_error", "Overloaded"),
+        Fault.custom(529, "overloaded_error", "Overloaded"),
+        Fault.custom(529, "overloaded_error", "Overloaded"),
+    )
     window.composer.edit.setPlainText("And now a version that streams large files?")
     window.composer.send_button.click()
     await asyncio.wait_for(done.wait(), 20)
     await asyncio.sleep(0.3)
     window.grab().save(str(outdir / "window-error.png"))
     # A long conversation compacted with the Compact now button: the card, its summary opened.
-    from desktop.engine.catalog import ModelCatalog
+    from desktop.engine.config.catalog import ModelCatalog
 
     # Forget the windows "learned" above.
     engine.replace_models(ModelCatalog(engine.settings.model_overrides), engine.calibration)
     await bridge.new_session()
     sid = window.session_id
     for i in range(6):
-        await store.add_message(sid, "user", [{"type": "text", "text": f"Step {i}: refactor module {i} and keep "
-                                                "tabs for indentation.\n\n" + "Details follow. " * 1500}])
-        await store.add_message(sid, "assistant", [{"type": "text", "text": f"Done with module {i}. "
-                                                     + "Explanation. " * 600}])
+        await store.add_message(
+            sid,
+            "user",
+            [
+                {
+                    "type": "text",
+                    "text": f"Step {i}: refactor module {i} and keep "
+                    "tabs for indentation.\n\n" + "Details follow. " * 1500,
+                }
+            ],
+        )
+        await store.add_message(
+            sid, "assistant", [{"type": "text", "text": f"Done with module {i}. " + "Explanation. " * 600}]
+        )
     await bridge.open_session(sid)
     window.gauge.compact_requested.emit()  # Compact now: its preview, confirmed as it is
     await wait_for(lambda: window.memory.preview is not None and window.memory.preview.isVisible(), 20)
@@ -183,9 +199,12 @@ async def _shoot(outdir: Path, srv: FakeAnthropic, store, engine, bridge, window
     # A reply the provider cut at max_tokens: marked, with Continue.
     await bridge.new_session()
     done.clear()
-    srv.queue_text("There are three ways to stream a large file in Python. The first reads it in fixed-size "
-                   "chunks with `file.read(65536)` in a loop, which keeps memory flat; the second iterates over "
-                   "the file object line by line, which suits text; the third", stop_reason="max_tokens")
+    srv.queue_text(
+        "There are three ways to stream a large file in Python. The first reads it in fixed-size "
+        "chunks with `file.read(65536)` in a loop, which keeps memory flat; the second iterates over "
+        "the file object line by line, which suits text; the third",
+        stop_reason="max_tokens",
+    )
     window.composer.edit.setPlainText("How do I stream a large file without loading it all?")
     window.composer.send_button.click()
     await asyncio.wait_for(done.wait(), 10)
@@ -224,6 +243,7 @@ async def shoot_welcome(outdir: Path) -> None:
         await asyncio.sleep(0.5)
         screen(outdir / "window-welcome.png", window)
 
+
 async def shoot_tools(outdir: Path, srv: FakeAnthropic) -> None:
     """A chat with a workspace: read, grep, an edit approved on its diff, a command, a stdio MCP server's tool;
     then the tool cards (one expanded) and the MCP page."""
@@ -235,13 +255,24 @@ async def shoot_tools(outdir: Path, srv: FakeAnthropic) -> None:
     home = Path(os.environ["PRECIS_HOME"])
     (home / "config").mkdir(parents=True, exist_ok=True)
     repo = Path(__file__).resolve().parent.parent
-    (home / "config" / "mcp.json").write_text(json.dumps({"mcpServers": {"calc": {
-        "command": sys.executable, "args": ["-m", "tests.mcp_server"], "cwd": str(repo)}}}))
+    (home / "config" / "mcp.json").write_text(
+        json.dumps(
+            {
+                "mcpServers": {
+                    "calc": {"command": sys.executable, "args": ["-m", "tests.mcp_server"], "cwd": str(repo)}
+                }
+            }
+        )
+    )
     ws = Path(tempfile.mkdtemp(prefix="precis-ws-")) / "demo-project"
     (ws / "src").mkdir(parents=True)
-    (ws / "src" / "config.py").write_text("import tomllib\n\n\ndef parse_config(path):\n"
-                                          "    with open(path) as f:\n        return tomllib.loads(f.read())\n")
-    (ws / "src" / "main.py").write_text("from config import parse_config\n\nsettings = parse_config('app.toml')\n")
+    (ws / "src" / "config.py").write_text(
+        "import tomllib\n\n\ndef parse_config(path):\n"
+        "    with open(path) as f:\n        return tomllib.loads(f.read())\n"
+    )
+    (ws / "src" / "main.py").write_text(
+        "from config import parse_config\n\nsettings = parse_config('app.toml')\n"
+    )
     async with opened_window(tools=True) as (_store, engine, bridge, window):
         await window.start()
         toolbox = bridge._toolbox
@@ -255,14 +286,26 @@ async def shoot_tools(outdir: Path, srv: FakeAnthropic) -> None:
         toolbox.policy.allow = frozenset({"read", "grep", "run", "mcp__calc__add"})
         srv.queue_tool_use("read", {"file_path": "src/config.py"}, text="Let me look at the parser first.")
         srv.queue_tool_use("grep", {"pattern": "parse_config"})
-        srv.queue_tool_use("edit", {"file_path": "src/config.py", "old_string": "    with open(path) as f:\n"
-                                    "        return tomllib.loads(f.read())",
-                                    "new_string": "    with open(path, \"rb\") as f:\n        return tomllib.load(f)"})
-        srv.queue_tool_use("run", {"command": "python3 -c \"import ast,sys; ast.parse(open('src/config.py').read());"
-                                   " print('syntax ok')\""})
+        srv.queue_tool_use(
+            "edit",
+            {
+                "file_path": "src/config.py",
+                "old_string": "    with open(path) as f:\n        return tomllib.loads(f.read())",
+                "new_string": '    with open(path, "rb") as f:\n        return tomllib.load(f)',
+            },
+        )
+        srv.queue_tool_use(
+            "run",
+            {
+                "command": "python3 -c \"import ast,sys; ast.parse(open('src/config.py').read());"
+                " print('syntax ok')\""
+            },
+        )
         srv.queue_tool_use("mcp__calc__add", {"a": 20, "b": 22})
-        srv.queue_text("`parse_config` now opens the file in binary mode and uses `tomllib.load`, as the "
-                       "standard library requires; the syntax check passes and the MCP calculator agrees: 42.")
+        srv.queue_text(
+            "`parse_config` now opens the file in binary mode and uses `tomllib.load`, as the "
+            "standard library requires; the syntax check passes and the MCP calculator agrees: 42."
+        )
         from desktop.ui.bridge import events
 
         done = asyncio.Event()
@@ -271,8 +314,10 @@ async def shoot_tools(outdir: Path, srv: FakeAnthropic) -> None:
         def on_event(e) -> None:  # noqa: ANN001
             if isinstance(e, tool_events.PermissionAsked):
                 asked.set()
-            elif isinstance(e, events.TurnError) or (isinstance(e, events.TurnDone) and not any(
-                    b.get("type") == "tool_use" for b in e.message.content)):
+            elif isinstance(e, events.TurnError) or (
+                isinstance(e, events.TurnDone)
+                and not any(b.get("type") == "tool_use" for b in e.message.content)
+            ):
                 done.set()
 
         bridge.engine_event.connect(on_event)
@@ -285,8 +330,12 @@ async def shoot_tools(outdir: Path, srv: FakeAnthropic) -> None:
         await asyncio.wait_for(done.wait(), 30)
         await asyncio.sleep(0.5)
         model = window.chat_model
-        run_result = next(i for i in range(model.rowCount()) if model.row_at(i).message
-                          and any("syntax ok" in str(b.get("content")) for b in model.row_at(i).message.content))
+        run_result = next(
+            i
+            for i in range(model.rowCount())
+            if model.row_at(i).message
+            and any("syntax ok" in str(b.get("content")) for b in model.row_at(i).message.content)
+        )
         model.toggle_expanded(run_result)
         await asyncio.sleep(0.3)
         window.chat.scroll_to_bottom()
@@ -327,7 +376,9 @@ async def shoot_chinese(outdir: Path, srv: FakeAnthropic) -> None:
         async with opened_window(tools=True) as (_store, engine, bridge, window):
             await window.start()
             done = asyncio.Event()
-            bridge.engine_event.connect(lambda e: isinstance(e, events.TurnDone | events.TurnError) and done.set())
+            bridge.engine_event.connect(
+                lambda e: isinstance(e, events.TurnDone | events.TurnError) and done.set()
+            )
             srv.queue_text(REPLY_ZH)
             window.composer.edit.setPlainText("写一个安全读取文件的 Python 函数。")
             window.composer.send_button.click()
@@ -378,35 +429,74 @@ async def shoot_organise(outdir: Path, srv: FakeAnthropic) -> None:
         now = time.time()
         day = 86_400
         chats = [  # title, days ago, pinned, messages
-            ("Release checklist", 0, True, ["Draft the release checklist for 2.4: migrations first, then the "
-                                            "changelog and the signed builds."]),
-            ("Retry policy for the sync worker", 0, False, [
-                "How should the sync worker retry after a 429?",
-                "Back off exponentially from 1 s, honour retry-after, and give up after five tries; log each "
-                "retry with the request id."]),
+            (
+                "Release checklist",
+                0,
+                True,
+                [
+                    "Draft the release checklist for 2.4: migrations first, then the "
+                    "changelog and the signed builds."
+                ],
+            ),
+            (
+                "Retry policy for the sync worker",
+                0,
+                False,
+                [
+                    "How should the sync worker retry after a 429?",
+                    "Back off exponentially from 1 s, honour retry-after, and give up after five tries; log each "
+                    "retry with the request id.",
+                ],
+            ),
             ("Flaky integration test", 1, False, ["The integration test times out on CI about once a week."]),
-            ("SQLite full-text search", 4, False, [
-                "Can SQLite search message text and tool results together?",
-                "Yes: one FTS5 table kept in step by triggers; snippet() gives the text around the match."]),
+            (
+                "SQLite full-text search",
+                4,
+                False,
+                [
+                    "Can SQLite search message text and tool results together?",
+                    "Yes: one FTS5 table kept in step by triggers; snippet() gives the text around the match.",
+                ],
+            ),
             ("Parsing TOML configs", 12, False, ["tomllib needs the file opened in binary mode."]),
             ("Onboarding notes", 75, False, ["Notes for new contributors: run the tests under Xvfb."]),
         ]
         for title, ago, pinned, texts in chats:
             session = await store.create_session(title)
             for i, t in enumerate(texts):
-                await store.add_message(session.id, "user" if i % 2 == 0 else "assistant",
-                                        [{"type": "text", "text": t}])
+                await store.add_message(
+                    session.id, "user" if i % 2 == 0 else "assistant", [{"type": "text", "text": t}]
+                )
             if title == "Flaky integration test":
-                await store.add_message(session.id, "assistant", [{"type": "tool_use", "id": "tu1", "name": "run",
-                                                                   "input": {"command": "pytest -k sync"}}])
-                await store.add_message(session.id, "user", [{"type": "tool_result", "tool_use_id": "tu1",
-                                                              "content": "FAILED test_sync_retry: the worker "
-                                                                         "gave up after 3 retry attempts"}])
+                await store.add_message(
+                    session.id,
+                    "assistant",
+                    [
+                        {
+                            "type": "tool_use",
+                            "id": "tu1",
+                            "name": "run",
+                            "input": {"command": "pytest -k sync"},
+                        }
+                    ],
+                )
+                await store.add_message(
+                    session.id,
+                    "user",
+                    [
+                        {
+                            "type": "tool_result",
+                            "tool_use_id": "tu1",
+                            "content": "FAILED test_sync_retry: the worker gave up after 3 retry attempts",
+                        }
+                    ],
+                )
             stamp = now - ago * day
 
             def touch(sid: int = session.id, at: float = stamp, pin: bool = pinned) -> None:
                 repo.m.Session.update(updated_at=at, pinned=1 if pin else None).where(
-                    repo.m.Session.id == sid).execute()
+                    repo.m.Session.id == sid
+                ).execute()
 
             await store.call(touch)
         sessions = await bridge.refresh_sessions()
@@ -473,21 +563,29 @@ async def shoot_look(outdir: Path, srv: FakeAnthropic) -> None:
         window.resize(1180, 740)
         window.look.set_theme("light")
         await asyncio.sleep(0.3)
-        window.composer.add_files([str(scratch / "settings_loader.py"), str(scratch / "architecture-sketch.png")])
+        window.composer.add_files(
+            [str(scratch / "settings_loader.py"), str(scratch / "architecture-sketch.png")]
+        )
         window.composer.edit.setPlainText("Review this loader and tell me what the sketch shows.")
         await asyncio.sleep(0.3)
         window.grab().save(str(outdir / "look-attachments-composer.png"))
         done = asyncio.Event()
-        bridge.engine_event.connect(lambda e: isinstance(e, events.TurnDone | events.TurnError) and done.set())
-        srv.queue_text("The loader reads the whole file and parses it as JSON; a missing file raises "
-                       "`FileNotFoundError`, so wrap it if settings are optional.\n\nThe sketch shows a navy "
-                       "circle on a clay-coloured panel.")
+        bridge.engine_event.connect(
+            lambda e: isinstance(e, events.TurnDone | events.TurnError) and done.set()
+        )
+        srv.queue_text(
+            "The loader reads the whole file and parses it as JSON; a missing file raises "
+            "`FileNotFoundError`, so wrap it if settings are optional.\n\nThe sketch shows a navy "
+            "circle on a clay-coloured panel."
+        )
         window.composer.send_button.click()
         await asyncio.wait_for(done.wait(), 10)
         await asyncio.sleep(0.4)
         window.grab().save(str(outdir / "look-attachments-bubble.png"))
         # The gauge: a window learned small enough that the ring is a third full and the tick shows.
-        measured = await engine.measure(window.session_id)  # the chat's own model may be unset (the default's)
+        measured = await engine.measure(
+            window.session_id
+        )  # the chat's own model may be unset (the default's)
         engine.catalog.learn_window(measured.model, max(2_000, int(measured.used / 0.3)))
         await engine.publish_context(window.session_id)
         await asyncio.sleep(0.5)
@@ -518,21 +616,27 @@ async def shoot_versions(outdir: Path, srv: FakeAnthropic) -> None:
         await window.start()
         await bridge.new_session(reuse=window.session_id)
         done = asyncio.Event()
-        bridge.engine_event.connect(lambda e: isinstance(e, events.TurnDone | events.TurnError) and done.set())
-        srv.queue_text("A haiku about tabs:\n\nIndent with one key,\nthe file breathes in even steps —\n"
-                       "spaces count in vain.")
+        bridge.engine_event.connect(
+            lambda e: isinstance(e, events.TurnDone | events.TurnError) and done.set()
+        )
+        srv.queue_text(
+            "A haiku about tabs:\n\nIndent with one key,\nthe file breathes in even steps —\n"
+            "spaces count in vain."
+        )
         window.composer.edit.setPlainText("Write a haiku about tabs versus spaces.")
         window.composer.send_button.click()
         await asyncio.wait_for(done.wait(), 10)
         await asyncio.sleep(0.3)
         reply = window.chat_model.row_at(window.chat_model.rowCount() - 1).message
         done.clear()
-        srv.queue_text("Another take:\n\nFour spaces, aligned,\na tab means what you want it —\n"
-                       "the diff will decide.")
+        srv.queue_text(
+            "Another take:\n\nFour spaces, aligned,\na tab means what you want it —\nthe diff will decide."
+        )
         window.regenerate(reply.id)
         await asyncio.wait_for(done.wait(), 10)
-        await wait_for(lambda: window.chat_model.rowCount() == 2
-                       and window.chat_model.row_at(1).versions == (2, 2))
+        await wait_for(
+            lambda: window.chat_model.rowCount() == 2 and window.chat_model.row_at(1).versions == (2, 2)
+        )
         await asyncio.sleep(0.4)
         screen(outdir / "window-versions.png", window)
 
@@ -565,14 +669,33 @@ async def shoot_steer(outdir: Path, srv: FakeAnthropic) -> None:
         sid = window.session_id
         await engine.set_chat_model(sid, "claude-sonnet-4-6")
         for i in range(10):  # ~90K tokens: more than the verbatim tail of a 1M window
-            await store.add_message(sid, "user", [{"type": "text", "text": f"Step {i}: port exporter {i} to the new "
-                                                    "schema. Always keep tabs for indentation. " + "Details. " * 4000}])
-            await store.add_message(sid, "assistant", [{"type": "text", "text": f"Exporter {i} done: we decided on "
-                                                         "JSON lines because the importer streams. "
-                                                         + "Explanation. " * 600}])
+            await store.add_message(
+                sid,
+                "user",
+                [
+                    {
+                        "type": "text",
+                        "text": f"Step {i}: port exporter {i} to the new "
+                        "schema. Always keep tabs for indentation. " + "Details. " * 4000,
+                    }
+                ],
+            )
+            await store.add_message(
+                sid,
+                "assistant",
+                [
+                    {
+                        "type": "text",
+                        "text": f"Exporter {i} done: we decided on "
+                        "JSON lines because the importer streams. " + "Explanation. " * 600,
+                    }
+                ],
+            )
         await bridge.open_session(sid)
         done = asyncio.Event()
-        bridge.engine_event.connect(lambda e: isinstance(e, events.TurnDone | events.TurnError) and done.set())
+        bridge.engine_event.connect(
+            lambda e: isinstance(e, events.TurnDone | events.TurnError) and done.set()
+        )
         srv.queue_text("Exporter 6 is next; the csv one still fails on quoted newlines.")
         window.composer.edit.setPlainText("What is left?")
         window.composer.send_button.click()
@@ -589,8 +712,11 @@ async def shoot_steer(outdir: Path, srv: FakeAnthropic) -> None:
         assert editor is not None
         editor.move(140, 60)
         heading = "## User instructions and constraints\n"
-        editor.editor.setPlainText(editor.editor.toPlainText().replace(
-            heading, heading + "- Ship exporter 6 on Friday, not before (my note).\n", 1))
+        editor.editor.setPlainText(
+            editor.editor.toPlainText().replace(
+                heading, heading + "- Ship exporter 6 on Friday, not before (my note).\n", 1
+            )
+        )
         await asyncio.sleep(0.4)
         screen(outdir / "window-summary-edit.png", window)
         editor.save_button.click()
@@ -616,7 +742,9 @@ async def shoot_steer(outdir: Path, srv: FakeAnthropic) -> None:
         dialog.form.threshold.percent.setValue(40)
         dialog.form.threshold.cap.setValue(200_000)
         await asyncio.sleep(0.4)
-        dialog.findChild(QScrollArea).ensureWidgetVisible(dialog.form.long_ttl)  # the threshold's section in view
+        dialog.findChild(QScrollArea).ensureWidgetVisible(
+            dialog.form.long_ttl
+        )  # the threshold's section in view
         await asyncio.sleep(0.2)
         screen(outdir / "window-threshold-setting.png", dialog.window().parentWidget() or window)
         dialog.reject()
@@ -632,10 +760,12 @@ async def shoot_refused(outdir: Path, srv: FakeAnthropic) -> None:
         await bridge.new_session()
         sid = window.session_id
         for i in range(8):
-            await store.add_message(sid, "user", [{"type": "text", "text": f"Step {i}: port exporter {i}. "
-                                                    + "Details. " * 3000}])
-            await store.add_message(sid, "assistant", [{"type": "text", "text": f"Exporter {i} done. "
-                                                         + "Explanation. " * 600}])
+            await store.add_message(
+                sid, "user", [{"type": "text", "text": f"Step {i}: port exporter {i}. " + "Details. " * 3000}]
+            )
+            await store.add_message(
+                sid, "assistant", [{"type": "text", "text": f"Exporter {i} done. " + "Explanation. " * 600}]
+            )
         await bridge.open_session(sid)
         srv.queue_summary(reply, reply)  # the summary, then the first section asked for alone
         outcome = await engine.compact(sid, "auto", target=20_000)  # what a full context does on its own
@@ -654,17 +784,21 @@ async def shoot_failed(outdir: Path, srv: FakeAnthropic) -> None:
         sid = window.session_id
         await bridge.rename_session(sid, "Port the exporters")
         for i in range(8):
-            await store.add_message(sid, "user", [{"type": "text", "text": f"Step {i}: port exporter {i}. "
-                                                    + "Details. " * 3000}])
-            await store.add_message(sid, "assistant", [{"type": "text", "text": f"Exporter {i} done. "
-                                                         + "Explanation. " * 600}])
+            await store.add_message(
+                sid, "user", [{"type": "text", "text": f"Step {i}: port exporter {i}. " + "Details. " * 3000}]
+            )
+            await store.add_message(
+                sid, "assistant", [{"type": "text", "text": f"Exporter {i} done. " + "Explanation. " * 600}]
+            )
         await bridge.open_session(sid)
         srv.queue_summary(reply, reply)  # the summary, then the first section asked for alone
         window.gauge.compact_requested.emit()  # Compact now: its preview, confirmed as it is
         await wait_for(lambda: window.memory.preview is not None and window.memory.preview.isVisible(), 20)
         window.memory.preview.accept()
         model = window.chat_model
-        await wait_for(lambda: any(model.row_at(i).detail.get("failure") for i in range(model.rowCount())), 60)
+        await wait_for(
+            lambda: any(model.row_at(i).detail.get("failure") for i in range(model.rowCount())), 60
+        )
         await asyncio.sleep(0.6)
         window.chat.scroll_to_bottom()
         await asyncio.sleep(0.4)
@@ -674,15 +808,17 @@ async def shoot_failed(outdir: Path, srv: FakeAnthropic) -> None:
 async def shoot_profiles(outdir: Path, srv: FakeAnthropic) -> None:
     """Settings' profiles: the user's own list with Add (presets, Custom), Duplicate and Delete, and Delete's
     question for a profile a chat uses."""
-    from desktop.engine.profiles import Profile
-    from desktop.ui.settings_dialog import ProviderChoice
+    from desktop.engine.config.profiles import Profile
+    from desktop.ui.settings.settings_dialog import ProviderChoice
 
     async with opened_window() as (store, engine, bridge, window):
         await window.start()
         work = Profile("Work proxy", "https://llm-proxy.example.com/anthropic", "bearer", "claude-sonnet-4-6")
-        settings = dataclasses.replace(engine.settings, profiles=[Profile("Anthropic", "", "x-api-key",
-                                                                          engine.settings.model), work],
-                                       profile="Anthropic")
+        settings = dataclasses.replace(
+            engine.settings,
+            profiles=[Profile("Anthropic", "", "x-api-key", engine.settings.model), work],
+            profile="Anthropic",
+        )
         await bridge.apply_provider_choice(ProviderChoice(settings, "", False))
         chat = await store.create_session("Review the proxy logs", "claude-sonnet-4-6", "Work proxy")
         await store.add_message(chat.id, "user", [{"type": "text", "text": "Why do requests time out?"}])
@@ -723,11 +859,25 @@ def main() -> int:
     from tests.screenshots_reading import shoot_reading
     from tests.screenshots_startup import shoot_attachment_checks
 
-    scenes = {"tools": shoot_tools, "versions": shoot_versions, "mcp": shoot_mcp_forms,
-              "prompt": shoot_prompt_per_chat, "steer": shoot_steer, "zh": shoot_chinese, "organise": shoot_organise,
-              "look": shoot_look, "reading": shoot_reading, "refused": shoot_refused,
-              "chips": shoot_attachment_checks, "failed": shoot_failed, "profiles": shoot_profiles,
-              "keys": shoot_keys, "memory": shoot_memory, "layout": shoot_layout, "layout-zh": shoot_layout_zh}
+    scenes = {
+        "tools": shoot_tools,
+        "versions": shoot_versions,
+        "mcp": shoot_mcp_forms,
+        "prompt": shoot_prompt_per_chat,
+        "steer": shoot_steer,
+        "zh": shoot_chinese,
+        "organise": shoot_organise,
+        "look": shoot_look,
+        "reading": shoot_reading,
+        "refused": shoot_refused,
+        "chips": shoot_attachment_checks,
+        "failed": shoot_failed,
+        "profiles": shoot_profiles,
+        "keys": shoot_keys,
+        "memory": shoot_memory,
+        "layout": shoot_layout,
+        "layout-zh": shoot_layout_zh,
+    }
     # PRECIS_SHOTS=zh,look (say) takes only those scenes; unset, every scene.
     chosen = [n for n in os.environ.get("PRECIS_SHOTS", "").split(",") if n] or ["welcome", "main", *scenes]
     if "welcome" in chosen:
@@ -746,4 +896,3 @@ def main() -> int:
 
 if __name__ == "__main__":
     raise SystemExit(main())
-

@@ -30,9 +30,13 @@ async def shoot_keys(outdir: Path, srv: FakeAnthropic) -> None:
                 break
         for theme in ("dark", "light"):
             window.look.set_theme(theme)
-            for name, widget in (("composer", window.composer.edit), ("attach", window.composer.attach_button),
-                                 ("model", window.model_picker), ("filter", window.sidebar.filter_edit),
-                                 ("toggle", window.look.sidebar_toggle)):
+            for name, widget in (
+                ("composer", window.composer.edit),
+                ("attach", window.composer.attach_button),
+                ("model", window.model_picker),
+                ("filter", window.sidebar.filter_edit),
+                ("toggle", window.look.sidebar_toggle),
+            ):
                 widget.setFocus()
                 window.activateWindow()
                 await asyncio.sleep(0.3)
@@ -50,7 +54,10 @@ async def _idle(window, bridge) -> None:  # noqa: ANN001
     await asyncio.sleep(0.3)
     for _ in range(500):
         await asyncio.sleep(0.02)
-        if window.session_id is not None and not bridge.busy(window.session_id) and \
-                window.composer.send_button.isVisible():
+        if (
+            window.session_id is not None
+            and not bridge.busy(window.session_id)
+            and window.composer.send_button.isVisible()
+        ):
             await asyncio.sleep(0.3)
             return

@@ -12,8 +12,10 @@ from pathlib import Path
 
 from tests.fakeapi import FakeAnthropic
 
-LONG = ("A long reply is easier to read in a column: the eye finds the start of the next line without "
-        "searching, and the page keeps its margins. " * 4).strip()
+LONG = (
+    "A long reply is easier to read in a column: the eye finds the start of the next line without "
+    "searching, and the page keeps its margins. " * 4
+).strip()
 REPLY = f"""Sure 🙂 here is a helper that reads a file safely:
 
 ```python
@@ -66,7 +68,9 @@ async def shoot_layout(outdir: Path, srv: FakeAnthropic) -> None:
             window.look.set_theme(theme)
             await _sizes(window, outdir, f"layout-{theme}")
         window.look.set_theme("light")
-        if hasattr(window.look, "wide_action"):  # View > Wide reading column (absent before the reading layout)
+        if hasattr(
+            window.look, "wide_action"
+        ):  # View > Wide reading column (absent before the reading layout)
             window.look.wide_action.trigger()
             window.resize(1920, 1080)
             await asyncio.sleep(0.6)

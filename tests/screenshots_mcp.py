@@ -18,10 +18,20 @@ async def shoot_mcp_forms(outdir: Path, srv: FakeAnthropic) -> None:
     home = Path(os.environ["PRECIS_HOME"])
     (home / "config").mkdir(parents=True, exist_ok=True)
     repo = Path(__file__).resolve().parent.parent
-    (home / "config" / "mcp.json").write_text(json.dumps({"mcpServers": {
-        "calc": {"command": sys.executable, "args": ["-m", "tests.mcp_server"], "cwd": str(repo)},
-        "issues": {"url": "https://mcp.example.com/mcp", "headers": {"Authorization": "Bearer sk-demo-4242"},
-                   "disabled": True}}}))
+    (home / "config" / "mcp.json").write_text(
+        json.dumps(
+            {
+                "mcpServers": {
+                    "calc": {"command": sys.executable, "args": ["-m", "tests.mcp_server"], "cwd": str(repo)},
+                    "issues": {
+                        "url": "https://mcp.example.com/mcp",
+                        "headers": {"Authorization": "Bearer sk-demo-4242"},
+                        "disabled": True,
+                    },
+                }
+            }
+        )
+    )
     async with opened_window(tools=True) as (_store, _engine, bridge, window):
         await window.start()
         await wait_for(lambda: bridge._toolbox.servers["calc"].state == "ready", 30)
@@ -65,9 +75,15 @@ async def shoot_prompt_per_chat(outdir: Path, srv: FakeAnthropic) -> None:
         await asyncio.sleep(0.3)
         hold = Fault.hold(after=1, timeout=30)
         srv.queue_fault(hold)
-        srv.queue_tool_use("edit", {"file_path": "src/config.py", "old_string": "open(path).read()",
-                                    "new_string": "open(path, encoding=\"utf-8\").read()"},
-                           text="I'll make the parser read UTF-8.")
+        srv.queue_tool_use(
+            "edit",
+            {
+                "file_path": "src/config.py",
+                "old_string": "open(path).read()",
+                "new_string": 'open(path, encoding="utf-8").read()',
+            },
+            text="I'll make the parser read UTF-8.",
+        )
         srv.queue_text("Done: the parser reads UTF-8.")
         window.composer.edit.setPlainText("Make parse_config read UTF-8.")
         window.composer.send_button.click()

@@ -37,10 +37,23 @@ async def shoot_memory(outdir: Path, srv: FakeAnthropic) -> None:
         await engine.set_chat_model(sid, "claude-sonnet-4-6")
         pin_id = 0
         for i in range(8):  # ~70K tokens: more than the verbatim tail of a 1M window
-            await store.add_message(sid, "user", [{"type": "text", "text": f"Step {i}: port exporter {i} to the new "
-                                                    "schema. Always keep tabs for indentation. " + "Details. " * 3000}])
-            said = (PINNED if i == 1 else f"Exporter {i} done: we decided on JSON lines because the importer "
-                    "streams. " + "Explanation. " * 300)
+            await store.add_message(
+                sid,
+                "user",
+                [
+                    {
+                        "type": "text",
+                        "text": f"Step {i}: port exporter {i} to the new "
+                        "schema. Always keep tabs for indentation. " + "Details. " * 3000,
+                    }
+                ],
+            )
+            said = (
+                PINNED
+                if i == 1
+                else f"Exporter {i} done: we decided on JSON lines because the importer "
+                "streams. " + "Explanation. " * 300
+            )
             reply = await store.add_message(sid, "assistant", [{"type": "text", "text": said}])
             pin_id = reply.id if i == 1 else pin_id
         await bridge.open_session(sid)

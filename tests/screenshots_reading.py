@@ -22,9 +22,11 @@ FIND_REPLY = (
     "The **needle** is rarely where you look first. Search the haystack row by row, and mark each needle "
     "you find; a second needle often lies near the first.\n\nWhen the last needle is found, stop."
 )
-THOUGHT = ("The user asks why the sky is blue.\nRayleigh scattering goes as 1/λ⁴, so blue light scatters about "
-           "5.5 times more than red.\nViolet scatters even more, but the Sun emits less of it and our eyes are "
-           "less sensitive to it.\nSo: explain scattering, then the violet question.")
+THOUGHT = (
+    "The user asks why the sky is blue.\nRayleigh scattering goes as 1/λ⁴, so blue light scatters about "
+    "5.5 times more than red.\nViolet scatters even more, but the Sun emits less of it and our eyes are "
+    "less sensitive to it.\nSo: explain scattering, then the violet question."
+)
 
 
 async def _turn(window, srv, done, text: str, queue) -> None:  # noqa: ANN001
@@ -44,12 +46,19 @@ async def shoot_reading(outdir: Path, srv: FakeAnthropic) -> None:
         await window.start()
         await asyncio.sleep(0.3)
         done = asyncio.Event()
-        bridge.engine_event.connect(lambda e: isinstance(e, events.TurnDone | events.TurnError) and done.set())
+        bridge.engine_event.connect(
+            lambda e: isinstance(e, events.TurnDone | events.TurnError) and done.set()
+        )
         chat, model = window.chat, window.chat_model
 
-        await _turn(window, srv, done, "Fit a line to my data and explain the maths.",
-                    lambda: srv.queue_text(MATH_REPLY))
-        from desktop.ui import math_render
+        await _turn(
+            window,
+            srv,
+            done,
+            "Fit a line to my data and explain the maths.",
+            lambda: srv.queue_text(MATH_REPLY),
+        )
+        from desktop.ui.transcript import math_render
 
         while not math_render.is_ready():  # the window shows a formula's source until matplotlib is loaded
             await asyncio.sleep(0.05)
@@ -78,8 +87,13 @@ async def shoot_reading(outdir: Path, srv: FakeAnthropic) -> None:
 
         window.reading.thinking.setChecked(True)
         await asyncio.sleep(0.3)
-        await _turn(window, srv, done, "Why is the sky blue?",
-                    lambda: srv.queue_thinking(THOUGHT, "Because air scatters blue light far more than red."))
+        await _turn(
+            window,
+            srv,
+            done,
+            "Why is the sky blue?",
+            lambda: srv.queue_thinking(THOUGHT, "Because air scatters blue light far more than red."),
+        )
         model.toggle_thinking(model.rowCount() - 1)
         await asyncio.sleep(0.2)
         chat.scroll_to_bottom()

@@ -19,9 +19,9 @@ import json
 from collections.abc import AsyncIterator, Iterator
 from typing import TYPE_CHECKING, Any
 
-from desktop.engine.provider import PartKind, Provider, StreamPart
-from desktop.engine.secrets import Credentials
-from desktop.engine.settings import Settings
+from desktop.engine.config.secrets import Credentials
+from desktop.engine.config.settings import Settings
+from desktop.engine.providers.provider import PartKind, Provider, StreamPart
 from desktop.engine.types import Usage
 from tests.fakeapi import FakeAnthropic
 from tests.fakeapi.counting import Block
@@ -30,7 +30,7 @@ from tests.fakeapi.records import RecordedRequest, usage_json
 from tests.fakeapi.server import Prepared, Refusal
 
 if TYPE_CHECKING:
-    from desktop.engine.chat import ChatEngine
+    from desktop.engine.turn.chat import ChatEngine
 
 # Where the SDK would have gone: nothing listens there (a request that slips past the scripted provider fails).
 NOWHERE = "http://127.0.0.1:9"
@@ -72,9 +72,12 @@ def attach(engine: ChatEngine) -> None:
 
 
 def _usage(data: dict[str, int]) -> Usage:
-    return Usage(input_tokens=data.get("input_tokens", 0), output_tokens=data.get("output_tokens", 0),
-                 cache_creation_input_tokens=data.get("cache_creation_input_tokens", 0),
-                 cache_read_input_tokens=data.get("cache_read_input_tokens", 0))
+    return Usage(
+        input_tokens=data.get("input_tokens", 0),
+        output_tokens=data.get("output_tokens", 0),
+        cache_creation_input_tokens=data.get("cache_creation_input_tokens", 0),
+        cache_read_input_tokens=data.get("cache_read_input_tokens", 0),
+    )
 
 
 def _shell(block: Block) -> Block:
@@ -95,9 +98,18 @@ def _whole(block: Block) -> Block:
     if kind == "text":
         return {"type": "text", "text": block.get("text", "")}
     if kind == "tool_use":
-        return {"type": "tool_use", "id": block["id"], "name": block["name"], "input": block.get("input") or {}}
+        return {
+            "type": "tool_use",
+            "id": block["id"],
+            "name": block["name"],
+            "input": block.get("input") or {},
+        }
     if kind == "thinking":
-        return {"type": "thinking", "thinking": block.get("thinking", ""), "signature": block.get("signature", "")}
+        return {
+            "type": "thinking",
+            "thinking": block.get("thinking", ""),
+            "signature": block.get("signature", ""),
+        }
     return dict(block)
 
 
@@ -107,14 +119,27 @@ def _status_error(refusal: Refusal, rec: RecordedRequest) -> Exception:
     import httpx2
 
     fault = refusal.fault
-    payload: Any = (fault.body if fault is not None and fault.body is not None
-                    else {"type": "error", "error": {"type": refusal.error_type, "message": refusal.message},
-                          "request_id": rec.request_id})
+    payload: Any = (
+        fault.body
+        if fault is not None and fault.body is not None
+        else {
+            "type": "error",
+            "error": {"type": refusal.error_type, "message": refusal.message},
+            "request_id": rec.request_id,
+        }
+    )
     text = payload if isinstance(payload, str) else json.dumps(payload)
-    headers = {"content-type": "application/json", "request-id": rec.request_id,
-               **(fault.headers if fault is not None and fault.headers else {})}
-    response = httpx2.Response(refusal.status, headers=headers, content=text.encode(),
-                               request=httpx2.Request("POST", f"{NOWHERE}{rec.path}"))
+    headers = {
+        "content-type": "application/json",
+        "request-id": rec.request_id,
+        **(fault.headers if fault is not None and fault.headers else {}),
+    }
+    response = httpx2.Response(
+        refusal.status,
+        headers=headers,
+        content=text.encode(),
+        request=httpx2.Request("POST", f"{NOWHERE}{rec.path}"),
+    )
     client = anthropic.AsyncAnthropic(api_key="scripted", base_url=NOWHERE)
     return client._make_status_error_from_response(response)
 
@@ -143,7 +168,9 @@ class ScriptedProvider:
 
     def _record(self, method: str, path: str, body: Any) -> RecordedRequest:
         # The body as the server would parse it (what the SDK would have sent, JSON all the way).
-        return self.script._record(method, path, {}, json.loads(json.dumps(body)) if body is not None else None)
+        return self.script._record(
+            method, path, {}, json.loads(json.dumps(body)) if body is not None else None
+        )
 
     def _answer(self, request: dict[str, Any], stream: bool) -> tuple[Prepared, Fault | None]:
         rec = self._record("POST", "/v1/messages", {**request, **({"stream": True} if stream else {})})
@@ -154,7 +181,9 @@ class ScriptedProvider:
         fault = prepared.fault
         if fault is not None and fault.kind not in ("hold", "slow"):
             raise NotImplementedError(f"the {fault.kind!r} fault needs the loopback server (HTTP/SSE)")
-        self.script._next_id("msg")  # the message's id, as the server numbers it (tool_use ids share the count)
+        self.script._next_id(
+            "msg"
+        )  # the message's id, as the server numbers it (tool_use ids share the count)
         rec.outcome, rec.status = "ok", 200
         return prepared, fault
 
@@ -171,7 +200,9 @@ class ScriptedProvider:
                 await _wait(fault)
                 fault = None
 
-        yield StreamPart(PartKind.USAGE, usage=_usage({**usage, "output_tokens": 1}))  # as message_start says it
+        yield StreamPart(
+            PartKind.USAGE, usage=_usage({**usage, "output_tokens": 1})
+        )  # as message_start says it
         await checkpoint()
         size = self.script.chunk_chars
         for index, block in enumerate(content):
@@ -181,7 +212,7 @@ class ScriptedProvider:
             text = block.get(field, "") if field else ""
             for i in range(0, len(text), size):
                 await asyncio.sleep(0)  # a delta at a time, as a stream gives the loop a turn between them
-                yield StreamPart(PartKind(kind), text=text[i:i + size])
+                yield StreamPart(PartKind(kind), text=text[i : i + size])
                 deltas += 1
                 await checkpoint()
             yield StreamPart(PartKind.BLOCK_STOP, index=index, block=_whole(block))
@@ -218,4 +249,3 @@ class ScriptedProvider:
 
     async def close(self) -> None:
         return None
-

@@ -9,8 +9,15 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parent.parent
 DOC = ROOT / "docs" / "architecture.md"
 # Short forms the table uses, each relative to the folder it names.
-SHORT = {"engine/": "desktop/", "ui/": "desktop/", "cli/": "desktop/", "tools/": "desktop/", "store/": "desktop/",
-         "compaction/": "desktop/engine/", "i18n/": "desktop/"}
+SHORT = {
+    "engine/": "desktop/",
+    "ui/": "desktop/",
+    "cli/": "desktop/",
+    "tools/": "desktop/",
+    "store/": "desktop/",
+    "compaction/": "desktop/engine/",
+    "i18n/": "desktop/",
+}
 ROOTS = ("desktop/", "packaging/", ".ci/", "tests/", "docs/")
 _TICK = re.compile(r"`([^`]+)`")
 _NAME = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*(\.[A-Za-z_][A-Za-z0-9_]*)?$")
@@ -19,7 +26,9 @@ _NAME = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*(\.[A-Za-z_][A-Za-z0-9_]*)?$")
 def _rows() -> list[str]:
     text = DOC.read_text(encoding="utf-8")
     table = text.split("## Where to change what", 1)[1].split("\n## ", 1)[0]
-    rows = [line for line in table.splitlines() if line.startswith("| ") and not line.startswith("| to change")]
+    rows = [
+        line for line in table.splitlines() if line.startswith("| ") and not line.startswith("| to change")
+    ]
     assert len(rows) > 30
     return [row.strip().strip("|").split("|")[-1] for row in rows]  # the "look in" column
 
@@ -70,6 +79,8 @@ def test_every_name_the_table_gives_is_in_the_file_it_follows():
 
 
 def test_the_check_catches_a_wrong_path_and_a_wrong_name():
-    paths, names = _places("`desktop/engine/no_such_module.py` (`run_turn`); `engine/chat.py` (`NoSuchName`)")
+    paths, names = _places(
+        "`desktop/engine/no_such_module.py` (`run_turn`); `engine/turn/chat.py` (`NoSuchName`)"
+    )
     assert not paths[0].exists()
     assert names[1][1] is not None and "NoSuchName" not in names[1][1].read_text(encoding="utf-8")

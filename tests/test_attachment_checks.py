@@ -54,9 +54,12 @@ async def test_an_added_image_is_pending_at_once_and_checked_off_the_ui_thread(w
     assert window.composer.edit.toPlainText() == "where is this?"
 
 
-@pytest.mark.parametrize("damage, reason", [("cut", "not a readable image"), ("huge", "must be at most 50 MB")])
-async def test_a_broken_or_huge_image_becomes_an_error_chip_and_loses_nothing(window, fake_api, tmp_path,
-                                                                              damage, reason):
+@pytest.mark.parametrize(
+    "damage, reason", [("cut", "not a readable image"), ("huge", "must be at most 50 MB")]
+)
+async def test_a_broken_or_huge_image_becomes_an_error_chip_and_loses_nothing(
+    window, fake_api, tmp_path, damage, reason
+):
     bad = tmp_path / "scan.png"
     with open(bad, "wb") as fh:
         fh.write(b"\x89PNG\r\n\x1a\n" + b"\x00" * 30)
@@ -107,5 +110,7 @@ async def test_a_pasted_image_is_written_off_the_ui_thread_and_a_quick_send_wait
     window.composer.send_button.click()  # before the picture is written: the send waits for it
     await until(lambda: len(message_rows(window)) == 2 and message_rows(window)[1].status == "complete")
     content = fake_api.message_requests()[-1].body["messages"][0]["content"]
-    assert [b["type"] for b in content] == ["image", "text"] and content[0]["source"]["media_type"] == "image/png"
+    assert [b["type"] for b in content] == ["image", "text"] and content[0]["source"][
+        "media_type"
+    ] == "image/png"
     assert not os.path.exists(path)  # sent: the temp file is gone

@@ -10,15 +10,17 @@ import json
 import pytest
 from PIL import Image
 
-from desktop.engine import attachments
-from desktop.engine.attachments import TEXT_INLINE_CHARS, AttachmentRefused, check, prepare
+from desktop.engine.history import attachments
+from desktop.engine.history.attachments import TEXT_INLINE_CHARS, AttachmentRefused, check, prepare
 from tests.conftest import engine_of
 from tests.test_tools_window import tool_window
 from tests.test_window import message_rows, until
 
-PDF = b"%PDF-1.4\n1 0 obj<</Type/Catalog/Pages 2 0 R>>endobj\n2 0 obj<</Type/Pages/Count 0/Kids[]>>endobj\n" \
-      b"trailer<</Root 1 0 R>>\n%%EOF\n"
-CODE = "def parse(path):\n    \"\"\"Read the file — UTF-8 with accents: café.\"\"\"\n    return open(path).read()\n"
+PDF = (
+    b"%PDF-1.4\n1 0 obj<</Type/Catalog/Pages 2 0 R>>endobj\n2 0 obj<</Type/Pages/Count 0/Kids[]>>endobj\n"
+    b"trailer<</Root 1 0 R>>\n%%EOF\n"
+)
+CODE = 'def parse(path):\n    """Read the file — UTF-8 with accents: café."""\n    return open(path).read()\n'
 
 
 def _png(path, size=(60, 30), colour=(10, 180, 40)):
@@ -29,31 +31,40 @@ def _png(path, size=(60, 30), colour=(10, 180, 40)):
 # --- the engine's rules (no window) --------------------------------------------------------------------------
 
 
-@pytest.mark.parametrize("name, data", [
-    ("parser.py", CODE),
-    ("notes.md", "# Title\n\n- one\n- two\n"),
-    ("table.csv", "a,b\n1,2\n"),
-    ("config.json", json.dumps({"k": [1, 2]})),
-    ("server.log", "2026-12-01 10:00 started\n"),
-    ("Makefile", "all:\n\techo ok\n"),  # no extension at all: told by its bytes
-    ("bom.txt", "\ufeffwith a byte-order mark\n"),
-])
+@pytest.mark.parametrize(
+    "name, data",
+    [
+        ("parser.py", CODE),
+        ("notes.md", "# Title\n\n- one\n- two\n"),
+        ("table.csv", "a,b\n1,2\n"),
+        ("config.json", json.dumps({"k": [1, 2]})),
+        ("server.log", "2026-12-01 10:00 started\n"),
+        ("Makefile", "all:\n\techo ok\n"),  # no extension at all: told by its bytes
+        ("bom.txt", "\ufeffwith a byte-order mark\n"),
+    ],
+)
 def test_utf8_text_files_become_whole_text_documents(tmp_path, name, data):
     path = tmp_path / name
     path.write_text(data, encoding="utf-8")
     info = check(path)
     assert info.kind == "text" and not info.through_read_tool
     block = prepare(path)
-    assert block == {"type": "document", "title": name,
-                     "source": {"type": "text", "media_type": "text/plain", "data": data.lstrip("\ufeff")}}
+    assert block == {
+        "type": "document",
+        "title": name,
+        "source": {"type": "text", "media_type": "text/plain", "data": data.lstrip("\ufeff")},
+    }
 
 
-@pytest.mark.parametrize("name, data, reason", [
-    ("blob.bin", b"\x7fELF\x02\x01\x01\x00" + b"\x00" * 64, "binary"),
-    ("latin.txt", "café crème\n".encode("latin-1"), "not UTF-8"),
-    ("empty.txt", b"", "is empty"),
-    ("cut.png", b"\x89PNG\r\n\x1a\n" + b"\x00" * 30, "not a readable image"),
-])
+@pytest.mark.parametrize(
+    "name, data, reason",
+    [
+        ("blob.bin", b"\x7fELF\x02\x01\x01\x00" + b"\x00" * 64, "binary"),
+        ("latin.txt", "café crème\n".encode("latin-1"), "not UTF-8"),
+        ("empty.txt", b"", "is empty"),
+        ("cut.png", b"\x89PNG\r\n\x1a\n" + b"\x00" * 30, "not a readable image"),
+    ],
+)
 def test_files_that_cannot_be_sent_are_refused_with_the_reason(tmp_path, name, data, reason):
     path = tmp_path / name
     path.write_bytes(data)
@@ -117,7 +128,10 @@ async def test_an_unsupported_file_is_refused_when_added_never_at_send(window, f
     blob.write_bytes(b"\x00\x00\x00\x18ftypheic" + b"\x00" * 100)
     good = tmp_path / "notes.md"
     good.write_text("# notes\n")
-    assert window.composer.add_files([str(blob), str(good)]) == [str(blob), str(good)]  # checked off the UI thread
+    assert window.composer.add_files([str(blob), str(good)]) == [
+        str(blob),
+        str(good),
+    ]  # checked off the UI thread
     await until(lambda: window.toast.isVisible())
     assert "photo.heic" in window.toast.text() and "unsupported file type" in window.toast.text()
     assert window.composer.attachments == [str(good)]  # the good one stays, the bad one is not sent
@@ -187,7 +201,7 @@ async def test_images_show_a_thumbnail_and_their_name_in_chip_and_bubble(window,
 
 
 def test_text_attachment_names_come_from_the_block(tmp_path):
-    from desktop.ui.chat_model import segments_for
+    from desktop.ui.transcript.chat_model import segments_for
 
     block = attachments.text_document("a\nb\nc\n", "three.txt")
     (seg,) = segments_for([block])
@@ -195,8 +209,10 @@ def test_text_attachment_names_come_from_the_block(tmp_path):
 
 
 @pytest.mark.in_process  # engine behaviour, not HTTP (tests/scripted_provider.py)
-async def test_a_text_file_too_big_for_the_window_is_refused_before_anything_is_stored(small_engine, tmp_path):
-    from desktop.engine.chat import MessageTooLong
+async def test_a_text_file_too_big_for_the_window_is_refused_before_anything_is_stored(
+    small_engine, tmp_path
+):
+    from desktop.engine.turn.chat import MessageTooLong
 
     path = tmp_path / "dump.csv"
     path.write_text("".join(f"{i},{i * i},row number {i}\n" for i in range(3_000)))  # ~70K chars, 8K window

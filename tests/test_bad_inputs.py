@@ -41,11 +41,13 @@ def settings(text: str | bytes) -> Callable[[Path, Path], None]:
         config = home / "config"
         config.mkdir(parents=True, exist_ok=True)
         (config / "settings.json").write_bytes(text.encode() if isinstance(text, str) else text)
+
     return put
 
 
-def file(name: str, data: bytes | None = None, *, sparse: int = 0, fifo: bool = False,
-         folder: bool = False) -> Callable[[Path, Path], None]:
+def file(
+    name: str, data: bytes | None = None, *, sparse: int = 0, fifo: bool = False, folder: bool = False
+) -> Callable[[Path, Path], None]:
     def put(home: Path, scratch: Path) -> None:
         path = scratch / name
         if fifo:
@@ -57,6 +59,7 @@ def file(name: str, data: bytes | None = None, *, sparse: int = 0, fifo: bool = 
                 fh.write(data or b"")
                 if sparse:
                     fh.truncate(sparse)
+
     return put
 
 
@@ -89,6 +92,7 @@ def database(how: str) -> Callable[[Path, Path], None]:
             db.mkdir()
         elif how == "complete":  # the last reply is complete: nothing to retry
             pass
+
     return put
 
 
@@ -121,8 +125,12 @@ CASES = [
     Case("empty message", ["chat"], "empty message"),
     Case("blank message", ["chat", "   \t  "], "empty message"),
     Case("retry without session", ["chat", "--retry"], "--retry needs --session"),
-    Case("retry after a complete reply", ["chat", "--session", "1", "--retry"], "nothing to retry",
-         setup=database("complete")),
+    Case(
+        "retry after a complete reply",
+        ["chat", "--session", "1", "--retry"],
+        "nothing to retry",
+        setup=database("complete"),
+    ),
     Case("retry of a missing session", ["chat", "--session", "7", "--retry"], "no session with id 7"),
     Case("no API key", ["chat", "hello"], "no API key", env={"ANTHROPIC_API_KEY": ""}),
     Case("stdin not UTF-8", ["chat", "-"], "not UTF-8", stdin=b"caf\xe9 \xff\xfe\x00"),
@@ -134,14 +142,30 @@ CASES = [
     Case("export id too large", ["export", BIG], "not a session id", 2),
     Case("export missing session", ["export", "42"], "no session with id 42"),
     Case("export bad format", ["export", "1", "--format", "pdf"], "invalid choice", 2),
-    Case("export into a missing folder", ["export", "1", "-o", S + "/nope/out.md"], "cannot write",
-         setup=database("complete")),
-    Case("export onto a folder", ["export", "1", "-o", S + "/dir"], "cannot write",
-         setup=lambda h, s: (database("complete")(h, s), (s / "dir").mkdir())),
-    Case("export onto a full device", ["export", "1", "-o", "/dev/full"], "cannot write",
-         setup=database("complete")),
-    Case("export into /proc", ["export", "1", "-o", "/proc/precis-export.md"], "cannot write",
-         setup=database("complete")),
+    Case(
+        "export into a missing folder",
+        ["export", "1", "-o", S + "/nope/out.md"],
+        "cannot write",
+        setup=database("complete"),
+    ),
+    Case(
+        "export onto a folder",
+        ["export", "1", "-o", S + "/dir"],
+        "cannot write",
+        setup=lambda h, s: (database("complete")(h, s), (s / "dir").mkdir()),
+    ),
+    Case(
+        "export onto a full device",
+        ["export", "1", "-o", "/dev/full"],
+        "cannot write",
+        setup=database("complete"),
+    ),
+    Case(
+        "export into /proc",
+        ["export", "1", "-o", "/proc/precis-export.md"],
+        "cannot write",
+        setup=database("complete"),
+    ),
     Case("context id too large", ["context", BIG], "not a session id", 2),
     Case("context missing session", ["context", "42"], "no session with id 42"),
     Case("compact id too large", ["compact", BIG], "not a session id", 2),
@@ -150,66 +174,170 @@ CASES = [
     # --- attachments ---------------------------------------------------------------------------------------
     Case("attach /dev/zero", ["chat", "--attach", "/dev/zero", "look"], "not a regular file"),
     Case("attach /dev/urandom", ["chat", "--attach", "/dev/urandom", "look"], "not a regular file"),
-    Case("attach a FIFO", ["chat", "--attach", S + "/pipe", "look"], "not a regular file",
-         setup=file("pipe", fifo=True)),
-    Case("attach a folder", ["chat", "--attach", S + "/folder", "look"], "is a folder",
-         setup=file("folder", folder=True)),
+    Case(
+        "attach a FIFO",
+        ["chat", "--attach", S + "/pipe", "look"],
+        "not a regular file",
+        setup=file("pipe", fifo=True),
+    ),
+    Case(
+        "attach a folder",
+        ["chat", "--attach", S + "/folder", "look"],
+        "is a folder",
+        setup=file("folder", folder=True),
+    ),
     Case("attach a missing file", ["chat", "--attach", S + "/missing.png", "look"], "cannot read"),
-    Case("attach a 2 GB sparse PNG", ["chat", "--attach", S + "/huge.png", "look"], "must be at most 50 MB",
-         setup=file("huge.png", PNG, sparse=2 * 1024**3)),
-    Case("attach a 40 MB PDF", ["chat", "--attach", S + "/big.pdf", "look"], "must be at most 32 MB",
-         setup=file("big.pdf", b"%PDF-1.7\n", sparse=40 * 1024**2)),
-    Case("attach a binary file", ["chat", "--attach", S + "/blob.bin", "look"], "unsupported file type",
-         setup=file("blob.bin", b"\x7fELF\x02\x01\x00\x00" * 8)),
-    Case("attach Latin-1 text", ["chat", "--attach", S + "/latin.txt", "look"], "not UTF-8",
-         setup=file("latin.txt", "café crème\n".encode("latin-1"))),
-    Case("attach an empty file", ["chat", "--attach", S + "/empty.png", "look"], "is empty",
-         setup=file("empty.png")),
-    Case("attach a cut PNG", ["chat", "--attach", S + "/cut.png", "look"], "not a readable image",
-         setup=file("cut.png", PNG + b"\x00" * 30)),
-    Case("attach a PNG named .pdf", ["chat", "--attach", S + "/x.pdf", "look"], "not a readable image",
-         setup=file("x.pdf", PNG + b"garbage")),
+    Case(
+        "attach a 2 GB sparse PNG",
+        ["chat", "--attach", S + "/huge.png", "look"],
+        "must be at most 50 MB",
+        setup=file("huge.png", PNG, sparse=2 * 1024**3),
+    ),
+    Case(
+        "attach a 40 MB PDF",
+        ["chat", "--attach", S + "/big.pdf", "look"],
+        "must be at most 32 MB",
+        setup=file("big.pdf", b"%PDF-1.7\n", sparse=40 * 1024**2),
+    ),
+    Case(
+        "attach a binary file",
+        ["chat", "--attach", S + "/blob.bin", "look"],
+        "unsupported file type",
+        setup=file("blob.bin", b"\x7fELF\x02\x01\x00\x00" * 8),
+    ),
+    Case(
+        "attach Latin-1 text",
+        ["chat", "--attach", S + "/latin.txt", "look"],
+        "not UTF-8",
+        setup=file("latin.txt", "café crème\n".encode("latin-1")),
+    ),
+    Case(
+        "attach an empty file",
+        ["chat", "--attach", S + "/empty.png", "look"],
+        "is empty",
+        setup=file("empty.png"),
+    ),
+    Case(
+        "attach a cut PNG",
+        ["chat", "--attach", S + "/cut.png", "look"],
+        "not a readable image",
+        setup=file("cut.png", PNG + b"\x00" * 30),
+    ),
+    Case(
+        "attach a PNG named .pdf",
+        ["chat", "--attach", S + "/x.pdf", "look"],
+        "not a readable image",
+        setup=file("x.pdf", PNG + b"garbage"),
+    ),
     # --- transcripts to import -----------------------------------------------------------------------------
     Case("import a missing file", ["import-claude-code", S + "/none.jsonl"], "no such file"),
-    Case("import a folder", ["import-claude-code", S + "/folder"], "directory",
-         setup=file("folder", folder=True)),
-    Case("import an empty file", ["import-claude-code", S + "/empty.jsonl"], "",
-         setup=file("empty.jsonl")),
-    Case("import binary garbage", ["import-claude-code", S + "/bin.jsonl"], "",
-         setup=file("bin.jsonl", bytes(range(256)) * 40)),
-    Case("import 200,000 nested [", ["import-claude-code", S + "/nested.jsonl"], "",
-         setup=file("nested.jsonl", NESTED)),
-    Case("import 200,000 nested { in a line", ["import-claude-code", S + "/nested2.jsonl"], "",
-         setup=file("nested2.jsonl", b'{"a":' * 200_000)),
-    Case("import JSON that is not a transcript", ["import-claude-code", S + "/other.jsonl"], "",
-         setup=file("other.jsonl", b'{"a": 1}\n[1, 2]\n"x"\nnull\n')),
+    Case(
+        "import a folder",
+        ["import-claude-code", S + "/folder"],
+        "directory",
+        setup=file("folder", folder=True),
+    ),
+    Case("import an empty file", ["import-claude-code", S + "/empty.jsonl"], "", setup=file("empty.jsonl")),
+    Case(
+        "import binary garbage",
+        ["import-claude-code", S + "/bin.jsonl"],
+        "",
+        setup=file("bin.jsonl", bytes(range(256)) * 40),
+    ),
+    Case(
+        "import 200,000 nested [",
+        ["import-claude-code", S + "/nested.jsonl"],
+        "",
+        setup=file("nested.jsonl", NESTED),
+    ),
+    Case(
+        "import 200,000 nested { in a line",
+        ["import-claude-code", S + "/nested2.jsonl"],
+        "",
+        setup=file("nested2.jsonl", b'{"a":' * 200_000),
+    ),
+    Case(
+        "import JSON that is not a transcript",
+        ["import-claude-code", S + "/other.jsonl"],
+        "",
+        setup=file("other.jsonl", b'{"a": 1}\n[1, 2]\n"x"\nnull\n'),
+    ),
     # Not UTF-8 in a transcript: replacement characters (the policy), the rest imports.
-    Case("import invalid UTF-8", ["import-claude-code", S + "/latin.jsonl"], "imported", 0,
-         setup=file("latin.jsonl", b'{"type": "user", "message": {"role": "user", "content": "caf\xe9"}}\n')),
-    Case("import a FIFO", ["import-claude-code", S + "/pipe"], "not a regular file", setup=file("pipe", fifo=True)),
+    Case(
+        "import invalid UTF-8",
+        ["import-claude-code", S + "/latin.jsonl"],
+        "imported",
+        0,
+        setup=file("latin.jsonl", b'{"type": "user", "message": {"role": "user", "content": "caf\xe9"}}\n'),
+    ),
+    Case(
+        "import a FIFO",
+        ["import-claude-code", S + "/pipe"],
+        "not a regular file",
+        setup=file("pipe", fifo=True),
+    ),
     Case("import /dev/zero", ["import-claude-code", "/dev/zero"], "not a regular file"),
     # --- settings.json (fixed with one line; the command still works) --------------------------------------
     Case("settings []", ["chat", "hi"], "not an object", 0, setup=settings("[]")),
     Case("settings null", ["chat", "hi"], "not an object", 0, setup=settings("null")),
     Case("settings string", ["chat", "hi"], "not an object", 0, setup=settings('"x"')),
     Case("settings not JSON", ["chat", "hi"], "could not be read", 0, setup=settings("{")),
-    Case("settings nested 100,000 deep", ["chat", "hi"], "could not be read", 0,
-         setup=settings("[" * 100_000)),
-    Case("settings invalid UTF-8", ["chat", "hi"], "could not be read", 0, setup=settings(b'{"model": "\xff"}')),
-    Case("settings negative max_retries", ["chat", "hi"], "max_retries", 0,
-         setup=settings('{"max_retries": -1}')),
-    Case("settings max_output_tokens 1e12", ["chat", "hi"], "max_output_tokens", 0,
-         setup=settings('{"max_output_tokens": 1e12}')),
-    Case("settings window big", ["chat", "hi"], "window", 0,
-         setup=settings('{"model_overrides": {"claude-sonnet-4-6": {"window": "big"}}}')),
-    Case("settings overrides a list", ["chat", "hi"], "model_overrides", 0, setup=settings('{"model_overrides": []}')),
-    Case("settings timeout text", ["chat", "hi"], "request_timeout", 0, setup=settings('{"request_timeout": "soon"}')),
+    Case(
+        "settings nested 100,000 deep", ["chat", "hi"], "could not be read", 0, setup=settings("[" * 100_000)
+    ),
+    Case(
+        "settings invalid UTF-8", ["chat", "hi"], "could not be read", 0, setup=settings(b'{"model": "\xff"}')
+    ),
+    Case(
+        "settings negative max_retries",
+        ["chat", "hi"],
+        "max_retries",
+        0,
+        setup=settings('{"max_retries": -1}'),
+    ),
+    Case(
+        "settings max_output_tokens 1e12",
+        ["chat", "hi"],
+        "max_output_tokens",
+        0,
+        setup=settings('{"max_output_tokens": 1e12}'),
+    ),
+    Case(
+        "settings window big",
+        ["chat", "hi"],
+        "window",
+        0,
+        setup=settings('{"model_overrides": {"claude-sonnet-4-6": {"window": "big"}}}'),
+    ),
+    Case(
+        "settings overrides a list",
+        ["chat", "hi"],
+        "model_overrides",
+        0,
+        setup=settings('{"model_overrides": []}'),
+    ),
+    Case(
+        "settings timeout text",
+        ["chat", "hi"],
+        "request_timeout",
+        0,
+        setup=settings('{"request_timeout": "soon"}'),
+    ),
     Case("settings model empty", ["chat", "hi"], "model", 0, setup=settings('{"model": ""}')),
-    Case("settings is a folder", ["chat", "hi"], "could not be read", 0,
-         setup=lambda h, s: (h / "config" / "settings.json").mkdir(parents=True)),
+    Case(
+        "settings is a folder",
+        ["chat", "hi"],
+        "could not be read",
+        0,
+        setup=lambda h, s: (h / "config" / "settings.json").mkdir(parents=True),
+    ),
     # --- environment ---------------------------------------------------------------------------------------
-    Case("base URL not a URL", ["chat", "hi"], "Could not reach the provider",
-         env={"ANTHROPIC_BASE_URL": "http://127.0.0.1:1"}),
+    Case(
+        "base URL not a URL",
+        ["chat", "hi"],
+        "Could not reach the provider",
+        env={"ANTHROPIC_BASE_URL": "http://127.0.0.1:1"},
+    ),
     Case("bad busy timeout value", ["sessions"], "", 0, env={"PRECIS_BUSY_TIMEOUT": "soon"}, warn_lines=0),
     # --- database states -----------------------------------------------------------------------------------
     Case("corrupt database, chat", ["chat", "hi"], "damaged", setup=database("corrupt")),
@@ -275,15 +403,21 @@ def test_every_bad_input_gets_one_sentence_never_a_traceback(tmp_path, fake_api)
     for _ in range(len(CASES)):
         fake_api.queue_text("ok")
     with ThreadPoolExecutor(max_workers=2) as pool:
-        results = list(pool.map(lambda ic: _try(ic[1], tmp_path / f"case{ic[0]}", fake_api.base_url),
-                                enumerate(CASES)))
+        results = list(
+            pool.map(lambda ic: _try(ic[1], tmp_path / f"case{ic[0]}", fake_api.base_url), enumerate(CASES))
+        )
     failures = {case.name: p for case, res in results if (p := _problems(case, res))}
-    tracebacks = sum(1 for _case, res in results
-                     if isinstance(res, subprocess.CompletedProcess) and "Traceback" in res.stderr)
+    tracebacks = sum(
+        1
+        for _case, res in results
+        if isinstance(res, subprocess.CompletedProcess) and "Traceback" in res.stderr
+    )
     hangs = sum(1 for _case, res in results if not isinstance(res, subprocess.CompletedProcess))
     refused = sum(1 for case in CASES if case.rc != 0)
-    print(f"bad inputs tried: {len(CASES)} ({refused} refused, {len(CASES) - refused} fixed with a warning); "
-          f"tracebacks left: {tracebacks}; did not finish: {hangs}; cases failing: {len(failures)}")
+    print(
+        f"bad inputs tried: {len(CASES)} ({refused} refused, {len(CASES) - refused} fixed with a warning); "
+        f"tracebacks left: {tracebacks}; did not finish: {hangs}; cases failing: {len(failures)}"
+    )
     assert len({c.name for c in CASES}) == len(CASES) >= 60
     assert not failures, json.dumps(failures, indent=1, ensure_ascii=False)
 

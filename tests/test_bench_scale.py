@@ -50,8 +50,9 @@ def test_turn_scale_rows_are_a_conversation_with_usage():
 
 
 def test_turn_scale_benchmark_runs_small_cases_with_a_profile(capsys):
-    args = argparse.Namespace(sizes=[300, 600], turns=1, warmup=1, profile=True, profile_turns=1, json=False,
-                              strict=False)
+    args = argparse.Namespace(
+        sizes=[300, 600], turns=1, warmup=1, profile=True, profile_turns=1, json=False, strict=False
+    )
     result = asyncio.run(bench_turn_scale.measure(args))
     cases = {(c["n"], c["variant"]): c for c in result["cases"]}
     assert set(cases) == {(n, v) for n in (300, 600) for v in bench_turn_scale.VARIANTS}
@@ -62,8 +63,11 @@ def test_turn_scale_benchmark_runs_small_cases_with_a_profile(capsys):
     assert cases[(600, "compacted")]["sent_rows"] < cases[(600, "uncompacted")]["sent_rows"]
     assert cases[(300, "compacted")]["x_smallest"] == 1.0
     assert [p["variant"] for p in result["profiles"]] == list(bench_turn_scale.VARIANTS)
-    assert all(any("desktop/engine/conversation.py" in row["function"] for row in ph["cumulative"])
-               for p in result["profiles"] for ph in p["phases"])
+    assert all(
+        any("desktop/engine/turn/conversation.py" in row["function"] for row in ph["cumulative"])
+        for p in result["profiles"]
+        for ph in p["phases"]
+    )
     bench_turn_scale.print_table(result)
     out = capsys.readouterr().out
     assert "Profile: 600 compacted" in out and "MISSED" not in out  # no 100k case: no target to miss

@@ -3,7 +3,7 @@ with an accepted one. A trim made without asking (nothing old enough to summaris
 
 from __future__ import annotations
 
-from desktop.engine.summary_maker import SummaryMaker
+from desktop.engine.compaction.summary_maker import SummaryMaker
 from tests.bench.bench_small_model import DEFAULT_TRANSCRIPT, run
 from tests.corpus import require_corpus
 from tests.fakeapi import FakeAnthropic
@@ -13,8 +13,9 @@ async def test_a_summariser_that_always_answers_scores_every_summary_it_was_aske
     require_corpus()
     replies: list = []
     with FakeAnthropic(window=8192) as fake:
-        result = await run(fake.base_url, DEFAULT_TRANSCRIPT, compactions=12, window=8192, salvage=False,
-                           replies=replies)
+        result = await run(
+            fake.base_url, DEFAULT_TRANSCRIPT, compactions=12, window=8192, salvage=False, replies=replies
+        )
     asked = [r for r in replies if r["request"] == "summary"]
     assert result["total"] + result["not_asked"] == 12
     assert result["not_asked"], result  # short segments in a small window: the first compactions only trim

@@ -12,8 +12,8 @@ from PySide6.QtGui import QColor, QGuiApplication
 from PySide6.QtWidgets import QStyleOptionViewItem
 
 from desktop.engine.types import StoredMessage
-from desktop.ui.chat_model import PENDING_FALLBACK_MS, ChatModel, Roles, Segment
-from desktop.ui.chat_view import ChatView
+from desktop.ui.transcript.chat_model import PENDING_FALLBACK_MS, ChatModel, Roles, Segment
+from desktop.ui.transcript.chat_view import ChatView
 
 CODE = 'def reverse(s: str) -> str:\n    return s[::-1]  # "slicing" <ok>'
 
@@ -407,8 +407,12 @@ def test_prepend_older_merges_held_rows(qtbot):
 def _tool_turns() -> list[StoredMessage]:
     return [
         msg(1, "user", "fix the lint"),
-        StoredMessage(2, 1, "assistant", [{"type": "tool_use", "id": "t1", "name": "Bash",
-                                           "input": {"command": "make lint"}}]),
+        StoredMessage(
+            2,
+            1,
+            "assistant",
+            [{"type": "tool_use", "id": "t1", "name": "Bash", "input": {"command": "make lint"}}],
+        ),
         StoredMessage(3, 1, "user", [{"type": "tool_result", "tool_use_id": "t1", "content": "ok"}]),
         msg(4, "assistant", "Done."),
     ]
@@ -436,8 +440,10 @@ def test_accessible_text_names_the_speaker_and_the_tag(qtbot):
 
 def _contrast(a: QColor, b: QColor) -> float:
     def lum(c: QColor) -> float:
-        ch = [(v / 255) / 12.92 if v / 255 <= 0.03928 else ((v / 255 + 0.055) / 1.055) ** 2.4
-              for v in (c.red(), c.green(), c.blue())]
+        ch = [
+            (v / 255) / 12.92 if v / 255 <= 0.03928 else ((v / 255 + 0.055) / 1.055) ** 2.4
+            for v in (c.red(), c.green(), c.blue())
+        ]
         return 0.2126 * ch[0] + 0.7152 * ch[1] + 0.0722 * ch[2]
 
     hi, lo = sorted((lum(a), lum(b)), reverse=True)
@@ -448,7 +454,7 @@ def _contrast(a: QColor, b: QColor) -> float:
 def test_tags_are_readable_on_light_and_dark(qtbot, base, text):
     from PySide6.QtGui import QPalette
 
-    from desktop.ui.chat_delegate import TAG_FILL, TRIMMED_TAG, _blend, tag_colour
+    from desktop.ui.transcript.chat_delegate import TAG_FILL, TRIMMED_TAG, _blend, tag_colour
 
     palette = QPalette()
     palette.setColor(QPalette.ColorRole.Base, QColor(base))
@@ -463,7 +469,7 @@ def test_trimmed_tag_explains_itself_on_hover(qtbot, view):
     from PySide6.QtGui import QHelpEvent
     from PySide6.QtWidgets import QToolTip
 
-    from desktop.ui.chat_delegate import TRIMMED_TIP
+    from desktop.ui.transcript.chat_delegate import TRIMMED_TIP
 
     model: ChatModel = view.model()
     model.set_messages(_tool_turns(), has_older=False)
@@ -483,7 +489,7 @@ def test_trimmed_tag_explains_itself_on_hover(qtbot, view):
 
 
 def test_compaction_card_links_use_the_theme_link_colour(qtbot, view):
-    from desktop.ui.markdown_render import DARK, LIGHT
+    from desktop.ui.transcript.markdown_render import DARK, LIGHT
 
     model: ChatModel = view.model()
     model.set_messages(page(1, 4), has_older=False)
@@ -524,7 +530,9 @@ def test_edit_is_offered_only_for_typed_messages(qtbot, view):
     settle(qtbot, view)
 
     def labels(row: int) -> list[str]:
-        return [a.text() for a in view.build_context_menu(view.visualRect(model.index(row, 0)).center()).actions()]
+        return [
+            a.text() for a in view.build_context_menu(view.visualRect(model.index(row, 0)).center()).actions()
+        ]
 
     assert "Edit and resend…" in labels(0)
     assert "Edit and resend…" not in labels(2)  # a tool result has the user role but nobody typed it
@@ -565,7 +573,7 @@ def test_tab_into_the_list_starts_at_the_newest_row_on_screen(qtbot):
 
 @pytest.fixture
 def composer(qtbot):
-    from desktop.ui.composer import Composer
+    from desktop.ui.composer.composer import Composer
 
     c = Composer()
     c.resize(600, 120)
@@ -594,16 +602,28 @@ def test_composer_tab_goes_to_send_and_enter_on_it_sends(qtbot, composer):
 
 
 def test_composer_controls_have_accessible_names(qtbot, composer):
-    names = {w.objectName(): w.accessibleName() for w in (
-        composer.edit, composer.send_button, composer.stop_button, composer.attach_button,
-        composer.clear_attachments_button)}
-    assert names == {"composer_edit": "Message", "send_button": "Send message", "stop_button": "Stop the reply",
-                     "attach_button": "Attach files", "clear_attachments_button": "Remove the attachments"}
+    names = {
+        w.objectName(): w.accessibleName()
+        for w in (
+            composer.edit,
+            composer.send_button,
+            composer.stop_button,
+            composer.attach_button,
+            composer.clear_attachments_button,
+        )
+    }
+    assert names == {
+        "composer_edit": "Message",
+        "send_button": "Send message",
+        "stop_button": "Stop the reply",
+        "attach_button": "Attach files",
+        "clear_attachments_button": "Remove the attachments",
+    }
     assert composer.attach_button.width() == composer.send_button.width()  # one aligned column
 
 
 def test_composer_grows_with_the_draft_and_shrinks_after_sending(qtbot, composer):
-    from desktop.ui.composer import MAX_LINES, MIN_HEIGHT
+    from desktop.ui.composer.composer import MAX_LINES, MIN_HEIGHT
 
     assert composer.edit.height() == MIN_HEIGHT
     composer.edit.setPlainText("\n".join(f"line {i}" for i in range(8)))
@@ -621,12 +641,13 @@ def test_sidebar_f2_renames_and_delete_asks(qtbot, monkeypatch):
     from PySide6.QtWidgets import QInputDialog, QMessageBox
 
     from desktop.engine.types import SessionInfo
-    from desktop.ui.sidebar import Sidebar
+    from desktop.ui.sidebar.sidebar import Sidebar
 
     bar = Sidebar()
     qtbot.addWidget(bar)
-    bar.set_sessions([SessionInfo(id=7, title="First", model="m", created_at=0.0, updated_at=0.0,
-                                  message_count=2)])
+    bar.set_sessions(
+        [SessionInfo(id=7, title="First", model="m", created_at=0.0, updated_at=0.0, message_count=2)]
+    )
     bar.list.setCurrentRow(0)
     bar.show()
     bar.list.setFocus()
@@ -641,11 +662,15 @@ def test_sidebar_f2_renames_and_delete_asks(qtbot, monkeypatch):
 
 
 def test_imported_client_command_records_show_as_quiet_lines():
-    from desktop.ui.chat_model import segments_for
+    from desktop.ui.transcript.chat_model import segments_for
 
-    command = "<command-name>/review</command-name>\n<command-message>review</command-message>\n" \
-              "<command-args>167</command-args>"
-    assert [(s.kind, s.text) for s in segments_for([{"type": "text", "text": command}])] == [("note", "/review 167")]
+    command = (
+        "<command-name>/review</command-name>\n<command-message>review</command-message>\n"
+        "<command-args>167</command-args>"
+    )
+    assert [(s.kind, s.text) for s in segments_for([{"type": "text", "text": command}])] == [
+        ("note", "/review 167")
+    ]
     out = segments_for([{"type": "text", "text": "<local-command-stdout>Bye</local-command-stdout>"}])
     assert [(s.kind, s.text) for s in out] == [("note", "↳ Bye")]
     typed = segments_for([{"type": "text", "text": "Please explain <command-name> tags"}])
@@ -653,11 +678,19 @@ def test_imported_client_command_records_show_as_quiet_lines():
 
 
 def _viewport_setup(widget) -> dict:
-    return {"name": widget.objectName(), "background": widget.backgroundRole(), "fill": widget.autoFillBackground(),
-            "foreground": widget.foregroundRole(), "tracking": widget.hasMouseTracking(),
-            "focus": widget.focusPolicy(), "proxied": widget.focusProxy() is not None,
-            "menu": widget.contextMenuPolicy(), "drops": widget.acceptDrops(), "cursor": widget.cursor().shape(),
-            "attributes": [a for a in Qt.WidgetAttribute if widget.testAttribute(a)]}
+    return {
+        "name": widget.objectName(),
+        "background": widget.backgroundRole(),
+        "fill": widget.autoFillBackground(),
+        "foreground": widget.foregroundRole(),
+        "tracking": widget.hasMouseTracking(),
+        "focus": widget.focusPolicy(),
+        "proxied": widget.focusProxy() is not None,
+        "menu": widget.contextMenuPolicy(),
+        "drops": widget.acceptDrops(),
+        "cursor": widget.cursor().shape(),
+        "attributes": [a for a in Qt.WidgetAttribute if widget.testAttribute(a)],
+    }
 
 
 def test_the_chat_views_own_viewport_is_set_up_as_the_one_qt_makes(qtbot):

@@ -10,7 +10,7 @@ from typing import Any
 
 import pytest
 
-from desktop.engine.claude_code import (
+from desktop.engine.history.claude_code import (
     NO_RESULT_TEXT,
     ImportedMessage,
     api_messages,
@@ -409,9 +409,18 @@ def test_unhashable_tool_use_id_does_not_raise():
     # read_transcript promises never to raise on bad content: a list where an id string belongs included.
     lines = [
         json.dumps({"type": "user", "message": {"role": "user", "content": "hi"}}),
-        json.dumps({"type": "user", "message": {"role": "user", "content": [
-            {"type": "tool_result", "tool_use_id": ["x"], "content": "a"},
-            {"type": "tool_result", "tool_use_id": {"id": "y"}, "content": "b"}]}}),
+        json.dumps(
+            {
+                "type": "user",
+                "message": {
+                    "role": "user",
+                    "content": [
+                        {"type": "tool_result", "tool_use_id": ["x"], "content": "a"},
+                        {"type": "tool_result", "tool_use_id": {"id": "y"}, "content": "b"},
+                    ],
+                },
+            }
+        ),
     ]
     t = parse_lines(lines)
     assert len(t.messages) == 2

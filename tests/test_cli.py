@@ -18,14 +18,20 @@ from tests.fakeapi import Fault
 def run(args, env, input_text=None, timeout=60):
     return subprocess.run(
         [sys.executable, "-m", "desktop", *args],
-        env=env, input=input_text, capture_output=True, text=True, timeout=timeout,
+        env=env,
+        input=input_text,
+        capture_output=True,
+        text=True,
+        timeout=timeout,
     )
 
 
 @pytest.fixture
 def cli_env(fake_api, precis_home):
     env = dict(os.environ)
-    env.update(PRECIS_HOME=str(precis_home), ANTHROPIC_BASE_URL=fake_api.base_url, ANTHROPIC_API_KEY="test-key")
+    env.update(
+        PRECIS_HOME=str(precis_home), ANTHROPIC_BASE_URL=fake_api.base_url, ANTHROPIC_API_KEY="test-key"
+    )
     return env
 
 
@@ -91,8 +97,13 @@ def test_sigkill_mid_stream_keeps_committed_rows(cli_env, fake_api, precis_home)
     hold = Fault.hold(after=40, timeout=30)
     fake_api.queue_fault(hold)
     fake_api.queue_text("x" * 2000)  # 20-character chunks: 40 deltas = 800 characters before the hold
-    proc = subprocess.Popen([sys.executable, "-m", "desktop", "chat", "survive this"], env=cli_env,
-                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "desktop", "chat", "survive this"],
+        env=cli_env,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+    )
     assert hold.reached.wait(30)
     db = precis_home / "data" / "precis.db"
     # Wait until the progressive commit has written streamed text (it commits at least every 0.5 s).
@@ -126,7 +137,9 @@ def seed_long_session(precis_home) -> None:
     sid = store.repo.create_session("long", "claude-sonnet-4-6").id
     for i in range(6):
         store.repo.add_message(sid, "user", [{"type": "text", "text": f"question {i} " + "dolor " * 3000}])
-        store.repo.add_message(sid, "assistant", [{"type": "text", "text": f"answer {i} " + "lorem ipsum " * 400}])
+        store.repo.add_message(
+            sid, "assistant", [{"type": "text", "text": f"answer {i} " + "lorem ipsum " * 400}]
+        )
     store.close_sync()
 
 
@@ -154,8 +167,12 @@ def test_context_json_prices_a_cliff_per_request(cli_env, fake_api, precis_home)
     for i in range(10):  # as the reply recorder writes a reply: streaming, its usage, then complete
         store.repo.add_message(sid, "user", [{"type": "text", "text": f"question {i}"}])
         row = store.repo.add_message(sid, "assistant", [], status="streaming", model="claude-haiku-5-5")
-        store.repo.update_message(row.id, content=[{"type": "text", "text": f"answer {i}"}], status="complete",
-                                  usage=Usage(20_000, 500, 0, 0))
+        store.repo.update_message(
+            row.id,
+            content=[{"type": "text", "text": f"answer {i}"}],
+            status="complete",
+            usage=Usage(20_000, 500, 0, 0),
+        )
     store.close_sync()
     res = run(["context", str(sid), "--json"], cli_env)
     assert res.returncode == 0, res.stderr
@@ -168,8 +185,13 @@ def test_sigkill_during_compaction_leaves_old_or_new_state(cli_env, fake_api, pr
     seed_long_session(precis_home)
     hold = Fault.hold(after=2, timeout=30)
     fake_api.queue_fault(hold)  # the summary request streams two deltas, then stalls
-    proc = subprocess.Popen([sys.executable, "-m", "desktop", "compact", "1"], env=cli_env,
-                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "desktop", "compact", "1"],
+        env=cli_env,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+    )
     assert hold.reached.wait(30)
     os.kill(proc.pid, signal.SIGKILL)
     proc.wait(10)
@@ -194,8 +216,9 @@ def test_chat_recovers_from_overflow_headless_with_status_on_stderr(cli_env, fak
     assert res.returncode == 0, res.stderr
     assert res.stdout == "still here\n"
     assert "Compressing context" in res.stderr
-    assert [r.status for r in fake_api.message_requests() if "precis-summary" not in str(r.body.get("system"))][:1] \
-        == [400]
+    assert [
+        r.status for r in fake_api.message_requests() if "precis-summary" not in str(r.body.get("system"))
+    ][:1] == [400]
     ctx = json.loads(run(["context", "1", "--json"], cli_env).stdout)
     assert ctx["window"] == 30_000 and ctx["summary_active"]
 
@@ -213,8 +236,13 @@ def test_sighup_stops_the_turn_like_sigterm(cli_env, fake_api, precis_home):
     hold = Fault.hold(after=5, timeout=30)
     fake_api.queue_fault(hold)
     fake_api.queue_text("y" * 400)
-    proc = subprocess.Popen([sys.executable, "-m", "desktop", "chat", "hang up on me"], env=cli_env,
-                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "desktop", "chat", "hang up on me"],
+        env=cli_env,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+    )
     assert hold.reached.wait(30)
     time.sleep(0.8)  # a progressive commit has happened
     os.kill(proc.pid, signal.SIGHUP)
@@ -235,8 +263,9 @@ def test_compact_words_a_provider_error_like_the_chat_does(cli_env, fake_api, pr
 
 
 def _run_bytes(args, env, data: bytes):
-    return subprocess.run([sys.executable, "-m", "desktop", *args], env=env, input=data, capture_output=True,
-                          timeout=60)
+    return subprocess.run(
+        [sys.executable, "-m", "desktop", *args], env=env, input=data, capture_output=True, timeout=60
+    )
 
 
 def test_input_that_is_not_clean_utf8_is_refused_before_anything_is_stored(cli_env, fake_api, precis_home):
@@ -245,9 +274,18 @@ def test_input_that_is_not_clean_utf8_is_refused_before_anything_is_stored(cli_e
         assert res.returncode == 1, res.stderr
         err = res.stderr.decode()
         assert "nothing was saved" in err and "Traceback" not in err
-    bad_argv = subprocess.run([sys.executable, "-m", "desktop", "chat", b"caf\xe9".decode("utf-8", "surrogateescape")],
-                              env=cli_env, capture_output=True, text=True, timeout=60)
-    assert bad_argv.returncode == 1 and "nothing was saved" in bad_argv.stderr and "Traceback" not in bad_argv.stderr
+    bad_argv = subprocess.run(
+        [sys.executable, "-m", "desktop", "chat", b"caf\xe9".decode("utf-8", "surrogateescape")],
+        env=cli_env,
+        capture_output=True,
+        text=True,
+        timeout=60,
+    )
+    assert (
+        bad_argv.returncode == 1
+        and "nothing was saved" in bad_argv.stderr
+        and "Traceback" not in bad_argv.stderr
+    )
     assert json.loads(run(["sessions", "--json"], cli_env).stdout) == []  # no empty "New chat" left behind
 
 

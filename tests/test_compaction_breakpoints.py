@@ -6,27 +6,46 @@ from desktop.engine.compaction.cache_breakpoints import (
 )
 
 SYSTEM = [{"type": "text", "text": "static rules"}, {"type": "text", "text": "Today is Monday."}]
-TOOLS = [{"name": "Read", "input_schema": {"type": "object", "properties": {"b": {}, "a": {}}}, "description": "r"}]
+TOOLS = [
+    {"name": "Read", "input_schema": {"type": "object", "properties": {"b": {}, "a": {}}}, "description": "r"}
+]
 
 
 def convo(n_exchanges: int, summary: bool = False) -> list[dict]:
     msgs = []
     for i in range(n_exchanges):
         msgs.append({"role": "user", "content": [{"type": "text", "text": f"q{i}"}]})
-        msgs.append({"role": "assistant", "content": [
-            {"type": "thinking", "thinking": "hmm", "signature": "sig"},
-            {"type": "text", "text": f"a{i}"},
-            {"type": "tool_use", "id": f"t{i}", "name": "Read", "input": {"z": 1, "a": {"y": 2, "b": 3}}}]})
-        msgs.append({"role": "user", "content": [{"type": "tool_result", "tool_use_id": f"t{i}", "content": "ok"}]})
+        msgs.append(
+            {
+                "role": "assistant",
+                "content": [
+                    {"type": "thinking", "thinking": "hmm", "signature": "sig"},
+                    {"type": "text", "text": f"a{i}"},
+                    {
+                        "type": "tool_use",
+                        "id": f"t{i}",
+                        "name": "Read",
+                        "input": {"z": 1, "a": {"y": 2, "b": 3}},
+                    },
+                ],
+            }
+        )
+        msgs.append(
+            {"role": "user", "content": [{"type": "tool_result", "tool_use_id": f"t{i}", "content": "ok"}]}
+        )
         msgs.append({"role": "assistant", "content": [{"type": "text", "text": f"done {i}"}]})
     msgs.append({"role": "user", "content": [{"type": "text", "text": "next"}]})
     if summary:
-        msgs[0]["content"].insert(0, {"type": "text", "text": "<conversation-summary>\nS\n</conversation-summary>"})
+        msgs[0]["content"].insert(
+            0, {"type": "text", "text": "<conversation-summary>\nS\n</conversation-summary>"}
+        )
     return msgs
 
 
 def marked(messages):
-    return [(mi, bi) for mi, m in enumerate(messages) for bi, b in enumerate(m["content"]) if "cache_control" in b]
+    return [
+        (mi, bi) for mi, m in enumerate(messages) for bi, b in enumerate(m["content"]) if "cache_control" in b
+    ]
 
 
 def test_positions_and_limit():
@@ -54,8 +73,10 @@ def test_intermediate_spacing_and_stable_anchor():
     assert idx == [44, 59, 60]  # anchors at 15k-1 below the end
     assert all(b - a <= 15 for a, b in zip(idx, idx[1:], strict=False))
     # Next turn (reply + new question): the intermediate anchors below the old end stay put.
-    nxt = msgs + [{"role": "assistant", "content": [{"type": "text", "text": "fine"}]},
-                  {"role": "user", "content": [{"type": "text", "text": "more"}]}]
+    nxt = msgs + [
+        {"role": "assistant", "content": [{"type": "text", "text": "fine"}]},
+        {"role": "user", "content": [{"type": "text", "text": "more"}]},
+    ]
     _, _, out2 = place_breakpoints(SYSTEM, TOOLS, nxt, summary_present=False)
     idx2 = [g for g, b in enumerate(b for m in out2 for b in m["content"]) if "cache_control" in b]
     assert idx2 == [44, 59, 62]
@@ -69,10 +90,17 @@ def test_summary_block_gets_breakpoint_and_no_anchor_before_it():
 
 
 def test_no_system_uses_last_tool_and_never_marks_empty_or_thinking():
-    msgs = [{"role": "user", "content": [{"type": "text", "text": "x"}]},
-            {"role": "assistant", "content": [{"type": "text", "text": "y"},
-                                              {"type": "thinking", "thinking": "t", "signature": "s"}]},
-            {"role": "user", "content": [{"type": "text", "text": "z"}, {"type": "text", "text": "  "}]}]
+    msgs = [
+        {"role": "user", "content": [{"type": "text", "text": "x"}]},
+        {
+            "role": "assistant",
+            "content": [
+                {"type": "text", "text": "y"},
+                {"type": "thinking", "thinking": "t", "signature": "s"},
+            ],
+        },
+        {"role": "user", "content": [{"type": "text", "text": "z"}, {"type": "text", "text": "  "}]},
+    ]
     system, tools, out = place_breakpoints([], TOOLS, msgs, summary_present=False)
     assert "cache_control" in tools[-1]
     assert marked(out) == [(2, 0)]
@@ -83,4 +111,6 @@ def test_idempotent_and_strips_old_markers():
     once = place_breakpoints(SYSTEM, TOOLS, msgs, summary_present=False)
     twice = place_breakpoints(*once, summary_present=False)
     assert canonical(once) == canonical(twice)
-    assert strip_cache_control(once[2]) == strip_cache_control(place_breakpoints([], [], msgs, summary_present=False)[2])
+    assert strip_cache_control(once[2]) == strip_cache_control(
+        place_breakpoints([], [], msgs, summary_present=False)[2]
+    )

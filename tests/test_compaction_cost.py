@@ -5,8 +5,8 @@ from __future__ import annotations
 
 import pytest
 
-from desktop.engine.bill import compaction_spend
-from desktop.engine.context import context_report
+from desktop.engine.metering.bill import compaction_spend
+from desktop.engine.metering.context import context_report
 from desktop.engine.types import Usage
 from tests.conftest import _open_engine
 from tests.fakeapi import FakeAnthropic
@@ -88,10 +88,15 @@ async def test_each_turn_that_paid_for_a_compaction_shows_its_cost_on_its_bill(p
     assert paid_turns, "the scenario must compact within a turn"
     # Every compaction request is on some turn's bill or still waiting for the next request.
     rows = await engine.store.messages(sid)
-    billed = sum(engine.catalog.info(m).cost(u, prompt_tokens=u.prompt_tokens)
-                 for row in rows for m, u in compaction_spend(row))
-    waiting = sum(engine.catalog.info(m).cost(u, prompt_tokens=u.prompt_tokens)
-                  for m, u in engine.view(sid).take_unbilled())
+    billed = sum(
+        engine.catalog.info(m).cost(u, prompt_tokens=u.prompt_tokens)
+        for row in rows
+        for m, u in compaction_spend(row)
+    )
+    waiting = sum(
+        engine.catalog.info(m).cost(u, prompt_tokens=u.prompt_tokens)
+        for m, u in engine.view(sid).take_unbilled()
+    )
     assert billed + waiting == pytest.approx(_billed(engine, summary_requests(srv)), rel=1e-6)
 
 
@@ -104,7 +109,9 @@ async def test_a_route_estimate_counts_the_section_requests_a_refused_summary_ma
     sid = (await engine.store.create_session("s", MODEL)).id
     await converse_about_drafts(engine, srv, sid, 6)  # what the sections below are about
     # One sentence under every heading (refused), then each section asked for alone answered well.
-    srv.queue_summary(everywhere("The user is working on the project."), *[GOOD[key] for key in sections.KEYS])
+    srv.queue_summary(
+        everywhere("The user is working on the project."), *[GOOD[key] for key in sections.KEYS]
+    )
     outcome = await engine.compact(sid, "manual")
     assert outcome.ok, outcome.message
     stats = outcome.record.stats

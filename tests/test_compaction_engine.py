@@ -13,19 +13,46 @@ from tests.requests import request_of
 pytestmark = pytest.mark.in_process
 
 WINDOW = 8_000
-WORDS = tuple(["alpha", "beta", "gamma", "delta", "epsilon", "zeta", "eta", "theta", "iota", "kappa", "lambda", "mu", "nu", "xi", "omicron", "pi", "rho", "sigma", "tau", "upsilon", "phi", "chi", "psi", "omega"])
+WORDS = tuple(
+    [
+        "alpha",
+        "beta",
+        "gamma",
+        "delta",
+        "epsilon",
+        "zeta",
+        "eta",
+        "theta",
+        "iota",
+        "kappa",
+        "lambda",
+        "mu",
+        "nu",
+        "xi",
+        "omicron",
+        "pi",
+        "rho",
+        "sigma",
+        "tau",
+        "upsilon",
+        "phi",
+        "chi",
+        "psi",
+        "omega",
+    ]
+)
 
 
 def prose(n_words: int, seed: int) -> str:
     return " ".join(WORDS[(seed * 7 + i) % len(WORDS)] for i in range(n_words))
 
 
-
 def is_summary_request(body: dict) -> bool:
     """A transcript summary (marker in the system prompt) or the chat's request with the instruction appended."""
     last = body["messages"][-1] if body.get("messages") else {}
     return SUMMARY_MARKER in str(body.get("system", "")) or (
-        last.get("role") == "user" and SUMMARY_MARKER in str(last.get("content")))
+        last.get("role") == "user" and SUMMARY_MARKER in str(last.get("content"))
+    )
 
 
 def summary_requests(srv) -> list:
@@ -58,8 +85,11 @@ async def test_forty_turns_in_a_small_window_never_reach_the_user_as_errors(smal
     assert "Instruction 39: keep using tabs." in last_body
     # The newest instructions the summary covers are pinned verbatim next to it (newest first, within budget).
     active = compactions[-1]
-    covered = [m for m in await small_engine.store.messages(sid) if m.role == "user"
-               and m.id <= active.covers_through_message_id]
+    covered = [
+        m
+        for m in await small_engine.store.messages(sid)
+        if m.role == "user" and m.id <= active.covers_through_message_id
+    ]
     assert covered[-1].content[0]["text"] in active.stats["pins_text"]
     assert all(len(c.summary) >= 10 for c in compactions if c.trigger != "snip")
 
@@ -110,7 +140,9 @@ async def test_summary_not_smaller_is_rejected_and_three_failures_open_the_break
     later = small_engine.clock() + 3_600
     small_engine.clock = lambda: later  # a cold cache: the transcript route, whose reply may be 4K tokens
     for _ in range(3):
-        outcome = await small_engine.compact(sid, "manual") if _ == 0 else await small_engine.compact(sid, "auto")
+        outcome = (
+            await small_engine.compact(sid, "manual") if _ == 0 else await small_engine.compact(sid, "auto")
+        )
     state = await small_engine.store.get_state(sid)
     assert state["breaker_failures"] >= 3
     snap = await small_engine.measure(sid)
@@ -169,7 +201,9 @@ async def test_a_background_summary_turns_older_than_pays_is_made_afresh(small_e
         g = await view.gather()
         used = (await small_engine.measure(sid)).used
         if used + 2 * compactor.growth(g) >= (compactor.threshold("claude-test") or 0):
-            await compactor.prepare(g, view, small_engine._conversation(sid).compaction)  # two turns before it
+            await compactor.prepare(
+                g, view, small_engine._conversation(sid).compaction
+            )  # two turns before it
             break
     assert summary_requests(fake_api)
     prepared = small_engine._conversation(sid).compaction.prepared
@@ -200,7 +234,9 @@ async def test_no_background_summary_while_the_threshold_is_far(small_engine, fa
     assert summary_requests(fake_api) == []  # past the prepare mark, but growing too slowly to need one
 
 
-async def test_overflow_recovers_invisibly_when_the_server_window_is_smaller(small_engine, fake_api, monkeypatch):
+async def test_overflow_recovers_invisibly_when_the_server_window_is_smaller(
+    small_engine, fake_api, monkeypatch
+):
     # The estimator believes 8,000; the server really has 5,000. Summaries wait until 80 % of the believed
     # room, so the requests outgrow the real window before any automatic summary.
     fake_api.window = 5_000
@@ -212,8 +248,11 @@ async def test_overflow_recovers_invisibly_when_the_server_window_is_smaller(sma
     assert overflowed, "the scenario must actually overflow at least once"
     assert small_engine.catalog.info("claude-test").window == 5_000  # learned from "N tokens > M maximum"
     for bad in overflowed:
-        nxt = next(r for r in fake_api.message_requests() if r.seq > bad.seq and SUMMARY_MARKER not in
-                   str(r.body.get("system", "")))
+        nxt = next(
+            r
+            for r in fake_api.message_requests()
+            if r.seq > bad.seq and SUMMARY_MARKER not in str(r.body.get("system", ""))
+        )
         assert nxt.status == 200
 
 
@@ -281,7 +320,9 @@ async def test_delete_message_and_clear_history_keep_the_boundary_consistent(sma
     sid = (await small_engine.store.create_session("del", "claude-test")).id
     await converse(small_engine, fake_api, sid, 6)
     outcome = await small_engine.compact(sid, "manual")
-    covered = next(m for m in await small_engine.store.messages(sid) if m.id <= outcome.record.covers_through_message_id)
+    covered = next(
+        m for m in await small_engine.store.messages(sid) if m.id <= outcome.record.covers_through_message_id
+    )
     await small_engine.delete_message(sid, covered.id)
     request = await request_of(small_engine, sid)
     assert request["messages"][0]["content"][0]["text"].startswith("<conversation-summary>")
@@ -300,7 +341,7 @@ async def test_a_prepared_summary_that_frees_too_little_is_not_committed(small_e
     # A summary prepared on an older state may cover little of what the context is now: committing it re-writes
     # the whole prompt cache for a saving under MIN_SAVING (seen: 51,935 -> 47,546 tokens at 100K).
     from desktop.engine.compaction.compactor import MIN_SAVING, Prepared
-    from desktop.engine.tokens import estimate_message
+    from desktop.engine.metering.tokens import estimate_message
 
     small_engine.settings.prepare_ratio = 0.99  # only the summary this test prepares
     sid = (await small_engine.store.create_session("stale", "claude-test")).id
@@ -315,7 +356,9 @@ async def test_a_prepared_summary_that_frees_too_little_is_not_committed(small_e
     k = max(n for n in range(1, len(head)) if sum(sizes[:n]) < MIN_SAVING * before)
     first = head[:k]
     assert 2 <= k < len(head)
-    small_engine._conversation(sid).compaction.prepared = Prepared(g.boundary, first[-1].id, "prepared: the first question", {})
+    small_engine._conversation(sid).compaction.prepared = Prepared(
+        g.boundary, first[-1].id, "prepared: the first question", {}
+    )
     await commits_a_fresh_summary(small_engine, fake_api, sid, head)
 
 
@@ -355,7 +398,7 @@ async def test_a_prepared_summary_a_fresh_one_outpays_is_replaced(small_engine, 
     # comes sooner (the corpus at 32K billed 4.21M with background summaries, 3.72M without). When a fresh
     # summary of the whole head costs less than that, by the model's prices, it is made instead.
     from desktop.engine.compaction.compactor import MIN_SAVING, Prepared
-    from desktop.engine.tokens import estimate_message
+    from desktop.engine.metering.tokens import estimate_message
 
     sid, g, before, head = await a_long_head(small_engine, "older")
     # Prepared when about half of today's head was old enough: it frees well over MIN_SAVING, so the rule
@@ -365,7 +408,9 @@ async def test_a_prepared_summary_a_fresh_one_outpays_is_replaced(small_engine, 
     assert k < len(head) - 2
     older = head[:k]
     assert small_engine.compactor.fresh_pays(g, older[-1].id, before, warm=True)
-    small_engine._conversation(sid).compaction.prepared = Prepared(g.boundary, older[-1].id, "prepared: the first questions", {})
+    small_engine._conversation(sid).compaction.prepared = Prepared(
+        g.boundary, older[-1].id, "prepared: the first questions", {}
+    )
     await commits_a_fresh_summary(small_engine, fake_api, sid, head)
 
 
@@ -376,7 +421,9 @@ async def test_a_prepared_summary_nearly_as_fresh_is_committed(small_engine, fak
 
     sid, g, before, head = await a_long_head(small_engine, "recent")
     assert not small_engine.compactor.fresh_pays(g, head[-2].id, before, warm=True)
-    small_engine._conversation(sid).compaction.prepared = Prepared(g.boundary, head[-2].id, "prepared: nearly all of it", {})
+    small_engine._conversation(sid).compaction.prepared = Prepared(
+        g.boundary, head[-2].id, "prepared: nearly all of it", {}
+    )
     asked = len(summary_requests(fake_api))
     outcome = await small_engine.compact(sid, "auto")
     assert outcome.ok, outcome.message
@@ -389,8 +436,12 @@ async def test_a_history_many_windows_long_is_summarised_in_chunks_that_each_fit
     # summary request is now sized to fit before it is sent, oldest part first, with nothing dropped.
     sid = (await small_engine.store.create_session("giant", "claude-test")).id
     for i in range(60):  # ~36,000 tokens: 4.5 windows of 8,000
-        await small_engine.store.add_message(sid, "user", [{"type": "text", "text": f"q{i} " + prose(250, i)}])
-        await small_engine.store.add_message(sid, "assistant", [{"type": "text", "text": f"a{i} " + prose(200, i)}])
+        await small_engine.store.add_message(
+            sid, "user", [{"type": "text", "text": f"q{i} " + prose(250, i)}]
+        )
+        await small_engine.store.add_message(
+            sid, "assistant", [{"type": "text", "text": f"a{i} " + prose(200, i)}]
+        )
     outcome = await small_engine.compact(sid, "manual")
     assert outcome.ok, outcome.message
     asked = summary_requests(fake_api)
@@ -398,7 +449,9 @@ async def test_a_history_many_windows_long_is_summarised_in_chunks_that_each_fit
     assert all(r.status == 200 and r.prompt_tokens <= fake_api.window for r in asked)
     stats = outcome.record.stats
     # One request a part, and one per section of a part whose summary came back cut short (salvage.py).
-    assert stats["chunks"] + stats.get("section_requests", 0) == len(asked) and stats["dropped_for_length"] == 0
+    assert (
+        stats["chunks"] + stats.get("section_requests", 0) == len(asked) and stats["dropped_for_length"] == 0
+    )
     # The chunks run oldest first, each folding in the summary so far.
     first, last = (r.body["messages"][0]["content"][0]["text"] for r in (asked[0], asked[-1]))
     assert "q0 " in first and "<previous-summary>" not in first
@@ -416,10 +469,19 @@ async def test_a_summary_that_would_free_little_waits_while_there_is_room(small_
         await add(sid, "user", [{"type": "text", "text": f"q{i} " + prose(20, i)}])
         await add(sid, "assistant", [{"type": "text", "text": f"a{i} " + prose(20, i)}])
     await add(sid, "user", [{"type": "text", "text": "read the three logs"}])
-    await add(sid, "assistant", [{"type": "tool_use", "id": f"t{k}", "name": "read", "input": {"path": f"{k}.log"}}
-                                 for k in range(3)])
-    await add(sid, "user", [{"type": "tool_result", "tool_use_id": f"t{k}", "content": prose(700, k)}
-                            for k in range(3)])
+    await add(
+        sid,
+        "assistant",
+        [
+            {"type": "tool_use", "id": f"t{k}", "name": "read", "input": {"path": f"{k}.log"}}
+            for k in range(3)
+        ],
+    )
+    await add(
+        sid,
+        "user",
+        [{"type": "tool_result", "tool_use_id": f"t{k}", "content": prose(700, k)} for k in range(3)],
+    )
     view = small_engine.view(sid)
     g = await view.gather()
     used, _source = view.used(g)
@@ -447,5 +509,7 @@ async def test_a_summary_keeps_the_newest_ten_tool_rounds_verbatim_when_they_fit
     assert outcome.ok, outcome.message
     view = small_engine.view(sid)
     request = view.request(await view.gather())
-    kept = [b["tool_use_id"] for m in request["messages"] for b in m["content"] if b.get("type") == "tool_result"]
+    kept = [
+        b["tool_use_id"] for m in request["messages"] for b in m["content"] if b.get("type") == "tool_result"
+    ]
     assert kept[-KEEP_ROUNDS:] == [f"t{r}" for r in range(30 - KEEP_ROUNDS, 30)]

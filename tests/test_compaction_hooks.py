@@ -25,13 +25,15 @@ from desktop.engine.compaction.hooks import (
     post_compact,
     pre_compact,
 )
-from desktop.engine.settings import HOOK_DEFAULTS, Paths, Settings
+from desktop.engine.config.settings import HOOK_DEFAULTS, Paths, Settings
 from desktop.engine.types import StoredMessage
 from desktop.tools import sandbox
 from desktop.tools.compaction_hooks import CompactionHookRunner
 
 NO_SANDBOX = sandbox.sandbox_problem(False)
-needs_sandbox = pytest.mark.skipif(NO_SANDBOX is not None, reason=f"the sandbox cannot run here: {NO_SANDBOX}")
+needs_sandbox = pytest.mark.skipif(
+    NO_SANDBOX is not None, reason=f"the sandbox cannot run here: {NO_SANDBOX}"
+)
 
 
 def _visible_python() -> str | None:
@@ -45,18 +47,34 @@ def _visible_python() -> str | None:
 
 
 PY = _visible_python()
-needs_python = pytest.mark.skipif(PY is None, reason="no Python outside the homes and /tmp for the sandbox to run")
+needs_python = pytest.mark.skipif(
+    PY is None, reason="no Python outside the homes and /tmp for the sandbox to run"
+)
 
 
-def runner(workspace: Path | None = None, hidden: tuple[Path, ...] = (), **config: object) -> CompactionHookRunner:
+def runner(
+    workspace: Path | None = None, hidden: tuple[Path, ...] = (), **config: object
+) -> CompactionHookRunner:
     settings = HookSettings.of({**HOOK_DEFAULTS, **config})
-    return CompactionHookRunner(lambda: settings, hidden=hidden,
-                                workspace_of=lambda _sid, folder: workspace or (Path(folder) if folder else None))
+    return CompactionHookRunner(
+        lambda: settings,
+        hidden=hidden,
+        workspace_of=lambda _sid, folder: workspace or (Path(folder) if folder else None),
+    )
 
 
-def pre_event(trigger: str = "manual", focus: str | None = "the parser", workspace: Path | None = None) -> PreCompact:
-    return PreCompact(7, trigger, "claude-haiku-4-5", 120_000, 42, focus,  # type: ignore[arg-type]
-                      str(workspace) if workspace else None)
+def pre_event(
+    trigger: str = "manual", focus: str | None = "the parser", workspace: Path | None = None
+) -> PreCompact:
+    return PreCompact(
+        7,
+        trigger,
+        "claude-haiku-4-5",
+        120_000,
+        42,
+        focus,  # type: ignore[arg-type]
+        str(workspace) if workspace else None,
+    )
 
 
 def script(folder: Path, name: str, body: str) -> str:
@@ -82,7 +100,9 @@ def ws(tmp_path: Path) -> Path:
 @pytest.fixture
 def unsandboxed(monkeypatch):
     """As on a machine where bubblewrap cannot start."""
-    monkeypatch.setattr(sandbox, "sandbox_problem", lambda network=True: "bubblewrap (bwrap) is not installed")
+    monkeypatch.setattr(
+        sandbox, "sandbox_problem", lambda network=True: "bubblewrap (bwrap) is not installed"
+    )
 
 
 def marked(marker: str) -> list[int]:
@@ -115,7 +135,9 @@ def alive(pid: int) -> bool:
 # --- the pre hook: veto ------------------------------------------------------------------------------------------
 @pytest.mark.parametrize("trigger", ["manual", "auto", "background"])
 async def test_a_pre_hook_exiting_2_vetoes_the_compaction_with_its_reason(ws, trigger):
-    hook = runner(ws, pre=script(ws, "veto.sh", "cat >/dev/null\necho 'a release build is running' >&2\nexit 2\n"))
+    hook = runner(
+        ws, pre=script(ws, "veto.sh", "cat >/dev/null\necho 'a release build is running' >&2\nexit 2\n")
+    )
     verdict = await pre_compact(hook, pre_event(trigger, workspace=ws))
     assert verdict.blocked and verdict.reason == "a release build is running"
     assert verdict.note == "The pre-compaction hook stopped this compaction: a release build is running"
@@ -127,9 +149,13 @@ async def test_a_json_block_vetoes_too(ws):
     assert verdict.blocked and verdict.reason == "not during the demo"
 
 
-@pytest.mark.parametrize("body", ["echo nope >&2\nexit 2\n", 'echo \'{"decision": "block", "reason": "no"}\'\n'])
+@pytest.mark.parametrize(
+    "body", ["echo nope >&2\nexit 2\n", 'echo \'{"decision": "block", "reason": "no"}\'\n']
+)
 async def test_a_veto_never_stops_a_reactive_compaction(ws, body):
-    verdict = await pre_compact(runner(ws, pre=script(ws, "veto.sh", body)), pre_event("reactive", workspace=ws))
+    verdict = await pre_compact(
+        runner(ws, pre=script(ws, "veto.sh", body)), pre_event("reactive", workspace=ws)
+    )
     assert not verdict.blocked and verdict.reason == ""
     assert verdict.note is not None and "\n" not in verdict.note
     assert verdict.note.startswith("The pre-compaction hook asked not to compact (")
@@ -155,16 +181,24 @@ async def test_a_pre_hook_adds_plain_text_focus_up_to_2000_characters(ws):
 async def test_the_pre_hook_reads_its_event_on_stdin(ws):
     verdict = await pre_compact(runner(ws, pre="cat > event.json"), pre_event("auto", workspace=ws))
     assert verdict == GO_ON
-    assert json.loads((ws / "event.json").read_text("utf-8")) == {"event": "pre_compact", "session_id": 7, "trigger": "auto",
-                                         "model": "claude-haiku-4-5", "tokens_before": 120_000, "messages": 42,
-                                         "focus": "the parser"}
+    assert json.loads((ws / "event.json").read_text("utf-8")) == {
+        "event": "pre_compact",
+        "session_id": 7,
+        "trigger": "auto",
+        "model": "claude-haiku-4-5",
+        "tokens_before": 120_000,
+        "messages": 42,
+        "focus": "the parser",
+    }
 
 
 # --- failures never block --------------------------------------------------------------------------------------
 @pytest.mark.parametrize("sandboxed", [pytest.param(True, marks=needs_sandbox), False])
 async def test_a_hook_past_its_limit_is_killed_with_all_it_started(ws, monkeypatch, sandboxed):
     if not sandboxed:
-        monkeypatch.setattr(sandbox, "sandbox_problem", lambda network=True: "bubblewrap (bwrap) is not installed")
+        monkeypatch.setattr(
+            sandbox, "sandbox_problem", lambda network=True: "bubblewrap (bwrap) is not installed"
+        )
     sleep, marker = sleeper(int(sandboxed))
     body = f"echo $$ > {shlex.quote(str(ws / 'pid'))}\n{sleep} &\n{sleep}\n"
     hook = runner(ws, pre=script(ws, "slow.sh", body), pre_timeout=1, allow_unsandboxed=True)
@@ -173,7 +207,9 @@ async def test_a_hook_past_its_limit_is_killed_with_all_it_started(ws, monkeypat
     took = time.monotonic() - started
     assert took < 1 + 2
     assert verdict == PreVerdict(note="The pre-compaction hook timed out after 1 s; compacting without it.")
-    for _ in range(50):  # SIGKILL is delivered at once; the kernel reaps a killed PID namespace a moment later
+    for _ in range(
+        50
+    ):  # SIGKILL is delivered at once; the kernel reaps a killed PID namespace a moment later
         if not marked(marker):
             break
         await asyncio.sleep(0.05)
@@ -206,14 +242,20 @@ async def test_a_missing_command_goes_on_with_one_sentence(ws):
     verdict = await pre_compact(hook, pre_event(workspace=ws))
     assert not verdict.blocked and verdict.focus is None
     assert verdict.note is not None and verdict.note.startswith(
-        "The pre-compaction hook's command was not found (exit code 127")
+        "The pre-compaction hook's command was not found (exit code 127"
+    )
     assert verdict.note.endswith("; compacting without it.") and "\n" not in verdict.note
     note = await post_compact(hook, post_event(ws))
     assert note is not None and note.startswith("The post-compaction hook's command was not found")
 
 
-@pytest.mark.parametrize(("body", "said"), [("echo broken >&2\nexit 3\n", "failed (exit code 3: broken)"),
-                                            ("kill -ABRT $$\n", "was killed by signal 6")])
+@pytest.mark.parametrize(
+    ("body", "said"),
+    [
+        ("echo broken >&2\nexit 3\n", "failed (exit code 3: broken)"),
+        ("kill -ABRT $$\n", "was killed by signal 6"),
+    ],
+)
 async def test_a_failing_hook_goes_on_with_one_sentence(ws, body, said):
     verdict = await pre_compact(runner(ws, pre=script(ws, "fail.sh", body)), pre_event(workspace=ws))
     assert verdict.note is not None and not verdict.blocked and verdict.focus is None
@@ -225,9 +267,11 @@ async def test_without_a_sandbox_a_hook_runs_only_when_allowed(ws, unsandboxed):
     command = script(ws, "touch.sh", f"cat >/dev/null\ntouch {shlex.quote(str(ws / 'ran'))}\necho more\n")
     verdict = await pre_compact(runner(ws, pre=command), pre_event(workspace=ws))
     assert not (ws / "ran").exists() and not verdict.blocked and verdict.focus is None
-    assert verdict.note == ("The pre-compaction hook was not run: bubblewrap (bwrap) is not installed, so it cannot "
-                            'be sandboxed ("allow_unsandboxed": true in compaction_hooks runs it anyway); compacting '
-                            "without it.")
+    assert verdict.note == (
+        "The pre-compaction hook was not run: bubblewrap (bwrap) is not installed, so it cannot "
+        'be sandboxed ("allow_unsandboxed": true in compaction_hooks runs it anyway); compacting '
+        "without it."
+    )
     verdict = await pre_compact(runner(ws, pre=command, allow_unsandboxed=True), pre_event(workspace=ws))
     assert (ws / "ran").exists() and verdict == PreVerdict(focus="more")
 
@@ -242,8 +286,9 @@ async def test_a_hook_implementation_that_raises_is_a_hook_that_failed():
 
     verdict = await pre_compact(Broken(), pre_event())
     assert verdict == PreVerdict(note="The pre-compaction hook failed (RuntimeError); compacting without it.")
-    assert await post_compact(Broken(), post_event(None)) == ("The post-compaction hook failed (OSError); the "
-                                                              "compaction is kept.")
+    assert await post_compact(Broken(), post_event(None)) == (
+        "The post-compaction hook failed (OSError); the compaction is kept."
+    )
 
 
 async def test_no_hook_set_changes_nothing(ws):
@@ -260,14 +305,26 @@ def rows(count: int, size: int = 10) -> list[StoredMessage]:
         role = "user" if i % 2 else "assistant"
         content = [{"type": "text", "text": f"m{i} " + "y" * size}]
         if role == "assistant":
-            content.append({"type": "tool_use", "id": f"t{i}", "name": "read", "input": {"file_path": "a.py"}})
+            content.append(
+                {"type": "tool_use", "id": f"t{i}", "name": "read", "input": {"file_path": "a.py"}}
+            )
         out.append(StoredMessage(i, 7, role, content))  # type: ignore[arg-type]
     return out
 
 
 def post_event(ws: Path | None, cut: list[StoredMessage] | None = None) -> PostCompact:
-    return PostCompact(7, "auto", "claude-haiku-4-5", "## Goal\nShip it.", 250, 250, 120_000, 30_000,
-                       cut_of(cut if cut is not None else rows(3)), str(ws) if ws else None)
+    return PostCompact(
+        7,
+        "auto",
+        "claude-haiku-4-5",
+        "## Goal\nShip it.",
+        250,
+        250,
+        120_000,
+        30_000,
+        cut_of(cut if cut is not None else rows(3)),
+        str(ws) if ws else None,
+    )
 
 
 async def test_the_post_hook_receives_the_compaction_as_json(ws):
@@ -275,9 +332,16 @@ async def test_the_post_hook_receives_the_compaction_as_json(ws):
     assert await post_compact(hook, post_event(ws, rows(250, size=3_000))) is None
     got = json.loads((ws / "got.json").read_text("utf-8"))
     assert {k: v for k, v in got.items() if k != "cut"} == {
-        "event": "post_compact", "session_id": 7, "trigger": "auto", "model": "claude-haiku-4-5",
-        "summary": "## Goal\nShip it.", "covers_through_message_id": 250, "messages_summarised": 250,
-        "tokens_before": 120_000, "tokens_after": 30_000}
+        "event": "post_compact",
+        "session_id": 7,
+        "trigger": "auto",
+        "model": "claude-haiku-4-5",
+        "summary": "## Goal\nShip it.",
+        "covers_through_message_id": 250,
+        "messages_summarised": 250,
+        "tokens_before": 120_000,
+        "tokens_after": 30_000,
+    }
     assert len(got["cut"]) == 200 and [c["id"] for c in got["cut"]] == list(range(51, 251))  # the newest 200
     assert got["cut"][0] == {"id": 51, "role": "user", "text": ("m51 " + "y" * 3_000)[:2_000]}
     assert all(len(c["text"]) <= 2_000 for c in got["cut"])
@@ -305,8 +369,10 @@ async def test_a_hook_sees_neither_files_outside_its_workspace_nor_precis_own(tm
     assert paths.config_dir.is_relative_to(precis_home)
     # The chat's workspace is Précis's own home here: its folders stay hidden even inside the workspace.
     workspace = precis_home
-    peek = (f"cat {shlex.quote(str(outside / 'secret.txt'))} {shlex.quote(str(paths.config_dir / 'settings.json'))}"
-            f" > seen.txt 2>&1; ls -A {shlex.quote(str(paths.config_dir))} > listed.txt; cat > event.json")
+    peek = (
+        f"cat {shlex.quote(str(outside / 'secret.txt'))} {shlex.quote(str(paths.config_dir / 'settings.json'))}"
+        f" > seen.txt 2>&1; ls -A {shlex.quote(str(paths.config_dir))} > listed.txt; cat > event.json"
+    )
     settings = Settings()
     settings.compaction_hooks = {**HOOK_DEFAULTS, "post": peek}
     settings.instructions = "config secret"
@@ -325,10 +391,12 @@ async def test_a_hook_sees_neither_files_outside_its_workspace_nor_precis_own(tm
 @needs_python
 async def test_a_hook_has_no_network_and_none_of_the_apps_environment(ws, monkeypatch):
     monkeypatch.setenv("ANTHROPIC_API_KEY", "sk-not-for-hooks")
-    body = ("import os, socket, sys\nsys.stdin.read()\n"
-            "try:\n    socket.create_connection(('1.1.1.1', 53), timeout=2)\n    print('online')\n"
-            "except OSError:\n    print('offline')\n"
-            "print(' '.join(sorted(k for k in os.environ if k.startswith(('ANTHROPIC', 'PRECIS')))) or 'clean')\n")
+    body = (
+        "import os, socket, sys\nsys.stdin.read()\n"
+        "try:\n    socket.create_connection(('1.1.1.1', 53), timeout=2)\n    print('online')\n"
+        "except OSError:\n    print('offline')\n"
+        "print(' '.join(sorted(k for k in os.environ if k.startswith(('ANTHROPIC', 'PRECIS')))) or 'clean')\n"
+    )
     verdict = await pre_compact(runner(ws, pre=script(ws, "net.py", body)), pre_event(workspace=ws))
     assert verdict.focus == "offline\nclean"
 
@@ -351,22 +419,38 @@ def load(tmp_path: Path, data: object) -> Settings:
 
 def test_the_hooks_settings_load_and_an_older_file_has_none(tmp_path):
     assert load(tmp_path, {"model": "claude-haiku-4-5"}).compaction_hooks == HOOK_DEFAULTS
-    s = load(tmp_path, {"compaction_hooks": {"pre": " ./pre.sh ", "post": "notify-send done", "pre_timeout": 5}})
+    s = load(
+        tmp_path, {"compaction_hooks": {"pre": " ./pre.sh ", "post": "notify-send done", "pre_timeout": 5}}
+    )
     assert s.problems == []
-    assert s.compaction_hooks == {**HOOK_DEFAULTS, "pre": "./pre.sh", "post": "notify-send done", "pre_timeout": 5.0}
-    assert HookSettings.of(s.compaction_hooks) == HookSettings("./pre.sh", "notify-send done", 5.0, 30.0, False)
+    assert s.compaction_hooks == {
+        **HOOK_DEFAULTS,
+        "pre": "./pre.sh",
+        "post": "notify-send done",
+        "pre_timeout": 5.0,
+    }
+    assert HookSettings.of(s.compaction_hooks) == HookSettings(
+        "./pre.sh", "notify-send done", 5.0, 30.0, False
+    )
     assert HookSettings.of(Settings().compaction_hooks) == HookSettings()
 
 
-@pytest.mark.parametrize(("value", "expected", "said"), [
-    ("./pre.sh", HOOK_DEFAULTS, "compaction_hooks: expected an object"),
-    ({"pre": 3}, HOOK_DEFAULTS, "compaction_hooks.pre: expected text"),
-    ({"pre": "a\0b"}, HOOK_DEFAULTS, "compaction_hooks.pre: expected text"),
-    ({"post_timeout": 10_000}, {**HOOK_DEFAULTS, "post_timeout": 600.0}, "compaction_hooks.post_timeout"),
-    ({"pre_timeout": "soon"}, HOOK_DEFAULTS, "compaction_hooks.pre_timeout: expected a number"),
-    ({"allow_unsandboxed": "yes"}, HOOK_DEFAULTS, "compaction_hooks.allow_unsandboxed: expected true or false"),
-    ({"pre": "x", "when": "always"}, {**HOOK_DEFAULTS, "pre": "x"}, "compaction_hooks: unknown key"),
-])
+@pytest.mark.parametrize(
+    ("value", "expected", "said"),
+    [
+        ("./pre.sh", HOOK_DEFAULTS, "compaction_hooks: expected an object"),
+        ({"pre": 3}, HOOK_DEFAULTS, "compaction_hooks.pre: expected text"),
+        ({"pre": "a\0b"}, HOOK_DEFAULTS, "compaction_hooks.pre: expected text"),
+        ({"post_timeout": 10_000}, {**HOOK_DEFAULTS, "post_timeout": 600.0}, "compaction_hooks.post_timeout"),
+        ({"pre_timeout": "soon"}, HOOK_DEFAULTS, "compaction_hooks.pre_timeout: expected a number"),
+        (
+            {"allow_unsandboxed": "yes"},
+            HOOK_DEFAULTS,
+            "compaction_hooks.allow_unsandboxed: expected true or false",
+        ),
+        ({"pre": "x", "when": "always"}, {**HOOK_DEFAULTS, "pre": "x"}, "compaction_hooks: unknown key"),
+    ],
+)
 def test_wrong_hooks_settings_are_reported_and_never_break_the_file(tmp_path, value, expected, said):
     s = load(tmp_path, {"model": "claude-haiku-4-5", "compaction_hooks": value})
     assert s.model == "claude-haiku-4-5" and s.compaction_hooks == expected
@@ -413,14 +497,19 @@ async def hooked(fake_api, monkeypatch, ws):
 
     monkeypatch.setenv("PRECIS_CONTEXT_WINDOW", "8000")
     fake_api.window = 8_000
-    config = {**HOOK_DEFAULTS, "pre": script(ws, "pre.sh", "cat > pre.json\necho 'the parser changes'\n"),
-              "post": script(ws, "post.sh", "cat > post.json\n")}
+    config = {
+        **HOOK_DEFAULTS,
+        "pre": script(ws, "pre.sh", "cat > pre.json\necho 'the parser changes'\n"),
+        "post": script(ws, "post.sh", "cat > post.json\n"),
+    }
     async with _open_engine({"max_output_tokens": 1024, "compaction_hooks": config}) as engine:
         yield engine
 
 
 @needs_sandbox
-async def test_the_engine_asks_the_pre_hook_before_a_summary_and_tells_the_post_hook_after(hooked, fake_api, ws):
+async def test_the_engine_asks_the_pre_hook_before_a_summary_and_tells_the_post_hook_after(
+    hooked, fake_api, ws
+):
     from tests.test_compaction_engine import converse, summary_requests
 
     sid = (await hooked.store.create_session("h", "claude-test")).id
@@ -438,7 +527,10 @@ async def test_the_engine_asks_the_pre_hook_before_a_summary_and_tells_the_post_
         await asyncio.sleep(0.1)
     told = json.loads((ws / "post.json").read_text("utf-8"))
     record = await hooked.store.active_compaction(sid)
-    assert told["summary"] == record.summary and told["covers_through_message_id"] == record.covers_through_message_id
+    assert (
+        told["summary"] == record.summary
+        and told["covers_through_message_id"] == record.covers_through_message_id
+    )
     assert told["cut"] and told["cut"][-1]["id"] == record.covers_through_message_id
 
 

@@ -25,9 +25,11 @@ def test_tool_result_string_is_spilled_with_preview_and_marker(tmp_path):
     assert stat.S_IMODE(os.stat(path).st_mode) == 0o600
     lines = text.count("\n") + 1
     # The marker names a virtual path the read tool understands, never the machine's absolute path.
-    assert new.endswith(f"[Output truncated: 123,456 characters; full text saved to @spill/toolu_1-b0.txt "
-                        f"({lines:,} lines): read more with the read tool, file_path \"@spill/toolu_1-b0.txt\" "
-                        "and a view_range]")
+    assert new.endswith(
+        f"[Output truncated: 123,456 characters; full text saved to @spill/toolu_1-b0.txt "
+        f'({lines:,} lines): read more with the read tool, file_path "@spill/toolu_1-b0.txt" '
+        "and a view_range]"
+    )
     assert str(tmp_path) not in new
     preview = new.split("\n[Output truncated")[0]
     assert 1_000 <= len(preview) <= 2_000
@@ -39,7 +41,9 @@ def test_tool_result_string_is_spilled_with_preview_and_marker(tmp_path):
 def test_tool_result_text_sub_blocks_collapse_and_images_stay(tmp_path):
     image = {"type": "image", "source": {"type": "base64", "media_type": "image/png", "data": "AAAA"}}
     parts = [{"type": "text", "text": _big(30_000)}, image, {"type": "text", "text": _big(30_000)}]
-    out = cap_content([{"type": "tool_result", "tool_use_id": "t", "content": parts}], key="m", spill_dir=tmp_path)
+    out = cap_content(
+        [{"type": "tool_result", "tool_use_id": "t", "content": parts}], key="m", spill_dir=tmp_path
+    )
     content = out[0]["content"]
     assert [b["type"] for b in content] == ["text", "image"]
     assert "60,001 characters" in content[0]["text"]
@@ -71,7 +75,10 @@ def test_unsafe_key_is_sanitised(tmp_path):
 
 
 def test_none_text_and_none_content_do_not_raise(tmp_path):
-    content = [{"type": "text", "text": None}, {"type": "text"}, {"type": "tool_result", "tool_use_id": "t",
-                                                                  "content": None}]
+    content = [
+        {"type": "text", "text": None},
+        {"type": "text"},
+        {"type": "tool_result", "tool_use_id": "t", "content": None},
+    ]
     assert cap_content(content, key="m1", spill_dir=tmp_path, limit=0) == content
     assert cap_content(None, key="m1", spill_dir=tmp_path) == []

@@ -16,14 +16,34 @@ COMPACTION = ROOT / "desktop" / "engine" / "compaction"
 PACKAGE = "desktop.engine.compaction"
 
 # The store's writes (the Storage protocol's) and the session view's mutators.
-STORE_WRITES = frozenset({
-    "add_compaction", "update_state", "add_spend", "set_kv", "add_message", "delete_compaction",
-    "add_user_message", "update_message", "delete_message", "truncate_from", "clear_history", "branch_at",
-    "restore_branch", "switch_version", "set_estimates", "create_session", "update_session", "delete_session",
-    "set_pinned", "move_profile", "import_session",
-})
-VIEW_MUTATORS = frozenset({"compacted", "state_changed", "spent", "remember", "invalidate", "forget",
-                           "take_unbilled"})
+STORE_WRITES = frozenset(
+    {
+        "add_compaction",
+        "update_state",
+        "add_spend",
+        "set_kv",
+        "add_message",
+        "delete_compaction",
+        "add_user_message",
+        "update_message",
+        "delete_message",
+        "truncate_from",
+        "clear_history",
+        "branch_at",
+        "restore_branch",
+        "switch_version",
+        "set_estimates",
+        "create_session",
+        "update_session",
+        "delete_session",
+        "set_pinned",
+        "move_profile",
+        "import_session",
+    }
+)
+VIEW_MUTATORS = frozenset(
+    {"compacted", "state_changed", "spent", "remember", "invalidate", "forget", "take_unbilled"}
+)
 WRITES = STORE_WRITES | VIEW_MUTATORS
 WRITER = "executor.py"
 # The parts that decide (no I/O, no awaits), lowest first; each may import only those before it.
@@ -38,8 +58,14 @@ def writes_in(source: str) -> list[str]:
     for node in ast.walk(ast.parse(source)):
         if isinstance(node, ast.Attribute) and node.attr in WRITES:
             found.append(f"{node.lineno}: {node.attr}")
-        elif (isinstance(node, ast.Call) and isinstance(node.func, ast.Name) and node.func.id in ("getattr", "setattr")
-              and len(node.args) >= 2 and isinstance(node.args[1], ast.Constant) and node.args[1].value in WRITES):
+        elif (
+            isinstance(node, ast.Call)
+            and isinstance(node.func, ast.Name)
+            and node.func.id in ("getattr", "setattr")
+            and len(node.args) >= 2
+            and isinstance(node.args[1], ast.Constant)
+            and node.args[1].value in WRITES
+        ):
             found.append(f"{node.lineno}: {node.args[1].value}")
     return found
 
@@ -47,7 +73,11 @@ def writes_in(source: str) -> list[str]:
 def awaits_in(source: str) -> list[str]:
     """Every ``await``, ``async def``, ``async for`` and ``async with`` in a module, as "line: kind"."""
     kinds = (ast.Await, ast.AsyncFunctionDef, ast.AsyncFor, ast.AsyncWith)
-    return [f"{node.lineno}: {type(node).__name__}" for node in ast.walk(ast.parse(source)) if isinstance(node, kinds)]
+    return [
+        f"{node.lineno}: {type(node).__name__}"
+        for node in ast.walk(ast.parse(source))
+        if isinstance(node, kinds)
+    ]
 
 
 def parts_imported(source: str) -> set[str]:
@@ -67,19 +97,25 @@ def source(name: str) -> str:
 
 
 def test_the_scans_see_what_they_look_for():
-    assert writes_in("async def f(self):\n    await self.shared.store.add_compaction(1)\n") == ["2: add_compaction"]
+    assert writes_in("async def f(self):\n    await self.shared.store.add_compaction(1)\n") == [
+        "2: add_compaction"
+    ]
     assert writes_in("def f(view):\n    keep = view.state_changed\n") == ["2: state_changed"]
     assert writes_in("def f(store):\n    return getattr(store, 'add_spend')\n") == ["2: add_spend"]
     assert writes_in("def f(store, view):\n    return store.user_messages(1), view.used(2)\n") == []
     assert awaits_in("async def f():\n    await g()\n") == ["1: AsyncFunctionDef", "2: Await"]
     assert awaits_in("def f():\n    return g()\n") == []
-    assert parts_imported("from desktop.engine.compaction import policy\n"
-                          "from desktop.engine.compaction.planner import Plan\n") == {"policy", "planner"}
+    assert parts_imported(
+        "from desktop.engine.compaction import policy\nfrom desktop.engine.compaction.planner import Plan\n"
+    ) == {"policy", "planner"}
 
 
 def test_only_the_executor_writes_the_store_or_changes_the_view():
-    offenders = {path.name: found for path in sorted(COMPACTION.glob("*.py"))
-                 if path.name != WRITER and (found := writes_in(path.read_text("utf-8")))}
+    offenders = {
+        path.name: found
+        for path in sorted(COMPACTION.glob("*.py"))
+        if path.name != WRITER and (found := writes_in(path.read_text("utf-8")))
+    }
     assert offenders == {}
     # ... and it is the one that does (the scan would pass vacuously if the writes had moved elsewhere).
     named = {entry.split(": ")[1] for entry in writes_in(source(WRITER))}
@@ -92,14 +128,24 @@ def test_the_policy_and_the_parts_below_it_never_await():
 
 
 def test_the_parts_decide_without_reaching_the_store():
-    offenders = {part: sorted({f"{n.lineno}: {n.attr}" for n in ast.walk(ast.parse(source(f"{part}.py")))
-                               if isinstance(n, ast.Attribute) and n.attr in ("store", "gather")})
-                 for part in PURE}
+    offenders = {
+        part: sorted(
+            {
+                f"{n.lineno}: {n.attr}"
+                for n in ast.walk(ast.parse(source(f"{part}.py")))
+                if isinstance(n, ast.Attribute) and n.attr in ("store", "gather")
+            }
+        )
+        for part in PURE
+    }
     assert {part: found for part, found in offenders.items() if found} == {}
 
 
 def test_each_part_imports_only_the_parts_before_it():
-    upward = {part: sorted(imported - set(ORDER[:rank]))
-              for rank, part in enumerate(ORDER) if (imported := parts_imported(source(f"{part}.py")))
-              if imported - set(ORDER[:rank])}
+    upward = {
+        part: sorted(imported - set(ORDER[:rank]))
+        for rank, part in enumerate(ORDER)
+        if (imported := parts_imported(source(f"{part}.py")))
+        if imported - set(ORDER[:rank])
+    }
     assert upward == {}

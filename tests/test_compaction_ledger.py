@@ -12,7 +12,9 @@ pytestmark = pytest.mark.in_process
 
 
 def call(i: int, mid: int, name: str, **args) -> StoredMessage:
-    return StoredMessage(mid, 1, "assistant", [{"type": "tool_use", "id": f"t{i}", "name": name, "input": args}])
+    return StoredMessage(
+        mid, 1, "assistant", [{"type": "tool_use", "id": f"t{i}", "name": name, "input": args}]
+    )
 
 
 def result(i: int, mid: int, text: str, error: bool = False) -> StoredMessage:
@@ -23,12 +25,18 @@ def result(i: int, mid: int, text: str, error: bool = False) -> StoredMessage:
 
 
 HISTORY = [
-    call(1, 1, "read", file_path="src/a.py"), result(1, 2, "code"),
-    call(2, 3, "edit", file_path="src/a.py", old_string="x", new_string="y"), result(2, 4, "edited"),
-    call(3, 5, "run", command="pytest -q"), result(3, 6, "1 failed\n[exit code 1]", error=True),
-    call(4, 7, "Bash", command="ls"), result(4, 8, "a.py"),
-    call(5, 9, "write", file_path="../out.txt", content="x"), result(5, 10, "write: outside", error=True),
-    call(6, 11, "Read", file_path="src/b.py"), result(6, 12, "more"),
+    call(1, 1, "read", file_path="src/a.py"),
+    result(1, 2, "code"),
+    call(2, 3, "edit", file_path="src/a.py", old_string="x", new_string="y"),
+    result(2, 4, "edited"),
+    call(3, 5, "run", command="pytest -q"),
+    result(3, 6, "1 failed\n[exit code 1]", error=True),
+    call(4, 7, "Bash", command="ls"),
+    result(4, 8, "a.py"),
+    call(5, 9, "write", file_path="../out.txt", content="x"),
+    result(5, 10, "write: outside", error=True),
+    call(6, 11, "Read", file_path="src/b.py"),
+    result(6, 12, "more"),
 ]
 
 
@@ -73,7 +81,9 @@ async def test_a_summary_of_a_tool_session_carries_the_ledger(fake_api, tmp_path
     assert "- exit 4 (4)" in first_user
 
 
-async def test_after_a_summary_the_files_touched_last_come_back_fresh_from_disk(fake_api, tmp_path, monkeypatch):
+async def test_after_a_summary_the_files_touched_last_come_back_fresh_from_disk(
+    fake_api, tmp_path, monkeypatch
+):
     from tests.tools_helpers import make_workspace, tool_runtime
 
     monkeypatch.setenv("PRECIS_CONTEXT_WINDOW", "8000")
@@ -84,8 +94,15 @@ async def test_after_a_summary_the_files_touched_last_come_back_fresh_from_disk(
         sid = await rt.engine.new_session()
         fake_api.queue_tool_use("read", {"file_path": "gone.py"}, id="r0")
         fake_api.queue_tool_use("read", {"file_path": "src/main.py"}, id="r1")
-        fake_api.queue_tool_use("edit", {"file_path": "src/config.py", "old_string": "open(path)",
-                                         "new_string": "open(path, encoding='utf-8')"}, id="r2")
+        fake_api.queue_tool_use(
+            "edit",
+            {
+                "file_path": "src/config.py",
+                "old_string": "open(path)",
+                "new_string": "open(path, encoding='utf-8')",
+            },
+            id="r2",
+        )
         fake_api.queue_text("edited")
         await rt.engine.send(sid, "Fix it. " * 50)
         (ws / "gone.py").unlink()
@@ -112,13 +129,27 @@ def say(mid: int, role: str, text: str) -> StoredMessage:
 def test_decisions_and_their_reasons_are_kept_from_the_transcript_not_from_the_summariser():
     history = [
         say(1, "user", "Which journal mode? The app and the CLI share the database."),
-        say(2, "assistant", "Let me think. We decided on WAL mode because the CLI reads while the app writes. "
-                            "Nothing else changes."),
+        say(
+            2,
+            "assistant",
+            "Let me think. We decided on WAL mode because the CLI reads while the app writes. "
+            "Nothing else changes.",
+        ),
         say(3, "user", "Let's go with httpx instead of requests, because it does HTTP/2."),
         say(4, "assistant", "Decision: keep the summaries in English.\nThe weather is nice."),
         say(5, "assistant", "I chose a B-tree over a hash index because ranges are common."),
-        StoredMessage(6, 1, "user", [{"type": "tool_result", "tool_use_id": "t9",
-                                      "content": "we decided nothing here because it is a tool's output"}]),
+        StoredMessage(
+            6,
+            1,
+            "user",
+            [
+                {
+                    "type": "tool_result",
+                    "tool_use_id": "t9",
+                    "content": "we decided nothing here because it is a tool's output",
+                }
+            ],
+        ),
         say(7, "assistant", "Wir haben entschieden, SQLite zu nehmen, weil es eingebettet ist."),
         say(8, "user", "我们决定使用 WAL 模式，因为命令行需要读取。"),
         say(9, "assistant", "The tests pass because the fixture is fixed."),  # a reason, not a decision
@@ -136,8 +167,12 @@ def test_decisions_and_their_reasons_are_kept_from_the_transcript_not_from_the_s
     assert "Decisions stated in the conversation" in text
     assert "- We decided on WAL mode because the CLI reads while the app writes. [#2]" in text
     # Folded into the next compaction's ledger, whatever its summary says.
-    later = build([say(10, "assistant", "We decided to drop Python 3.10 because of match statements.")], ledger)
-    assert later["decisions"][0].startswith("We decided on WAL mode") and later["decisions"][-1].endswith("[#10]")
+    later = build(
+        [say(10, "assistant", "We decided to drop Python 3.10 because of match statements.")], ledger
+    )
+    assert later["decisions"][0].startswith("We decided on WAL mode") and later["decisions"][-1].endswith(
+        "[#10]"
+    )
 
 
 def test_paths_under_one_directory_name_it_once():
@@ -146,10 +181,12 @@ def test_paths_under_one_directory_name_it_once():
     root = "/Users/someone/projects/service-worktrees/service-feature-branch"
     history = []
     for k in range(20):
-        history += [call(2 * k, 4 * k + 1, "Read", file_path=f"{root}/lib/module_{k}.ex"),
-                    result(2 * k, 4 * k + 2, "code"),
-                    call(2 * k + 1, 4 * k + 3, "Edit", file_path=f"{root}/test/module_{k}_test.exs"),
-                    result(2 * k + 1, 4 * k + 4, "edited")]
+        history += [
+            call(2 * k, 4 * k + 1, "Read", file_path=f"{root}/lib/module_{k}.ex"),
+            result(2 * k, 4 * k + 2, "code"),
+            call(2 * k + 1, 4 * k + 3, "Edit", file_path=f"{root}/test/module_{k}_test.exs"),
+            result(2 * k + 1, 4 * k + 4, "edited"),
+        ]
     ledger = build(history)
     text = render(ledger)
     assert text.count(root) == 1
@@ -163,7 +200,7 @@ def test_the_ledger_names_each_file_once_and_shortens_long_commands():
     # Every later request reads the ledger: a file edited after it was read is named in the edited list alone,
     # and a command is shown by its start (an inline script of 200 characters said no more than its first 80);
     # the ledger keeps the longer text, and recall reads the call itself.
-    script = "cd test && uv run python -c \"import sys; sys.path.insert(0, '..'); " + "x = 1; " * 30 + "\""
+    script = "cd test && uv run python -c \"import sys; sys.path.insert(0, '..'); " + "x = 1; " * 30 + '"'
     history = [*HISTORY, call(7, 13, "Bash", command=script), result(7, 14, "ok")]
     ledger = build(history)
     text = render(ledger)
@@ -172,4 +209,3 @@ def test_the_ledger_names_each_file_once_and_shortens_long_commands():
     shown = next(line for line in text.splitlines() if line.startswith("- cd test"))
     assert shown.endswith("… (0)") and len(shown) <= len("- ") + COMMAND_SHOWN + len(" (0)")
     assert ledger["commands"][-1][0] == " ".join(script.split())[:200]
-

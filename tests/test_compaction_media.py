@@ -24,27 +24,50 @@ def size_of(block: dict) -> tuple[int, int]:
 
 def test_keeps_newest_and_notes_per_message():
     small = png(4, 4)
-    msgs = [{"role": "user", "content": [{"type": "text", "text": f"m{i}"}, image(small), image(small)]}
-            for i in range(3)]
-    msgs.append({"role": "user", "content": [{"type": "tool_result", "tool_use_id": "t", "content": [
-        image(small), {"type": "document", "source": {"type": "base64", "media_type": "application/pdf",
-                                                       "data": "JVBERi0="}}]}]})
+    msgs = [
+        {"role": "user", "content": [{"type": "text", "text": f"m{i}"}, image(small), image(small)]}
+        for i in range(3)
+    ]
+    msgs.append(
+        {
+            "role": "user",
+            "content": [
+                {
+                    "type": "tool_result",
+                    "tool_use_id": "t",
+                    "content": [
+                        image(small),
+                        {
+                            "type": "document",
+                            "source": {"type": "base64", "media_type": "application/pdf", "data": "JVBERi0="},
+                        },
+                    ],
+                }
+            ],
+        }
+    )
     out, report = cap_media(msgs, limit=3)
     assert (report.count_before, report.omitted, report.downscaled) == (8, 5, 0)
-    assert out[0]["content"] == [{"type": "text", "text": "m0"},
-                                 {"type": "text", "text": omission_note(2, 0)}]
+    assert out[0]["content"] == [
+        {"type": "text", "text": "m0"},
+        {"type": "text", "text": omission_note(2, 0)},
+    ]
     assert out[1]["content"][1]["text"] == omission_note(2, 0)
     assert [b["type"] for b in out[2]["content"]] == ["text", "text", "image"]
-    assert out[2]["content"][1]["text"] == "[image omitted: 1 older image and 0 documents were removed to stay " \
-                                           "within the media limit]"
+    assert (
+        out[2]["content"][1]["text"] == "[image omitted: 1 older image and 0 documents were removed to stay "
+        "within the media limit]"
+    )
     assert out[3] is msgs[3]  # the newest media are untouched
     assert len(msgs[0]["content"]) == 3  # input untouched
 
 
 def test_nested_media_emptied_tool_result_gets_placeholder():
     small = png(4, 4)
-    msgs = [{"role": "user", "content": [{"type": "tool_result", "tool_use_id": "t", "content": [image(small)]}]},
-            {"role": "user", "content": [image(small)]}]
+    msgs = [
+        {"role": "user", "content": [{"type": "tool_result", "tool_use_id": "t", "content": [image(small)]}]},
+        {"role": "user", "content": [image(small)]},
+    ]
     out, report = cap_media(msgs, limit=1)
     assert report.omitted == 1
     result = out[0]["content"][0]
@@ -92,7 +115,9 @@ def test_jpeg_keeps_format():
 
 def test_oversized_bytes_raise_or_omit():
     rng = random.Random(7)
-    noise = Image.frombytes("RGB", (1_400, 1_400), rng.randbytes(1_400 * 1_400 * 3))  # ~5.9 MB, incompressible
+    noise = Image.frombytes(
+        "RGB", (1_400, 1_400), rng.randbytes(1_400 * 1_400 * 3)
+    )  # ~5.9 MB, incompressible
     buf = io.BytesIO()
     noise.save(buf, "PNG", compress_level=0)
     data = base64.b64encode(buf.getvalue()).decode()

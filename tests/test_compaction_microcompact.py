@@ -20,10 +20,27 @@ def tool_history(n_calls: int, result_chars: int = 4_000) -> list[StoredMessage]
     msgs = [_m(1, "user", [{"type": "text", "text": "start"}])]
     mid = 2
     for i in range(n_calls):
-        msgs.append(_m(mid, "assistant", [{"type": "tool_use", "id": f"t{i}", "name": "Read",
-                                           "input": {"file_path": f"src/f{i}.py"}}]))
-        msgs.append(_m(mid + 1, "user", [{"type": "tool_result", "tool_use_id": f"t{i}",
-                                          "content": f"result {i} " + "x" * result_chars, "is_error": i == 0}]))
+        msgs.append(
+            _m(
+                mid,
+                "assistant",
+                [{"type": "tool_use", "id": f"t{i}", "name": "Read", "input": {"file_path": f"src/f{i}.py"}}],
+            )
+        )
+        msgs.append(
+            _m(
+                mid + 1,
+                "user",
+                [
+                    {
+                        "type": "tool_result",
+                        "tool_use_id": f"t{i}",
+                        "content": f"result {i} " + "x" * result_chars,
+                        "is_error": i == 0,
+                    }
+                ],
+            )
+        )
         mid += 2
     return msgs
 
@@ -41,7 +58,9 @@ def test_clear_keeps_newest_k_and_every_pair():
     assert len(cleared) == 4
     assert changed == {(m.id, 0) for m in msgs[2:9:2]}
     assert cleared[0]["is_error"] is True
-    assert cleared[0]["content"].startswith("[Old tool result cleared: Read src/f0.py — first 200 of 4,009 characters…] result 0 ")
+    assert cleared[0]["content"].startswith(
+        "[Old tool result cleared: Read src/f0.py — first 200 of 4,009 characters…] result 0 "
+    )
     assert set(cleared[1]) == {"type", "tool_use_id", "content", "is_error"}  # no private marker keys
     assert all(len(b["content"]) > 4000 for b in results[4:])
 
@@ -63,7 +82,7 @@ def test_apply_clear_is_byte_stable_for_same_horizon():
     msgs = tool_history(12)
     horizon = clear_target(msgs, 8)
     a, _ = apply_clear(msgs, horizon)
-    b, _ = apply_clear(msgs + tool_history(14)[len(msgs):], horizon)
+    b, _ = apply_clear(msgs + tool_history(14)[len(msgs) :], horizon)
     assert canonical([m.content for m in a]) == canonical([m.content for m in b[: len(a)]])
 
 
@@ -74,12 +93,31 @@ def test_short_results_are_left_alone():
 
 
 def test_tool_result_with_image_is_cleared_and_media_removed():
-    msgs = [_m(1, "assistant", [{"type": "tool_use", "id": "s", "name": "Screenshot", "input": {}}]),
-            _m(2, "user", [{"type": "tool_result", "tool_use_id": "s", "content": [
-                {"type": "image", "source": {"type": "base64", "media_type": "image/png", "data": "AA"}}]}])]
+    msgs = [
+        _m(1, "assistant", [{"type": "tool_use", "id": "s", "name": "Screenshot", "input": {}}]),
+        _m(
+            2,
+            "user",
+            [
+                {
+                    "type": "tool_result",
+                    "tool_use_id": "s",
+                    "content": [
+                        {
+                            "type": "image",
+                            "source": {"type": "base64", "media_type": "image/png", "data": "AA"},
+                        }
+                    ],
+                }
+            ],
+        ),
+    ]
     out, changed = apply_clear(msgs, 2)
     assert changed == {(2, 0)}
-    assert out[1].content[0]["content"] == "[Old tool result cleared: Screenshot — first 0 of 0 characters…] [media removed]"
+    assert (
+        out[1].content[0]["content"]
+        == "[Old tool result cleared: Screenshot — first 0 of 0 characters…] [media removed]"
+    )
 
 
 def test_min_clear_for_window():
@@ -89,8 +127,10 @@ def test_min_clear_for_window():
 
 
 def _texts(n: int, size: int) -> list[StoredMessage]:
-    return [_m(i + 1, "user" if i % 2 == 0 else "assistant", [{"type": "text", "text": f"{i}:" + "y" * size}])
-            for i in range(n)]
+    return [
+        _m(i + 1, "user" if i % 2 == 0 else "assistant", [{"type": "text", "text": f"{i}:" + "y" * size}])
+        for i in range(n)
+    ]
 
 
 def test_truncate_tiers_and_head_tail_shape():
@@ -111,8 +151,14 @@ def test_truncate_tiers_and_head_tail_shape():
 
 
 def test_truncate_never_touches_tool_blocks():
-    msgs = [_m(1, "assistant", [{"type": "tool_use", "id": "a", "name": "Write", "input": {"content": "z" * 9_000}}]),
-            _m(2, "user", [{"type": "tool_result", "tool_use_id": "a", "content": "z" * 9_000}])]
+    msgs = [
+        _m(
+            1,
+            "assistant",
+            [{"type": "tool_use", "id": "a", "name": "Write", "input": {"content": "z" * 9_000}}],
+        ),
+        _m(2, "user", [{"type": "tool_result", "tool_use_id": "a", "content": "z" * 9_000}]),
+    ]
     out, changed = apply_truncate(msgs, 2, recent_horizon=2)
     assert out == msgs and changed == set()
 

@@ -8,19 +8,35 @@ def _m(mid, role, content, **meta):
 
 def test_flatten_renders_markers_not_prose():
     messages = [
-        _m(1, "user", [{"type": "text", "text": "<!--files:[{\"name\":\"a\"}]-->Fix the bug"}], imported=True),
-        _m(2, "assistant", [
-            {"type": "thinking", "thinking": "long reasoning " * 50, "signature": "s"},
-            {"type": "text", "text": "Let me look."},
-            {"type": "tool_use", "id": "t1", "name": "Read",
-             "input": {"file_path": "/src/app.py", "note": 'say "hi" & <bye>\nnow' + "x" * 100}},
-        ]),
-        _m(3, "user", [{"type": "tool_result", "tool_use_id": "t1", "content": "line1\n" * 200, "is_error": True},
-                       {"type": "image", "source": {"type": "base64", "media_type": "image/png", "data": "AA"}}]),
+        _m(1, "user", [{"type": "text", "text": '<!--files:[{"name":"a"}]-->Fix the bug'}], imported=True),
+        _m(
+            2,
+            "assistant",
+            [
+                {"type": "thinking", "thinking": "long reasoning " * 50, "signature": "s"},
+                {"type": "text", "text": "Let me look."},
+                {
+                    "type": "tool_use",
+                    "id": "t1",
+                    "name": "Read",
+                    "input": {"file_path": "/src/app.py", "note": 'say "hi" & <bye>\nnow' + "x" * 100},
+                },
+            ],
+        ),
+        _m(
+            3,
+            "user",
+            [
+                {"type": "tool_result", "tool_use_id": "t1", "content": "line1\n" * 200, "is_error": True},
+                {"type": "image", "source": {"type": "base64", "media_type": "image/png", "data": "AA"}},
+            ],
+        ),
         _m(4, "user", [{"type": "document", "title": "spec.pdf", "source": {"type": "base64", "data": "x"}}]),
     ]
     text = flatten(messages)
-    assert text.startswith("User: Fix the bug\n\nAssistant: [thinking]\nLet me look.\n<prior-tool-call name=\"Read\"")
+    assert text.startswith(
+        'User: Fix the bug\n\nAssistant: [thinking]\nLet me look.\n<prior-tool-call name="Read"'
+    )
     assert "files:" not in text and "imported" not in text and "signature" not in text
     call = text.split("<prior-tool-call ")[1].split("/>")[0]
     assert "&quot;file_path&quot;:&quot;/src/app.py&quot;" in call
@@ -35,11 +51,18 @@ def test_flatten_renders_markers_not_prose():
 
 
 def test_flatten_accepts_dicts_and_string_content():
-    text = flatten([{"role": "user", "content": "hello"}, {"role": "assistant", "content": []},
-                    {"role": "assistant", "content": [{"type": "text", "text": "hi"}]}])
+    text = flatten(
+        [
+            {"role": "user", "content": "hello"},
+            {"role": "assistant", "content": []},
+            {"role": "assistant", "content": [{"type": "text", "text": "hi"}]},
+        ]
+    )
     assert text == "User: hello\n\nAssistant: hi"
 
 
 def test_unknown_tool_result_name():
-    text = flatten([{"role": "user", "content": [{"type": "tool_result", "tool_use_id": "zz", "content": "x"}]}])
+    text = flatten(
+        [{"role": "user", "content": [{"type": "tool_result", "tool_use_id": "zz", "content": "x"}]}]
+    )
     assert 'name="unknown_tool" chars="1"' in text

@@ -1,5 +1,5 @@
 from desktop.engine.compaction.pins import HEADER, pinned_instructions, render_pins
-from desktop.engine.tokens import estimate_text
+from desktop.engine.metering.tokens import estimate_text
 from desktop.engine.types import StoredMessage
 
 
@@ -16,15 +16,25 @@ def test_pins_pick_user_instructions_only_newest_first_deduplicated():
         _u(1, "Always answer in British English."),
         _m(2, "assistant", [{"type": "text", "text": "Noted."}]),
         _u(3, "/compact keep the API notes"),
-        _m(4, "user", [{"type": "tool_result", "tool_use_id": "t", "content": "file"},
-                       {"type": "text", "text": "reminder from the harness"}]),
+        _m(
+            4,
+            "user",
+            [
+                {"type": "tool_result", "tool_use_id": "t", "content": "file"},
+                {"type": "text", "text": "reminder from the harness"},
+            ],
+        ),
         _u(5, "Imported from elsewhere", imported=True),
         _u(6, "Never touch the migrations folder."),
         _u(7, "Always answer in British English."),
         _m(8, "user", [{"type": "image", "source": {}}, {"type": "text", "text": "  what is this?  "}]),
     ]
     pins = pinned_instructions(msgs)
-    assert pins == ["what is this?", "Always answer in British English.", "Never touch the migrations folder."]
+    assert pins == [
+        "what is this?",
+        "Always answer in British English.",
+        "Never touch the migrations folder.",
+    ]
     rendered = render_pins(pins)
     assert rendered.startswith(HEADER)
     assert rendered.index("Never touch") < rendered.index("British") < rendered.index("what is this?")

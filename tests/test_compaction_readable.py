@@ -6,9 +6,9 @@ from __future__ import annotations
 
 import pytest
 
-from desktop.engine.context import context_report
+from desktop.engine.metering.context import context_report
 from desktop.engine.types import CompactionRecord
-from desktop.ui.sidebar import ID_ROLE
+from desktop.ui.sidebar.sidebar import ID_ROLE
 from tests.conftest import engine_of
 from tests.test_summary_degenerate import RECORDED
 from tests.test_window import cards, compact_now, compacted, long_chat, until
@@ -33,8 +33,10 @@ def record(summary: str = STATE, **stats) -> CompactionRecord:
 
 
 @pytest.mark.qt
-async def test_a_failed_summary_leaves_a_card_with_why_what_the_model_wrote_and_retry(window, fake_api, qtbot):
-    from desktop.ui.chat_delegate import card_actions
+async def test_a_failed_summary_leaves_a_card_with_why_what_the_model_wrote_and_retry(
+    window, fake_api, qtbot
+):
+    from desktop.ui.transcript.chat_delegate import card_actions
 
     sid = await long_chat(window, engine_of(window).store)
     # A real small model's looping filler: refused, and so is its answer to the first section asked for alone
@@ -58,7 +60,7 @@ async def test_a_failed_summary_leaves_a_card_with_why_what_the_model_wrote_and_
 
 @pytest.mark.qt
 async def test_a_summary_that_failed_during_a_turn_offers_retry_on_its_trimmed_card(window, fake_api, qtbot):
-    from desktop.ui.chat_delegate import card_actions
+    from desktop.ui.transcript.chat_delegate import card_actions
 
     sid = await long_chat(window, engine_of(window).store)
     fake_api.queue_summary(RECORDED[0]["reply"], RECORDED[0]["reply"])  # the summary, then its first section
@@ -68,10 +70,11 @@ async def test_a_summary_that_failed_during_a_turn_offers_retry_on_its_trimmed_c
 
 
 @pytest.mark.qt
-async def test_the_threshold_shows_the_same_percent_in_the_hover_card_the_report_and_settings(small_engine,
-                                                                                              qtbot):
-    from desktop.ui.cache_rows import values
-    from desktop.ui.threshold_settings import ThresholdFields
+async def test_the_threshold_shows_the_same_percent_in_the_hover_card_the_report_and_settings(
+    small_engine, qtbot
+):
+    from desktop.ui.gauge.cache_rows import values
+    from desktop.ui.settings.threshold_settings import ThresholdFields
 
     sid = (await small_engine.store.create_session("t", "claude-test")).id
     snap = await small_engine.measure(sid)
@@ -80,7 +83,9 @@ async def test_the_threshold_shows_the_same_percent_in_the_hover_card_the_report
     qtbot.addWidget(settings)
     assert "50 %" in settings.percent.specialValueText()
     assert values(snap)["compact_at"].endswith("(50 %)")  # main said 38 %: the tokens over the whole window
-    assert "(50%" in next(line for line in context_report(snap).splitlines() if line.startswith("Compacts at"))
+    assert "(50%" in next(
+        line for line in context_report(snap).splitlines() if line.startswith("Compacts at")
+    )
     assert "input room" in settings.percent.toolTip()  # the rule, said where the figure is set
 
 
@@ -92,15 +97,17 @@ async def test_undo_after_an_edited_summary_says_the_previous_summary_is_back(wi
     await window.bridge.edit_summary(sid, original + "\n- the user's own note")
     await until(lambda: cards(window) and "edited" in cards(window)[0].title)
     window.chat.card_action.emit(str(cards(window)[0].key), "undo")
-    await until(lambda: window.toast.isVisible() and "previous summary is in use again" in window.toast.text())
+    await until(
+        lambda: window.toast.isVisible() and "previous summary is in use again" in window.toast.text()
+    )
     assert "Compaction undone" not in window.toast.text()
     assert (await store.active_compaction(sid)).summary == original
 
 
 @pytest.mark.qt
 def test_the_current_state_lists_stay_lists_on_the_card(qtbot):
-    from desktop.ui.compaction_card import card_body
-    from desktop.ui.markdown_render import render_markdown
+    from desktop.ui.transcript.compaction_card import card_body
+    from desktop.ui.transcript.markdown_render import render_markdown
 
     html = render_markdown(card_body(record()))
     assert html.count("<li") == 3
@@ -111,7 +118,7 @@ def test_the_current_state_lists_stay_lists_on_the_card(qtbot):
 
 @pytest.mark.qt
 def test_counts_on_the_card_are_worded_through_qts_plural(qtbot):
-    from desktop.ui.compaction_card import card_title
+    from desktop.ui.transcript.compaction_card import card_title
 
     assert "1 message summarized" in card_title(record(messages=1))
     assert "2 messages summarized" in card_title(record(messages=2))
@@ -143,14 +150,18 @@ async def test_the_sidebar_shows_a_hand_off_chats_whole_title_and_its_count_in_w
     window.chat.card_action.emit(str(cards(window)[0].key), "handoff")
     await until(lambda: window.session_id != sid)
     await window.bridge.refresh_sessions()
-    items = {window.sidebar.list.item(i).data(ID_ROLE): window.sidebar.list.item(i)
-             for i in range(window.sidebar.list.count())}
+    items = {
+        window.sidebar.list.item(i).data(ID_ROLE): window.sidebar.list.item(i)
+        for i in range(window.sidebar.list.count())
+    }
     # The list cuts a long title on the right, "(continued)" with it: the tooltip says the whole title.
     assert items[window.session_id].toolTip() == f"{long_title} (continued)\n0 messages"
     await store.add_message(window.session_id, "user", [{"type": "text", "text": "go on"}])
     await window.bridge.refresh_sessions()
-    items = {window.sidebar.list.item(i).data(ID_ROLE): window.sidebar.list.item(i)
-             for i in range(window.sidebar.list.count())}
+    items = {
+        window.sidebar.list.item(i).data(ID_ROLE): window.sidebar.list.item(i)
+        for i in range(window.sidebar.list.count())
+    }
     assert items[window.session_id].toolTip().endswith("\n1 message")  # not "1 messages"
 
 
@@ -160,8 +171,8 @@ def test_the_summarys_sections_are_headed_at_the_cards_scale(qtbot):
     the card read as a document pasted into the chat. Its sections are bold lines at the text's own size."""
     from PySide6.QtGui import QTextDocument
 
-    from desktop.ui.compaction_card import card_body
-    from desktop.ui.markdown_render import render_markdown
+    from desktop.ui.transcript.compaction_card import card_body
+    from desktop.ui.transcript.markdown_render import render_markdown
 
     doc = QTextDocument()
     doc.setHtml(render_markdown(card_body(record())))
@@ -171,7 +182,9 @@ def test_the_summarys_sections_are_headed_at_the_cards_scale(qtbot):
     while block.isValid():
         if block.text() in ("Goal", "Current state", "Next step"):
             fragment = block.begin().fragment()
-            headings.append((block.text(), fragment.charFormat().font().pointSizeF(), fragment.charFormat().fontWeight()))
+            headings.append(
+                (block.text(), fragment.charFormat().font().pointSizeF(), fragment.charFormat().fontWeight())
+            )
         block = block.next()
     assert [h[0] for h in headings] == ["Goal", "Current state", "Next step"]
     for text, size, weight in headings:

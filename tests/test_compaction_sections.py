@@ -19,8 +19,9 @@ async def test_degenerate_summaries_in_sections_are_rejected_too(small_engine, f
     """Wrapped in every heading, the same text restates the request in each section."""
     sid = (await small_engine.store.create_session("d", "claude-test")).id
     await converse(small_engine, fake_api, sid, 6)
-    fake_api.queue_summary("\n\n".join(f"## {title}\n{reply}" for _key, title, _hint in sections.SECTIONS),
-                           *[reply] * MAX_ASKS)  # ... and each section asked for alone (salvage.py)
+    fake_api.queue_summary(
+        "\n\n".join(f"## {title}\n{reply}" for _key, title, _hint in sections.SECTIONS), *[reply] * MAX_ASKS
+    )  # ... and each section asked for alone (salvage.py)
     outcome = await small_engine.compact(sid, "manual")
     assert not outcome.ok and "restates" in outcome.message
     assert await small_engine.store.active_compaction(sid) is None
@@ -45,10 +46,12 @@ async def test_the_second_summary_updates_the_first_section_by_section(small_eng
     assert (await small_engine.compact(sid, "manual")).ok
     await converse(small_engine, fake_api, sid, 6, start=10)
     # The model rewrites some sections and leaves the others unchanged: those keep the previous text.
-    fake_api.queue_summary("## Goal\nunchanged\n\n## User instructions and constraints\nunchanged\n\n"
-                           "## Decisions and why\n- tabs, because the user asked (turn 10)\n\n"
-                           "## Current state\nDone:\n- turns 0 to 15 answered\n\n## Errors and fixes\nNone\n\n"
-                           "## Next step\n- answer turn 16")
+    fake_api.queue_summary(
+        "## Goal\nunchanged\n\n## User instructions and constraints\nunchanged\n\n"
+        "## Decisions and why\n- tabs, because the user asked (turn 10)\n\n"
+        "## Current state\nDone:\n- turns 0 to 15 answered\n\n## Errors and fixes\nNone\n\n"
+        "## Next step\n- answer turn 16"
+    )
     second = await small_engine.compact(sid, "manual")
     assert second.ok, second.message
     records = await small_engine.store.compactions(sid)  # automatic ones may have come between
@@ -72,14 +75,19 @@ def test_a_much_smaller_summary_is_rejected_unless_what_it_drops_is_done():
     }
     shrunk = {**previous, "decisions": "None", "state": "None", "errors": "None"}
     assert "smaller" in (sections.check(shrunk, previous) or "")
-    done = {**shrunk, "state": "Done:\n" + "\n".join(w[:30] for w in work) + "\n- JSON lines\n- no new dependency"
-            "\n- KeyError 'role' in export.py line 40"}
+    done = {
+        **shrunk,
+        "state": "Done:\n" + "\n".join(w[:30] for w in work) + "\n- JSON lines\n- no new dependency"
+        "\n- KeyError 'role' in export.py line 40",
+    }
     assert sections.check(done, previous) is None
 
 
 def test_headings_in_the_conversations_language_are_read_and_unchanged_keeps_the_old_text():
-    text = "## 目标\n把导出器移植到新模式\n\n## 用户的指示与约束\n- 使用制表符\n\n## 决定及原因\n无\n\n" \
-           "## 当前状态\n已完成：\n- 解析器\n\n## 错误与修复\n无\n\n## 下一步\n- 写测试"
+    text = (
+        "## 目标\n把导出器移植到新模式\n\n## 用户的指示与约束\n- 使用制表符\n\n## 决定及原因\n无\n\n"
+        "## 当前状态\n已完成：\n- 解析器\n\n## 错误与修复\n无\n\n## 下一步\n- 写测试"
+    )
     parsed = sections.parse(text)
     assert parsed is not None and set(parsed) == set(sections.KEYS)
     assert sections.check(parsed, None) is None

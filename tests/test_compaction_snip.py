@@ -1,5 +1,5 @@
 from desktop.engine.compaction.snip import snip_to_fit
-from desktop.engine.tokens import estimate_message
+from desktop.engine.metering.tokens import estimate_message
 from desktop.engine.types import StoredMessage
 
 
@@ -11,8 +11,12 @@ def history():
     msgs, mid = [], 1
     for g in range(10):
         msgs.append(_m(mid, "user", [{"type": "text", "text": f"q{g} " + "q" * 4_000}]))
-        msgs.append(_m(mid + 1, "assistant", [{"type": "tool_use", "id": f"t{g}", "name": "Read", "input": {}}]))
-        msgs.append(_m(mid + 2, "user", [{"type": "tool_result", "tool_use_id": f"t{g}", "content": "r" * 4_000}]))
+        msgs.append(
+            _m(mid + 1, "assistant", [{"type": "tool_use", "id": f"t{g}", "name": "Read", "input": {}}])
+        )
+        msgs.append(
+            _m(mid + 2, "user", [{"type": "tool_result", "tool_use_id": f"t{g}", "content": "r" * 4_000}])
+        )
         msgs.append(_m(mid + 3, "assistant", [{"type": "text", "text": "done"}]))
         mid += 4
     return msgs
@@ -26,7 +30,7 @@ def test_snip_drops_fewest_oldest_groups():
     msgs = history()
     kept, dropped = snip_to_fit(msgs, 6_000, est)
     assert dropped + kept == msgs
-    assert est(kept) <= 6_000 and est(msgs[len(dropped) - 4:]) > 6_000  # one group fewer would not fit
+    assert est(kept) <= 6_000 and est(msgs[len(dropped) - 4 :]) > 6_000  # one group fewer would not fit
     assert len(dropped) % 4 == 0 and kept[0].role == "user" and kept[0].content[0]["type"] == "text"
     assert dropped[-1].id == kept[0].id - 1  # covers_through for the snip record
 
@@ -54,7 +58,9 @@ def long_turn(rounds=30, prompt=True):
     for r in range(rounds):
         mid = len(msgs) + 1
         msgs.append(_m(mid, "assistant", [{"type": "tool_use", "id": f"t{r}", "name": "Bash", "input": {}}]))
-        msgs.append(_m(mid + 1, "user", [{"type": "tool_result", "tool_use_id": f"t{r}", "content": "r" * 4_000}]))
+        msgs.append(
+            _m(mid + 1, "user", [{"type": "tool_result", "tool_use_id": f"t{r}", "content": "r" * 4_000}])
+        )
     return msgs
 
 
@@ -62,7 +68,7 @@ def test_snip_drops_the_oldest_rounds_of_one_long_turn():
     msgs = long_turn()
     kept, dropped = snip_to_fit(msgs, 6_000, est)
     assert dropped + kept == msgs and dropped
-    assert est(kept) <= 6_000 and est(msgs[len(dropped) - 2:]) > 6_000  # one round fewer would not fit
+    assert est(kept) <= 6_000 and est(msgs[len(dropped) - 2 :]) > 6_000  # one round fewer would not fit
     assert kept[0].role == "assistant" and dropped[-1].role == "user"  # the snip note goes first, then a call
     assert kept[-1] is msgs[-1]
     # API dicts (a request that must stand alone) keep the old rule unless asked.

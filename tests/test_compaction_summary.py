@@ -22,13 +22,28 @@ def _a(mid, text):
 
 
 def test_request_shape_sections_previous_summary_focus():
-    msgs = [_u(1, "Refactor the parser"), _a(2, "Done"),
-            _m(3, "user", [{"type": "image", "source": {"type": "base64", "media_type": "image/png", "data": "A"}}])]
-    req = build_summary_request(msgs, previous_summary="Earlier: set up repo", focus="the parser API", max_tokens=4096)
+    msgs = [
+        _u(1, "Refactor the parser"),
+        _a(2, "Done"),
+        _m(
+            3,
+            "user",
+            [{"type": "image", "source": {"type": "base64", "media_type": "image/png", "data": "A"}}],
+        ),
+    ]
+    req = build_summary_request(
+        msgs, previous_summary="Earlier: set up repo", focus="the parser API", max_tokens=4096
+    )
     assert set(req) == {"system", "messages", "max_tokens"} and req["max_tokens"] == 4096
     assert MARKER in req["system"]
-    for section in ("Goal", "User instructions and constraints", "Decisions and why", "Current state",
-                    "Errors and fixes", "Next step"):
+    for section in (
+        "Goal",
+        "User instructions and constraints",
+        "Decisions and why",
+        "Current state",
+        "Errors and fixes",
+        "Next step",
+    ):
         assert f"## {section} — " in req["system"]
     body = req["messages"][0]["content"][0]["text"]
     assert req["messages"][0]["role"] == "user"
@@ -39,8 +54,9 @@ def test_request_shape_sections_previous_summary_focus():
 
 
 def test_no_previous_summary_no_focus():
-    body = build_summary_request([_u(1, "hi")], previous_summary=None, focus=" ", max_tokens=10)["messages"][0][
-        "content"][0]["text"]
+    body = build_summary_request([_u(1, "hi")], previous_summary=None, focus=" ", max_tokens=10)["messages"][
+        0
+    ]["content"][0]["text"]
     assert "Update this existing summary" not in body and "focus on" not in body
 
 
@@ -51,8 +67,9 @@ def test_language_detection():
     assert detect_language([_u(1, "Please fix src/app.py 谢谢")]) == "en"
     # Assistant text does not count: the user's language decides.
     assert detect_language([_u(1, "Fix it"), _a(2, "好的，我来修复这个问题，马上就好。")]) == "en"
-    body = build_summary_request([_u(1, "请帮我重构这个解析器")], previous_summary=None, focus=None,
-                                 max_tokens=1)["messages"][0]["content"][0]["text"]
+    body = build_summary_request(
+        [_u(1, "请帮我重构这个解析器")], previous_summary=None, focus=None, max_tokens=1
+    )["messages"][0]["content"][0]["text"]
     assert body.endswith("in Chinese (in the same script, simplified or traditional, that the user writes).")
 
 
@@ -71,10 +88,15 @@ def test_extract_summary():
 
 
 def test_drop_oldest_groups_never_splits_pairs():
-    msgs = [_u(1, "a"), _a(2, "b"),
-            _u(3, "c"), _m(4, "assistant", [{"type": "tool_use", "id": "t", "name": "X", "input": {}}]),
-            _m(5, "user", [{"type": "tool_result", "tool_use_id": "t", "content": "r"}]), _a(6, "d"),
-            _u(7, "e")]
+    msgs = [
+        _u(1, "a"),
+        _a(2, "b"),
+        _u(3, "c"),
+        _m(4, "assistant", [{"type": "tool_use", "id": "t", "name": "X", "input": {}}]),
+        _m(5, "user", [{"type": "tool_result", "tool_use_id": "t", "content": "r"}]),
+        _a(6, "d"),
+        _u(7, "e"),
+    ]
     assert [m.id for m in drop_oldest_groups(msgs, 1)] == [3, 4, 5, 6, 7]
     assert [m.id for m in drop_oldest_groups(msgs, 2)] == [7]
     assert drop_oldest_groups(msgs, 3) == []

@@ -2,7 +2,7 @@ import pytest
 
 from desktop.engine.compaction._shared import cut_points
 from desktop.engine.compaction.tail import split_tail
-from desktop.engine.tokens import estimate_message, estimate_text
+from desktop.engine.metering.tokens import estimate_message, estimate_text
 from desktop.engine.types import StoredMessage
 
 
@@ -41,7 +41,9 @@ def test_short_history_has_nothing_to_compact():
 def test_min_text_messages_counts_only_real_text():
     msgs = [_m(1, "user", [{"type": "text", "text": "hello"}])]
     for i in range(10):
-        msgs.append(_m(2 + 2 * i, "assistant", [{"type": "tool_use", "id": f"t{i}", "name": "Bash", "input": {}}]))
+        msgs.append(
+            _m(2 + 2 * i, "assistant", [{"type": "tool_use", "id": f"t{i}", "name": "Bash", "input": {}}])
+        )
         msgs.append(_m(3 + 2 * i, "user", [{"type": "tool_result", "tool_use_id": f"t{i}", "content": "ok"}]))
     msgs += chat(3, chars=10)
     for m in msgs[-6:]:
@@ -53,11 +55,18 @@ def test_min_text_messages_counts_only_real_text():
 
 
 def test_never_splits_tool_pairs_even_over_the_cap():
-    msgs = [_m(1, "user", [{"type": "text", "text": "old"}]), _m(2, "assistant", [{"type": "text", "text": "ok"}]),
-            _m(3, "user", [{"type": "text", "text": "do it"}])]
+    msgs = [
+        _m(1, "user", [{"type": "text", "text": "old"}]),
+        _m(2, "assistant", [{"type": "text", "text": "ok"}]),
+        _m(3, "user", [{"type": "text", "text": "do it"}]),
+    ]
     for i in range(40):
-        msgs.append(_m(4 + 2 * i, "assistant", [{"type": "tool_use", "id": f"t{i}", "name": "Read", "input": {}}]))
-        msgs.append(_m(5 + 2 * i, "user", [{"type": "tool_result", "tool_use_id": f"t{i}", "content": "z" * 8_000}]))
+        msgs.append(
+            _m(4 + 2 * i, "assistant", [{"type": "tool_use", "id": f"t{i}", "name": "Read", "input": {}}])
+        )
+        msgs.append(
+            _m(5 + 2 * i, "user", [{"type": "tool_result", "tool_use_id": f"t{i}", "content": "z" * 8_000}])
+        )
     head, tail = split_tail(msgs, 200_000)
     assert [m.id for m in head] == [1, 2]
     assert tail[0].id == 3  # moved earlier to the plain user message; over the 40K cap, documented
@@ -72,7 +81,10 @@ def test_cap_from_window_fraction():
 
 def test_no_clean_cut_means_no_head():
     big = "the quick brown fox " * 20_000  # far over the 40K cap on its own
-    msgs = [_m(1, "assistant", [{"type": "text", "text": big}]), _m(2, "user", [{"type": "text", "text": "y"}])]
+    msgs = [
+        _m(1, "assistant", [{"type": "text", "text": big}]),
+        _m(2, "user", [{"type": "text", "text": "y"}]),
+    ]
     head, tail = split_tail(msgs, 200_000, min_tokens=100)
     assert [m.id for m in head] == [1] and [m.id for m in tail] == [2]
     head, tail = split_tail(msgs[:1], 200_000, min_tokens=100)
@@ -91,10 +103,24 @@ def spotter(rounds: int = 150, big_at: int | None = 146, big_tokens: int = 20_00
         body = "frame 1234 dropped at t=0.016s\n" * 12  # ~170 tokens
         if r == big_at:
             body = LINE * (big_tokens * 1000 // estimate_text(LINE * 1000))
-        msgs.append(_m(len(msgs) + 1, "assistant", [
-            {"type": "text", "text": f"Step {r}: reading the next log."},
-            {"type": "tool_use", "id": f"toolu_{r}", "name": "Bash", "input": {"command": f"tail -n 40 log{r}"}}]))
-        msgs.append(_m(len(msgs) + 1, "user", [{"type": "tool_result", "tool_use_id": f"toolu_{r}", "content": body}]))
+        msgs.append(
+            _m(
+                len(msgs) + 1,
+                "assistant",
+                [
+                    {"type": "text", "text": f"Step {r}: reading the next log."},
+                    {
+                        "type": "tool_use",
+                        "id": f"toolu_{r}",
+                        "name": "Bash",
+                        "input": {"command": f"tail -n 40 log{r}"},
+                    },
+                ],
+            )
+        )
+        msgs.append(
+            _m(len(msgs) + 1, "user", [{"type": "tool_result", "tool_use_id": f"toolu_{r}", "content": body}])
+        )
     return msgs
 
 
@@ -103,29 +129,61 @@ def compactor_split(msgs, window, level=0):
     budget = window - min(8192, window // 4)
     room = int(budget * 0.5) - int(window * 0.1) - 4096 // 4
     cap = max(500, min(40_000, int(window * 0.3), room))
-    head, tail = split_tail(msgs, window, min_tokens=min(10_000, cap // 2), max_tokens=cap,
-                            min_text_messages=5 if cap >= 20_000 else 2, max_fraction=0.3, level=level)
+    head, tail = split_tail(
+        msgs,
+        window,
+        min_tokens=min(10_000, cap // 2),
+        max_tokens=cap,
+        min_text_messages=5 if cap >= 20_000 else 2,
+        max_fraction=0.3,
+        level=level,
+    )
     return head, tail, cap, budget
 
 
 def test_cut_points_inside_a_turn():
-    msgs = [_m(1, "user", [{"type": "text", "text": "go"}]),
-            _m(2, "assistant", [{"type": "tool_use", "id": "a", "name": "X", "input": {}},
-                                {"type": "tool_use", "id": "b", "name": "X", "input": {}}]),
-            _m(3, "user", [{"type": "tool_result", "tool_use_id": "a", "content": "1"},
-                           {"type": "tool_result", "tool_use_id": "b", "content": "2"}]),
-            _m(4, "assistant", [{"type": "text", "text": "thinking aloud"}]),  # two assistant rows in a row
-            _m(5, "assistant", [{"type": "tool_use", "id": "c", "name": "X", "input": {}}]),
-            _m(6, "user", [{"type": "tool_result", "tool_use_id": "c", "content": "3"}]),
-            _m(7, "user", [{"type": "text", "text": "also check the docs"}]),  # a typed interjection
-            _m(8, "assistant", [{"type": "text", "text": "done"}]),
-            _m(9, "user", [{"type": "text", "text": "thanks"}])]
+    msgs = [
+        _m(1, "user", [{"type": "text", "text": "go"}]),
+        _m(
+            2,
+            "assistant",
+            [
+                {"type": "tool_use", "id": "a", "name": "X", "input": {}},
+                {"type": "tool_use", "id": "b", "name": "X", "input": {}},
+            ],
+        ),
+        _m(
+            3,
+            "user",
+            [
+                {"type": "tool_result", "tool_use_id": "a", "content": "1"},
+                {"type": "tool_result", "tool_use_id": "b", "content": "2"},
+            ],
+        ),
+        _m(4, "assistant", [{"type": "text", "text": "thinking aloud"}]),  # two assistant rows in a row
+        _m(5, "assistant", [{"type": "tool_use", "id": "c", "name": "X", "input": {}}]),
+        _m(6, "user", [{"type": "tool_result", "tool_use_id": "c", "content": "3"}]),
+        _m(7, "user", [{"type": "text", "text": "also check the docs"}]),  # a typed interjection
+        _m(8, "assistant", [{"type": "text", "text": "done"}]),
+        _m(9, "user", [{"type": "text", "text": "thanks"}]),
+    ]
     # 1: after the prompt; 3: after the results; never 4 (between assistant rows), never 2/5 (before results).
     assert cut_points(msgs) == [1, 3, 6, 7, 8]
     # A result answering a call several messages back blocks every cut in between.
-    late = [msgs[0], msgs[1], _m(3, "user", [{"type": "text", "text": "wait"}]), _m(4, "assistant", [
-        {"type": "text", "text": "ok"}]), _m(5, "user", [{"type": "tool_result", "tool_use_id": "a", "content": "1"},
-                                                          {"type": "tool_result", "tool_use_id": "b", "content": "2"}])]
+    late = [
+        msgs[0],
+        msgs[1],
+        _m(3, "user", [{"type": "text", "text": "wait"}]),
+        _m(4, "assistant", [{"type": "text", "text": "ok"}]),
+        _m(
+            5,
+            "user",
+            [
+                {"type": "tool_result", "tool_use_id": "a", "content": "1"},
+                {"type": "tool_result", "tool_use_id": "b", "content": "2"},
+            ],
+        ),
+    ]
     assert cut_points(late) == [1]
     assert cut_points(msgs[:1]) == [] and cut_points([]) == []
 
@@ -133,14 +191,19 @@ def test_cut_points_inside_a_turn():
 @pytest.mark.parametrize("window", [50_000, 32_000])
 def test_spotter_shape_gets_a_head_and_a_tail_that_fits(window):
     msgs = spotter()
-    assert not any(m.role == "user" and m.content[0]["type"] == "text" for m in msgs[1:])  # no clean cut at all
+    assert not any(
+        m.role == "user" and m.content[0]["type"] == "text" for m in msgs[1:]
+    )  # no clean cut at all
     head, tail, cap, budget = compactor_split(msgs, window)
     assert head and head + tail == msgs
     assert _tokens(tail) <= cap < budget
     assert tail[0].role == "assistant" and head[-1].role == "user"  # cut between two tool rounds
-    assert all(b["type"] != "tool_result" or b["tool_use_id"] in {u["id"] for m in tail for u in m.content
-                                                                     if u["type"] == "tool_use"}
-               for m in tail for b in m.content)
+    assert all(
+        b["type"] != "tool_result"
+        or b["tool_use_id"] in {u["id"] for m in tail for u in m.content if u["type"] == "tool_use"}
+        for m in tail
+        for b in m.content
+    )
     # The default call (no compactor numbers) cuts too.
     head, tail = split_tail(msgs, window)
     assert head and _tokens(tail) <= window // 2
@@ -165,7 +228,9 @@ def test_levels_cut_deeper_until_no_cut_is_left():
         heads.append(len(head))
         prev = _tokens(tail)
     assert heads == sorted(heads) and len(set(heads)) == 5  # 62 messages kept, then 30, 14, 6, 2
-    assert all(b > a or a == heads[-1] for a, b in zip(heads, heads[1:], strict=False))  # strictly deeper while it can
+    assert all(
+        b > a or a == heads[-1] for a, b in zip(heads, heads[1:], strict=False)
+    )  # strictly deeper while it can
     assert heads[-1] == len(msgs) - 2  # the deepest split keeps only the newest round
     # A short history has nothing to compact at level 0, but a deeper level still finds a cut.
     short = chat(3)
@@ -176,11 +241,18 @@ def test_levels_cut_deeper_until_no_cut_is_left():
 
 def test_clean_cut_preferred_when_within_its_limit():
     # A typed prompt before a long turn: the cut lands on it while the tail stays within clean_max_tokens...
-    msgs = [_m(1, "user", [{"type": "text", "text": "old"}]), _m(2, "assistant", [{"type": "text", "text": "ok"}]),
-            _m(3, "user", [{"type": "text", "text": "do it"}])]
+    msgs = [
+        _m(1, "user", [{"type": "text", "text": "old"}]),
+        _m(2, "assistant", [{"type": "text", "text": "ok"}]),
+        _m(3, "user", [{"type": "text", "text": "do it"}]),
+    ]
     for i in range(40):
-        msgs.append(_m(4 + 2 * i, "assistant", [{"type": "tool_use", "id": f"t{i}", "name": "Read", "input": {}}]))
-        msgs.append(_m(5 + 2 * i, "user", [{"type": "tool_result", "tool_use_id": f"t{i}", "content": "z" * 8_000}]))
+        msgs.append(
+            _m(4 + 2 * i, "assistant", [{"type": "tool_use", "id": f"t{i}", "name": "Read", "input": {}}])
+        )
+        msgs.append(
+            _m(5 + 2 * i, "user", [{"type": "tool_result", "tool_use_id": f"t{i}", "content": "z" * 8_000}])
+        )
     assert split_tail(msgs, 200_000)[1][0].id == 3
     # ...and moves inside the turn when that tail would be over it.
     head, tail = split_tail(msgs, 200_000, clean_max_tokens=50_000)

@@ -8,7 +8,7 @@ import json
 import pytest
 
 from desktop.engine.compaction.request_shape import problems
-from desktop.engine.continuation import NothingToContinue
+from desktop.engine.turn.continuation import NothingToContinue
 from tests.test_cli import cli_env, run  # noqa: F401 - the fixture is used by name
 
 # Engine behaviour, not HTTP: the fake server's script answered in-process (tests/scripted_provider.py).
@@ -29,8 +29,10 @@ async def test_a_cut_reply_is_marked_and_continue_resumes_the_same_turn(engine, 
     assert rest is not None and rest.meta["continues"] == cut.id and rest.status == "complete"
     sent = fake_api.message_requests()[-1].body["messages"]
     # The request ends with the cut reply itself (no whitespace at its end, no synthetic user turn after it).
-    assert sent[-1] == {"role": "assistant", "content": [{"type": "text", "text": "The three steps are: first, "
-                                                                              "open the"}]}
+    assert sent[-1] == {
+        "role": "assistant",
+        "content": [{"type": "text", "text": "The three steps are: first, open the"}],
+    }
     assert sent[-2]["role"] == "user"
     # The next request carries both parts as one valid assistant turn.
     fake_api.queue_text("ok")
@@ -97,8 +99,12 @@ async def test_the_window_marks_a_cut_reply_and_its_continue_link_resumes_it(win
     view.scrollTo(index)
     await asyncio.sleep(0.05)
     rect = view.visualRect(index)
-    point = next(QPoint(x, y) for y in range(rect.top(), rect.bottom(), 2) for x in range(rect.left(), rect.right(), 3)
-                 if view.anchor_at(QPoint(x, y)).endswith("continue"))
+    point = next(
+        QPoint(x, y)
+        for y in range(rect.top(), rect.bottom(), 2)
+        for x in range(rect.left(), rect.right(), 3)
+        if view.anchor_at(QPoint(x, y)).endswith("continue")
+    )
     fake_api.queue_text(" it ends here.")
     qtbot.mouseClick(view.viewport(), Qt.MouseButton.LeftButton, pos=point)
     await until(lambda: len(message_rows(window)) == 3 and message_rows(window)[2].status == "complete")

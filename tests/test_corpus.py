@@ -13,7 +13,7 @@ from tests import corpus
 
 ROOT = Path(__file__).resolve().parent.parent
 
-PROBE = '''
+PROBE = """
 import pytest
 from tests.corpus import corpus_params, corpus_required, needs_corpus, relative_id, require_corpus  # noqa: F401
 
@@ -28,7 +28,7 @@ def test_every_file(path):
 
 def test_named_file():
     require_corpus("one.jsonl")
-'''
+"""
 
 
 def run_probe(tmp_path: Path, corpus_dir: Path, *, ci: bool) -> subprocess.CompletedProcess[str]:
@@ -43,7 +43,11 @@ def run_probe(tmp_path: Path, corpus_dir: Path, *, ci: bool) -> subprocess.Compl
         env["CI"] = "true"
     return subprocess.run(
         [sys.executable, "-m", "pytest", "-q", "-rA", "-p", "no:cacheprovider", str(probe)],
-        cwd=probe, env=env, capture_output=True, text=True, timeout=120,
+        cwd=probe,
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=120,
     )
 
 

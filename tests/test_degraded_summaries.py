@@ -29,7 +29,9 @@ async def _degraded_run(engine, srv, turns: int = TURNS) -> tuple[int, list]:
     return sid, chat_requests(srv)
 
 
-async def test_every_summary_unusable_most_requests_after_the_first_trim_read_the_cache(small_engine, fake_api):
+async def test_every_summary_unusable_most_requests_after_the_first_trim_read_the_cache(
+    small_engine, fake_api
+):
     sid, requests = await _degraded_run(small_engine, fake_api)
     assert not [e for e in small_engine.events if isinstance(e, TurnError)]
     first = next(i for i, r in enumerate(requests) if _trimmed(r.body))
@@ -41,7 +43,8 @@ async def test_every_summary_unusable_most_requests_after_the_first_trim_read_th
 
 
 async def test_with_summaries_failing_the_breaker_retries_one_now_and_then_and_the_chat_says_so_once(
-        small_engine, fake_api):
+    small_engine, fake_api
+):
     # Compactions come when they pay (compaction.schedule), near the end of the room in an 8K window: 60 turns
     # see the breaker open and retry.
     sid, _requests = await _degraded_run(small_engine, fake_api, LONG_RUN)
@@ -51,8 +54,14 @@ async def test_with_summaries_failing_the_breaker_retries_one_now_and_then_and_t
     # turn, and not none for the rest of the chat.
     assert state["breaker_failures"] > 3
     assert asked < LONG_RUN // 2, asked
-    failing = [e for e in small_engine.events if isinstance(e, Notice) and e.session_id == sid
-               and e.level == "warning" and ("Summar" in e.text or "summar" in e.text)]
+    failing = [
+        e
+        for e in small_engine.events
+        if isinstance(e, Notice)
+        and e.session_id == sid
+        and e.level == "warning"
+        and ("Summar" in e.text or "summar" in e.text)
+    ]
     assert len(failing) == 1, [e.text for e in failing]
     assert "claude-test" in failing[0].text  # says with which model
 

@@ -58,7 +58,9 @@ def test_uninstall_removes_only_what_install_wrote(tmp_path):
     assert main(["uninstall-desktop", "--data-home", str(home)]) == 0
     left = {p for p in installed_files(home) if p.name != "icon-theme.cache" and p.name != "mimeinfo.cache"}
     assert left == before  # the other app's entry stays; nothing of ours is left
-    assert main(["uninstall-desktop", "--data-home", str(home)]) == 0  # a second time: nothing to do, no error
+    assert (
+        main(["uninstall-desktop", "--data-home", str(home)]) == 0
+    )  # a second time: nothing to do, no error
 
 
 def test_data_home_follows_the_xdg_rules(tmp_path):
@@ -80,7 +82,11 @@ def test_exec_line_quotes_as_the_desktop_entry_spec_says(tmp_path):
 
 def test_launcher_is_the_gui_script_beside_this_interpreter():
     command = integration.launcher()
-    assert Path(command[0]).name in ("precis-gui", "precis-gui.exe") or command[1:] == ["-m", "desktop", "gui"]
+    assert Path(command[0]).name in ("precis-gui", "precis-gui.exe") or command[1:] == [
+        "-m",
+        "desktop",
+        "gui",
+    ]
 
 
 def test_launcher_in_a_bundle_is_its_window_executable(tmp_path, monkeypatch):
@@ -102,8 +108,9 @@ def test_shipped_entry_is_valid():
     assert entry["Categories"].endswith(";") and entry["Version"] == "1.4"
     validator = shutil.which("desktop-file-validate")
     if validator:
-        res = subprocess.run([validator, str(resources.root() / resources.DESKTOP_ENTRY)], capture_output=True,
-                             text=True)
+        res = subprocess.run(
+            [validator, str(resources.root() / resources.DESKTOP_ENTRY)], capture_output=True, text=True
+        )
         assert res.returncode == 0 and "error" not in res.stdout.lower(), res.stdout
 
 
@@ -122,8 +129,11 @@ def test_metainfo_names_the_app_and_its_entry():
 
 @pytest.mark.skipif(not shutil.which("appstreamcli"), reason="appstreamcli is not installed")
 def test_metainfo_passes_appstreamcli():
-    res = subprocess.run(["appstreamcli", "validate", "--no-net", str(ROOT / "packaging" / f"{APP_ID}.metainfo.xml")],
-                         capture_output=True, text=True)
+    res = subprocess.run(
+        ["appstreamcli", "validate", "--no-net", str(ROOT / "packaging" / f"{APP_ID}.metainfo.xml")],
+        capture_output=True,
+        text=True,
+    )
     assert res.returncode == 0, res.stdout + res.stderr
 
 
@@ -141,7 +151,10 @@ def test_the_window_icon_carries_every_size(qapp):
 def test_only_desktop_resources_knows_where_the_assets_live():
     # Paths computed from a module's own location break in a zip or a bundle; importlib.resources does not.
     literal = re.compile(r"""["'](?:assets|resources)["'/]""")
-    offenders = [p.relative_to(ROOT).as_posix() for p in (ROOT / "desktop").rglob("*.py")
-                 if p.name != "resources.py" and literal.search(p.read_text("utf-8"))]
+    offenders = [
+        p.relative_to(ROOT).as_posix()
+        for p in (ROOT / "desktop").rglob("*.py")
+        if p.name != "resources.py" and literal.search(p.read_text("utf-8"))
+    ]
     assert offenders == []
     assert literal.search((ROOT / "desktop" / "resources.py").read_text("utf-8"))  # the pattern does find it

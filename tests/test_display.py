@@ -1,11 +1,11 @@
-"""desktop.engine.display: stored messages -> the parts the transcript shows (pure Python, no Qt)."""
+"""desktop.engine.history.display: stored messages -> the parts the transcript shows (pure Python, no Qt)."""
 
 from __future__ import annotations
 
 import base64
 
-from desktop.engine import attachments, display
-from desktop.engine.display import (
+from desktop.engine.history import attachments, display
+from desktop.engine.history.display import (
     Attachment,
     AttachmentKind,
     ClientCommand,
@@ -31,8 +31,10 @@ def test_text_stays_markdown_and_empty_text_shows_nothing():
 
 
 def test_client_command_records_become_commands_and_mentions_stay_text():
-    record = "<command-name>/review</command-name>\n<command-message>review</command-message>\n" \
-             "<command-args>167</command-args>"
+    record = (
+        "<command-name>/review</command-name>\n<command-message>review</command-message>\n"
+        "<command-args>167</command-args>"
+    )
     assert display.parts_of([{"type": "text", "text": record}]) == (ClientCommand("/review 167"),)
     out = "<local-command-stdout>  Bye  </local-command-stdout>"
     assert display.parts_of([{"type": "text", "text": out}]) == (ClientCommand("Bye", output=True),)
@@ -43,13 +45,20 @@ def test_client_command_records_become_commands_and_mentions_stay_text():
 
 
 def test_a_tool_call_names_its_most_telling_argument():
-    read, custom, bare, listed, server = display.parts_of([
-        {"type": "tool_use", "id": "t1", "name": "Read", "input": {"limit": 50, "file_path": "src/app.py"}},
-        {"type": "tool_use", "id": "t2", "name": "Custom", "input": {"x": 1, "ü": "é"}},
-        {"type": "tool_use", "id": "t3", "input": {}},
-        {"type": "tool_use", "id": "t4", "name": "Odd", "input": ["a"]},
-        {"type": "server_tool_use", "id": "s1", "name": "web_search", "input": {"query": "précis"}},
-    ])
+    read, custom, bare, listed, server = display.parts_of(
+        [
+            {
+                "type": "tool_use",
+                "id": "t1",
+                "name": "Read",
+                "input": {"limit": 50, "file_path": "src/app.py"},
+            },
+            {"type": "tool_use", "id": "t2", "name": "Custom", "input": {"x": 1, "ü": "é"}},
+            {"type": "tool_use", "id": "t3", "input": {}},
+            {"type": "tool_use", "id": "t4", "name": "Odd", "input": ["a"]},
+            {"type": "server_tool_use", "id": "s1", "name": "web_search", "input": {"query": "précis"}},
+        ]
+    )
     assert read == ToolCall("t1", "Read", "src/app.py", expandable=True)
     assert custom.argument == '{"x":1,"ü":"é"}'  # compact JSON, not escaped
     assert (bare.name, bare.argument) == ("tool", "")
@@ -59,27 +68,49 @@ def test_a_tool_call_names_its_most_telling_argument():
 
 
 def test_a_tool_result_keeps_its_first_line_and_counts_the_rest():
-    plain, failed, empty, searched = display.parts_of([
-        {"type": "tool_result", "tool_use_id": "t1", "content": "\n  line one\n\nline two\nline three\n"},
-        {"type": "tool_result", "tool_use_id": "t2", "is_error": True,
-         "content": [{"type": "text", "text": "boom"}, {"type": "image", "source": {}}]},
-        {"type": "tool_result", "tool_use_id": "t3", "content": []},
-        {"type": "web_search_tool_result", "tool_use_id": "s1", "content": [{"type": "web_search_result"}]},
-    ])
+    plain, failed, empty, searched = display.parts_of(
+        [
+            {"type": "tool_result", "tool_use_id": "t1", "content": "\n  line one\n\nline two\nline three\n"},
+            {
+                "type": "tool_result",
+                "tool_use_id": "t2",
+                "is_error": True,
+                "content": [{"type": "text", "text": "boom"}, {"type": "image", "source": {}}],
+            },
+            {"type": "tool_result", "tool_use_id": "t3", "content": []},
+            {
+                "type": "web_search_tool_result",
+                "tool_use_id": "s1",
+                "content": [{"type": "web_search_result"}],
+            },
+        ]
+    )
     assert isinstance(plain, ToolResult)
-    assert (plain.first_line, plain.more_lines, plain.media, plain.is_error, plain.expandable) == \
-        ("  line one", 2, 0, False, True)
-    assert (failed.text, failed.first_line, failed.more_lines, failed.media, failed.is_error) == \
-        ("boom", "boom", 0, 1, True)
+    assert (plain.first_line, plain.more_lines, plain.media, plain.is_error, plain.expandable) == (
+        "  line one",
+        2,
+        0,
+        False,
+        True,
+    )
+    assert (failed.text, failed.first_line, failed.more_lines, failed.media, failed.is_error) == (
+        "boom",
+        "boom",
+        0,
+        1,
+        True,
+    )
     assert (empty.text, empty.first_line, empty.more_lines, empty.media) == ("", "", 0, 0)
     assert (searched.media, searched.expandable) == (1, False)
 
 
 def test_thinking_keeps_the_whole_thought_and_redacted_thinking_says_so():
-    thought, redacted = display.parts_of([
-        {"type": "thinking", "thinking": "\n\n  First I look.\nThen I answer.\n"},
-        {"type": "redacted_thinking", "data": "opaque"},
-    ])
+    thought, redacted = display.parts_of(
+        [
+            {"type": "thinking", "thinking": "\n\n  First I look.\nThen I answer.\n"},
+            {"type": "redacted_thinking", "data": "opaque"},
+        ]
+    )
     assert thought == Thinking("First I look.\nThen I answer.")
     assert thought.first_line == "First I look."
     assert redacted == Thinking("", redacted=True) and redacted.first_line == ""
@@ -87,14 +118,17 @@ def test_thinking_keeps_the_whole_thought_and_redacted_thinking_says_so():
 
 def test_attachments_carry_name_kind_size_and_thumbnail_data():
     png = base64.b64encode(b"\x89PNG fake").decode()
-    parts = display.parts_of([
-        {"type": "image", "source": {"type": "base64", "media_type": "image/png", "data": png}},
-        {"type": "image", "source": {"type": "url", "url": "https://example.org/a.png"}},
-        attachments.text_document("a\nb\nc\n", "three.txt"),
-        {"type": "document", "source": {"type": "text", "data": "one line, no newline"}},
-        {"type": "document", "source": {"type": "base64", "media_type": "application/pdf", "data": ""}},
-        {"type": "document", "source": {"type": "url", "url": "https://example.org/x"}},
-    ], files=["photo.png", "linked.png"])
+    parts = display.parts_of(
+        [
+            {"type": "image", "source": {"type": "base64", "media_type": "image/png", "data": png}},
+            {"type": "image", "source": {"type": "url", "url": "https://example.org/a.png"}},
+            attachments.text_document("a\nb\nc\n", "three.txt"),
+            {"type": "document", "source": {"type": "text", "data": "one line, no newline"}},
+            {"type": "document", "source": {"type": "base64", "media_type": "application/pdf", "data": ""}},
+            {"type": "document", "source": {"type": "url", "url": "https://example.org/x"}},
+        ],
+        files=["photo.png", "linked.png"],
+    )
     assert parts == (
         Attachment(AttachmentKind.IMAGE, "photo.png", media=png),
         Attachment(AttachmentKind.IMAGE, "linked.png"),  # not inline data: no thumbnail
@@ -106,8 +140,10 @@ def test_attachments_carry_name_kind_size_and_thumbnail_data():
 
 
 def test_an_unknown_block_is_named_not_dropped():
-    assert display.parts_of([{"type": "container_upload"}, {"text": "no type"}]) == \
-        (OtherBlock("container_upload"), OtherBlock("None"))
+    assert display.parts_of([{"type": "container_upload"}, {"text": "no type"}]) == (
+        OtherBlock("container_upload"),
+        OtherBlock("None"),
+    )
 
 
 def test_rows_nobody_wrote_as_prose_are_tool_rows():
@@ -123,20 +159,40 @@ def test_rows_nobody_wrote_as_prose_are_tool_rows():
 
 
 def test_show_gives_the_row_its_text_calls_cut_reason_and_error():
-    shown = display.show(msg("assistant", {"type": "thinking", "thinking": "hm"}, {"type": "text", "text": "A"},
-                             {"type": "tool_use", "id": "t1", "name": "Read", "input": {"path": "x"}},
-                             {"type": "server_tool_use", "id": "s1", "name": "web_search", "input": {}},
-                             {"type": "text", "text": "B"}, stop_reason="max_tokens"))
+    shown = display.show(
+        msg(
+            "assistant",
+            {"type": "thinking", "thinking": "hm"},
+            {"type": "text", "text": "A"},
+            {"type": "tool_use", "id": "t1", "name": "Read", "input": {"path": "x"}},
+            {"type": "server_tool_use", "id": "s1", "name": "web_search", "input": {}},
+            {"type": "text", "text": "B"},
+            stop_reason="max_tokens",
+        )
+    )
     assert (shown.id, shown.role, shown.status, shown.kind) == (7, "assistant", "complete", RowKind.MESSAGE)
     assert (shown.text, shown.has_text, shown.has_thinking) == ("A\n\nB", True, True)
     assert shown.calls == frozenset({"t1"}) and shown.cut_reason == "max_tokens" and shown.error == ""
-    assert display.show(msg("assistant", {"type": "text", "text": "A"}, status="cut",
-                            stop_reason="model_context_window_exceeded")).cut_reason == "model_context_window_exceeded"
+    assert (
+        display.show(
+            msg(
+                "assistant",
+                {"type": "text", "text": "A"},
+                status="cut",
+                stop_reason="model_context_window_exceeded",
+            )
+        ).cut_reason
+        == "model_context_window_exceeded"
+    )
     # Only a finished reply is cut; an ordinary stop or a failed reply is not.
-    assert display.show(msg("assistant", {"type": "text", "text": "A"}, stop_reason="end_turn")).cut_reason == ""
+    assert (
+        display.show(msg("assistant", {"type": "text", "text": "A"}, stop_reason="end_turn")).cut_reason == ""
+    )
     failed = display.show(msg("assistant", status="error", stop_reason="max_tokens", error="overloaded"))
     assert (failed.cut_reason, failed.error, failed.has_text, failed.text) == ("", "overloaded", False, "")
-    assert display.show(msg("user", {"type": "text", "text": ""})).has_text  # an empty block is still typed text
+    assert display.show(
+        msg("user", {"type": "text", "text": ""})
+    ).has_text  # an empty block is still typed text
 
 
 def test_a_user_message_names_its_files_and_a_reply_never_does():

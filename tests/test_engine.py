@@ -33,7 +33,8 @@ async def test_turn_streams_persists_and_reports_usage(engine, fake_api):
     assert stored[1].content == [{"type": "text", "text": "Here is code:\n```python\nprint('hi')\n```"}]
     served = fake_api.message_requests()[-1]
     assert stored[1].usage.prompt_tokens == served.usage["input_tokens"] + served.usage.get(
-        "cache_read_input_tokens", 0) + served.usage.get("cache_creation_input_tokens", 0)
+        "cache_read_input_tokens", 0
+    ) + served.usage.get("cache_creation_input_tokens", 0)
     assert any(isinstance(e, UsageUpdate) for e in engine.events)
     assert (await engine.store.get_session(sid)).title == "Show me code"
     # The user's message was committed before the request went out.

@@ -21,28 +21,38 @@ from tests.bench.bench_engine_io import (
 
 async def test_plain_turn_and_manual_compaction_meet_the_io_targets(small_engine, fake_api):
     queue_replies(fake_api)
-    result = await run_scenario(small_engine, small_engine.store, AfterMeter(small_engine),
-                                http_mark(fake_api.base_url))
+    result = await run_scenario(
+        small_engine, small_engine.store, AfterMeter(small_engine), http_mark(fake_api.base_url)
+    )
     result["requests"] = phase_requests(fake_api.requests)
-    seen = "; ".join(f"{phase}: {result[phase]['round_trips']} round trips, {result[phase]['gathers']} gathers, "
-                     f"{result[phase]['measures']} measures, {result['requests'][phase]} "
-                     f"[{breakdown(result, phase)}]" for phase in ("turn", "compact"))
+    seen = "; ".join(
+        f"{phase}: {result[phase]['round_trips']} round trips, {result[phase]['gathers']} gathers, "
+        f"{result[phase]['measures']} measures, {result['requests'][phase]} "
+        f"[{breakdown(result, phase)}]"
+        for phase in ("turn", "compact")
+    )
 
     assert result["turn_ok"] and result["compact_ok"], result["compact_message"]
     # The scenario is what it says: the turn is one chat request, the compaction one summary request.
     assert result["requests"]["turn"] == {"chat": 1, "summary": 0, "count_tokens": 0, "model_calls": 1}, seen
-    assert result["requests"]["compact"] == {"chat": 0, "summary": 1, "count_tokens": 0, "model_calls": 1}, seen
+    assert result["requests"]["compact"] == {"chat": 0, "summary": 1, "count_tokens": 0, "model_calls": 1}, (
+        seen
+    )
     assert fake_api.pending_replies == 0
     # Every database call went through Store.call / Store.run (so the names below are all of them).
-    assert "unlogged_round_trips" not in result["turn"] and "unlogged_round_trips" not in result["compact"], seen
+    assert "unlogged_round_trips" not in result["turn"] and "unlogged_round_trips" not in result["compact"], (
+        seen
+    )
     turn, compact = Counter(result["turn"]["calls"]), Counter(result["compact"]["calls"])
     assert turn["add_user_message"] == 1 and turn["add_message"] == 1, seen  # the user row and the reply row
     assert compact["add_compaction"] == 1, seen  # the boundary
 
-    missed = [f"{phase} {name} = {value} > {limit}" for phase, name, value, limit, met in check_targets(result)
-              if not met]
+    missed = [
+        f"{phase} {name} = {value} > {limit}"
+        for phase, name, value, limit, met in check_targets(result)
+        if not met
+    ]
     assert not missed, f"{missed}; {seen}"
-
 
 
 async def test_reading_a_chats_state_does_not_gather_its_history(engine, fake_api):

@@ -1,4 +1,4 @@
-"""One list of error kinds (desktop/engine/errors.py ErrorKind): every kind the code gives a ChatError or a
+"""One list of error kinds (desktop/engine/providers/errors.py ErrorKind): every kind the code gives a ChatError or a
 TurnError, and every kind the window or the CLI compares with, is on it."""
 
 from __future__ import annotations
@@ -6,7 +6,7 @@ from __future__ import annotations
 import ast
 import pathlib
 
-from desktop.engine.errors import ERROR_KINDS
+from desktop.engine.providers.errors import ERROR_KINDS
 
 ROOT = pathlib.Path(__file__).resolve().parent.parent
 
@@ -23,8 +23,12 @@ def kinds_used() -> dict[str, set[str]]:
                     literals = [node.args[0]]
                 elif node.func.id == "TurnError" and len(node.args) > 1:
                     literals = [node.args[1]]
-            elif isinstance(node, ast.Compare) and isinstance(node.left, ast.Attribute) and node.left.attr == "kind" \
-                    and "error" in ast.unparse(node.left.value).lower():
+            elif (
+                isinstance(node, ast.Compare)
+                and isinstance(node.left, ast.Attribute)
+                and node.left.attr == "kind"
+                and "error" in ast.unparse(node.left.value).lower()
+            ):
                 for right in node.comparators:
                     literals += list(right.elts) if isinstance(right, ast.Tuple) else [right]
             for lit in literals:

@@ -6,8 +6,8 @@ import pytest
 from msgspec import structs
 
 from desktop.engine import compaction as cp
-from desktop.engine.measure import row_estimate
-from desktop.engine.session import SessionView, estimate_key, segments
+from desktop.engine.metering.measure import row_estimate
+from desktop.engine.turn.session import SessionView, estimate_key, segments
 from desktop.engine.types import Usage
 
 # Engine behaviour, not HTTP: the fake server's script answered in-process (tests/scripted_provider.py).
@@ -19,20 +19,44 @@ def rows(n: int, *, big_every: int = 0) -> list[dict]:
     out: list[dict] = []
     for i in range(n):
         if i % 4 == 0:
-            out.append({"role": "user", "content": [{"type": "text", "text": f"question {i} " + "why " * (i % 30)}]})
+            out.append(
+                {"role": "user", "content": [{"type": "text", "text": f"question {i} " + "why " * (i % 30)}]}
+            )
         elif i % 4 == 1:
-            out.append({"role": "assistant", "content": [
-                {"type": "text", "text": "let me look"},
-                {"type": "tool_use", "id": f"t{i}", "name": "Read", "input": {"file_path": f"/f{i}.py"}}],
-                "model": "claude-sonnet-4-6", "meta": {"stop_reason": "tool_use"}})
+            out.append(
+                {
+                    "role": "assistant",
+                    "content": [
+                        {"type": "text", "text": "let me look"},
+                        {
+                            "type": "tool_use",
+                            "id": f"t{i}",
+                            "name": "Read",
+                            "input": {"file_path": f"/f{i}.py"},
+                        },
+                    ],
+                    "model": "claude-sonnet-4-6",
+                    "meta": {"stop_reason": "tool_use"},
+                }
+            )
         elif i % 4 == 2:
             body = "x = 1\n" * (20_000 if big_every and i % big_every == 2 else 40)
-            out.append({"role": "user", "content": [{"type": "tool_result", "tool_use_id": f"t{i - 1}",
-                                                     "content": body}]})
+            out.append(
+                {
+                    "role": "user",
+                    "content": [{"type": "tool_result", "tool_use_id": f"t{i - 1}", "content": body}],
+                }
+            )
         else:
-            out.append({"role": "assistant", "content": [{"type": "text", "text": f"answer {i} " * 5}],
-                        "model": "claude-sonnet-4-6", "usage": Usage(3, 20, 10, 1000 + i),
-                        "meta": {"stop_reason": "end_turn"}})
+            out.append(
+                {
+                    "role": "assistant",
+                    "content": [{"type": "text", "text": f"answer {i} " * 5}],
+                    "model": "claude-sonnet-4-6",
+                    "usage": Usage(3, 20, 10, 1000 + i),
+                    "meta": {"stop_reason": "end_turn"},
+                }
+            )
     return out
 
 
@@ -56,8 +80,13 @@ async def test_stored_numbers_are_the_engines_estimate_of_each_row_as_requests_c
     for m, raw in zip(g.sendable, [r for r in g.history if r.sendable], strict=True):
         est = row_estimate(m.content, family)
         trimmed = any(mid == m.id for mid, _ in g.changed)
-        assert stored(engine, m.id) == (estimate_key(family, limit, horizons, raw), est.tokens, est.results,
-                                         est.media, int(trimmed))
+        assert stored(engine, m.id) == (
+            estimate_key(family, limit, horizons, raw),
+            est.tokens,
+            est.results,
+            est.media,
+            int(trimmed),
+        )
 
 
 async def test_a_content_edit_clears_the_stored_numbers(engine):
@@ -94,11 +123,15 @@ async def test_opening_reads_the_gauge_from_the_columns_and_decodes_only_what_la
     g3 = await full.gather()
     for g in (g1, g2):
         assert (g.ledger.tokens, g.ledger.results, g.ledger.media) == (
-            g3.ledger.tokens, g3.ledger.results, g3.ledger.media)
+            g3.ledger.tokens,
+            g3.ledger.results,
+            g3.ledger.media,
+        )
         assert {mid for mid, _ in g.changed} == {mid for mid, _ in g3.changed}
         snap, exact = second.snapshot(g), full.snapshot(g3)
         assert structs.replace(snap, can_compact=True, compact_reason="") == structs.replace(
-            exact, can_compact=True, compact_reason="")
+            exact, can_compact=True, compact_reason=""
+        )
         assert snap.used == exact.used and snap.breakdown == exact.breakdown and snap.source == exact.source
 
     # Through the engine: the window's open path measures without loading the session.
@@ -119,16 +152,23 @@ async def test_the_open_reading_is_exact_when_the_newest_rows_are_all_there(engi
     exact = await engine.measure(sid)
     snap = fresh.snapshot(g, refusal=engine.compactor.refusal(g))
     # The engine adds the clock's fields (threshold, cache expiry, next-turn costs) to the measured reading.
-    clock = ("compact_at_tokens", "compact_percent", "compact_capped", "cache_expires_at", "cache_ttl", "next_cost_warm",
-             "next_cost_cold")
+    clock = (
+        "compact_at_tokens",
+        "compact_percent",
+        "compact_capped",
+        "cache_expires_at",
+        "cache_ttl",
+        "next_cost_warm",
+        "next_cost_cold",
+    )
     assert structs.replace(exact, **{f: getattr(snap, f) for f in clock}) == snap
     assert exact.compact_at_tokens == engine.compactor.threshold(g.model)
     assert cp.problems(engine.view(sid).request(await engine.view(sid).gather())["messages"]) == []
 
 
 async def test_an_import_stores_the_numbers_the_engine_would_give_its_rows(engine):
-    from desktop.engine.measure import new_row_estimate
-    from desktop.engine.storage import ImportPlan
+    from desktop.engine.history.storage import ImportPlan
+    from desktop.engine.metering.measure import new_row_estimate
 
     plan = ImportPlan("imported", "claude-sonnet-4-6", rows(60))
     for row in plan.rows:

@@ -35,16 +35,22 @@ async def _rescript(engine, srv, sid: int, answer) -> None:  # noqa: ANN001
     if answer is _junk:
         srv.queue_summary(*[_junk(i) for i in range(20)])
         return
-    boundary = (await engine.store.active_compaction(sid) or None)
+    boundary = await engine.store.active_compaction(sid) or None
     after = boundary.covers_through_message_id if boundary else 0
-    replies = [m.content[0]["text"] for m in await engine.store.messages(sid, after_id=after)
-               if m.role == "assistant" and m.content and m.content[0].get("type") == "text"]
-    srv.queue_summary(*[" ".join(replies[i % len(replies)].split()[:40]) for i in range(20)] if replies else [])
+    replies = [
+        m.content[0]["text"]
+        for m in await engine.store.messages(sid, after_id=after)
+        if m.role == "assistant" and m.content and m.content[0].get("type") == "text"
+    ]
+    srv.queue_summary(
+        *[" ".join(replies[i % len(replies)].split()[:40]) for i in range(20)] if replies else []
+    )
 
 
 @pytest.mark.parametrize("answer", [_junk, _echo], ids=["one-sentence-everywhere", "copies-of-the-chat"])
-async def test_a_failing_summariser_costs_a_bounded_number_of_requests_and_the_chat_trims(small_engine, fake_api,
-                                                                                         answer):
+async def test_a_failing_summariser_costs_a_bounded_number_of_requests_and_the_chat_trims(
+    small_engine, fake_api, answer
+):
     sid = (await small_engine.store.create_session("junk", "claude-test")).id
     per_turn: list[int] = []
     first_summary_seq = 0
@@ -67,12 +73,19 @@ async def test_a_failing_summariser_costs_a_bounded_number_of_requests_and_the_c
     assert rows and rows[0].trigger != "snip", "the scenario must summarise first, then fail"
     rows = rows[1:]
     assert rows, "the scenario must compact with the failing summariser"
-    assert not [r for r in rows if "The user is working on the project" in r.summary]  # never the chat's memory
+    assert not [
+        r for r in rows if "The user is working on the project" in r.summary
+    ]  # never the chat's memory
     assert all("summary_error" in r.stats and r.stats["summary_error"] for r in rows)
     assert all(r.trigger == "snip" for r in rows)
     # Summary requests are a small part of what the chat sent: the breaker pauses them between tries.
     summaries = [r for r in summary_requests(fake_api) if r.seq > first_summary_seq]
-    assert len(summaries) <= PER_COMPACTION * (len(rows) + 2), (len(summaries), len(rows), str(per_turn), [r.trigger for r in rows])
+    assert len(summaries) <= PER_COMPACTION * (len(rows) + 2), (
+        len(summaries),
+        len(rows),
+        str(per_turn),
+        [r.trigger for r in rows],
+    )
     sent = sum(r.prompt_tokens or 0 for r in fake_api.message_requests())
     assert sum(r.prompt_tokens or 0 for r in summaries) < 0.5 * sent
     # After the first trim most chat requests read the cache (a trim re-writes once, the next turns read it).

@@ -62,9 +62,15 @@ def long_text(n_words: int, seed: str = "alpha") -> str:
     return " ".join(f"{seed}{i % 97}" for i in range(n_words))
 
 
-def raw_post(srv: FakeAnthropic, path: str, body: dict[str, Any], key: str = KEY) -> tuple[int, dict[str, str], bytes]:
-    req = urllib.request.Request(srv.base_url + path, data=json.dumps(body).encode(), method="POST",
-                                 headers={"x-api-key": key, "content-type": "application/json"})
+def raw_post(
+    srv: FakeAnthropic, path: str, body: dict[str, Any], key: str = KEY
+) -> tuple[int, dict[str, str], bytes]:
+    req = urllib.request.Request(
+        srv.base_url + path,
+        data=json.dumps(body).encode(),
+        method="POST",
+        headers={"x-api-key": key, "content-type": "application/json"},
+    )
     try:
         with urllib.request.urlopen(req, timeout=10) as resp:
             return resp.status, {k.lower(): v for k, v in resp.headers.items()}, resp.read()
@@ -110,8 +116,9 @@ async def test_stream_text_event_order_and_final_message(srv: FakeAnthropic) -> 
 
 def test_raw_sse_has_ping_and_faithful_order(srv: FakeAnthropic) -> None:
     srv.queue_text("abcdefghij" * 5)
-    status, headers, data = raw_post(srv, "/v1/messages",
-                                     {"model": MODEL, "max_tokens": 100, "stream": True, "messages": user("x")})
+    status, headers, data = raw_post(
+        srv, "/v1/messages", {"model": MODEL, "max_tokens": 100, "stream": True, "messages": user("x")}
+    )
     assert status == 200 and headers["content-type"].startswith("text/event-stream")
     assert headers["request-id"].startswith("req_")
     names = [name for name, _ in sse_events(data)]
@@ -126,20 +133,29 @@ def test_raw_sse_has_ping_and_faithful_order(srv: FakeAnthropic) -> None:
 async def test_usage_in_message_start_and_cumulative_message_delta(srv: FakeAnthropic) -> None:
     srv.queue_text("one two three four five six seven eight nine ten")
     client = async_client(srv)
-    events = [ev async for ev in await client.messages.create(
-        model=MODEL, max_tokens=100, messages=user("count me"), stream=True)]
+    events = [
+        ev
+        async for ev in await client.messages.create(
+            model=MODEL, max_tokens=100, messages=user("count me"), stream=True
+        )
+    ]
     start = events[0]
     delta = next(ev for ev in events if ev.type == "message_delta")
     assert start.type == "message_start"
     expected_prompt = count_request_tokens({"messages": user("count me")}, srv.counter)
     su = start.message.usage
-    assert (su.input_tokens, su.cache_creation_input_tokens, su.cache_read_input_tokens, su.output_tokens) == (
-        expected_prompt, 0, 0, 1)
+    assert (
+        su.input_tokens,
+        su.cache_creation_input_tokens,
+        su.cache_read_input_tokens,
+        su.output_tokens,
+    ) == (expected_prompt, 0, 0, 1)
     du = delta.usage
     assert du.input_tokens == expected_prompt and du.cache_read_input_tokens == 0
     assert du.cache_creation_input_tokens == 0
-    assert du.output_tokens == srv.counter.count_output([{"type": "text", "text": "one two three four five six "
-                                                                                 "seven eight nine ten"}])
+    assert du.output_tokens == srv.counter.count_output(
+        [{"type": "text", "text": "one two three four five six seven eight nine ten"}]
+    )
     assert delta.delta.stop_reason == "end_turn"
     async with client.messages.stream(model=MODEL, max_tokens=100, messages=user("count me")) as stream:
         final = await stream.get_final_message()
@@ -153,8 +169,9 @@ def test_non_streaming_message_and_log(srv: FakeAnthropic) -> None:
     rec = srv.message_requests()[-1]
     assert rec.body["messages"] == user("q") and rec.headers["authorization"] == f"Bearer {KEY}"
     assert "anthropic-version" in rec.headers and rec.stream is False
-    assert rec.usage == msg.usage.model_dump(include={"input_tokens", "output_tokens", "cache_creation_input_tokens",
-                                                      "cache_read_input_tokens"})
+    assert rec.usage == msg.usage.model_dump(
+        include={"input_tokens", "output_tokens", "cache_creation_input_tokens", "cache_read_input_tokens"}
+    )
     assert rec.outcome == "ok" and rec.status == 200 and srv.request_count == 1
 
 
@@ -192,9 +209,14 @@ def test_scripted_stop_reasons_and_replay_order(srv: FakeAnthropic) -> None:
     client = sync_client(srv)
     srv.queue_text("partial", stop_reason="model_context_window_exceeded")
     assert client.messages.create(model=MODEL, max_tokens=50, messages=user("a")).stop_reason == (
-        "model_context_window_exceeded")
-    srv.set_replay([[{"type": "text", "text": "turn one"}],
-                    [{"type": "tool_use", "id": "toolu_r1", "name": "ls", "input": {}}]])
+        "model_context_window_exceeded"
+    )
+    srv.set_replay(
+        [
+            [{"type": "text", "text": "turn one"}],
+            [{"type": "tool_use", "id": "toolu_r1", "name": "ls", "input": {}}],
+        ]
+    )
     first = client.messages.create(model=MODEL, max_tokens=50, messages=user("a"))
     summary = client.messages.create(model=MODEL, max_tokens=500, messages=user(f"{SUMMARY_MARKER} go"))
     second = client.messages.create(model=MODEL, max_tokens=50, messages=user("b"))
@@ -222,7 +244,8 @@ def test_default_echo_can_be_long(srv: FakeAnthropic) -> None:
     msg = sync_client(srv).messages.create(model=MODEL, max_tokens=4000, messages=user("say   something"))
     assert msg.content[0].text.startswith("Echo: say something Filler sentence 0")
     assert 500 <= msg.usage.output_tokens < 520 and msg.usage.output_tokens == srv.counter.count_text(
-        msg.content[0].text)
+        msg.content[0].text
+    )
     again = sync_client(srv).messages.create(model=MODEL, max_tokens=4000, messages=user("say   something"))
     assert again.content[0].text == msg.content[0].text
 
@@ -230,9 +253,11 @@ def test_default_echo_can_be_long(srv: FakeAnthropic) -> None:
 @pytest.mark.asyncio
 async def test_reply_objects_from_script_json(srv: FakeAnthropic) -> None:
     redacted = {"type": "redacted_thinking", "data": "EncryptedBlob=="}
-    srv.queue_reply(Reply.from_json({"content": [redacted, {"type": "text", "text": "done"}]}),
-                    Reply.from_json({"thinking": "hmm", "text": "ok", "stop_reason": "stop_sequence"}),
-                    "plain string")
+    srv.queue_reply(
+        Reply.from_json({"content": [redacted, {"type": "text", "text": "done"}]}),
+        Reply.from_json({"thinking": "hmm", "text": "ok", "stop_reason": "stop_sequence"}),
+        "plain string",
+    )
     client = async_client(srv)
     async with client.messages.stream(model=MODEL, max_tokens=100, messages=user("x")) as stream:
         first = await stream.get_final_message()
@@ -278,16 +303,30 @@ def test_counter_formula() -> None:
     assert c.count_text("ab中") == math.ceil(2 / 3.3) + math.ceil(1 / 1.3)
     assert c.count_json({"k": "v"}) == math.ceil(len('{"k":"v"}') / 2.2)
     assert c.count_block({"type": "text", "text": "a" * 33}) == 13
-    img = {"type": "image", "source": {"type": "base64", "media_type": "image/png", "data": png_b64(300, 200)}}
+    img = {
+        "type": "image",
+        "source": {"type": "base64", "media_type": "image/png", "data": png_b64(300, 200)},
+    }
     assert c.count_block(img) == 3 + 80  # 300*200/750
-    big = {"type": "image", "source": {"type": "base64", "media_type": "image/png", "data": png_b64(1568, 1568)}}
+    big = {
+        "type": "image",
+        "source": {"type": "base64", "media_type": "image/png", "data": png_b64(1568, 1568)},
+    }
     assert c.count_block(big) == 3 + 1600
     assert c.count_block({"type": "image", "source": {"type": "url", "url": "http://x"}}) == 3 + 1600
     tool_use = {"type": "tool_use", "id": "t", "name": "abc", "input": {"k": "v"}}
     assert c.count_block(tool_use) == 3 + 1 + math.ceil(9 / 2.2)
-    body = {"system": "s" * 33, "tools": [{"name": "t", "input_schema": {}}],
-            "messages": [{"role": "user", "content": "a" * 33}, {"role": "assistant", "content": [tool_use]}]}
-    expected = (5 + c.count_json({"name": "t", "input_schema": {}})) + (5 + 13) + (5 + 13) + (5 + c.count_block(tool_use))
+    body = {
+        "system": "s" * 33,
+        "tools": [{"name": "t", "input_schema": {}}],
+        "messages": [{"role": "user", "content": "a" * 33}, {"role": "assistant", "content": [tool_use]}],
+    }
+    expected = (
+        (5 + c.count_json({"name": "t", "input_schema": {}}))
+        + (5 + 13)
+        + (5 + 13)
+        + (5 + c.count_block(tool_use))
+    )
     assert count_request_tokens(body) == expected
     assert TokenCounter(text_ratio=4.0).count_text("a" * 400) == 100  # configurable ratio
 
@@ -296,10 +335,17 @@ def test_count_tokens_endpoint_matches_usage(srv: FakeAnthropic) -> None:
     client = sync_client(srv)
     system = [{"type": "text", "text": long_text(800), "cache_control": {"type": "ephemeral"}}]
     tools = [{"name": "grep", "description": "search", "input_schema": {"type": "object", "properties": {}}}]
-    msgs = [{"role": "user", "content": "中文 and English"},
-            {"role": "assistant", "content": [{"type": "tool_use", "id": "toolu_1", "name": "grep", "input": {"q": "x"}}]},
-            {"role": "user", "content": [{"type": "tool_result", "tool_use_id": "toolu_1", "content": "found"}]}]
-    counted = client.messages.count_tokens(model=MODEL, system=system, tools=tools, messages=msgs).input_tokens
+    msgs = [
+        {"role": "user", "content": "中文 and English"},
+        {
+            "role": "assistant",
+            "content": [{"type": "tool_use", "id": "toolu_1", "name": "grep", "input": {"q": "x"}}],
+        },
+        {"role": "user", "content": [{"type": "tool_result", "tool_use_id": "toolu_1", "content": "found"}]},
+    ]
+    counted = client.messages.count_tokens(
+        model=MODEL, system=system, tools=tools, messages=msgs
+    ).input_tokens
     msg = client.messages.create(model=MODEL, max_tokens=20, system=system, tools=tools, messages=msgs)
     u = msg.usage
     assert counted == u.input_tokens + u.cache_creation_input_tokens + u.cache_read_input_tokens
@@ -318,7 +364,9 @@ def test_prompt_too_long(srv: FakeAnthropic) -> None:
     assert err.api_message == f"prompt is too long: {n} tokens > 1000 maximum"
     assert re.search(r"prompt is too long: (\d+) tokens > (\d+)", str(err))
     assert err.request_id == srv.last_request.request_id
-    status, headers, data = raw_post(srv, "/v1/messages", {"model": MODEL, "max_tokens": 10, "messages": user(big)})
+    status, headers, data = raw_post(
+        srv, "/v1/messages", {"model": MODEL, "max_tokens": 10, "messages": user(big)}
+    )
     payload = json.loads(data)
     assert status == 400 and set(payload) == {"type", "error", "request_id"} and payload["type"] == "error"
     assert payload["request_id"] == headers["request-id"]
@@ -331,27 +379,34 @@ def test_too_much_media(srv: FakeAnthropic) -> None:
     msgs = [{"role": "user", "content": content}]
     ok = sync_client(srv).messages.create(model=MODEL, max_tokens=10, messages=msgs)
     assert ok.stop_reason == "end_turn"
-    msgs = [{"role": "assistant", "content": [{"type": "tool_use", "id": "t", "name": "shot", "input": {}}]},
-            {"role": "user", "content": [nested, *content]}]
-    with pytest.raises(anthropic.BadRequestError, match=re.escape("Too much media: 0 document pages + 101 images > 100")):
+    msgs = [
+        {"role": "assistant", "content": [{"type": "tool_use", "id": "t", "name": "shot", "input": {}}]},
+        {"role": "user", "content": [nested, *content]},
+    ]
+    with pytest.raises(
+        anthropic.BadRequestError, match=re.escape("Too much media: 0 document pages + 101 images > 100")
+    ):
         sync_client(srv).messages.create(model=MODEL, max_tokens=10, messages=msgs)
     srv.media_wording = "too_many"
-    with pytest.raises(anthropic.BadRequestError, match=re.escape("too many images and documents: 101 + 0 > 100")):
+    with pytest.raises(
+        anthropic.BadRequestError, match=re.escape("too many images and documents: 101 + 0 > 100")
+    ):
         sync_client(srv).messages.create(model=MODEL, max_tokens=10, messages=msgs)
 
 
 # -- prompt cache ----------------------------------------------------------------------------------
 
 
-def _cached_call(client: anthropic.Anthropic, system_text: str, messages: list[dict[str, Any]],
-                 model: str = MODEL) -> Any:
+def _cached_call(
+    client: anthropic.Anthropic, system_text: str, messages: list[dict[str, Any]], model: str = MODEL
+) -> Any:
     system = [{"type": "text", "text": system_text, "cache_control": {"type": "ephemeral"}}]
     return client.messages.create(model=model, max_tokens=20, system=system, messages=messages).usage
 
 
 def test_the_billed_equivalent_uses_each_models_own_cache_prices(srv: FakeAnthropic) -> None:
     """Opus 5.5 reads the cache at 0.05x its input price (not the old 0.1x): the benchmarks' bill says so."""
-    from desktop.engine.catalog import ModelCatalog
+    from desktop.engine.config.catalog import ModelCatalog
 
     opus = ModelCatalog().info("claude-opus-5-5")
     assert opus.read_multiplier == 0.05
@@ -363,8 +418,11 @@ def test_the_billed_equivalent_uses_each_models_own_cache_prices(srv: FakeAnthro
     second = _cached_call(client, sys_text, user("hello"), model="claude-opus-5-5")
     assert first.cache_creation_input_tokens > 0 and second.cache_read_input_tokens > 0
     assert srv.stats.billed_input_equivalent() == pytest.approx(
-        first.input_tokens + second.input_tokens + opus.write_multiplier * first.cache_creation_input_tokens
-        + opus.read_multiplier * second.cache_read_input_tokens)
+        first.input_tokens
+        + second.input_tokens
+        + opus.write_multiplier * first.cache_creation_input_tokens
+        + opus.read_multiplier * second.cache_read_input_tokens
+    )
 
 
 def test_cache_write_read_invalidate(srv: FakeAnthropic) -> None:
@@ -375,15 +433,22 @@ def test_cache_write_read_invalidate(srv: FakeAnthropic) -> None:
     msg_tokens = 5 + 3 + c.count_text("hello")
     first = _cached_call(client, sys_text, user("hello"))
     assert (first.cache_creation_input_tokens, first.cache_read_input_tokens, first.input_tokens) == (
-        sys_tokens, 0, msg_tokens)
+        sys_tokens,
+        0,
+        msg_tokens,
+    )
     second = _cached_call(client, sys_text, user("hello"))
     assert (second.cache_creation_input_tokens, second.cache_read_input_tokens, second.input_tokens) == (
-        0, sys_tokens, msg_tokens)
+        0,
+        sys_tokens,
+        msg_tokens,
+    )
     changed = _cached_call(client, "CHANGED " + sys_text, user("hello"))
     assert changed.cache_read_input_tokens == 0 and changed.cache_creation_input_tokens > 0
     assert srv.stats.requests == 3
     assert srv.stats.billed_input_equivalent() == pytest.approx(
-        3 * msg_tokens + 1.25 * (sys_tokens + changed.cache_creation_input_tokens) + 0.1 * sys_tokens)
+        3 * msg_tokens + 1.25 * (sys_tokens + changed.cache_creation_input_tokens) + 0.1 * sys_tokens
+    )
 
 
 def test_cache_conversation_grows_reads_previous_prefix(srv: FakeAnthropic) -> None:
@@ -392,11 +457,18 @@ def test_cache_conversation_grows_reads_previous_prefix(srv: FakeAnthropic) -> N
     prompt_sizes = []
     reads = []
     for turn in range(4):
-        history.append({"role": "user", "content": [{"type": "text", "text": f"turn {turn} " + long_text(400)}]})
+        history.append(
+            {"role": "user", "content": [{"type": "text", "text": f"turn {turn} " + long_text(400)}]}
+        )
         marked = [dict(m) for m in history]
-        marked[-1] = {"role": "user", "content": [{**history[-1]["content"][0], "cache_control": {"type": "ephemeral"}}]}
+        marked[-1] = {
+            "role": "user",
+            "content": [{**history[-1]["content"][0], "cache_control": {"type": "ephemeral"}}],
+        }
         usage = client.messages.create(model=MODEL, max_tokens=20, messages=marked).usage
-        prompt_sizes.append(usage.input_tokens + usage.cache_creation_input_tokens + usage.cache_read_input_tokens)
+        prompt_sizes.append(
+            usage.input_tokens + usage.cache_creation_input_tokens + usage.cache_read_input_tokens
+        )
         reads.append(usage.cache_read_input_tokens)
         history.append({"role": "assistant", "content": [{"type": "text", "text": f"reply {turn}"}]})
     # Turn 0 is below 1024 tokens: nothing is written, so turn 1 reads nothing either.
@@ -410,8 +482,12 @@ def test_cache_min_tokens_and_automatic_caching(srv: FakeAnthropic) -> None:
     small2 = _cached_call(client, "short system", user("hi"))
     assert small.cache_creation_input_tokens == small2.cache_read_input_tokens == 0
     msgs = user(long_text(1000))
-    auto1 = client.messages.create(model=MODEL, max_tokens=20, messages=msgs, cache_control={"type": "ephemeral"}).usage
-    auto2 = client.messages.create(model=MODEL, max_tokens=20, messages=msgs, cache_control={"type": "ephemeral"}).usage
+    auto1 = client.messages.create(
+        model=MODEL, max_tokens=20, messages=msgs, cache_control={"type": "ephemeral"}
+    ).usage
+    auto2 = client.messages.create(
+        model=MODEL, max_tokens=20, messages=msgs, cache_control={"type": "ephemeral"}
+    ).usage
     total = count_request_tokens({"messages": msgs}, srv.counter)
     assert (auto1.cache_creation_input_tokens, auto1.input_tokens) == (total, 0)
     assert (auto2.cache_read_input_tokens, auto2.input_tokens) == (total, 0)
@@ -421,10 +497,13 @@ def test_cache_rejects_more_than_four_breakpoints(srv: FakeAnthropic) -> None:
     cc = {"type": "ephemeral"}
     content = [{"type": "text", "text": f"part {i}", "cache_control": cc} for i in range(5)]
     with pytest.raises(anthropic.BadRequestError) as info:
-        sync_client(srv).messages.create(model=MODEL, max_tokens=10, messages=[{"role": "user", "content": content}])
+        sync_client(srv).messages.create(
+            model=MODEL, max_tokens=10, messages=[{"role": "user", "content": content}]
+        )
     assert info.value.api_message == "A maximum of 4 blocks with cache_control may be provided. Found 5."
-    ok = sync_client(srv).messages.create(model=MODEL, max_tokens=10,
-                                          messages=[{"role": "user", "content": content[:4]}])
+    ok = sync_client(srv).messages.create(
+        model=MODEL, max_tokens=10, messages=[{"role": "user", "content": content[:4]}]
+    )
     assert ok.stop_reason == "end_turn"
 
 
@@ -448,20 +527,27 @@ def test_cache_lookback_is_twenty_blocks() -> None:
     cache = PromptCache(clock=FakeClock(), min_tokens=10)
     cc = {"type": "ephemeral"}
     base = [{"type": "text", "text": long_text(50, seed=f"b{i}")} for i in range(5)]
-    first = {"model": "m", "messages": [{"role": "user", "content": [*base[:-1], {**base[-1], "cache_control": cc}]}]}
+    first = {
+        "model": "m",
+        "messages": [{"role": "user", "content": [*base[:-1], {**base[-1], "cache_control": cc}]}],
+    }
     cache.account(first, list(counter.units(first)))
 
     def grown(extra: int) -> dict[str, Any]:
         more = [{"type": "text", "text": f"x{i}"} for i in range(extra)]
-        return {"model": "m", "messages": [{"role": "user", "content": [*base, *more[:-1],
-                                                                        {**more[-1], "cache_control": cc}]}]}
+        return {
+            "model": "m",
+            "messages": [{"role": "user", "content": [*base, *more[:-1], {**more[-1], "cache_control": cc}]}],
+        }
 
     near = cache.account(grown(20), list(counter.units(grown(20))))
     assert near.cache_read_input_tokens == counter.count_request(first)
     cache.clear()
     cache.account(first, list(counter.units(first)))
     far = cache.account(grown(21), list(counter.units(grown(21))))
-    assert far.cache_read_input_tokens == 0 and far.cache_creation_input_tokens == counter.count_request(grown(21))
+    assert far.cache_read_input_tokens == 0 and far.cache_creation_input_tokens == counter.count_request(
+        grown(21)
+    )
 
 
 def test_tool_input_key_order_breaks_cache() -> None:
@@ -469,10 +555,24 @@ def test_tool_input_key_order_breaks_cache() -> None:
     cache = PromptCache(clock=FakeClock(), min_tokens=10)
 
     def body(inp: dict[str, Any]) -> dict[str, Any]:
-        return {"model": "m", "messages": [
-            {"role": "user", "content": long_text(100)},
-            {"role": "assistant", "content": [{"type": "tool_use", "id": "t", "name": "f", "input": inp,
-                                               "cache_control": {"type": "ephemeral"}}]}]}
+        return {
+            "model": "m",
+            "messages": [
+                {"role": "user", "content": long_text(100)},
+                {
+                    "role": "assistant",
+                    "content": [
+                        {
+                            "type": "tool_use",
+                            "id": "t",
+                            "name": "f",
+                            "input": inp,
+                            "cache_control": {"type": "ephemeral"},
+                        }
+                    ],
+                },
+            ],
+        }
 
     cache.account(body({"a": 1, "b": 2}), list(counter.units(body({"a": 1, "b": 2}))))
     same = cache.account(body({"a": 1, "b": 2}), list(counter.units(body({"a": 1, "b": 2}))))
@@ -498,11 +598,14 @@ def test_cache_fields_can_be_omitted() -> None:
 # -- faults ----------------------------------------------------------------------------------------
 
 
-@pytest.mark.parametrize(("fault", "exc"), [
-    (Fault.rate_limit(retry_after=0), anthropic.RateLimitError),
-    (Fault.overloaded(), anthropic.OverloadedError),
-    (Fault.api_error(), anthropic.InternalServerError),
-])
+@pytest.mark.parametrize(
+    ("fault", "exc"),
+    [
+        (Fault.rate_limit(retry_after=0), anthropic.RateLimitError),
+        (Fault.overloaded(), anthropic.OverloadedError),
+        (Fault.api_error(), anthropic.InternalServerError),
+    ],
+)
 def test_status_faults_without_retries(srv: FakeAnthropic, fault: Fault, exc: type[Exception]) -> None:
     srv.queue_text("kept for the next request")
     srv.queue_fault(fault)
@@ -556,7 +659,9 @@ async def test_sse_error_event_mid_stream(srv: FakeAnthropic) -> None:
     srv.queue_fault(Fault.sse_error(after=1))
     client = async_client(srv, max_retries=2)
     with pytest.raises(anthropic.APIStatusError) as info:
-        async with client.messages.stream(model=MODEL, max_tokens=200, messages=user("tell me a story")) as stream:
+        async with client.messages.stream(
+            model=MODEL, max_tokens=200, messages=user("tell me a story")
+        ) as stream:
             await stream.get_final_message()
     err = info.value
     assert not isinstance(err, anthropic.OverloadedError)
@@ -569,7 +674,9 @@ async def test_malformed_sse(srv: FakeAnthropic) -> None:
     srv.queue_fault(Fault.malformed(after=1))
     client = async_client(srv)
     with pytest.raises(ValueError):  # json.JSONDecodeError from the SDK's SSE decoder
-        async with client.messages.stream(model=MODEL, max_tokens=200, messages=user("tell me a story")) as stream:
+        async with client.messages.stream(
+            model=MODEL, max_tokens=200, messages=user("tell me a story")
+        ) as stream:
             await stream.get_final_message()
 
 
@@ -619,8 +726,15 @@ def test_custom_and_foreign_errors(srv: FakeAnthropic) -> None:
     with pytest.raises(anthropic.BadRequestError) as info:
         sync_client(srv).messages.create(model=MODEL, max_tokens=10, messages=user("x"))
     assert info.value.api_message == openai_msg
-    llama = {"error": {"code": 400, "message": "the request exceeds the available context size",
-                       "type": "exceed_context_size_error", "n_prompt_tokens": 9000, "n_ctx": 8192}}
+    llama = {
+        "error": {
+            "code": 400,
+            "message": "the request exceeds the available context size",
+            "type": "exceed_context_size_error",
+            "n_prompt_tokens": 9000,
+            "n_ctx": 8192,
+        }
+    }
     srv.queue_fault(Fault.raw(400, llama))
     with pytest.raises(anthropic.BadRequestError) as info:
         sync_client(srv).messages.create(model=MODEL, max_tokens=10, messages=user("x"))
@@ -635,7 +749,9 @@ def test_auth(srv: FakeAnthropic) -> None:
     with pytest.raises(anthropic.AuthenticationError) as info:
         bad.messages.create(model=MODEL, max_tokens=10, messages=user("x"))
     assert info.value.type == "authentication_error" and info.value.request_id.startswith("req_")
-    status, _, data = raw_post(srv, "/v1/messages", {"model": MODEL, "max_tokens": 1, "messages": user("x")}, key="")
+    status, _, data = raw_post(
+        srv, "/v1/messages", {"model": MODEL, "max_tokens": 1, "messages": user("x")}, key=""
+    )
     assert status == 401 and json.loads(data)["error"]["type"] == "authentication_error"
     bearer = anthropic.Anthropic(base_url=srv.base_url, auth_token=KEY, max_retries=0)
     assert bearer.messages.create(model=MODEL, max_tokens=10, messages=user("x")).content
@@ -655,14 +771,32 @@ def test_models_endpoint(srv: FakeAnthropic) -> None:
 def test_cli_serves_script(tmp_path: Path) -> None:
     script = tmp_path / "script.json"
     script.write_text(json.dumps(["scripted hello", {"tool_use": {"name": "ls", "input": {"p": "."}}}]))
-    proc = subprocess.Popen([sys.executable, "-m", "tests.fakeapi", "--port", "0", "--window", "5000",
-                             "--script", str(script), "--reply", "fixed"],
-                            cwd=ROOT, stdout=subprocess.PIPE, text=True)
+    proc = subprocess.Popen(
+        [
+            sys.executable,
+            "-m",
+            "tests.fakeapi",
+            "--port",
+            "0",
+            "--window",
+            "5000",
+            "--script",
+            str(script),
+            "--reply",
+            "fixed",
+        ],
+        cwd=ROOT,
+        stdout=subprocess.PIPE,
+        text=True,
+    )
     try:
         line = proc.stdout.readline()
         url = re.search(r"http://127\.0\.0\.1:\d+", line).group(0)
         client = anthropic.Anthropic(base_url=url, api_key=KEY, max_retries=0)
-        texts = [client.messages.create(model=MODEL, max_tokens=10, messages=user("x")).content[0] for _ in range(3)]
+        texts = [
+            client.messages.create(model=MODEL, max_tokens=10, messages=user("x")).content[0]
+            for _ in range(3)
+        ]
         assert texts[0].text == "scripted hello" and texts[1].name == "ls" and texts[2].text == "fixed"
         assert client.models.retrieve(MODEL).max_input_tokens == 5000
     finally:

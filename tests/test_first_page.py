@@ -16,15 +16,20 @@ COUNT = 200  # one page (bridge.PAGE_SIZE), short enough that all of it fits the
 
 async def page_chat(store) -> int:
     sid = (await store.create_session("long")).id
-    rows = [{"role": "user" if i % 2 == 0 else "assistant",
-             "content": [{"type": "text", "text": f"message {i} marker-{i:03d} " + "lorem ipsum " * 6}]}
-            for i in range(COUNT)]
+    rows = [
+        {
+            "role": "user" if i % 2 == 0 else "assistant",
+            "content": [{"type": "text", "text": f"message {i} marker-{i:03d} " + "lorem ipsum " * 6}],
+        }
+        for i in range(COUNT)
+    ]
     await store.add_messages(sid, rows)
     return sid
 
 
-async def test_the_gauge_is_measured_before_the_rest_of_the_first_page_is_laid_out(window, fake_api, qtbot,
-                                                                                   monkeypatch):
+async def test_the_gauge_is_measured_before_the_rest_of_the_first_page_is_laid_out(
+    window, fake_api, qtbot, monkeypatch
+):
     engine = engine_of(window)
     sid = await page_chat(engine.store)
     seen: list[int] = []
@@ -38,7 +43,9 @@ async def test_the_gauge_is_measured_before_the_rest_of_the_first_page_is_laid_o
     await window.bridge.open_session(sid)
     await until(lambda: bool(seen))
     assert seen[0] < COUNT // 2, seen  # on main: all 200 rows, each one's Markdown laid out, came first
-    await until(lambda: window.chat_model.rowCount() == COUNT)  # the rest follows once the gauge has its figure
+    await until(
+        lambda: window.chat_model.rowCount() == COUNT
+    )  # the rest follows once the gauge has its figure
     assert window.chat.is_at_bottom()
 
 

@@ -49,9 +49,15 @@ def test_required_keys_and_runtime(manifest):
 
 def test_sandbox_asks_only_for_what_precis_uses(manifest):
     args = set(manifest["finish-args"])
-    assert {"--share=network", "--talk-name=org.freedesktop.secrets", "--socket=wayland",
-            "--socket=fallback-x11"} <= args
-    assert not [a for a in args if a.startswith(("--filesystem", "--socket=session-bus", "--socket=system-bus"))]
+    assert {
+        "--share=network",
+        "--talk-name=org.freedesktop.secrets",
+        "--socket=wayland",
+        "--socket=fallback-x11",
+    } <= args
+    assert not [
+        a for a in args if a.startswith(("--filesystem", "--socket=session-bus", "--socket=system-bus"))
+    ]
 
 
 def test_every_dependency_is_a_pinned_wheel(manifest):
@@ -60,12 +66,17 @@ def test_every_dependency_is_a_pinned_wheel(manifest):
     for source in deps["sources"]:
         assert source["type"] == "file" and source["url"].startswith("https://files.pythonhosted.org/")
         assert re.fullmatch(r"[0-9a-f]{64}", source["sha256"]), source
-        assert source["dest-filename"].endswith(".whl") and source["url"].endswith("/" + source["dest-filename"])
+        assert source["dest-filename"].endswith(".whl") and source["url"].endswith(
+            "/" + source["dest-filename"]
+        )
         wheels[canonical(source["dest-filename"].split("-")[0])] = source["dest-filename"]
     assert {"pyside6-essentials", "shiboken6"} <= set(wheels)
     assert re.search(r"manylinux_\d+_\d+_x86_64", wheels["pyside6-essentials"])
-    declared = {canonical(re.split(r"[<>=!~;\[ ]", req, maxsplit=1)[0])
-                for req in metadata.requires("precis") or [] if "extra ==" not in req}
+    declared = {
+        canonical(re.split(r"[<>=!~;\[ ]", req, maxsplit=1)[0])
+        for req in metadata.requires("precis") or []
+        if "extra ==" not in req
+    }
     assert declared and declared <= set(wheels), sorted(declared - set(wheels))
     installed = " ".join(deps["build-commands"])
     assert all(canonical(name) in {canonical(n) for n in installed.split()} for name in declared)
@@ -85,8 +96,13 @@ def test_the_app_module_installs_files_that_exist(manifest):
 @pytest.mark.skipif(not shutil.which("flatpak-builder"), reason="flatpak-builder is not installed")
 def test_flatpak_builder_reads_the_manifest(tmp_path):
     # It makes its state folder (.flatpak-builder/) in the working directory: keep that out of the checkout.
-    res = subprocess.run(["flatpak-builder", "--show-manifest", str(MANIFEST)], capture_output=True, text=True,
-                         timeout=60, cwd=tmp_path)
+    res = subprocess.run(
+        ["flatpak-builder", "--show-manifest", str(MANIFEST)],
+        capture_output=True,
+        text=True,
+        timeout=60,
+        cwd=tmp_path,
+    )
     assert res.returncode == 0, res.stderr
     shown = json.loads(res.stdout)
     assert shown["id"] == APP_ID and [m["name"] for m in shown["modules"]] == ["python3-deps", "precis"]

@@ -7,7 +7,7 @@ import pytest
 from PySide6.QtGui import QColor, QImage, QPalette
 from PySide6.QtWidgets import QApplication
 
-from desktop.ui import icons
+from desktop.ui.look import icons
 from tests.test_window import until
 
 pytestmark = pytest.mark.qt
@@ -25,6 +25,7 @@ def keep_palette(qapp):
 def _luminance(c: QColor) -> float:
     def channel(v: float) -> float:
         return v / 12.92 if v <= 0.03928 else ((v + 0.055) / 1.055) ** 2.4
+
     return 0.2126 * channel(c.redF()) + 0.7152 * channel(c.greenF()) + 0.0722 * channel(c.blueF())
 
 
@@ -47,11 +48,16 @@ def ring_pixels(widget, before: QImage, after: QImage) -> int:
 
 def focusables(window):
     look = window.look
-    return {"composer": window.composer.edit, "attach": window.composer.attach_button,
-            "sidebar toggle": look.sidebar_toggle, "new chat": window.sidebar.new_button,
-            "filter": window.sidebar.filter_edit,
-            "instructions": window.organise.instructions_button, "workspace": window.tools.workspace,
-            "model": window.model_picker}
+    return {
+        "composer": window.composer.edit,
+        "attach": window.composer.attach_button,
+        "sidebar toggle": look.sidebar_toggle,
+        "new chat": window.sidebar.new_button,
+        "filter": window.sidebar.filter_edit,
+        "instructions": window.organise.instructions_button,
+        "workspace": window.tools.workspace,
+        "model": window.model_picker,
+    }
 
 
 @pytest.mark.parametrize("theme", ["light", "dark"])
@@ -67,8 +73,13 @@ async def test_the_focused_control_shows_a_ring_in_both_themes(window, fake_api,
         await until(lambda w=widget: not w.hasFocus())
         before = widget.grab().toImage()
         widget.setFocus()
-        await until(lambda w=widget: w.hasFocus() or (w.focusProxy() is not None and w.focusProxy().hasFocus())
-                    or w.isAncestorOf(QApplication.focusWidget()))
+        await until(
+            lambda w=widget: (
+                w.hasFocus()
+                or (w.focusProxy() is not None and w.focusProxy().hasFocus())
+                or w.isAncestorOf(QApplication.focusWidget())
+            )
+        )
         after = widget.grab().toImage()
         ring = ring_pixels(widget, before, after)
         needed = 2 * (widget.width() + widget.height()) * 2 * 0.6  # most of a 2 px ring around it

@@ -18,10 +18,11 @@ from PySide6.QtCore import QEvent, QPoint, QPointF, Qt
 from PySide6.QtGui import QColor, QEnterEvent, QHelpEvent, QImage, QPalette
 from PySide6.QtWidgets import QApplication, QLabel, QToolTip
 
-from desktop.engine.context import CATEGORIES, ContextSnapshot
+from desktop.engine.metering.context import CATEGORIES, ContextSnapshot
 from desktop.engine.types import Usage
-from desktop.ui.breakdown_bar import BreakdownBar, category_label, segment_widths
-from desktop.ui.format import (
+from desktop.ui.gauge.breakdown_bar import BreakdownBar, category_label, segment_widths
+from desktop.ui.gauge.gauge import ContextGauge
+from desktop.ui.look.format import (
     fmt_cost,
     fmt_percent,
     fmt_tokens,
@@ -29,8 +30,7 @@ from desktop.ui.format import (
     gauge_label,
     state_color_hex,
 )
-from desktop.ui.gauge import ContextGauge
-from desktop.ui.theme import is_dark
+from desktop.ui.look.theme import is_dark
 
 WINDOW = 200_000
 BREAKDOWN = {
@@ -456,7 +456,6 @@ def test_keyboard_opens_card_and_escape_closes(qtbot):
     assert not gauge.card.isVisible()
 
 
-
 def test_tab_reaches_the_gauge_enter_opens_escape_returns_focus(qtbot):
     from PySide6.QtWidgets import QHBoxLayout, QLineEdit, QWidget
 
@@ -522,7 +521,9 @@ def test_breakdown_bar_segments(qtbot):
     bar.set_breakdown(BREAKDOWN)
     rects = bar.segment_rects()
     total = sum(BREAKDOWN.values())
-    assert list(rects) == [k for k in CATEGORIES if BREAKDOWN.get(k, 0) > 0]  # CATEGORIES order, zeros skipped
+    assert list(rects) == [
+        k for k in CATEGORIES if BREAKDOWN.get(k, 0) > 0
+    ]  # CATEGORIES order, zeros skipped
     assert sum(r.width() for r in rects.values()) == bar.width()
     for key, rect in rects.items():
         assert abs(rect.width() - BREAKDOWN[key] * 200 / total) < 1.0, key

@@ -8,11 +8,11 @@ import math
 import pytest
 from PySide6.QtGui import QColor, QFontMetricsF, QPalette
 
-from desktop.engine.catalog import ModelCatalog
-from desktop.engine.context import context_report
-from desktop.ui.format import gauge_line, gauge_text
-from desktop.ui.gauge import SIDE
-from desktop.ui.gauge_line import WIDE, ContextLine
+from desktop.engine.config.catalog import ModelCatalog
+from desktop.engine.metering.context import context_report
+from desktop.ui.gauge.gauge import SIDE
+from desktop.ui.gauge.gauge_line import WIDE, ContextLine
+from desktop.ui.look.format import gauge_line, gauge_text
 from tests.test_gauge import background, close, grab, make_gauge, snap
 
 pytestmark = pytest.mark.qt
@@ -20,7 +20,13 @@ pytestmark = pytest.mark.qt
 
 def test_the_number_carries_its_unit():
     assert [gauge_text(p) for p in (42.0, 0.3, 99.9, 100.0, 150.0, None)] == [
-        "42%", "<1%", "99%", "100%", "150%", "?"]
+        "42%",
+        "<1%",
+        "99%",
+        "100%",
+        "150%",
+        "?",
+    ]
 
 
 @pytest.mark.parametrize("used", [84_000, 200_000, 300_000])  # 42 %, 100 %, 150 %
@@ -38,11 +44,16 @@ def _ring_pixel(gauge, fraction: float, radius_scale: float = 1.0):
     rect = gauge.ring_rect()
     r = rect.width() / 2 * radius_scale
     theta = 2 * math.pi * fraction
-    return (math.floor(rect.center().x() + r * math.sin(theta)), math.floor(rect.center().y() - r * math.cos(theta)))
+    return (
+        math.floor(rect.center().x() + r * math.sin(theta)),
+        math.floor(rect.center().y() - r * math.cos(theta)),
+    )
 
 
 def test_a_tick_marks_where_automatic_compaction_starts(qtbot):
-    gauge = make_gauge(qtbot, snap(used=30_000, compact_at_tokens=68_000), size=96)  # 15 % filled, tick at 34 %
+    gauge = make_gauge(
+        qtbot, snap(used=30_000, compact_at_tokens=68_000), size=96
+    )  # 15 % filled, tick at 34 %
     assert gauge.tick_fraction() == pytest.approx(0.34)
     image = grab(gauge)
     text = gauge.palette().color(QPalette.ColorRole.WindowText)
@@ -50,7 +61,9 @@ def test_a_tick_marks_where_automatic_compaction_starts(qtbot):
     beside = image.pixelColor(*_ring_pixel(gauge, 0.45))
     assert close(on_tick, text, tol=40) and not close(beside, text, tol=60)
     # The tick crosses the stroke: it shows just outside the ring too, where the track is not painted.
-    outside = image.pixelColor(*_ring_pixel(gauge, 0.34, 1 + gauge.pen_width() * 0.6 / gauge.ring_rect().width()))
+    outside = image.pixelColor(
+        *_ring_pixel(gauge, 0.34, 1 + gauge.pen_width() * 0.6 / gauge.ring_rect().width())
+    )
     assert not close(outside, background(gauge), tol=20)
 
     plain = make_gauge(qtbot, snap(used=30_000), size=96)  # no threshold in the snapshot: no tick
@@ -59,8 +72,13 @@ def test_a_tick_marks_where_automatic_compaction_starts(qtbot):
 
 
 def test_the_card_names_where_the_window_size_came_from(qtbot):
-    words = {"api": "provider's API", "catalog": "model catalog", "learned": "overflow error",
-             "override": "your override", "unknown": "unknown"}
+    words = {
+        "api": "provider's API",
+        "catalog": "model catalog",
+        "learned": "overflow error",
+        "override": "your override",
+        "unknown": "unknown",
+    }
     for source, phrase in words.items():
         gauge = make_gauge(qtbot, snap(window_source=source, compact_at_tokens=68_000, compact_percent=35.0))
         assert phrase in gauge.card.value("window_source").text(), source

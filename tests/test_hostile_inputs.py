@@ -52,6 +52,7 @@ def _config_file(name: str) -> Callable[[Path], Path]:
         config = home / "config"
         config.mkdir(parents=True, exist_ok=True)
         return config / name
+
     return where
 
 
@@ -60,18 +61,23 @@ def _data_file(home: Path) -> Path:
     return home / "data" / "precis.db"
 
 
-WHERE = {"settings.json": _config_file("settings.json"), "mcp.json": _config_file("mcp.json"),
-         "precis.db": _data_file}
+WHERE = {
+    "settings.json": _config_file("settings.json"),
+    "mcp.json": _config_file("mcp.json"),
+    "precis.db": _data_file,
+}
 
 
 def content(name: str, data: bytes | str) -> Setup:
     def put(home: Path, scratch: Path) -> None:
         WHERE[name](home).write_bytes(data.encode() if isinstance(data, str) else data)
+
     return put
 
 
 def special(name: str, kind: str) -> Setup:
     """``name`` in Précis's folders made a FIFO, a link to a device, a folder, a huge sparse file, unreadable."""
+
     def put(home: Path, scratch: Path) -> None:
         path = WHERE[name](home)
         if kind == "fifo":
@@ -93,6 +99,7 @@ def special(name: str, kind: str) -> Setup:
             path.chmod(0)
         else:
             raise AssertionError(kind)
+
     return put
 
 
@@ -102,12 +109,14 @@ def seeded(home: Path, scratch: Path) -> None:
 
 def damage(sql: str, *params: object) -> Setup:
     """A real database, then one statement run on it with sqlite3 behind Précis's back."""
+
     def put(home: Path, scratch: Path) -> None:
         seeded(home, scratch)
         con = sqlite3.connect(_data_file(home))
         con.execute(sql, params)
         con.commit()
         con.close()
+
     return put
 
 
@@ -122,6 +131,7 @@ def scratch_file(name: str, data: bytes | str = b"", *, kind: str = "") -> Setup
             path.symlink_to("/dev/zero")
         else:
             path.write_bytes(data.encode() if isinstance(data, str) else data)
+
     return put
 
 
@@ -129,6 +139,7 @@ def both(*setups: Setup) -> Setup:
     def put(home: Path, scratch: Path) -> None:
         for s in setups:
             s(home, scratch)
+
     return put
 
 
@@ -140,30 +151,69 @@ INPROCESS: list[Case] = []
 
 # Files Précis opens by name, made something that is not a regular file. Every command reads settings.json
 # (the chat names what it ignored), `mcp list` and the chat read mcp.json, every command opens precis.db.
-READER = {"settings.json": (["sessions"], "", True), "mcp.json": (["mcp", "list"], "not a regular file", True),
-          "precis.db": (["sessions"], "not a regular file", False)}
+READER = {
+    "settings.json": (["sessions"], "", True),
+    "mcp.json": (["mcp", "list"], "not a regular file", True),
+    "precis.db": (["sessions"], "not a regular file", False),
+}
 for _name, (_cmd, _expect, _ok) in READER.items():
     for _kind in ("fifo", "zero", "urandom", "full"):
         SUBPROCESS.append(Case(f"{_name} is {_kind}", _cmd, _expect, ok=_ok, setup=special(_name, _kind)))
-    SUBPROCESS.append(Case(f"{_name} is a huge sparse file", _cmd, "too large" if _name == "mcp.json" else "", ok=_ok,
-                           setup=special(_name, "huge")))
+    SUBPROCESS.append(
+        Case(
+            f"{_name} is a huge sparse file",
+            _cmd,
+            "too large" if _name == "mcp.json" else "",
+            ok=_ok,
+            setup=special(_name, "huge"),
+        )
+    )
     for _kind in ("folder", "dangling", "loop", "null"):
-        INPROCESS.append(Case(f"{_name} is {_kind}", ["chat", "hi"], "", ok=_name != "precis.db" or _kind == "dangling",
-                              setup=special(_name, _kind)))
+        INPROCESS.append(
+            Case(
+                f"{_name} is {_kind}",
+                ["chat", "hi"],
+                "",
+                ok=_name != "precis.db" or _kind == "dangling",
+                setup=special(_name, _kind),
+            )
+        )
 SUBPROCESS += [
-    Case("settings.json is a FIFO, the chat names it", ["chat", "hi"], "not a regular file", ok=True,
-         setup=special("settings.json", "fifo")),
-    Case("settings.json is huge, the chat names it", ["chat", "hi"], "too large", ok=True,
-         setup=special("settings.json", "huge")),
-    Case("precis.db is a FIFO, chat", ["chat", "hi"], "not a regular file", setup=special("precis.db", "fifo")),
+    Case(
+        "settings.json is a FIFO, the chat names it",
+        ["chat", "hi"],
+        "not a regular file",
+        ok=True,
+        setup=special("settings.json", "fifo"),
+    ),
+    Case(
+        "settings.json is huge, the chat names it",
+        ["chat", "hi"],
+        "too large",
+        ok=True,
+        setup=special("settings.json", "huge"),
+    ),
+    Case(
+        "precis.db is a FIFO, chat", ["chat", "hi"], "not a regular file", setup=special("precis.db", "fifo")
+    ),
 ]
 
 # Standard input.
-for _stdin, _expect in (("closed", "standard input"), ("dir", "is a directory"), ("zero", "larger than"),
-                        ("urandom", "larger than"), ("fifo-at", "not a regular"),
-                        (b"x" * (30 * 1024**2), "larger than"), (b"\xed\xa0\x80 surrogate", "not UTF-8"),
-                        (b"\xff\xfe\x00\xd8", "not valid UTF-16"), (b"caf\xe9", "not UTF-8"), (b"", "empty message"),
-                        (b"\x00\x00\x00", "not text"), (b" \n\t\n", "empty message"), (b"\xef\xbb\xbf", "empty message")):
+for _stdin, _expect in (
+    ("closed", "standard input"),
+    ("dir", "is a directory"),
+    ("zero", "larger than"),
+    ("urandom", "larger than"),
+    ("fifo-at", "not a regular"),
+    (b"x" * (30 * 1024**2), "larger than"),
+    (b"\xed\xa0\x80 surrogate", "not UTF-8"),
+    (b"\xff\xfe\x00\xd8", "not valid UTF-16"),
+    (b"caf\xe9", "not UTF-8"),
+    (b"", "empty message"),
+    (b"\x00\x00\x00", "not text"),
+    (b" \n\t\n", "empty message"),
+    (b"\xef\xbb\xbf", "empty message"),
+):
     _label = _stdin if isinstance(_stdin, str) else f"{len(_stdin)} bytes {_stdin[:6]!r}"
     if _stdin == "fifo-at":
         continue  # a FIFO on stdin is an ordinary pipe: covered by the bytes cases
@@ -175,36 +225,87 @@ SUBPROCESS.append(Case("stdin a folder, sessions", ["sessions"], "", stdin="dir"
 
 # Exports and imports that could block.
 SUBPROCESS += [
-    Case("export to a FIFO", ["export", "1", "-o", S + "/pipe"], "pipe", setup=both(seeded, scratch_file("pipe", kind="fifo"))),
+    Case(
+        "export to a FIFO",
+        ["export", "1", "-o", S + "/pipe"],
+        "pipe",
+        setup=both(seeded, scratch_file("pipe", kind="fifo")),
+    ),
     # A device takes the bytes as a pipe with a reader does (`-o /dev/stdout` is a use): never blocks.
-    Case("export to /dev/zero link", ["export", "1", "-o", S + "/z"], "wrote", ok=True,
-         setup=both(seeded, scratch_file("z", kind="zero"))),
-    Case("import a FIFO", ["import-claude-code", S + "/pipe"], "not a regular file",
-         setup=scratch_file("pipe", kind="fifo")),
+    Case(
+        "export to /dev/zero link",
+        ["export", "1", "-o", S + "/z"],
+        "wrote",
+        ok=True,
+        setup=both(seeded, scratch_file("z", kind="zero")),
+    ),
+    Case(
+        "import a FIFO",
+        ["import-claude-code", S + "/pipe"],
+        "not a regular file",
+        setup=scratch_file("pipe", kind="fifo"),
+    ),
     Case("import /dev/urandom", ["import-claude-code", "/dev/urandom"], "not a regular file"),
-    Case("mcp list with mcp.json a FIFO", ["mcp", "list"], "not a regular file", ok=True,
-         setup=special("mcp.json", "fifo")),
+    Case(
+        "mcp list with mcp.json a FIFO",
+        ["mcp", "list"],
+        "not a regular file",
+        ok=True,
+        setup=special("mcp.json", "fifo"),
+    ),
 ]
+
 
 # MCP servers that misbehave on their output: stopped with one sentence, the command goes on.
 def hostile_server(mode: str) -> Setup:
     root = str(Path(__file__).resolve().parent.parent)
-    return content("mcp.json", json.dumps({"mcpServers": {"hog": {
-        "command": sys.executable, "args": ["-m", "tests.mcp_hostile", mode], "cwd": root}}}))
+    return content(
+        "mcp.json",
+        json.dumps(
+            {
+                "mcpServers": {
+                    "hog": {"command": sys.executable, "args": ["-m", "tests.mcp_hostile", mode], "cwd": root}
+                }
+            }
+        ),
+    )
 
 
 SUBPROCESS += [
-    Case("an MCP server writes one endless line, chat", ["chat", "hi"], "sent a message larger than", ok=True,
-         setup=hostile_server("long-line")),
-    Case("an MCP server writes one endless line, mcp list --check", ["mcp", "list", "--check"],
-         "", ok=True, setup=hostile_server("long-line")),
-    Case("an MCP server prints garbage, chat", ["chat", "hi"], "not MCP messages", ok=True,
-         setup=hostile_server("garbage")),
+    Case(
+        "an MCP server writes one endless line, chat",
+        ["chat", "hi"],
+        "sent a message larger than",
+        ok=True,
+        setup=hostile_server("long-line"),
+    ),
+    Case(
+        "an MCP server writes one endless line, mcp list --check",
+        ["mcp", "list", "--check"],
+        "",
+        ok=True,
+        setup=hostile_server("long-line"),
+    ),
+    Case(
+        "an MCP server prints garbage, chat",
+        ["chat", "hi"],
+        "not MCP messages",
+        ok=True,
+        setup=hostile_server("garbage"),
+    ),
 ]
 
 # settings.json: wrong types for every field (fixed or ignored with a named warning; the command works).
-WRONG = {"text": '"x"', "list": "[1]", "object": '{"a": 1}', "null": "null", "true": "true", "negative": "-5",
-         "huge": "1e400", "nan-string": '"NaN"'}
+WRONG = {
+    "text": '"x"',
+    "list": "[1]",
+    "object": '{"a": 1}',
+    "null": "null",
+    "true": "true",
+    "negative": "-5",
+    "huge": "1e400",
+    "nan-string": '"NaN"',
+}
 SETTINGS_FIELDS = {
     "model": ("list", "object", "null", "true", "negative"),
     "base_url": ("list", "object", "true", "negative"),
@@ -228,120 +329,308 @@ SETTINGS_FIELDS = {
 }
 for _field, _kinds in SETTINGS_FIELDS.items():
     for _kind in _kinds:
-        INPROCESS.append(Case(f"settings {_field} {_kind}", ["chat", "hi"], _field, ok=True,
-                              setup=content("settings.json", f'{{"{_field}": {WRONG[_kind]}}}')))
+        INPROCESS.append(
+            Case(
+                f"settings {_field} {_kind}",
+                ["chat", "hi"],
+                _field,
+                ok=True,
+                setup=content("settings.json", f'{{"{_field}": {WRONG[_kind]}}}'),
+            )
+        )
 INPROCESS += [
-    Case("settings profile names no profile", ["chat", "hi"], "profile", ok=True,
-         setup=content("settings.json", '{"profile": "Nobody", "profiles": []}')),
-    Case("settings two profiles with one name", ["chat", "hi"], "profiles", ok=True,
-         setup=content("settings.json", '{"profiles": [{"name": "A"}, {"name": "A", "model": "m"}]}')),
-    Case("settings profiles entry a number", ["chat", "hi"], "profiles", ok=True,
-         setup=content("settings.json", '{"profiles": [5]}')),
-    Case("settings max_output 0", ["chat", "hi"], "max_output", ok=True,
-         setup=content("settings.json", '{"model_overrides": {"claude-sonnet-4-6": {"max_output": 0}}}')),
-    Case("settings window 0", ["chat", "hi"], "window", ok=True,
-         setup=content("settings.json", '{"model_overrides": {"claude-sonnet-4-6": {"window": 0}}}')),
-    Case("settings override key unknown", ["chat", "hi"], "colour", ok=True,
-         setup=content("settings.json", '{"model_overrides": {"m": {"colour": 1}}}')),
-    Case("settings unknown top-level key", ["chat", "hi"], "colour", ok=True,
-         setup=content("settings.json", '{"colour": "blue"}')),
-    Case("settings BOM", ["chat", "hi"], "", ok=True, setup=content("settings.json", b'\xef\xbb\xbf{"max_retries": 1}')),
-    Case("settings BOM, empty object", ["chat", "hi"], "", ok=True, setup=content("settings.json", b"\xef\xbb\xbf{}")),
-    Case("settings UTF-16 with BOM", ["chat", "hi"], "", ok=True,
-         setup=content("settings.json", '{"max_retries": 1}'.encode("utf-16"))),
-    Case("settings empty file", ["chat", "hi"], "settings.json", ok=True, setup=content("settings.json", b"")),
-    Case("settings binary garbage", ["chat", "hi"], "settings.json", ok=True,
-         setup=content("settings.json", bytes(range(256)) * 4)),
-    Case("settings NUL bytes", ["chat", "hi"], "settings.json", ok=True, setup=content("settings.json", b"\x00" * 64)),
-    Case("settings lone surrogate escape", ["chat", "hi"], "model", ok=True,
-         setup=content("settings.json", '{"model": "\\ud800"}')),
-    Case("settings control characters in model", ["chat", "hi"], "model", ok=True,
-         setup=content("settings.json", '{"model": "a\\u0000b\\nc"}')),
+    Case(
+        "settings profile names no profile",
+        ["chat", "hi"],
+        "profile",
+        ok=True,
+        setup=content("settings.json", '{"profile": "Nobody", "profiles": []}'),
+    ),
+    Case(
+        "settings two profiles with one name",
+        ["chat", "hi"],
+        "profiles",
+        ok=True,
+        setup=content("settings.json", '{"profiles": [{"name": "A"}, {"name": "A", "model": "m"}]}'),
+    ),
+    Case(
+        "settings profiles entry a number",
+        ["chat", "hi"],
+        "profiles",
+        ok=True,
+        setup=content("settings.json", '{"profiles": [5]}'),
+    ),
+    Case(
+        "settings max_output 0",
+        ["chat", "hi"],
+        "max_output",
+        ok=True,
+        setup=content("settings.json", '{"model_overrides": {"claude-sonnet-4-6": {"max_output": 0}}}'),
+    ),
+    Case(
+        "settings window 0",
+        ["chat", "hi"],
+        "window",
+        ok=True,
+        setup=content("settings.json", '{"model_overrides": {"claude-sonnet-4-6": {"window": 0}}}'),
+    ),
+    Case(
+        "settings override key unknown",
+        ["chat", "hi"],
+        "colour",
+        ok=True,
+        setup=content("settings.json", '{"model_overrides": {"m": {"colour": 1}}}'),
+    ),
+    Case(
+        "settings unknown top-level key",
+        ["chat", "hi"],
+        "colour",
+        ok=True,
+        setup=content("settings.json", '{"colour": "blue"}'),
+    ),
+    Case(
+        "settings BOM",
+        ["chat", "hi"],
+        "",
+        ok=True,
+        setup=content("settings.json", b'\xef\xbb\xbf{"max_retries": 1}'),
+    ),
+    Case(
+        "settings BOM, empty object",
+        ["chat", "hi"],
+        "",
+        ok=True,
+        setup=content("settings.json", b"\xef\xbb\xbf{}"),
+    ),
+    Case(
+        "settings UTF-16 with BOM",
+        ["chat", "hi"],
+        "",
+        ok=True,
+        setup=content("settings.json", '{"max_retries": 1}'.encode("utf-16")),
+    ),
+    Case(
+        "settings empty file", ["chat", "hi"], "settings.json", ok=True, setup=content("settings.json", b"")
+    ),
+    Case(
+        "settings binary garbage",
+        ["chat", "hi"],
+        "settings.json",
+        ok=True,
+        setup=content("settings.json", bytes(range(256)) * 4),
+    ),
+    Case(
+        "settings NUL bytes",
+        ["chat", "hi"],
+        "settings.json",
+        ok=True,
+        setup=content("settings.json", b"\x00" * 64),
+    ),
+    Case(
+        "settings lone surrogate escape",
+        ["chat", "hi"],
+        "model",
+        ok=True,
+        setup=content("settings.json", '{"model": "\\ud800"}'),
+    ),
+    Case(
+        "settings control characters in model",
+        ["chat", "hi"],
+        "model",
+        ok=True,
+        setup=content("settings.json", '{"model": "a\\u0000b\\nc"}'),
+    ),
 ]
-for _cut in ('{"model": "claude', '{"max_retries": 1,', '{"profiles": [{"name": "A"', "{", '{"a":', "[", "nul",
-             '{"model": "x"}}', '{"model": "x"} trailing', "{'model': 'x'}", '{"model": "x",}'):
-    INPROCESS.append(Case(f"settings truncated {_cut!r}", ["chat", "hi"], "settings.json", ok=True,
-                          setup=content("settings.json", _cut)))
+for _cut in (
+    '{"model": "claude',
+    '{"max_retries": 1,',
+    '{"profiles": [{"name": "A"',
+    "{",
+    '{"a":',
+    "[",
+    "nul",
+    '{"model": "x"}}',
+    '{"model": "x"} trailing',
+    "{'model': 'x'}",
+    '{"model": "x",}',
+):
+    INPROCESS.append(
+        Case(
+            f"settings truncated {_cut!r}",
+            ["chat", "hi"],
+            "settings.json",
+            ok=True,
+            setup=content("settings.json", _cut),
+        )
+    )
 
 # mcp.json: broken files and entries (named; the command works).
-for _label, _text in (("not JSON", "{"), ("a list", "[]"), ("null", "null"), ("servers a list", '{"mcpServers": []}'),
-                      ("server a string", '{"mcpServers": {"a": "x"}}'), ("no command", '{"mcpServers": {"a": {}}}'),
-                      ("command a number", '{"mcpServers": {"a": {"command": 5}}}'),
-                      ("args a string", '{"mcpServers": {"a": {"command": "x", "args": "y"}}}'),
-                      ("env a list", '{"mcpServers": {"a": {"command": "x", "env": [1]}}}'),
-                      ("binary", bytes(range(256))), ("BOM", b'\xef\xbb\xbf{"mcpServers": {}}'),
-                      ("lone surrogate", '{"mcpServers": {"\\ud800": {"command": "x"}}}')):
-    INPROCESS.append(Case(f"mcp.json {_label}", ["mcp", "list"], "", ok=True, setup=content("mcp.json", _text)))
+for _label, _text in (
+    ("not JSON", "{"),
+    ("a list", "[]"),
+    ("null", "null"),
+    ("servers a list", '{"mcpServers": []}'),
+    ("server a string", '{"mcpServers": {"a": "x"}}'),
+    ("no command", '{"mcpServers": {"a": {}}}'),
+    ("command a number", '{"mcpServers": {"a": {"command": 5}}}'),
+    ("args a string", '{"mcpServers": {"a": {"command": "x", "args": "y"}}}'),
+    ("env a list", '{"mcpServers": {"a": {"command": "x", "env": [1]}}}'),
+    ("binary", bytes(range(256))),
+    ("BOM", b'\xef\xbb\xbf{"mcpServers": {}}'),
+    ("lone surrogate", '{"mcpServers": {"\\ud800": {"command": "x"}}}'),
+):
+    INPROCESS.append(
+        Case(f"mcp.json {_label}", ["mcp", "list"], "", ok=True, setup=content("mcp.json", _text))
+    )
 
 # The database: damaged rows and versions.
-_COMMANDS = (["sessions"], ["export", "1"], ["export", "1", "--format", "json"], ["context", "1"],
-             ["chat", "--session", "1", "hi"], ["search", "question"])
+_COMMANDS = (
+    ["sessions"],
+    ["export", "1"],
+    ["export", "1", "--format", "json"],
+    ["context", "1"],
+    ["chat", "--session", "1", "hi"],
+    ["search", "question"],
+)
 for _label, _setup in (
-        ("user_version -1", damage("PRAGMA user_version = -1")),
-        ("message not JSON", damage("UPDATE messages SET content = 'not json{' WHERE id = 2")),
-        ("message JSON a number", damage("UPDATE messages SET content = '5' WHERE id = 2")),
-        ("session state not JSON", damage("UPDATE sessions SET state = '{oops' WHERE id = 1")),
-        ("usage not JSON", damage("UPDATE messages SET usage = 'x' WHERE id = 2")),
-        ("meta not JSON", damage("UPDATE messages SET meta = '[' WHERE id = 2")),
-        ("message role unknown", damage("UPDATE messages SET role = 'robot' WHERE id = 2")),
-        ("message status unknown", damage("UPDATE messages SET status = 'weird' WHERE id = 2")),
+    ("user_version -1", damage("PRAGMA user_version = -1")),
+    ("message not JSON", damage("UPDATE messages SET content = 'not json{' WHERE id = 2")),
+    ("message JSON a number", damage("UPDATE messages SET content = '5' WHERE id = 2")),
+    ("session state not JSON", damage("UPDATE sessions SET state = '{oops' WHERE id = 1")),
+    ("usage not JSON", damage("UPDATE messages SET usage = 'x' WHERE id = 2")),
+    ("meta not JSON", damage("UPDATE messages SET meta = '[' WHERE id = 2")),
+    ("message role unknown", damage("UPDATE messages SET role = 'robot' WHERE id = 2")),
+    ("message status unknown", damage("UPDATE messages SET status = 'weird' WHERE id = 2")),
 ):
     for _cmd in _COMMANDS:
         INPROCESS.append(Case(f"database {_label} ({' '.join(_cmd)})", _cmd, "", ok=None, setup=_setup))
 INPROCESS += [
-    Case("database user_version 2^31", ["sessions"], "newer", setup=damage("PRAGMA user_version = 2147483647")),
-    Case("database user_version -5, chat", ["chat", "hi"], "schema version -5", setup=damage("PRAGMA user_version = -5")),
+    Case(
+        "database user_version 2^31", ["sessions"], "newer", setup=damage("PRAGMA user_version = 2147483647")
+    ),
+    Case(
+        "database user_version -5, chat",
+        ["chat", "hi"],
+        "schema version -5",
+        setup=damage("PRAGMA user_version = -5"),
+    ),
 ]
 
 # Arguments with surrogates (undecodable bytes) and control characters.
-for _label, _text in (("surrogate", "caf\udce9"), ("lone high surrogate", "a\ud800b"), ("NUL", "a\x00b"),
-                      ("escape", "a\x1b[2Jb"), ("bell", "\x07"), ("newlines", "a\n\nb")):
-    for _cmd in (["search", _text], ["chat", "--model", _text, "hi"], ["import-claude-code", S + "/" + _text],
-                 ["export", "1", "-o", S + "/" + _text], ["chat", _text]):
-        INPROCESS.append(Case(f"argument {_label} in {_cmd[0]} {_cmd.index(_text) if _text in _cmd else 'path'}",
-                              _cmd, "", ok=None, setup=seeded))
+for _label, _text in (
+    ("surrogate", "caf\udce9"),
+    ("lone high surrogate", "a\ud800b"),
+    ("NUL", "a\x00b"),
+    ("escape", "a\x1b[2Jb"),
+    ("bell", "\x07"),
+    ("newlines", "a\n\nb"),
+):
+    for _cmd in (
+        ["search", _text],
+        ["chat", "--model", _text, "hi"],
+        ["import-claude-code", S + "/" + _text],
+        ["export", "1", "-o", S + "/" + _text],
+        ["chat", _text],
+    ):
+        INPROCESS.append(
+            Case(
+                f"argument {_label} in {_cmd[0]} {_cmd.index(_text) if _text in _cmd else 'path'}",
+                _cmd,
+                "",
+                ok=None,
+                setup=seeded,
+            )
+        )
 
 # Transcripts to import with bad lines (the good ones import, the bad ones are counted).
 GOOD = '{"type": "user", "message": {"role": "user", "content": "hello"}}\n'
-for _label, _line in (("lone surrogate", '{"type": "user", "message": {"role": "user", "content": "a\\ud800"}}'),
-                      ("surrogate in a key", '{"type": "user", "\\udc80": 1, "message": {"role": "user", "content": "x"}}'),
-                      ("NUL", '{"type": "user", "message": {"role": "user", "content": "a\\u0000b"}}'),
-                      ("content a number", '{"type": "user", "message": {"role": "user", "content": 5}}'),
-                      ("content blocks of numbers", '{"type": "user", "message": {"role": "user", "content": [1, 2]}}'),
-                      ("message a list", '{"type": "user", "message": []}'),
-                      ("role unknown", '{"type": "user", "message": {"role": "robot", "content": "x"}}'),
-                      ("type a number", '{"type": 5}'), ("huge number", '{"type": "user", "n": 1e999999}'),
-                      ("a bare surrogate byte", b'{"type": "user", "message": {"role": "user", "content": "\xed\xa0\x80"}}'),
-                      ("half a line", '{"type": "user", "message": {"ro'), ("control characters", "\x01\x02\x03"),
-                      ("one long line", '{"type": "user", "message": {"role": "user", "content": "' + "x" * 3_000_000 + '"}}'),
-                      ("usage wrong types", '{"type": "assistant", "message": {"role": "assistant", "content": "x", '
-                                            '"usage": {"input_tokens": "many"}}}'),
-                      ("image without data", '{"type": "user", "message": {"role": "user", "content": '
-                                             '[{"type": "image", "source": {}}]}}')):
+for _label, _line in (
+    ("lone surrogate", '{"type": "user", "message": {"role": "user", "content": "a\\ud800"}}'),
+    ("surrogate in a key", '{"type": "user", "\\udc80": 1, "message": {"role": "user", "content": "x"}}'),
+    ("NUL", '{"type": "user", "message": {"role": "user", "content": "a\\u0000b"}}'),
+    ("content a number", '{"type": "user", "message": {"role": "user", "content": 5}}'),
+    ("content blocks of numbers", '{"type": "user", "message": {"role": "user", "content": [1, 2]}}'),
+    ("message a list", '{"type": "user", "message": []}'),
+    ("role unknown", '{"type": "user", "message": {"role": "robot", "content": "x"}}'),
+    ("type a number", '{"type": 5}'),
+    ("huge number", '{"type": "user", "n": 1e999999}'),
+    ("a bare surrogate byte", b'{"type": "user", "message": {"role": "user", "content": "\xed\xa0\x80"}}'),
+    ("half a line", '{"type": "user", "message": {"ro'),
+    ("control characters", "\x01\x02\x03"),
+    ("one long line", '{"type": "user", "message": {"role": "user", "content": "' + "x" * 3_000_000 + '"}}'),
+    (
+        "usage wrong types",
+        '{"type": "assistant", "message": {"role": "assistant", "content": "x", '
+        '"usage": {"input_tokens": "many"}}}',
+    ),
+    (
+        "image without data",
+        '{"type": "user", "message": {"role": "user", "content": [{"type": "image", "source": {}}]}}',
+    ),
+):
     _data = (_line if isinstance(_line, bytes) else _line.encode("utf-8", "surrogatepass")) + b"\n"
-    INPROCESS.append(Case(f"import a line with {_label}", ["import-claude-code", S + "/t.jsonl"], "", ok=True,
-                          setup=scratch_file("t.jsonl", GOOD.encode() + _data)))
+    INPROCESS.append(
+        Case(
+            f"import a line with {_label}",
+            ["import-claude-code", S + "/t.jsonl"],
+            "",
+            ok=True,
+            setup=scratch_file("t.jsonl", GOOD.encode() + _data),
+        )
+    )
 INPROCESS += [
-    Case("import only bad lines", ["import-claude-code", S + "/t.jsonl"], "", setup=scratch_file("t.jsonl", "{\n[\n")),
-    Case("import a link to a folder", ["import-claude-code", S + "/f"], "", setup=scratch_file("f", kind="folder")),
-    Case("import a UTF-16 transcript", ["import-claude-code", S + "/t.jsonl"], "", ok=None,
-         setup=scratch_file("t.jsonl", GOOD.encode("utf-16"))),
+    Case(
+        "import only bad lines",
+        ["import-claude-code", S + "/t.jsonl"],
+        "",
+        setup=scratch_file("t.jsonl", "{\n[\n"),
+    ),
+    Case(
+        "import a link to a folder",
+        ["import-claude-code", S + "/f"],
+        "",
+        setup=scratch_file("f", kind="folder"),
+    ),
+    Case(
+        "import a UTF-16 transcript",
+        ["import-claude-code", S + "/t.jsonl"],
+        "",
+        ok=None,
+        setup=scratch_file("t.jsonl", GOOD.encode("utf-16")),
+    ),
 ]
 
 # Exports to places that cannot take them.
 INPROCESS += [
-    Case("export to a folder", ["export", "1", "-o", S + "/d"], "cannot write",
-         setup=both(seeded, scratch_file("d", kind="folder"))),
+    Case(
+        "export to a folder",
+        ["export", "1", "-o", S + "/d"],
+        "cannot write",
+        setup=both(seeded, scratch_file("d", kind="folder")),
+    ),
     Case("export into a missing folder", ["export", "1", "-o", S + "/no/x.md"], "cannot write", setup=seeded),
     Case("export to /dev/full", ["export", "1", "-o", "/dev/full"], "", setup=seeded),
     Case("export to an empty name", ["export", "1", "-o", ""], "", ok=None, setup=seeded),
     Case("export into /proc", ["export", "1", "-o", "/proc/x.md"], "cannot write", setup=seeded),
-    Case("export into a file as folder", ["export", "1", "-o", S + "/f/x.md"], "cannot write",
-         setup=both(seeded, scratch_file("f", "x"))),
-    Case("export json to a folder", ["export", "1", "--format", "json", "-o", S + "/d"], "cannot write",
-         setup=both(seeded, scratch_file("d", kind="folder"))),
-    Case("export a damaged row to a file", ["export", "1", "-o", S + "/x.md"], "",
-         ok=None, setup=damage("UPDATE messages SET content = '{' WHERE id = 1")),
+    Case(
+        "export into a file as folder",
+        ["export", "1", "-o", S + "/f/x.md"],
+        "cannot write",
+        setup=both(seeded, scratch_file("f", "x")),
+    ),
+    Case(
+        "export json to a folder",
+        ["export", "1", "--format", "json", "-o", S + "/d"],
+        "cannot write",
+        setup=both(seeded, scratch_file("d", kind="folder")),
+    ),
+    Case(
+        "export a damaged row to a file",
+        ["export", "1", "-o", S + "/x.md"],
+        "",
+        ok=None,
+        setup=damage("UPDATE messages SET content = '{' WHERE id = 1"),
+    ),
 ]
 
 
@@ -398,8 +687,14 @@ def _run_subprocess(case: Case, root: Path, base_url: str) -> tuple[int, str] | 
     command = [PY, "-m", "desktop", *args]
     try:
         if case.stdin == "closed":  # the child starts with no descriptor 0 at all
-            res = subprocess.run(command, env=env, capture_output=True, stdin=subprocess.DEVNULL, timeout=TIMEOUT,
-                                 preexec_fn=lambda: os.close(0))
+            res = subprocess.run(
+                command,
+                env=env,
+                capture_output=True,
+                stdin=subprocess.DEVNULL,
+                timeout=TIMEOUT,
+                preexec_fn=lambda: os.close(0),
+            )
         elif fd is not None:
             res = subprocess.run(command, env=env, capture_output=True, stdin=fd, timeout=TIMEOUT)
         else:
@@ -422,8 +717,12 @@ def subprocess_results(tmp_path_factory):
         for _ in SUBPROCESS:
             srv.queue_text("ok")
         with ThreadPoolExecutor(max_workers=2) as pool:
-            results = list(pool.map(lambda ic: _run_subprocess(ic[1], root / f"case{ic[0]}", srv.base_url),
-                                    enumerate(SUBPROCESS)))
+            results = list(
+                pool.map(
+                    lambda ic: _run_subprocess(ic[1], root / f"case{ic[0]}", srv.base_url),
+                    enumerate(SUBPROCESS),
+                )
+            )
     return {case.name: res for case, res in zip(SUBPROCESS, results, strict=True)}
 
 
@@ -444,7 +743,9 @@ def shared_api():
 
 
 @pytest.mark.parametrize("case", INPROCESS, ids=[c.name for c in INPROCESS])
-def test_a_hostile_input_in_process(case: Case, tmp_path, precis_home, shared_api, monkeypatch, capsys) -> None:
+def test_a_hostile_input_in_process(
+    case: Case, tmp_path, precis_home, shared_api, monkeypatch, capsys
+) -> None:
     from desktop.cli import main as cli_main
 
     monkeypatch.setenv("ANTHROPIC_BASE_URL", shared_api.base_url)

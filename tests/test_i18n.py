@@ -41,12 +41,16 @@ def _targets(node: ET.Element) -> list[str]:
 
 def _fields(text: str) -> list[str]:
     """The str.format fields and %-placeholders of a text, sorted."""
-    names = sorted(f"{{{name}{':' + spec if spec else ''}}}" for _lit, name, spec, _conv in
-                   string.Formatter().parse(text) if name is not None)
+    names = sorted(
+        f"{{{name}{':' + spec if spec else ''}}}"
+        for _lit, name, spec, _conv in string.Formatter().parse(text)
+        if name is not None
+    )
     return names + sorted(re.findall(r"%[sdn]|%\d", text))
 
 
 # --- the .ts file ------------------------------------------------------------------------------------------
+
 
 def test_every_translation_keeps_the_placeholders_and_accelerator_of_its_source():
     checked = 0
@@ -54,7 +58,10 @@ def test_every_translation_keeps_the_placeholders_and_accelerator_of_its_source(
     for context, source, node in _messages(TS):
         for target in _targets(node):
             assert _fields(target) == _fields(source), (context, source, target)
-            assert ("&" in source.replace("&&", "")) == bool(re.search(r"\(&\w\)|&\w", target)), (context, source)
+            assert ("&" in source.replace("&&", "")) == bool(re.search(r"\(&\w\)|&\w", target)), (
+                context,
+                source,
+            )
         checked += 1
         numerus += len(list(node.iter("numerusform"))) > 0
     assert checked > 250 and numerus > 0
@@ -67,10 +74,16 @@ def test_lupdate_finds_no_string_without_a_translation(tmp_path):
     shutil.copy(TS, copy)
     lupdate = Path(sys.executable).parent / "pyside6-lupdate"
     sources = sorted(str(p) for p in (ROOT / "desktop").rglob("*.py"))
-    subprocess.run([str(lupdate), "-locations", "none", "-no-obsolete", "-silent", *sources, "-ts", str(copy)],
-                   check=True, capture_output=True)
-    untranslated = [(c, s) for c, s, node in _messages(copy)
-                    if node.get("type") == "unfinished" or not all(t.strip() for t in _targets(node))]
+    subprocess.run(
+        [str(lupdate), "-locations", "none", "-no-obsolete", "-silent", *sources, "-ts", str(copy)],
+        check=True,
+        capture_output=True,
+    )
+    untranslated = [
+        (c, s)
+        for c, s, node in _messages(copy)
+        if node.get("type") == "unfinished" or not all(t.strip() for t in _targets(node))
+    ]
     assert untranslated == []
     # ... and the engine's message ids are among them.
     sources_seen = {s for c, s, _ in _messages(copy) if c == "Engine"}
@@ -89,7 +102,7 @@ def test_the_language_follows_the_setting_then_the_system():
 
 
 def test_settings_keep_a_language_and_refuse_an_unknown_one(tmp_path):
-    from desktop.engine.settings import Paths, Settings
+    from desktop.engine.config.settings import Paths, Settings
 
     paths = Paths(tmp_path / "c", tmp_path / "d", tmp_path / "k")
     Settings(language="zh_CN").save(paths)
@@ -101,10 +114,15 @@ def test_settings_keep_a_language_and_refuse_an_unknown_one(tmp_path):
 
 # --- typed engine messages ---------------------------------------------------------------------------------
 
+
 def test_a_message_is_its_english_sentence_and_keeps_template_and_arguments():
     msg = M.say(M.COMPACTED, messages=12, saved=31_234)
     assert msg == "Context compacted · 12 messages summarized · ~31,234 tokens saved"
-    assert isinstance(msg, str) and msg.template == M.COMPACTED and msg.params == {"messages": 12, "saved": 31_234}
+    assert (
+        isinstance(msg, str)
+        and msg.template == M.COMPACTED
+        and msg.params == {"messages": 12, "saved": 31_234}
+    )
     import copy
     import pickle
 
@@ -115,7 +133,10 @@ def test_a_message_is_its_english_sentence_and_keeps_template_and_arguments():
 def test_the_catalog_words_messages_and_their_arguments_in_chinese():
     zh = catalog.load(i18n.CHINESE)
     assert len(zh) > 250
-    assert zh.word(M.say(M.COMPACTED, messages=12, saved=31_234)) == "上下文已压缩 · 摘要了 12 条消息 · 节省约 31,234 词元"
+    assert (
+        zh.word(M.say(M.COMPACTED, messages=12, saved=31_234))
+        == "上下文已压缩 · 摘要了 12 条消息 · 节省约 31,234 词元"
+    )
     how = M.say(M.KEY_ACCEPTED, auth=M.say("API key (x-api-key header)"))
     assert "API 密钥" in zh.word(M.say(M.CONNECTED, model="claude-x", tokens_in=3, tokens_out=1, how=how))
     assert zh.word("a provider's own words") == "a provider's own words"
@@ -133,11 +154,14 @@ def test_a_redacted_error_stays_a_message_and_its_chinese_wording_never_shows_th
     import anthropic
     import httpx2 as httpx
 
-    from desktop.engine.errors import classify
+    from desktop.engine.providers.errors import classify
 
     key = "sk-ant-api03-" + "x" * 40
-    response = httpx.Response(401, request=httpx.Request("POST", "http://x/v1/messages"),
-                              json={"error": {"type": "authentication_error", "message": f"bad key {key}"}})
+    response = httpx.Response(
+        401,
+        request=httpx.Request("POST", "http://x/v1/messages"),
+        json={"error": {"type": "authentication_error", "message": f"bad key {key}"}},
+    )
     error = classify(anthropic.AuthenticationError("bad", response=response, body=response.json()), [key])
     assert isinstance(error.message, M.Message) and key not in error.message
     worded = catalog.load(i18n.CHINESE).word(error.message)
@@ -150,11 +174,46 @@ def test_a_redacted_error_stays_a_message_and_its_chinese_wording_never_shows_th
 # key names of shortcuts, header and environment names, units. File names, URLs, model ids and variable
 # names are removed before the check.
 ALLOWED = {
-    "Claude", "Code", "Desktop", "Anthropic", "OpenRouter", "DeepSeek", "Zhipu", "GLM", "Moonshot", "Kimi",
-    "MiniMax", "Ollama", "llama", "cpp", "MCP", "API", "JSON", "Markdown", "Python", "PDF", "URL", "GET", "Enter", "Shift", "Ctrl",
-    "Esc", "Delete", "Alt", "stderr", "Authorization", "mcpServers", "K", "M", "s",
+    "Claude",
+    "Code",
+    "Desktop",
+    "Anthropic",
+    "OpenRouter",
+    "DeepSeek",
+    "Zhipu",
+    "GLM",
+    "Moonshot",
+    "Kimi",
+    "MiniMax",
+    "Ollama",
+    "llama",
+    "cpp",
+    "MCP",
+    "API",
+    "JSON",
+    "Markdown",
+    "Python",
+    "PDF",
+    "URL",
+    "GET",
+    "Enter",
+    "Shift",
+    "Ctrl",
+    "Esc",
+    "Delete",
+    "Alt",
+    "stderr",
+    "Authorization",
+    "mcpServers",
+    "K",
+    "M",
+    "s",
     "English",  # the language picker names each language in its own language
-    "Secret", "Service", "Keychain", "Credential", "Locker",  # the keyrings' own names
+    "Secret",
+    "Service",
+    "Keychain",
+    "Credential",
+    "Locker",  # the keyrings' own names
 }
 _NOT_WORDS = [
     re.compile(r"<[^>]+>"),  # HTML tags of rich-text labels
@@ -179,7 +238,9 @@ def english_left(text: str, data: set[str] = frozenset()) -> list[str]:  # type:
 
 def test_the_english_check_sees_english_and_lets_names_through():
     assert english_left("Copy message") == ["Copy", "message"]
-    assert english_left("复制消息 (Ctrl+C) · claude-sonnet-4-6 · 31.2K · MCP · https://api.anthropic.com") == []
+    assert (
+        english_left("复制消息 (Ctrl+C) · claude-sonnet-4-6 · 31.2K · MCP · https://api.anthropic.com") == []
+    )
     assert english_left("<b>欢迎使用 Précis</b> ANTHROPIC_API_KEY mcp.json x-api-key") == []
     assert english_left("拒绝 (Ctrl+Shift+D)") == []
 
@@ -227,15 +288,26 @@ def _widget_texts(root) -> Iterator[tuple[str, str]]:  # noqa: ANN001
             yield where, w.text()
         if isinstance(w, QLineEdit | QPlainTextEdit | QTextEdit):
             yield where + "/placeholder", w.placeholderText()
-        if isinstance(w, QLineEdit) and w.objectName() not in ("profile_name", "base_url", "model", "small_model"):
+        if isinstance(w, QLineEdit) and w.objectName() not in (
+            "profile_name",
+            "base_url",
+            "model",
+            "small_model",
+        ):
             yield where + "/text", w.text()  # the fields above hold a profile's own data
-        if isinstance(w, QComboBox) and w.objectName() not in ("model_picker", "profile_box"):  # model ids, names
+        if isinstance(w, QComboBox) and w.objectName() not in (
+            "model_picker",
+            "profile_box",
+        ):  # model ids, names
             for i in range(w.count()):
                 yield f"{where}/item{i}", w.itemText(i)
         if isinstance(w, QSpinBox | QDoubleSpinBox):
             yield where, w.prefix().replace("$", "") + w.suffix() + " " + w.specialValueText()
         if isinstance(w, QAbstractSpinBox):
-            yield where + "/shown", w.text() if w.specialValueText() and w.text() == w.specialValueText() else ""
+            yield (
+                where + "/shown",
+                w.text() if w.specialValueText() and w.text() == w.specialValueText() else "",
+            )
         if isinstance(w, QListWidget) and w.objectName() != "sessions":
             for i in range(w.count()):
                 yield f"{where}/row{i}", w.item(i).text()
@@ -244,8 +316,8 @@ def _widget_texts(root) -> Iterator[tuple[str, str]]:  # noqa: ANN001
 
 def _chat_texts(window) -> Iterator[tuple[str, str]]:  # noqa: ANN001
     """What the transcript paints that Précis wrote (card titles and links, tags, tool lines, menus)."""
-    from desktop.ui.chat_delegate import card_actions, cut_text
-    from desktop.ui.chat_model import Roles, accessible_status, accessible_text
+    from desktop.ui.transcript.chat_delegate import card_actions, cut_text
+    from desktop.ui.transcript.chat_model import Roles, accessible_status, accessible_text
 
     model, delegate, view = window.chat_model, window.chat.delegate, window.chat
     for i in range(model.rowCount()):
@@ -276,9 +348,9 @@ def _chat_texts(window) -> Iterator[tuple[str, str]]:  # noqa: ANN001
 @pytest.fixture
 def chinese(qapp):  # noqa: ANN001
     """Simplified Chinese installed like the app does at start; English again afterwards."""
-    from desktop.ui import format as fmt
-    from desktop.ui import translation
     from desktop.ui.app import apply_language
+    from desktop.ui.look import format as fmt
+    from desktop.ui.look import translation
 
     assert apply_language(qapp, "zh_CN") == "zh_CN"
     yield
@@ -296,12 +368,13 @@ async def _until(predicate, timeout: float = 60.0) -> None:  # noqa: ANN001
 
 
 @pytest.mark.qt
-async def test_no_english_is_left_in_the_window_the_settings_and_the_hover_card(chinese, qtbot, fake_api,
-                                                                                   tmp_path):
+async def test_no_english_is_left_in_the_window_the_settings_and_the_hover_card(
+    chinese, qtbot, fake_api, tmp_path
+):
     from PySide6.QtWidgets import QDialogButtonBox
 
     from desktop.ui.bridge import Bridge, StoredMessage
-    from desktop.ui.main_window import MainWindow
+    from desktop.ui.window.main_window import MainWindow
     from tests.conftest import _open_engine
     from tests.fakeapi import Fault
 
@@ -332,24 +405,71 @@ async def test_no_english_is_left_in_the_window_the_settings_and_the_hover_card(
             # a cut reply, a thinking line, an image, a compaction card with its links.
             sid = win.session_id
             model = win.chat_model
-            model.append_message(StoredMessage(9001, sid, "assistant", [
-                {"type": "thinking", "thinking": ""},
-                {"type": "tool_use", "id": "t1", "name": "read", "input": {"path": "说明.txt"}},
-                {"type": "tool_use", "id": "t2", "name": "grep", "input": {"pattern": "待办"}}]))
-            model.append_message(StoredMessage(9002, sid, "user", [
-                {"type": "tool_result", "tool_use_id": "t1", "content": "第一行\n第二行\n第三行"},
-                {"type": "tool_result", "tool_use_id": "t2", "is_error": True, "content": [
-                    {"type": "text", "text": "没有匹配"}, {"type": "image", "source": {}}]}]))
+            model.append_message(
+                StoredMessage(
+                    9001,
+                    sid,
+                    "assistant",
+                    [
+                        {"type": "thinking", "thinking": ""},
+                        {"type": "tool_use", "id": "t1", "name": "read", "input": {"path": "说明.txt"}},
+                        {"type": "tool_use", "id": "t2", "name": "grep", "input": {"pattern": "待办"}},
+                    ],
+                )
+            )
+            model.append_message(
+                StoredMessage(
+                    9002,
+                    sid,
+                    "user",
+                    [
+                        {"type": "tool_result", "tool_use_id": "t1", "content": "第一行\n第二行\n第三行"},
+                        {
+                            "type": "tool_result",
+                            "tool_use_id": "t2",
+                            "is_error": True,
+                            "content": [
+                                {"type": "text", "text": "没有匹配"},
+                                {"type": "image", "source": {}},
+                            ],
+                        },
+                    ],
+                )
+            )
             model.set_tool_state("t1", "ok", 0.01)
             model.set_tool_state("t2", "asking")
-            model.append_message(StoredMessage(9003, sid, "assistant", [{"type": "text", "text": "部分回复"}],
-                                               status="interrupted"))
-            model.append_message(StoredMessage(9004, sid, "assistant", [{"type": "text", "text": "出错的回复"}],
-                                               status="error", meta={"error": "服务商当前负载过高，请稍后重试。"}))
-            model.append_message(StoredMessage(9005, sid, "user", [{"type": "image", "source": {}},
-                                                                   {"type": "text", "text": "看看这张图"}]))
-            model.append_message(StoredMessage(9006, sid, "assistant", [{"type": "text", "text": "被截断的回复"}],
-                                               meta={"stop_reason": "max_tokens"}))
+            model.append_message(
+                StoredMessage(
+                    9003, sid, "assistant", [{"type": "text", "text": "部分回复"}], status="interrupted"
+                )
+            )
+            model.append_message(
+                StoredMessage(
+                    9004,
+                    sid,
+                    "assistant",
+                    [{"type": "text", "text": "出错的回复"}],
+                    status="error",
+                    meta={"error": "服务商当前负载过高，请稍后重试。"},
+                )
+            )
+            model.append_message(
+                StoredMessage(
+                    9005,
+                    sid,
+                    "user",
+                    [{"type": "image", "source": {}}, {"type": "text", "text": "看看这张图"}],
+                )
+            )
+            model.append_message(
+                StoredMessage(
+                    9006,
+                    sid,
+                    "assistant",
+                    [{"type": "text", "text": "被截断的回复"}],
+                    meta={"stop_reason": "max_tokens"},
+                )
+            )
             model.set_trimmed({9002})
             key = model.add_compaction_card("摘要正文", 12, 31_234, 9001)
             model.set_card_detail(key, undoable=True, record_id=1, originals_shown=True)
@@ -357,8 +477,14 @@ async def test_no_english_is_left_in_the_window_the_settings_and_the_hover_card(
             from desktop.tools.permissions import PermissionRequest
             from desktop.tools.types import BUILTIN, ToolSpec
 
-            win.tools.prompt.ask(PermissionRequest(sid, "t3", ToolSpec("write", BUILTIN, "write", {}),
-                                                   {"file_path": "说明.txt", "content": "你好"}))
+            win.tools.prompt.ask(
+                PermissionRequest(
+                    sid,
+                    "t3",
+                    ToolSpec("write", BUILTIN, "write", {}),
+                    {"file_path": "说明.txt", "content": "你好"},
+                )
+            )
             await _until(lambda: win.composer.send_button.isVisible())
             win.composer.edit.setPlainText("/context")  # the report card, worded line by line
             win.composer.send_button.click()
@@ -369,11 +495,14 @@ async def test_no_english_is_left_in_the_window_the_settings_and_the_hover_card(
 
             keyring.set_keyring(keyring.backends.fail.Keyring())  # the settings say why no key can be saved
             settings = win.open_settings()
-            await _until(lambda: settings.isVisible() and settings.form.keyring_note.isVisible())  # asked off the UI thread
+            await _until(
+                lambda: settings.isVisible() and settings.form.keyring_note.isVisible()
+            )  # asked off the UI thread
             texts += _widget_texts(settings)
             buttons = settings.findChild(QDialogButtonBox)
-            assert {b.text() for b in buttons.buttons()} == {"保存(&S)", "取消(&C)"} or \
-                {b.text() for b in buttons.buttons()} == {"保存", "取消"}  # qtbase's own translation
+            assert {b.text() for b in buttons.buttons()} == {"保存(&S)", "取消(&C)"} or {
+                b.text() for b in buttons.buttons()
+            } == {"保存", "取消"}  # qtbase's own translation
             settings.close()
             win.gauge.card.open_from_keyboard()
             await _until(win.gauge.card.isVisible)
@@ -381,13 +510,28 @@ async def test_no_english_is_left_in_the_window_the_settings_and_the_hover_card(
             texts.append(("gauge/description", win.gauge.description()))
             texts += _widget_texts(win.tools.open_mcp())
 
-            data = {"read", "grep", "write", str(tmp_path / "工作区"),  # the tool names and the folder this test used
-                    str(engine.paths.config_dir)}  # where prices.json goes (Settings names it)
+            data = {
+                "read",
+                "grep",
+                "write",
+                str(tmp_path / "工作区"),  # the tool names and the folder this test used
+                str(engine.paths.config_dir),
+            }  # where prices.json goes (Settings names it)
             left = {(where, text): bad for where, text in texts if text and (bad := english_left(text, data))}
-            assert left == {}, '\n'.join(f'{k}: {v}' for k, v in left.items())
+            assert left == {}, "\n".join(f"{k}: {v}" for k, v in left.items())
             shown = " ".join(text for _w, text in texts)
-            for expected in ("新建对话", "立即压缩", "上下文窗口", "服务商配置", "查看摘要", "复制消息", "已中断",
-                             "没有可用的系统密钥环", "来源         来自上一次 API 响应", "（内置）请求运行"):
+            for expected in (
+                "新建对话",
+                "立即压缩",
+                "上下文窗口",
+                "服务商配置",
+                "查看摘要",
+                "复制消息",
+                "已中断",
+                "没有可用的系统密钥环",
+                "来源         来自上一次 API 响应",
+                "（内置）请求运行",
+            ):
                 assert expected in shown
         finally:
             await bridge.close()
@@ -399,8 +543,8 @@ async def test_no_english_is_left_in_the_window_the_settings_and_the_hover_card(
 def test_numbers_follow_the_locale(chinese, qapp):  # noqa: ANN001
     from PySide6.QtCore import QLocale
 
-    from desktop.ui import format as fmt
-    from desktop.ui import translation
+    from desktop.ui.look import format as fmt
+    from desktop.ui.look import translation
 
     assert QLocale().name() == "zh_CN"
     assert fmt.fmt_tokens_exact(31_234) == "31,234" and fmt.fmt_percent(15.649) == "15.6%"
@@ -410,6 +554,7 @@ def test_numbers_follow_the_locale(chinese, qapp):  # noqa: ANN001
 
 
 # --- the CLI -----------------------------------------------------------------------------------------------
+
 
 @pytest.fixture
 def run_cli(fake_api, monkeypatch, capsys):  # noqa: ANN001
@@ -464,11 +609,13 @@ def test_the_committed_qm_is_what_lrelease_builds_from_the_ts(tmp_path):
 def test_without_a_qm_the_window_reads_the_ts(qapp, tmp_path):  # noqa: ANN001
     from PySide6.QtCore import QCoreApplication
 
-    from desktop.ui import format as fmt
-    from desktop.ui import translation
+    from desktop.ui.look import format as fmt
+    from desktop.ui.look import translation
 
     try:
-        installed = translation.install(qapp, "zh_CN", tmp_path / "missing.qm", catalog.load("zh_CN").translate)
+        installed = translation.install(
+            qapp, "zh_CN", tmp_path / "missing.qm", catalog.load("zh_CN").translate
+        )
         assert any(isinstance(t, translation.FallbackTranslator) for t in installed)
         assert QCoreApplication.translate("Composer", "Attach files") == "添加附件"
         assert QCoreApplication.translate("Composer", "no such source") == "no such source"
@@ -481,7 +628,7 @@ def test_without_a_qm_the_window_reads_the_ts(qapp, tmp_path):  # noqa: ANN001
 
 def test_the_sidebar_group_titles_are_chinese(chinese):  # noqa: ANN001
     """The titles are painted by the list's delegate, so the widget walk never reads them."""
-    from desktop.ui.session_groups import group_label
+    from desktop.ui.sidebar.session_groups import group_label
 
     labels = [group_label(k) for k in ("pinned", "today", "yesterday", "week", "month", "2026-09")]
     assert [w for label in labels for w in english_left(label)] == []

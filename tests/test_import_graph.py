@@ -52,7 +52,7 @@ def find_cycle(graph: dict[str, set[str]]) -> list[str] | None:
         path.append(node)
         for nxt in sorted(graph[node]):
             if state.get(nxt) == 1:
-                return [*path[path.index(nxt):], nxt]
+                return [*path[path.index(nxt) :], nxt]
             if nxt not in state and (cycle := visit(nxt)):
                 return cycle
         path.pop()
@@ -72,7 +72,10 @@ def test_find_cycle_sees_a_cycle_and_its_absence():
 
 def test_engine_modules_import_each_other_without_cycles():
     graph = engine_graph()
-    assert "desktop.engine.chat" in graph and "desktop.engine.compaction.compactor" in graph["desktop.engine.chat"]
+    assert (
+        "desktop.engine.turn.chat" in graph
+        and "desktop.engine.compaction.compactor" in graph["desktop.engine.turn.chat"]
+    )
     # A package importing its own modules is how it re-exports them; the modules must not import it back.
     assert find_cycle(graph) is None
 
@@ -82,16 +85,24 @@ def test_widgets_import_only_the_bridge_and_ui_modules():
     for path in UI.glob("*.py"):
         if path.stem in UI_GATEWAYS or path.name == "__init__.py":
             continue
-        bad = sorted(m for m in imports_of(path) if m.startswith("desktop.")
-                     and not m.startswith(("desktop.ui", RESOURCES)) and m not in PACKAGE_CONSTANTS)
+        bad = sorted(
+            m
+            for m in imports_of(path)
+            if m.startswith("desktop.")
+            and not m.startswith(("desktop.ui", RESOURCES))
+            and m not in PACKAGE_CONSTANTS
+        )
         if bad:
             offenders[path.name] = bad
     assert offenders == {}
 
 
 def test_the_resources_module_is_a_leaf():
-    assert not [m for m in imports_of(ROOT / "desktop" / "resources.py")
-                if m.startswith("desktop") and m not in PACKAGE_CONSTANTS | {"desktop"}]
+    assert not [
+        m
+        for m in imports_of(ROOT / "desktop" / "resources.py")
+        if m.startswith("desktop") and m not in PACKAGE_CONSTANTS | {"desktop"}
+    ]
 
 
 def test_the_bridge_never_reaches_the_database():
@@ -133,14 +144,18 @@ def module_level_imports(path: pathlib.Path) -> set[str]:
 
 def test_module_level_imports_see_through_blocks_but_not_functions(tmp_path):
     probe = tmp_path / "probe.py"
-    probe.write_text("import os\nif TYPE_CHECKING:\n    import mcp\ntry:\n    import anthropic\nexcept ImportError:\n"
-                     "    pass\nclass A:\n    import json\ndef f():\n    import matplotlib\n")
+    probe.write_text(
+        "import os\nif TYPE_CHECKING:\n    import mcp\ntry:\n    import anthropic\nexcept ImportError:\n"
+        "    pass\nclass A:\n    import json\ndef f():\n    import matplotlib\n"
+    )
     assert module_level_imports(probe) == {"os", "anthropic", "json"}
 
 
 def test_no_module_imports_the_sdk_the_mcp_stack_or_matplotlib_at_module_level():
-    offenders = {module_name(p): sorted(m for m in module_level_imports(p) if m.split(".")[0] in LAZY)
-                 for p in (ROOT / "desktop").rglob("*.py")}
+    offenders = {
+        module_name(p): sorted(m for m in module_level_imports(p) if m.split(".")[0] in LAZY)
+        for p in (ROOT / "desktop").rglob("*.py")
+    }
     assert {name: bad for name, bad in offenders.items() if bad} == {}
 
 
@@ -202,17 +217,22 @@ def test_every_module_imports_only_its_own_layer_or_lower_ones():
 
 def test_the_store_never_imports_the_tools():
     graph = desktop_graph()
-    assert {name: sorted(t for t in targets if within(t, "desktop.tools"))
-            for name, targets in graph.items() if within(name, "desktop.store")
-            if any(within(t, "desktop.tools") for t in targets)} == {}
+    assert {
+        name: sorted(t for t in targets if within(t, "desktop.tools"))
+        for name, targets in graph.items()
+        if within(name, "desktop.store")
+        if any(within(t, "desktop.tools") for t in targets)
+    } == {}
 
 
 def test_no_import_cycle_anywhere_in_desktop():
     graph = desktop_graph()
-    assert "desktop.ui.main_window" in graph and "desktop.cli.main" in graph
+    assert "desktop.ui.window.main_window" in graph and "desktop.cli.main" in graph
     assert find_cycle(graph) is None
 
 
 def test_no_window_helper_imports_the_main_window():
-    importers = sorted(name for name, targets in desktop_graph().items() if "desktop.ui.main_window" in targets)
+    importers = sorted(
+        name for name, targets in desktop_graph().items() if "desktop.ui.window.main_window" in targets
+    )
     assert importers == ["desktop.ui.app"]

@@ -11,9 +11,9 @@ from pathlib import Path
 
 import pytest
 
-from desktop.engine.claude_code import read_transcript
 from desktop.engine.compaction.request_shape import problems, repair
-from desktop.engine.importer import ImportFailed, import_claude_code, plan_import
+from desktop.engine.history.claude_code import read_transcript
+from desktop.engine.history.importer import ImportFailed, import_claude_code, plan_import
 from desktop.store import Store
 from tests.corpus import (
     CORPUS,
@@ -46,6 +46,7 @@ def pairing_problems(messages):
 
 # --------------------------------------------------------------------------------------- every corpus file
 
+
 @needs_corpus
 @pytest.mark.parametrize("path", corpus_params(FILES), ids=relative_id)
 def test_every_corpus_file_imports_faithfully(store, path):
@@ -57,8 +58,11 @@ def test_every_corpus_file_imports_faithfully(store, path):
     assert result.skipped == t.skipped and result.skipped_malformed == t.skipped_malformed
     for row, m in zip(rows, t.messages, strict=True):
         assert (row.role, row.content, row.status) == (m.role, m.content, "complete")
-        assert row.meta == {"imported": True, "api_message_id": m.api_message_id,
-                            "is_compact_summary": m.is_compact_summary}
+        assert row.meta == {
+            "imported": True,
+            "api_message_id": m.api_message_id,
+            "is_compact_summary": m.is_compact_summary,
+        }
         if m.role == "assistant":
             assert row.usage == m.usage and row.model == m.model
         else:
@@ -78,14 +82,20 @@ def test_every_corpus_file_imports_faithfully(store, path):
         # The boundary includes Claude Code's summary message, so the summary is sent once (in front).
         assert compaction.covers_through_message_id == rows[mark.index].id
         assert compaction.summary == summary_row.content[0]["text"]
-        assert compaction.stats == {"imported": True, "pre_tokens": mark.pre_tokens, "source_trigger": mark.trigger}
+        assert compaction.stats == {
+            "imported": True,
+            "pre_tokens": mark.pre_tokens,
+            "source_trigger": mark.trigger,
+        }
         assert result.compaction_id == compaction.id
     else:
         assert compaction is None and result.compaction_id is None
 
     # What a continuation sends (the rows after the boundary plus a new prompt) repairs to a valid request.
     after = compaction.covers_through_message_id if compaction else 0
-    sent = [r for r in rows if r.id > after] + [{"role": "user", "content": [{"type": "text", "text": "go on"}]}]
+    sent = [r for r in rows if r.id > after] + [
+        {"role": "user", "content": [{"type": "text", "text": "go on"}]}
+    ]
     assert problems(repair(sent)) == []
     assert problems(repair(rows)) == []
 
@@ -107,26 +117,36 @@ def test_two_imports_make_two_sessions_newest_first(store):
 
 # --------------------------------------------------------------------------------------- malformed input
 
+
 def _line(kind: str, text: str, **extra) -> str:
     role = "assistant" if kind == "assistant" else "user"
     message = {"role": role, "content": [{"type": "text", "text": text}]}
     if role == "assistant":
-        message.update(id=extra.pop("mid", "msg_1"), model="claude-opus-4-6",
-                       usage={"input_tokens": 10, "output_tokens": 3})
+        message.update(
+            id=extra.pop("mid", "msg_1"),
+            model="claude-opus-4-6",
+            usage={"input_tokens": 10, "output_tokens": 3},
+        )
     return json.dumps({"type": kind, "message": message, "uuid": f"u-{text}", **extra})
 
 
 def test_malformed_lines_are_counted_and_skipped(store, tmp_path):
     path = tmp_path / "mixed.jsonl"
-    path.write_text("\n".join([
-        "{not json",
-        _line("user", "hello there"),
-        json.dumps({"type": "progress", "data": {}}),
-        json.dumps([1, 2, 3]),
-        json.dumps({"type": "user", "message": "not a dict"}),
-        _line("assistant", "hi!"),
-        "\x00\x01 binary junk",
-    ]) + "\n", "utf-8")
+    path.write_text(
+        "\n".join(
+            [
+                "{not json",
+                _line("user", "hello there"),
+                json.dumps({"type": "progress", "data": {}}),
+                json.dumps([1, 2, 3]),
+                json.dumps({"type": "user", "message": "not a dict"}),
+                _line("assistant", "hi!"),
+                "\x00\x01 binary junk",
+            ]
+        )
+        + "\n",
+        "utf-8",
+    )
     result = import_sync(store, path)
     assert result.messages == 2 and result.skipped_malformed == 4 and result.skipped == {"progress": 1}
     rows = store.run(store.repo.messages, result.session_id)
@@ -135,12 +155,15 @@ def test_malformed_lines_are_counted_and_skipped(store, tmp_path):
     assert store.run(store.repo.get_session, result.session_id).title == "hello there"
 
 
-@pytest.mark.parametrize("content, reason", [
-    (None, "no such file"),
-    ("", "no conversation messages"),
-    ("# a markdown file\nnot json at all\n", "not a Claude Code JSONL transcript"),
-    (json.dumps({"type": "summary", "summary": "x"}) + "\n", "no conversation messages"),
-])
+@pytest.mark.parametrize(
+    "content, reason",
+    [
+        (None, "no such file"),
+        ("", "no conversation messages"),
+        ("# a markdown file\nnot json at all\n", "not a Claude Code JSONL transcript"),
+        (json.dumps({"type": "summary", "summary": "x"}) + "\n", "no conversation messages"),
+    ],
+)
 def test_unimportable_files_fail_with_one_line_and_leave_no_session(store, tmp_path, content, reason):
     path = tmp_path / "input.jsonl"
     if content is not None:
@@ -169,8 +192,13 @@ def test_a_failed_write_removes_the_half_written_session(store, tmp_path):
 def test_a_compaction_at_the_very_start_is_not_recorded(store, tmp_path):
     # Nothing precedes the summary, so there is nothing to cover (a boundary at 0 would be meaningless).
     path = tmp_path / "c.jsonl"
-    boundary = json.dumps({"type": "system", "subtype": "compact_boundary",
-                           "compactMetadata": {"trigger": "auto", "preTokens": 1000}})
+    boundary = json.dumps(
+        {
+            "type": "system",
+            "subtype": "compact_boundary",
+            "compactMetadata": {"trigger": "auto", "preTokens": 1000},
+        }
+    )
     summary = _line("user", "This session is being continued", isCompactSummary=True)
     path.write_text("\n".join([boundary, summary, _line("assistant", "ok")]) + "\n", "utf-8")
     result = import_sync(store, path)
@@ -179,15 +207,19 @@ def test_a_compaction_at_the_very_start_is_not_recorded(store, tmp_path):
 
 # --------------------------------------------------------------------------------------- CLI end to end
 
+
 def run(args, env, timeout=60):
-    return subprocess.run([sys.executable, "-m", "desktop", *args], env=env, capture_output=True, text=True,
-                          timeout=timeout)
+    return subprocess.run(
+        [sys.executable, "-m", "desktop", *args], env=env, capture_output=True, text=True, timeout=timeout
+    )
 
 
 @pytest.fixture
 def cli_env(fake_api, precis_home):
     env = dict(os.environ)
-    env.update(PRECIS_HOME=str(precis_home), ANTHROPIC_BASE_URL=fake_api.base_url, ANTHROPIC_API_KEY="test-key")
+    env.update(
+        PRECIS_HOME=str(precis_home), ANTHROPIC_BASE_URL=fake_api.base_url, ANTHROPIC_API_KEY="test-key"
+    )
     return env
 
 
@@ -283,8 +315,12 @@ def test_a_kill_at_any_point_of_an_import_leaves_the_session_complete_or_absent(
     command = [sys.executable, "-m", "desktop", "import-claude-code", str(path)]
     # How long a whole import takes here, in a home of its own: the kills land anywhere within it.
     started = time.monotonic()
-    subprocess.run(command, env={**os.environ, "PRECIS_HOME": str(tmp_path / "timing"),
-                                 "QT_QPA_PLATFORM": "offscreen"}, check=True, capture_output=True)
+    subprocess.run(
+        command,
+        env={**os.environ, "PRECIS_HOME": str(tmp_path / "timing"), "QT_QPA_PLATFORM": "offscreen"},
+        check=True,
+        capture_output=True,
+    )
     whole = time.monotonic() - started
     env = {**os.environ, "PRECIS_HOME": str(precis_home), "QT_QPA_PLATFORM": "offscreen"}
     db = precis_home / "data" / "precis.db"

@@ -25,11 +25,23 @@ pytestmark = pytest.mark.timeout(400)
 
 
 def launch(venv: Path, home: Path, base_url: str, report: Path) -> subprocess.CompletedProcess[str]:
-    env = env_for(home, base_url, QT_QPA_PLATFORM="offscreen", PRECIS_QUIT_AFTER="0.3",
-                  PRECIS_STARTUP_REPORT=str(report), PYTHONPATH="")
+    env = env_for(
+        home,
+        base_url,
+        QT_QPA_PLATFORM="offscreen",
+        PRECIS_QUIT_AFTER="0.3",
+        PRECIS_STARTUP_REPORT=str(report),
+        PYTHONPATH="",
+    )
     env.pop("VIRTUAL_ENV", None)
-    return subprocess.run([str(venv / BIN / "precis-gui")], env=env, cwd=home.parent, capture_output=True,
-                          text=True, timeout=120)
+    return subprocess.run(
+        [str(venv / BIN / "precis-gui")],
+        env=env,
+        cwd=home.parent,
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
 
 
 @pytest.fixture(scope="module")
@@ -42,7 +54,9 @@ def installed(tmp_path_factory) -> tuple[Path, Path]:
 def test_the_wheel_carries_every_asset(installed):
     wheel, _ = installed
     names = set(zipfile.ZipFile(wheel).namelist())
-    shipped = {p.relative_to(ROOT).as_posix() for p in (ROOT / "desktop" / "assets").rglob("*") if p.is_file()}
+    shipped = {
+        p.relative_to(ROOT).as_posix() for p in (ROOT / "desktop" / "assets").rglob("*") if p.is_file()
+    }
     assert shipped and shipped <= names, sorted(shipped - names)
     # Each translation source goes with its compiled .qm (setup.py builds them; none before the first .ts).
     sources = {p.relative_to(ROOT).as_posix() for p in (ROOT / "desktop" / "i18n").glob("*.ts")}
@@ -59,7 +73,9 @@ def test_the_installed_window_loads_its_icon_and_style_sheet(installed, tmp_path
     assert res.returncode == 0, res.stderr
     assert "Cannot open file" not in res.stderr and "Traceback" not in res.stderr, res.stderr
     facts = json.loads(report.read_text("utf-8"))
-    assert Path(facts["assets_folder"]).is_relative_to(venv), facts  # read from the install, not from this checkout
+    assert Path(facts["assets_folder"]).is_relative_to(venv), (
+        facts
+    )  # read from the install, not from this checkout
     assert facts["icon_renders"] and facts["svg_renders"], facts
     assert {16, 32, 48, 64, 128, 256, 512} <= set(facts["icon_sizes"]), facts
     assert facts["stylesheet_chars"] > 100 and facts["stylesheet_is_shipped"], facts
@@ -70,14 +86,16 @@ def test_the_installed_cli_installs_the_desktop_entry(installed, tmp_path):
     _, venv = installed
     data = tmp_path / "xdg-data"
     env = {**os.environ, "XDG_DATA_HOME": str(data), "PYTHONPATH": ""}
-    res = subprocess.run([str(venv / BIN / "precis"), "install-desktop"], env=env, capture_output=True, text=True,
-                         timeout=60)
+    res = subprocess.run(
+        [str(venv / BIN / "precis"), "install-desktop"], env=env, capture_output=True, text=True, timeout=60
+    )
     assert res.returncode == 0, res.stderr
     entry = (data / "applications" / "io.github.precis.Precis.desktop").read_text("utf-8")
     assert f"Exec={venv / BIN / 'precis-gui'}\n" in entry, entry
     assert (data / "icons/hicolor/256x256/apps/io.github.precis.Precis.png").is_file()
-    res = subprocess.run([str(venv / BIN / "precis"), "uninstall-desktop"], env=env, capture_output=True,
-                         text=True, timeout=60)
+    res = subprocess.run(
+        [str(venv / BIN / "precis"), "uninstall-desktop"], env=env, capture_output=True, text=True, timeout=60
+    )
     assert res.returncode == 0 and not (data / "applications" / "io.github.precis.Precis.desktop").exists()
 
 
@@ -92,8 +110,12 @@ def test_pip_wheel_with_build_isolation_works_where_pyside6_is_installed(tmp_pat
     qm = ts.with_suffix(".qm")
     os.utime(qm, (ts.stat().st_mtime - 60, ts.stat().st_mtime - 60))
     out = tmp_path / "dist"
-    res = subprocess.run([sys.executable, "-m", "pip", "wheel", "-q", "--no-deps", "-w", str(out), str(tree)],
-                         capture_output=True, text=True, timeout=350)
+    res = subprocess.run(
+        [sys.executable, "-m", "pip", "wheel", "-q", "--no-deps", "-w", str(out), str(tree)],
+        capture_output=True,
+        text=True,
+        timeout=350,
+    )
     assert res.returncode == 0, res.stderr[-2000:]
     wheel = next(out.glob("precis-*.whl"))
     with zipfile.ZipFile(wheel) as zf:

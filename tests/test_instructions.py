@@ -8,8 +8,8 @@ import json
 
 import pytest
 
-from desktop.engine import assemble
-from desktop.engine.settings import Paths, Settings
+from desktop.engine.config.settings import Paths, Settings
+from desktop.engine.turn import assemble
 from tests.conftest import _open_engine
 
 # Engine behaviour, not HTTP: the fake server's script answered in-process (tests/scripted_provider.py).

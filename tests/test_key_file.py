@@ -25,8 +25,10 @@ def no_keyring():
     keyring.set_keyring(previous)
 
 
-def test_the_key_file_is_private_and_read_after_env_and_keyring(no_keyring, precis_home, fake_api, monkeypatch):
-    from desktop.engine import secrets
+def test_the_key_file_is_private_and_read_after_env_and_keyring(
+    no_keyring, precis_home, fake_api, monkeypatch
+):
+    from desktop.engine.config import secrets
 
     monkeypatch.delenv("ANTHROPIC_API_KEY")
     assert secrets.keyring_status() is not None and not secrets.load_credentials().present
@@ -49,8 +51,9 @@ def test_the_key_file_is_private_and_read_after_env_and_keyring(no_keyring, prec
 
 @pytest.mark.qt
 async def test_settings_offer_the_private_file_without_a_keyring_and_the_chats_show_without_a_key(
-        qtbot, fake_api, monkeypatch, no_keyring, precis_home):
-    from desktop.engine import secrets
+    qtbot, fake_api, monkeypatch, no_keyring, precis_home
+):
+    from desktop.engine.config import secrets
 
     monkeypatch.delenv("ANTHROPIC_API_KEY")
     async with _open_engine(credentials=False) as engine:
@@ -62,7 +65,9 @@ async def test_settings_offer_the_private_file_without_a_keyring_and_the_chats_s
         await until(lambda: win.session_id == sid)
         await until(win.welcome.start_button.isEnabled)  # the keyring's answer, from a worker thread
         form = win.welcome.form
-        assert form.in_file.isVisibleTo(form) and not form.in_file.isChecked()  # shown, never chosen for the user
+        assert (
+            form.in_file.isVisibleTo(form) and not form.in_file.isChecked()
+        )  # shown, never chosen for the user
         assert form.run_only.isChecked()
         form.api_key.setText(KEY)
         form.in_file.setChecked(True)
@@ -82,7 +87,7 @@ def test_a_returning_start_paints_before_looking_for_its_kept_key(precis_home, f
     before it was shown. Now a returning start (settings saved, no key in the environment) paints first."""
     import json
 
-    from desktop.engine.settings import Paths, Settings
+    from desktop.engine.config.settings import Paths, Settings
 
     paths = Paths.resolve()
     paths.ensure()
@@ -90,14 +95,17 @@ def test_a_returning_start_paints_before_looking_for_its_kept_key(precis_home, f
     (paths.config_dir / "keys.json").write_text(json.dumps({"anthropic-api-key": KEY}))
     started = _keyless_start_report(precis_home, fake_api, tmp_path)
     assert KEYRING_STACK & set(started["packages"]) == set()
-    assert "desktop.ui.settings_dialog" not in started["desktop_modules"]  # the first-run page was not built
+    assert (
+        "desktop.ui.settings.settings_dialog" not in started["desktop_modules"]
+    )  # the first-run page was not built
 
 
 @pytest.mark.qt
 @pytest.mark.parametrize("chats", [True, False])
 async def test_a_returning_start_without_its_key_says_so_once_the_window_has_painted(
-        qtbot, fake_api, monkeypatch, no_keyring, precis_home, chats):
-    from desktop.engine.settings import Settings
+    qtbot, fake_api, monkeypatch, no_keyring, precis_home, chats
+):
+    from desktop.engine.config.settings import Settings
 
     monkeypatch.delenv("ANTHROPIC_API_KEY")
     async with _open_engine(credentials=False) as engine:
@@ -124,7 +132,7 @@ async def _a_chat(engine) -> int:  # noqa: ANN001
 async def _started_window(qtbot, engine):  # noqa: ANN001, ANN202
     """The window over ``engine``, shown and started as a launch does."""
     from desktop.ui.bridge import Bridge
-    from desktop.ui.main_window import MainWindow
+    from desktop.ui.window.main_window import MainWindow
 
     win = MainWindow(Bridge(engine), engine.paths.config_dir / "window.ini")
     qtbot.addWidget(win)
@@ -137,13 +145,16 @@ def test_a_first_run_shows_its_form_before_asking_the_keyring(precis_home, fake_
     """On main the first-run page asked the keyring while the window was built (the keyring stack on the UI thread
     before the first paint)."""
     started = _keyless_start_report(precis_home, fake_api, tmp_path)
-    assert "desktop.ui.settings_dialog" in started["desktop_modules"]  # the first-run page is what shows
+    assert (
+        "desktop.ui.settings.settings_dialog" in started["desktop_modules"]
+    )  # the first-run page is what shows
     assert KEYRING_STACK & set(started["packages"]) == set()
 
 
 @pytest.mark.qt
 async def test_the_first_run_form_learns_about_the_keyring_from_a_worker_thread(
-        qtbot, fake_api, monkeypatch, no_keyring, precis_home):
+    qtbot, fake_api, monkeypatch, no_keyring, precis_home
+):
     monkeypatch.delenv("ANTHROPIC_API_KEY")
     async with _open_engine(credentials=False) as engine:
         win = await _started_window(qtbot, engine)
@@ -165,20 +176,28 @@ def _keyless_start_report(home, fake_api, tmp_path) -> dict:  # noqa: ANN001
     import json
 
     report = tmp_path / "startup.json"
-    env = env_for(home, fake_api.base_url, QT_QPA_PLATFORM="offscreen", PRECIS_QUIT_AFTER="0",
-                  PRECIS_STARTUP_REPORT=str(report))
+    env = env_for(
+        home,
+        fake_api.base_url,
+        QT_QPA_PLATFORM="offscreen",
+        PRECIS_QUIT_AFTER="0",
+        PRECIS_STARTUP_REPORT=str(report),
+    )
     env.pop("ANTHROPIC_API_KEY")
     res = run([], env, timeout=120)
     assert res.returncode == 0, res.stderr
     return json.loads(report.read_text("utf-8"))
 
 
-async def test_a_chats_first_request_reads_its_kept_key_off_the_loop(no_keyring, precis_home, fake_api, monkeypatch):
+async def test_a_chats_first_request_reads_its_kept_key_off_the_loop(
+    no_keyring, precis_home, fake_api, monkeypatch
+):
     """On main the client was made on the loop (the window's UI thread) with the key read there: the keyring stack
     and a desktop's secret service (which may ask to be unlocked) held the window at the first send."""
     import threading
 
-    from desktop.engine import chat, secrets
+    from desktop.engine.config import secrets
+    from desktop.engine.turn import chat
 
     monkeypatch.delenv("ANTHROPIC_API_KEY")
     secrets.save_api_key_to_file(KEY)

@@ -1,4 +1,4 @@
-"""The engine's read API for the window (desktop/engine/library.py): what the bridge reads and the whole-chat
+"""The engine's read API for the window (desktop/engine/history/library.py): what the bridge reads and the whole-chat
 edits it makes, over a real store; the bridge itself never names the store."""
 
 from __future__ import annotations

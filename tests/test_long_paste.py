@@ -9,7 +9,7 @@ from pathlib import Path
 
 import pytest
 
-from desktop.engine.chat import MessageTooLong
+from desktop.engine.turn.chat import MessageTooLong
 from tests.conftest import engine_of
 from tests.test_window import message_rows, until
 
@@ -25,7 +25,7 @@ def no_local_paths(fake_api, *roots: Path) -> None:
 
 @pytest.mark.qt
 async def test_a_long_paste_is_sent_whole_and_unmarked(window, fake_api, qtbot, precis_home, tmp_path):
-    from desktop.ui.chat_delegate import TRIMMED_TAG
+    from desktop.ui.transcript.chat_delegate import TRIMMED_TAG
 
     big = "\n".join(f"log line {i}: " + "x" * 60 for i in range(800))  # ~57K characters, over the 50K cap
     fake_api.queue_text("I read all of it.")
@@ -43,8 +43,9 @@ async def test_a_long_paste_is_sent_whole_and_unmarked(window, fake_api, qtbot, 
 
 
 @pytest.mark.qt
-async def test_a_paste_that_cannot_fit_the_window_is_refused_and_the_draft_stays(window, fake_api, qtbot,
-                                                                                 monkeypatch):
+async def test_a_paste_that_cannot_fit_the_window_is_refused_and_the_draft_stays(
+    window, fake_api, qtbot, monkeypatch
+):
     engine = engine_of(window)
     await until(lambda: window.gauge.snapshot() is not None)  # start-up has loaded the learned facts
     engine.catalog.learn_window(engine.settings.model, 16_000)  # a small window: ~80K characters cannot fit
@@ -58,8 +59,9 @@ async def test_a_paste_that_cannot_fit_the_window_is_refused_and_the_draft_stays
 
 
 @pytest.mark.in_process  # engine behaviour, not HTTP (tests/scripted_provider.py)
-async def test_only_tool_output_is_capped_and_its_marker_names_no_local_path(engine, fake_api, precis_home,
-                                                                              tmp_path):
+async def test_only_tool_output_is_capped_and_its_marker_names_no_local_path(
+    engine, fake_api, precis_home, tmp_path
+):
     sid = await engine.new_session()
     fake_api.queue_tool_use("read", {"path": "notes.txt"}, id="toolu_1")
     await engine.send(sid, "read my notes")

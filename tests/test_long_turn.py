@@ -32,12 +32,14 @@ async def test_one_prompt_and_150_tool_rounds_never_reach_the_user_as_errors(win
             size = 7_000 if n == 140 else 1_200
             result = f"round {n}: " + words(size, n)
             fake_api.queue_tool_use("grep", {"pattern": f"p{n}"}, id=f"toolu_{n:03d}")
-            await engine.send_content(sid, [{"type": "tool_result", "tool_use_id": f"toolu_{n - 1:03d}",
-                                             "content": result}])
+            await engine.send_content(
+                sid, [{"type": "tool_result", "tool_use_id": f"toolu_{n - 1:03d}", "content": result}]
+            )
         errors = [e for e in engine.events if isinstance(e, TurnError)]
         assert errors == []
-    chats = [r for r in fake_api.message_requests()
-             if isinstance(r.body, dict) and not is_summary_request(r.body)]
+    chats = [
+        r for r in fake_api.message_requests() if isinstance(r.body, dict) and not is_summary_request(r.body)
+    ]
     failed = [r for r in chats if r.status == 400]
     bodies = [json.dumps(r.body["messages"], sort_keys=True) for r in chats]
     for bad in failed:  # the request after a failure is never the same request again

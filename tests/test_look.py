@@ -9,11 +9,11 @@ from PySide6.QtGui import QColor, QImage, QPainter, QPalette
 from PySide6.QtWidgets import QApplication, QDialogButtonBox
 
 from desktop.resources import ui_icon_names
-from desktop.ui import icons
-from desktop.ui.format import fmt_tokens, gauge_label
-from desktop.ui.role_marker import marker_colour, marker_rect
-from desktop.ui.theme import DARK, LIGHT, is_dark, palette_for
-from desktop.ui.window_look import NARROW
+from desktop.ui.look import icons
+from desktop.ui.look.format import fmt_tokens, gauge_label
+from desktop.ui.look.theme import DARK, LIGHT, is_dark, palette_for
+from desktop.ui.transcript.role_marker import marker_colour, marker_rect
+from desktop.ui.window.window_look import NARROW
 from tests.test_window import message_rows, until
 
 pytestmark = pytest.mark.qt
@@ -50,8 +50,12 @@ def test_every_bundled_icon_draws_in_the_colour_asked(qapp):
     for name in names:
         pixmap = icons.render(name, 24, QColor("#d04010"))
         image = pixmap.toImage()
-        painted = [image.pixelColor(x, y) for x in range(image.width()) for y in range(image.height())
-                   if image.pixelColor(x, y).alpha() > 200]
+        painted = [
+            image.pixelColor(x, y)
+            for x in range(image.width())
+            for y in range(image.height())
+            if image.pixelColor(x, y).alpha() > 200
+        ]
         assert painted, name  # something is drawn
         assert all(_close(c, QColor("#d04010"), 30) for c in painted), name  # in that colour only
 
@@ -90,8 +94,10 @@ async def test_the_header_bar_holds_toggle_title_model_and_gauge_with_its_figure
     await until(lambda: len(message_rows(window)) == 2 and message_rows(window)[1].status == "complete")
     await until(lambda: look.context_line.isVisible())
     snapshot = window.gauge.snapshot()
-    assert look.context_line.text() == f"{gauge_label(snapshot.percent)} % · {fmt_tokens(snapshot.used)} / " \
-                                       f"{fmt_tokens(snapshot.window)}"
+    assert (
+        look.context_line.text() == f"{gauge_label(snapshot.percent)} % · {fmt_tokens(snapshot.used)} / "
+        f"{fmt_tokens(snapshot.window)}"
+    )
 
 
 async def test_the_theme_is_chosen_in_settings_applied_and_kept(window, qtbot, keep_palette):
@@ -104,8 +110,12 @@ async def test_the_theme_is_chosen_in_settings_applied_and_kept(window, qtbot, k
     assert window.look.theme_actions["dark"].isChecked()
     # Icons follow: the attach icon is now drawn light on the dark window.
     image = window.composer.attach_button.icon().pixmap(QSize(16, 16)).toImage()
-    opaque = [image.pixelColor(x, y) for x in range(image.width()) for y in range(image.height())
-              if image.pixelColor(x, y).alpha() > 200]
+    opaque = [
+        image.pixelColor(x, y)
+        for x in range(image.width())
+        for y in range(image.height())
+        if image.pixelColor(x, y).alpha() > 200
+    ]
     assert opaque and all(c.lightness() > 160 for c in opaque)
     window.look.set_theme("light")
     assert not is_dark(QApplication.palette())
@@ -152,8 +162,9 @@ async def test_a_long_message_in_the_composer_shows_a_painted_scroll_bar(window,
     colour = shot.pixelColor(centre.x(), centre.y())
     page = window.palette().color(QPalette.ColorRole.Window)
     assert not _close(colour, QColor("#000000"), 12), colour.name()
-    assert _close(colour, page, 60) or _close(colour, window.palette().color(QPalette.ColorRole.Base), 60), \
+    assert _close(colour, page, 60) or _close(colour, window.palette().color(QPalette.ColorRole.Base), 60), (
         colour.name()
+    )
 
 
 @pytest.mark.parametrize("theme", ["light", "dark"])
@@ -163,7 +174,7 @@ async def test_a_check_box_shows_its_box_on_both_themes(qapp, keep_palette, qtbo
     3:1 from the page, as a control must."""
     from PySide6.QtWidgets import QCheckBox, QStyle, QStyleOptionButton
 
-    from desktop.ui.theme import apply_theme
+    from desktop.ui.look.theme import apply_theme
     from tests.test_focus_ring import contrast
 
     apply_theme(qapp, theme)
@@ -178,9 +189,11 @@ async def test_a_check_box_shows_its_box_on_both_themes(qapp, keep_palette, qtbo
         box.initStyleOption(option)
         indicator = box.style().subElementRect(QStyle.SubElement.SE_CheckBoxIndicator, option, box)
         shot = box.grab().toImage()
-        best = max(contrast(shot.pixelColor(x, y), page)
-                   for x in range(indicator.left(), indicator.right() + 1)
-                   for y in range(indicator.top(), indicator.bottom() + 1))
+        best = max(
+            contrast(shot.pixelColor(x, y), page)
+            for x in range(indicator.left(), indicator.right() + 1)
+            for y in range(indicator.top(), indicator.bottom() + 1)
+        )
         assert best >= 3.0, (theme, checked, best)
 
 
@@ -191,7 +204,7 @@ async def test_a_list_rows_check_box_shows_its_box_on_both_themes(qapp, keep_pal
     from PySide6.QtCore import Qt
     from PySide6.QtWidgets import QListWidget, QListWidgetItem
 
-    from desktop.ui.theme import apply_theme
+    from desktop.ui.look.theme import apply_theme
     from tests.test_focus_ring import contrast
 
     apply_theme(qapp, theme)
@@ -209,6 +222,9 @@ async def test_a_list_rows_check_box_shows_its_box_on_both_themes(qapp, keep_pal
     shot = rows.viewport().grab().toImage()
     for row in range(2):
         area = rows.visualItemRect(rows.item(row))
-        best = max(contrast(shot.pixelColor(x, y), field)
-                   for x in range(area.left(), area.left() + 22) for y in range(area.top(), area.bottom() + 1))
+        best = max(
+            contrast(shot.pixelColor(x, y), field)
+            for x in range(area.left(), area.left() + 22)
+            for y in range(area.top(), area.bottom() + 1)
+        )
         assert best >= 3.0, (theme, row, best)

@@ -10,7 +10,7 @@ import pytest
 from PySide6.QtCore import QUrl
 from PySide6.QtGui import QImage, QTextDocument, QTextTable
 
-from desktop.ui.markdown_render import (
+from desktop.ui.transcript.markdown_render import (
     SafeTextDocument,
     copy_anchor_index,
     extract_code_blocks,
@@ -176,7 +176,7 @@ def test_breaks_flag_keeps_typed_newlines(qapp):
 
 
 def test_streaming_path_keeps_html_literal(qapp):
-    from desktop.ui.markdown_stream import render_streaming
+    from desktop.ui.transcript.markdown_stream import render_streaming
 
     doc = SafeTextDocument()
     doc.setHtml(render_streaming("hi <b>bold-html</b> <img src='file:///etc/passwd'> **md**")[0])

@@ -4,9 +4,9 @@ from __future__ import annotations
 
 import pytest
 
-from desktop.engine.chat import ChatEngine
-from desktop.engine.context import ContextSnapshot, context_report, state_for
-from desktop.engine.secrets import Credentials
+from desktop.engine.config.secrets import Credentials
+from desktop.engine.metering.context import ContextSnapshot, context_report, state_for
+from desktop.engine.turn.chat import ChatEngine
 from tests.requests import request_of
 
 # Engine behaviour, not HTTP: the fake server's script answered in-process (tests/scripted_provider.py).
@@ -74,7 +74,9 @@ async def test_exact_count_is_asked_near_the_threshold(engine, fake_api):
     await engine.store.add_message(sid, "user", [{"type": "text", "text": "word " * 2000}])
     estimate = (await engine.measure(sid)).used
     budget = engine.compactor.budget("claude-sonnet-4-6")
-    engine.settings.auto_compact_ratio = estimate * 1.01 / budget  # the estimate lands 1 % under the threshold
+    engine.settings.auto_compact_ratio = (
+        estimate * 1.01 / budget
+    )  # the estimate lands 1 % under the threshold
     fake_api.queue_text("fine")
     await engine.retry(sid)
     assert [r.path for r in fake_api.requests].count("/v1/messages/count_tokens") == 1
@@ -87,8 +89,13 @@ async def test_calibration_persists_across_restarts(engine, fake_api):
         await engine.send(sid, f"{i} " + "calibrate me please " * 400)
     factor = engine.calibration.factor("claude-sonnet-4-6")
     assert factor != 1.0
-    fresh = ChatEngine(engine.store, engine.paths, engine.settings, Credentials(api_key="test-key"),
-                       provider_factory=engine.provider_factory)
+    fresh = ChatEngine(
+        engine.store,
+        engine.paths,
+        engine.settings,
+        Credentials(api_key="test-key"),
+        provider_factory=engine.provider_factory,
+    )
     await fresh.measure(sid)
     assert fresh.calibration.factor("claude-sonnet-4-6") == pytest.approx(factor)
     await fresh.close()
@@ -114,11 +121,17 @@ async def test_typing_adds_the_draft_to_the_latest_measurement(engine, fake_api)
 async def test_spilled_content_is_marked_the_same_on_every_measurement(engine, fake_api):
     sid = (await engine.store.create_session("spill", "claude-sonnet-4-6")).id
     small = await engine.store.add_message(sid, "user", [{"type": "text", "text": "short"}])
-    await engine.store.add_message(sid, "assistant", [{"type": "tool_use", "id": "toolu_1", "name": "read",
-                                                        "input": {}}])
-    huge = await engine.store.add_message(sid, "user", [{"type": "tool_result", "tool_use_id": "toolu_1",
-                                                         "content": "x" * 60_000},
-                                                        {"type": "text", "text": "question"}])
+    await engine.store.add_message(
+        sid, "assistant", [{"type": "tool_use", "id": "toolu_1", "name": "read", "input": {}}]
+    )
+    huge = await engine.store.add_message(
+        sid,
+        "user",
+        [
+            {"type": "tool_result", "tool_use_id": "toolu_1", "content": "x" * 60_000},
+            {"type": "text", "text": "question"},
+        ],
+    )
     first = await engine.measure(sid)
     second = await engine.measure(sid)
     assert first.trimmed == second.trimmed == (huge.id,)

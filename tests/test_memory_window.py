@@ -78,8 +78,11 @@ async def test_the_preview_shows_what_compact_now_then_does(window, fake_api, qt
     assert preview.messages.count() == len(plan.head)
     assert not await engine.store.compactions(sid)  # nothing happens before the user confirms
     keep = next(m for m in plan.head if m.role == "assistant")
-    item = next(preview.messages.item(i) for i in range(preview.messages.count())
-                if preview.messages.item(i).data(Qt.ItemDataRole.UserRole) == keep.id)
+    item = next(
+        preview.messages.item(i)
+        for i in range(preview.messages.count())
+        if preview.messages.item(i).data(Qt.ItemDataRole.UserRole) == keep.id
+    )
     item.setCheckState(Qt.CheckState.Checked)  # keep it verbatim
     preview.focus_edit.setText("the lorem answers")
     assert preview.excluded() == [keep.id]
@@ -141,8 +144,12 @@ async def test_a_citation_in_the_card_opens_the_cited_message(window, fake_api, 
     assert f'href="precis-cite:{target}"' in doc.toHtml()  # a real link in the painted card
     assert window.chat_model.row_of(target) < 0  # under the summary: not shown
     window.chat.card_action.emit(str(card.key), f"cite:{target}")  # what a click on it emits
-    await until(lambda: window.chat_model.row_of(target) >= 0
-                and window.chat.currentIndex().row() == window.chat_model.row_of(target))
+    await until(
+        lambda: (
+            window.chat_model.row_of(target) >= 0
+            and window.chat.currentIndex().row() == window.chat_model.row_of(target)
+        )
+    )
 
 
 async def test_search_earlier_in_this_chat_opens_a_summarised_message(window, fake_api, qtbot):
@@ -160,5 +167,9 @@ async def test_search_earlier_in_this_chat_opens_a_summarised_message(window, fa
     assert hit.session_id == sid and hit.message_id <= record.covers_through_message_id
     dialog.results.setCurrentRow(0)
     dialog._choose(dialog.results.currentItem())
-    await until(lambda: window.chat_model.row_of(hit.message_id) >= 0
-                and window.chat.currentIndex().row() == window.chat_model.row_of(hit.message_id))
+    await until(
+        lambda: (
+            window.chat_model.row_of(hit.message_id) >= 0
+            and window.chat.currentIndex().row() == window.chat_model.row_of(hit.message_id)
+        )
+    )

@@ -76,14 +76,20 @@ async def test_a_pin_that_is_not_in_the_message_or_too_long_is_refused(small_eng
     sid, pinned, _other = await _chat_with_a_fact(small_engine)
     with pytest.raises(ValueError, match="not part of that message"):
         await small_engine.pin_message(sid, pinned, text="port 9999")
-    huge = await small_engine.store.add_message(sid, "assistant", [{"type": "text", "text": "word " * 40_000}])
+    huge = await small_engine.store.add_message(
+        sid, "assistant", [{"type": "text", "text": "word " * 40_000}]
+    )
     with pytest.raises(ValueError, match="too long to pin"):
         await small_engine.pin_message(sid, huge.id)
     with pytest.raises(ValueError, match="no message"):
         await small_engine.pin_message(sid, 10**9)
     # Pins ride along with every request: together they stay within the pin budget (20,000 tokens).
-    big = [await small_engine.store.add_message(sid, "assistant", [{"type": "text", "text": f"note {i} " * 3_800}])
-           for i in range(3)]
+    big = [
+        await small_engine.store.add_message(
+            sid, "assistant", [{"type": "text", "text": f"note {i} " * 3_800}]
+        )
+        for i in range(3)
+    ]
     await small_engine.pin_message(sid, big[0].id)
     await small_engine.pin_message(sid, big[1].id)
     with pytest.raises(ValueError, match="already hold about"):
@@ -99,7 +105,9 @@ async def test_a_pin_survives_a_restart(fake_api, monkeypatch):
         await engine.pin_message(sid, pinned)
         await converse(engine, fake_api, sid, 4)
         assert (await engine.compact(sid, "manual")).ok
-    async with _open_engine({"max_output_tokens": 1024}) as engine:  # the same SQLite file, a new process' view
+    async with _open_engine(
+        {"max_output_tokens": 1024}
+    ) as engine:  # the same SQLite file, a new process' view
         assert [p.message_id for p in await engine.pins(sid)] == [pinned]
         await converse(engine, fake_api, sid, 1, start=4)
         assert PINNED in _last_body(fake_api)
@@ -111,9 +119,13 @@ def _cli(*args: str):
     import sys
     from pathlib import Path
 
-    env = {**os.environ, "PYTHONPATH": str(Path(__file__).resolve().parents[1])}  # this tree's desktop package
-    return subprocess.run([sys.executable, "-m", "desktop", *args], env=env, capture_output=True, text=True,
-                          timeout=120)
+    env = {
+        **os.environ,
+        "PYTHONPATH": str(Path(__file__).resolve().parents[1]),
+    }  # this tree's desktop package
+    return subprocess.run(
+        [sys.executable, "-m", "desktop", *args], env=env, capture_output=True, text=True, timeout=120
+    )
 
 
 async def test_precis_pin_pins_lists_and_removes_what_the_engine_then_reads(engine, fake_api):

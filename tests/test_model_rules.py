@@ -4,9 +4,9 @@ and the text between tool calls is asked to be shown where the model hides it by
 
 from __future__ import annotations
 
-from desktop.engine.catalog import ModelCatalog
 from desktop.engine.compaction import request_shape as cp
-from desktop.engine.model_rules import fit_request, tool_choice_for
+from desktop.engine.config.catalog import ModelCatalog
+from desktop.engine.providers.model_rules import fit_request, tool_choice_for
 from desktop.engine.types import StoredMessage
 from tests.test_compaction_engine import chat_requests
 
@@ -14,8 +14,13 @@ SIGNATURE = "a" * 80
 
 
 def _thinking_in(body: dict) -> list[str]:
-    return [b.get("thinking", "") for m in body["messages"] if m["role"] == "assistant"
-            for b in m["content"] if isinstance(b, dict) and b.get("type") == "thinking"]
+    return [
+        b.get("thinking", "")
+        for m in body["messages"]
+        if m["role"] == "assistant"
+        for b in m["content"]
+        if isinstance(b, dict) and b.get("type") == "thinking"
+    ]
 
 
 async def test_a_chat_that_switches_model_does_not_send_the_other_models_thinking(engine, fake_api):
@@ -33,8 +38,12 @@ async def test_a_chat_that_switches_model_does_not_send_the_other_models_thinkin
     switched = chat_requests(fake_api)[-1].body
     assert switched["model"] == "claude-opus-5-5"
     assert _thinking_in(switched) == []
-    assert any(b.get("text") == "First answer." for m in switched["messages"] if m["role"] == "assistant"
-               for b in m["content"])  # the reply itself stays
+    assert any(
+        b.get("text") == "First answer."
+        for m in switched["messages"]
+        if m["role"] == "assistant"
+        for b in m["content"]
+    )  # the reply itself stays
     # Opus 5.5 hides the text between tool calls unless asked: the request asks (adaptive, its only mode).
     assert switched["thinking"] == {"type": "adaptive", "display": "summarized"}
     assert "thinking" not in same  # a model that shows it by default is left as it was
@@ -49,8 +58,13 @@ async def test_a_chat_that_switches_model_does_not_send_the_other_models_thinkin
 def test_repair_drops_only_thinking_written_by_another_model():
     rows = [
         StoredMessage(1, 1, "user", [{"type": "text", "text": "q"}]),
-        StoredMessage(2, 1, "assistant", [{"type": "thinking", "thinking": "t", "signature": SIGNATURE},
-                                          {"type": "text", "text": "a"}], model="claude-sonnet-4-6"),
+        StoredMessage(
+            2,
+            1,
+            "assistant",
+            [{"type": "thinking", "thinking": "t", "signature": SIGNATURE}, {"type": "text", "text": "a"}],
+            model="claude-sonnet-4-6",
+        ),
         StoredMessage(3, 1, "user", [{"type": "text", "text": "q2"}]),
     ]
     kinds = [b["type"] for b in cp.repair(rows, "claude-opus-5-5")[1]["content"]]
@@ -58,7 +72,10 @@ def test_repair_drops_only_thinking_written_by_another_model():
     assert [b["type"] for b in cp.repair(rows, "claude-sonnet-4-6")[1]["content"]] == ["thinking", "text"]
     assert [b["type"] for b in cp.repair(rows)[1]["content"]] == ["thinking", "text"]  # no model: unchanged
     repairer = cp.Repairer()  # the incremental form redoes its rows when the model changes
-    assert [b["type"] for b in repairer.update(rows, "claude-sonnet-4-6")[1]["content"]] == ["thinking", "text"]
+    assert [b["type"] for b in repairer.update(rows, "claude-sonnet-4-6")[1]["content"]] == [
+        "thinking",
+        "text",
+    ]
     assert [b["type"] for b in repairer.update(rows, "claude-opus-5-5")[1]["content"]] == ["text"]
 
 
@@ -68,10 +85,16 @@ def test_no_forced_tool_choice_reaches_a_model_that_rejects_it():
     for forced in ({"type": "any"}, {"type": "tool", "name": "read_file"}):
         assert tool_choice_for(forced, opus55) == {"type": "auto"}
         assert tool_choice_for(forced, sonnet46) == forced
-    assert tool_choice_for({"type": "any", "disable_parallel_tool_use": True}, opus55) == \
-        {"type": "auto", "disable_parallel_tool_use": True}
-    request = {"model": "claude-fable-5-2", "messages": [], "tool_choice": {"type": "tool", "name": "x"},
-               "thinking": {"type": "enabled", "budget_tokens": 4096}}
+    assert tool_choice_for({"type": "any", "disable_parallel_tool_use": True}, opus55) == {
+        "type": "auto",
+        "disable_parallel_tool_use": True,
+    }
+    request = {
+        "model": "claude-fable-5-2",
+        "messages": [],
+        "tool_choice": {"type": "tool", "name": "x"},
+        "thinking": {"type": "enabled", "budget_tokens": 4096},
+    }
     fitted = fit_request(request, catalog.info("claude-fable-5-2"))
     assert fitted["tool_choice"] == {"type": "auto"}
     assert fitted["thinking"] == {"type": "adaptive", "display": "summarized"}  # a budget is rejected there

@@ -12,10 +12,10 @@ import pytest
 from PySide6.QtCore import Qt
 from PySide6.QtGui import QGuiApplication, QKeySequence
 
-from desktop.engine.export import export_text
-from desktop.ui.session_groups import group_key
-from desktop.ui.shortcuts import SHORTCUTS
-from desktop.ui.shortcuts_dialog import ShortcutsDialog
+from desktop.engine.history.export import export_text
+from desktop.ui.sidebar.session_groups import group_key
+from desktop.ui.window.shortcuts import SHORTCUTS
+from desktop.ui.window.shortcuts_dialog import ShortcutsDialog
 from tests.conftest import engine_of
 from tests.test_window import message_rows, until
 
@@ -33,20 +33,31 @@ async def chat_with_history(window, n: int, needle_at: int, title: str = "long c
     rows = []
     for i in range(n):
         if i == needle_at:
-            rows.append({"role": "user", "content": [{"type": "tool_result", "tool_use_id": "t1",
-                                                      "content": "grep output: the axolotl line"}]})
+            rows.append(
+                {
+                    "role": "user",
+                    "content": [
+                        {
+                            "type": "tool_result",
+                            "tool_use_id": "t1",
+                            "content": "grep output: the axolotl line",
+                        }
+                    ],
+                }
+            )
         else:
             rows.append({"role": "user" if i % 2 == 0 else "assistant", "content": text(f"message {i}")})
     await store.add_messages(session.id, rows)
-    needle = next(m.id for m in await store.messages(session.id)
-                  if m.content[0].get("type") == "tool_result")
+    needle = next(m.id for m in await store.messages(session.id) if m.content[0].get("type") == "tool_result")
     return session.id, needle
 
 
 async def test_ctrl_k_search_shows_snippets_and_jumps_to_an_old_message(window, qtbot):
     sid, needle = await chat_with_history(window, 700, 40)  # far above the first page of 200
     await window.bridge.new_session()  # another chat is open
-    qtbot.keyClick(window.composer.edit, Qt.Key.Key_K, Qt.KeyboardModifier.ControlModifier)  # from the composer
+    qtbot.keyClick(
+        window.composer.edit, Qt.Key.Key_K, Qt.KeyboardModifier.ControlModifier
+    )  # from the composer
     dialog = window.organise.search_dialog
     assert dialog is not None and dialog.isVisible()
     qtbot.keyClicks(dialog.edit, "axolotl")
@@ -79,7 +90,9 @@ async def test_a_summary_hit_opens_its_card(window, qtbot):
     session = await store.create_session("summarised")
     first = await store.add_message(session.id, "user", text("early"))
     await store.add_message(session.id, "assistant", text("early answer"))
-    record = await store.add_compaction(session.id, "The pangolin plan was agreed.", first.id + 1, "manual", {})
+    record = await store.add_compaction(
+        session.id, "The pangolin plan was agreed.", first.id + 1, "manual", {}
+    )
     await store.add_message(session.id, "user", text("later"))
     hits = await window.bridge.search("pangolin")
     assert [h.kind for h in hits] == ["summary"]
@@ -116,17 +129,20 @@ async def test_sidebar_groups_by_date_and_pins_on_top(window, qtbot):
     now = time.time()
     old = await store.create_session("old")
     last_week = await store.create_session("last week")
-    await store.call(lambda: repo.m.Session.update(updated_at=now - 3 * day).where(
-        repo.m.Session.id == last_week.id).execute())
-    await store.call(lambda: repo.m.Session.update(updated_at=now - 90 * day).where(
-        repo.m.Session.id == old.id).execute())
+    await store.call(
+        lambda: (
+            repo.m.Session.update(updated_at=now - 3 * day).where(repo.m.Session.id == last_week.id).execute()
+        )
+    )
+    await store.call(
+        lambda: repo.m.Session.update(updated_at=now - 90 * day).where(repo.m.Session.id == old.id).execute()
+    )
     await window.bridge.refresh_sessions()
     groups = [title for title, _ids in window.sidebar.groups()]
     assert groups[0] == "Today" and "Previous 7 days" in groups and len(groups) == 3
     assert window.sidebar.list.count() == 3  # titles are painted, not items: the list holds chats only
     # Context menu › Pin: the chat moves to a Pinned group on top; stored.
-    item = next(window.sidebar.list.item(i) for i in range(3)
-                if window.sidebar.list.item(i).text() == "old")
+    item = next(window.sidebar.list.item(i) for i in range(3) if window.sidebar.list.item(i).text() == "old")
     menu = window.sidebar.build_context_menu(item)
     pin = menu.findChild(type(menu.actions()[0]), "pin_action")
     assert pin.text() == "Pin"
@@ -154,8 +170,12 @@ async def test_chat_instructions_dialog_saves_and_the_next_request_carries_them(
     qtbot.keyClick(window.composer.edit, Qt.Key.Key_Return)
     await until(lambda: len(fake_api.message_requests()) == 1)
     assert "Answer like a ship's captain." in fake_api.message_requests()[0].body["system"][0]["text"]
-    await until(lambda: window.gauge.snapshot() is not None
-                and window.gauge.snapshot().breakdown.get("instructions", 0) > 0)
+    await until(
+        lambda: (
+            window.gauge.snapshot() is not None
+            and window.gauge.snapshot().breakdown.get("instructions", 0) > 0
+        )
+    )
 
 
 async def test_default_instructions_are_edited_in_settings(window, qtbot):
@@ -174,7 +194,11 @@ async def test_export_and_copy_give_the_cli_output(window, fake_api, qtbot, tmp_
     await until(lambda: len(message_rows(window)) == 2 and message_rows(window)[1].status == "complete")
     store = engine_of(window).store
     sid = window.session_id
-    session, msgs, comps = await store.get_session(sid), await store.messages(sid), await store.compactions(sid)
+    session, msgs, comps = (
+        await store.get_session(sid),
+        await store.messages(sid),
+        await store.compactions(sid),
+    )
     for fmt in ("md", "json"):
         path = tmp_path / f"out.{fmt}"
         await window.organise.write_export(sid, path, fmt)
@@ -184,8 +208,11 @@ async def test_export_and_copy_give_the_cli_output(window, fake_api, qtbot, tmp_
     await until(lambda: QGuiApplication.clipboard().text() == export_text(session, msgs, comps, "md"))
     assert "Copied" in window.toast.text()
     QGuiApplication.clipboard().clear()
-    qtbot.keyClick(window.composer.edit, Qt.Key.Key_C,
-                   Qt.KeyboardModifier.ControlModifier | Qt.KeyboardModifier.ShiftModifier)
+    qtbot.keyClick(
+        window.composer.edit,
+        Qt.Key.Key_C,
+        Qt.KeyboardModifier.ControlModifier | Qt.KeyboardModifier.ShiftModifier,
+    )
     assert QGuiApplication.clipboard().text() == "The **reply**."
 
 
@@ -204,8 +231,15 @@ async def test_shortcut_table_binds_the_actions_and_lists_them_all(window, qtbot
     rows = dialog.rows()
     assert len(rows) == len(SHORTCUTS)
     described = " | ".join(f"{k} {w}" for k, w in rows)
-    for words in ("Search all chats", "Find in this chat", "Settings", "Copy the last reply", "New chat",
-                  "Edit your last message", "Stop the reply, or cancel an edit"):
+    for words in (
+        "Search all chats",
+        "Find in this chat",
+        "Settings",
+        "Copy the last reply",
+        "New chat",
+        "Edit your last message",
+        "Stop the reply, or cancel an edit",
+    ):
         assert words in described
     assert ("Ctrl+K", "Search all chats") in rows
 
@@ -216,8 +250,11 @@ async def test_ctrl_shift_n_opens_a_new_chat(window, fake_api, qtbot):
     qtbot.keyClick(window.composer.edit, Qt.Key.Key_Return)
     await until(lambda: len(message_rows(window)) == 2 and message_rows(window)[1].status == "complete")
     first = window.session_id
-    qtbot.keyClick(window.composer.edit, Qt.Key.Key_N,
-                   Qt.KeyboardModifier.ControlModifier | Qt.KeyboardModifier.ShiftModifier)
+    qtbot.keyClick(
+        window.composer.edit,
+        Qt.Key.Key_N,
+        Qt.KeyboardModifier.ControlModifier | Qt.KeyboardModifier.ShiftModifier,
+    )
     await until(lambda: window.session_id != first)
     assert message_rows(window) == []
 
@@ -234,7 +271,9 @@ async def test_up_in_an_empty_composer_edits_the_last_message_and_esc_cancels(wi
     assert not window.composer.cancel_edit_button.isVisible() and window.composer.edit.toPlainText() == ""
     qtbot.keyClicks(window.composer.edit, "draft")
     qtbot.keyClick(window.composer.edit, Qt.Key.Key_Up)  # not empty: ↑ moves the cursor, nothing else
-    assert window.composer.edit.toPlainText() == "draft" and not window.composer.cancel_edit_button.isVisible()
+    assert (
+        window.composer.edit.toPlainText() == "draft" and not window.composer.cancel_edit_button.isVisible()
+    )
 
 
 async def test_esc_stops_a_streaming_reply(window, fake_api, qtbot):
@@ -260,16 +299,22 @@ async def test_slash_offers_commands_with_completion_and_runs_them(window, fake_
     qtbot.keyClick(window.composer.edit, Qt.Key.Key_Return)  # picks the highlighted command
     assert window.composer.edit.toPlainText() == "/context" and not slash.popup_visible()
     qtbot.keyClick(window.composer.edit, Qt.Key.Key_Return)  # and runs it (the engine's /context card)
-    await until(lambda: any(window.chat_model.row_at(i).kind == "notice"
-                            for i in range(window.chat_model.rowCount())))
+    await until(
+        lambda: any(window.chat_model.row_at(i).kind == "notice" for i in range(window.chat_model.rowCount()))
+    )
     assert fake_api.message_requests() == []
     window.composer.edit.setPlainText("/help")
     qtbot.keyClick(window.composer.edit, Qt.Key.Key_Return)
-    await until(lambda: window.organise.shortcuts_dialog is not None and window.organise.shortcuts_dialog.isVisible())
+    await until(
+        lambda: window.organise.shortcuts_dialog is not None and window.organise.shortcuts_dialog.isVisible()
+    )
     assert window.composer.edit.toPlainText() == ""
     window.composer.edit.setPlainText("/model claude-haiku-4-5")
     slash.hide_popup()
     qtbot.keyClick(window.composer.edit, Qt.Key.Key_Return)
-    await until(lambda: (engine_of(window).store is not None) and window.model_picker.currentText()
-                == "claude-haiku-4-5")
+    await until(
+        lambda: (
+            (engine_of(window).store is not None) and window.model_picker.currentText() == "claude-haiku-4-5"
+        )
+    )
     await until(lambda: window.toast.isVisible() and "claude-haiku-4-5" in window.toast.text())

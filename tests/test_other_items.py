@@ -9,8 +9,8 @@ import pytest
 from PySide6.QtCore import Qt
 from PySide6.QtWidgets import QApplication, QDialogButtonBox
 
-from desktop.engine.context import ContextSnapshot
-from desktop.ui import cache_rows
+from desktop.engine.metering.context import ContextSnapshot
+from desktop.ui.gauge import cache_rows
 from tests.test_window import until
 
 pytestmark = pytest.mark.qt
@@ -41,8 +41,16 @@ async def test_saving_the_same_language_says_nothing_about_a_restart(window):
 
 
 def _snap(ttl: float) -> ContextSnapshot:
-    return ContextSnapshot(model="m", window=200_000, max_output=8_000, used=50_000, next_turn=51_000,
-                           source="api", cache_expires_at=1_000.0 + ttl, cache_ttl=ttl)
+    return ContextSnapshot(
+        model="m",
+        window=200_000,
+        max_output=8_000,
+        used=50_000,
+        next_turn=51_000,
+        source="api",
+        cache_expires_at=1_000.0 + ttl,
+        cache_ttl=ttl,
+    )
 
 
 def test_the_hover_card_says_which_cache_lifetime_the_last_request_bought():
@@ -61,17 +69,25 @@ async def test_the_hour_long_cache_setting_says_when_it_applies(window):
 
 # --- search and export: the attached files' names (and a text file's words) --------------------------------------
 
+
 def _attached(tmp_path):
-    from desktop.engine.attachments import text_document
+    from desktop.engine.history.attachments import text_document
     from desktop.store import Store
 
     store = Store.open_sync(tmp_path / "precis.db")
     r = store.repo
     s = r.create_session("files")
     photo = {"type": "image", "source": {"type": "base64", "media_type": "image/png", "data": "iVBORw0KGgo="}}
-    msg = r.add_message(s.id, "user", [photo, text_document("the quarterly wombat census", "notes-q3.txt"),
-                                       {"type": "text", "text": "what do these say?"}],
-                        meta={"files": ["holiday-beach.png", "notes-q3.txt"]})
+    msg = r.add_message(
+        s.id,
+        "user",
+        [
+            photo,
+            text_document("the quarterly wombat census", "notes-q3.txt"),
+            {"type": "text", "text": "what do these say?"},
+        ],
+        meta={"files": ["holiday-beach.png", "notes-q3.txt"]},
+    )
     return store, s, msg
 
 
@@ -91,7 +107,7 @@ def test_search_finds_a_message_by_its_attached_files_names_and_a_text_files_wor
 
 
 def test_export_names_the_attached_files(tmp_path):
-    from desktop.engine.export import export_markdown
+    from desktop.engine.history.export import export_markdown
 
     store, s, msg = _attached(tmp_path)
     try:
@@ -104,19 +120,22 @@ def test_export_names_the_attached_files(tmp_path):
 
 # --- display math in the user's own bubble ----------------------------------------------------------------------
 
+
 @pytest.mark.parametrize("typeset", [False, True])
 def test_display_math_in_a_users_bubble_is_drawn_inside_the_bubble(view, qtbot, typeset):
     """A centred formula was laid out across the whole column while the bubble shrinks to its text: it was drawn
     outside the bubble (clipped: a blank gap)."""
     from desktop.engine.types import StoredMessage
-    from desktop.ui import math_render
-    from desktop.ui.chat_delegate import PAD
+    from desktop.ui.transcript import math_render
+    from desktop.ui.transcript.chat_delegate import PAD
 
     if typeset:
         math_render.warm_in_background()
         qtbot.waitUntil(math_render._loaded.is_set, timeout=60_000)
     view.resize(900, 480)
-    view.model().set_messages([StoredMessage(1, 1, "user", [{"type": "text", "text": "why is\n$$\\sum_i x_i^2$$"}])], False)
+    view.model().set_messages(
+        [StoredMessage(1, 1, "user", [{"type": "text", "text": "why is\n$$\\sum_i x_i^2$$"}])], False
+    )
     view.model().flush()
     view.doItemsLayout()
     index = view.model().index(0, 0)
@@ -137,13 +156,18 @@ def test_display_math_in_a_users_bubble_is_drawn_inside_the_bubble(view, qtbot, 
 
 # --- a tool card opens with a click --------------------------------------------------------------------------------
 
+
 async def test_a_click_on_a_tool_row_expands_it_and_another_folds_it(window, qtbot):
     from PySide6.QtCore import QPoint
 
     from desktop.engine.types import StoredMessage
 
-    call = StoredMessage(901, window.session_id, "assistant",
-                         [{"type": "tool_use", "id": "t1", "name": "grep", "input": {"pattern": "needle " * 30}}])
+    call = StoredMessage(
+        901,
+        window.session_id,
+        "assistant",
+        [{"type": "tool_use", "id": "t1", "name": "grep", "input": {"pattern": "needle " * 30}}],
+    )
     window.chat_model.set_messages([call], False)
     window.chat_model.flush()
     window.chat.doItemsLayout()
@@ -157,25 +181,34 @@ async def test_a_click_on_a_tool_row_expands_it_and_another_folds_it(window, qtb
     assert not window.chat_model.row_at(0).detail.get("expanded")
     qtbot.mouseClick(window.chat.viewport(), Qt.MouseButton.LeftButton, pos=where)
     await until(lambda: bool(window.chat_model.row_at(0).detail.get("expanded")))
-    await asyncio.sleep((QApplication.doubleClickInterval() + 50) / 1000)  # a second click, not a double click
+    await asyncio.sleep(
+        (QApplication.doubleClickInterval() + 50) / 1000
+    )  # a second click, not a double click
     await until(lambda: not window.bridge._tasks)
     rect = window.chat.visualRect(window.chat_model.index(0, 0))
-    qtbot.mouseClick(window.chat.viewport(), Qt.MouseButton.LeftButton,
-                     pos=QPoint(rect.left() + 40, rect.top() + 12))
+    qtbot.mouseClick(
+        window.chat.viewport(), Qt.MouseButton.LeftButton, pos=QPoint(rect.left() + 40, rect.top() + 12)
+    )
     await until(lambda: not window.chat_model.row_at(0).detail.get("expanded"))
 
 
 # --- the hover bar (Copy | Regenerate) --------------------------------------------------------------------------
 
+
 def _two_messages(view):
     from desktop.engine.types import StoredMessage
 
     view.resize(700, 500)
-    view.model().set_messages([StoredMessage(1, 1, "assistant", [{"type": "text", "text": "a short reply"}]),
-                               StoredMessage(2, 1, "user", [{"type": "text", "text": "the next message"}])], False)
+    view.model().set_messages(
+        [
+            StoredMessage(1, 1, "assistant", [{"type": "text", "text": "a short reply"}]),
+            StoredMessage(2, 1, "user", [{"type": "text", "text": "the next message"}]),
+        ],
+        False,
+    )
     view.model().flush()
     view.doItemsLayout()
-    from desktop.ui.message_actions import MessageActions
+    from desktop.ui.transcript.message_actions import MessageActions
 
     return MessageActions(view)
 
@@ -185,8 +218,14 @@ def _hover(view, index) -> None:
     from PySide6.QtGui import QMouseEvent
 
     centre = QPointF(view.visualRect(index).center())
-    move = QMouseEvent(QMouseEvent.Type.MouseMove, centre, view.viewport().mapToGlobal(centre),
-                       Qt.MouseButton.NoButton, Qt.MouseButton.NoButton, Qt.KeyboardModifier.NoModifier)
+    move = QMouseEvent(
+        QMouseEvent.Type.MouseMove,
+        centre,
+        view.viewport().mapToGlobal(centre),
+        Qt.MouseButton.NoButton,
+        Qt.MouseButton.NoButton,
+        Qt.KeyboardModifier.NoModifier,
+    )
     QApplication.sendEvent(view.viewport(), move)
 
 

@@ -9,7 +9,7 @@ import anthropic
 import httpx2
 import pytest
 
-from desktop.engine.overflow import (
+from desktop.engine.providers.overflow import (
     Overflow,
     detect,
     detect_stop_reason,

@@ -10,7 +10,7 @@ import threading
 
 import pytest
 
-from desktop.engine.settings import Paths, Settings
+from desktop.engine.config.settings import Paths, Settings
 from desktop.store import Store
 
 pytestmark = pytest.mark.skipif(sys.platform == "win32", reason="POSIX permission bits")
@@ -99,7 +99,7 @@ def test_window_state_written_by_qt_stays_private(tmp_path):
 
 
 def test_write_private_creates_and_replaces_with_owner_only_bits(tmp_path):
-    from desktop.engine.files import write_private
+    from desktop.engine.config.files import write_private
 
     out = tmp_path / "export.md"
     with umask(0o022):
@@ -115,7 +115,7 @@ def test_write_private_creates_and_replaces_with_owner_only_bits(tmp_path):
 
 
 def test_write_private_follows_symlinks_and_writes_into_pipes(tmp_path):
-    from desktop.engine.files import write_private
+    from desktop.engine.config.files import write_private
 
     target = tmp_path / "real.md"
     target.write_text("old")

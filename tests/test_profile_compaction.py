@@ -25,8 +25,9 @@ TURNS = 12
 
 
 def _precis(args: list[str], env: dict[str, str]) -> subprocess.CompletedProcess[str]:
-    return subprocess.run([sys.executable, "-m", "desktop", *args], env=env, capture_output=True, text=True,
-                          timeout=60)
+    return subprocess.run(
+        [sys.executable, "-m", "desktop", *args], env=env, capture_output=True, text=True, timeout=60
+    )
 
 
 def _write_settings(home: Path, local: FakeAnthropic, cloud: FakeAnthropic, active: str) -> None:
@@ -37,21 +38,35 @@ def _write_settings(home: Path, local: FakeAnthropic, cloud: FakeAnthropic, acti
     chosen = next(p for p in profiles if p["name"] == active)
     config = home / "config"
     config.mkdir(parents=True, exist_ok=True)
-    (config / "settings.json").write_text(json.dumps({"profiles": profiles, "profile": active,
-                                                      "base_url": chosen["base_url"], "model": chosen["model"]}))
+    (config / "settings.json").write_text(
+        json.dumps(
+            {
+                "profiles": profiles,
+                "profile": active,
+                "base_url": chosen["base_url"],
+                "model": chosen["model"],
+            }
+        )
+    )
 
 
 def _overflowed(srv: FakeAnthropic) -> list[str]:
     """The requests the server refused (a prompt over its window is answered 400 "prompt is too long", see
     FakeAnthropic.prepare_message; no other 400 is due here)."""
-    return [f"request {r.seq}: {r.prompt_tokens} tokens" for r in srv.message_requests()
-            if r.status == 400 or (r.prompt_tokens or 0) > srv.window]
+    return [
+        f"request {r.seq}: {r.prompt_tokens} tokens"
+        for r in srv.message_requests()
+        if r.status == 400 or (r.prompt_tokens or 0) > srv.window
+    ]
 
 
-def test_a_local_chat_compacts_for_its_own_window_after_the_cloud_profile_became_active(precis_home, monkeypatch,
-                                                                                       capsys):
-    with FakeAnthropic(12_000, api_key=None, models=(LOCAL_MODEL,), default_reply_tokens=60) as local, \
-            FakeAnthropic(200_000, api_key=None) as cloud:
+def test_a_local_chat_compacts_for_its_own_window_after_the_cloud_profile_became_active(
+    precis_home, monkeypatch, capsys
+):
+    with (
+        FakeAnthropic(12_000, api_key=None, models=(LOCAL_MODEL,), default_reply_tokens=60) as local,
+        FakeAnthropic(200_000, api_key=None) as cloud,
+    ):
         env = {k: v for k, v in os.environ.items() if not k.startswith("ANTHROPIC_")}
         env["PRECIS_HOME"] = str(precis_home)
         _write_settings(precis_home, local, cloud, "Local")
@@ -74,6 +89,8 @@ def test_a_local_chat_compacts_for_its_own_window_after_the_cloud_profile_became
         assert _overflowed(local) == []  # every compaction happened before the window was reached
         assert {"auto", "background"} & set(triggers), triggers  # the policy compacted by itself
         assert re.search(r"^Summary\s+active", context.stdout, re.M), context.stdout
-        assert re.search(r"^Window\s+12,000$", context.stdout, re.M), context.stdout  # Local's, not Cloud's 200K
+        assert re.search(r"^Window\s+12,000$", context.stdout, re.M), (
+            context.stdout
+        )  # Local's, not Cloud's 200K
         assert local.stats.requests >= TURNS + 1
         assert cloud.requests == []  # no turn, summary, count or window look-up reached Cloud

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import pytest
 
-from desktop.engine.profiles import Profile
+from desktop.engine.config.profiles import Profile
 from tests.conftest import _open_engine
 from tests.fakeapi import FakeAnthropic
 from tests.fakeapi.counting import TokenCounter
@@ -24,12 +24,22 @@ async def test_a_chat_on_profile_a_sends_nothing_to_b_after_b_became_active(key,
     auth = "none" if key is None else "x-api-key"
     if key is not None:
         monkeypatch.setenv("ANTHROPIC_API_KEY", key)  # both servers take it
-    with FakeAnthropic(8_000, api_key=key, models=offered) as a_srv, \
-            FakeAnthropic(200_000, api_key=key, models=offered) as b_srv:
+    with (
+        FakeAnthropic(8_000, api_key=key, models=offered) as a_srv,
+        FakeAnthropic(200_000, api_key=key, models=offered) as b_srv,
+    ):
         a = Profile("Local A", a_srv.base_url, auth, MODEL, MODEL)
         b = Profile("Local B", b_srv.base_url, auth, MODEL, MODEL)
-        async with _open_engine({"profiles": [a, b], "profile": a.name, "base_url": a.base_url, "model": MODEL,
-                                 "max_output_tokens": 1024}, credentials=False) as engine:
+        async with _open_engine(
+            {
+                "profiles": [a, b],
+                "profile": a.name,
+                "base_url": a.base_url,
+                "model": MODEL,
+                "max_output_tokens": 1024,
+            },
+            credentials=False,
+        ) as engine:
             sid = await engine.new_session()  # a chat on A
             assert (await engine.measure(sid)).window == 8_000  # asked of A while A is active
             other = (await engine.store.create_session("other", "local-other", a.name)).id  # not measured yet
@@ -63,16 +73,25 @@ async def test_a_chat_on_profile_a_sends_nothing_to_b_after_b_became_active(key,
             new = await engine.new_session()
             b_srv.queue_text("to B")
             await engine.send(new, "hello B")
-            assert [r.body["messages"][-1]["content"][0]["text"] for r in b_srv.message_requests()] == ["hello B"]
+            assert [r.body["messages"][-1]["content"][0]["text"] for r in b_srv.message_requests()] == [
+                "hello B"
+            ]
 
 
 async def test_b_s_window_override_does_not_change_a_s_chat():
     with FakeAnthropic(1_000_000, api_key=None) as a_srv, FakeAnthropic(200_000, api_key=None) as b_srv:
         a = Profile("Local A", a_srv.base_url, "none", "claude-sonnet-4-6")
-        b = Profile("Local B", b_srv.base_url, "none", "claude-sonnet-4-6",
-                    model_overrides={"claude-sonnet-4-6": {"window": 8_000, "input_price": 99.0}})
-        async with _open_engine({"profiles": [a, b], "profile": a.name, "base_url": a.base_url,
-                                 "model": a.model}, credentials=False) as engine:
+        b = Profile(
+            "Local B",
+            b_srv.base_url,
+            "none",
+            "claude-sonnet-4-6",
+            model_overrides={"claude-sonnet-4-6": {"window": 8_000, "input_price": 99.0}},
+        )
+        async with _open_engine(
+            {"profiles": [a, b], "profile": a.name, "base_url": a.base_url, "model": a.model},
+            credentials=False,
+        ) as engine:
             sid = await engine.new_session()
             assert (await engine.measure(sid)).window == 1_000_000
             await engine.reconfigure(engine.settings.with_profile(b))
@@ -83,7 +102,7 @@ async def test_b_s_window_override_does_not_change_a_s_chat():
             assert (snap.window, snap.window_source) == (8_000, "override")  # B's override is B's
             # Saved and loaded again, B's override stays B's (it never becomes a global one).
             engine.settings.save(engine.paths)
-            from desktop.engine.settings import Settings
+            from desktop.engine.config.settings import Settings
 
             loaded = Settings.load(engine.paths)
             assert "claude-sonnet-4-6" not in (loaded.with_profile(a).model_overrides or {})
@@ -93,11 +112,23 @@ async def test_b_s_window_override_does_not_change_a_s_chat():
 async def test_the_window_comes_from_override_then_provider_then_overflow_then_catalog():
     offered = ("claude-sonnet-4-6", "claude-haiku-4-5")  # claude-opus-4-8 is not: 404, the catalog answers
     with FakeAnthropic(200_000, api_key=None, models=offered) as srv:
-        a = Profile("Local A", srv.base_url, "none", "claude-sonnet-4-6",
-                    model_overrides={"claude-haiku-4-5": {"window": 150_000}})
-        async with _open_engine({"profiles": [a], "profile": a.name, "base_url": a.base_url,
-                                 "model": a.model, "model_overrides": a.model_overrides},
-                                credentials=False) as engine:
+        a = Profile(
+            "Local A",
+            srv.base_url,
+            "none",
+            "claude-sonnet-4-6",
+            model_overrides={"claude-haiku-4-5": {"window": 150_000}},
+        )
+        async with _open_engine(
+            {
+                "profiles": [a],
+                "profile": a.name,
+                "base_url": a.base_url,
+                "model": a.model,
+                "model_overrides": a.model_overrides,
+            },
+            credentials=False,
+        ) as engine:
 
             async def window_of(model: str) -> tuple[int | None, str]:
                 sid = (await engine.store.create_session(model, model, a.name)).id
@@ -122,8 +153,10 @@ async def test_a_window_learned_on_profile_a_does_not_change_b_s_window_for_the_
     """A prompt-too-long from A's server teaches A's window for the model; B serves the same model name with
     its own window (the catalog's here), now and after a restart."""
     model = "claude-opus-4-8"  # 1M in the catalog; neither server reports a window for it (404)
-    with FakeAnthropic(6_000, api_key=None, models=()) as a_srv, \
-            FakeAnthropic(200_000, api_key=None, models=()) as b_srv:
+    with (
+        FakeAnthropic(6_000, api_key=None, models=()) as a_srv,
+        FakeAnthropic(200_000, api_key=None, models=()) as b_srv,
+    ):
         a = Profile("Local A", a_srv.base_url, "none", model)
         b = Profile("Local B", b_srv.base_url, "none", model)
         settings = {"profiles": [a, b], "profile": a.name, "base_url": a.base_url, "model": model}
@@ -137,8 +170,9 @@ async def test_a_window_learned_on_profile_a_does_not_change_b_s_window_for_the_
             mine, theirs = await engine.measure(on_a), await engine.measure(on_b)
             assert (mine.window, mine.window_source) == (6_000, "learned")
             assert (theirs.window, theirs.window_source) == (1_000_000, "catalog")
-        async with _open_engine({**settings, "profile": b.name, "base_url": b.base_url},
-                                credentials=False) as again:  # the same home: what was learned is read back
+        async with _open_engine(
+            {**settings, "profile": b.name, "base_url": b.base_url}, credentials=False
+        ) as again:  # the same home: what was learned is read back
             assert (await again.measure(on_b)).window == 1_000_000
             assert (await again.measure(on_a)).window == 6_000
         assert not [r for r in b_srv.message_requests()]
@@ -156,8 +190,10 @@ async def test_what_profile_a_s_usage_taught_the_estimator_does_not_correct_b_s_
     profile changed and after a restart on the same store."""
     model = "local-model"
     heavy = TokenCounter(text_ratio=TokenCounter.text_ratio / 1.5)  # A counts 1.5x what B counts
-    with FakeAnthropic(200_000, api_key=None, models=(model,), counter=heavy) as a_srv, \
-            FakeAnthropic(200_000, api_key=None, models=(model,)) as b_srv:
+    with (
+        FakeAnthropic(200_000, api_key=None, models=(model,), counter=heavy) as a_srv,
+        FakeAnthropic(200_000, api_key=None, models=(model,)) as b_srv,
+    ):
         a = Profile("Local A", a_srv.base_url, "none", model)
         b = Profile("Local B", b_srv.base_url, "none", model)
         settings = {"profiles": [a, b], "profile": a.name, "base_url": a.base_url, "model": model}
@@ -181,8 +217,9 @@ async def test_what_profile_a_s_usage_taught_the_estimator_does_not_correct_b_s_
             assert engine.calibration.factor(model) == 1.0  # B's, for new chats
             assert (await engine.route_of(on_a)).shared.calibration.factor(model) == pytest.approx(learned)
             assert await _estimate_of(engine, on_b) == before
-        async with _open_engine({**settings, "profile": b.name, "base_url": b.base_url},
-                                credentials=False) as again:  # a restart on the same store, B active
+        async with _open_engine(
+            {**settings, "profile": b.name, "base_url": b.base_url}, credentials=False
+        ) as again:  # a restart on the same store, B active
             assert await _estimate_of(again, on_b) == before
             assert (await again.route_of(on_b)).shared.calibration.factor(model) == 1.0
             assert (await again.route_of(on_a)).shared.calibration.factor(model) == pytest.approx(learned)
@@ -198,10 +235,16 @@ async def test_a_calibration_stored_before_profiles_had_their_own_is_the_active_
     """A stored correction keyed by model alone (older versions kept one for every profile) is read as the
     active profile's, like the windows learned before they were kept per profile (LearnedWindows.read)."""
     model = "local-model"
-    old = {"version": 2, "models": {model: {"actual": 15_000.0, "estimated": 10_000.0, "samples": 4,
-                                            "bias": 12.0, "bias_samples": 3}}}
-    with FakeAnthropic(200_000, api_key=None, models=(model,)) as a_srv, \
-            FakeAnthropic(200_000, api_key=None, models=(model,)) as b_srv:
+    old = {
+        "version": 2,
+        "models": {
+            model: {"actual": 15_000.0, "estimated": 10_000.0, "samples": 4, "bias": 12.0, "bias_samples": 3}
+        },
+    }
+    with (
+        FakeAnthropic(200_000, api_key=None, models=(model,)) as a_srv,
+        FakeAnthropic(200_000, api_key=None, models=(model,)) as b_srv,
+    ):
         a = Profile("Local A", a_srv.base_url, "none", model)
         b = Profile("Local B", b_srv.base_url, "none", model)
         settings = {"profiles": [a, b], "profile": b.name, "base_url": b.base_url, "model": model}

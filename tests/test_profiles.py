@@ -7,9 +7,9 @@ import json
 
 import pytest
 
-from desktop.engine import secrets
-from desktop.engine.profiles import PRESETS, Profile
-from desktop.engine.settings import DEFAULT_MODEL, Paths, Settings
+from desktop.engine.config import secrets
+from desktop.engine.config.profiles import PRESETS, Profile
+from desktop.engine.config.settings import DEFAULT_MODEL, Paths, Settings
 from tests.conftest import _open_engine, engine_of
 from tests.fakeapi import FakeAnthropic
 from tests.test_window import message_rows, until
@@ -33,9 +33,10 @@ def test_presets_name_every_provider_with_its_documented_base_url():
 
 
 @pytest.mark.qt
-async def test_the_settings_dialog_never_writes_environment_values_into_settings_json(qtbot, monkeypatch,
-                                                                                      precis_home):
-    from desktop.ui.settings_dialog import ProviderForm
+async def test_the_settings_dialog_never_writes_environment_values_into_settings_json(
+    qtbot, monkeypatch, precis_home
+):
+    from desktop.ui.settings.settings_dialog import ProviderForm
 
     paths = Paths.resolve().ensure()
     Settings(base_url="http://from-file", model="file-model").save(paths)
@@ -66,10 +67,11 @@ async def test_the_settings_dialog_never_writes_environment_values_into_settings
 
 
 @pytest.mark.qt
-async def test_a_preset_fills_the_form_and_its_key_goes_to_its_own_keyring_entry(qtbot, memory_keyring,
-                                                                                   precis_home):
+async def test_a_preset_fills_the_form_and_its_key_goes_to_its_own_keyring_entry(
+    qtbot, memory_keyring, precis_home
+):
     from desktop.ui.bridge import Bridge
-    from desktop.ui.settings_dialog import ProviderForm
+    from desktop.ui.settings.settings_dialog import ProviderForm
 
     paths = Paths.resolve().ensure()
     form = ProviderForm(Settings.load(paths), None, "none")
@@ -98,8 +100,8 @@ async def test_a_preset_fills_the_form_and_its_key_goes_to_its_own_keyring_entry
 
 
 async def test_test_connection_reports_models_window_and_auth_in_plain_words(fake_api, monkeypatch):
-    from desktop.engine.probe import probe
-    from desktop.engine.secrets import Credentials
+    from desktop.engine.config.secrets import Credentials
+    from desktop.engine.providers.probe import probe
 
     monkeypatch.delenv("ANTHROPIC_BASE_URL")
     profile = Profile("Local test", fake_api.base_url, "x-api-key", "claude-test")
@@ -114,8 +116,8 @@ async def test_test_connection_reports_models_window_and_auth_in_plain_words(fak
 
 
 async def test_a_local_profile_sends_no_key_and_a_chat_uses_its_own_profile(monkeypatch):
-    from desktop.engine.probe import probe
-    from desktop.engine.secrets import Credentials
+    from desktop.engine.config.secrets import Credentials
+    from desktop.engine.providers.probe import probe
 
     with FakeAnthropic(api_key=None) as local, FakeAnthropic(api_key=None) as other:
         a = Profile("Local A", local.base_url, "none", "claude-test")
@@ -123,34 +125,48 @@ async def test_a_local_profile_sends_no_key_and_a_chat_uses_its_own_profile(monk
         assert (await probe(Settings(), a, Credentials(source="not_needed"))).ok
         headers = local.message_requests()[-1].headers
         assert "x-api-key" not in headers and "authorization" not in headers
-        async with _open_engine({"profiles": [a, b], "profile": "Local A", "base_url": a.base_url,
-                                 "model": a.model}, credentials=False) as engine:
+        async with _open_engine(
+            {"profiles": [a, b], "profile": "Local A", "base_url": a.base_url, "model": a.model},
+            credentials=False,
+        ) as engine:
             mine = await engine.new_session()
             theirs = (await engine.store.create_session("B chat", "claude-haiku-4-5", "Local B")).id
             await engine.send(mine, "to A")
             await engine.send(theirs, "to B")
-        assert [r.body["messages"][-1]["content"][0]["text"] for r in local.message_requests()[1:]] == ["to A"]
+        assert [r.body["messages"][-1]["content"][0]["text"] for r in local.message_requests()[1:]] == [
+            "to A"
+        ]
         assert [r.body["model"] for r in other.message_requests()] == ["claude-haiku-4-5"]
 
 
 @pytest.mark.qt
-async def test_the_model_picker_lists_the_provider_and_the_catalog_and_the_choice_is_stored(window, fake_api,
-                                                                                             qtbot):
+async def test_the_model_picker_lists_the_provider_and_the_catalog_and_the_choice_is_stored(
+    window, fake_api, qtbot
+):
     picker = window.model_picker
     await until(lambda: picker.count() > 0)  # the catalog at once: asking the provider needs the SDK
     picker.showPopup()  # opened: the SDK loads (in a worker thread) and the provider is asked
     await until(lambda: picker.findText("claude-test") >= 0)
     picker.hidePopup()
     items = [picker.itemText(i) for i in range(picker.count())]
-    assert items[:4] == ["claude-sonnet-4-6", "claude-haiku-4-5", "claude-opus-4-8", "claude-test"]  # provider
+    assert items[:4] == [
+        "claude-sonnet-4-6",
+        "claude-haiku-4-5",
+        "claude-opus-4-8",
+        "claude-test",
+    ]  # provider
     assert "claude-opus-4-7" in items  # the catalog
     assert picker.currentText() == DEFAULT_MODEL
-    assert picker.currentIndex() == items.index(DEFAULT_MODEL)  # the list opens on the chat's model, not the first
+    assert picker.currentIndex() == items.index(
+        DEFAULT_MODEL
+    )  # the list opens on the chat's model, not the first
     picker.setCurrentIndex(items.index("claude-haiku-4-5"))
     picker.activated.emit(items.index("claude-haiku-4-5"))
     engine = engine_of(window)
     await until(lambda: window.toast.isVisible() and "claude-haiku-4-5" in window.toast.text())
-    await until(lambda: window.gauge.snapshot() is not None and window.gauge.snapshot().model == "claude-haiku-4-5")
+    await until(
+        lambda: window.gauge.snapshot() is not None and window.gauge.snapshot().model == "claude-haiku-4-5"
+    )
     assert (await engine.store.get_session(window.session_id)).model == "claude-haiku-4-5"
     fake_api.queue_text("from haiku")
     window.composer.edit.setPlainText("hi")
@@ -169,7 +185,7 @@ async def test_the_model_picker_lists_the_provider_and_the_catalog_and_the_choic
 @pytest.mark.qt
 async def test_the_first_chat_uses_the_model_chosen_on_the_first_run_form(qtbot, fake_api, monkeypatch):
     from desktop.ui.bridge import Bridge
-    from desktop.ui.main_window import MainWindow
+    from desktop.ui.window.main_window import MainWindow
 
     monkeypatch.delenv("ANTHROPIC_API_KEY")
     async with _open_engine(credentials=False) as engine:

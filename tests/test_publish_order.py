@@ -14,7 +14,9 @@ from tests.test_engine import new_session
 async def test_a_measurement_begun_before_a_turn_does_not_replace_the_turns_figure(engine, fake_api):
     sid = await new_session(engine)
     measured: list[ContextChanged] = []
-    engine.subscribe(lambda e: measured.append(e) if isinstance(e, ContextChanged) and e.session_id == sid else None)
+    engine.subscribe(
+        lambda e: measured.append(e) if isinstance(e, ContextChanged) and e.session_id == sid else None
+    )
     fake_api.model_lookups_open.clear()
     early = asyncio.ensure_future(engine.publish_context(sid))  # reads the chat, then waits on the provider
     for _ in range(500):

@@ -61,8 +61,18 @@ def test_qt_plugin_debug_output_names_the_library_it_could_not_open():
 
 
 def test_every_library_the_xcb_plugin_needs_maps_to_a_package():
-    wanted = {"libxcb-icccm4", "libxcb-keysyms1", "libxcb-image0", "libxcb-render-util0", "libxcb-shape0",
-              "libxcb-randr0", "libxcb-xkb1", "libxkbcommon-x11-0", "libxcb-cursor0", "libx11-xcb1"}
+    wanted = {
+        "libxcb-icccm4",
+        "libxcb-keysyms1",
+        "libxcb-image0",
+        "libxcb-render-util0",
+        "libxcb-shape0",
+        "libxcb-randr0",
+        "libxcb-xkb1",
+        "libxkbcommon-x11-0",
+        "libxcb-cursor0",
+        "libx11-xcb1",
+    }
     assert wanted <= set(qt_libs.SONAME_PACKAGES.values())
     # dev.sh installs its own list too: it must name the same packages.
     dev_sh = (ROOT / "packaging" / "dev.sh").read_text("utf-8")
@@ -78,13 +88,20 @@ def test_xcb_and_offscreen_plugins_find_all_their_libraries_on_this_machine():
     assert {p.name for p in files} >= {"libqxcb.so", "libqoffscreen.so", "libQt6Gui.so.6"}
     for path in files:
         out = subprocess.run(["ldd", str(path)], capture_output=True, text=True, check=False).stdout
-        assert "not found" not in out, f"{path.name}: {qt_libs.parse_ldd(out)} (run packaging/dev.sh test as root)"
+        assert "not found" not in out, (
+            f"{path.name}: {qt_libs.parse_ldd(out)} (run packaging/dev.sh test as root)"
+        )
 
 
 @linux_only
 def test_the_probe_run_as_a_script_reports_nothing_missing():
-    res = subprocess.run([sys.executable, str(ROOT / "packaging" / "qt_libs.py"), "--no-display"],
-                         capture_output=True, text=True, timeout=120, check=False)
+    res = subprocess.run(
+        [sys.executable, str(ROOT / "packaging" / "qt_libs.py"), "--no-display"],
+        capture_output=True,
+        text=True,
+        timeout=120,
+        check=False,
+    )
     assert (res.returncode, res.stdout.strip()) == (0, ""), res.stderr
 
 
@@ -95,8 +112,12 @@ def _start_xvfb():
         print("Xvfb is not installed and packaging/dev.sh could not install it (not root, or no apt-get)")
         pytest.skip("Xvfb is not installed and packaging/dev.sh could not install it")
     read_fd, write_fd = os.pipe()
-    proc = subprocess.Popen([xvfb, "-displayfd", str(write_fd), "-screen", "0", "1280x800x24", "-nolisten", "tcp"],
-                            pass_fds=(write_fd,), stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
+    proc = subprocess.Popen(
+        [xvfb, "-displayfd", str(write_fd), "-screen", "0", "1280x800x24", "-nolisten", "tcp"],
+        pass_fds=(write_fd,),
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.PIPE,
+    )
     os.close(write_fd)
     number = b""
     deadline = time.monotonic() + 30
@@ -122,10 +143,23 @@ def test_the_window_starts_and_quits_under_xvfb_on_the_xcb_platform(tmp_path):
     server, display = _start_xvfb()
     try:
         env = {k: v for k, v in os.environ.items() if not k.startswith(("QT_", "WAYLAND_"))}
-        env.update(DISPLAY=display, QT_QPA_PLATFORM="xcb", QT_API="pyside6", PRECIS_QUIT_AFTER="2",
-                   PRECIS_HOME=str(tmp_path / "home"), PYTHON_KEYRING_BACKEND="keyring.backends.null.Keyring")
-        res = subprocess.run([sys.executable, "-m", "desktop"], cwd=ROOT, env=env, capture_output=True,
-                             text=True, timeout=90, check=False)
+        env.update(
+            DISPLAY=display,
+            QT_QPA_PLATFORM="xcb",
+            QT_API="pyside6",
+            PRECIS_QUIT_AFTER="2",
+            PRECIS_HOME=str(tmp_path / "home"),
+            PYTHON_KEYRING_BACKEND="keyring.backends.null.Keyring",
+        )
+        res = subprocess.run(
+            [sys.executable, "-m", "desktop"],
+            cwd=ROOT,
+            env=env,
+            capture_output=True,
+            text=True,
+            timeout=90,
+            check=False,
+        )
     finally:
         server.terminate()
         try:

@@ -9,8 +9,8 @@ from PySide6.QtCore import QRect, QSettings, Qt
 from PySide6.QtGui import QColor, QFont, QFontDatabase, QImage, QPainter
 from PySide6.QtWidgets import QApplication, QStyleOptionViewItem
 
-from desktop.engine.profiles import Profile
-from desktop.ui.reading_column import BODY_PX, EMOJI_FAMILY, WIDE_KEY
+from desktop.engine.config.profiles import Profile
+from desktop.ui.window.reading_column import BODY_PX, EMOJI_FAMILY, WIDE_KEY
 from tests.conftest import engine_of
 from tests.test_chat_view import msg
 from tests.test_window import until
@@ -22,8 +22,9 @@ LONG = "A long reply reads better in a column than across the whole screen. " * 
 
 async def _reply(window, fake_api, text: str = LONG) -> None:  # noqa: ANN001
     """A question and a long reply on the page (the model's rows as the store gives them)."""
-    window.chat_model.set_messages([msg(1, "user", "Tell me something long 🙂"), msg(2, "assistant", text)],
-                                   has_older=False)
+    window.chat_model.set_messages(
+        [msg(1, "user", "Tell me something long 🙂"), msg(2, "assistant", text)], has_older=False
+    )
     await until(lambda: window.chat_model.rowCount() == 2)
 
 
@@ -85,7 +86,7 @@ async def test_the_wide_column_toggle_widens_it_and_is_kept(window, fake_api, qt
     settings = QSettings(window._qsettings.fileName(), QSettings.Format.IniFormat)
     assert str(settings.value(WIDE_KEY)).lower() == "true"
     # A window opened on the same settings starts wide.
-    from desktop.ui.main_window import MainWindow
+    from desktop.ui.window.main_window import MainWindow
 
     again = MainWindow(window.bridge, window._qsettings.fileName())
     try:
@@ -112,8 +113,12 @@ async def test_the_composer_card_holds_icon_buttons_with_names(window, fake_api,
         assert button.toolTip()  # an icon says what it does on hover
         assert card.isAncestorOf(button), name  # inside the card, not in the header
         assert not button.icon().isNull(), name
-    for button in (composer.attach_button, composer.send_button, window.organise.instructions_button,
-                   window.reading.thinking):
+    for button in (
+        composer.attach_button,
+        composer.send_button,
+        window.organise.instructions_button,
+        window.reading.thinking,
+    ):
         assert button.isVisible()
         assert button.width() <= 48, button.accessibleName()  # an icon button, not a text one
     header = window.header_bar
@@ -123,8 +128,10 @@ async def test_the_composer_card_holds_icon_buttons_with_names(window, fake_api,
 
 async def test_the_header_shows_the_chat_profile_and_model_and_switches_the_profile(window, fake_api, qtbot):
     engine = engine_of(window)
-    engine.settings.profiles = [Profile("Work", fake_api.base_url, "x-api-key", "claude-sonnet-4-6"),
-                                Profile("Local", fake_api.base_url, "none", "claude-haiku-4-5")]
+    engine.settings.profiles = [
+        Profile("Work", fake_api.base_url, "x-api-key", "claude-sonnet-4-6"),
+        Profile("Local", fake_api.base_url, "none", "claude-haiku-4-5"),
+    ]
     engine.settings.profile = "Work"
     sid = await window.bridge.new_session()
     await window.bridge.open_session(sid)
@@ -159,8 +166,9 @@ async def test_a_900_px_window_keeps_the_title_readable(window, fake_api, qtbot)
 
 
 def test_body_text_is_15_px_with_room_between_lines(view):
-    view.model().set_messages([msg(1, "assistant", "One line of prose.\n\nAnother paragraph of prose.")],
-                              has_older=False)
+    view.model().set_messages(
+        [msg(1, "assistant", "One line of prose.\n\nAnother paragraph of prose.")], has_older=False
+    )
     index = view.model().index(0, 0)
     doc = view.delegate.document(index)
     assert doc.defaultFont().pixelSize() == BODY_PX
@@ -171,7 +179,7 @@ def test_body_text_is_15_px_with_room_between_lines(view):
 def test_an_emoji_draws_a_glyph_from_the_emoji_font(qapp):
     if EMOJI_FAMILY not in QFontDatabase.families():
         pytest.skip(f"{EMOJI_FAMILY} is not installed (packaging/dev.sh installs fonts-noto-color-emoji)")
-    from desktop.ui.reading_column import use_emoji_font
+    from desktop.ui.window.reading_column import use_emoji_font
 
     use_emoji_font()
     assert EMOJI_FAMILY in QFontDatabase.applicationEmojiFontFamilies()
@@ -223,10 +231,19 @@ def test_an_attached_image_is_followed_by_its_name_without_a_gap(view):
     buffer.open(QIODevice.OpenModeFlag.WriteOnly)
     picture.save(buffer, "PNG")
     buffer.close()
-    image = {"type": "image", "source": {"type": "base64", "media_type": "image/png",
-                                          "data": base64.b64encode(bytes(data)).decode()}, "title": "sketch.png"}
-    view.model().set_messages([StoredMessage(1, 1, "user", [image, {"type": "text", "text": "What does it show?"}])],
-                              has_older=False)
+    image = {
+        "type": "image",
+        "source": {
+            "type": "base64",
+            "media_type": "image/png",
+            "data": base64.b64encode(bytes(data)).decode(),
+        },
+        "title": "sketch.png",
+    }
+    view.model().set_messages(
+        [StoredMessage(1, 1, "user", [image, {"type": "text", "text": "What does it show?"}])],
+        has_older=False,
+    )
     doc = view.delegate.document(view.model().index(0, 0))
     block = doc.begin()
     while block.isValid() and "\ufffc" not in block.text():

@@ -12,15 +12,15 @@ from msgspec.structs import replace
 from PySide6.QtGui import QTextDocument
 
 from desktop.engine.types import StoredMessage
-from desktop.ui.chat_model import ChatModel
-from desktop.ui.chat_view import ChatView
+from desktop.ui.transcript.chat_model import ChatModel
+from desktop.ui.transcript.chat_view import ChatView
 
 
 @pytest.fixture(autouse=True)
 def typeset():
     """matplotlib loaded first, as the window does after its first paint: these tests are about the typeset
     formulas (tests/test_math_warm.py covers the source shown while it loads)."""
-    from desktop.ui import math_render
+    from desktop.ui.transcript import math_render
 
     math_render.load_now()
 
@@ -54,12 +54,16 @@ def test_streaming_text_grows_into_the_same_document_as_the_final_reply(qtbot, v
     model: ChatModel = view.model()
     model.append_message(StoredMessage(1, 1, "assistant", [], status="streaming"))
     for i in range(0, len(REPLY), 7):
-        model.append_text(1, REPLY[i:i + 7])
+        model.append_text(1, REPLY[i : i + 7])
         model.flush()
         view.delegate.document(model.index(0, 0))
     # A long reply's document may lag behind by a rebuild; the delegate's own timer catches it up.
-    qtbot.waitUntil(lambda: view.delegate.document(model.index(0, 0)) is not None
-                    and view.delegate.is_current(model.index(0, 0)))
+    qtbot.waitUntil(
+        lambda: (
+            view.delegate.document(model.index(0, 0)) is not None
+            and view.delegate.is_current(model.index(0, 0))
+        )
+    )
     streamed = _doc_html(view, 0)
     model.update_message(StoredMessage(1, 1, "assistant", [{"type": "text", "text": REPLY}]))
     assert streamed == _doc_html(view, 0)
@@ -73,8 +77,8 @@ MIXED = REPLY + (
 
 
 def test_rendering_the_open_tail_gives_the_whole_render_at_every_point_of_a_stream(qapp):
-    from desktop.ui.markdown_render import render_markdown
-    from desktop.ui.markdown_stream import render_streaming
+    from desktop.ui.transcript.markdown_render import render_markdown
+    from desktop.ui.transcript.markdown_stream import render_streaming
 
     hint, splits = 0, set()
     for n in range(1, len(MIXED) + 1):
@@ -86,15 +90,18 @@ def test_rendering_the_open_tail_gives_the_whole_render_at_every_point_of_a_stre
 
 
 def test_footnotes_and_reference_links_are_rendered_whole(qapp):
-    from desktop.ui.markdown_render import render_markdown
-    from desktop.ui.markdown_stream import render_streaming
+    from desktop.ui.transcript.markdown_render import render_markdown
+    from desktop.ui.transcript.markdown_stream import render_streaming
 
-    for text in ("See it[^1].\n\nMore.\n\n[^1]: the note", "A [link][x].\n\nMore.\n\n[x]: https://example.com"):
+    for text in (
+        "See it[^1].\n\nMore.\n\n[^1]: the note",
+        "A [link][x].\n\nMore.\n\n[x]: https://example.com",
+    ):
         assert render_streaming(text)[0] == render_markdown(text)
 
 
 def _plain(html_text: str) -> str:
-    from desktop.ui.markdown_render import SafeTextDocument
+    from desktop.ui.transcript.markdown_render import SafeTextDocument
 
     doc = SafeTextDocument()
     doc.setHtml(html_text)
@@ -102,7 +109,7 @@ def _plain(html_text: str) -> str:
 
 
 def test_task_lists_footnotes_and_quotes(qapp):
-    from desktop.ui.markdown_render import LIGHT, render_markdown
+    from desktop.ui.transcript.markdown_render import LIGHT, render_markdown
 
     out = render_markdown("- [ ] open\n- [x] done\n\nA claim[^n].\n\n> wise words\n\n[^n]: the source")
     assert "<input" not in out
@@ -128,10 +135,12 @@ def _images(doc: QTextDocument) -> list[str]:
 
 
 def test_dollar_math_is_typeset_into_images_the_document_loads(qapp):
-    from desktop.ui.markdown_render import SafeTextDocument, render_markdown
-    from desktop.ui.math_render import formula_for_url
+    from desktop.ui.transcript.markdown_render import SafeTextDocument, render_markdown
+    from desktop.ui.transcript.math_render import formula_for_url
 
-    out = render_markdown("Euler: $e^{i\\pi}+1=0$\n\n$$\n\\frac{a}{b}\n$$\n\nnot math: 5$ and 6$, $5-$10, $HOME and $PATH")
+    out = render_markdown(
+        "Euler: $e^{i\\pi}+1=0$\n\n$$\n\\frac{a}{b}\n$$\n\nnot math: 5$ and 6$, $5-$10, $HOME and $PATH"
+    )
     doc = SafeTextDocument()
     doc.setHtml(out)
     names = _images(doc)
@@ -146,14 +155,14 @@ def test_dollar_math_is_typeset_into_images_the_document_loads(qapp):
 
 
 def test_math_mathtext_cannot_parse_shows_its_source(qapp):
-    from desktop.ui.markdown_render import render_markdown
+    from desktop.ui.transcript.markdown_render import render_markdown
 
     out = render_markdown("bad: $\\notacommand{x}$")
     assert "<img" not in out and "\\notacommand{x}" in _plain(out)
 
 
 def test_a_markdown_image_cannot_borrow_the_math_scheme(qapp):
-    from desktop.ui.markdown_render import SafeTextDocument, render_markdown
+    from desktop.ui.transcript.markdown_render import SafeTextDocument, render_markdown
 
     render_markdown("$x$")  # formula 0 exists
     out = render_markdown("![x](precis-math:0)")

@@ -12,10 +12,10 @@ from PySide6.QtCore import QPoint, QPointF, Qt
 from PySide6.QtGui import QGuiApplication, QPalette
 
 from desktop.engine.types import StoredMessage
-from desktop.ui.chat_view import ChatView
-from desktop.ui.find_bar import FindBar
-from desktop.ui.text_select import TextSelector
-from desktop.ui.theme import palette_for
+from desktop.ui.look.theme import palette_for
+from desktop.ui.transcript.chat_view import ChatView
+from desktop.ui.transcript.find_bar import FindBar
+from desktop.ui.transcript.text_select import TextSelector
 
 TEXT = "alpha beta gamma delta"
 
@@ -95,7 +95,9 @@ def test_keyboard_selection_with_shift_arrows_and_ctrl_a(qtbot, view):
     for _ in range(5):
         qtbot.keyClick(view, Qt.Key.Key_Right, Qt.KeyboardModifier.ShiftModifier)
     assert view.selector.selection_text() == "alpha"
-    qtbot.keyClick(view, Qt.Key.Key_Right, Qt.KeyboardModifier.ShiftModifier | Qt.KeyboardModifier.ControlModifier)
+    qtbot.keyClick(
+        view, Qt.Key.Key_Right, Qt.KeyboardModifier.ShiftModifier | Qt.KeyboardModifier.ControlModifier
+    )
     assert view.selector.selection_text().startswith("alpha ")
     qtbot.keyClick(view, Qt.Key.Key_A, Qt.KeyboardModifier.ControlModifier)
     assert view.selector.selection_text() == TEXT
@@ -108,7 +110,9 @@ def test_keyboard_selection_with_shift_arrows_and_ctrl_a(qtbot, view):
 def test_a_double_click_selects_a_word_and_a_click_on_a_link_still_opens_it(qtbot, view):
     view.model().set_messages([msg(1, TEXT + " [site](https://example.com) end")], has_older=False)
     settle(qtbot, view)
-    qtbot.mouseDClick(view.viewport(), Qt.MouseButton.LeftButton, pos=point_of(view, 0, TEXT.index("gamma") + 2))
+    qtbot.mouseDClick(
+        view.viewport(), Qt.MouseButton.LeftButton, pos=point_of(view, 0, TEXT.index("gamma") + 2)
+    )
     assert view.selector.selection_text() == "gamma"
     links = []
     view.link_activated.connect(links.append)
@@ -119,7 +123,7 @@ def test_a_double_click_selects_a_word_and_a_click_on_a_link_still_opens_it(qtbo
 
 
 def test_a_formula_in_a_selection_copies_as_its_tex(qtbot, view):
-    from desktop.ui import math_render
+    from desktop.ui.transcript import math_render
 
     math_render.load_now()  # typeset (the window loads matplotlib after its first paint)
     view.model().set_messages([msg(1, "so $x^2$ grows")], has_older=False)

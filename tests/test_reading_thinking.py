@@ -9,9 +9,9 @@ os.environ.setdefault("QT_QPA_PLATFORM", "offscreen")
 
 import pytest  # noqa: E402
 
-from desktop.engine.thinking import supports_thinking, thinking_param
+from desktop.engine.turn.thinking import supports_thinking, thinking_param
 from desktop.engine.types import StoredMessage
-from desktop.ui.chat_model import ChatModel
+from desktop.ui.transcript.chat_model import ChatModel
 
 THOUGHT = "Let me think.\nFirst, the premise.\nThen the conclusion."
 
@@ -65,7 +65,7 @@ def test_the_budget_fits_inside_the_output_limit():
 def test_a_budget_in_settings_json_is_kept_in_range(tmp_path):
     import json
 
-    from desktop.engine.settings import Paths, Settings
+    from desktop.engine.config.settings import Paths, Settings
 
     paths = Paths.resolve({"PRECIS_HOME": str(tmp_path)})
     paths.ensure()
@@ -76,7 +76,10 @@ def test_a_budget_in_settings_json_is_kept_in_range(tmp_path):
 
 def test_a_thinking_block_expands_to_its_full_text(qtbot):
     model = ChatModel()
-    content = [{"type": "thinking", "thinking": THOUGHT, "signature": "s" * 64}, {"type": "text", "text": "hi"}]
+    content = [
+        {"type": "thinking", "thinking": THOUGHT, "signature": "s" * 64},
+        {"type": "text", "text": "hi"},
+    ]
     model.set_messages([StoredMessage(1, 1, "assistant", content)], has_older=False)  # type: ignore[arg-type]
     collapsed = model.row_at(0).segments[0]
     assert collapsed.kind == "thinking" and "premise" not in collapsed.text
@@ -89,8 +92,8 @@ def test_a_thinking_block_expands_to_its_full_text(qtbot):
 
 
 def test_the_settings_dialog_sets_the_thinking_budget(qtbot):
-    from desktop.engine.settings import Settings
-    from desktop.ui.settings_dialog import SettingsDialog
+    from desktop.engine.config.settings import Settings
+    from desktop.ui.settings.settings_dialog import SettingsDialog
 
     dialog = SettingsDialog(Settings(), None, "keyring")
     qtbot.addWidget(dialog)

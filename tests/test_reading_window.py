@@ -71,8 +71,13 @@ async def test_hover_actions_copy_and_edit_a_message(window, fake_api, qtbot):
 async def _drafts_settled(window) -> None:
     # The edit's draft save is timed (300 ms); a save spawned while the fixture closes the bridge never ends.
     save = lambda: window.bridge._draft_save  # noqa: E731
-    await until(lambda: not window._draft_timer.isActive() and (save() is None or save().done())
-                and not window.bridge._tasks)
+    await until(
+        lambda: (
+            not window._draft_timer.isActive()
+            and (save() is None or save().done())
+            and not window.bridge._tasks
+        )
+    )
 
 
 async def test_hover_actions_are_reachable_with_the_keyboard(window, fake_api, qtbot):

@@ -27,12 +27,26 @@ def _two_chats(store: Store) -> tuple[int, int, dict[str, int]]:
     r = store.repo
     a, b = r.create_session("a"), r.create_session("b")
     ids = {
-        "a_decision": r.add_message(a.id, "assistant", text(
-            "We decided on WAL journal mode because the CLI reads while the app writes.")).id,
+        "a_decision": r.add_message(
+            a.id,
+            "assistant",
+            text("We decided on WAL journal mode because the CLI reads while the app writes."),
+        ).id,
         "a_other": r.add_message(a.id, "user", text("The journal of the trip is elsewhere.")).id,
-        "a_result": r.add_message(a.id, "user", [{"type": "tool_result", "tool_use_id": "t1",
-                                                  "content": "FileNotFoundError: conf/aardvark.toml"}]).id,
-        "b_secret": r.add_message(b.id, "user", text("Only chat b knows the zeppelin journal mode decision.")).id,
+        "a_result": r.add_message(
+            a.id,
+            "user",
+            [
+                {
+                    "type": "tool_result",
+                    "tool_use_id": "t1",
+                    "content": "FileNotFoundError: conf/aardvark.toml",
+                }
+            ],
+        ).id,
+        "b_secret": r.add_message(
+            b.id, "user", text("Only chat b knows the zeppelin journal mode decision.")
+        ).id,
     }
     return a.id, b.id, ids
 
@@ -49,7 +63,9 @@ def test_recall_ranks_one_chats_messages_and_never_returns_another_chats(store):
     tool = store.run(fts.recall, store.repo, a, "aardvark config missing")
     assert [(h.message_id, h.role) for h in tool] == [(ids["a_result"], "tool")]
     # Reading by id: another chat's id is not found.
-    assert [m.id for m in store.run(fts.read, store.repo, a, [ids["b_secret"], ids["a_other"]])] == [ids["a_other"]]
+    assert [m.id for m in store.run(fts.read, store.repo, a, [ids["b_secret"], ids["a_other"]])] == [
+        ids["a_other"]
+    ]
 
 
 def test_a_query_of_fts_syntax_is_plain_words(store):
@@ -79,8 +95,11 @@ async def test_the_model_recalls_a_compacted_message_of_its_own_chat_without_a_p
         other = await rt.engine.new_session()
         await rt.store.add_message(other, "user", text("the zeppelin password is only in the other chat"))
         sid = await rt.engine.new_session()
-        planted = await rt.store.add_message(sid, "assistant", text(
-            "We decided on WAL journal mode because the CLI reads while the app writes."))
+        planted = await rt.store.add_message(
+            sid,
+            "assistant",
+            text("We decided on WAL journal mode because the CLI reads while the app writes."),
+        )
         await rt.store.add_message(sid, "user", text("ok"))
         fake_api.queue_text("Fine.")
         await rt.engine.send(sid, "Before any compaction.")
@@ -98,11 +117,18 @@ async def test_the_model_recalls_a_compacted_message_of_its_own_chat_without_a_p
     assert reply is not None and reply.content[0]["text"].startswith("WAL")
     bodies = [r.body for r in fake_api.message_requests()[-4:]]
     assert all([t["name"] for t in b["tools"]] == ["recall"] for b in bodies)
-    results = {b["tool_use_id"]: b for m in messages if m.role == "user" for b in m.content
-               if b.get("type") == "tool_result"}
+    results = {
+        b["tool_use_id"]: b
+        for m in messages
+        if m.role == "user"
+        for b in m.content
+        if b.get("type") == "tool_result"
+    }
     assert f"[#{planted.id}] assistant:" in results["toolu_q"]["content"]
-    assert results["toolu_r"]["content"] == (f"[#{planted.id}] assistant:\nWe decided on WAL journal mode because "
-                                             "the CLI reads while the app writes.")
+    assert results["toolu_r"]["content"] == (
+        f"[#{planted.id}] assistant:\nWe decided on WAL journal mode because "
+        "the CLI reads while the app writes."
+    )
     assert "No earlier message" in results["toolu_x"]["content"]  # the other chat's words are out of reach
     assert not any(isinstance(e, PermissionAsked) for e in rt.events)
     assert [e.status for e in rt.events if isinstance(e, ToolCallFinished)] == ["ok", "ok", "ok"]
@@ -113,11 +139,14 @@ def _cli(args, env):
     import subprocess
     import sys
 
-    return subprocess.run([sys.executable, "-m", "desktop", *args], env=env, capture_output=True, text=True,
-                          timeout=120)
+    return subprocess.run(
+        [sys.executable, "-m", "desktop", *args], env=env, capture_output=True, text=True, timeout=120
+    )
 
 
-def test_precis_recall_finds_words_only_the_compacted_part_of_an_imported_transcript_holds(fake_api, precis_home):
+def test_precis_recall_finds_words_only_the_compacted_part_of_an_imported_transcript_holds(
+    fake_api, precis_home
+):
     """A real Claude Code transcript, imported and compacted by the CLI; `precis recall` finds, in the messages
     the summary replaced, words that neither the summary, its pins nor the later messages hold."""
     import json
@@ -128,12 +157,17 @@ def test_precis_recall_finds_words_only_the_compacted_part_of_an_imported_transc
 
     name = "spotter/tool_heavy.jsonl"
     require_corpus(name)
-    env = {**os.environ, "PRECIS_HOME": str(precis_home), "ANTHROPIC_BASE_URL": fake_api.base_url,
-           "ANTHROPIC_API_KEY": "test-key", "PRECIS_CONTEXT_WINDOW": "6000"}  # a small window: a short tail
+    env = {
+        **os.environ,
+        "PRECIS_HOME": str(precis_home),
+        "ANTHROPIC_BASE_URL": fake_api.base_url,
+        "ANTHROPIC_API_KEY": "test-key",
+        "PRECIS_CONTEXT_WINDOW": "6000",
+    }  # a small window: a short tail
     assert _cli(["import-claude-code", str(CORPUS / name)], env).returncode == 0
     done = _cli(["compact", "1"], env)
     assert done.returncode == 0, done.stderr
-    from desktop.engine.settings import Paths
+    from desktop.engine.config.settings import Paths
 
     store = Store.open_sync(Paths.resolve().database)  # this test's PRECIS_HOME
     try:
@@ -148,7 +182,8 @@ def test_precis_recall_finds_words_only_the_compacted_part_of_an_imported_transc
 
     covered = [m for m in rows if m.id <= compaction.covers_through_message_id]
     visible = words(compaction.summary + str(compaction.stats.get("pins_text") or "")) | words(
-        " ".join(recall.message_text(m) for m in rows if m.id > compaction.covers_through_message_id))
+        " ".join(recall.message_text(m) for m in rows if m.id > compaction.covers_through_message_id)
+    )
     only = sorted(words(" ".join(recall.message_text(m) for m in covered)) - visible)[:3]
     assert only, "the compaction left no word out of view"
     first = 0
@@ -166,7 +201,11 @@ def test_precis_recall_finds_words_only_the_compacted_part_of_an_imported_transc
 
 
 def _document(name: str, body: str) -> dict:
-    return {"type": "document", "title": name, "source": {"type": "text", "media_type": "text/plain", "data": body}}
+    return {
+        "type": "document",
+        "title": name,
+        "source": {"type": "text", "media_type": "text/plain", "data": body},
+    }
 
 
 def test_an_attached_text_files_words_are_searchable_and_read_back(store):
@@ -174,11 +213,19 @@ def test_an_attached_text_files_words_are_searchable_and_read_back(store):
 
     r = store.repo
     s = r.create_session("files")
-    m = r.add_message(s.id, "user", [_document("notes.md", "the quetzal protocol uses port 7781"),
-                                      {"type": "text", "text": "see the notes"}])
+    m = r.add_message(
+        s.id,
+        "user",
+        [
+            _document("notes.md", "the quetzal protocol uses port 7781"),
+            {"type": "text", "text": "see the notes"},
+        ],
+    )
     assert [h.message_id for h in store.run(fts.recall, r, s.id, "quetzal port")] == [m.id]
     assert [h.message_id for h in store.run(fts.search, r, "quetzal")] == [m.id]
-    assert "[attached notes.md]\nthe quetzal protocol uses port 7781" in recall.message_text(r.get_message(m.id))
+    assert "[attached notes.md]\nthe quetzal protocol uses port 7781" in recall.message_text(
+        r.get_message(m.id)
+    )
 
 
 def test_v11_indexes_the_text_files_attached_before_it(tmp_path):
@@ -193,9 +240,14 @@ def test_v11_indexes_the_text_files_attached_before_it(tmp_path):
     db.connect()
     migrations.upgrade(db, build_models(db), target=10)
     db.execute_sql("INSERT INTO sessions (title, model, created_at, updated_at) VALUES ('old', NULL, 1, 1)")
-    content = '[{"type":"document","source":{"type":"text","media_type":"text/plain","data":"an old axolotl"}}]'
-    db.execute_sql("INSERT INTO messages (session_id, role, content, usage, status, model, created_at) VALUES "
-                   "(1, 'user', ?, NULL, 'complete', NULL, 1)", (content,))
+    content = (
+        '[{"type":"document","source":{"type":"text","media_type":"text/plain","data":"an old axolotl"}}]'
+    )
+    db.execute_sql(
+        "INSERT INTO messages (session_id, role, content, usage, status, model, created_at) VALUES "
+        "(1, 'user', ?, NULL, 'complete', NULL, 1)",
+        (content,),
+    )
     # As v10's triggers indexed it: without the attachment's text.
     db.execute_sql("DELETE FROM message_fts WHERE rowid = 1")
     db.execute_sql("INSERT INTO message_fts (rowid, body) VALUES (1, '')")

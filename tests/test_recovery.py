@@ -31,7 +31,6 @@ def image_block(i: int) -> dict:
     return {"type": "image", "source": {"type": "base64", "media_type": "image/png", "data": data}}
 
 
-
 def media_in(body: dict) -> int:
     count = 0
     for msg in body["messages"]:
@@ -57,7 +56,9 @@ async def test_120_images_go_through_as_100_and_a_note(engine, fake_api):
 
 async def test_media_count_error_is_recovered_by_capping_harder(engine, fake_api):
     sid = (await engine.store.create_session("pics", "claude-haiku-4-5")).id
-    fake_api.queue_fault(Fault.custom(400, "invalid_request_error", "Too much media: 0 document pages + 30 images > 20"))
+    fake_api.queue_fault(
+        Fault.custom(400, "invalid_request_error", "Too much media: 0 document pages + 30 images > 20")
+    )
     fake_api.queue_text("fine now")
     reply = await engine.send(sid, "look", [image_block(i) for i in range(30)])
     assert reply is not None and reply.content[0]["text"] == "fine now"
@@ -67,11 +68,17 @@ async def test_media_count_error_is_recovered_by_capping_harder(engine, fake_api
 
 async def test_media_across_history_and_tool_results_is_counted(engine, fake_api):
     sid = (await engine.store.create_session("pics", "claude-haiku-4-5")).id
-    await engine.store.add_message(sid, "user", [image_block(i) for i in range(60)] + [{"type": "text", "text": "a"}])
-    await engine.store.add_message(sid, "assistant", [{"type": "tool_use", "id": "t1", "name": "Screenshot",
-                                                       "input": {}}])
-    await engine.store.add_message(sid, "user", [{"type": "tool_result", "tool_use_id": "t1",
-                                                  "content": [image_block(i) for i in range(60, 90)]}])
+    await engine.store.add_message(
+        sid, "user", [image_block(i) for i in range(60)] + [{"type": "text", "text": "a"}]
+    )
+    await engine.store.add_message(
+        sid, "assistant", [{"type": "tool_use", "id": "t1", "name": "Screenshot", "input": {}}]
+    )
+    await engine.store.add_message(
+        sid,
+        "user",
+        [{"type": "tool_result", "tool_use_id": "t1", "content": [image_block(i) for i in range(60, 90)]}],
+    )
     fake_api.queue_text("ok")
     await engine.send(sid, "and these", [image_block(i) for i in range(90, 110)])
     body = fake_api.message_requests()[-1].body
@@ -86,8 +93,16 @@ async def test_breakpoints_never_exceed_four_and_the_prefix_is_read_from_cache(e
         fake_api.queue_tool_use("Read", {"path": f"f{i}.py"}, text="reading")
         reply = await engine.send(sid, f"step {i}: {long_text}")
         assert reply.content[-1]["type"] == "tool_use"
-        await engine.send_content(sid, [{"type": "tool_result", "tool_use_id": reply.content[-1]["id"],
-                                         "content": f"contents of f{i}.py\n" + long_text}])
+        await engine.send_content(
+            sid,
+            [
+                {
+                    "type": "tool_result",
+                    "tool_use_id": reply.content[-1]["id"],
+                    "content": f"contents of f{i}.py\n" + long_text,
+                }
+            ],
+        )
     requests = fake_api.message_requests()
     for r in requests:
         assert count_breakpoints(r.body.get("system"), r.body.get("tools"), r.body["messages"]) <= 4
@@ -112,13 +127,37 @@ def test_cli_attach_sends_images(fake_api, precis_home, tmp_path):
     path = tmp_path / "shot.png"
     path.write_bytes(png((200, 10, 10), (32, 16)))
     fake_api.queue_text("a red rectangle")
-    env = dict(os.environ, PRECIS_HOME=str(precis_home), ANTHROPIC_BASE_URL=fake_api.base_url,
-               ANTHROPIC_API_KEY="test-key")
-    res = subprocess.run([sys.executable, "-m", "desktop", "chat", "--attach", str(path), "--attach", str(path),
-                          "what is this?"], env=env, capture_output=True, text=True, timeout=60)
+    env = dict(
+        os.environ,
+        PRECIS_HOME=str(precis_home),
+        ANTHROPIC_BASE_URL=fake_api.base_url,
+        ANTHROPIC_API_KEY="test-key",
+    )
+    res = subprocess.run(
+        [
+            sys.executable,
+            "-m",
+            "desktop",
+            "chat",
+            "--attach",
+            str(path),
+            "--attach",
+            str(path),
+            "what is this?",
+        ],
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=60,
+    )
     assert res.returncode == 0, res.stderr
     assert res.stdout == "a red rectangle\n"
     assert media_in(fake_api.message_requests()[-1].body) == 2
-    bad = subprocess.run([sys.executable, "-m", "desktop", "chat", "--attach", str(tmp_path / "missing.png"),
-                          "x"], env=env, capture_output=True, text=True, timeout=60)
+    bad = subprocess.run(
+        [sys.executable, "-m", "desktop", "chat", "--attach", str(tmp_path / "missing.png"), "x"],
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=60,
+    )
     assert bad.returncode == 1 and "cannot attach" in bad.stderr

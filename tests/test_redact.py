@@ -12,8 +12,8 @@ import anthropic
 import httpx2 as httpx
 import pytest
 
-from desktop.engine import secrets
-from desktop.engine.errors import classify
+from desktop.engine.config import secrets
+from desktop.engine.providers.errors import classify
 from desktop.engine.redact import REDACTED, install_log_filter, redact, uninstall_log_filter
 from tests.fakeapi import Fault
 
@@ -52,9 +52,14 @@ def test_configured_secrets_are_removed_whatever_their_shape():
 
 
 def test_ordinary_text_is_left_alone():
-    for text in ("Check the API key in Settings.", "task-force sk-ms", "invalid x-api-key",
-                 "The provider rejected the API key (401): invalid x-api-key. Check the key in Settings.",
-                 "Bearer of bad news", "sk-"):
+    for text in (
+        "Check the API key in Settings.",
+        "task-force sk-ms",
+        "invalid x-api-key",
+        "The provider rejected the API key (401): invalid x-api-key. Check the key in Settings.",
+        "Bearer of bad news",
+        "sk-",
+    ):
         assert redact(text) == text
 
 
@@ -62,7 +67,9 @@ def test_classify_never_words_the_key():
     exc = status_error(anthropic.AuthenticationError, 401, f"invalid x-api-key: Bearer {KEY}")
     err = classify(exc)
     assert err.kind == "auth" and KEY not in err.message and REDACTED in err.message
-    err = classify(status_error(anthropic.BadRequestError, 400, f"unknown key {PLAIN_KEY}"), secrets=[PLAIN_KEY])
+    err = classify(
+        status_error(anthropic.BadRequestError, 400, f"unknown key {PLAIN_KEY}"), secrets=[PLAIN_KEY]
+    )
     assert err.kind == "bad_request" and PLAIN_KEY not in err.message
     err = classify(RuntimeError(f"boom with {KEY}"))
     assert err.kind == "unknown" and KEY not in err.message
@@ -71,7 +78,9 @@ def test_classify_never_words_the_key():
 def test_classify_removes_the_key_the_app_loaded():
     creds = secrets.load_credentials({"ANTHROPIC_API_KEY": PLAIN_KEY})
     assert creds.api_key == PLAIN_KEY
-    err = classify(status_error(anthropic.PermissionDeniedError, 403, f"key {PLAIN_KEY} may not use this model"))
+    err = classify(
+        status_error(anthropic.PermissionDeniedError, 403, f"key {PLAIN_KEY} may not use this model")
+    )
     assert err.kind == "auth" and PLAIN_KEY not in err.message
 
 
@@ -86,12 +95,21 @@ async def test_an_echoed_key_does_not_reach_the_turn_error(engine, fake_api):
 
 
 def test_the_cli_does_not_print_an_echoed_key(fake_api, precis_home):
-    env = dict(os.environ, PRECIS_HOME=str(precis_home), ANTHROPIC_BASE_URL=fake_api.base_url,
-               ANTHROPIC_API_KEY=PLAIN_KEY)
+    env = dict(
+        os.environ,
+        PRECIS_HOME=str(precis_home),
+        ANTHROPIC_BASE_URL=fake_api.base_url,
+        ANTHROPIC_API_KEY=PLAIN_KEY,
+    )
     fake_api.api_key = PLAIN_KEY
     fake_api.queue_fault(Fault.custom(401, "authentication_error", f"invalid api key {PLAIN_KEY}"))
-    res = subprocess.run([sys.executable, "-m", "desktop", "chat", "--new", "hi"], env=env, capture_output=True,
-                         text=True, timeout=60)
+    res = subprocess.run(
+        [sys.executable, "-m", "desktop", "chat", "--new", "hi"],
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=60,
+    )
     assert res.returncode == 1 and "API key" in res.stderr
     assert PLAIN_KEY not in res.stderr + res.stdout
 

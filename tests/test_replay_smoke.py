@@ -47,8 +47,17 @@ async def test_every_policy_faces_the_same_conversation(scenario):
         assert r.largest > 0, name
         assert 0.0 <= r.read_share <= 1.0
     # Short conversations: nothing to compact, so every policy sends the same tokens.
-    assert len({r.stats["input_tokens"] + r.stats["cache_creation_input_tokens"] + r.stats["cache_read_input_tokens"]
-                for r in results.values()}) == 1
+    assert (
+        len(
+            {
+                r.stats["input_tokens"]
+                + r.stats["cache_creation_input_tokens"]
+                + r.stats["cache_read_input_tokens"]
+                for r in results.values()
+            }
+        )
+        == 1
+    )
     assert results["precis"].summaries == 0
 
 
@@ -63,15 +72,19 @@ async def test_fidelity_is_measured_on_the_final_request(scenario):
 
 def test_the_bench_bills_each_request_by_its_models_own_cache_prices():
     from tests.bench.bench_replay import _billed
+
     reads = {"cache_read_input_tokens": 1_000_000}
     assert _billed(reads, "claude-sonnet-4-6") == pytest.approx(100_000)  # 0.1x
     assert _billed(reads, "claude-opus-5-5") == pytest.approx(50_000)  # 0.05x
     assert _billed(reads, "claude-fable-5-1") == pytest.approx(25_000)  # 0.025x
-    assert _billed({"input_tokens": 1_000, "cache_creation_input_tokens": 1_000}, "mystery") == pytest.approx(2_250)
+    assert _billed({"input_tokens": 1_000, "cache_creation_input_tokens": 1_000}, "mystery") == pytest.approx(
+        2_250
+    )
 
 
 def test_a_summarys_reply_is_billed_at_the_models_output_price_beside_the_prompts():
     from tests.bench.bench_replay import _billed, _replied
+
     reply = {"input_tokens": 0, "output_tokens": 1_000}
     assert _billed(reply, "claude-opus-5-5") == 0  # the prompt bill has no output in it
     assert _replied(reply, "claude-opus-5-5") == pytest.approx(5_000)  # $20 out over $4 in
@@ -90,11 +103,22 @@ def test_the_re_write_after_a_prepared_summary_is_counted_as_after_a_summary():
     from tests.bench.bench_replay import _analyse
 
     def chat(step: int, read: int) -> dict:
-        return {"step": step, "summary": False, "prompt": 1_000, "gap": 10.0, "billed": 1.0,
-                "usage": {"cache_read_input_tokens": read}}
+        return {
+            "step": step,
+            "summary": False,
+            "prompt": 1_000,
+            "gap": 10.0,
+            "billed": 1.0,
+            "usage": {"cache_read_input_tokens": read},
+        }
 
-    requests = [chat(1, 900), {"step": 2, "summary": True, "prompt": 1_000, "gap": 10.0, "billed": 1.0,
-                               "usage": {}}, chat(2, 900), chat(4, 0), chat(6, 0)]
+    requests = [
+        chat(1, 900),
+        {"step": 2, "summary": True, "prompt": 1_000, "gap": 10.0, "billed": 1.0, "usage": {}},
+        chat(2, 900),
+        chat(4, 0),
+        chat(6, 0),
+    ]
     out, _top = _analyse(requests, {4})
     assert [r.get("kind") for r in requests] == ["warm", None, "warm", "miss_after_summary", "miss_other"]
     assert out["miss_after_summary"] == 1.0 and out["miss_other"] == 1.0
@@ -107,9 +131,17 @@ async def test_precis_keeps_its_window_open_through_a_pause_so_its_idle_summary_
     from tests.bench.replay_policies import Step
     from tests.test_compaction_engine import prose
 
-    steps = [Step([{"type": "text", "text": f"Instruction {k}: keep using tabs. " + prose(1400, k + 100)}],
-                  [{"type": "text", "text": f"Answer {k}: " + prose(600, k)}], 20.0) for k in range(12)]
-    steps.append(Step([{"type": "text", "text": "I am back."}], [{"type": "text", "text": "welcome back"}], 1200.0))
+    steps = [
+        Step(
+            [{"type": "text", "text": f"Instruction {k}: keep using tabs. " + prose(1400, k + 100)}],
+            [{"type": "text", "text": f"Answer {k}: " + prose(600, k)}],
+            20.0,
+        )
+        for k in range(12)
+    ]
+    steps.append(
+        Step([{"type": "text", "text": "I am back."}], [{"type": "text", "text": "welcome back"}], 1200.0)
+    )
     r = await run_policy("precis", Scenario("idle", "claude-sonnet-4-6", "idle", steps), window=60_000)
     assert r.errors == 0
     background = [c for c in r.compactions if c["trigger"] == "background"]
@@ -129,8 +161,10 @@ def test_tool_pairs_count_the_newest_calls_sent_with_their_results_verbatim():
     steps = [Step([{"type": "text", "text": "go"}], [call(0)], 1.0)]
     steps += [Step([result(i)], [call(i + 1)], 1.0) for i in range(12)]
     # The request of the last step: c12 is not answered yet, so the newest ten answered calls are c2..c11.
-    body = {"messages": [{"role": "assistant", "content": [call(i)]} for i in range(5, 12)]
-            + [{"role": "user", "content": [result(i) for i in range(5, 11)] + [result(11, "changed")]}]}
+    body = {
+        "messages": [{"role": "assistant", "content": [call(i)]} for i in range(5, 12)]
+        + [{"role": "user", "content": [result(i) for i in range(5, 11)] + [result(11, "changed")]}]
+    }
     assert tool_pairs(steps, body) == (6, 10)  # c5..c10 whole; c11's result differs; c2..c4 dropped
 
 

@@ -36,4 +36,6 @@ async def test_an_anchored_reading_keeps_its_breakdown_after_a_restart(fake_api,
         after = await again.engine.publish_context(sid)
     assert before.source == after.source == "api"
     assert after.used == before.used
-    assert after.breakdown == before.breakdown  # on main the tools' share (970) moved into "system" and "messages"
+    assert (
+        after.breakdown == before.breakdown
+    )  # on main the tools' share (970) moved into "system" and "messages"

@@ -7,17 +7,20 @@ from typing import Any
 
 import pytest
 
-from desktop.engine.errors import classify
-from desktop.engine.provider import AnthropicProvider, Provider
-from desktop.engine.secrets import Credentials
-from desktop.engine.settings import Settings
+from desktop.engine.config.secrets import Credentials
+from desktop.engine.config.settings import Settings
+from desktop.engine.providers.errors import classify
+from desktop.engine.providers.provider import AnthropicProvider, Provider
 from tests.fakeapi import SUMMARY_MARKER, FakeAnthropic, Fault, Reply
 from tests.scripted_provider import ScriptedAnthropic
 
 
 def _request(text: str, max_tokens: int = 1024, system: str | None = None) -> dict[str, Any]:
-    request: dict[str, Any] = {"model": "claude-test", "max_tokens": max_tokens,
-                               "messages": [{"role": "user", "content": [{"type": "text", "text": text}]}]}
+    request: dict[str, Any] = {
+        "model": "claude-test",
+        "max_tokens": max_tokens,
+        "messages": [{"role": "user", "content": [{"type": "text", "text": text}]}],
+    }
     if system:
         request["system"] = system
     return request
@@ -46,21 +49,26 @@ async def _run(provider: Provider) -> list[Any]:
 async def test_the_scripted_provider_answers_like_the_sdk_against_the_server():
     with FakeAnthropic() as server:
         _script(server)
-        over_http = await _run(AnthropicProvider(Settings(base_url=server.base_url),
-                                                 Credentials(api_key="test-key")))
+        over_http = await _run(
+            AnthropicProvider(Settings(base_url=server.base_url), Credentials(api_key="test-key"))
+        )
     script = ScriptedAnthropic()
     _script(script)
     in_process = await _run(script.provider(Settings(), Credentials()))
     assert in_process == over_http
     assert [(r.method, r.path, r.body, r.usage) for r in script.requests] == [
-        (r.method, r.path, r.body, r.usage) for r in server.requests]
+        (r.method, r.path, r.body, r.usage) for r in server.requests
+    ]
 
 
-@pytest.mark.parametrize("fault", [
-    Fault.custom(401, "authentication_error", "invalid x-api-key"),
-    Fault.custom(400, "invalid_request_error", "prompt is too long: 300000 tokens > 200000 maximum"),
-    Fault.custom(400, "invalid_request_error", "Too much media: 0 document pages + 30 images > 20"),
-])
+@pytest.mark.parametrize(
+    "fault",
+    [
+        Fault.custom(401, "authentication_error", "invalid x-api-key"),
+        Fault.custom(400, "invalid_request_error", "prompt is too long: 300000 tokens > 200000 maximum"),
+        Fault.custom(400, "invalid_request_error", "Too much media: 0 document pages + 30 images > 20"),
+    ],
+)
 async def test_a_refusal_is_the_same_error_in_process_and_over_http(fault: Fault):
     async def error_of(server: FakeAnthropic, provider: Provider) -> tuple[str, type, int | None]:
         server.queue_fault(fault)
@@ -71,7 +79,11 @@ async def test_a_refusal_is_the_same_error_in_process_and_over_http(fault: Fault
         return error.kind, type(caught.value), error.status
 
     with FakeAnthropic() as server:
-        over_http = await error_of(server, AnthropicProvider(Settings(base_url=server.base_url, max_retries=0),
-                                                             Credentials(api_key="test-key")))
+        over_http = await error_of(
+            server,
+            AnthropicProvider(
+                Settings(base_url=server.base_url, max_retries=0), Credentials(api_key="test-key")
+            ),
+        )
     script = ScriptedAnthropic()
     assert await error_of(script, script.provider(Settings(), Credentials())) == over_http

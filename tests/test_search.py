@@ -6,7 +6,7 @@ from __future__ import annotations
 import peewee as pw
 import pytest
 
-from desktop.engine.search import MARK_END, MARK_START, SearchHit
+from desktop.engine.history.search import MARK_END, MARK_START, SearchHit
 from desktop.store import Store, migrations
 from desktop.store.schema import build_models
 from desktop.store.search import match_expression
@@ -23,7 +23,6 @@ def text(t: str) -> list[dict]:
     return [{"type": "text", "text": t}]
 
 
-
 def search(store: Store, query: str) -> list[SearchHit]:
     from desktop.store import search as fts
 
@@ -33,15 +32,27 @@ def search(store: Store, query: str) -> list[SearchHit]:
 def test_a_word_inside_a_tool_result_is_found_with_its_snippet(store):
     r = store.repo
     s = r.create_session("tools")
-    r.add_message(s.id, "assistant", [{"type": "tool_use", "id": "t1", "name": "grep",
-                                       "input": {"pattern": "needle"}}])
-    result = r.add_message(s.id, "user", [{"type": "tool_result", "tool_use_id": "t1",
-                                           "content": [{"type": "text", "text": "src/a.py:3: the zanzibar flag"}]}])
-    plain = r.add_message(s.id, "user", [{"type": "tool_result", "tool_use_id": "t2",
-                                          "content": "exit 0: quokka printed"}])
+    r.add_message(
+        s.id, "assistant", [{"type": "tool_use", "id": "t1", "name": "grep", "input": {"pattern": "needle"}}]
+    )
+    result = r.add_message(
+        s.id,
+        "user",
+        [
+            {
+                "type": "tool_result",
+                "tool_use_id": "t1",
+                "content": [{"type": "text", "text": "src/a.py:3: the zanzibar flag"}],
+            }
+        ],
+    )
+    plain = r.add_message(
+        s.id, "user", [{"type": "tool_result", "tool_use_id": "t2", "content": "exit 0: quokka printed"}]
+    )
     hits = search(store, "zanzibar")
-    assert [(h.kind, h.message_id, h.session_title, h.role) for h in hits] == [("message", result.id, "tools",
-                                                                                "tool")]
+    assert [(h.kind, h.message_id, h.session_title, h.role) for h in hits] == [
+        ("message", result.id, "tools", "tool")
+    ]
     assert f"{MARK_START}zanzibar{MARK_END}" in hits[0].snippet
     assert ("zanzibar", True) in hits[0].parts() and hits[0].plain == "src/a.py:3: the zanzibar flag"
     assert [h.message_id for h in search(store, "quokka")] == [plain.id]  # a result given as a plain string
@@ -54,7 +65,9 @@ def test_summaries_are_found_and_point_at_their_boundary(store):
     m = r.add_message(s.id, "user", text("early talk"))
     c = r.add_compaction(s.id, "We agreed on the marmalade schema.", m.id, "manual", {})
     hits = search(store, "marmalade")
-    assert [(h.kind, h.compaction_id, h.message_id, h.role) for h in hits] == [("summary", c.id, m.id, "summary")]
+    assert [(h.kind, h.compaction_id, h.message_id, h.role) for h in hits] == [
+        ("summary", c.id, m.id, "summary")
+    ]
     r.delete_compaction(c.id)
     assert search(store, "marmalade") == []
 
@@ -102,12 +115,18 @@ def test_v10_backfills_rows_stored_before_it(tmp_path):
     db.connect()
     migrations.upgrade(db, build_models(db), target=9)
     db.execute_sql("INSERT INTO sessions (title, model, created_at, updated_at) VALUES ('old', NULL, 1, 1)")
-    db.execute_sql("INSERT INTO messages (session_id, role, content, usage, status, model, created_at) VALUES "
-                   "(1, 'user', '[{\"type\":\"text\",\"text\":\"backfilled ocelot\"}]', NULL, 'complete', NULL, 1)")
-    db.execute_sql("INSERT INTO messages (session_id, role, content, usage, status, model, created_at) VALUES "
-                   "(1, 'user', 'not json at all', NULL, 'complete', NULL, 1)")
-    db.execute_sql("INSERT INTO compactions (session_id, summary, covers_through_message_id, trigger, stats, "
-                   "created_at) VALUES (1, 'an old lynx summary', 1, 'manual', '{}', 1)")
+    db.execute_sql(
+        "INSERT INTO messages (session_id, role, content, usage, status, model, created_at) VALUES "
+        '(1, \'user\', \'[{"type":"text","text":"backfilled ocelot"}]\', NULL, \'complete\', NULL, 1)'
+    )
+    db.execute_sql(
+        "INSERT INTO messages (session_id, role, content, usage, status, model, created_at) VALUES "
+        "(1, 'user', 'not json at all', NULL, 'complete', NULL, 1)"
+    )
+    db.execute_sql(
+        "INSERT INTO compactions (session_id, summary, covers_through_message_id, trigger, stats, "
+        "created_at) VALUES (1, 'an old lynx summary', 1, 'manual', '{}', 1)"
+    )
     db.close()
     store = Store.open_sync(path)
     try:
@@ -140,26 +159,51 @@ def test_precis_search_json_finds_a_word_inside_a_tool_result(precis_home):
     import subprocess
     import sys
 
-    from desktop.engine.settings import Paths
+    from desktop.engine.config.settings import Paths
 
     store = Store.open_sync(Paths.resolve().ensure().database)
     r = store.repo
     s = r.create_session("grep run")
     r.add_message(s.id, "user", text("find the flag"))
-    hit = r.add_message(s.id, "user", [{"type": "tool_result", "tool_use_id": "t1",
-                                        "content": [{"type": "text", "text": "config.toml: capybara = true"}]}])
+    hit = r.add_message(
+        s.id,
+        "user",
+        [
+            {
+                "type": "tool_result",
+                "tool_use_id": "t1",
+                "content": [{"type": "text", "text": "config.toml: capybara = true"}],
+            }
+        ],
+    )
     store.close_sync()
     env = {**os.environ, "PRECIS_HOME": str(precis_home)}
-    res = subprocess.run([sys.executable, "-m", "desktop", "search", "capybara", "--json"], env=env,
-                         capture_output=True, text=True, timeout=60)
+    res = subprocess.run(
+        [sys.executable, "-m", "desktop", "search", "capybara", "--json"],
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=60,
+    )
     assert res.returncode == 0, res.stderr
     rows = json.loads(res.stdout)
     assert [(x["session_id"], x["message_id"], x["kind"], x["matches"]) for x in rows] == [
-        (s.id, hit.id, "message", ["capybara"])]
+        (s.id, hit.id, "message", ["capybara"])
+    ]
     assert rows[0]["snippet"] == "config.toml: capybara = true" and rows[0]["session_title"] == "grep run"
-    plain = subprocess.run([sys.executable, "-m", "desktop", "search", "nothing-like-it"], env=env,
-                           capture_output=True, text=True, timeout=60)
+    plain = subprocess.run(
+        [sys.executable, "-m", "desktop", "search", "nothing-like-it"],
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=60,
+    )
     assert plain.returncode == 0 and plain.stdout == "" and "no results" in plain.stderr
-    text_out = subprocess.run([sys.executable, "-m", "desktop", "search", "capy"], env=env,
-                              capture_output=True, text=True, timeout=60)
+    text_out = subprocess.run(
+        [sys.executable, "-m", "desktop", "search", "capy"],
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=60,
+    )
     assert "[capybara]" in text_out.stdout and "grep run" in text_out.stdout

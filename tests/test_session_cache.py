@@ -19,7 +19,6 @@ from hypothesis import strategies as st
 from msgspec import structs
 from PIL import Image
 
-from desktop.engine import assemble, tokens
 from desktop.engine import compaction as cp
 from desktop.engine.compaction.cache_breakpoints import (
     EPHEMERAL,
@@ -29,9 +28,11 @@ from desktop.engine.compaction.cache_breakpoints import (
     _sorted_without_cache_control,
     cacheable,
 )
-from desktop.engine.measure import Ledger, row_estimate
-from desktop.engine.secrets import Credentials
-from desktop.engine.session import SessionView, _rhythm
+from desktop.engine.config.secrets import Credentials
+from desktop.engine.metering import tokens
+from desktop.engine.metering.measure import Ledger, row_estimate
+from desktop.engine.turn import assemble
+from desktop.engine.turn.session import SessionView, _rhythm
 from desktop.runtime import open_runtime
 
 SIGNATURE = "A" * 80
@@ -46,8 +47,9 @@ def _png() -> str:
 PNG = _png()
 
 
-def reference_breakpoints(system: list[Any], tools: list[Any], messages: list[Any], *, summary_present: bool,
-                          long_ttl: bool) -> tuple[list[Any], list[Any], list[Any]]:
+def reference_breakpoints(
+    system: list[Any], tools: list[Any], messages: list[Any], *, summary_present: bool, long_ttl: bool
+) -> tuple[list[Any], list[Any], list[Any]]:
     """The breakpoint placement as it was written before the view kept canonical copies: a whole copy, then
     marks placed by walking every block (the oracle for ``mark_breakpoints``)."""
     mark = dict(EPHEMERAL)
@@ -63,8 +65,12 @@ def reference_breakpoints(system: list[Any], tools: list[Any], messages: list[An
     elif tools_out:
         tools_out[-1]["cache_control"] = dict(long_mark)
         budget -= 1
-    flat = [(mi, bi) for mi, m in enumerate(messages_out) for bi in range(len(m.get("content") or []))
-            if isinstance(m.get("content"), list)]
+    flat = [
+        (mi, bi)
+        for mi, m in enumerate(messages_out)
+        for bi in range(len(m.get("content") or []))
+        if isinstance(m.get("content"), list)
+    ]
     chosen: list[int] = []
 
     def block_at(g: int) -> Any:
@@ -106,8 +112,9 @@ def reference_breakpoints(system: list[Any], tools: list[Any], messages: list[An
     return system_out, tools_out, messages_out
 
 
-def reference_shape(view: SessionView, history: list[Any], horizons: dict[str, int], limit: int) -> tuple[
-        list[Any], set[tuple[int, int]]]:
+def reference_shape(
+    view: SessionView, history: list[Any], horizons: dict[str, int], limit: int
+) -> tuple[list[Any], set[tuple[int, int]]]:
     """Shaping as the list-based stages do it over the whole history."""
     spill = view.shared.paths.spill_dir(view.session_id)
     rows, changed = [], set()
@@ -133,7 +140,12 @@ def check(view: SessionView, g: Any) -> None:
     fresh = Ledger.of(g.sendable, family)
     ledger = g.ledger
     assert (ledger.count, ledger.tokens, ledger.results, ledger.media, ledger.reply) == (
-        fresh.count, fresh.tokens, fresh.results, fresh.media, fresh.reply)
+        fresh.count,
+        fresh.tokens,
+        fresh.results,
+        fresh.media,
+        fresh.reply,
+    )
     assert list(ledger.ids) == [m.id for m in g.sendable]
     if g.cuts is not None:
         assert g.cuts == cp.cut_points(g.sendable)
@@ -148,9 +160,13 @@ def check(view: SessionView, g: Any) -> None:
     assert request == view.build_request(g)
     valid = cp.repair(assemble.with_summary(assemble.history_to_api(g.sendable), g.compaction))
     capped, _ = cp.cap_media(valid, limit=view.shared.catalog.info(g.model).media_limit, on_error="omit")
-    system, _tools, messages = reference_breakpoints(g.system, g.tools, capped,
-                                                     summary_present=g.compaction is not None,
-                                                     long_ttl=view.shared.settings.long_cache_ttl and pause)
+    system, _tools, messages = reference_breakpoints(
+        g.system,
+        g.tools,
+        capped,
+        summary_present=g.compaction is not None,
+        long_ttl=view.shared.settings.long_cache_ttl and pause,
+    )
     assert request["messages"] == messages and request["system"] == system
     assert not g.sendable and g.compaction is None or cp.problems(request["messages"]) == []
 
@@ -202,26 +218,49 @@ async def run(ops: list[tuple[Any, ...]]) -> None:
             if kind == "user":
                 content: list[Any] = [{"type": "text", "text": text(step[1], n)}]
                 if step[2]:
-                    content.insert(0, {"type": "image", "source": {"type": "base64", "media_type": "image/png",
-                                                                    "data": PNG}})
+                    content.insert(
+                        0,
+                        {
+                            "type": "image",
+                            "source": {"type": "base64", "media_type": "image/png", "data": PNG},
+                        },
+                    )
                 await add("user", content)
             elif kind == "assistant":
                 content = [{"type": "text", "text": text(step[1], n)}]
                 if step[2]:
                     content.insert(0, {"type": "thinking", "thinking": text(20, n), "signature": SIGNATURE})
                 from desktop.engine.types import Usage
-                await add("assistant", content, model="claude-sonnet-4-6",
-                          usage=Usage(10 + n, 5, 0, 100 * n), meta={"sent_at": 1000.0 + 400 * n})
+
+                await add(
+                    "assistant",
+                    content,
+                    model="claude-sonnet-4-6",
+                    usage=Usage(10 + n, 5, 0, 100 * n),
+                    meta={"sent_at": 1000.0 + 400 * n},
+                )
             elif kind == "tools":
-                calls = [{"type": "tool_use", "id": f"t{n}_{i}", "name": "Read",
-                          "input": {"file_path": f"/src/f{n}_{i}.py"}} for i in range(step[1])]
+                calls = [
+                    {
+                        "type": "tool_use",
+                        "id": f"t{n}_{i}",
+                        "name": "Read",
+                        "input": {"file_path": f"/src/f{n}_{i}.py"},
+                    }
+                    for i in range(step[1])
+                ]
                 await add("assistant", calls, model="claude-sonnet-4-6", meta={"stop_reason": "tool_use"})
                 results: list[Any] = []
                 for c in calls:
                     body: Any = text(step[2], n)
                     if step[3]:
-                        body = [{"type": "text", "text": body}, {"type": "image", "source": {
-                            "type": "base64", "media_type": "image/png", "data": PNG}}]
+                        body = [
+                            {"type": "text", "text": body},
+                            {
+                                "type": "image",
+                                "source": {"type": "base64", "media_type": "image/png", "data": PNG},
+                            },
+                        ]
                     results.append({"type": "tool_result", "tool_use_id": c["id"], "content": body})
                 pending = [c["id"] for c in calls]
                 await add("user", results)
@@ -229,30 +268,43 @@ async def run(ops: list[tuple[Any, ...]]) -> None:
                 if live is None:
                     live = await add("assistant", [], status="streaming", model="claude-sonnet-4-6")
                 else:
-                    await store.update_message(live.id, content=[{"type": "text", "text": text(9, n)}],
-                                               status="complete" if step[1] else "interrupted")
+                    await store.update_message(
+                        live.id,
+                        content=[{"type": "text", "text": text(9, n)}],
+                        status="complete" if step[1] else "interrupted",
+                    )
                     view.remember(await store.get_message(live.id))
                     live = None
             elif kind == "horizons" and history:
                 ids = [m.id for m in history]
                 pick = [ids[int(f * (len(ids) - 1))] for f in step[1:]]
                 g = await view.gather()
-                new = {k: max(v, g.horizons.get(k, 0)) for k, v in zip(("clear", "old", "recent"), pick,
-                                                                         strict=True)}
+                new = {
+                    k: max(v, g.horizons.get(k, 0))
+                    for k, v in zip(("clear", "old", "recent"), pick, strict=True)
+                }
                 view.state_changed(await store.update_state(sid, {"horizons": new}))
             elif kind == "compact" and len(history) > 2 and live is None:
                 g = await view.gather()
                 through = history[int(step[1] * (len(history) - 1))].id
-                record = await store.add_compaction(sid, f"summary {n}", through, "manual",
-                                                    {"pins_text": "User instructions so far (verbatim):\n- hi"},
-                                                    expected_active=g.boundary)
+                record = await store.add_compaction(
+                    sid,
+                    f"summary {n}",
+                    through,
+                    "manual",
+                    {"pins_text": "User instructions so far (verbatim):\n- hi"},
+                    expected_active=g.boundary,
+                )
                 view.compacted(record)
             elif kind == "edit" and history:
                 target = history[int(step[1] * (len(history) - 1))]
                 if target.status == "streaming":
                     continue
-                content = [*target.content, {"type": "text", "text": f"edited {n}"}] if target.role == "user" \
+                content = (
+                    [*target.content, {"type": "text", "text": f"edited {n}"}]
+                    if target.role == "user"
                     else [{"type": "text", "text": f"edited {n}"}]
+                )
                 await store.update_message(target.id, content=content)
                 view.remember(await store.get_message(target.id))
             elif kind == "delete" and history:
@@ -269,8 +321,11 @@ async def run(ops: list[tuple[Any, ...]]) -> None:
         assert view.request(g) == other.request(await other.gather())
 
 
-@settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.too_slow,
-                                                                 HealthCheck.function_scoped_fixture])
+@settings(
+    max_examples=60,
+    deadline=None,
+    suppress_health_check=[HealthCheck.too_slow, HealthCheck.function_scoped_fixture],
+)
 @given(st.lists(op, min_size=1, max_size=30))
 def test_kept_rows_and_cached_request_equal_a_build_from_scratch(ops):
     asyncio.run(run(ops))

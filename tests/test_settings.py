@@ -8,9 +8,9 @@ import keyring
 import pytest
 from keyring.backends import fail
 
-from desktop.engine import secrets
-from desktop.engine.chat import ChatEngine
-from desktop.engine.settings import Paths, Settings
+from desktop.engine.config import secrets
+from desktop.engine.config.settings import Paths, Settings
+from desktop.engine.turn.chat import ChatEngine
 from desktop.store import Store
 
 KEY = "sk-ant-test-very-secret-0123456789"
@@ -25,9 +25,18 @@ def test_precis_home_relocates_everything(tmp_path):
 def test_environment_names_win_over_the_settings_file(tmp_path):
     paths = Paths.resolve({"PRECIS_HOME": str(tmp_path)}).ensure()
     Settings(model="from-file", base_url="http://file").save(paths)
-    env = {"ANTHROPIC_MODEL": "from-env", "ANTHROPIC_BASE_URL": "http://env", "ANTHROPIC_SMALL_FAST_MODEL": "small"}
+    env = {
+        "ANTHROPIC_MODEL": "from-env",
+        "ANTHROPIC_BASE_URL": "http://env",
+        "ANTHROPIC_SMALL_FAST_MODEL": "small",
+    }
     s = Settings.load(paths, env)
-    assert (s.model, s.base_url, s.small_model, s.summary_model) == ("from-env", "http://env", "small", "small")
+    assert (s.model, s.base_url, s.small_model, s.summary_model) == (
+        "from-env",
+        "http://env",
+        "small",
+        "small",
+    )
     assert Settings.load(paths, {}).model == "from-file"
 
 
@@ -48,7 +57,7 @@ def test_credentials_precedence(memory_keyring):
 @pytest.mark.qt
 async def test_saving_a_key_uses_the_keyring_and_nothing_else(memory_keyring, precis_home, qtbot):
     from desktop.ui.bridge import Bridge
-    from desktop.ui.settings_dialog import ProviderChoice
+    from desktop.ui.settings.settings_dialog import ProviderChoice
 
     paths = Paths.resolve().ensure()
     store = await Store.open(paths.database)
@@ -68,7 +77,7 @@ async def test_saving_a_key_uses_the_keyring_and_nothing_else(memory_keyring, pr
 @pytest.mark.qt
 async def test_without_a_keyring_the_key_is_refused_or_kept_for_this_run_only(precis_home, qtbot):
     from desktop.ui.bridge import Bridge
-    from desktop.ui.settings_dialog import ProviderChoice, ProviderForm
+    from desktop.ui.settings.settings_dialog import ProviderChoice, ProviderForm
 
     keyring.set_keyring(fail.Keyring())
     reason = secrets.keyring_status()
@@ -94,12 +103,14 @@ async def test_without_a_keyring_the_key_is_refused_or_kept_for_this_run_only(pr
 
 
 async def test_bearer_token_works_against_a_compatible_provider(fake_api, monkeypatch):
-    from desktop.engine.secrets import Credentials
+    from desktop.engine.config.secrets import Credentials
 
     fake_api.api_key = "bearer-token"
     paths = Paths.resolve().ensure()
     store = await Store.open(paths.database)
-    engine = ChatEngine(store, paths, Settings.load(paths), Credentials(auth_token="bearer-token", source="env"))
+    engine = ChatEngine(
+        store, paths, Settings.load(paths), Credentials(auth_token="bearer-token", source="env")
+    )
     sid = (await store.create_session("t", "claude-sonnet-4-6")).id
     fake_api.queue_text("authorised")
     reply = await engine.send(sid, "hello")
@@ -127,8 +138,9 @@ async def test_settings_show_the_prices_date_and_reload_the_users_prices_json(wi
     assert not tiers.isChecked()
     dialog.reject()
     # The user updates prices.json; saving the settings reads it again, and the dialog shows its date.
-    (engine.paths.config_dir / "prices.json").write_text(json.dumps(
-        {"date": "2027-02-01", "models": {"claude-opus-5-5": {"input": 3.5}}}))
+    (engine.paths.config_dir / "prices.json").write_text(
+        json.dumps({"date": "2027-02-01", "models": {"claude-opus-5-5": {"input": 3.5}}})
+    )
     dialog = window.open_settings()
     dialog.findChild(QCheckBox, "allow_price_tiers").setChecked(True)
     dialog.findChild(QDialogButtonBox).button(QDialogButtonBox.StandardButton.Save).click()
@@ -200,8 +212,8 @@ def test_settings_notes_are_readable_on_both_pages(qtbot, dark):
     from PySide6.QtGui import QColor, QPalette
     from PySide6.QtWidgets import QApplication
 
-    from desktop.ui.settings_dialog import SettingsDialog
-    from desktop.ui.theme import palette_for
+    from desktop.ui.look.theme import palette_for
+    from desktop.ui.settings.settings_dialog import SettingsDialog
     from tests.test_focus_ring import contrast
 
     previous = QApplication.palette()

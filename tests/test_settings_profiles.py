@@ -7,10 +7,10 @@ import json
 
 import pytest
 
-from desktop.engine import profiles as P
-from desktop.engine import secrets
-from desktop.engine.profiles import Profile
-from desktop.engine.settings import Paths, Settings
+from desktop.engine.config import profiles as P
+from desktop.engine.config import secrets
+from desktop.engine.config.profiles import Profile
+from desktop.engine.config.settings import Paths, Settings
 from tests.conftest import _open_engine, engine_of
 from tests.test_window import until
 
@@ -31,7 +31,9 @@ async def test_picking_a_preset_in_settings_and_saving_adds_no_profile(window, q
     dialog = window.open_settings()
     box = dialog.form.profile_box
     listed = [box.itemText(i) for i in range(box.count())]
-    if box.findText("OpenRouter") >= 0:  # main listed every preset here: picking one made it a profile on Save
+    if (
+        box.findText("OpenRouter") >= 0
+    ):  # main listed every preset here: picking one made it a profile on Save
         box.setCurrentText("OpenRouter")
     dialog.findChild(QDialogButtonBox).button(QDialogButtonBox.StandardButton.Save).click()
     await until(lambda: engine.paths.settings_file.exists() and saved_names(engine.paths))
@@ -49,7 +51,11 @@ def test_profile_list_rules_names_unique_copies_without_the_key_and_one_left():
     added = P.added(items, "DeepSeek")
     again = P.added(items, "DeepSeek")
     custom = P.added(items, P.CUSTOM)
-    assert (added.profile.name, again.profile.name, custom.profile.name) == ("DeepSeek", "DeepSeek 2", "Custom")
+    assert (added.profile.name, again.profile.name, custom.profile.name) == (
+        "DeepSeek",
+        "DeepSeek 2",
+        "Custom",
+    )
     assert custom.profile.base_url == "" and custom.profile.model == ""
     plain = P.duplicated(items, 0, with_key=False)
     keyed = P.duplicated(items, 0, with_key=True)
@@ -69,15 +75,18 @@ def test_profile_list_rules_names_unique_copies_without_the_key_and_one_left():
     # After a delete the profile in use stays shown (its chats move there), else the next one.
     names = [d.profile.name for d in items]
     at = names.index("Work copy")
-    assert [d.profile.name for i, d in enumerate(items) if i != at][P.successor(items, at, "Work")] == "Office"
+    assert [d.profile.name for i, d in enumerate(items) if i != at][
+        P.successor(items, at, "Work")
+    ] == "Office"
     assert P.successor(items, 0, "Work") == 0  # the active one deleted: the next one takes its place
 
 
 @pytest.mark.qt
 async def test_add_and_duplicate_in_settings_save_what_the_list_shows_and_copy_a_key_only_when_asked(
-        qtbot, memory_keyring, precis_home):
+    qtbot, memory_keyring, precis_home
+):
     from desktop.ui.bridge import Bridge
-    from desktop.ui.settings_dialog import SettingsDialog
+    from desktop.ui.settings.settings_dialog import SettingsDialog
 
     paths = Paths.resolve().ensure()
     Settings(profile="Work", profiles=[Profile("Work", "https://work.example", "bearer", "m1")]).save(paths)
@@ -112,7 +121,7 @@ async def test_add_and_duplicate_in_settings_save_what_the_list_shows_and_copy_a
 
 @pytest.mark.qt
 async def test_two_profiles_with_one_name_are_not_saved_and_the_form_says_why(qtbot, precis_home):
-    from desktop.ui.settings_dialog import SettingsDialog
+    from desktop.ui.settings.settings_dialog import SettingsDialog
 
     paths = Paths.resolve().ensure()
     Settings(profile="A", profiles=[Profile("A"), Profile("B")]).save(paths)
@@ -129,16 +138,22 @@ async def test_two_profiles_with_one_name_are_not_saved_and_the_form_says_why(qt
 
 @pytest.mark.qt
 async def test_deleting_a_profile_a_chat_uses_asks_then_removes_its_key_and_moves_the_chat(
-        qtbot, memory_keyring, precis_home):
+    qtbot, memory_keyring, precis_home
+):
     from PySide6.QtWidgets import QMessageBox
 
     from desktop.ui.bridge import Bridge
-    from desktop.ui.settings_dialog import SettingsDialog
+    from desktop.ui.settings.settings_dialog import SettingsDialog
 
     paths = Paths.resolve().ensure()
-    Settings(profile="Main", profiles=[Profile("Main", "", "x-api-key", "claude-main"),
-                                       Profile("Old", "https://old.example", "bearer", "old-model"),
-                                       Profile("Spare", "http://localhost:8080", "none", "local")]).save(paths)
+    Settings(
+        profile="Main",
+        profiles=[
+            Profile("Main", "", "x-api-key", "claude-main"),
+            Profile("Old", "https://old.example", "bearer", "old-model"),
+            Profile("Spare", "http://localhost:8080", "none", "local"),
+        ],
+    ).save(paths)
     memory_keyring.set_password(secrets.SERVICE, "profile:Old", KEY)
     memory_keyring.set_password(secrets.SERVICE, "profile:Main", OTHER)
     secrets.save_api_key_to_file(KEY, "profile:Old")  # a copy in the key file too: both go
@@ -160,7 +175,9 @@ async def test_deleting_a_profile_a_chat_uses_asks_then_removes_its_key_and_move
         delete = next(b for b in box.buttons() if box.buttonRole(b) == QMessageBox.ButtonRole.DestructiveRole)
         delete.click()
         assert [form.profile_box.itemText(i) for i in range(form.profile_box.count())] == ["Main", "Spare"]
-        assert form.profile_box.currentText() == "Main"  # the profile the question named, not the next in line
+        assert (
+            form.profile_box.currentText() == "Main"
+        )  # the profile the question named, not the next in line
         form.profile_box.setCurrentText("Spare")
         form.delete_current()  # what Delete in the question does
         assert not form.delete_button.isEnabled() and form.ask_delete() is None  # the last profile stays
@@ -178,10 +195,12 @@ async def test_deleting_a_profile_a_chat_uses_asks_then_removes_its_key_and_move
 @pytest.mark.qt
 async def test_a_renamed_profile_keeps_its_key_and_its_chats(qtbot, memory_keyring, precis_home):
     from desktop.ui.bridge import Bridge
-    from desktop.ui.settings_dialog import SettingsDialog
+    from desktop.ui.settings.settings_dialog import SettingsDialog
 
     paths = Paths.resolve().ensure()
-    Settings(profile="Lab", profiles=[Profile("Lab", "https://lab.example", "bearer", "lab-model")]).save(paths)
+    Settings(profile="Lab", profiles=[Profile("Lab", "https://lab.example", "bearer", "lab-model")]).save(
+        paths
+    )
     memory_keyring.set_password(secrets.SERVICE, "profile:Lab", KEY)
     async with _open_engine(credentials=False) as engine:
         chat = await engine.store.create_session("Lab chat", "lab-model", "Lab")
@@ -198,7 +217,7 @@ async def test_a_renamed_profile_keeps_its_key_and_its_chats(qtbot, memory_keyri
 
 
 async def test_two_profiles_that_swap_names_keep_their_own_chats_and_keys(memory_keyring, precis_home):
-    from desktop.engine import profile_edits
+    from desktop.engine.config import profile_edits
 
     memory_keyring.set_password(secrets.SERVICE, "profile:A", "key-of-a-0123456789")
     memory_keyring.set_password(secrets.SERVICE, "profile:B", "key-of-b-0123456789")

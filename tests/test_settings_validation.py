@@ -13,29 +13,52 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from desktop.engine.catalog import ModelCatalog
-from desktop.engine.settings import Paths, Settings
+from desktop.engine.config.catalog import ModelCatalog
+from desktop.engine.config.settings import Paths, Settings
 
-SETTINGS = settings(max_examples=150, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+SETTINGS = settings(
+    max_examples=150, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture]
+)
 FIELDS = [f.name for f in dataclasses.fields(Settings) if f.name != "problems"]
 DEFAULT = "claude-haiku-4-5"
-OVERRIDE_KEYS = ["window", "max_output", "min_cache_tokens", "media_limit", "input_price", "output_price",
-                 "input", "output", "family"]
+OVERRIDE_KEYS = [
+    "window",
+    "max_output",
+    "min_cache_tokens",
+    "media_limit",
+    "input_price",
+    "output_price",
+    "input",
+    "output",
+    "family",
+]
 
 json_values = st.recursive(
-    st.none() | st.booleans() | st.integers() | st.floats() | st.text(max_size=20)
+    st.none()
+    | st.booleans()
+    | st.integers()
+    | st.floats()
+    | st.text(max_size=20)
     | st.sampled_from([0, -1, 1e12, 10**30, 0.5, "8192", "x", "big", "true", "claude-opus-4-7"]),
-    lambda children: st.lists(children, max_size=4) | st.dictionaries(st.text(max_size=10), children, max_size=4),
+    lambda children: (
+        st.lists(children, max_size=4) | st.dictionaries(st.text(max_size=10), children, max_size=4)
+    ),
     max_leaves=12,
 )
 overrides = st.dictionaries(
     st.sampled_from(["claude-sonnet-4-6", "claude-opus-4-7", DEFAULT]) | st.text(max_size=12),
-    json_values | st.dictionaries(st.sampled_from(OVERRIDE_KEYS) | st.text(max_size=8), json_values, max_size=6),
+    json_values
+    | st.dictionaries(st.sampled_from(OVERRIDE_KEYS) | st.text(max_size=8), json_values, max_size=6),
     max_size=4,
 )
 known_key_dicts = st.fixed_dictionaries(
-    {}, optional={**{name: json_values for name in FIELDS}, "model_overrides": overrides | json_values,
-                  "model": st.sampled_from([DEFAULT, "", " "]) | json_values})
+    {},
+    optional={
+        **{name: json_values for name in FIELDS},
+        "model_overrides": overrides | json_values,
+        "model": st.sampled_from([DEFAULT, "", " "]) | json_values,
+    },
+)
 
 
 def paths_in(tmp_path) -> Paths:  # noqa: ANN001
@@ -92,8 +115,10 @@ def test_valid_json_that_is_not_an_object_gives_defaults_and_a_warning(tmp_path,
     ("data", "check"),
     [
         ({"model_overrides": []}, lambda s: s.model_overrides == {}),
-        ({"model_overrides": {"claude-haiku-4-5": {"window": "big", "input_price": 2}}},
-         lambda s: s.model_overrides == {"claude-haiku-4-5": {"input_price": 2.0}}),
+        (
+            {"model_overrides": {"claude-haiku-4-5": {"window": "big", "input_price": 2}}},
+            lambda s: s.model_overrides == {"claude-haiku-4-5": {"input_price": 2.0}},
+        ),
         ({"max_output_tokens": 1e12}, lambda s: s.max_output_tokens == 128_000),
         ({"max_output_tokens": "x"}, lambda s: s.max_output_tokens == Settings().max_output_tokens),
         ({"max_output_tokens": -5}, lambda s: s.max_output_tokens == 1),
@@ -117,8 +142,12 @@ def test_wrong_fields_are_fixed_or_defaulted_and_reported(tmp_path, data, check)
 
 def test_good_values_load_without_problems_and_problems_are_never_saved(tmp_path):
     paths = paths_in(tmp_path)
-    good = {"model": "claude-opus-4-7", "max_output_tokens": 4096.0, "max_retries": "3",
-            "model_overrides": {"claude-opus-4-7": {"window": 500_000, "input": 4, "family": "v4.7"}}}
+    good = {
+        "model": "claude-opus-4-7",
+        "max_output_tokens": 4096.0,
+        "max_retries": "3",
+        "model_overrides": {"claude-opus-4-7": {"window": 500_000, "input": 4, "family": "v4.7"}},
+    }
     write(paths, good)
     s = Settings.load(paths, {})
     assert s.problems == [] and (s.max_output_tokens, s.max_retries) == (4096, 3)
@@ -136,8 +165,13 @@ def test_good_values_load_without_problems_and_problems_are_never_saved(tmp_path
 
 def test_unreadable_or_absurd_files_fall_back_to_defaults(tmp_path):
     paths = paths_in(tmp_path)
-    for raw in ("[" * 100_000, "{not json", "\xff\xfe", '{"max_output_tokens": NaN, "request_timeout": Infinity}',
-                "1" * 5000):
+    for raw in (
+        "[" * 100_000,
+        "{not json",
+        "\xff\xfe",
+        '{"max_output_tokens": NaN, "request_timeout": Infinity}',
+        "1" * 5000,
+    ):
         paths.settings_file.write_text(raw, "utf-8", errors="surrogateescape")
         s = Settings.load(paths, {})
         assert_well_typed(s)
@@ -165,7 +199,9 @@ def test_any_values_for_the_known_keys_load(tmp_path, data):
 
 
 @settings(max_examples=200, deadline=None)
-@given(over=overrides | json_values, learned=json_values, model=st.sampled_from(["claude-haiku-4-5", "x", ""]))
+@given(
+    over=overrides | json_values, learned=json_values, model=st.sampled_from(["claude-haiku-4-5", "x", ""])
+)
 def test_the_catalog_takes_any_override_values(over, learned, model):
     catalog = ModelCatalog(over, learned)  # type: ignore[arg-type]
     for odd in (0.5, math.inf, math.nan, -1, True, "big", [], {"window": 0.25, "max_output": math.inf}):
@@ -180,23 +216,29 @@ def test_the_catalog_takes_any_override_values(over, learned, model):
 def test_commands_still_run_with_a_settings_file_of_the_wrong_shape(precis_home):
     paths = Paths.resolve({"PRECIS_HOME": str(precis_home)}).ensure()
     env = dict(os.environ, PRECIS_HOME=str(precis_home))
-    for value in ([], {"model_overrides": [], "max_output_tokens": "x"},
-                  {"model_overrides": {"claude-sonnet-4-6": {"window": "big"}}}):
+    for value in (
+        [],
+        {"model_overrides": [], "max_output_tokens": "x"},
+        {"model_overrides": {"claude-sonnet-4-6": {"window": "big"}}},
+    ):
         write(paths, value)
-        res = subprocess.run([sys.executable, "-m", "desktop", "sessions"], env=env, capture_output=True, text=True,
-                             timeout=60)
+        res = subprocess.run(
+            [sys.executable, "-m", "desktop", "sessions"], env=env, capture_output=True, text=True, timeout=60
+        )
         assert res.returncode == 0, res.stderr
 
 
 @pytest.mark.qt
 def test_the_settings_form_opens_with_odd_overrides(tmp_path, qtbot):
-    from desktop.engine.settings import DEFAULT_MODEL
-    from desktop.ui.settings_dialog import ProviderForm
+    from desktop.engine.config.settings import DEFAULT_MODEL
+    from desktop.ui.settings.settings_dialog import ProviderForm
 
     paths = paths_in(tmp_path)
-    for value in ({"model_overrides": {DEFAULT_MODEL: 150000}},
-                  {"model_overrides": {DEFAULT_MODEL: {"window": "big"}}},
-                  {"model_overrides": {DEFAULT_MODEL: {"window": 10**15}}, "max_output_tokens": 1e12}):
+    for value in (
+        {"model_overrides": {DEFAULT_MODEL: 150000}},
+        {"model_overrides": {DEFAULT_MODEL: {"window": "big"}}},
+        {"model_overrides": {DEFAULT_MODEL: {"window": 10**15}}, "max_output_tokens": 1e12},
+    ):
         write(paths, value)
         form = ProviderForm(Settings.load(paths, {}), None, "none")
         qtbot.addWidget(form)

@@ -6,7 +6,7 @@ from __future__ import annotations
 import asyncio
 import logging
 
-from desktop.engine import shutdown
+from desktop.engine.turn import shutdown
 
 
 async def test_work_that_ignores_cancellation_is_named_and_left_behind(caplog):
@@ -22,8 +22,9 @@ async def test_work_that_ignores_cancellation_is_named_and_left_behind(caplog):
     await asyncio.sleep(0)
     task.cancel()
     with caplog.at_level(logging.WARNING):
-        finished = await shutdown.bounded("the test's work", asyncio.gather(task, return_exceptions=True),
-                                          seconds=0.2)
+        finished = await shutdown.bounded(
+            "the test's work", asyncio.gather(task, return_exceptions=True), seconds=0.2
+        )
     assert finished is False
     assert "the test's work did not finish" in caplog.text
     assert "stubborn" in caplog.text  # where it is stuck, for whoever reads the log

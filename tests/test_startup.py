@@ -24,8 +24,13 @@ def test_the_window_paints_its_first_chat_without_the_sdk_or_the_mcp_stack(tmp_p
     home = tmp_path / "home"
     seed(home / "data" / "precis.db", sessions=1, exchanges=1)  # a 2-message chat, opened at start
     report = tmp_path / "startup.json"
-    env = env_for(home, fake_api.base_url, QT_QPA_PLATFORM="offscreen", PRECIS_QUIT_AFTER="0",
-                  PRECIS_STARTUP_REPORT=str(report))
+    env = env_for(
+        home,
+        fake_api.base_url,
+        QT_QPA_PLATFORM="offscreen",
+        PRECIS_QUIT_AFTER="0",
+        PRECIS_STARTUP_REPORT=str(report),
+    )
     gui = Path(sys.executable).with_name("precis-gui")  # the entry point a user starts
     res = subprocess.run([str(gui)], env=env, cwd=tmp_path, capture_output=True, text=True, timeout=120)
     assert res.returncode == 0, res.stderr
@@ -38,11 +43,20 @@ def test_the_window_paints_its_first_chat_without_the_sdk_or_the_mcp_stack(tmp_p
 # What a first start (an empty home, the key in the environment) needs none of before its first paint: the
 # keyring stack (keyring, secretstorage, cryptography, jeepney: asked only when no key is in the environment),
 # Pillow (images in a history), the Markdown parser and Pygments (nothing to render yet).
-FIRST_START_WAITS = HEAVY | {"keyring", "secretstorage", "cryptography", "jeepney", "PIL", "markdown_it",
-                             "mdit_py_plugins", "pygments",
-                             # the .ts parser (a language other than English only), peewee's extensions (one
-                             # field class was all the schema used; the migration steps load playhouse.migrate)
-                             "xml", "playhouse"}
+FIRST_START_WAITS = HEAVY | {
+    "keyring",
+    "secretstorage",
+    "cryptography",
+    "jeepney",
+    "PIL",
+    "markdown_it",
+    "mdit_py_plugins",
+    "pygments",
+    # the .ts parser (a language other than English only), peewee's extensions (one
+    # field class was all the schema used; the migration steps load playhouse.migrate)
+    "xml",
+    "playhouse",
+}
 
 
 # What the window needs of its own code only after its first paint (issue 22: start-up at most 3x a bare
@@ -50,37 +64,69 @@ FIRST_START_WAITS = HEAVY | {"keyring", "secretstorage", "cryptography", "jeepne
 # steering, the Claude Code importer, export, profile edits, and the dialogs (settings, search, MCP servers,
 # instructions, summary editor, compaction preview), each imported when first used.
 LATER_MODULES = {
-    "desktop.engine.compaction.compactor", "desktop.engine.summary_maker", "desktop.engine.steering",
-    "desktop.engine.compaction.limits", "desktop.engine.compaction.cost_model", "desktop.engine.compaction.planner",
-    "desktop.engine.compaction.policy", "desktop.engine.compaction.executor",
-    "desktop.engine.compaction.summary_prompt", "desktop.engine.compaction.request_shape",
-    "desktop.engine.compaction.microcompact", "desktop.engine.compaction.snip",
-    "desktop.engine.compaction.decisions", "desktop.engine.compaction.ledger",
-    "desktop.engine.compaction.sections", "desktop.engine.compaction.salvage",
-    "desktop.engine.compaction.cache_breakpoints", "desktop.engine.compaction.tail",
-    "desktop.engine.importer", "desktop.engine.claude_code", "desktop.engine.export",
-    "desktop.engine.profile_edits",
-    "desktop.ui.settings_dialog", "desktop.ui.threshold_settings", "desktop.ui.language_box",
-    "desktop.ui.search_dialog", "desktop.ui.mcp_page", "desktop.ui.mcp_form", "desktop.ui.instructions_dialog",
-    "desktop.ui.summary_editor", "desktop.ui.compact_preview",
+    "desktop.engine.compaction.compactor",
+    "desktop.engine.compaction.summary_maker",
+    "desktop.engine.compaction.steering",
+    "desktop.engine.compaction.limits",
+    "desktop.engine.compaction.cost_model",
+    "desktop.engine.compaction.planner",
+    "desktop.engine.compaction.policy",
+    "desktop.engine.compaction.executor",
+    "desktop.engine.compaction.summary_prompt",
+    "desktop.engine.compaction.request_shape",
+    "desktop.engine.compaction.microcompact",
+    "desktop.engine.compaction.snip",
+    "desktop.engine.compaction.decisions",
+    "desktop.engine.compaction.ledger",
+    "desktop.engine.compaction.sections",
+    "desktop.engine.compaction.salvage",
+    "desktop.engine.compaction.cache_breakpoints",
+    "desktop.engine.compaction.tail",
+    "desktop.engine.history.importer",
+    "desktop.engine.history.claude_code",
+    "desktop.engine.history.export",
+    "desktop.engine.config.profile_edits",
+    "desktop.ui.settings.settings_dialog",
+    "desktop.ui.settings.threshold_settings",
+    "desktop.ui.settings.language_box",
+    "desktop.ui.sidebar.search_dialog",
+    "desktop.ui.settings.mcp_page",
+    "desktop.ui.settings.mcp_form",
+    "desktop.ui.settings.instructions_dialog",
+    "desktop.ui.transcript.summary_editor",
+    "desktop.ui.transcript.compact_preview",
     # the gauge's detail card (a third of the window's widgets), built when first hovered, clicked or opened
-    "desktop.ui.hover_card", "desktop.ui.breakdown_bar", "desktop.ui.bill_rows", "desktop.ui.cache_rows",
-    "desktop.ui.permission_prompt",  # built with the first permission request
-    "desktop.ui.find_bar",  # built when first opened (Ctrl+F)
-    "desktop.ui.pins_dialog", "desktop.ui.shortcuts_dialog",  # dialogs' classes, imported where they are opened
+    "desktop.ui.gauge.hover_card",
+    "desktop.ui.gauge.breakdown_bar",
+    "desktop.ui.gauge.bill_rows",
+    "desktop.ui.gauge.cache_rows",
+    "desktop.ui.tools.permission_prompt",  # built with the first permission request
+    "desktop.ui.transcript.find_bar",  # built when first opened (Ctrl+F)
+    "desktop.ui.transcript.pins_dialog",
+    "desktop.ui.window.shortcuts_dialog",  # dialogs' classes, imported where they are opened
     # the built-in tools, with a chat's first tool definitions or call (the toolbox itself is made at start)
-    "desktop.tools.builtin", "desktop.tools.file_tools", "desktop.tools.run_command", "desktop.tools.sandbox",
-    "desktop.tools.confined", "desktop.tools.workspace",
+    "desktop.tools.builtin",
+    "desktop.tools.file_tools",
+    "desktop.tools.run_command",
+    "desktop.tools.sandbox",
+    "desktop.tools.confined",
+    "desktop.tools.workspace",
 }
 
 
 def _first_start_report(tmp_path, fake_api) -> dict:
     """What a first start of ``python -m desktop`` reports of itself at its first paint (PRECIS_STARTUP_REPORT)."""
     report = tmp_path / "startup.json"
-    env = env_for(tmp_path / "home", fake_api.base_url, QT_QPA_PLATFORM="offscreen", PRECIS_QUIT_AFTER="0",
-                  PRECIS_STARTUP_REPORT=str(report))
-    res = subprocess.run([sys.executable, "-m", "desktop"], env=env, cwd=ROOT, capture_output=True, text=True,
-                         timeout=120)
+    env = env_for(
+        tmp_path / "home",
+        fake_api.base_url,
+        QT_QPA_PLATFORM="offscreen",
+        PRECIS_QUIT_AFTER="0",
+        PRECIS_STARTUP_REPORT=str(report),
+    )
+    res = subprocess.run(
+        [sys.executable, "-m", "desktop"], env=env, cwd=ROOT, capture_output=True, text=True, timeout=120
+    )
     assert res.returncode == 0, res.stderr
     return json.loads(report.read_text("utf-8"))
 
@@ -90,14 +136,25 @@ def test_a_first_start_paints_before_loading_what_it_needs_only_later(tmp_path, 
     started = _first_start_report(tmp_path, fake_api)
     packages, modules = set(started["packages"]), set(started["desktop_modules"])
     assert {"PySide6", "desktop", "peewee"} <= packages  # the lists are what the window loaded
-    assert {"desktop.engine.chat", "desktop.ui.main_window", "desktop.engine.compaction"} <= modules
-    assert {"desktop.ui.memory_ui", "desktop.ui.shortcuts"} <= modules  # the dialogs' openers are there
+    assert {
+        "desktop.engine.turn.chat",
+        "desktop.ui.window.main_window",
+        "desktop.engine.compaction",
+    } <= modules
+    assert {
+        "desktop.ui.transcript.memory_ui",
+        "desktop.ui.window.shortcuts",
+    } <= modules  # the dialogs' openers are there
     assert packages & FIRST_START_WAITS == set()
     assert sorted(modules & LATER_MODULES) == []
-    assert started["dialog_classes"] == []  # on main: PinsDialog and ShortcutsDialog, defined with their openers
+    assert (
+        started["dialog_classes"] == []
+    )  # on main: PinsDialog and ShortcutsDialog, defined with their openers
     # PySide6 classes the window never uses: on main the chat view's first viewport() call made every QWidget
     # subclass of QtWidgets (75, with their enums) to wrap the viewport Qt had made.
-    assert {"QtWidgets.QWizard", "QtWidgets.QMdiArea", "QtWidgets.QCalendarWidget"} & set(started["qt_classes"]) == set()
+    assert {"QtWidgets.QWizard", "QtWidgets.QMdiArea", "QtWidgets.QCalendarWidget"} & set(
+        started["qt_classes"]
+    ) == set()
     assert "QtWidgets.QListView" in started["qt_classes"]  # the list is what the window made
 
 
@@ -115,7 +172,9 @@ def test_the_cyclic_collector_waits_for_the_first_paint_then_skips_what_the_star
     gc = _first_start_report(tmp_path, fake_api)["gc"]
     assert gc["enabled"]  # on again once the first chat has painted
     assert gc["collected_while_off"] == 0  # from the entry point to the first paint
-    assert gc["frozen"] > 50_000  # the start's modules, classes and functions (~74,000), out of later collections
+    assert (
+        gc["frozen"] > 50_000
+    )  # the start's modules, classes and functions (~74,000), out of later collections
 
 
 def test_the_records_a_first_start_defines_are_structs_not_dataclasses(tmp_path, fake_api):
@@ -138,15 +197,24 @@ def test_the_records_a_first_start_defines_are_structs_not_dataclasses(tmp_path,
             elif issubclass(value, msgspec.Struct):
                 records += 1
     assert records > 50  # the list is what the window loaded
-    assert sorted(kept) == ["desktop.engine.display.ToolCall", "desktop.engine.settings.Settings"]
+    assert sorted(kept) == [
+        "desktop.engine.history.display.ToolCall",
+        "desktop.engine.config.settings.Settings",
+    ]
 
 
 def test_the_sdk_and_the_mcp_client_load_when_first_needed_off_the_loop(tmp_path, fake_api):
     home = tmp_path / "home"
     write_mcp(home, {"calc": server_config()})
     fake_api.queue_text("hello back")
-    res = subprocess.run([sys.executable, "-m", "tests.lazy_probe"], env=env_for(home, fake_api.base_url),
-                         cwd=ROOT, capture_output=True, text=True, timeout=120)
+    res = subprocess.run(
+        [sys.executable, "-m", "tests.lazy_probe"],
+        env=env_for(home, fake_api.base_url),
+        cwd=ROOT,
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
     assert res.returncode == 0, res.stderr
     probe = json.loads(res.stdout.strip().splitlines()[-1])
     assert probe["at_open"] == {}  # the runtime (store, engine, toolbox) opens without either
@@ -158,9 +226,11 @@ def test_the_sdk_and_the_mcp_client_load_when_first_needed_off_the_loop(tmp_path
 def test_the_first_mcp_server_and_the_first_request_can_load_at_once():
     """Two threads importing the SDK's modules at once each hold a module the other waits for, and Python hands
     one a partly initialised module: the loads take turns."""
-    code = ("import asyncio\nfrom desktop.engine import lazy_imports as L\n"
-            "async def both():\n    await asyncio.gather(L.load(L.MCP), L.load(L.SDK))\n"
-            "asyncio.run(both())\nimport anthropic, mcp\nprint(anthropic.AsyncAnthropic.__name__, mcp.Client.__name__)\n")
+    code = (
+        "import asyncio\nfrom desktop.engine import lazy_imports as L\n"
+        "async def both():\n    await asyncio.gather(L.load(L.MCP), L.load(L.SDK))\n"
+        "asyncio.run(both())\nimport anthropic, mcp\nprint(anthropic.AsyncAnthropic.__name__, mcp.Client.__name__)\n"
+    )
     res = subprocess.run([sys.executable, "-c", code], cwd=ROOT, capture_output=True, text=True, timeout=120)
     assert res.returncode == 0, res.stderr
     assert res.stdout.split() == ["AsyncAnthropic", "Client"]
@@ -190,11 +260,13 @@ def test_pyside_learns_which_modules_use_it_without_reading_their_source_through
     the same answers, nothing kept."""
     (tmp_path / "names_qt.py").write_text("from PySide6.QtCore import QObject\n", "utf-8")
     (tmp_path / "plain.py").write_text("VALUE = 1\n", "utf-8")
-    code = ("import json, linecache, sys\nimport desktop.ui.app\n"
-            f"sys.path.insert(0, {str(tmp_path)!r})\nimport names_qt, plain\n"
-            "table = sys.modules['shibokensupport.feature'].pyside_feature_dict\n"
-            "print(json.dumps({'cached': sorted(f for f in linecache.cache if f.endswith(('names_qt.py', 'plain.py'))),"
-            " 'names_qt': table.get('names_qt'), 'plain': table.get('plain')}))\n")
+    code = (
+        "import json, linecache, sys\nimport desktop.ui.app\n"
+        f"sys.path.insert(0, {str(tmp_path)!r})\nimport names_qt, plain\n"
+        "table = sys.modules['shibokensupport.feature'].pyside_feature_dict\n"
+        "print(json.dumps({'cached': sorted(f for f in linecache.cache if f.endswith(('names_qt.py', 'plain.py'))),"
+        " 'names_qt': table.get('names_qt'), 'plain': table.get('plain')}))\n"
+    )
     res = subprocess.run([sys.executable, "-c", code], cwd=ROOT, capture_output=True, text=True, timeout=120)
     assert res.returncode == 0, res.stderr
     seen = json.loads(res.stdout.strip().splitlines()[-1])
@@ -214,8 +286,9 @@ def window_questions(fake_api) -> list[str]:
     return [r.path for r in fake_api.requests if r.path.startswith("/v1/models/")]
 
 
-async def test_reading_chats_asks_the_provider_for_no_window_until_the_sdk_is_loaded(sdk_not_loaded, window,
-                                                                                      fake_api, qtbot):
+async def test_reading_chats_asks_the_provider_for_no_window_until_the_sdk_is_loaded(
+    sdk_not_loaded, window, fake_api, qtbot
+):
     """The gauge of a chat opened while the SDK is not loaded shows the window the catalog (or what the provider
     reported in an earlier run) gives: asking the provider would import the SDK (seconds of a cold start, in a
     thread that takes the interpreter from the opening chats). Typing loads the SDK; the question follows."""
@@ -225,7 +298,8 @@ async def test_reading_chats_asks_the_provider_for_no_window_until_the_sdk_is_lo
     sid = window.session_id
     measured: list[ContextChanged] = []
     window.bridge.engine_event.connect(
-        lambda e: measured.append(e) if isinstance(e, ContextChanged) and e.session_id == sid else None)
+        lambda e: measured.append(e) if isinstance(e, ContextChanged) and e.session_id == sid else None
+    )
     await window.bridge.open_session(sid)
     await until(lambda: bool(measured))
     await asyncio.gather(*window.bridge._tasks)  # the start's measurement too: each gauge is done
@@ -249,10 +323,15 @@ async def test_measuring_a_draft_before_the_chats_first_figure_asks_the_provider
 
 def _schema(db) -> dict[str, object]:
     """What a database's schema is: every table, index and trigger with its SQL, and each table's columns."""
-    entries = sorted(db.execute_sql("SELECT type, name, tbl_name, sql FROM sqlite_master").fetchall(),
-                     key=lambda row: (row[0], row[1]))
-    columns = {name: db.execute_sql(f'PRAGMA table_xinfo("{name}")').fetchall()
-               for kind, name, _, _ in entries if kind == "table"}
+    entries = sorted(
+        db.execute_sql("SELECT type, name, tbl_name, sql FROM sqlite_master").fetchall(),
+        key=lambda row: (row[0], row[1]),
+    )
+    columns = {
+        name: db.execute_sql(f'PRAGMA table_xinfo("{name}")').fetchall()
+        for kind, name, _, _ in entries
+        if kind == "table"
+    }
     return {"entries": entries, "columns": columns}
 
 
@@ -286,9 +365,11 @@ def steps_run(monkeypatch) -> list[int]:
 
     ran: list[int] = []
     for number, step in list(migrations.STEPS.items()):
+
         def recorded(db, models, step=step, number=number):
             ran.append(number)
             step(db, models)
+
         monkeypatch.setitem(migrations.STEPS, number, recorded)
     return ran
 
@@ -318,49 +399,74 @@ def test_a_first_start_makes_its_database_at_the_current_schema_without_migratin
 
 # Modules whose regular expressions are compiled on first use (desktop.engine.lazy_re), not at import: most are
 # needed only by a reply, an error, a document or a summary.
-LAZY_PATTERNS = ("desktop.engine.tokens", "desktop.engine.overflow", "desktop.engine.redact",
-                 "desktop.engine.compaction.summary_prompt", "desktop.engine.compaction.sections")
+LAZY_PATTERNS = (
+    "desktop.engine.metering.tokens",
+    "desktop.engine.providers.overflow",
+    "desktop.engine.redact",
+    "desktop.engine.compaction.summary_prompt",
+    "desktop.engine.compaction.sections",
+)
 
 
 def test_importing_the_window_and_the_summary_modules_compiles_none_of_their_patterns():
-    code = ("import json, re, sys\ncompiled = set()\noriginal = re.compile\n"
-            "def recording(pattern, flags=0):\n"
-            "    compiled.add(sys._getframe(1).f_globals.get('__name__'))\n"
-            "    return original(pattern, flags)\n"
-            "re.compile = recording\n"
-            "import desktop.ui.app, desktop.ui.main_window, desktop.ui.bridge\n"
-            f"for name in {LAZY_PATTERNS!r}:\n    __import__(name)\n"
-            f"print(json.dumps({{'loaded': [n for n in {LAZY_PATTERNS!r} if n in sys.modules],"
-            " 'compiled': sorted(n for n in compiled if n)}))\n")
-    res = subprocess.run([sys.executable, "-c", code], cwd=ROOT, capture_output=True, text=True, timeout=120,
-                         env={**os.environ, "QT_QPA_PLATFORM": "offscreen"})
+    code = (
+        "import json, re, sys\ncompiled = set()\noriginal = re.compile\n"
+        "def recording(pattern, flags=0):\n"
+        "    compiled.add(sys._getframe(1).f_globals.get('__name__'))\n"
+        "    return original(pattern, flags)\n"
+        "re.compile = recording\n"
+        "import desktop.ui.app, desktop.ui.window.main_window, desktop.ui.bridge\n"
+        f"for name in {LAZY_PATTERNS!r}:\n    __import__(name)\n"
+        f"print(json.dumps({{'loaded': [n for n in {LAZY_PATTERNS!r} if n in sys.modules],"
+        " 'compiled': sorted(n for n in compiled if n)}))\n"
+    )
+    res = subprocess.run(
+        [sys.executable, "-c", code],
+        cwd=ROOT,
+        capture_output=True,
+        text=True,
+        timeout=120,
+        env={**os.environ, "QT_QPA_PLATFORM": "offscreen"},
+    )
     assert res.returncode == 0, res.stderr
     seen = json.loads(res.stdout.strip().splitlines()[-1])
     assert seen["loaded"] == list(LAZY_PATTERNS)
-    assert "desktop.engine.catalog" in seen["compiled"]  # the recorder saw the app's own compiles
+    assert "desktop.engine.config.catalog" in seen["compiled"]  # the recorder saw the app's own compiles
     assert sorted(set(seen["compiled"]) & set(LAZY_PATTERNS)) == []
 
 
 # What a chat's first measurement (the gauge) does not run: the summary's building blocks (the salvage of a
 # refused summary, the artifact ledger and its decisions, the user's steering), which the compaction policy names
 # at its top and runs only with a summary.
-SUMMARY_ONLY = ("desktop.engine.steering", "desktop.engine.compaction.salvage", "desktop.engine.compaction.ledger",
-                "desktop.engine.compaction.decisions")
+SUMMARY_ONLY = (
+    "desktop.engine.compaction.steering",
+    "desktop.engine.compaction.salvage",
+    "desktop.engine.compaction.ledger",
+    "desktop.engine.compaction.decisions",
+)
 
 
 def test_a_chats_first_measurement_runs_none_of_the_summary_modules(tmp_path, fake_api):
-    code = ("import asyncio, json, sys, types\nfrom desktop.runtime import open_runtime\n"
-            "def ran(name):  # imported and run (a module deferred with importlib's LazyLoader has not run yet)\n"
-            "    return type(sys.modules.get(name)) is types.ModuleType\n"
-            "async def main():\n"
-            "    async with open_runtime() as runtime:\n"
-            "        sid = await runtime.engine.new_session()\n"
-            "        snapshot = await runtime.engine.publish_context(sid, ask_window=False)\n"
-            f"        print(json.dumps({{'window': snapshot.window, 'policy': ran('desktop.engine.compaction.compactor'),"
-            f" 'ran': [n for n in {SUMMARY_ONLY!r} if ran(n)]}}))\n"
-            "asyncio.run(main())\n")
-    res = subprocess.run([sys.executable, "-c", code], env=env_for(tmp_path / "home", fake_api.base_url), cwd=ROOT,
-                         capture_output=True, text=True, timeout=120)
+    code = (
+        "import asyncio, json, sys, types\nfrom desktop.runtime import open_runtime\n"
+        "def ran(name):  # imported and run (a module deferred with importlib's LazyLoader has not run yet)\n"
+        "    return type(sys.modules.get(name)) is types.ModuleType\n"
+        "async def main():\n"
+        "    async with open_runtime() as runtime:\n"
+        "        sid = await runtime.engine.new_session()\n"
+        "        snapshot = await runtime.engine.publish_context(sid, ask_window=False)\n"
+        f"        print(json.dumps({{'window': snapshot.window, 'policy': ran('desktop.engine.compaction.compactor'),"
+        f" 'ran': [n for n in {SUMMARY_ONLY!r} if ran(n)]}}))\n"
+        "asyncio.run(main())\n"
+    )
+    res = subprocess.run(
+        [sys.executable, "-c", code],
+        env=env_for(tmp_path / "home", fake_api.base_url),
+        cwd=ROOT,
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
     assert res.returncode == 0, res.stderr
     seen = json.loads(res.stdout.strip().splitlines()[-1])
     assert seen["window"] and seen["policy"]  # measured, by the compaction policy
@@ -371,13 +477,14 @@ async def test_the_gauges_detail_card_is_built_when_first_needed_and_shows_the_l
     """The card holds 51 of the window's ~150 widgets and is hidden until a hover, a click or the keyboard opens
     it: the window's first paint builds none of it."""
     from desktop.engine.events import ContextChanged
-    from desktop.ui.hover_card import HoverCard
+    from desktop.ui.gauge.hover_card import HoverCard
     from tests.test_window import until
 
     sid = window.session_id
     measured: list[ContextChanged] = []
     window.bridge.engine_event.connect(
-        lambda e: measured.append(e) if isinstance(e, ContextChanged) and e.session_id == sid else None)
+        lambda e: measured.append(e) if isinstance(e, ContextChanged) and e.session_id == sid else None
+    )
     await window.bridge.open_session(sid)
     await until(lambda: bool(measured) and window.gauge.snapshot() is not None)
     assert window.gauge.findChildren(HoverCard) == []  # measured and painted, no card yet

@@ -7,7 +7,7 @@ import re
 
 import pytest
 
-from desktop.ui.chat_delegate import card_actions
+from desktop.ui.transcript.chat_delegate import card_actions
 from tests.conftest import engine_of
 from tests.test_summary_degenerate import RECORDED
 from tests.test_window import cards, compacted, long_chat, message_rows, until
@@ -104,14 +104,15 @@ async def test_hover_card_shows_threshold_countdown_and_warm_cold_cost(window, f
 
 
 def test_cache_countdown_words_and_the_expired_case():
-    from desktop.ui import cache_rows
+    from desktop.ui.gauge import cache_rows
+
     assert cache_rows.countdown(299.2) == "05:00" and cache_rows.countdown(61) == "01:01"
     assert cache_rows.countdown(3599) == "59:59" and cache_rows.countdown(-3) == "00:00"
 
 
 def test_settings_threshold_fields_round_trip_into_the_profiles_model_override(qtbot):
-    from desktop.engine.settings import Settings
-    from desktop.ui.settings_dialog import SettingsDialog
+    from desktop.engine.config.settings import Settings
+    from desktop.ui.settings.settings_dialog import SettingsDialog
 
     dialog = SettingsDialog(Settings(), None, "none")
     qtbot.addWidget(dialog)

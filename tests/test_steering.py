@@ -13,7 +13,9 @@ from tests.test_compaction_engine import converse
 pytestmark = pytest.mark.in_process
 
 
-async def test_an_edited_summary_is_a_new_row_the_next_request_carries_and_undo_restores(small_engine, fake_api):
+async def test_an_edited_summary_is_a_new_row_the_next_request_carries_and_undo_restores(
+    small_engine, fake_api
+):
     sid = (await small_engine.store.create_session("e", "claude-test")).id
     await converse(small_engine, fake_api, sid, 6)
     assert (await small_engine.compact(sid, "manual")).ok
@@ -22,7 +24,10 @@ async def test_an_edited_summary_is_a_new_row_the_next_request_carries_and_undo_
     record = await small_engine.edit_summary(sid, edited)
     assert record is not None and record.trigger == "edit" and record.id > original.id
     assert record.covers_through_message_id == original.covers_through_message_id
-    assert record.stats["pins_text"] == original.stats["pins_text"] and record.stats["edited_from"] == original.id
+    assert (
+        record.stats["pins_text"] == original.stats["pins_text"]
+        and record.stats["edited_from"] == original.id
+    )
     assert len(await small_engine.store.compactions(sid)) == 2  # the original row is kept
     assert "rename the parser module first" in str((await request_of(small_engine, sid))["messages"][0])
     assert await small_engine.undo_compaction(sid)
@@ -31,7 +36,9 @@ async def test_an_edited_summary_is_a_new_row_the_next_request_carries_and_undo_
     assert sections.parse(original.summary)["goal"] in request
 
 
-async def test_new_chat_from_summary_stores_nothing_and_hands_over_summary_pins_and_ledger(small_engine, fake_api):
+async def test_new_chat_from_summary_stores_nothing_and_hands_over_summary_pins_and_ledger(
+    small_engine, fake_api
+):
     sid = (await small_engine.store.create_session("Parser work", "claude-test")).id
     await converse(small_engine, fake_api, sid, 6)
     new_id, text = await small_engine.handoff(sid)
@@ -58,7 +65,9 @@ async def test_summarise_up_to_here_compacts_only_what_comes_before_the_message(
     assert not first.ok and "Nothing to summarise before" in first.message
 
 
-async def test_an_edited_summary_gets_the_summary_check_and_a_refused_one_stores_nothing(small_engine, fake_api):
+async def test_an_edited_summary_gets_the_summary_check_and_a_refused_one_stores_nothing(
+    small_engine, fake_api
+):
     import pytest
 
     sid = (await small_engine.store.create_session("e", "claude-test")).id
@@ -70,4 +79,6 @@ async def test_an_edited_summary_gets_the_summary_check_and_a_refused_one_stores
     covered = sum(len(str(m.content)) for m in await small_engine.store.messages(sid))
     with pytest.raises(ValueError, match="not smaller than what it replaces"):
         await small_engine.edit_summary(sid, "word " * covered)  # longer than everything it would stand for
-    assert len(await small_engine.store.compactions(sid)) == rows  # nothing stored, the summary in force stays
+    assert (
+        len(await small_engine.store.compactions(sid)) == rows
+    )  # nothing stored, the summary in force stays

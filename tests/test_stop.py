@@ -8,7 +8,7 @@ import asyncio
 import pytest
 
 from desktop.engine.events import StatusChanged
-from desktop.engine.tasks import Activity
+from desktop.engine.turn.tasks import Activity
 from tests.fakeapi import Fault
 from tests.test_compaction_engine import is_summary_request
 
@@ -95,8 +95,12 @@ async def test_stop_cancels_a_background_summary(small_engine, fake_api):
 async def test_stop_cancels_a_reactive_compaction_and_keeps_the_message(small_engine, fake_api):
     sid = (await small_engine.store.create_session("ptl", "claude-test")).id
     for i in range(7):
-        await small_engine.store.add_message(sid, "user", [{"type": "text", "text": f"q{i} " + prose(200, i)}])
-        await small_engine.store.add_message(sid, "assistant", [{"type": "text", "text": f"a{i} " + prose(200, i)}])
+        await small_engine.store.add_message(
+            sid, "user", [{"type": "text", "text": f"q{i} " + prose(200, i)}]
+        )
+        await small_engine.store.add_message(
+            sid, "assistant", [{"type": "text", "text": f"a{i} " + prose(200, i)}]
+        )
     fake_api.window = 5_400  # the provider's real window is smaller than the engine believes (8,000)
     small_engine.settings.auto_compact_ratio = 0.8  # no automatic summary first: the request must overflow
     hold = Fault.hold(after=1)

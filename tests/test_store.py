@@ -6,7 +6,7 @@ import sqlite3
 
 import pytest
 
-from desktop.engine.storage import StorageError
+from desktop.engine.history.storage import StorageError
 from desktop.engine.types import Usage
 from desktop.store import Store, migrations
 
@@ -48,8 +48,10 @@ def test_message_ids_never_reused_after_delete(store):
 def test_content_blocks_and_usage_roundtrip(store):
     r = store.repo
     s = r.create_session("t")
-    blocks = [{"type": "text", "text": "héllo 你好"}, {"type": "tool_use", "id": "tu1", "name": "Read",
-                                                      "input": {"file_path": "a.py"}}]
+    blocks = [
+        {"type": "text", "text": "héllo 你好"},
+        {"type": "tool_use", "id": "tu1", "name": "Read", "input": {"file_path": "a.py"}},
+    ]
     m = r.add_message(s.id, "assistant", blocks, usage=Usage(10, 5, 3, 2), meta={"stop_reason": "tool_use"})
     got = r.get_message(m.id)
     assert got.content == blocks
@@ -135,9 +137,13 @@ def test_migration_from_v1_keeps_data(tmp_path):
     with db.atomic():  # a database exactly as schema v1 wrote it
         migrations._v1(db, build_models(db))
         db.execute_sql("PRAGMA user_version = 1")
-        db.execute_sql("INSERT INTO sessions (title, model, created_at, updated_at) VALUES ('old', NULL, 1, 1)")
-        db.execute_sql("INSERT INTO messages (session_id, role, content, usage, status, model, created_at) "
-                       "VALUES (1, 'user', '[{\"type\":\"text\",\"text\":\"kept\"}]', NULL, 'complete', NULL, 1)")
+        db.execute_sql(
+            "INSERT INTO sessions (title, model, created_at, updated_at) VALUES ('old', NULL, 1, 1)"
+        )
+        db.execute_sql(
+            "INSERT INTO messages (session_id, role, content, usage, status, model, created_at) "
+            'VALUES (1, \'user\', \'[{"type":"text","text":"kept"}]\', NULL, \'complete\', NULL, 1)'
+        )
     db.close()
     store = Store.open_sync(path)
     assert migrations.schema_version(store.repo.db) == migrations.CURRENT_VERSION
@@ -177,9 +183,13 @@ def test_v6_adds_the_chat_profile_and_keeps_every_message(tmp_path):
     path = tmp_path / "v3.db"
     db = pw.SqliteDatabase(str(path))
     migrations.upgrade(db, build_models(db), target=3)
-    db.execute_sql("INSERT INTO sessions (id, title, model, created_at, updated_at) VALUES (1, 's', 'm', 1, 1)")
-    db.execute_sql("INSERT INTO messages (session_id, role, content, status, created_at) "
-                   "VALUES (1, 'user', '[{\"type\": \"text\", \"text\": \"hi\"}]', 'complete', 1)")
+    db.execute_sql(
+        "INSERT INTO sessions (id, title, model, created_at, updated_at) VALUES (1, 's', 'm', 1, 1)"
+    )
+    db.execute_sql(
+        "INSERT INTO messages (session_id, role, content, status, created_at) "
+        'VALUES (1, \'user\', \'[{"type": "text", "text": "hi"}]\', \'complete\', 1)'
+    )
     db.close()
     repo = Repo(path)
     assert migrations.schema_version(repo.db) == migrations.CURRENT_VERSION >= 6

@@ -86,10 +86,19 @@ BROKEN = {
 
 
 @pytest.mark.parametrize("how", list(BROKEN))
-@pytest.mark.parametrize("command", [["chat", "hello"], ["sessions"], ["export", "1"], ["context", "1"],
-                                     ["import-claude-code", "{transcript}"]])
-def test_a_broken_database_is_refused_in_one_sentence_and_left_untouched(how, command, home, db, fake_api,
-                                                                         tmp_path):
+@pytest.mark.parametrize(
+    "command",
+    [
+        ["chat", "hello"],
+        ["sessions"],
+        ["export", "1"],
+        ["context", "1"],
+        ["import-claude-code", "{transcript}"],
+    ],
+)
+def test_a_broken_database_is_refused_in_one_sentence_and_left_untouched(
+    how, command, home, db, fake_api, tmp_path
+):
     damage(db, how)
     before = fingerprint(db.parent)
     transcript = tmp_path / "cc.jsonl"
@@ -99,7 +108,7 @@ def test_a_broken_database_is_refused_in_one_sentence_and_left_untouched(how, co
     line = one_line(res)
     assert res.returncode != 0
     assert str(db) in line and BROKEN[how] in line and "left untouched" in line, line
-    assert ("start fresh" in line and ("backup" in line or "newer Précis" in line)), line
+    assert "start fresh" in line and ("backup" in line or "newer Précis" in line), line
     assert fingerprint(db.parent) == before  # no -wal, no -shm, not a byte changed
     assert not fake_api.message_requests()  # and nothing was sent
 
@@ -172,7 +181,9 @@ def _committed_text(db) -> str:
     """The text the reply being streamed has committed so far."""
     con = sqlite3.connect(db)
     try:
-        row = con.execute("SELECT content FROM messages WHERE role='assistant' AND status='streaming'").fetchone()
+        row = con.execute(
+            "SELECT content FROM messages WHERE role='assistant' AND status='streaming'"
+        ).fetchone()
     finally:
         con.close()
     return "".join(b.get("text", "") for b in json.loads(row[0])) if row is not None else ""
@@ -183,8 +194,13 @@ def _chat_with_lock_during_reply(home, db, fake_api, hold_seconds, env):
     hold = Fault.hold(after=40, timeout=60)
     fake_api.queue_fault(hold)
     fake_api.queue_text("z" * 2000)  # 20-character deltas: 800 before the hold, 1,200 after
-    proc = subprocess.Popen([sys.executable, "-m", "desktop", "chat", "--session", "1", "during the lock"],
-                            env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "desktop", "chat", "--session", "1", "during the lock"],
+        env=env,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+    )
     assert hold.reached.wait(30)
     deadline = time.monotonic() + 30
     # The clock commits what came before the hold, perhaps over several ticks on a slow machine: wait for all of it.
@@ -291,8 +307,15 @@ def test_a_full_disk(tmp_path, fake_api):
             preexec = fsize_limit(db.stat().st_size)
         count = message_count(db)
         fake_api.queue_text("never stored")
-        res = subprocess.run([sys.executable, "-m", "desktop", "chat", "--session", "1", "-"], env=env,
-                             input="x" * 200_000, capture_output=True, text=True, timeout=60, preexec_fn=preexec)
+        res = subprocess.run(
+            [sys.executable, "-m", "desktop", "chat", "--session", "1", "-"],
+            env=env,
+            input="x" * 200_000,
+            capture_output=True,
+            text=True,
+            timeout=60,
+            preexec_fn=preexec,
+        )
         line = one_line(res)
         assert res.returncode != 0, res.stderr
         assert ("full" in line or "could not be written" in line) and "nothing was" in line, line
@@ -307,8 +330,13 @@ def _start_held_chat(env, fake_api, text="first process"):
     hold = Fault.hold(after=5, timeout=60)
     fake_api.queue_fault(hold)
     fake_api.queue_text("a" * 400)
-    proc = subprocess.Popen([sys.executable, "-m", "desktop", "chat", "--session", "1", text], env=env,
-                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "desktop", "chat", "--session", "1", text],
+        env=env,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+    )
     assert hold.reached.wait(30)
     return proc, hold
 
@@ -320,7 +348,9 @@ def test_a_second_process_on_a_busy_session_refuses_in_one_sentence(home, db, fa
     hold.release.set()
     out, err = first.communicate(timeout=60)
     waiting, refused = lines(second.stderr)  # it said it waits, then why it gave up
-    assert "waiting for another Précis process" in waiting and f"process {first.pid}" in waiting, second.stderr
+    assert "waiting for another Précis process" in waiting and f"process {first.pid}" in waiting, (
+        second.stderr
+    )
     line = one_line(subprocess.CompletedProcess(second.args, second.returncode, second.stdout, refused))
     assert second.returncode == 1 and "busy" in line and f"process {first.pid}" in line, line
     assert first.returncode == 0 and out == "a" * 400 + "\n", err
@@ -335,8 +365,13 @@ def test_a_second_process_waits_for_the_first_turn_and_sees_its_reply(home, db, 
     env = env_for(home, fake_api.base_url, PRECIS_SESSION_WAIT="60")
     first, hold = _start_held_chat(env, fake_api)
     fake_api.queue_text("second reply")
-    second = subprocess.Popen([sys.executable, "-m", "desktop", "chat", "--session", "1", "second process"],
-                              env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    second = subprocess.Popen(
+        [sys.executable, "-m", "desktop", "chat", "--session", "1", "second process"],
+        env=env,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+    )
     said = []  # the second says it waits before anything else happens (its stderr, up to that line)
     while not said or "waiting for another Précis process" not in said[-1]:
         said.append(second.stderr.readline())
@@ -349,8 +384,10 @@ def test_a_second_process_waits_for_the_first_turn_and_sees_its_reply(home, db, 
     assert second.returncode == 0, err
     assert out == "second reply\n"
     body = fake_api.message_requests()[-1].body
-    last_texts = [m["content"][-1]["text"] if isinstance(m["content"], list) else m["content"]
-                  for m in body["messages"][-3:]]
+    last_texts = [
+        m["content"][-1]["text"] if isinstance(m["content"], list) else m["content"]
+        for m in body["messages"][-3:]
+    ]
     assert last_texts == ["first process", "a" * 400, "second process"]  # one history, in order
 
 
@@ -372,12 +409,19 @@ def test_a_compaction_whose_boundary_moved_says_so(home, fake_api):
     env = env_for(home, fake_api.base_url)
     hold = Fault.hold(after=2, timeout=60)
     fake_api.queue_fault(hold)  # the summary request streams two deltas, then waits
-    proc = subprocess.Popen([sys.executable, "-m", "desktop", "compact", "1"], env=env,
-                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "desktop", "compact", "1"],
+        env=env,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+    )
     assert hold.reached.wait(30)
     con = sqlite3.connect(home / "data" / "precis.db")  # another writer compacts meanwhile (an older Précis)
-    con.execute("INSERT INTO compactions (session_id, summary, covers_through_message_id, trigger, stats, "
-                "created_at) VALUES (1, 'elsewhere', 4, 'manual', '{}', 1)")
+    con.execute(
+        "INSERT INTO compactions (session_id, summary, covers_through_message_id, trigger, stats, "
+        "created_at) VALUES (1, 'elsewhere', 4, 'manual', '{}', 1)"
+    )
     con.commit()
     con.close()
     hold.release.set()
@@ -392,7 +436,8 @@ def test_a_compaction_whose_boundary_moved_says_so(home, fake_api):
 
 # --- in-process: what the window sees ------------------------------------------------------------------------
 async def test_a_reply_that_cannot_be_saved_is_kept_and_retry_saves_it_without_a_new_request(
-        fake_api, precis_home, monkeypatch):
+    fake_api, precis_home, monkeypatch
+):
     """The final commit waits (bounded), then reports one sentence; the reply stays in memory and Retry commits
     it instead of asking the model again."""
     import asyncio

@@ -29,7 +29,9 @@ DEGENERATE = (
 # reply also answers every section request, so the compaction still ends in a trim.
 UNUSABLE = 1 + MAX_ASKS
 
-RECORDED = json.loads((Path(__file__).parent / "data" / "local_model_summaries.json").read_text(encoding="utf-8"))
+RECORDED = json.loads(
+    (Path(__file__).parent / "data" / "local_model_summaries.json").read_text(encoding="utf-8")
+)
 
 
 @pytest.mark.parametrize("reply", DEGENERATE)
@@ -49,8 +51,9 @@ async def test_degenerate_summaries_are_rejected_and_snipped_with_the_reason(sma
 
 
 @pytest.mark.parametrize("case", RECORDED, ids=lambda case: case["id"])
-async def test_a_small_local_models_recorded_summaries_are_refused_and_kept_for_the_card(small_engine, fake_api,
-                                                                                        case):
+async def test_a_small_local_models_recorded_summaries_are_refused_and_kept_for_the_card(
+    small_engine, fake_api, case
+):
     sid = (await small_engine.store.create_session("r", "claude-test")).id
     await converse(small_engine, fake_api, sid, 6)
     fake_api.queue_summary(*[case["reply"]] * UNUSABLE)
@@ -59,7 +62,11 @@ async def test_a_small_local_models_recorded_summaries_are_refused_and_kept_for_
     assert record is not None and record.trigger == "snip", case["why"]
     assert case["reply"][:500] not in record.summary  # never the chat's working memory
     kept = record.stats["rejected_summary"]  # what the server sent (its reply cap may cut it), for the card
-    assert record.stats["summary_error"] and len(kept) >= min(150, len(case["reply"])) and case["reply"].startswith(kept)
+    assert (
+        record.stats["summary_error"]
+        and len(kept) >= min(150, len(case["reply"]))
+        and case["reply"].startswith(kept)
+    )
 
 
 async def test_trims_in_a_row_leave_one_note_counting_them_all(small_engine, fake_api):

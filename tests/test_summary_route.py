@@ -7,7 +7,7 @@ import json
 
 import pytest
 
-from desktop.engine.settings import Settings
+from desktop.engine.config.settings import Settings
 from desktop.engine.types import Usage
 from tests.conftest import _open_engine
 from tests.test_compaction_engine import chat_requests, converse, prose, summary_requests
@@ -18,7 +18,9 @@ pytestmark = pytest.mark.in_process
 MODEL = "claude-sonnet-4-6"  # priced in the catalog
 
 
-async def test_a_warm_summary_is_the_chats_request_plus_an_instruction_and_reads_the_cache(small_engine, fake_api):
+async def test_a_warm_summary_is_the_chats_request_plus_an_instruction_and_reads_the_cache(
+    small_engine, fake_api
+):
     sid = (await small_engine.store.create_session("c", MODEL)).id
     await converse(small_engine, fake_api, sid, 5)
     last_chat = chat_requests(fake_api)[-1].body
@@ -45,7 +47,9 @@ async def test_a_cold_cache_and_a_cheaper_small_model_take_the_transcript_route(
     outcome = await small_engine.compact(sid, "manual")
     assert outcome.ok, outcome.message
     asked = summary_requests(fake_api)[-1]
-    assert "<precis-summary-request>" in str(asked.body["system"]) and asked.body["model"] == "claude-haiku-4-5"
+    assert (
+        "<precis-summary-request>" in str(asked.body["system"]) and asked.body["model"] == "claude-haiku-4-5"
+    )
     stats = outcome.record.stats
     assert stats["summary_route"] == "transcript"
     assert stats["route_estimates"]["transcript"] < stats["route_estimates"]["cached"]
@@ -68,11 +72,13 @@ async def test_the_users_threshold_is_a_percent_and_a_cap_per_model(small_engine
 
 
 def test_threshold_overrides_are_checked_in_settings_json(tmp_path):
-    from desktop.engine.settings import Paths
+    from desktop.engine.config.settings import Paths
+
     paths = Paths(tmp_path / "c", tmp_path / "d", tmp_path / "k")
     paths.ensure()
-    paths.settings_file.write_text(json.dumps({"model_overrides": {MODEL: {
-        "compact_percent": 150, "compact_at_tokens": 200_000}}}))
+    paths.settings_file.write_text(
+        json.dumps({"model_overrides": {MODEL: {"compact_percent": 150, "compact_at_tokens": 200_000}}})
+    )
     settings = Settings.load(paths, env={})
     assert settings.model_overrides[MODEL] == {"compact_percent": 99.0, "compact_at_tokens": 200_000}
     assert any("compact_percent" in p for p in settings.problems)
@@ -102,6 +108,7 @@ class ManualScheduler:
             def cancel(_self) -> None:  # noqa: N805
                 if entry in self.pending:
                     self.pending.remove(entry)
+
         return Handle()
 
 
@@ -131,8 +138,14 @@ async def idle_chat(engine, fake_api, title: str, pause_before: int | None = Non
     return sid, now, scheduler
 
 
-async def back_after(engine, fake_api, sid: int, now: list[float], scheduler: ManualScheduler,  # noqa: ANN001
-                     seconds: float) -> None:
+async def back_after(
+    engine,
+    fake_api,
+    sid: int,
+    now: list[float],
+    scheduler: ManualScheduler,  # noqa: ANN001
+    seconds: float,
+) -> None:
     """The idle timer fires when due and prepares a summary from the warm cache; the user comes back
     ``seconds`` later: that prepared summary is committed, and no other is asked for."""
     delay, fire = scheduler.pending.pop()
@@ -148,20 +161,24 @@ async def back_after(engine, fake_api, sid: int, now: list[float], scheduler: Ma
     fake_api.queue_text("welcome back")
     await engine.send(sid, "I am back.")
     records = await engine.store.compactions(sid)
-    assert len(records) == before + 1 and records[-1].trigger == "background" and records[-1].stats["prepared"]
+    assert (
+        len(records) == before + 1 and records[-1].trigger == "background" and records[-1].stats["prepared"]
+    )
     assert len(summary_requests(fake_api)) == asked + 1
 
 
-async def test_an_idle_session_prepares_its_summary_before_the_cache_expires_and_uses_it_cold(mid_engine,
-                                                                                                 fake_api):
+async def test_an_idle_session_prepares_its_summary_before_the_cache_expires_and_uses_it_cold(
+    mid_engine, fake_api
+):
     sid, now, scheduler = await idle_chat(mid_engine, fake_api, "i")
     assert (await mid_engine.measure(sid)).used > 20_000
     assert len(scheduler.pending) == 1
     await back_after(mid_engine, fake_api, sid, now, scheduler, 600)  # the cache lapsed
 
 
-async def test_a_session_on_the_hour_cache_uses_its_idle_summary_once_the_five_minute_part_lapsed(mid_engine,
-                                                                                                 fake_api):
+async def test_a_session_on_the_hour_cache_uses_its_idle_summary_once_the_five_minute_part_lapsed(
+    mid_engine, fake_api
+):
     # After one pause of ten minutes the session asks for the 1-hour cache, but only on its stable prefix (the
     # system prompt, the summary, the oldest breakpoint): the rest lives five minutes. The idle summary is
     # prepared before those five minutes run out; on main it was used only after an hour, so a user back after
@@ -181,8 +198,8 @@ async def test_a_timer_that_fires_after_the_cache_went_cold_prepares_nothing(mid
 
 
 def test_an_idle_summary_pays_only_when_it_spares_more_than_it_costs():
-    from desktop.engine.cache_clock import summary_pays
-    from desktop.engine.catalog import ModelCatalog
+    from desktop.engine.config.catalog import ModelCatalog
+    from desktop.engine.metering.cache_clock import summary_pays
 
     info = ModelCatalog().info(MODEL)  # $3 in: a cold write of 10K tokens costs $0.0375
     assert summary_pays(info, saving_tokens=10_000, summary_cost=0.02)
@@ -205,6 +222,7 @@ async def test_switching_chats_cancels_the_other_chats_idle_timers(small_engine,
 
 def test_a_merged_summary_is_expected_to_be_at_least_as_long_as_the_one_it_updates():
     from desktop.engine.compaction import summary_route as route
+
     first = route.expected_output(previous_tokens=0, cap=4_096)
     assert 0 < first < 4_096
     # The update restates every section of the previous summary and adds to it: its reply is longer.
@@ -213,31 +231,40 @@ def test_a_merged_summary_is_expected_to_be_at_least_as_long_as_the_one_it_updat
 
 
 def test_the_summary_route_and_the_cache_clock_read_the_chat_models_own_cache_prices():
-    from desktop.engine.cache_clock import turn_costs
-    from desktop.engine.catalog import ModelCatalog
     from desktop.engine.compaction import summary_route as route
+    from desktop.engine.config.catalog import ModelCatalog
+    from desktop.engine.metering.cache_clock import turn_costs
+
     catalog = ModelCatalog()
-    opus, fable, sonnet = (catalog.info(m) for m in ("claude-opus-5-5", "claude-fable-5-2", "claude-sonnet-4-6"))
+    opus, fable, sonnet = (
+        catalog.info(m) for m in ("claude-opus-5-5", "claude-fable-5-2", "claude-sonnet-4-6")
+    )
     # A warm prefix is read at the model's own price: $0.20 on Opus 5.5 (0.05x), $0.20 on Fable 5.2 (0.025x of
     # $8), $0.30 on Sonnet 4.6 (0.1x); the instruction is plain input and the reply output.
     assert route.cached_cost(opus, 200_000, 2_000, warm=True) == pytest.approx(
-        (200_000 * 0.2 + route.INSTRUCTION_TOKENS * 4 + 2_000 * 20) / 1e6)
+        (200_000 * 0.2 + route.INSTRUCTION_TOKENS * 4 + 2_000 * 20) / 1e6
+    )
     assert route.cached_cost(fable, 200_000, 0, warm=True) == pytest.approx(
-        (200_000 * 0.2 + route.INSTRUCTION_TOKENS * 8) / 1e6)
+        (200_000 * 0.2 + route.INSTRUCTION_TOKENS * 8) / 1e6
+    )
     assert route.cached_cost(sonnet, 200_000, 0, warm=True) == pytest.approx(
-        (200_000 * 0.3 + route.INSTRUCTION_TOKENS * 3) / 1e6)
+        (200_000 * 0.3 + route.INSTRUCTION_TOKENS * 3) / 1e6
+    )
     assert route.cost_of(opus, Usage(cache_read_input_tokens=1_000_000)) == pytest.approx(0.2)
     # The hover card's next-turn costs: a read of the cached prefix, or all of it written again.
-    assert turn_costs(opus, 100_000) == pytest.approx(((100_000 * 0.2 + 1_000 * 20) / 1e6,
-                                                       (100_000 * 5 + 1_000 * 20) / 1e6))
+    assert turn_costs(opus, 100_000) == pytest.approx(
+        ((100_000 * 0.2 + 1_000 * 20) / 1e6, (100_000 * 5 + 1_000 * 20) / 1e6)
+    )
 
 
 def test_a_cached_summary_over_a_price_cliff_is_priced_on_the_higher_tier():
-    from desktop.engine.catalog import ModelCatalog
     from desktop.engine.compaction import summary_route as route
+    from desktop.engine.config.catalog import ModelCatalog
+
     haiku = ModelCatalog().info("claude-haiku-5-5")
     assert route.cached_cost(haiku, 150_000, 1_000, warm=True) == pytest.approx(
-        (150_000 * 0.05 + route.INSTRUCTION_TOKENS * 0.5 + 1_000 * 2.5) / 1e6)
+        (150_000 * 0.05 + route.INSTRUCTION_TOKENS * 0.5 + 1_000 * 2.5) / 1e6
+    )
 
 
 async def test_haiku_5_5_compacts_below_its_100k_price_cliff_unless_the_user_allows_crossing_it(engine):

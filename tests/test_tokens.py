@@ -10,9 +10,9 @@ import math
 import pytest
 from PIL import Image
 
-from desktop.engine import tokens as T
-from desktop.engine.calibration import BIAS_ALPHA, BIAS_STEP, MAX_BIAS, MAX_FACTOR, Calibration
-from desktop.engine.tokens import (
+from desktop.engine.metering import tokens as T
+from desktop.engine.metering.calibration import BIAS_ALPHA, BIAS_STEP, MAX_BIAS, MAX_FACTOR, Calibration
+from desktop.engine.metering.tokens import (
     IMAGE_TOKEN_CAP,
     PDF_TOKENS_PER_PAGE,
     TEXT_MODELS,
@@ -27,10 +27,12 @@ from desktop.engine.tokens import (
 )
 from desktop.engine.types import StoredMessage
 
-PROSE = ("The context window is the total amount of text the model can consider at once, including the "
-         "system prompt, the tool definitions and every message of the conversation so far. When a long "
-         "session approaches the limit, older tool results are cleared first because they are large and "
-         "rarely needed verbatim; the summary keeps decisions, file names and open questions.")
+PROSE = (
+    "The context window is the total amount of text the model can consider at once, including the "
+    "system prompt, the tool definitions and every message of the conversation so far. When a long "
+    "session approaches the limit, older tool results are cleared first because they are large and "
+    "rarely needed verbatim; the summary keeps decisions, file names and open questions."
+)
 CODE = '''def anchored(prev: int | None, added: list[dict]) -> int:
     """Return the next request size."""
     if prev is None:
@@ -40,8 +42,14 @@ CODE = '''def anchored(prev: int | None, added: list[dict]) -> int:
         total += estimate(m["content"])  # grows with the reply
     return total
 '''
-DATA = {"files": [{"path": f"src/module_{i}.py", "lines": 120 + i, "status": "modified", "hunks": [i, i + 3]}
-                  for i in range(12)], "ok": True, "elapsed_ms": 1234.5}
+DATA = {
+    "files": [
+        {"path": f"src/module_{i}.py", "lines": 120 + i, "status": "modified", "hunks": [i, i + 3]}
+        for i in range(12)
+    ],
+    "ok": True,
+    "elapsed_ms": 1234.5,
+}
 CHINESE = "上下文窗口管理是长对话中最重要的问题之一。我们需要在不丢失重要信息的情况下压缩历史消息，同时保证成本最低。"
 JAPANESE = "コンテキストウィンドウの管理は、長い会話において最も重要な問題の一つです。"
 
@@ -57,6 +65,7 @@ def _image_block(data: str, media: str = "image/png") -> dict:
 
 
 # ------------------------------------------------------------------------------------------------ text
+
 
 def test_empty_and_short_text() -> None:
     assert estimate_text("") == 0
@@ -109,6 +118,7 @@ def test_against_ctok_reconstruction() -> None:
 
 # ---------------------------------------------------------------------------------------------- blocks
 
+
 def test_framing_overheads() -> None:
     tm = TEXT_MODELS[V3]
     text = {"type": "text", "text": PROSE}
@@ -121,20 +131,31 @@ def test_framing_overheads() -> None:
 def test_tool_use_and_result() -> None:
     tm = TEXT_MODELS[V3]
     use = {"type": "tool_use", "id": "toolu_1", "name": "Bash", "input": {"command": "ls -la", "timeout": 30}}
-    expected = (tm.block + tm.tool_use + estimate_text("Bash")
-                + 2 * tm.tool_field + estimate_text("command") + estimate_text("ls -la")
-                + estimate_text("timeout") + estimate_text("30"))
+    expected = (
+        tm.block
+        + tm.tool_use
+        + estimate_text("Bash")
+        + 2 * tm.tool_field
+        + estimate_text("command")
+        + estimate_text("ls -la")
+        + estimate_text("timeout")
+        + estimate_text("30")
+    )
     assert estimate_block(use) == expected
     # String inputs go in raw: a multi-line edit costs no JSON escaping.
     edit = {"type": "tool_use", "id": "t", "name": "Edit", "input": {"new": CODE}}
     assert estimate_block(edit) < T.estimate_json(edit["input"]) + tm.block + tm.tool_use + 10
 
     as_str = {"type": "tool_result", "tool_use_id": "toolu_1", "content": CODE}
-    as_list = {"type": "tool_result", "tool_use_id": "toolu_1",
-               "content": [{"type": "text", "text": CODE}, {"type": "text", "text": PROSE}]}
+    as_list = {
+        "type": "tool_result",
+        "tool_use_id": "toolu_1",
+        "content": [{"type": "text", "text": CODE}, {"type": "text", "text": PROSE}],
+    }
     assert estimate_block(as_str) == tm.block + tm.tool_result + estimate_text(CODE)
     assert estimate_block(as_list) == tm.block + tm.tool_result + sum(
-        estimate_block(b) for b in as_list["content"])
+        estimate_block(b) for b in as_list["content"]
+    )
     nested_image = {"type": "tool_result", "tool_use_id": "x", "content": [_image_block(_png(150, 150))]}
     assert estimate_block(nested_image) == tm.block + tm.tool_result + tm.block + 30
 
@@ -149,14 +170,21 @@ def test_thinking_blocks() -> None:
 
 
 def test_unknown_blocks_are_counted_by_their_json() -> None:
-    block = {"type": "web_search_tool_result", "tool_use_id": "s", "content": [{"url": "https://x", "title": PROSE}]}
+    block = {
+        "type": "web_search_tool_result",
+        "tool_use_id": "s",
+        "content": [{"url": "https://x", "title": PROSE}],
+    }
     assert estimate_block(block) >= estimate_text(PROSE)
 
 
 # ----------------------------------------------------------------------------------------------- media
 
-@pytest.mark.parametrize(("fmt", "media"), [("PNG", "image/png"), ("JPEG", "image/jpeg"),
-                                            ("GIF", "image/gif"), ("WEBP", "image/webp")])
+
+@pytest.mark.parametrize(
+    ("fmt", "media"),
+    [("PNG", "image/png"), ("JPEG", "image/jpeg"), ("GIF", "image/gif"), ("WEBP", "image/webp")],
+)
 def test_image_size_from_header(fmt: str, media: str) -> None:
     data = _png(300, 200, fmt)
     assert T.image_size(base64.b64decode(data)[:4096]) == (300, 200)
@@ -172,7 +200,9 @@ def test_lossless_webp_and_jpeg_with_exif() -> None:
     exif[0x010E] = "x" * 20_000  # ImageDescription: pushes the frame header 20 KB in
     Image.new("RGB", (640, 480)).save(buf, format="JPEG", exif=exif)
     data = base64.b64encode(buf.getvalue()).decode()
-    assert estimate_block(_image_block(data, "image/jpeg")) == TEXT_MODELS[V3].block + math.ceil(640 * 480 / 750)
+    assert estimate_block(_image_block(data, "image/jpeg")) == TEXT_MODELS[V3].block + math.ceil(
+        640 * 480 / 750
+    )
 
 
 def test_image_cap_and_unknown_size() -> None:
@@ -195,8 +225,10 @@ def _pdf(pages: int) -> bytes:
 def test_pdf_pages() -> None:
     pdf = _pdf(3)
     assert T.pdf_page_count(pdf) == 3
-    block = {"type": "document", "source": {"type": "base64", "media_type": "application/pdf",
-                                            "data": base64.b64encode(pdf).decode()}}
+    block = {
+        "type": "document",
+        "source": {"type": "base64", "media_type": "application/pdf", "data": base64.b64encode(pdf).decode()},
+    }
     assert estimate_block(block) == TEXT_MODELS[V3].block + 3 * PDF_TOKENS_PER_PAGE
     # Page objects hidden in compressed streams: the page tree's /Count still says how many.
     assert T.pdf_page_count(b"%PDF-1.7 << /Type /Pages /Count 12 /Kids [...] >>") == 12
@@ -207,28 +239,59 @@ def test_pdf_pages() -> None:
 
 # ---------------------------------------------------------------------------------------------- request
 
+
 def test_request_sums_tools_system_messages() -> None:
-    tools = [{"name": "Bash", "description": "Run a command", "input_schema": {
-        "type": "object", "properties": {"command": {"type": "string"}}, "required": ["command"]}}]
-    messages = [{"role": "user", "content": PROSE}, {"role": "assistant", "content": [{"type": "text", "text": CODE}]}]
+    tools = [
+        {
+            "name": "Bash",
+            "description": "Run a command",
+            "input_schema": {
+                "type": "object",
+                "properties": {"command": {"type": "string"}},
+                "required": ["command"],
+            },
+        }
+    ]
+    messages = [
+        {"role": "user", "content": PROSE},
+        {"role": "assistant", "content": [{"type": "text", "text": CODE}]},
+    ]
     total = estimate_request("You are helpful.", tools, messages)
-    assert total == (T.estimate_tools(tools) + estimate_message("You are helpful.")
-                     + sum(estimate_message(m["content"]) for m in messages))
+    assert total == (
+        T.estimate_tools(tools)
+        + estimate_message("You are helpful.")
+        + sum(estimate_message(m["content"]) for m in messages)
+    )
     assert estimate_request(None, None, []) == 0
     assert estimate_request(None, None, messages, family=V47) > estimate_request(None, None, messages)
 
 
 # ------------------------------------------------------------------------------------------------ cache
 
+
 def _conversation(n: int) -> list[tuple[int, list[dict]]]:
     pieces = [PROSE, CODE, json.dumps(DATA), CHINESE]
     out = []
     for i in range(n):
         if i % 2:
-            out.append((i, [{"type": "tool_result", "tool_use_id": f"t{i}", "content": pieces[i % 4] * (1 + i % 3)}]))
+            out.append(
+                (i, [{"type": "tool_result", "tool_use_id": f"t{i}", "content": pieces[i % 4] * (1 + i % 3)}])
+            )
         else:
-            out.append((i, [{"type": "text", "text": pieces[i % 4]},
-                            {"type": "tool_use", "id": f"t{i + 1}", "name": "Read", "input": {"path": f"f{i}.py"}}]))
+            out.append(
+                (
+                    i,
+                    [
+                        {"type": "text", "text": pieces[i % 4]},
+                        {
+                            "type": "tool_use",
+                            "id": f"t{i + 1}",
+                            "name": "Read",
+                            "input": {"path": f"f{i}.py"},
+                        },
+                    ],
+                )
+            )
     return out
 
 
@@ -271,8 +334,12 @@ def test_cache_estimate_by_value_and_by_version() -> None:
     content[0]["text"] = PROSE * 2  # in place: caught by the value comparison of estimate()
     assert cache.estimate(1, content) == estimate_message(content) > a
     assert cache.estimate(2, "x", version=1) == estimate_message("x")
-    assert cache.estimate(2, "changed but same version", version=1) == estimate_message("x")  # caller's contract
-    assert cache.estimate(2, "changed but same version", version=2) == estimate_message("changed but same version")
+    assert cache.estimate(2, "changed but same version", version=1) == estimate_message(
+        "x"
+    )  # caller's contract
+    assert cache.estimate(2, "changed but same version", version=2) == estimate_message(
+        "changed but same version"
+    )
 
 
 def test_cache_in_place_edit_of_old_message_needs_forget() -> None:
@@ -297,10 +364,14 @@ def test_cache_accepts_stored_messages_and_family_switch() -> None:
 
 # --------------------------------------------------------------------------------------------- anchoring
 
-def test_anchored_formula() -> None:
-    from desktop.engine.measure import anchored_used
 
-    added = [[{"type": "text", "text": CODE}], [{"type": "tool_result", "tool_use_id": "t", "content": PROSE}]]
+def test_anchored_formula() -> None:
+    from desktop.engine.metering.measure import anchored_used
+
+    added = [
+        [{"type": "text", "text": CODE}],
+        [{"type": "tool_result", "tool_use_id": "t", "content": PROSE}],
+    ]
     delta = sum(estimate_message(c) for c in added)
     assert anchored_used(50_000, delta) == 50_000 + sum(estimate_message(c) for c in added)
     thinking = {"type": "thinking", "thinking": PROSE, "signature": "s"}
@@ -312,6 +383,7 @@ def test_anchored_formula() -> None:
 
 
 # ------------------------------------------------------------------------------------------- calibration
+
 
 def test_calibration_converges_to_a_fixed_ratio() -> None:
     cal = Calibration()
@@ -353,14 +425,22 @@ def test_calibration_round_trip() -> None:
     for model in ("claude-opus-4-7", "claude-haiku-4-5", "unknown"):
         assert restored.factor(model) == cal.factor(model)
         assert restored.samples(model) == cal.samples(model)
-    broken = Calibration.from_dict({"models": {"a": {"actual": "x"}, "b": None, "c": {"actual": 1, "estimated": 0,
-                                                                                       "samples": 3}}})
+    broken = Calibration.from_dict(
+        {"models": {"a": {"actual": "x"}, "b": None, "c": {"actual": 1, "estimated": 0, "samples": 3}}}
+    )
     assert broken.models() == []
     assert Calibration.from_dict(None).models() == []
 
 
-def _anchored_session(cal: Calibration, model: str, turns: int, *, factor: float, hidden: int,
-                      spikes: dict[int, int] | None = None) -> list[float]:
+def _anchored_session(
+    cal: Calibration,
+    model: str,
+    turns: int,
+    *,
+    factor: float,
+    hidden: int,
+    spikes: dict[int, int] | None = None,
+) -> list[float]:
     """Anchored predictions of a session whose API adds ``hidden`` tokens per request; relative errors."""
     anchor, errors = 20_000, []
     for i in range(turns):
@@ -453,10 +533,15 @@ def test_calibration_bias_round_trip_and_old_dicts() -> None:
     v1 = {"version": 1, "models": {"m": {"actual": 1300.0, "estimated": 1000.0, "samples": 4}}}
     old = Calibration.from_dict(v1)
     assert old.factor("m") == pytest.approx(1.3) and old.bias("m") == 0 and old.bias_samples("m") == 0
-    bad = Calibration.from_dict({"models": {
-        "x": {"actual": 1300.0, "estimated": 1000.0, "samples": 4, "bias": "junk", "bias_samples": 2},
-        "y": {"actual": 1300.0, "estimated": 1000.0, "samples": 4, "bias": 1e9, "bias_samples": 2},
-        "z": {"actual": 0, "estimated": 0, "samples": 0, "bias": float("nan"), "bias_samples": 2}}})
+    bad = Calibration.from_dict(
+        {
+            "models": {
+                "x": {"actual": 1300.0, "estimated": 1000.0, "samples": 4, "bias": "junk", "bias_samples": 2},
+                "y": {"actual": 1300.0, "estimated": 1000.0, "samples": 4, "bias": 1e9, "bias_samples": 2},
+                "z": {"actual": 0, "estimated": 0, "samples": 0, "bias": float("nan"), "bias_samples": 2},
+            }
+        }
+    )
     assert bad.bias("x") == 0 and bad.bias("y") == 0 and bad.factor("y") == pytest.approx(1.3)
     assert "z" not in bad.models()
 
@@ -467,8 +552,17 @@ def test_calibration_against_fake_server() -> None:
     anthropic = pytest.importorskip("anthropic")
     model = "claude-opus-4-6"
     system = "You are a careful assistant. " * 20
-    tools = [{"name": "Read", "description": "Read a file from disk and return its text.",
-              "input_schema": {"type": "object", "properties": {"path": {"type": "string"}}, "required": ["path"]}}]
+    tools = [
+        {
+            "name": "Read",
+            "description": "Read a file from disk and return its text.",
+            "input_schema": {
+                "type": "object",
+                "properties": {"path": {"type": "string"}},
+                "required": ["path"],
+            },
+        }
+    ]
     pieces = [PROSE, CODE, json.dumps(DATA, indent=2), PROSE + CHINESE]
     cal = Calibration()
     errors_raw: list[float] = []
@@ -479,26 +573,35 @@ def test_calibration_against_fake_server() -> None:
         client = anthropic.Anthropic(base_url=srv.base_url, api_key="test-key", max_retries=0)
         messages: list[dict] = []
         for turn in range(14):
-            messages.append({"role": "user", "content": [{"type": "text", "text": pieces[turn % 4] * (1 + turn % 3)}]})
+            messages.append(
+                {"role": "user", "content": [{"type": "text", "text": pieces[turn % 4] * (1 + turn % 3)}]}
+            )
             whole = estimate_request(system, tools, messages, family=family_for_model(model))
             predicted = cal.apply(model, whole)
             srv.queue_text(pieces[(turn + 1) % 4])
-            reply = client.messages.create(model=model, max_tokens=1024, system=system, tools=tools,
-                                           messages=messages)
+            reply = client.messages.create(
+                model=model, max_tokens=1024, system=system, tools=tools, messages=messages
+            )
             u = reply.usage
             real = u.input_tokens + (u.cache_read_input_tokens or 0) + (u.cache_creation_input_tokens or 0)
             if turn >= 4:
                 errors_raw.append(abs(whole - real) / real)
                 errors_cal.append(abs(predicted - real) / real)
             cal.observe(model, whole, real)
-            messages.append({"role": "assistant", "content": [b.model_dump(exclude_none=True) for b in reply.content]})
+            messages.append(
+                {"role": "assistant", "content": [b.model_dump(exclude_none=True) for b in reply.content]}
+            )
     assert max(errors_cal) <= 0.05, errors_cal
     assert min(errors_raw) > 0.05  # the server really counts differently: calibration did the work
 
 
 def test_odd_content_does_not_raise() -> None:
     # Corrupt rows or imports: items that are not blocks inside a tool_result, None content, None text.
-    odd = {"type": "tool_result", "tool_use_id": "t", "content": ["plain", None, {"type": "text", "text": None}]}
+    odd = {
+        "type": "tool_result",
+        "tool_use_id": "t",
+        "content": ["plain", None, {"type": "text", "text": None}],
+    }
     assert estimate_block(odd) >= TEXT_MODELS[V3].block + TEXT_MODELS[V3].tool_result
     assert estimate_message(None) == TEXT_MODELS[V3].message
     assert MessageEstimateCache().total([(1, [odd])]) == estimate_message([odd])

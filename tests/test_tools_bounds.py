@@ -38,18 +38,30 @@ asyncio.run(main())
 """
 
 
-def test_the_diff_preview_of_a_huge_file_reads_only_its_cap_and_says_it_is_too_large(fake_api, precis_home,
-                                                                                     tmp_path):
+def test_the_diff_preview_of_a_huge_file_reads_only_its_cap_and_says_it_is_too_large(
+    fake_api, precis_home, tmp_path
+):
     workspace = tmp_path / "ws"
     workspace.mkdir()
     with open(workspace / "big.txt", "wb") as fh:  # 700 MB, sparse: nothing on disk, all of it when read
         fh.truncate(700 * 1024 * 1024)
     fake_api.queue_tool_use("write", {"file_path": "big.txt", "content": "small\n"}, id="tw")
     fake_api.queue_text("denied then")
-    env = {**os.environ, "PRECIS_HOME": str(precis_home), "ANTHROPIC_BASE_URL": fake_api.base_url,
-           "ANTHROPIC_API_KEY": "test-key", "PYTHONPATH": str(ROOT)}
-    done = subprocess.run([sys.executable, "-c", _WRITE_TURN, str(workspace)], cwd=ROOT, env=env,
-                          capture_output=True, text=True, timeout=300)
+    env = {
+        **os.environ,
+        "PRECIS_HOME": str(precis_home),
+        "ANTHROPIC_BASE_URL": fake_api.base_url,
+        "ANTHROPIC_API_KEY": "test-key",
+        "PYTHONPATH": str(ROOT),
+    }
+    done = subprocess.run(
+        [sys.executable, "-c", _WRITE_TURN, str(workspace)],
+        cwd=ROOT,
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=300,
+    )
     assert done.returncode == 0, done.stderr[-3000:]
     result = json.loads(done.stdout.strip().splitlines()[-1])
     assert result["diff"] is not None and "too large to preview" in result["diff"], result["diff"][:300]
@@ -60,8 +72,9 @@ def test_the_diff_preview_of_a_huge_file_reads_only_its_cap_and_says_it_is_too_l
 def hostile(name: str, mode: str):
     from desktop.tools.mcp_config import McpServerConfig
 
-    return McpServerConfig.from_json(name, {"command": sys.executable, "args": ["-m", "tests.mcp_hostile", mode],
-                                            "cwd": str(ROOT)})
+    return McpServerConfig.from_json(
+        name, {"command": sys.executable, "args": ["-m", "tests.mcp_hostile", mode], "cwd": str(ROOT)}
+    )
 
 
 def _gone(pid_before: set[int], mode: str) -> bool:
@@ -75,9 +88,13 @@ async def test_a_server_that_prints_garbage_is_stopped_with_one_sentence_not_at_
 
     server = McpServer(hostile("noisy", "garbage"), tmp_path / "logs")
     status = await server.start(timeout=600)  # the sentence comes from the garbage, long before a timeout
-    assert status.state == "failed" and "not MCP messages" in status.error and "stopped" in status.error, status
+    assert status.state == "failed" and "not MCP messages" in status.error and "stopped" in status.error, (
+        status
+    )
     assert len(status.error.splitlines()) == 1
-    assert len([r for r in caplog.records if "JSONRPC" in r.getMessage()]) < 5  # not one log line per bad line
+    assert (
+        len([r for r in caplog.records if "JSONRPC" in r.getMessage()]) < 5
+    )  # not one log line per bad line
     assert _gone(set(), "garbage")
 
 
@@ -97,7 +114,9 @@ async def test_a_server_that_floods_its_error_output_is_stopped_and_its_log_stay
 
     server = McpServer(hostile("loud", "stderr"), tmp_path / "logs")
     status = await server.start(timeout=600)
-    assert status.state == "failed" and "wrote more than" in status.error and "stopped" in status.error, status
+    assert status.state == "failed" and "wrote more than" in status.error and "stopped" in status.error, (
+        status
+    )
     assert server.log_path.stat().st_size < mcp_host.LOG_LIMIT + 10_000
     assert _gone(set(), "stderr")
 
@@ -145,12 +164,20 @@ asyncio.run(main())
 """
 
 
-def test_a_server_that_writes_one_endless_line_is_stopped_with_one_sentence_and_memory_stays_bounded(tmp_path):
+def test_a_server_that_writes_one_endless_line_is_stopped_with_one_sentence_and_memory_stays_bounded(
+    tmp_path,
+):
     from desktop.tools import mcp_stdio
 
     env = {**os.environ, "PYTHONPATH": str(ROOT)}
-    done = subprocess.run([sys.executable, "-c", _LONG_LINE, str(tmp_path / "logs"), str(ROOT)], cwd=ROOT, env=env,
-                          capture_output=True, text=True, timeout=300)
+    done = subprocess.run(
+        [sys.executable, "-c", _LONG_LINE, str(tmp_path / "logs"), str(ROOT)],
+        cwd=ROOT,
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=300,
+    )
     assert done.returncode == 0, done.stderr[-3000:]
     result = json.loads(done.stdout.strip().splitlines()[-1])
     megabytes = mcp_stdio.MESSAGE_LIMIT // 1_000_000

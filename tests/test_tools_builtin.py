@@ -31,8 +31,10 @@ def _outside(path: str, tmp_path) -> str:
     return str(tmp_path / path.removeprefix("abs:")) if path.startswith("abs:") else path
 
 
-@pytest.mark.parametrize("path", ["../secret.txt", "src/../../secret.txt", "link_out", "dir_out/secret.txt",
-                                  "abs:secret.txt", "~/x"])
+@pytest.mark.parametrize(
+    "path",
+    ["../secret.txt", "src/../../secret.txt", "link_out", "dir_out/secret.txt", "abs:secret.txt", "~/x"],
+)
 async def test_reading_outside_the_workspace_is_refused(ws, path, tmp_path):
     out = await ws.call("read", {"file_path": _outside(path, tmp_path)})
     assert out.is_error and "top secret" not in out.text()
@@ -86,8 +88,9 @@ async def test_write_then_edit_by_exact_string(ws):
     done = await ws.call("edit", {"file_path": "new/hello.txt", "old_string": "world", "new_string": "there"})
     assert not done.is_error and (ws.workspace.root / "new/hello.txt").read_text() == "hello there\n"
     assert done.text() == "edited new/hello.txt (1 replacement)"  # main: "(1 replacement(s))" on every card
-    every = await ws.call("edit", {"file_path": "new/hello.txt", "old_string": "l", "new_string": "L",
-                                   "replace_all": True})
+    every = await ws.call(
+        "edit", {"file_path": "new/hello.txt", "old_string": "l", "new_string": "L", "replace_all": True}
+    )
     assert every.text() == "edited new/hello.txt (2 replacements)"
     missing = await ws.call("edit", {"file_path": "new/hello.txt", "old_string": "absent", "new_string": "x"})
     assert missing.is_error and "not found" in missing.text()

@@ -1,4 +1,4 @@
-""""Allow for this chat" is stored with its chat: it survives a restart, stays in that chat only, is listed
+""" "Allow for this chat" is stored with its chat: it survives a restart, stays in that chat only, is listed
 with the saved approvals, revocable, and goes when the chat is deleted."""
 
 from __future__ import annotations
@@ -44,7 +44,9 @@ async def test_allow_for_this_chat_survives_a_restart_in_that_chat_only(tmp_path
         assert again.allowed and again.how == "chat" and deny.asked == 0
         assert not (await policy.decide(req(b), deny)).allowed and deny.asked == 1  # another chat still asks
         listed = await log.chat_approvals()
-        assert [(x.session_id, x.server, x.tool, x.origin) for x in listed] == [(a, "builtin", "run", "builtin-origin")]
+        assert [(x.session_id, x.server, x.tool, x.origin) for x in listed] == [
+            (a, "builtin", "run", "builtin-origin")
+        ]
         assert await log.approvals() == []  # not an "Always" approval
         # Revoked in Settings: the policy reads them again and asks.
         assert await log.revoke_chat_approval(listed[0].id)

@@ -42,7 +42,9 @@ def test_allow_lets_the_listed_tool_run(cli_env, fake_api, tmp_path):  # noqa: F
     ws = make_workspace(tmp_path / "ws")
     fake_api.queue_tool_use("write", {"file_path": "out.txt", "content": "hi"}, id="tw")
     fake_api.queue_text("written")
-    res = run(["chat", "--workspace", str(ws), "--allow", "read,write", "write a file"], cli_env, input_text="")
+    res = run(
+        ["chat", "--workspace", str(ws), "--allow", "read,write", "write a file"], cli_env, input_text=""
+    )
     assert res.returncode == 0, res.stderr
     assert res.stdout == "written\n" and (ws / "out.txt").read_text() == "hi"
     assert "tool write: ok" in res.stderr
@@ -50,12 +52,18 @@ def test_allow_lets_the_listed_tool_run(cli_env, fake_api, tmp_path):  # noqa: F
 
 def test_an_interactive_run_asks_on_the_terminal(cli_env, fake_api, tmp_path):  # noqa: F811
     ws = make_workspace(tmp_path / "ws")
-    fake_api.queue_tool_use("edit", {"file_path": "src/config.py", "old_string": "read()", "new_string": "read(1)"},
-                            id="te")
+    fake_api.queue_tool_use(
+        "edit", {"file_path": "src/config.py", "old_string": "read()", "new_string": "read(1)"}, id="te"
+    )
     fake_api.queue_text("edited")
     leader, follower = pty.openpty()
-    proc = subprocess.Popen([sys.executable, "-m", "desktop", "chat", "--workspace", str(ws), "edit it"],
-                            env=cli_env, stdin=follower, stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "desktop", "chat", "--workspace", str(ws), "edit it"],
+        env=cli_env,
+        stdin=follower,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+    )
     os.close(follower)
     try:
         seen = b""
@@ -75,9 +83,17 @@ def test_an_interactive_run_asks_on_the_terminal(cli_env, fake_api, tmp_path):  
     assert out == "edited\n" and "read(1)" in (ws / "src" / "config.py").read_text()
 
 
-@pytest.mark.parametrize(("typed", "answer"), [("o\n", Answer.ONCE), ("chat\n", Answer.CHAT),
-                                               ("A\n", Answer.ALWAYS), ("d\n", Answer.DENY),
-                                               ("\n", Answer.DENY), ("", None)])
+@pytest.mark.parametrize(
+    ("typed", "answer"),
+    [
+        ("o\n", Answer.ONCE),
+        ("chat\n", Answer.CHAT),
+        ("A\n", Answer.ALWAYS),
+        ("d\n", Answer.DENY),
+        ("\n", Answer.DENY),
+        ("", None),
+    ],
+)
 async def test_each_terminal_answer(monkeypatch, typed, answer, capsys):
     from desktop.cli.tools_cli import terminal_asker
 

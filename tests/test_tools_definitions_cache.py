@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import pytest
 
-from desktop.engine import tokens
+from desktop.engine.metering import tokens
 from desktop.tools import deferral
 from tests.test_tools_mcp import server_config, write_mcp
 from tests.tools_helpers import tool_runtime

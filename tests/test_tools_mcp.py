@@ -44,8 +44,9 @@ async def test_a_stdio_server_tool_is_offered_and_called_in_a_turn(fake_api, pre
     fake_api.queue_tool_use("mcp__calc__add", {"a": 20, "b": 22}, id="tm")
     fake_api.queue_tool_use("mcp__calc__shout", {"text": "hi"}, id="ts")
     fake_api.queue_text("42 it is")
-    async with tool_runtime(workspace=None, allow=["mcp__calc__shout"],
-                            settings={"auto_approve_read_only": True}) as rt:
+    async with tool_runtime(
+        workspace=None, allow=["mcp__calc__shout"], settings={"auto_approve_read_only": True}
+    ) as rt:
         await rt.toolbox.start_servers()
         server = rt.toolbox.servers["calc"]
         assert server.state == "ready", server.error
@@ -58,9 +59,13 @@ async def test_a_stdio_server_tool_is_offered_and_called_in_a_turn(fake_api, pre
     assert results["tm"]["content"] == "42" and results["ts"]["content"] == "HI"
     assert reply is not None and reply.content[0]["text"] == "42 it is"
     names = [t["name"] for t in fake_api.message_requests()[0].body["tools"]]
-    assert names == sorted(names) and "mcp__calc__add" in names  # a fixed order, no built-ins without a workspace
-    assert [(a.server, a.tool, a.decision) for a in audit] == [("calc", "add", "read-only"),
-                                                             ("calc", "shout", "allow-list")]
+    assert (
+        names == sorted(names) and "mcp__calc__add" in names
+    )  # a fixed order, no built-ins without a workspace
+    assert [(a.server, a.tool, a.decision) for a in audit] == [
+        ("calc", "add", "read-only"),
+        ("calc", "shout", "allow-list"),
+    ]
     assert "precis-test MCP server starting" in log_text and "shouting hi" in log_text
 
 
@@ -85,7 +90,9 @@ async def test_a_hung_server_call_times_out(precis_home, tmp_path):
 
 
 async def test_a_server_that_cannot_start_is_a_clear_failure(tmp_path):
-    bad = McpServer(McpServerConfig.from_json("nope", {"command": str(tmp_path / "missing-binary")}), tmp_path)
+    bad = McpServer(
+        McpServerConfig.from_json("nope", {"command": str(tmp_path / "missing-binary")}), tmp_path
+    )
     status = await bad.start(timeout=10)
     assert status.state == "failed" and status.error
     silent = McpServer(McpServerConfig.from_json("mute", {"command": "sleep", "args": ["30"]}), tmp_path)
@@ -109,12 +116,30 @@ async def test_a_failed_server_never_hangs_the_turn(fake_api, precis_home):
 
 def test_config_keeps_unknown_keys_the_enable_switch_and_secrets_out_of_the_file(tmp_path, memory_keyring):
     path = tmp_path / "mcp.json"
-    path.write_text(json.dumps({"mcpServers": {
-        "a": {"command": "srv", "args": ["--x"], "env": {"TOKEN": "s3cret"}, "autoApprove": ["read"]},
-        "b": {"url": "https://example.test/mcp", "headers": {"Authorization": "Bearer abc"}, "disabled": True},
-        "broken": {"args": []}}}))
+    path.write_text(
+        json.dumps(
+            {
+                "mcpServers": {
+                    "a": {
+                        "command": "srv",
+                        "args": ["--x"],
+                        "env": {"TOKEN": "s3cret"},
+                        "autoApprove": ["read"],
+                    },
+                    "b": {
+                        "url": "https://example.test/mcp",
+                        "headers": {"Authorization": "Bearer abc"},
+                        "disabled": True,
+                    },
+                    "broken": {"args": []},
+                }
+            }
+        )
+    )
     config = load_config(path)
-    assert [s.name for s in config.servers] == ["a", "b"] and config.problems == ["broken: needs a command or a url"]
+    assert [s.name for s in config.servers] == ["a", "b"] and config.problems == [
+        "broken: needs a command or a url"
+    ]
     assert config.get("b").enabled is False and config.get("b").transport == "http"
     assert save_config(path, config) == []
     written = json.loads(path.read_text())["mcpServers"]
@@ -127,8 +152,14 @@ def test_config_keeps_unknown_keys_the_enable_switch_and_secrets_out_of_the_file
 
 def test_import_from_claude_desktop_adds_new_servers_only(tmp_path):
     source = tmp_path / "claude_desktop_config.json"
-    source.write_text(json.dumps({"mcpServers": {"fs": {"command": "npx", "args": ["fs"]},
-                                                 "calc": {"command": "other"}}, "globalShortcut": "x"}))
+    source.write_text(
+        json.dumps(
+            {
+                "mcpServers": {"fs": {"command": "npx", "args": ["fs"]}, "calc": {"command": "other"}},
+                "globalShortcut": "x",
+            }
+        )
+    )
     target = tmp_path / "mcp.json"
     save_config(target, McpConfig([McpServerConfig("calc", command="mine")]))
     imported, problems = import_claude_desktop(target, source)
@@ -138,7 +169,8 @@ def test_import_from_claude_desktop_adds_new_servers_only(tmp_path):
 
 
 async def test_mcp_definitions_past_a_tenth_of_the_window_are_searched_and_called_through_two_small_tools(
-        fake_api, precis_home, monkeypatch):
+    fake_api, precis_home, monkeypatch
+):
     # In a 3,000-token window the test server's five tool definitions are more than 10 %: requests offer a
     # search and a proxy instead, the same two for the whole session, so the cached prefix never changes.
     monkeypatch.setenv("PRECIS_CONTEXT_WINDOW", "3000")
@@ -163,14 +195,18 @@ async def test_mcp_definitions_past_a_tenth_of_the_window_are_searched_and_calle
     assert [(a.server, a.tool, a.decision) for a in audit] == [("calc", "add", "read-only")]
 
 
-async def test_a_stdio_server_gets_only_the_environment_its_config_names_plus_path_and_home(tmp_path, monkeypatch):
+async def test_a_stdio_server_gets_only_the_environment_its_config_names_plus_path_and_home(
+    tmp_path, monkeypatch
+):
     # Précis's own environment holds the key and the user's session; the server sees none of it.
     monkeypatch.setenv("ANTHROPIC_API_KEY", "sk-ant-secret")
     monkeypatch.setenv("PRECIS_HOME", str(tmp_path / "home"))
     for name, value in (("USER", "someone"), ("LOGNAME", "someone"), ("SHELL", "/bin/sh"), ("TERM", "xterm")):
         monkeypatch.setenv(name, value)
-    server = McpServer(McpServerConfig.from_json("calc", server_config(env={"GIVEN": "yes", "TERM": "dumb"})),
-                       tmp_path / "logs")
+    server = McpServer(
+        McpServerConfig.from_json("calc", server_config(env={"GIVEN": "yes", "TERM": "dumb"})),
+        tmp_path / "logs",
+    )
     assert (await server.start()).state == "ready", server.error
     try:
         seen = json.loads((await server.call("environ", {})).text())
@@ -188,22 +224,28 @@ async def test_a_server_log_is_readable_by_its_owner_only(tmp_path):
         logs.mkdir()
         (logs / "was.log").write_text("from an older Précis\n")  # created 0644 by an older version
         for name in ("new", "was"):
-            server = McpServer(McpServerConfig.from_json(name, {"command": str(tmp_path / "missing-binary")}), logs)
+            server = McpServer(
+                McpServerConfig.from_json(name, {"command": str(tmp_path / "missing-binary")}), logs
+            )
             assert (await server.start(timeout=10)).state == "failed"
             assert stat.S_IMODE(server.log_path.stat().st_mode) == 0o600, name
     finally:
         os.umask(old)
 
 
-async def test_an_always_approval_covers_the_whole_server_definition_and_a_change_asks_again(fake_api, precis_home,
-                                                                                           tmp_path):
+async def test_an_always_approval_covers_the_whole_server_definition_and_a_change_asks_again(
+    fake_api, precis_home, tmp_path
+):
     # "Always" given to a server; then the same command and arguments run in another folder, with another
     # environment or another URL header: each is another server, so each asks again and says what changed.
     approved = McpServerConfig.from_json("calc", server_config(env={"MODE": "safe"}))
     (tmp_path / "elsewhere").symlink_to(_repo())  # another folder that starts the same server
     (tmp_path / "third").symlink_to(_repo())
-    changes = {"cwd": {"cwd": str(tmp_path / "elsewhere")}, "env": {"env": {"MODE": "other"}},
-               "env+cwd": {"env": {"MODE": "safe", "MORE": "1"}, "cwd": str(tmp_path / "third")}}
+    changes = {
+        "cwd": {"cwd": str(tmp_path / "elsewhere")},
+        "env": {"env": {"MODE": "other"}},
+        "env+cwd": {"env": {"MODE": "safe", "MORE": "1"}, "cwd": str(tmp_path / "third")},
+    }
     for label, change in changes.items():
         changed = McpServerConfig.from_json("calc", {**server_config(env={"MODE": "safe"}), **change})
         assert changed.origin != approved.origin, label
@@ -236,14 +278,22 @@ async def test_an_always_approval_covers_the_whole_server_definition_and_a_chang
 
 def test_an_approval_hash_covers_every_field_and_keeps_no_secret(tmp_path):
     base = McpServerConfig("s", command="srv", args=["a"], env={"TOKEN": "s3cret-value"}, cwd="/x")
-    variants = [McpServerConfig("s", command="srv2", args=["a"], env={"TOKEN": "s3cret-value"}, cwd="/x"),
-                McpServerConfig("s", command="srv", args=["b"], env={"TOKEN": "s3cret-value"}, cwd="/x"),
-                McpServerConfig("s", command="srv", args=["a"], env={"TOKEN": "other"}, cwd="/x"),
-                McpServerConfig("s", command="srv", args=["a"], env={"TOKEN": "s3cret-value"}, cwd="/y")]
+    variants = [
+        McpServerConfig("s", command="srv2", args=["a"], env={"TOKEN": "s3cret-value"}, cwd="/x"),
+        McpServerConfig("s", command="srv", args=["b"], env={"TOKEN": "s3cret-value"}, cwd="/x"),
+        McpServerConfig("s", command="srv", args=["a"], env={"TOKEN": "other"}, cwd="/x"),
+        McpServerConfig("s", command="srv", args=["a"], env={"TOKEN": "s3cret-value"}, cwd="/y"),
+    ]
     assert len({base.origin, *(v.origin for v in variants)}) == 5
     web = McpServerConfig("w", url="https://example.test/mcp", headers={"Authorization": "Bearer abc"})
-    assert web.origin != McpServerConfig("w", url="https://example.test/mcp",
-                                         headers={"Authorization": "Bearer xyz"}).origin
+    assert (
+        web.origin
+        != McpServerConfig(
+            "w", url="https://example.test/mcp", headers={"Authorization": "Bearer xyz"}
+        ).origin
+    )
     assert "s3cret" not in base.origin and "abc" not in web.origin
     assert changed_parts(base.origin, variants[3].origin) == ("cwd",)
-    assert changed_parts("0123456789abcdef0123456789abcdef", base.origin) == ("definition",)  # an older approval
+    assert changed_parts("0123456789abcdef0123456789abcdef", base.origin) == (
+        "definition",
+    )  # an older approval

@@ -28,8 +28,9 @@ def _click(qtbot, button) -> None:
     qtbot.mouseClick(button, Qt.MouseButton.LeftButton)
 
 
-async def test_add_a_stdio_server_with_validation_and_secrets_in_the_keyring(qtbot, fake_api, precis_home,
-                                                                             memory_keyring):
+async def test_add_a_stdio_server_with_validation_and_secrets_in_the_keyring(
+    qtbot, fake_api, precis_home, memory_keyring
+):
     async with tool_window(qtbot) as win:
         page = win.tools.open_mcp().page
         _click(qtbot, page.add_button)
@@ -60,8 +61,12 @@ async def test_add_a_stdio_server_with_validation_and_secrets_in_the_keyring(qtb
         await until(lambda: page.servers.count() == 1 and "[ready]" in page.servers.item(0).text())
         assert not form.isVisible()
         saved = _saved(precis_home)["calc"]
-        assert saved == {"command": sys.executable, "args": ["-m", "tests.mcp_server"],
-                         "env": {"CALC_TOKEN": KEYRING}, "cwd": str(_repo())}
+        assert saved == {
+            "command": sys.executable,
+            "args": ["-m", "tests.mcp_server"],
+            "env": {"CALC_TOKEN": KEYRING},
+            "cwd": str(_repo()),
+        }
         assert "s3cret-env" not in (precis_home / "config" / "mcp.json").read_text()
         assert memory_keyring.passwords[(SERVICE, "calc:env:CALC_TOKEN")] == "s3cret-env"
         assert toolbox.servers["calc"].config.env == {"CALC_TOKEN": "s3cret-env"}  # the server gets the value
@@ -75,8 +80,13 @@ async def test_add_a_stdio_server_with_validation_and_secrets_in_the_keyring(qtb
 
 
 async def test_edit_a_server_into_an_http_one_with_headers(qtbot, fake_api, precis_home, memory_keyring):
-    write_mcp(precis_home, {"calc": server_config(env={"OLD": "gone"}), "other": {"command": "x", "disabled": True,
-                                                                                  "autoApprove": ["a"]}})
+    write_mcp(
+        precis_home,
+        {
+            "calc": server_config(env={"OLD": "gone"}),
+            "other": {"command": "x", "disabled": True, "autoApprove": ["a"]},
+        },
+    )
     async with tool_window(qtbot) as win:
         toolbox = win.runtime.toolbox
         await until(lambda: toolbox.servers["calc"].state == "ready", 30)
@@ -102,8 +112,12 @@ async def test_edit_a_server_into_an_http_one_with_headers(qtbot, fake_api, prec
         await until(lambda: not form.isVisible())
         await until(lambda: toolbox.servers["other"].config.url == "https://example.test/mcp")
         saved = _saved(precis_home)
-        assert saved["other"] == {"autoApprove": ["a"], "url": "https://example.test/mcp",
-                                  "headers": {"Authorization": KEYRING}, "disabled": True}
+        assert saved["other"] == {
+            "autoApprove": ["a"],
+            "url": "https://example.test/mcp",
+            "headers": {"Authorization": KEYRING},
+            "disabled": True,
+        }
         assert "tok-123" not in (precis_home / "config" / "mcp.json").read_text()
         assert memory_keyring.passwords[(SERVICE, "other:header:Authorization")] == "Bearer tok-123"
         # Renaming a server moves its secrets: nothing is left under the old name.
@@ -138,7 +152,10 @@ async def test_allow_for_this_chat_is_listed_with_the_saved_approvals_and_revoke
 
 
 async def test_remove_a_server_stops_it_and_drops_its_secrets(qtbot, fake_api, precis_home, memory_keyring):
-    write_mcp(precis_home, {"calc": server_config(env={"TOKEN": "t0k"}), "other": {"command": "x", "disabled": True}})
+    write_mcp(
+        precis_home,
+        {"calc": server_config(env={"TOKEN": "t0k"}), "other": {"command": "x", "disabled": True}},
+    )
     async with tool_window(qtbot) as win:
         toolbox = win.runtime.toolbox
         await until(lambda: toolbox.servers["calc"].state == "ready", 30)

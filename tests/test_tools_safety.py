@@ -48,8 +48,13 @@ def _child(root: Path, name: str, arguments: dict[str, object], fsize: int = 0) 
 
     given = root.parent / "arguments.json"  # outside the workspace, beside it
     given.write_text(json.dumps(arguments))
-    proc = subprocess.Popen([sys.executable, "-c", CHILD, str(root), name, str(given), str(fsize)],
-                            cwd=REPO, stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True)
+    proc = subprocess.Popen(
+        [sys.executable, "-c", CHILD, str(root), name, str(given), str(fsize)],
+        cwd=REPO,
+        stdin=subprocess.PIPE,
+        stdout=subprocess.PIPE,
+        text=True,
+    )
     assert proc.stdout is not None and proc.stdout.readline() == "ready\n"
     return proc
 
@@ -80,6 +85,7 @@ def _kill_when_changed(proc: subprocess.Popen[str], target: Path, folder: bool) 
 
 # --- 1. atomic writes --------------------------------------------------------------------------------------------
 
+
 @pytest.mark.timeout(900)  # a child process per round, each loading the SDK as the app has by its first call
 @pytest.mark.parametrize("tool", ["write", "edit"])
 def test_a_kill_the_moment_the_file_changes_leaves_the_old_or_the_new_content(tmp_path, tool):
@@ -90,15 +96,20 @@ def test_a_kill_the_moment_the_file_changes_leaves_the_old_or_the_new_content(tm
     line = "o" * 99 + "\n"
     old = line * (2_400 if tool == "edit" else 20_000) + "MARKER\n"
     new = old.replace("MARKER", "EDITED") if tool == "edit" else "n" * 99 + "\n" * 40_000
-    arguments = ({"file_path": "big.txt", "old_string": "MARKER", "new_string": "EDITED"} if tool == "edit"
-                 else {"file_path": "big.txt", "content": new})
+    arguments = (
+        {"file_path": "big.txt", "old_string": "MARKER", "new_string": "EDITED"}
+        if tool == "edit"
+        else {"file_path": "big.txt", "content": new}
+    )
     seen = []
     for round_ in range(6):  # odd rounds: killed as soon as anything appears in the folder (a temporary file)
         target.write_text(old)
         os.chmod(target, 0o640)
         killed = _kill_when_changed(_child(root, tool, arguments), target, folder=round_ % 2 == 1)
         content = target.read_text()
-        seen.append((killed, "old" if content == old else "new" if content == new else f"torn ({len(content)})"))
+        seen.append(
+            (killed, "old" if content == old else "new" if content == new else f"torn ({len(content)})")
+        )
     assert all(what in ("old", "new") for _killed, what in seen), seen
     assert oct(target.stat().st_mode & 0o777) == oct(0o640)  # the mode is kept
 
@@ -112,8 +123,11 @@ def test_a_crash_in_the_middle_of_the_write_leaves_the_old_content(tmp_path, too
     old = "keep me\n" * 2_000 + "MARKER\n"
     target.write_text(old)
     new_text = old.replace("MARKER", "EDITED" * 200)
-    arguments = ({"file_path": "notes.txt", "old_string": "MARKER", "new_string": "EDITED" * 200}
-                 if tool == "edit" else {"file_path": "notes.txt", "content": new_text})
+    arguments = (
+        {"file_path": "notes.txt", "old_string": "MARKER", "new_string": "EDITED" * 200}
+        if tool == "edit"
+        else {"file_path": "notes.txt", "content": new_text}
+    )
     proc = _child(root, tool, arguments, fsize=len(old) + 10)  # the new content cannot be written whole
     assert proc.stdin is not None
     proc.stdin.write("go\n")
@@ -131,8 +145,9 @@ async def test_write_keeps_the_mode_and_creates_private_by_the_umask(tmp_path):
     tools = BuiltinTools(Workspace.at(root))
     assert not (await tools.call("write", {"file_path": "run.sh", "content": "echo new\n"})).is_error
     assert (root / "run.sh").read_text() == "echo new\n" and (root / "run.sh").stat().st_mode & 0o777 == 0o755
-    assert not (await tools.call("edit", {"file_path": "run.sh", "old_string": "new",
-                                          "new_string": "newer"})).is_error
+    assert not (
+        await tools.call("edit", {"file_path": "run.sh", "old_string": "new", "new_string": "newer"})
+    ).is_error
     assert (root / "run.sh").stat().st_mode & 0o777 == 0o755
     assert [p.name for p in root.iterdir()] == ["run.sh"]  # no temporary file left behind
 
@@ -162,8 +177,11 @@ def swapped(tmp_path):
     (root / "d" / "secret.txt").write_text("inside\n")
     (outside / "secret.txt").write_text("top secret\n")
     (root / "swap").symlink_to(outside)
-    proc = subprocess.Popen([sys.executable, "-c", SWAPPER, str(root / "d"), str(root / "swap")],
-                            stdout=subprocess.PIPE, text=True)
+    proc = subprocess.Popen(
+        [sys.executable, "-c", SWAPPER, str(root / "d"), str(root / "swap")],
+        stdout=subprocess.PIPE,
+        text=True,
+    )
     assert proc.stdout is not None and proc.stdout.readline() == "ready\n"
     yield BuiltinTools(Workspace.at(root)), outside
     proc.kill()
@@ -174,7 +192,9 @@ async def test_writes_never_land_outside_while_a_folder_is_swapped_for_a_link(sw
     tools, outside = swapped
     for i in range(SWAPS):
         await tools.call("write", {"file_path": f"d/f{i}.txt", "content": "x"})
-        await tools.call("edit", {"file_path": "d/secret.txt", "old_string": "secret", "new_string": "edited"})
+        await tools.call(
+            "edit", {"file_path": "d/secret.txt", "old_string": "secret", "new_string": "edited"}
+        )
     landed = sorted(p.name for p in outside.iterdir() if p.name != "secret.txt")
     assert (len(landed), landed[:5]) == (0, [])
     assert (outside / "secret.txt").read_text() == "top secret\n"
@@ -184,8 +204,11 @@ async def test_reads_and_searches_never_see_outside_while_a_folder_is_swapped_fo
     tools, _outside = swapped
     leaked = []
     for _ in range(SWAPS):
-        for name, arguments in (("read", {"file_path": "d/secret.txt"}), ("grep", {"pattern": "secret", "path": "d"}),
-                                ("glob", {"pattern": "*", "path": "d"})):
+        for name, arguments in (
+            ("read", {"file_path": "d/secret.txt"}),
+            ("grep", {"pattern": "secret", "path": "d"}),
+            ("glob", {"pattern": "*", "path": "d"}),
+        ):
             out = await tools.call(name, arguments)
             if "top secret" in out.text():
                 leaked.append(name)
@@ -212,16 +235,33 @@ def test_an_approved_command_reads_no_key_and_writes_nothing_outside(tmp_path):
     (home / ".local" / "share" / "keyrings" / "login.keyring").write_text(KEY)
     outside = tmp_path / "outside"
     outside.mkdir()
-    probe_file = REPO / f".sandbox-probe-{os.getpid()}"  # a folder neither hidden nor the workspace: read-only
-    probe = "; ".join([
-        "tr '\\0' '\\n' < /proc/$PPID/environ", "tr '\\0' '\\n' < /proc/1/environ",
-        "for f in /proc/[0-9]*/environ; do tr '\\0' '\\n' < $f; done", "env",
-        f"cat {precis}/config/key", f"cat {home}/.local/share/keyrings/*", "grep -rs sk-ant- ~ /tmp /run",
-        f"echo pwned > {outside}/a", f"echo pwned > {home}/b", f"echo pwned > /tmp/{probe_file.name}",
-        f"echo pwned > {probe_file}", "echo ok > inside.txt",
-    ])
-    env = {"PATH": os.environ.get("PATH", "/usr/bin:/bin"), "HOME": str(home), "PRECIS_HOME": str(precis),
-           "ANTHROPIC_API_KEY": KEY, "PRECIS_API_KEY": KEY, "DBUS_SESSION_BUS_ADDRESS": f"unix:path={outside}/bus"}
+    probe_file = (
+        REPO / f".sandbox-probe-{os.getpid()}"
+    )  # a folder neither hidden nor the workspace: read-only
+    probe = "; ".join(
+        [
+            "tr '\\0' '\\n' < /proc/$PPID/environ",
+            "tr '\\0' '\\n' < /proc/1/environ",
+            "for f in /proc/[0-9]*/environ; do tr '\\0' '\\n' < $f; done",
+            "env",
+            f"cat {precis}/config/key",
+            f"cat {home}/.local/share/keyrings/*",
+            "grep -rs sk-ant- ~ /tmp /run",
+            f"echo pwned > {outside}/a",
+            f"echo pwned > {home}/b",
+            f"echo pwned > /tmp/{probe_file.name}",
+            f"echo pwned > {probe_file}",
+            "echo ok > inside.txt",
+        ]
+    )
+    env = {
+        "PATH": os.environ.get("PATH", "/usr/bin:/bin"),
+        "HOME": str(home),
+        "PRECIS_HOME": str(precis),
+        "ANTHROPIC_API_KEY": KEY,
+        "PRECIS_API_KEY": KEY,
+        "DBUS_SESSION_BUS_ADDRESS": f"unix:path={outside}/bus",
+    }
     script = textwrap.dedent(f"""
         import asyncio
         from desktop.tools.builtin import BuiltinTools
@@ -230,8 +270,9 @@ def test_an_approved_command_reads_no_key_and_writes_nothing_outside(tmp_path):
         print(out.text())
     """)
     try:
-        done = subprocess.run([sys.executable, "-c", script], cwd=REPO, env=env, capture_output=True, text=True,
-                              timeout=120)
+        done = subprocess.run(
+            [sys.executable, "-c", script], cwd=REPO, env=env, capture_output=True, text=True, timeout=120
+        )
         wrote_beside = probe_file.exists()
     finally:
         probe_file.unlink(missing_ok=True)
@@ -285,14 +326,16 @@ def test_the_network_is_off_when_the_setting_says_so(tmp_path):
         return (await tools.call("run", {"command": "cat /proc/net/dev"})).text()
 
     assert "lo:" in asyncio.run(interfaces(False))
-    assert asyncio.run(interfaces(False)).count(":") < asyncio.run(interfaces(True)).count(":") or \
-        len([ln for ln in Path("/proc/net/dev").read_text().splitlines() if ":" in ln]) == 1
+    assert (
+        asyncio.run(interfaces(False)).count(":") < asyncio.run(interfaces(True)).count(":")
+        or len([ln for ln in Path("/proc/net/dev").read_text().splitlines() if ":" in ln]) == 1
+    )
 
 
 def test_the_network_setting_is_read_from_settings_json(tmp_path):
     import json
 
-    from desktop.engine.settings import Paths, Settings
+    from desktop.engine.config.settings import Paths, Settings
 
     paths = Paths(tmp_path / "config", tmp_path / "data", tmp_path / "cache")
     assert Settings.load(paths, env={}).command_network is True  # on by default: installs work as before

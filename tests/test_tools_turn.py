@@ -24,12 +24,19 @@ pytestmark = pytest.mark.in_process
 
 
 def _results(messages):
-    return {b["tool_use_id"]: b for m in messages if m.role == "user" for b in m.content
-            if b.get("type") == "tool_result"}
+    return {
+        b["tool_use_id"]: b
+        for m in messages
+        if m.role == "user"
+        for b in m.content
+        if b.get("type") == "tool_result"
+    }
 
 
 def _assert_pairs_intact(messages):
-    calls = [b["id"] for m in messages if m.role == "assistant" for b in m.content if b.get("type") == "tool_use"]
+    calls = [
+        b["id"] for m in messages if m.role == "assistant" for b in m.content if b.get("type") == "tool_use"
+    ]
     answered = _results(messages)
     assert calls and all(c in answered for c in calls)
 
@@ -38,8 +45,15 @@ async def test_read_grep_edit_after_approval_and_run_in_one_turn(fake_api, tmp_p
     ws = make_workspace(tmp_path / "ws")
     fake_api.queue_tool_use("read", {"file_path": "src/config.py"}, id="toolu_read")
     fake_api.queue_tool_use("grep", {"pattern": "parse_config"}, id="toolu_grep")
-    fake_api.queue_tool_use("edit", {"file_path": "src/config.py", "old_string": "open(path).read()",
-                                     "new_string": "open(path, encoding='utf-8').read()"}, id="toolu_edit")
+    fake_api.queue_tool_use(
+        "edit",
+        {
+            "file_path": "src/config.py",
+            "old_string": "open(path).read()",
+            "new_string": "open(path, encoding='utf-8').read()",
+        },
+        id="toolu_edit",
+    )
     fake_api.queue_tool_use("run", {"command": "grep -c encoding src/config.py"}, id="toolu_run")
     fake_api.queue_text("Done: parse_config now reads UTF-8.")
     async with tool_runtime(workspace=ws, allow=["read", "grep", "run"]) as rt:
@@ -58,8 +72,10 @@ async def test_read_grep_edit_after_approval_and_run_in_one_turn(fake_api, tmp_p
     assert reply is not None and reply.content[0]["text"].startswith("Done")
     # Only the edit asked (read, grep and run were allowed up front), and its prompt showed the diff.
     assert [r.spec.name for r in asked] == ["edit"]
-    assert "-    return open(path).read()" in asked[0].diff and "+    return open(path, encoding='utf-8')" \
-        in asked[0].diff
+    assert (
+        "-    return open(path).read()" in asked[0].diff
+        and "+    return open(path, encoding='utf-8')" in asked[0].diff
+    )
     assert "encoding='utf-8'" in (ws / "src" / "config.py").read_text()
     results = _results(messages)
     assert "def parse_config" in results["toolu_read"]["content"]
@@ -74,8 +90,11 @@ async def test_read_grep_edit_after_approval_and_run_in_one_turn(fake_api, tmp_p
     assert all(n == ["read", "glob", "grep", "write", "edit", "run"] for n in names)
     assert json.dumps(bodies[0]["tools"]) == json.dumps(bodies[-1]["tools"])
     assert [(a.tool, a.decision, a.outcome) for a in audit] == [
-        ("read", "allow-list", "ok"), ("grep", "allow-list", "ok"), ("edit", "asked:once", "ok"),
-        ("run", "allow-list", "ok")]
+        ("read", "allow-list", "ok"),
+        ("grep", "allow-list", "ok"),
+        ("edit", "asked:once", "ok"),
+        ("run", "allow-list", "ok"),
+    ]
 
 
 async def test_a_turns_tool_events_reach_the_engines_listeners_from_its_conversation(fake_api, tmp_path):
@@ -83,8 +102,15 @@ async def test_a_turns_tool_events_reach_the_engines_listeners_from_its_conversa
     started and finished, then the row with its result."""
     ws = make_workspace(tmp_path / "ws")
     fake_api.queue_tool_use("read", {"file_path": "src/config.py"}, id="toolu_read")
-    fake_api.queue_tool_use("edit", {"file_path": "src/config.py", "old_string": "open(path).read()",
-                                     "new_string": "open(path).read().strip()"}, id="toolu_edit")
+    fake_api.queue_tool_use(
+        "edit",
+        {
+            "file_path": "src/config.py",
+            "old_string": "open(path).read()",
+            "new_string": "open(path).read().strip()",
+        },
+        id="toolu_edit",
+    )
     fake_api.queue_text("Done.")
     async with tool_runtime(workspace=ws, allow=["read"]) as rt:
         seen: list = []
@@ -97,14 +123,27 @@ async def test_a_turns_tool_events_reach_the_engines_listeners_from_its_conversa
         rt.engine.subscribe(listen)
         sid = await rt.engine.new_session()
         await rt.engine.send(sid, "Strip it.")
-    kinds = [type(e).__name__ for e in seen if e.session_id == sid and type(e).__name__ in (
-        "ToolCallStarted", "ToolCallFinished", "PermissionAsked", "PermissionSettled")]
-    assert kinds == ["ToolCallStarted", "ToolCallFinished", "PermissionAsked", "PermissionSettled",
-                     "ToolCallStarted", "ToolCallFinished"]
+    kinds = [
+        type(e).__name__
+        for e in seen
+        if e.session_id == sid
+        and type(e).__name__
+        in ("ToolCallStarted", "ToolCallFinished", "PermissionAsked", "PermissionSettled")
+    ]
+    assert kinds == [
+        "ToolCallStarted",
+        "ToolCallFinished",
+        "PermissionAsked",
+        "PermissionSettled",
+        "ToolCallStarted",
+        "ToolCallFinished",
+    ]
     finished = [e for e in seen if isinstance(e, ToolCallFinished)]
     assert [(e.tool_use_id, e.status) for e in finished] == [("toolu_read", "ok"), ("toolu_edit", "ok")]
     # Between the reply that called the tool and the row that answers it.
-    order = [e for e in seen if e.session_id == sid and type(e).__name__ in ("MessageAdded", "ToolCallFinished")]
+    order = [
+        e for e in seen if e.session_id == sid and type(e).__name__ in ("MessageAdded", "ToolCallFinished")
+    ]
     first = next(i for i, e in enumerate(order) if isinstance(e, ToolCallFinished))
     assert order[first - 1].message.role == "assistant" and order[first + 1].message.role == "user"
 
@@ -186,9 +225,14 @@ async def test_stop_during_a_running_tool_answers_the_call_and_kills_it(fake_api
 
 async def test_a_tool_printing_200000_characters_reaches_the_model_as_a_preview(fake_api, tmp_path):
     ws = make_workspace(tmp_path / "ws")
-    fake_api.queue_tool_use("run", {"command": "python3 -c \"print('x' * 99 + '\\n', end='') \" ; "
-                                               "yes 0123456789abcdefghijklmnopqrstuvwxyz | head -c 200000"},
-                            id="tbig")
+    fake_api.queue_tool_use(
+        "run",
+        {
+            "command": "python3 -c \"print('x' * 99 + '\\n', end='') \" ; "
+            "yes 0123456789abcdefghijklmnopqrstuvwxyz | head -c 200000"
+        },
+        id="tbig",
+    )
     fake_api.queue_tool_use("read", {"file_path": "@spill/PLACEHOLDER"}, id="tread")
     fake_api.queue_text("read it")
     async with tool_runtime(workspace=ws, yes=True) as rt:
@@ -225,8 +269,9 @@ async def test_sixty_tool_rounds_in_an_8k_window_reach_no_error(fake_api, tmp_pa
     for n in range(60):
         fake_api.queue_tool_use("run", {"command": f"seq {n} {n + 300}"}, id=f"t{n:02d}")
     fake_api.queue_text("all done")
-    async with tool_runtime(workspace=ws, yes=True, settings={"max_output_tokens": 1024,
-                                                               "max_model_calls": 100}) as rt:
+    async with tool_runtime(
+        workspace=ws, yes=True, settings={"max_output_tokens": 1024, "max_model_calls": 100}
+    ) as rt:
         sid = await rt.engine.new_session()
         reply = await rt.engine.send(sid, "Count sixty times.")
         messages = await rt.store.messages(sid)
@@ -240,8 +285,9 @@ async def test_sixty_tool_rounds_in_an_8k_window_reach_no_error(fake_api, tmp_pa
 async def test_the_per_turn_model_call_cap_comes_from_the_settings(fake_api, tmp_path):
     for n in range(5):
         fake_api.queue_tool_use("glob", {"pattern": f"{n}*"}, id=f"g{n}")
-    async with tool_runtime(workspace=make_workspace(tmp_path / "ws"), yes=True,
-                            settings={"max_model_calls": 3}) as rt:
+    async with tool_runtime(
+        workspace=make_workspace(tmp_path / "ws"), yes=True, settings={"max_model_calls": 3}
+    ) as rt:
         sid = await rt.engine.new_session()
         await rt.engine.send(sid, "loop")
         messages = await rt.store.messages(sid)
@@ -262,7 +308,7 @@ async def test_repeating_the_same_calls_in_small_rounds_stops_the_turn(fake_api,
 
 CRASHING_CHILD = textwrap.dedent("""
     import asyncio, sys
-    from desktop.engine.secrets import Credentials
+    from desktop.engine.config.secrets import Credentials
     from desktop.runtime import open_runtime, toolbox_factory
 
     async def main():
@@ -280,8 +326,9 @@ async def test_sigkill_mid_loop_then_restart_leaves_every_tool_use_answered(fake
     ws = make_workspace(tmp_path / "ws")
     fake_api.queue_tool_use("run", {"command": "echo fast"}, id="t_fast")
     fake_api.queue_tool_use("run", {"command": "touch started; sleep 60"}, id="t_slow")
-    child = subprocess.Popen([sys.executable, "-c", CRASHING_CHILD, str(ws)], env=os.environ.copy(),
-                             cwd=os.getcwd())
+    child = subprocess.Popen(
+        [sys.executable, "-c", CRASHING_CHILD, str(ws)], env=os.environ.copy(), cwd=os.getcwd()
+    )
     try:
         for _ in range(600):
             if (ws / "started").exists() or child.poll() is not None:

@@ -10,7 +10,7 @@ import json
 import pytest
 from PySide6.QtCore import Qt
 
-from desktop.engine.secrets import Credentials
+from desktop.engine.config.secrets import Credentials
 from desktop.runtime import open_runtime, toolbox_factory
 from tests.test_tools_mcp import server_config, write_mcp
 from tests.test_window import message_rows, until
@@ -22,10 +22,11 @@ pytestmark = pytest.mark.qt
 @contextlib.asynccontextmanager
 async def tool_window(qtbot):
     from desktop.ui.bridge import Bridge
-    from desktop.ui.main_window import MainWindow
+    from desktop.ui.window.main_window import MainWindow
 
-    async with open_runtime(credentials=Credentials(api_key="test-key", source="env"),
-                            toolbox=toolbox_factory()) as rt:
+    async with open_runtime(
+        credentials=Credentials(api_key="test-key", source="env"), toolbox=toolbox_factory()
+    ) as rt:
         bridge = Bridge(rt.engine, rt.toolbox)
         win = MainWindow(bridge, rt.paths.config_dir / "window.ini")
         qtbot.addWidget(win)
@@ -50,16 +51,31 @@ async def _with_workspace(win, tmp_path):
 
 
 def _results(win):
-    return {b["tool_use_id"]: b for m in message_rows(win) if m.role == "user" for b in m.content
-            if b.get("type") == "tool_result"}
+    return {
+        b["tool_use_id"]: b
+        for m in message_rows(win)
+        if m.role == "user"
+        for b in m.content
+        if b.get("type") == "tool_result"
+    }
 
 
 EDIT = {"file_path": "src/config.py", "old_string": "open(path).read()", "new_string": "open(path).read(10)"}
 
 
-@pytest.mark.parametrize(("press", "allowed"), [("once", True), ("chat", True), ("always", True),
-                                                ("deny", False), ("ctrl-return", True), ("ctrl-shift-return", True),
-                                                ("ctrl-shift-d", False), ("always-cancelled", False)])
+@pytest.mark.parametrize(
+    ("press", "allowed"),
+    [
+        ("once", True),
+        ("chat", True),
+        ("always", True),
+        ("deny", False),
+        ("ctrl-return", True),
+        ("ctrl-shift-return", True),
+        ("ctrl-shift-d", False),
+        ("always-cancelled", False),
+    ],
+)
 async def test_each_answer_of_the_inline_prompt(qtbot, fake_api, tmp_path, press, allowed):
     async with tool_window(qtbot) as win:
         ws = await _with_workspace(win, tmp_path)
@@ -75,11 +91,17 @@ async def test_each_answer_of_the_inline_prompt(qtbot, fake_api, tmp_path, press
         assert "Ctrl+Return" in prompt.once.toolTip() and "Ctrl+Shift+Return" in prompt.chat.toolTip()
         assert "Ctrl+Shift+D" in prompt.deny.toolTip()
         edit = win.composer.edit
-        keys = {"ctrl-return": (Qt.Key.Key_Return, Qt.KeyboardModifier.ControlModifier),
-                "ctrl-shift-return": (Qt.Key.Key_Return, Qt.KeyboardModifier.ControlModifier
-                                      | Qt.KeyboardModifier.ShiftModifier),
-                "ctrl-shift-d": (Qt.Key.Key_D, Qt.KeyboardModifier.ControlModifier
-                                 | Qt.KeyboardModifier.ShiftModifier)}
+        keys = {
+            "ctrl-return": (Qt.Key.Key_Return, Qt.KeyboardModifier.ControlModifier),
+            "ctrl-shift-return": (
+                Qt.Key.Key_Return,
+                Qt.KeyboardModifier.ControlModifier | Qt.KeyboardModifier.ShiftModifier,
+            ),
+            "ctrl-shift-d": (
+                Qt.Key.Key_D,
+                Qt.KeyboardModifier.ControlModifier | Qt.KeyboardModifier.ShiftModifier,
+            ),
+        }
         if press in keys:
             qtbot.keyClick(edit, *keys[press])
         elif press.startswith("always"):
@@ -127,13 +149,18 @@ async def test_typing_in_the_composer_never_answers_the_prompt(qtbot, fake_api, 
         for _ in range(5):
             await asyncio.sleep(0.02)  # give a wrongly delivered answer the loop turns it would need
         assert prompt.isVisible() and prompt.current is not None and win.runtime.toolbox.pending()
-        assert QApplication.focusWidget() is not None and prompt.isAncestorOf(QApplication.focusWidget()) is False
+        assert (
+            QApplication.focusWidget() is not None
+            and prompt.isAncestorOf(QApplication.focusWidget()) is False
+        )
         qtbot.mouseClick(prompt.deny, Qt.MouseButton.LeftButton)
         await until(lambda: not win.bridge.busy(win.session_id) and len(message_rows(win)) == 4)
     assert _results(win)["te"].get("is_error")
 
 
-async def test_the_prompt_says_what_changed_in_a_server_allowed_before(qtbot, fake_api, precis_home, monkeypatch):
+async def test_the_prompt_says_what_changed_in_a_server_allowed_before(
+    qtbot, fake_api, precis_home, monkeypatch
+):
     from desktop.tools import mcp_host
     from desktop.tools.mcp_config import McpServerConfig
 
@@ -142,7 +169,9 @@ async def test_the_prompt_says_what_changed_in_a_server_allowed_before(qtbot, fa
     write_mcp(precis_home, {"calc": server_config(env={"MODE": "new"})})
     async with tool_window(qtbot) as win:
         toolbox = win.runtime.toolbox
-        before = McpServerConfig.from_json("calc", server_config(env={"MODE": "old"}))  # what "Always" was given to
+        before = McpServerConfig.from_json(
+            "calc", server_config(env={"MODE": "old"})
+        )  # what "Always" was given to
         await toolbox.policy.approvals.save_approval("calc", "echo", before.origin)
         toolbox.policy.forget_saved()
         await until(lambda: toolbox.servers["calc"].state in ("ready", "failed"), 300)  # the window starts it
@@ -166,12 +195,19 @@ async def test_tool_cards_show_status_and_expand_to_full_input_and_output(qtbot,
         win._send("count")
         await until(lambda: not win.bridge.busy(win.session_id) and len(message_rows(win)) == 4)
         model = win.chat_model
-        call = next(i for i in range(model.rowCount()) if model.row_at(i).message
-                    and any(b.get("type") == "tool_use" for b in model.row_at(i).message.content))
+        call = next(
+            i
+            for i in range(model.rowCount())
+            if model.row_at(i).message
+            and any(b.get("type") == "tool_use" for b in model.row_at(i).message.content)
+        )
         line = model.row_at(call).segments[0].text
         assert line.startswith("⚙ run seq 1 50") and "✓" in line and line.endswith(" s")
         result_row = call + 1
-        assert model.row_at(result_row).kind == "tool" and "+50 lines" in model.row_at(result_row).segments[0].text
+        assert (
+            model.row_at(result_row).kind == "tool"
+            and "+50 lines" in model.row_at(result_row).segments[0].text
+        )
         win.chat.setFocus()
         win.chat.setCurrentIndex(model.index(result_row, 0))
         qtbot.keyClick(win.chat, Qt.Key.Key_Return)
@@ -238,11 +274,13 @@ def test_an_edits_diff_is_readable_on_both_themes(qtbot, dark):
 
     from PySide6.QtGui import QColor, QPalette
 
-    from desktop.ui.permission_prompt import diff_html
-    from desktop.ui.theme import palette_for
+    from desktop.ui.look.theme import palette_for
+    from desktop.ui.tools.permission_prompt import diff_html
     from tests.test_focus_ring import contrast
 
     field = palette_for(dark).color(QPalette.ColorRole.Base)
-    colours = re.findall(r"color:(#[0-9a-fA-F]{6})", diff_html("--- a/x\n+++ b/x\n-old line\n+new line", dark))
+    colours = re.findall(
+        r"color:(#[0-9a-fA-F]{6})", diff_html("--- a/x\n+++ b/x\n-old line\n+new line", dark)
+    )
     assert len(colours) == 2
     assert all(contrast(QColor(c), field) >= 4.5 for c in colours), colours

@@ -105,8 +105,9 @@ def test_real_mypy_run_counts_a_new_error(tmp_path):
     assert "bad.py: 1 error, not in the baseline" in res.stderr
     assert "Incompatible return value type" in res.stderr
 
-    res = subprocess.run([*cmd[:-1], "--update", "--allow-growth", str(bad)], capture_output=True, text=True,
-                         timeout=300)
+    res = subprocess.run(
+        [*cmd[:-1], "--update", "--allow-growth", str(bad)], capture_output=True, text=True, timeout=300
+    )
     assert res.returncode == 0, res.stdout + res.stderr
     assert list(json.loads(baseline.read_text()).values()) == [1]
     res = subprocess.run(cmd, capture_output=True, text=True, timeout=300)
@@ -119,6 +120,10 @@ def test_the_engine_and_the_tools_allow_no_untyped_function():
     import tomllib
 
     config = tomllib.loads((ROOT / "pyproject.toml").read_text("utf-8"))
-    strict = {m for o in config["tool"]["mypy"]["overrides"] if o.get("disallow_untyped_defs")
-              for m in (o["module"] if isinstance(o["module"], list) else [o["module"]])}
+    strict = {
+        m
+        for o in config["tool"]["mypy"]["overrides"]
+        if o.get("disallow_untyped_defs")
+        for m in (o["module"] if isinstance(o["module"], list) else [o["module"]])
+    }
     assert {"desktop.engine", "desktop.engine.*", "desktop.tools", "desktop.tools.*"} <= strict

@@ -13,7 +13,7 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from desktop.engine.storage import ImportPlan
+from desktop.engine.history.storage import ImportPlan
 from desktop.engine.types import Usage
 from desktop.store import Store, migrations
 from desktop.store.repo import Repo
@@ -26,7 +26,6 @@ pytestmark = pytest.mark.in_process
 MODELS = [None, "", "claude-opus-4-7", "claude-haiku-4-5"]
 
 
-
 def text(t: str) -> list[dict]:
     return [{"type": "text", "text": t}]
 
@@ -35,8 +34,9 @@ def _stored_usage(db_path: Path, session_id: int) -> list[tuple[str | None, Usag
     """Each stored reply's model and usage, read with a separate connection and no help from the totals."""
     con = sqlite3.connect(db_path)
     try:
-        rows = con.execute("SELECT model, usage FROM messages WHERE session_id = ? AND usage IS NOT NULL",
-                           (session_id,)).fetchall()
+        rows = con.execute(
+            "SELECT model, usage FROM messages WHERE session_id = ? AND usage IS NOT NULL", (session_id,)
+        ).fetchall()
     finally:
         con.close()
     read = [(model or None, Usage.from_json(json.loads(raw))) for model, raw in rows]
@@ -48,8 +48,9 @@ def _summed[K](rows: list[tuple[K, Usage]]) -> dict[K, Usage]:
     sums: dict[K, list[int]] = {}
     for key, u in rows:
         t = sums.setdefault(key, [0, 0, 0, 0])
-        for i, v in enumerate((u.input_tokens, u.output_tokens, u.cache_creation_input_tokens,
-                               u.cache_read_input_tokens)):
+        for i, v in enumerate(
+            (u.input_tokens, u.output_tokens, u.cache_creation_input_tokens, u.cache_read_input_tokens)
+        ):
             t[i] += v
     return {key: Usage(*t) for key, t in sums.items()}
 
@@ -61,7 +62,9 @@ def brute_force(db_path: Path, session_id: int) -> dict[str | None, Usage]:
 
 def brute_force_bands(db_path: Path, session_id: int) -> dict[tuple[str | None, int], Usage]:
     """The same per model and prompt band (keyed by the band's largest prompt)."""
-    return _summed([((m, -(-u.prompt_tokens // 1000) * 1000), u) for m, u in _stored_usage(db_path, session_id)])
+    return _summed(
+        [((m, -(-u.prompt_tokens // 1000) * 1000), u) for m, u in _stored_usage(db_path, session_id)]
+    )
 
 
 def table_rows(repo: Repo) -> list[tuple]:
@@ -79,10 +82,13 @@ def check(repo: Repo, session_ids: list[int]) -> None:
 
 # --- random sequences ---------------------------------------------------------------------------------------
 
-usages = st.builds(Usage, st.integers(0, 5000), st.integers(0, 5000), st.integers(0, 5000), st.integers(0, 5000))
+usages = st.builds(
+    Usage, st.integers(0, 5000), st.integers(0, 5000), st.integers(0, 5000), st.integers(0, 5000)
+)
 maybe_usage = st.one_of(st.none(), usages)
-row = st.fixed_dictionaries({"role": st.sampled_from(["user", "assistant"]), "model": st.sampled_from(MODELS),
-                             "usage": maybe_usage})
+row = st.fixed_dictionaries(
+    {"role": st.sampled_from(["user", "assistant"]), "model": st.sampled_from(MODELS), "usage": maybe_usage}
+)
 pick = st.integers(0, 10_000)  # an index into whatever exists, taken modulo its length
 ops = st.one_of(
     st.tuples(st.just("add"), pick, st.sampled_from(MODELS), maybe_usage),
@@ -110,8 +116,14 @@ def run_ops(repo: Repo, sequence: list[tuple]) -> None:
     for op in sequence:
         kind = op[0]
         if kind == "add":
-            repo.add_message(sessions[op[1] % len(sessions)], "assistant", text("r"), model=op[2], usage=op[3],
-                             status="complete" if op[3] else "streaming")
+            repo.add_message(
+                sessions[op[1] % len(sessions)],
+                "assistant",
+                text("r"),
+                model=op[2],
+                usage=op[3],
+                status="complete" if op[3] else "streaming",
+            )
         elif kind == "stream" and (ids := all_rows()):
             mid = ids[op[1] % len(ids)]
             for u in op[2]:  # a streaming reply's usage written again and again
@@ -125,11 +137,14 @@ def run_ops(repo: Repo, sequence: list[tuple]) -> None:
             if ids := rows_of(sid):
                 repo.truncate_from(sid, ids[op[1] % len(ids)])
         elif kind == "bulk":
-            repo.add_messages(sessions[op[1] % len(sessions)],
-                              [{**r, "content": text("bulk")} for r in op[2]])
+            repo.add_messages(
+                sessions[op[1] % len(sessions)], [{**r, "content": text("bulk")} for r in op[2]]
+            )
         elif kind == "import":
             rows = [{**r, "content": text("imported")} for r in op[1]]
-            plan = ImportPlan("imp", "claude-haiku-4-5", rows, summary_index=0 if op[2] else None, summary="s")
+            plan = ImportPlan(
+                "imp", "claude-haiku-4-5", rows, summary_index=0 if op[2] else None, summary="s"
+            )
             session, _compaction = repo.import_session(plan)
             sessions.append(session.id)
             everything.append(session.id)
@@ -168,6 +183,7 @@ def test_a_streaming_reply_counts_once_with_its_last_usage(tmp_path):
 
 # --- load -----------------------------------------------------------------------------------------------------
 
+
 def test_load_returns_one_entry_per_model_covered_rows_included(tmp_path):
     repo = Repo(tmp_path / "l.db")
     sid = repo.create_session("l", "claude-opus-4-7").id
@@ -187,6 +203,7 @@ def test_load_returns_one_entry_per_model_covered_rows_included(tmp_path):
 
 # --- migration -------------------------------------------------------------------------------------------------
 
+
 def test_migration_from_v2_builds_the_totals_and_keeps_every_row(tmp_path):
     path = tmp_path / "v2.db"
     db = pw.SqliteDatabase(str(path), pragmas={"foreign_keys": 1})
@@ -194,28 +211,38 @@ def test_migration_from_v2_builds_the_totals_and_keeps_every_row(tmp_path):
     assert migrations.schema_version(db) == 2
     with db.atomic():
         for sid in (1, 2, 3):
-            db.execute_sql("INSERT INTO sessions (id, title, model, created_at, updated_at, state) "
-                           "VALUES (?, 's', 'claude-opus-4-7', 1, 1, '{}')", (sid,))
+            db.execute_sql(
+                "INSERT INTO sessions (id, title, model, created_at, updated_at, state) "
+                "VALUES (?, 's', 'claude-opus-4-7', 1, 1, '{}')",
+                (sid,),
+            )
         n = 0
         for sid in (1, 2):
             for i in range(40):
                 n += 1
                 usage = None if i % 5 == 0 else json.dumps(Usage(i, i + 1, i + 2, i + 3).to_json())
                 model = [None, "claude-opus-4-7", "claude-haiku-4-5", ""][i % 4] if usage else None
-                db.execute_sql("INSERT INTO messages (session_id, role, content, usage, status, model, meta, "
-                               "created_at) VALUES (?, ?, ?, ?, 'complete', ?, '{}', ?)",
-                               (sid, "assistant" if usage else "user", json.dumps(text(f"m{n}")), usage, model, n))
-        db.execute_sql("INSERT INTO compactions (session_id, summary, covers_through_message_id, trigger, stats, "
-                       "created_at) VALUES (1, 'sum', 30, 'manual', '{}', 1)")
+                db.execute_sql(
+                    "INSERT INTO messages (session_id, role, content, usage, status, model, meta, "
+                    "created_at) VALUES (?, ?, ?, ?, 'complete', ?, '{}', ?)",
+                    (sid, "assistant" if usage else "user", json.dumps(text(f"m{n}")), usage, model, n),
+                )
+        db.execute_sql(
+            "INSERT INTO compactions (session_id, summary, covers_through_message_id, trigger, stats, "
+            "created_at) VALUES (1, 'sum', 30, 'manual', '{}', 1)"
+        )
     before = db.execute_sql("SELECT * FROM messages ORDER BY id").fetchall()
     db.close()
 
     store = Store.open_sync(path)
     repo = store.repo
     assert migrations.schema_version(repo.db) == migrations.CURRENT_VERSION >= 3
-    columns = "id, session_id, role, content, usage, status, model, created_at, meta"  # later steps add columns
+    columns = (
+        "id, session_id, role, content, usage, status, model, created_at, meta"  # later steps add columns
+    )
     assert repo.db.execute_sql(f"SELECT {columns} FROM messages ORDER BY id").fetchall() == [
-        (r[0], r[1], r[2], r[3], r[4], r[5], r[6], r[7], r[8]) for r in before]
+        (r[0], r[1], r[2], r[3], r[4], r[5], r[6], r[7], r[8]) for r in before
+    ]
     assert len(before) == 80 and len(repo.compactions(1)) == 1
     for sid in (1, 2, 3):
         assert repo.usage_totals(sid) == brute_force(path, sid)
@@ -239,8 +266,11 @@ def test_migration_counts_unparsable_usage_as_none(tmp_path):
         db.execute_sql("INSERT INTO sessions (id, title, created_at, updated_at) VALUES (1, 's', 1, 1)")
         good = json.dumps(Usage(5, 6, 7, 8).to_json())
         for sid, usage in ((1, good), (1, "not json"), (1, "[1, 2]")):
-            db.execute_sql("INSERT INTO messages (session_id, role, content, usage, status, model, created_at) "
-                           "VALUES (?, 'assistant', '[]', ?, 'complete', 'm', 1)", (sid, usage))
+            db.execute_sql(
+                "INSERT INTO messages (session_id, role, content, usage, status, model, created_at) "
+                "VALUES (?, 'assistant', '[]', ?, 'complete', 'm', 1)",
+                (sid, usage),
+            )
     db.close()
     repo = Repo(path)
     assert migrations.schema_version(repo.db) == migrations.CURRENT_VERSION
@@ -252,6 +282,7 @@ def test_migration_counts_unparsable_usage_as_none(tmp_path):
 
 
 # --- the engine -------------------------------------------------------------------------------------------------
+
 
 async def _old_way_cost(engine, sid: int) -> float:  # noqa: ANN001
     """What the engine used to do on every full load: price every stored reply."""
@@ -281,10 +312,14 @@ async def test_measured_cost_equals_pricing_every_reply(small_engine, fake_api):
 
     expected = await _old_way_cost(engine, sid)
     assert expected > 0
-    assert (await engine.measure(sid)).cost_session == pytest.approx(expected, rel=1e-12)  # kept by remember()
+    assert (await engine.measure(sid)).cost_session == pytest.approx(
+        expected, rel=1e-12
+    )  # kept by remember()
     view = engine.view(sid)
     view.invalidate()
-    assert (await engine.measure(sid)).cost_session == pytest.approx(expected, rel=1e-12)  # priced from totals
+    assert (await engine.measure(sid)).cost_session == pytest.approx(
+        expected, rel=1e-12
+    )  # priced from totals
 
     outcome = await engine.compact(sid, "manual")
     assert outcome.ok, outcome.message
@@ -310,7 +345,7 @@ async def test_measured_cost_equals_pricing_every_reply(small_engine, fake_api):
     for s in reads:  # the history after the boundary, a count, the newest usage (LIMIT 1): no usage scan
         # (the compactions of the active path read each one's covered row by id: one row per compaction)
         by_id = 'FROM "compactions"' in s and '"t2"."id" = "t1"."covers_through_message_id"' in s
-        assert f'> {boundary})' in s or "COUNT(" in s.upper() or "LIMIT 1" in s or by_id, s
+        assert f"> {boundary})" in s or "COUNT(" in s.upper() or "LIMIT 1" in s or by_id, s
 
     # Deleting a reply (the totals are the sum over stored rows) and undoing the compaction: still exact.
     last_reply = [m for m in await store.messages(sid) if m.usage][-1]
@@ -323,6 +358,7 @@ async def test_measured_cost_equals_pricing_every_reply(small_engine, fake_api):
 
 
 # --- price tiers: judged per request, not on the session's sum ---------------------------------------------------
+
 
 async def _record_replies(store, sid: int, model: str, usages: list[Usage]) -> None:  # noqa: ANN001
     """Replies recorded as the reply recorder does: a streaming row, its usage written as it streams, then done."""
@@ -348,7 +384,9 @@ async def test_a_price_cliff_is_judged_per_request_not_on_the_sessions_sum(engin
     snap = await engine.measure(sid)  # what the hover card shows and `precis context --json` prints
     assert snap.cost_session == pytest.approx(0.0225)
     data = snap.to_json()
-    assert data["cost_session"] == pytest.approx(0.0225) and data["session_bill"]["total"] == pytest.approx(0.0225)
+    assert data["cost_session"] == pytest.approx(0.0225) and data["session_bill"]["total"] == pytest.approx(
+        0.0225
+    )
     assert sum(t.bill.total for t in snap.turns if t.bill) == pytest.approx(0.0225)  # the turn-by-turn bill
     g = await view.gather()
     assert g.cost == pytest.approx(0.0225)
@@ -372,12 +410,17 @@ def test_migration_to_v12_splits_an_old_sessions_totals_by_prompt_band(tmp_path)
     migrations.upgrade(db, build_models(db), target=11)
     model = "claude-haiku-5-5"
     with db.atomic():
-        db.execute_sql("INSERT INTO sessions (id, title, model, created_at, updated_at, state) "
-                       "VALUES (1, 's', ?, 1, 1, '{}')", (model,))
+        db.execute_sql(
+            "INSERT INTO sessions (id, title, model, created_at, updated_at, state) "
+            "VALUES (1, 's', ?, 1, 1, '{}')",
+            (model,),
+        )
         for i, usage in enumerate([Usage(20_000, 500, 0, 0)] * 10 + [Usage(100_000, 7, 0, 1)]):
-            db.execute_sql("INSERT INTO messages (session_id, role, content, usage, status, model, meta, "
-                           "created_at) VALUES (1, 'assistant', ?, ?, 'complete', ?, '{}', ?)",
-                           (json.dumps(text(f"a{i}")), json.dumps(usage.to_json()), model, i))
+            db.execute_sql(
+                "INSERT INTO messages (session_id, role, content, usage, status, model, meta, "
+                "created_at) VALUES (1, 'assistant', ?, ?, 'complete', ?, '{}', ?)",
+                (json.dumps(text(f"a{i}")), json.dumps(usage.to_json()), model, i),
+            )
         # One row per model at v11, as its repo kept it.
         db.execute_sql("INSERT INTO usage_totals VALUES (1, ?, 11, 300000, 5007, 0, 1)", (model,))
     before = db.execute_sql("SELECT id, content, usage FROM messages ORDER BY id").fetchall()
@@ -387,8 +430,10 @@ def test_migration_to_v12_splits_an_old_sessions_totals_by_prompt_band(tmp_path)
     repo = store.repo
     assert migrations.schema_version(repo.db) == migrations.CURRENT_VERSION >= 12
     assert repo.db.execute_sql("SELECT id, content, usage FROM messages ORDER BY id").fetchall() == before
-    assert repo.usage_by_band(1) == {(model, 20_000): Usage(200_000, 5_000, 0, 0),
-                                     (model, 101_000): Usage(100_000, 7, 0, 1)}
+    assert repo.usage_by_band(1) == {
+        (model, 20_000): Usage(200_000, 5_000, 0, 0),
+        (model, 101_000): Usage(100_000, 7, 0, 1),
+    }
     assert repo.usage_totals(1) == brute_force(path, 1)
     assert repo.integrity_check() == "ok"
     store.close_sync()

@@ -45,8 +45,12 @@ async def test_an_edit_keeps_the_earlier_version_and_sends_only_the_new_path(eng
     # On main the edit deleted the old question and everything after it.
     for m in before:
         assert await engine.store.get_message(m.id) is not None
-    assert texts(await engine.store.messages(sid)) == ["question 0", "answer 0", "question 1, better",
-                                                       "answer to the edit"]
+    assert texts(await engine.store.messages(sid)) == [
+        "question 0",
+        "answer 0",
+        "question 1, better",
+        "answer to the edit",
+    ]
     sent = chat_bodies(fake_api)[-1]["messages"]
     assert texts(sent) == ["question 0", "answer 0", "question 1, better"]
     page = await engine.store.page(sid)
@@ -99,7 +103,9 @@ async def test_a_failed_regenerate_that_wrote_nothing_shows_the_old_path_again(e
     sid = (await engine.store.create_session("fail")).id
     await three_turns(engine, fake_api, sid)
     rows = await engine.store.messages(sid)
-    fake_api.queue_fault(Fault("status", status=400, error_type="invalid_request_error", message="bad request"))
+    fake_api.queue_fault(
+        Fault("status", status=400, error_type="invalid_request_error", message="bad request")
+    )
     assert await engine.regenerate(sid, rows[5].id) is None
     assert texts(await engine.store.messages(sid)) == texts(rows)
 
@@ -122,14 +128,14 @@ async def test_a_summary_covers_one_path(small_engine, fake_api):
     assert "conversation-summary" not in body and "Instruction E: spaces" in body
     request = await request_of(eng, sid)
     path_b = texts(await eng.store.messages(sid))
-    assert texts(request["messages"])[:len(path_b)] == path_b
+    assert texts(request["messages"])[: len(path_b)] == path_b
     # The new path grows and gets its own summary.
     await converse(eng, fake_api, sid, 4, start=20)
     second = await eng.compact(sid, "manual")
     assert second.ok, second.message
     assert (await eng.store.active_compaction(sid)).id == second.record.id
     # Back to the first version: its own summary covers it again, the second stays with its path.
-    edited = (await eng.store.messages(sid, after_id=0))
+    edited = await eng.store.messages(sid, after_id=0)
     new_user = next(m for m in edited if m.parent_id == inside.parent_id and m.role == "user")
     assert await eng.switch_version(sid, new_user.id, -1)
     assert (await eng.store.active_compaction(sid)).id == first.record.id
@@ -196,17 +202,20 @@ def test_the_migration_links_every_existing_row_to_the_one_before(tmp_path):
     migrations.upgrade(db, build_models(db), target=8)
     db.execute_sql("INSERT INTO sessions (title, created_at, updated_at, state) VALUES ('old', 0, 0, '{}')")
     for i in range(4):
-        db.execute_sql("INSERT INTO messages (session_id, role, content, status, created_at, meta) "
-                       "VALUES (1, ?, ?, 'complete', 0, '{}')", ("user" if i % 2 == 0 else "assistant",
-                                                                  f'[{{"type":"text","text":"{i}"}}]'))
+        db.execute_sql(
+            "INSERT INTO messages (session_id, role, content, status, created_at, meta) "
+            "VALUES (1, ?, ?, 'complete', 0, '{}')",
+            ("user" if i % 2 == 0 else "assistant", f'[{{"type":"text","text":"{i}"}}]'),
+        )
     db.close()
     repo = Repo(path)
     assert migrations.schema_version(repo.db) == migrations.CURRENT_VERSION
     rows = repo.messages(1)
     assert [m.parent_id for m in rows] == [None, rows[0].id, rows[1].id, rows[2].id]
-    plan = repo.db.execute_sql("EXPLAIN QUERY PLAN SELECT COUNT(id), SUM(est) FROM messages WHERE session_id = 1 "
-                               "AND id > 0 AND status IN ('complete') AND est_key IN ('k') AND off_path IS NULL"
-                               ).fetchall()
+    plan = repo.db.execute_sql(
+        "EXPLAIN QUERY PLAN SELECT COUNT(id), SUM(est) FROM messages WHERE session_id = 1 "
+        "AND id > 0 AND status IN ('complete') AND est_key IN ('k') AND off_path IS NULL"
+    ).fetchall()
     assert "COVERING INDEX messages_estimates" in str(plan)
     repo.close()
 
@@ -217,8 +226,13 @@ def test_bulk_rows_follow_the_active_path(tmp_path):
     first = repo.add_message(s.id, "user", [{"type": "text", "text": "q"}])
     old = repo.add_message(s.id, "assistant", [{"type": "text", "text": "a"}])
     repo.branch_at(s.id, old.id)
-    repo.add_messages(s.id, [{"role": "assistant", "content": [{"type": "text", "text": "b"}]},
-                             {"role": "user", "content": [{"type": "text", "text": "c"}]}])
+    repo.add_messages(
+        s.id,
+        [
+            {"role": "assistant", "content": [{"type": "text", "text": "b"}]},
+            {"role": "user", "content": [{"type": "text", "text": "c"}]},
+        ],
+    )
     rows = repo.messages(s.id)
     assert [m.content[0]["text"] for m in rows] == ["q", "b", "c"]
     assert [m.parent_id for m in rows] == [None, first.id, rows[1].id]
@@ -240,18 +254,31 @@ async def test_the_cli_exports_and_continues_the_path_the_window_shows(engine, f
     rows = await engine.store.messages(sid)
     fake_api.queue_text("answer 1, again")
     await engine.regenerate(sid, rows[3].id)
-    env = {**os.environ, "PRECIS_HOME": str(precis_home), "ANTHROPIC_BASE_URL": fake_api.base_url,
-           "ANTHROPIC_API_KEY": "test-key"}
+    env = {
+        **os.environ,
+        "PRECIS_HOME": str(precis_home),
+        "ANTHROPIC_BASE_URL": fake_api.base_url,
+        "ANTHROPIC_API_KEY": "test-key",
+    }
     out = await asyncio.to_thread(run, ["export", str(sid), "--format", "json"], env)
     assert out.returncode == 0, out.stderr
     exported = json.loads(out.stdout)["messages"]
-    assert [m["content"][0]["text"] for m in exported] == ["question 0", "answer 0", "question 1",
-                                                           "answer 1, again"]
+    assert [m["content"][0]["text"] for m in exported] == [
+        "question 0",
+        "answer 0",
+        "question 1",
+        "answer 1, again",
+    ]
     fake_api.queue_text("from the terminal")
     res = await asyncio.to_thread(run, ["chat", "--session", str(sid), "question 2, from the CLI"], env)
     assert res.returncode == 0, res.stderr
     assert texts(fake_api.message_requests()[-1].body["messages"]) == [
-        "question 0", "answer 0", "question 1", "answer 1, again", "question 2, from the CLI"]
+        "question 0",
+        "answer 0",
+        "question 1",
+        "answer 1, again",
+        "question 2, from the CLI",
+    ]
 
 
 async def test_deleting_the_shown_version_shows_the_other_one(engine, fake_api):
@@ -270,8 +297,9 @@ async def test_deleting_the_shown_version_shows_the_other_one(engine, fake_api):
 def path_invariants(repo, sid: int) -> None:  # noqa: ANN001
     """The shown path is one chain from the first row; every row hangs from a stored row of its session; every
     compaction offered summarises the shown path."""
-    rows = repo.db.execute_sql("SELECT id, parent_id, off_path FROM messages WHERE session_id = ? ORDER BY id",
-                               (sid,)).fetchall()
+    rows = repo.db.execute_sql(
+        "SELECT id, parent_id, off_path FROM messages WHERE session_id = ? ORDER BY id", (sid,)
+    ).fetchall()
     ids = {r[0] for r in rows}
     shown = [r for r in rows if r[2] is None]
     assert all(parent is None or parent in ids for _i, parent, _o in rows)
@@ -300,8 +328,11 @@ async def test_random_versions_compactions_undo_and_deletes_keep_the_path_whole(
 
     for _step in range(40):
         rows = await eng.store.messages(sid)
-        op = rng.choice(["send", "send", "regenerate", "edit", "switch", "compact", "undo", "delete"]
-                        if rows else ["send"])
+        op = rng.choice(
+            ["send", "send", "regenerate", "edit", "switch", "compact", "undo", "delete"]
+            if rows
+            else ["send"]
+        )
         users = [m for m in rows if m.role == "user"]
         replies = [m for m in rows if m.role == "assistant"]
         if op == "send" or (op == "regenerate" and not replies):
@@ -318,7 +349,9 @@ async def test_random_versions_compactions_undo_and_deletes_keep_the_path_whole(
             if page.versions:
                 mid = rng.choice(sorted(page.versions))
                 pos, count = page.versions[mid]
-                assert await eng.switch_version(sid, mid, rng.choice([d for d in (-1, 1) if 1 <= pos + d <= count]))
+                assert await eng.switch_version(
+                    sid, mid, rng.choice([d for d in (-1, 1) if 1 <= pos + d <= count])
+                )
         elif op == "compact":
             await eng.compact(sid, "manual")
         elif op == "undo":
@@ -334,8 +367,11 @@ async def test_random_versions_compactions_undo_and_deletes_keep_the_path_whole(
         # path it was made on, and an edit after the boundary keeps the summary, as it always did.)
         request = str((await request_of(eng, sid))["messages"])
         request = re.sub(r"<conversation-summary>.*?</conversation-summary>", "", request, flags=re.S)
-        stored = await eng.store.call(lambda: eng.store.repo.db.execute_sql(
-            "SELECT id, content, off_path FROM messages WHERE session_id = ?", (sid,)).fetchall())
+        stored = await eng.store.call(
+            lambda: eng.store.repo.db.execute_sql(
+                "SELECT id, content, off_path FROM messages WHERE session_id = ?", (sid,)
+            ).fetchall()
+        )
         active = await eng.store.active_compaction(sid)
         floor = active.covers_through_message_id if active else 0
         for mid, content, off in stored:

@@ -23,13 +23,15 @@ def row_of(win, message_id: int):  # noqa: ANN001, ANN201
 
 def last_chat_request(srv) -> list[str]:  # noqa: ANN001
     body = [r.body for r in srv.message_requests() if SUMMARY_MARKER not in str(r.body.get("system", ""))][-1]
-    return [" ".join(str(b.get("text", "")) for b in m["content"] if isinstance(b, dict))[:40]
-            for m in body["messages"]]
+    return [
+        " ".join(str(b.get("text", "")) for b in m["content"] if isinstance(b, dict))[:40]
+        for m in body["messages"]
+    ]
 
 
 async def open_window(runtime):  # noqa: ANN001, ANN201
     from desktop.ui.bridge import Bridge
-    from desktop.ui.main_window import MainWindow
+    from desktop.ui.window.main_window import MainWindow
 
     bridge = Bridge(runtime.engine)
     win = MainWindow(bridge, runtime.paths.config_dir / "window.ini")
@@ -50,8 +52,12 @@ async def send(win, srv, text: str, answer: str) -> None:  # noqa: ANN001
     srv.queue_text(answer)
     win.composer.edit.setPlainText(text)
     win.composer.send_button.click()
-    await until(lambda: any(m.content and m.content[0].get("text") == answer and m.status == "complete"
-                            for m in message_rows(win)))
+    await until(
+        lambda: any(
+            m.content and m.content[0].get("text") == answer and m.status == "complete"
+            for m in message_rows(win)
+        )
+    )
     await ready(win)
 
 
@@ -73,8 +79,13 @@ async def test_versions_round_trip_with_a_compaction_between(qtbot, fake_api):
         reply = message_rows(win)[-1]
         fake_api.queue_text("second reply")
         menu_action(win, reply.id, "Regenerate").trigger()
-        await until(lambda: shown(win)[-1] == "second reply" and message_rows(win)[-1].status == "complete"
-                    and row_of(win, message_rows(win)[-1].id).versions == (2, 2))
+        await until(
+            lambda: (
+                shown(win)[-1] == "second reply"
+                and message_rows(win)[-1].status == "complete"
+                and row_of(win, message_rows(win)[-1].id).versions == (2, 2)
+            )
+        )
         await ready(win)  # the composer, too: the edit below is sent with its Send button
         sent = last_chat_request(fake_api)
         assert sent[0].startswith("<conversation-summary>") and sent[-1] == "after the summary"
@@ -96,8 +107,12 @@ async def test_versions_round_trip_with_a_compaction_between(qtbot, fake_api):
         win.composer.edit.setPlainText("after the summary, edited")
         fake_api.queue_text("third reply")
         win.composer.send_button.click()
-        await until(lambda: shown(win)[-2:] == ["after the summary, edited", "third reply"]
-                    and row_of(win, message_rows(win)[-2].id).versions == (2, 2))
+        await until(
+            lambda: (
+                shown(win)[-2:] == ["after the summary, edited", "third reply"]
+                and row_of(win, message_rows(win)[-2].id).versions == (2, 2)
+            )
+        )
         await until(lambda: not bridge.busy(sid))
         assert last_chat_request(fake_api)[0].startswith("<conversation-summary>")
         assert "after the summary" not in last_chat_request(fake_api)
@@ -116,16 +131,19 @@ async def test_versions_round_trip_with_a_compaction_between(qtbot, fake_api):
         assert row_of(win, message_rows(win)[-1].id).versions == (1, 2) and len(cards(win)) == 1
         await send(win, fake_api, "one more", "fourth reply")
         sent = last_chat_request(fake_api)
-        assert sent[0].startswith("<conversation-summary>") and sent[-3:] == ["after the summary", "first reply",
-                                                                              "one more"]
+        assert sent[0].startswith("<conversation-summary>") and sent[-3:] == [
+            "after the summary",
+            "first reply",
+            "one more",
+        ]
         assert not {"second reply", "third reply", "after the summary, edited"} & set(sent)
         await close_window(win, bridge)
 
 
 def test_the_arrows_the_menu_and_the_keyboard_ask_for_the_version_beside_it(qtbot):
     from desktop.engine.types import StoredMessage
-    from desktop.ui.chat_model import ChatModel
-    from desktop.ui.chat_view import ChatView
+    from desktop.ui.transcript.chat_model import ChatModel
+    from desktop.ui.transcript.chat_view import ChatView
 
     view = ChatView()
     model = ChatModel(view)
@@ -134,8 +152,10 @@ def test_the_arrows_the_menu_and_the_keyboard_ask_for_the_version_beside_it(qtbo
     qtbot.addWidget(view)
     view.show()
     qtbot.waitExposed(view)
-    rows = [StoredMessage(1, 1, "user", [{"type": "text", "text": "question"}]),
-            StoredMessage(3, 1, "assistant", [{"type": "text", "text": "first of two"}], parent_id=1)]
+    rows = [
+        StoredMessage(1, 1, "user", [{"type": "text", "text": "question"}]),
+        StoredMessage(3, 1, "assistant", [{"type": "text", "text": "first of two"}], parent_id=1),
+    ]
     model.set_messages(rows, False, {3: (1, 2)})
     view.doItemsLayout()
     asked: list[tuple[int, int]] = []
@@ -150,7 +170,9 @@ def test_the_arrows_the_menu_and_the_keyboard_ask_for_the_version_beside_it(qtbo
     menu = {a.text(): a for a in view.build_context_menu(view.visualRect(reply).center()).actions()}
     assert "Regenerate" in menu and not menu["Previous version (1/2)"].isEnabled()
     menu["Next version (1/2)"].trigger()
-    user_menu = [a.text() for a in view.build_context_menu(view.visualRect(model.index(0, 0)).center()).actions()]
+    user_menu = [
+        a.text() for a in view.build_context_menu(view.visualRect(model.index(0, 0)).center()).actions()
+    ]
     assert "Regenerate" not in user_menu and not any("version" in t for t in user_menu)
     view.setFocus()
     view.setCurrentIndex(reply)
@@ -172,19 +194,32 @@ async def test_switching_keeps_the_message_where_it_was_on_screen(window, fake_a
     sid = window.session_id
     for i in range(12):
         await store.add_message(sid, "user", [{"type": "text", "text": f"question {i}\n\n" + "words " * 60}])
-        await store.add_message(sid, "assistant", [{"type": "text", "text": f"answer {i}\n\n" + "more " * 80}])
+        await store.add_message(
+            sid, "assistant", [{"type": "text", "text": f"answer {i}\n\n" + "more " * 80}]
+        )
     await window.bridge.open_session(sid)
     third = next(m for m in message_rows(window) if m.content[0]["text"].startswith("answer 3"))
     fake_api.queue_text("answer 3, again")
     window.regenerate(third.id)
-    await until(lambda: shown(window)[-1] == "answer 3, again" and message_rows(window)[-1].status == "complete"
-                and row_of(window, message_rows(window)[-1].id).versions == (2, 2))
+    await until(
+        lambda: (
+            shown(window)[-1] == "answer 3, again"
+            and message_rows(window)[-1].status == "complete"
+            and row_of(window, message_rows(window)[-1].id).versions == (2, 2)
+        )
+    )
     await until(lambda: not window.bridge.busy(sid))
     again = message_rows(window)[-1]
     index = window.chat_model.index(window.chat_model.row_of(again.id))
     y = window.chat.visualRect(index).top()
     window.switch_version(again.id, -1)
     await until(lambda: len(message_rows(window)) == 24 and row_of(window, third.id).versions == (1, 2))
-    await until(lambda: abs(window.chat.visualRect(window.chat_model.index(window.chat_model.row_of(third.id)))
-                            .top() - y) <= 2)
-    assert not window.chat.is_at_bottom()  # the long path came back below it; the view did not jump to its end
+    await until(
+        lambda: (
+            abs(window.chat.visualRect(window.chat_model.index(window.chat_model.row_of(third.id))).top() - y)
+            <= 2
+        )
+    )
+    assert (
+        not window.chat.is_at_bottom()
+    )  # the long path came back below it; the view did not jump to its end

@@ -16,7 +16,6 @@ from tests.fakeapi import Fault
 pytestmark = pytest.mark.qt
 
 
-
 async def until(predicate, timeout: float = 30.0) -> None:  # generous: a passing test never waits it out
     loop = asyncio.get_running_loop()
     end = loop.time() + timeout
@@ -108,20 +107,29 @@ async def test_context_command_shows_card_not_stored(window, fake_api, qtbot):
 
 async def test_session_survives_restart_and_older_pages_load(qtbot, fake_api):
     from desktop.ui.bridge import PAGE_SIZE, Bridge
-    from desktop.ui.main_window import MainWindow
+    from desktop.ui.window.main_window import MainWindow
 
     async with open_runtime() as runtime:  # written by one process...
         store = runtime.store
         sid = (await store.create_session("Long one")).id
-        await store.add_messages(sid, [{"role": "user" if i % 2 == 0 else "assistant",
-                                        "content": [{"type": "text", "text": f"message {i}"}]}
-                                       for i in range(PAGE_SIZE * 2 + 10)])
+        await store.add_messages(
+            sid,
+            [
+                {
+                    "role": "user" if i % 2 == 0 else "assistant",
+                    "content": [{"type": "text", "text": f"message {i}"}],
+                }
+                for i in range(PAGE_SIZE * 2 + 10)
+            ],
+        )
     async with open_runtime() as runtime:  # ...and opened by the next
         bridge = Bridge(runtime.engine)
         win = MainWindow(bridge, runtime.paths.config_dir / "window.ini")
         win.show()
         await win.start()
-        await until(lambda: len(message_rows(win)) == PAGE_SIZE)  # a screenful first, the rest after the gauge
+        await until(
+            lambda: len(message_rows(win)) == PAGE_SIZE
+        )  # a screenful first, the rest after the gauge
         assert message_rows(win)[-1].content[0]["text"] == f"message {PAGE_SIZE * 2 + 9}"
         await bridge.load_older(sid, win.chat_model.oldest_message_id())
         assert len(message_rows(win)) == PAGE_SIZE * 2
@@ -139,7 +147,9 @@ async def long_chat(win, store, note: str = "") -> int:
     """Six long exchanges (~48K tokens: more than the verbatim tail) in the window's chat, opened; its id."""
     sid = win.session_id
     for i in range(6):
-        await store.add_message(sid, "user", [{"type": "text", "text": f"question {i}{note} " + "dolor " * 3000}])
+        await store.add_message(
+            sid, "user", [{"type": "text", "text": f"question {i}{note} " + "dolor " * 3000}]
+        )
         await store.add_message(sid, "assistant", [{"type": "text", "text": f"answer {i} " + "lorem " * 800}])
     await win.bridge.open_session(sid)
     return sid
@@ -183,7 +193,7 @@ async def test_compaction_card_collapses_originals_and_undo_restores(window, fak
 
 
 def test_card_html_offers_the_three_actions():
-    from desktop.ui.chat_delegate import CARD_SCHEME, card_actions_html
+    from desktop.ui.transcript.chat_delegate import CARD_SCHEME, card_actions_html
 
     html = card_actions_html({"undoable": True})
     for action in ("summary", "originals", "undo"):
@@ -208,7 +218,7 @@ async def test_overflow_that_survives_recovery_offers_two_ways_forward(window, f
 
 
 async def test_hover_card_rows_after_a_streamed_turn(window, fake_api, qtbot):
-    from desktop.ui.format import fmt_cost, fmt_percent, fmt_tokens
+    from desktop.ui.look.format import fmt_cost, fmt_percent, fmt_tokens
 
     fake_api.queue_text("The card should show this turn's usage.")
     window.composer.edit.setPlainText("measure me")
@@ -271,8 +281,13 @@ async def test_edit_and_resend_from_the_message_menu(window, fake_api, qtbot):
     window.composer.edit.setPlainText("better question")
     fake_api.queue_text("second answer")
     window.composer.send_button.click()
-    await until(lambda: [m.content[0]["text"] if m.content else "" for m in message_rows(window)]
-                == ["better question", "second answer"] and message_rows(window)[1].status == "complete")
+    await until(
+        lambda: (
+            [m.content[0]["text"] if m.content else "" for m in message_rows(window)]
+            == ["better question", "second answer"]
+            and message_rows(window)[1].status == "complete"
+        )
+    )
     stored = await engine_of(window).store.messages(window.session_id)
     assert [m.content[0]["text"] for m in stored] == ["better question", "second answer"]
 
@@ -311,24 +326,29 @@ async def test_window_geometry_is_remembered(window, fake_api, qtbot):
     ini = engine_of(window).paths.config_dir / "window.ini"
     saved = QSettings(str(ini), QSettings.Format.IniFormat).value("window/geometry")
     assert saved is not None
-    from desktop.ui.main_window import MainWindow
+    from desktop.ui.window.main_window import MainWindow
 
     again = MainWindow(window.bridge, ini)
     assert (again.width(), again.height()) == (700, 500)
     again.deleteLater()
 
 
-async def test_gauge_spinner_and_stop_follow_the_activity_not_its_wording(window, fake_api, qtbot, monkeypatch):
-    from desktop.ui import activity
+async def test_gauge_spinner_and_stop_follow_the_activity_not_its_wording(
+    window, fake_api, qtbot, monkeypatch
+):
     from desktop.ui.bridge import Activity
+    from desktop.ui.window import activity
 
     # Reworded (as a translation would): the window must still know a compaction is running.
     monkeypatch.setitem(activity.ACTIVITY_TEXT, Activity.COMPACTING, "Squeezing the context")
     engine = engine_of(window)
     sid = window.session_id
     for i in range(12):
-        await engine.store.add_message(sid, "user" if i % 2 == 0 else "assistant",
-                                       [{"type": "text", "text": f"part {i} " + "lorem ipsum dolor " * 2500}])
+        await engine.store.add_message(
+            sid,
+            "user" if i % 2 == 0 else "assistant",
+            [{"type": "text", "text": f"part {i} " + "lorem ipsum dolor " * 2500}],
+        )
     await window.bridge.open_session(sid)
     await until(lambda: window.gauge.snapshot() is not None and window.gauge.snapshot().can_compact)
     assert window.gauge.card.compact_button.isEnabled()  # offered: the compactor would compact
@@ -377,7 +397,9 @@ async def test_an_edit_belongs_to_its_chat_and_esc_cancels_it(window, fake_api, 
     assert window.composer.cancel_edit_button.isVisibleTo(window)
     window.composer.edit.setFocus()
     qtbot.keyClick(window.composer.edit, Qt.Key.Key_Escape)
-    assert window.composer.edit.toPlainText() == "" and not window.composer.cancel_edit_button.isVisibleTo(window)
+    assert window.composer.edit.toPlainText() == "" and not window.composer.cancel_edit_button.isVisibleTo(
+        window
+    )
     assert len(await engine.store.messages(second)) == 4
 
 
@@ -409,7 +431,9 @@ async def test_edit_and_resend_refuses_another_chats_message(engine, fake_api):
     assert len(await engine.store.messages(two)) == 2 and len(await engine.store.messages(one)) == 2
 
 
-async def test_after_deleting_the_open_chat_a_typed_message_still_has_a_chat(window, fake_api, qtbot, monkeypatch):
+async def test_after_deleting_the_open_chat_a_typed_message_still_has_a_chat(
+    window, fake_api, qtbot, monkeypatch
+):
     from PySide6.QtWidgets import QMessageBox
 
     engine = engine_of(window)

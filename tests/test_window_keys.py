@@ -104,7 +104,9 @@ async def test_a_tool_block_expands_and_collapses_from_the_keyboard(qtbot, fake_
         await until(lambda: not win.bridge.busy(win.session_id) and len(message_rows(win)) == 4)
         model = win.chat_model
         win.composer.edit.setFocus()
-        qtbot.keyClick(win.composer.edit, Qt.Key.Key_Tab, Qt.KeyboardModifier.ShiftModifier)  # back to the chat
+        qtbot.keyClick(
+            win.composer.edit, Qt.Key.Key_Tab, Qt.KeyboardModifier.ShiftModifier
+        )  # back to the chat
         for _ in range(8):
             if win.chat.hasFocus():
                 break
@@ -129,7 +131,7 @@ def window_keys(window) -> set[str]:
 
 
 async def test_the_shortcut_sheet_lists_every_key_the_window_binds(window, fake_api, qtbot):
-    from desktop.ui.shortcuts import SHORTCUTS
+    from desktop.ui.window.shortcuts import SHORTCUTS
 
     dialog = window.organise.show_shortcuts()
     listed = {k.toString(QKeySequence.SequenceFormat.PortableText) for s in SHORTCUTS for k in s.sequences()}
@@ -137,24 +139,40 @@ async def test_the_shortcut_sheet_lists_every_key_the_window_binds(window, fake_
     assert bound - listed == set()  # a key added without its line in the sheet fails here
     assert len(dialog.rows()) == len(SHORTCUTS)
     shown = "\n".join(f"{keys} {what}" for keys, what in dialog.rows())
-    for what in ("Next chat", "Previous chat", "Regenerate the last reply", "Attach files",
-                 "Previous version", "Next version", "Expand or collapse a tool block"):
+    for what in (
+        "Next chat",
+        "Previous chat",
+        "Regenerate the last reply",
+        "Attach files",
+        "Previous version",
+        "Next version",
+        "Expand or collapse a tool block",
+    ):
         assert what in shown
     for keys in ("Ctrl+Tab", "Ctrl+PgDown", "Ctrl+PgUp", "Ctrl+1", "Ctrl+9", "Ctrl+R", "Ctrl+U"):
         assert keys in shown, keys
     # and every key the new commands use is really bound on the window
-    for command in ("next_chat", "previous_chat", "chat_number", "regenerate", "attach", "previous_version",
-                    "next_version"):
+    for command in (
+        "next_chat",
+        "previous_chat",
+        "chat_number",
+        "regenerate",
+        "attach",
+        "previous_version",
+        "next_version",
+    ):
         entry = next(s for s in SHORTCUTS if s.command == command)
-        assert {k.toString(QKeySequence.SequenceFormat.PortableText) for k in entry.sequences()} <= bound, command
+        assert {k.toString(QKeySequence.SequenceFormat.PortableText) for k in entry.sequences()} <= bound, (
+            command
+        )
 
 
 def test_the_version_arrows_are_a_readable_size_and_easy_to_hit(qtbot):
     from PySide6.QtGui import QFontInfo
 
     from desktop.engine.types import StoredMessage
-    from desktop.ui.chat_model import ChatModel
-    from desktop.ui.chat_view import ChatView
+    from desktop.ui.transcript.chat_model import ChatModel
+    from desktop.ui.transcript.chat_view import ChatView
 
     view = ChatView()
     model = ChatModel(view)
@@ -163,8 +181,10 @@ def test_the_version_arrows_are_a_readable_size_and_easy_to_hit(qtbot):
     qtbot.addWidget(view)
     view.show()
     qtbot.waitExposed(view)
-    rows = [StoredMessage(1, 1, "user", [{"type": "text", "text": "question"}]),
-            StoredMessage(3, 1, "assistant", [{"type": "text", "text": "first of two"}], parent_id=1)]
+    rows = [
+        StoredMessage(1, 1, "user", [{"type": "text", "text": "question"}]),
+        StoredMessage(3, 1, "assistant", [{"type": "text", "text": "first of two"}], parent_id=1),
+    ]
     model.set_messages(rows, False, {3: (1, 2)})
     view.doItemsLayout()
     reply = model.index(1, 0)

@@ -18,8 +18,21 @@ from PySide6.QtWidgets import QMessageBox
 from tests.conftest import _open_engine, _qasync_loop
 from tests.fakeapi import FakeAnthropic, Fault
 
-ACTIONS = ("switch", "new", "type", "edit", "cancel_edit", "send", "attach_good", "attach_bad", "delete", "stop",
-           "compact", "undo", "restart")
+ACTIONS = (
+    "switch",
+    "new",
+    "type",
+    "edit",
+    "cancel_edit",
+    "send",
+    "attach_good",
+    "attach_bad",
+    "delete",
+    "stop",
+    "compact",
+    "undo",
+    "restart",
+)
 
 
 async def settle(win, timeout: float = 10.0) -> None:
@@ -27,7 +40,7 @@ async def settle(win, timeout: float = 10.0) -> None:
     loop = asyncio.get_running_loop()
     end = loop.time() + timeout
     await asyncio.sleep(0.05)
-    while (win.bridge._tasks or (win.session_id is not None and win.bridge.busy(win.session_id))):
+    while win.bridge._tasks or (win.session_id is not None and win.bridge.busy(win.session_id)):
         assert loop.time() < end, "the window did not settle"
         await asyncio.sleep(0.02)
 
@@ -45,7 +58,7 @@ class Driver:
 
     async def open(self) -> None:
         from desktop.ui.bridge import Bridge
-        from desktop.ui.main_window import MainWindow
+        from desktop.ui.window.main_window import MainWindow
 
         self.bridge = Bridge(self.engine)
         self.win = MainWindow(self.bridge, self.engine.paths.config_dir / "window.ini")
@@ -74,8 +87,11 @@ class Driver:
             if sid is not None:
                 self.typed[sid] = text
         elif action == "edit":
-            users = [r.message for r in (win.chat_model.row_at(i) for i in range(win.chat_model.rowCount()))
-                     if r.is_user_bubble and r.message.status != "streaming"]
+            users = [
+                r.message
+                for r in (win.chat_model.row_at(i) for i in range(win.chat_model.rowCount()))
+                if r.is_user_bubble and r.message.status != "streaming"
+            ]
             if users and not self.bridge.busy(sid):
                 win._edit_message(users[pick % len(users)].id)
         elif action == "cancel_edit":
@@ -117,8 +133,13 @@ class Driver:
         win = self.win
         store = self.engine.store
         for session in await store.list_sessions():
-            texts = [b.get("text", "") for m in await store.messages(session.id) if m.role == "user"
-                     for b in m.content if b.get("type") == "text"]
+            texts = [
+                b.get("text", "")
+                for m in await store.messages(session.id)
+                if m.role == "user"
+                for b in m.content
+                if b.get("type") == "text"
+            ]
             before = self.known.get(session.id, [])
             if session.id not in self.edited:
                 lost = [t for t in before if t not in texts]
@@ -131,13 +152,18 @@ class Driver:
                 continue
             drafts = win.all_drafts()
             held = drafts.get(session.id, ("", []))[0]
-            assert typed in held.split("\n\n"), f"draft {typed!r} of chat {session.id} vanished (now {held!r})"
+            assert typed in held.split("\n\n"), (
+                f"draft {typed!r} of chat {session.id} vanished (now {held!r})"
+            )
         self.edited.clear()
 
 
 @pytest.mark.qt
-@settings(max_examples=10, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture,
-                                                               HealthCheck.too_slow])
+@settings(
+    max_examples=10,
+    deadline=None,
+    suppress_health_check=[HealthCheck.function_scoped_fixture, HealthCheck.too_slow],
+)
 @given(steps=st.lists(st.tuples(st.sampled_from(ACTIONS), st.integers(0, 9)), min_size=4, max_size=12))
 def test_random_actions_lose_no_message_and_no_draft(qtbot, steps):
     home = tempfile.mkdtemp(prefix="precis-prop-")
@@ -147,7 +173,9 @@ def test_random_actions_lose_no_message_and_no_draft(qtbot, steps):
         async with _open_engine(credentials=False) as engine:
             for title in ("first", "second"):  # two chats to switch between from the start
                 sid = (await engine.store.create_session(title, "claude-sonnet-4-6")).id
-                await engine.store.add_user_message(sid, [{"type": "text", "text": f"hello {title}"}], title=title)
+                await engine.store.add_user_message(
+                    sid, [{"type": "text", "text": f"hello {title}"}], title=title
+                )
                 await engine.store.add_message(sid, "assistant", [{"type": "text", "text": "hi"}])
             driver = Driver(engine, qtbot, Path(home), server)
             await driver.open()
@@ -162,7 +190,9 @@ def test_random_actions_lose_no_message_and_no_draft(qtbot, steps):
     QMessageBox.question = staticmethod(lambda *a, **k: QMessageBox.StandardButton.Yes)  # type: ignore[method-assign]
     try:
         with FakeAnthropic(window=200_000) as server:
-            os.environ.update(PRECIS_HOME=home, ANTHROPIC_BASE_URL=server.base_url, ANTHROPIC_API_KEY="test-key")
+            os.environ.update(
+                PRECIS_HOME=home, ANTHROPIC_BASE_URL=server.base_url, ANTHROPIC_API_KEY="test-key"
+            )
             asyncio.run(scenario(server), loop_factory=_qasync_loop)
     finally:
         QMessageBox.question = original  # type: ignore[method-assign]

@@ -10,7 +10,7 @@ import stat
 
 import pytest
 
-from desktop.engine.secrets import Credentials
+from desktop.engine.config.secrets import Credentials
 from desktop.runtime import open_runtime, toolbox_factory
 from tests.conftest import engine_of
 from tests.test_window import message_rows, until
@@ -22,7 +22,7 @@ pytestmark = pytest.mark.qt
 async def reopen(window, qtbot):
     """Close ``window`` as the user does and build the window again over the same engine and state file."""
     from desktop.ui.bridge import Bridge
-    from desktop.ui.main_window import MainWindow
+    from desktop.ui.window.main_window import MainWindow
 
     engine = engine_of(window)
     window.close()
@@ -38,8 +38,12 @@ async def reopen(window, qtbot):
 async def long_chat(store, title: str) -> int:
     sid = (await store.create_session(title)).id
     for i in range(30):
-        await store.add_message(sid, "user", [{"type": "text", "text": f"question {i} " + "lorem ipsum " * 40}])
-        await store.add_message(sid, "assistant", [{"type": "text", "text": f"answer {i} " + "dolor sit " * 60}])
+        await store.add_message(
+            sid, "user", [{"type": "text", "text": f"question {i} " + "lorem ipsum " * 40}]
+        )
+        await store.add_message(
+            sid, "assistant", [{"type": "text", "text": f"answer {i} " + "dolor sit " * 60}]
+        )
     return sid
 
 
@@ -121,10 +125,11 @@ async def test_window_size_and_splitter_come_back(window, fake_api, qtbot):
 @contextlib.asynccontextmanager
 async def tool_window(qtbot):
     from desktop.ui.bridge import Bridge
-    from desktop.ui.main_window import MainWindow
+    from desktop.ui.window.main_window import MainWindow
 
-    async with open_runtime(credentials=Credentials(api_key="test-key", source="env"),
-                            toolbox=toolbox_factory()) as rt:
+    async with open_runtime(
+        credentials=Credentials(api_key="test-key", source="env"), toolbox=toolbox_factory()
+    ) as rt:
         bridge = Bridge(rt.engine, rt.toolbox)
         win = MainWindow(bridge, rt.paths.config_dir / "window.ini")
         qtbot.addWidget(win)
@@ -140,8 +145,12 @@ async def tool_window(qtbot):
 
 def call_line(win) -> str:
     model = win.chat_model
-    row = next(i for i in range(model.rowCount()) if model.row_at(i).message
-               and any(b.get("type") == "tool_use" for b in model.row_at(i).message.content))
+    row = next(
+        i
+        for i in range(model.rowCount())
+        if model.row_at(i).message
+        and any(b.get("type") == "tool_use" for b in model.row_at(i).message.content)
+    )
     return model.row_at(row).segments[0].text
 
 
@@ -162,9 +171,13 @@ async def test_tool_cards_show_how_their_calls_ended_after_a_restart(qtbot, fake
     async with tool_window(qtbot) as again:
         assert again.session_id == sid
         await until(lambda: "✓" in call_line(again))  # on main the reopened card showed no status at all
-        lines = [again.chat_model.row_at(i).segments[0].text for i in range(again.chat_model.rowCount())
-                 if again.chat_model.row_at(i).message and again.chat_model.row_at(i).message.role == "assistant"
-                 and again.chat_model.row_at(i).message.content[0].get("type") == "tool_use"]
+        lines = [
+            again.chat_model.row_at(i).segments[0].text
+            for i in range(again.chat_model.rowCount())
+            if again.chat_model.row_at(i).message
+            and again.chat_model.row_at(i).message.role == "assistant"
+            and again.chat_model.row_at(i).message.content[0].get("type") == "tool_use"
+        ]
         assert len(lines) == 2 and "✓" in lines[0] and "error" in lines[1], lines
         assert call_line(again) == before  # the same words and the same seconds
 

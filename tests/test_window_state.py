@@ -21,8 +21,12 @@ async def send(window, fake_api, text: str) -> None:
     fake_api.queue_text(f"re: {text}")
     window.composer.edit.setPlainText(text)
     window.composer.send_button.click()
-    await until(lambda: any(m.content and m.content[0].get("text") == f"re: {text}" and m.status == "complete"
-                            for m in message_rows(window)))
+    await until(
+        lambda: any(
+            m.content and m.content[0].get("text") == f"re: {text}" and m.status == "complete"
+            for m in message_rows(window)
+        )
+    )
     await ready(window)
 
 
@@ -53,8 +57,13 @@ async def test_a_chat_the_cli_creates_shows_in_the_sidebar_while_the_window_is_o
     await asyncio_sleep(2.0)  # the watch has read the database's version once
     fake_api.queue_text("from the terminal")
     env = dict(os.environ)
-    res = subprocess.run([sys.executable, "-m", "desktop", "chat", "--new", "made by the CLI"], env=env,
-                         capture_output=True, text=True, timeout=60)
+    res = subprocess.run(
+        [sys.executable, "-m", "desktop", "chat", "--new", "made by the CLI"],
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=60,
+    )
     assert res.returncode == 0, res.stderr
     await until(lambda: window.sidebar.list.count() == 2, timeout=15)
     titles = [window.sidebar.list.item(i).text() for i in range(window.sidebar.list.count())]
@@ -80,8 +89,6 @@ async def test_each_chat_keeps_its_own_draft(window, fake_api, qtbot, tmp_path):
     assert window.composer.attachments == [str(picture)]
     await window.bridge.open_session(two)
     assert window.composer.edit.toPlainText() == "draft for chat two" and window.composer.attachments == []
-
-
 
 
 async def test_undo_of_a_compaction_is_offered_without_opening_the_summary(window, fake_api, qtbot):
@@ -126,7 +133,6 @@ async def test_pasted_images_temp_files_are_removed_once_sent_or_discarded(windo
     assert not dropped.exists()
 
 
-
 async def test_an_edit_borrows_the_composer_and_gives_the_draft_back(window, fake_api, qtbot):
     await send(window, fake_api, "the original")
     window.composer.edit.setPlainText("my unsent draft")
@@ -140,14 +146,18 @@ async def test_an_edit_borrows_the_composer_and_gives_the_draft_back(window, fak
     fake_api.queue_text("better answer")
     window.composer.send_button.click()
     # (a reply row has no content until its first text arrives)
-    await until(lambda: [m.content[0].get("text") if m.content else "" for m in message_rows(window)]
-                == ["the better original", "better answer"])
+    await until(
+        lambda: (
+            [m.content[0].get("text") if m.content else "" for m in message_rows(window)]
+            == ["the better original", "better answer"]
+        )
+    )
     assert window.composer.edit.toPlainText() == "my unsent draft"
 
 
 async def test_drafts_survive_a_restart(window, fake_api, qtbot):
     from desktop.ui.bridge import Bridge
-    from desktop.ui.main_window import MainWindow
+    from desktop.ui.window.main_window import MainWindow
 
     await send(window, fake_api, "first chat")
     one = window.session_id

@@ -8,8 +8,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from desktop.engine.chat import ChatEngine
-from desktop.engine.secrets import Credentials
+from desktop.engine.config.secrets import Credentials
+from desktop.engine.turn.chat import ChatEngine
 from desktop.runtime import open_runtime, toolbox_factory
 from desktop.store import Store
 from desktop.store.tool_log import ToolLog
@@ -27,8 +27,9 @@ class Rig:
 
 
 @contextlib.asynccontextmanager
-async def tool_runtime(*, workspace: Any = ..., settings: dict[str, Any] | None = None,
-                       **policy: Any) -> AsyncIterator[Rig]:
+async def tool_runtime(
+    *, workspace: Any = ..., settings: dict[str, Any] | None = None, **policy: Any
+) -> AsyncIterator[Rig]:
     """A runtime whose toolbox works in ``workspace`` (a Path, None, or ... for each chat's own), recording every
     engine and toolbox event in ``runtime.events``."""
 
@@ -36,8 +37,11 @@ async def tool_runtime(*, workspace: Any = ..., settings: dict[str, Any] | None 
         for name, value in (settings or {}).items():
             setattr(s, name, value)
 
-    async with open_runtime(credentials=Credentials(api_key="test-key", source="env"), adjust=adjust,
-                            toolbox=toolbox_factory(workspace=workspace, **policy)) as rt:
+    async with open_runtime(
+        credentials=Credentials(api_key="test-key", source="env"),
+        adjust=adjust,
+        toolbox=toolbox_factory(workspace=workspace, **policy),
+    ) as rt:
         assert rt.toolbox is not None and rt.tool_log is not None
         scripted_provider.attach(rt.engine)
         rig = Rig(rt.engine, rt.store, rt.toolbox, rt.tool_log)

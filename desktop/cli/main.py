@@ -19,9 +19,9 @@ from desktop.cli.wording import cli, word
 from desktop.engine.messages import QT_TRANSLATE_NOOP
 
 if TYPE_CHECKING:
+    from desktop.engine.config.profiles import Profile
     from desktop.engine.events import EngineEvent
-    from desktop.engine.profiles import Profile
-    from desktop.engine.storage import Storage
+    from desktop.engine.history.storage import Storage
     from desktop.engine.types import SessionInfo
     from desktop.runtime import Runtime
 
@@ -34,7 +34,9 @@ def _status(text: str) -> None:
 
 
 # Signals that stop a turn cleanly (the partial reply is kept, marked interrupted); a closed terminal is one.
-STOP_SIGNALS = tuple(getattr(signal, name) for name in ("SIGINT", "SIGTERM", "SIGHUP") if hasattr(signal, name))
+STOP_SIGNALS = tuple(
+    getattr(signal, name) for name in ("SIGINT", "SIGTERM", "SIGHUP") if hasattr(signal, name)
+)
 
 # How the terminal words what a session is doing (the window words it in its own, translatable, table).
 ACTIVITY_WORDS = {
@@ -42,7 +44,8 @@ ACTIVITY_WORDS = {
     "waiting": QT_TRANSLATE_NOOP("Cli", "waiting for the reply…"),
     "compacting": QT_TRANSLATE_NOOP("Cli", "Compressing context…"),
     "recovering": QT_TRANSLATE_NOOP(
-        "Cli", "Compressing context (the provider said it was too long), then resending…"),
+        "Cli", "Compressing context (the provider said it was too long), then resending…"
+    ),
     "tools": QT_TRANSLATE_NOOP("Cli", "running tools…"),
 }
 
@@ -54,7 +57,9 @@ def decode_input(data: bytes) -> str:
         try:
             return data.decode("utf-16")
         except UnicodeDecodeError as exc:
-            raise CliError(f"standard input is not valid UTF-16 text (byte {exc.start}); nothing was saved") from None
+            raise CliError(
+                f"standard input is not valid UTF-16 text (byte {exc.start}); nothing was saved"
+            ) from None
     try:
         return data.decode("utf-8-sig")
     except UnicodeDecodeError as exc:
@@ -73,10 +78,14 @@ def read_stdin(limit: int = STDIN_LIMIT) -> bytes:
     try:
         data = stream.read(limit + 1)
     except OSError as exc:
-        raise CliError(f"standard input could not be read ({exc.strerror or exc}); nothing was saved") from None
+        raise CliError(
+            f"standard input could not be read ({exc.strerror or exc}); nothing was saved"
+        ) from None
     if len(data) > limit:
-        raise CliError(f"standard input is larger than {limit // (1024 * 1024)} MB; nothing was saved "
-                       "(attach a long text as a file)")
+        raise CliError(
+            f"standard input is larger than {limit // (1024 * 1024)} MB; nothing was saved "
+            "(attach a long text as a file)"
+        )
     return data
 
 
@@ -89,8 +98,9 @@ def _message_text(message: str) -> str:
     # Python keeps undecodable argument bytes as lone surrogates; storing them would fail later.
     bad = next((i for i, ch in enumerate(message) if "\udc80" <= ch <= "\udcff"), None)
     if bad is not None:
-        raise CliError(f"the message is not valid text in this terminal's encoding (character {bad}); "
-                       "nothing was saved")
+        raise CliError(
+            f"the message is not valid text in this terminal's encoding (character {bad}); nothing was saved"
+        )
     return message
 
 
@@ -102,8 +112,8 @@ async def _session_or_fail(store: Storage, session_id: int) -> SessionInfo:
 
 
 def _active_profile() -> Profile | None:
-    from desktop.engine.profiles import find
-    from desktop.engine.settings import Paths, Settings
+    from desktop.engine.config.profiles import find
+    from desktop.engine.config.settings import Paths, Settings
 
     settings = Settings.load(Paths.resolve())
     return find(settings.profiles, settings.profile)
@@ -111,7 +121,7 @@ def _active_profile() -> Profile | None:
 
 # --- commands ----------------------------------------------------------------------------------------
 async def cmd_chat(args: argparse.Namespace) -> int:
-    from desktop.engine.secrets import load_credentials
+    from desktop.engine.config.secrets import load_credentials
 
     text = _message_text(args.message)
     if args.retry and args.session is None:
@@ -121,8 +131,14 @@ async def cmd_chat(args: argparse.Namespace) -> int:
     if not (args.retry or args.resume) and not text.strip() and not args.attach:
         raise CliError(cli(QT_TRANSLATE_NOOP("Cli", "empty message")))
     if not load_credentials(profile=_active_profile()).present:  # a keyless local profile needs none
-        raise CliError(cli(QT_TRANSLATE_NOOP(
-                "Cli", "no API key: set ANTHROPIC_API_KEY (or ANTHROPIC_AUTH_TOKEN), or save one in Settings")))
+        raise CliError(
+            cli(
+                QT_TRANSLATE_NOOP(
+                    "Cli",
+                    "no API key: set ANTHROPIC_API_KEY (or ANTHROPIC_AUTH_TOKEN), or save one in Settings",
+                )
+            )
+        )
     from desktop.cli.tools_cli import chat_toolbox, start_servers
 
     # Checked before the database is opened: a refused file leaves no empty new chat behind.
@@ -139,24 +155,26 @@ async def cmd_chat(args: argparse.Namespace) -> int:
             session = await _session_or_fail(ctx.store, await ctx.engine.new_session(args.model))
             _status(cli(QT_TRANSLATE_NOOP("Cli", "session {id}"), id=session.id))
         if args.retry:
-            from desktop.engine.chat import NothingToRetry
+            from desktop.engine.turn.chat import NothingToRetry
 
             try:
                 return await _stream_turn(ctx, session.id, ctx.engine.retry(session.id))
             except NothingToRetry as exc:
                 raise CliError(cli(SESSION_SUFFIX, error=exc, id=session.id)) from None
         if args.resume:
-            from desktop.engine.continuation import NothingToContinue
+            from desktop.engine.turn.continuation import NothingToContinue
 
             try:
                 return await _stream_turn(ctx, session.id, ctx.engine.continue_reply(session.id))
             except NothingToContinue as exc:
                 raise CliError(cli(SESSION_SUFFIX, error=exc, id=session.id)) from None
         meta = {"files": [Path(p).name for p in args.attach]} if args.attach else None
-        from desktop.engine.chat import MessageTooLong
+        from desktop.engine.turn.chat import MessageTooLong
 
         try:
-            return await _stream_turn(ctx, session.id, ctx.engine.send(session.id, text, attachments, meta=meta))
+            return await _stream_turn(
+                ctx, session.id, ctx.engine.send(session.id, text, attachments, meta=meta)
+            )
         except MessageTooLong as exc:  # refused before anything was sent or stored
             raise CliError(cli(SESSION_SUFFIX, error=exc, id=session.id)) from None
 
@@ -175,8 +193,12 @@ def _print_activity(event: EngineEvent, session_id: int | None = None) -> None:
 
 def _say_waiting(holder: Any) -> None:
     """Another process runs a reply in this chat: say why nothing happens yet (it may take a while)."""
-    _status(cli(QT_TRANSLATE_NOOP("Cli", "waiting for another Précis process (process {pid}) using this chat…"),
-                pid=holder.pid))
+    _status(
+        cli(
+            QT_TRANSLATE_NOOP("Cli", "waiting for another Précis process (process {pid}) using this chat…"),
+            pid=holder.pid,
+        )
+    )
 
 
 async def _stream_turn(ctx: Runtime, session_id: int, start: Any) -> int:
@@ -209,38 +231,63 @@ async def _stream_turn(ctx: Runtime, session_id: int, start: Any) -> int:
     if wrote:
         sys.stdout.write("\n")
     if errors and errors[-1].kind == "tool_permission":
-        raise CliError(cli(QT_TRANSLATE_NOOP("Cli", "{error}; the turn ended (session {id})"),
-                           error=errors[-1].message, id=session_id))
+        raise CliError(
+            cli(
+                QT_TRANSLATE_NOOP("Cli", "{error}; the turn ended (session {id})"),
+                error=errors[-1].message,
+                id=session_id,
+            )
+        )
     if errors:
         if unsaved := errors[-1].detail.get("storage"):
-            raise CliError(cli(QT_TRANSLATE_NOOP(
-                "Cli", "the reply above could not be saved: {error} (your message is saved in session {id})"),
-                error=unsaved, id=session_id))
-        raise CliError(cli(QT_TRANSLATE_NOOP(
-            "Cli",
-            "{error} (your message is saved in session {id}; retry with `precis chat --session {id} --retry`)"),
-            error=errors[-1].message, id=session_id))
+            raise CliError(
+                cli(
+                    QT_TRANSLATE_NOOP(
+                        "Cli",
+                        "the reply above could not be saved: {error} (your message is saved in session {id})",
+                    ),
+                    error=unsaved,
+                    id=session_id,
+                )
+            )
+        raise CliError(
+            cli(
+                QT_TRANSLATE_NOOP(
+                    "Cli",
+                    "{error} (your message is saved in session {id}; retry with `precis chat --session {id} --retry`)",
+                ),
+                error=errors[-1].message,
+                id=session_id,
+            )
+        )
     if reply is not None and reply.status == "interrupted":
         _status(cli(QT_TRANSLATE_NOOP("Cli", "stopped; the partial reply is kept")))
         return 130
-    from desktop.engine.continuation import is_cut
+    from desktop.engine.turn.continuation import is_cut
 
     if is_cut(reply):  # whole as far as the provider goes, but not finished: a failure, and how to go on
         assert reply is not None
-        raise CliError(cli(QT_TRANSLATE_NOOP(
-            "Cli", "reply cut by {reason}; run `precis chat --session {id} --continue`"),
-            reason=str(reply.meta.get("stop_reason")), id=session_id))
+        raise CliError(
+            cli(
+                QT_TRANSLATE_NOOP(
+                    "Cli", "reply cut by {reason}; run `precis chat --session {id} --continue`"
+                ),
+                reason=str(reply.meta.get("stop_reason")),
+                id=session_id,
+            )
+        )
     return 0
 
 
 def _attachment(path: Path) -> dict[str, Any]:
-    from desktop.engine.attachments import prepare
+    from desktop.engine.history.attachments import prepare
 
     try:
         return prepare(path)  # images, PDFs, UTF-8 text (a long text needs the window's workspace read tool)
     except Exception as exc:  # noqa: BLE001 - a clear one-line reason, nothing lost
-        raise CliError(cli(QT_TRANSLATE_NOOP("Cli", "cannot attach {path}: {error}"), path=str(path),
-                           error=str(exc))) from exc
+        raise CliError(
+            cli(QT_TRANSLATE_NOOP("Cli", "cannot attach {path}: {error}"), path=str(path), error=str(exc))
+        ) from exc
 
 
 async def cmd_sessions(args: argparse.Namespace) -> int:
@@ -262,15 +309,25 @@ async def cmd_sessions(args: argparse.Namespace) -> int:
         return 0
     for r in rows:
         usage = r["last_usage"]
-        used = (usage["input_tokens"] + usage["cache_read_input_tokens"] + usage["cache_creation_input_tokens"]
-                if usage else 0)
-        print(cli(QT_TRANSLATE_NOOP("Cli", "{id:>5}  {messages:>6} msgs  {used:>8} tok  {title}"), id=r["id"],
-                  messages=r["messages"], used=used, title=str(r["title"])))
+        used = (
+            usage["input_tokens"] + usage["cache_read_input_tokens"] + usage["cache_creation_input_tokens"]
+            if usage
+            else 0
+        )
+        print(
+            cli(
+                QT_TRANSLATE_NOOP("Cli", "{id:>5}  {messages:>6} msgs  {used:>8} tok  {title}"),
+                id=r["id"],
+                messages=r["messages"],
+                used=used,
+                title=str(r["title"]),
+            )
+        )
     return 0
 
 
 async def cmd_export(args: argparse.Namespace) -> int:
-    from desktop.engine.export import export_text
+    from desktop.engine.history.export import export_text
 
     async with open_for_command(readonly=True) as ctx:
         session = await _session_or_fail(ctx.store, args.id)
@@ -278,13 +335,18 @@ async def cmd_export(args: argparse.Namespace) -> int:
         compactions = await ctx.store.compactions(session.id)
     out = export_text(session, messages, compactions, args.format)
     if args.output:
-        from desktop.engine.files import write_private
+        from desktop.engine.config.files import write_private
 
         try:
             write_private(Path(args.output), out + "\n")  # an export holds the history: private, like it
         except OSError as exc:
-            raise CliError(cli(QT_TRANSLATE_NOOP("Cli", "cannot write {path}: {error}"), path=args.output,
-                               error=str(exc.strerror or exc))) from None
+            raise CliError(
+                cli(
+                    QT_TRANSLATE_NOOP("Cli", "cannot write {path}: {error}"),
+                    path=args.output,
+                    error=str(exc.strerror or exc),
+                )
+            ) from None
         _status(cli(QT_TRANSLATE_NOOP("Cli", "wrote {path}"), path=args.output))
     else:
         print(out)
@@ -292,7 +354,7 @@ async def cmd_export(args: argparse.Namespace) -> int:
 
 
 async def cmd_context(args: argparse.Namespace) -> int:
-    from desktop.engine.context import context_report
+    from desktop.engine.metering.context import context_report
 
     async with open_for_command(readonly=True) as ctx:
         await _session_or_fail(ctx.store, args.id)
@@ -305,7 +367,7 @@ async def cmd_context(args: argparse.Namespace) -> int:
 
 
 async def cmd_import_claude_code(args: argparse.Namespace) -> int:
-    from desktop.engine.importer import ImportFailed, import_claude_code
+    from desktop.engine.history.importer import ImportFailed, import_claude_code
 
     async with open_for_command() as ctx:
         try:
@@ -365,8 +427,12 @@ def build_parser() -> argparse.ArgumentParser:
     chat.add_argument("--model", help="model id for this session")
     chat.add_argument("--attach", action="append", default=[], metavar="FILE", help="attach an image or PDF")
     chat.add_argument("--retry", action="store_true", help="resend the session's last message (no MESSAGE)")
-    chat.add_argument("--continue", dest="resume", action="store_true",
-                      help="resume the session's newest reply where the provider cut it short (no MESSAGE)")
+    chat.add_argument(
+        "--continue",
+        dest="resume",
+        action="store_true",
+        help="resume the session's newest reply where the provider cut it short (no MESSAGE)",
+    )
     chat.add_argument("message", nargs="?", default="", help="the message; '-' reads standard input")
     add_chat_arguments(chat)
 
@@ -383,7 +449,9 @@ def build_parser() -> argparse.ArgumentParser:
     context.add_argument("--json", action="store_true")
 
     imp = sub.add_parser("import-claude-code", help="import a Claude Code session (.jsonl) as a new session")
-    imp.add_argument("path", help="a Claude Code session file, e.g. ~/.claude/projects/<project>/<session>.jsonl")
+    imp.add_argument(
+        "path", help="a Claude Code session file, e.g. ~/.claude/projects/<project>/<session>.jsonl"
+    )
     imp.add_argument("--title", help="session title (default: the first prompt)")
 
     compact = sub.add_parser("compact", help="summarise the older part of a session now")
@@ -468,8 +536,10 @@ def _unusable_argument(args: argparse.Namespace) -> str:
             shown = name.replace("_", "-")
             bad = next((i for i, ch in enumerate(text) if "\ud800" <= ch <= "\udfff"), None)
             if bad is not None:
-                return (f"the {shown} is not valid text in this terminal's encoding (character {bad}); "
-                        "nothing was saved")
+                return (
+                    f"the {shown} is not valid text in this terminal's encoding (character {bad}); "
+                    "nothing was saved"
+                )
             if "\x00" in text:
                 return f"the {shown} holds a NUL character; nothing was saved"
     return ""
@@ -485,8 +555,8 @@ def main(argv: Sequence[str] | None = None) -> int:
         from desktop.ui.launch import main as window
 
         return window()
-    from desktop.engine.session_lock import SessionBusy
-    from desktop.engine.storage import StorageError
+    from desktop.engine.history.session_lock import SessionBusy
+    from desktop.engine.history.storage import StorageError
 
     try:
         return asyncio.run(COMMANDS[args.command](args))
@@ -497,6 +567,9 @@ def main(argv: Sequence[str] | None = None) -> int:
         return 130
     except Exception as exc:  # noqa: BLE001 - last resort: one line, the details in the log
         logging.getLogger("desktop.cli").debug("unexpected failure", exc_info=True)
-        print(f"precis: error: unexpected {type(exc).__name__}: {str(exc)[:200]} (a bug in Précis; please "
-              "report it)", file=sys.stderr)
+        print(
+            f"precis: error: unexpected {type(exc).__name__}: {str(exc)[:200]} (a bug in Précis; please "
+            "report it)",
+            file=sys.stderr,
+        )
         return 70

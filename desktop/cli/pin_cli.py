@@ -17,7 +17,9 @@ EXCERPT = 120
 def add_pin_command(sub: Any) -> None:
     pin = sub.add_parser("pin", help="keep a message verbatim beside every summary (or list and remove pins)")
     pin.add_argument("session", type=int, help="the session id (see `precis sessions`)")
-    pin.add_argument("message", type=int, nargs="?", help="the message id (see `precis recall`); none: list pins")
+    pin.add_argument(
+        "message", type=int, nargs="?", help="the message id (see `precis recall`); none: list pins"
+    )
     pin.add_argument("--text", help="pin only this part of the message (its exact words)")
     pin.add_argument("--remove", action="store_true", help="unpin the message")
     pin.add_argument("--json", action="store_true")
@@ -41,7 +43,10 @@ async def cmd_pin(args: argparse.Namespace) -> int:
             for p in pins:
                 text = " ".join(p.text.split())
                 part = " (part)" if p.part else ""
-                print(f"#{p.message_id:<7} {p.role:<9}{part} " + (text[:EXCERPT] + "…" if len(text) > EXCERPT else text))
+                print(
+                    f"#{p.message_id:<7} {p.role:<9}{part} "
+                    + (text[:EXCERPT] + "…" if len(text) > EXCERPT else text)
+                )
             return 0
         if args.remove:
             if not await engine.unpin_message(args.session, args.message):

@@ -18,9 +18,13 @@ TEXT_CHARS = 4_000  # of each hit's message, in --json
 def add_recall_command(sub: Any) -> None:
     recall = sub.add_parser("recall", help="search one chat's own history, the summarised part included")
     recall.add_argument("session", type=int, help="the session id (see `precis sessions`)")
-    recall.add_argument("query", nargs="+", help="words or a question; any word may match, best matches first")
+    recall.add_argument(
+        "query", nargs="+", help="words or a question; any word may match, best matches first"
+    )
     recall.add_argument("--json", action="store_true")
-    recall.add_argument("--limit", type=int, default=DEFAULT_LIMIT, help=f"at most this many hits ({DEFAULT_LIMIT})")
+    recall.add_argument(
+        "--limit", type=int, default=DEFAULT_LIMIT, help=f"at most this many hits ({DEFAULT_LIMIT})"
+    )
 
 
 async def cmd_recall(args: argparse.Namespace) -> int:

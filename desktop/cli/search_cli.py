@@ -17,7 +17,9 @@ def add_search_command(sub: Any) -> None:
     search = sub.add_parser("search", help="search every chat's messages, tool results and summaries")
     search.add_argument("query", nargs="+", help="words that must all occur (the last one may be a prefix)")
     search.add_argument("--json", action="store_true")
-    search.add_argument("--limit", type=int, default=DEFAULT_LIMIT, help=f"at most this many hits ({DEFAULT_LIMIT})")
+    search.add_argument(
+        "--limit", type=int, default=DEFAULT_LIMIT, help=f"at most this many hits ({DEFAULT_LIMIT})"
+    )
 
 
 async def cmd_search(args: argparse.Namespace) -> int:

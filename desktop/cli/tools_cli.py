@@ -21,14 +21,19 @@ if TYPE_CHECKING:
 ANSWERS = {"o": "once", "c": "chat", "a": "always", "d": "deny", "": "deny"}
 
 TOOL_STATES = {  # how a finished call is named on the terminal
-    "ok": QT_TRANSLATE_NOOP("Cli", "ok"), "error": QT_TRANSLATE_NOOP("Cli", "error"),
-    "denied": QT_TRANSLATE_NOOP("Cli", "denied"), "cancelled": QT_TRANSLATE_NOOP("Cli", "cancelled"),
+    "ok": QT_TRANSLATE_NOOP("Cli", "ok"),
+    "error": QT_TRANSLATE_NOOP("Cli", "error"),
+    "denied": QT_TRANSLATE_NOOP("Cli", "denied"),
+    "cancelled": QT_TRANSLATE_NOOP("Cli", "cancelled"),
 }
 
 CHANGED = {  # what changed in an MCP server allowed before (permissions.DEFINITION_FIELDS)
-    "command": QT_TRANSLATE_NOOP("Cli", "command"), "args": QT_TRANSLATE_NOOP("Cli", "arguments"),
-    "cwd": QT_TRANSLATE_NOOP("Cli", "folder"), "env": QT_TRANSLATE_NOOP("Cli", "environment"),
-    "url": QT_TRANSLATE_NOOP("Cli", "URL"), "headers": QT_TRANSLATE_NOOP("Cli", "headers"),
+    "command": QT_TRANSLATE_NOOP("Cli", "command"),
+    "args": QT_TRANSLATE_NOOP("Cli", "arguments"),
+    "cwd": QT_TRANSLATE_NOOP("Cli", "folder"),
+    "env": QT_TRANSLATE_NOOP("Cli", "environment"),
+    "url": QT_TRANSLATE_NOOP("Cli", "URL"),
+    "headers": QT_TRANSLATE_NOOP("Cli", "headers"),
     "definition": QT_TRANSLATE_NOOP("Cli", "definition"),
 }
 
@@ -36,8 +41,14 @@ CHANGED = {  # what changed in an MCP server allowed before (permissions.DEFINIT
 def changed_line(changed: tuple[str, ...]) -> str:
     """The sentence that says a server allowed before is not the same any more."""
     parts = ", ".join(cli(CHANGED.get(name, name)) for name in changed)
-    return cli(QT_TRANSLATE_NOOP("Cli", "This server changed since you allowed it (its {parts}): "
-                                 "the approval given then does not cover it."), parts=parts)
+    return cli(
+        QT_TRANSLATE_NOOP(
+            "Cli",
+            "This server changed since you allowed it (its {parts}): "
+            "the approval given then does not cover it.",
+        ),
+        parts=parts,
+    )
 
 
 def _status(text: str) -> None:
@@ -45,8 +56,9 @@ def _status(text: str) -> None:
 
 
 def add_chat_arguments(chat: argparse.ArgumentParser) -> None:
-    chat.add_argument("--workspace", metavar="DIR", help="folder the built-in tools work in (none: no built-in "
-                      "tools)")
+    chat.add_argument(
+        "--workspace", metavar="DIR", help="folder the built-in tools work in (none: no built-in tools)"
+    )
     chat.add_argument("--allow", default="", metavar="TOOL,...", help="tools that run without asking")
     chat.add_argument("--yes", action="store_true", help="run every tool without asking")
 
@@ -65,15 +77,26 @@ async def terminal_asker(request: PermissionRequest) -> Answer | None:
     """Ask on the terminal (stderr for the question, stdin for the answer); end of input denies."""
     from desktop.tools.permissions import Answer
 
-    server = cli(QT_TRANSLATE_NOOP("Cli", "built-in")) if request.server_label == "built-in" else request.server_label
-    lines = [cli(QT_TRANSLATE_NOOP("Cli", "{tool} ({server}) wants to run with:"), tool=request.spec.name,
-                 server=server), request.arguments_text(1_500)]
+    server = (
+        cli(QT_TRANSLATE_NOOP("Cli", "built-in"))
+        if request.server_label == "built-in"
+        else request.server_label
+    )
+    lines = [
+        cli(
+            QT_TRANSLATE_NOOP("Cli", "{tool} ({server}) wants to run with:"),
+            tool=request.spec.name,
+            server=server,
+        ),
+        request.arguments_text(1_500),
+    ]
     if request.diff:
         lines.append(request.diff[:4_000])
     if request.changed:
         lines.append(changed_line(request.changed))
-    lines.append(cli(QT_TRANSLATE_NOOP(
-        "Cli", "Allow? [o]nce / for this [c]hat / [a]lways for this tool / [d]eny: ")))
+    lines.append(
+        cli(QT_TRANSLATE_NOOP("Cli", "Allow? [o]nce / for this [c]hat / [a]lways for this tool / [d]eny: "))
+    )
     sys.stderr.write("\n".join(lines))
     sys.stderr.flush()
     try:
@@ -92,35 +115,51 @@ def chat_toolbox(args: argparse.Namespace) -> ToolboxFactory:
     if args.workspace:
         workspace = Path(args.workspace).expanduser()
         if not workspace.is_dir():
-            raise CliError(cli(QT_TRANSLATE_NOOP("Cli", "--workspace {path}: not a folder"),
-                               path=args.workspace))
+            raise CliError(
+                cli(QT_TRANSLATE_NOOP("Cli", "--workspace {path}: not a folder"), path=args.workspace)
+            )
     interactive = sys.stdin is not None and sys.stdin.isatty() and args.message != "-"
     allow = [a for a in args.allow.split(",") if a.strip()]
-    return toolbox_factory(workspace=workspace, allow=allow, yes=args.yes,
-                           asker=terminal_asker if interactive else None)
+    return toolbox_factory(
+        workspace=workspace, allow=allow, yes=args.yes, asker=terminal_asker if interactive else None
+    )
 
 
 def _print_tool_event(event: Any) -> None:
     from desktop.tools.events import ToolCallFinished
 
     if isinstance(event, ToolCallFinished):
-        _status(cli(QT_TRANSLATE_NOOP("Cli", "tool {name}: {status} ({seconds} s)"), name=event.name,
-                    status=cli(TOOL_STATES.get(event.status, event.status)), seconds=f"{event.duration:.2f}"))
+        _status(
+            cli(
+                QT_TRANSLATE_NOOP("Cli", "tool {name}: {status} ({seconds} s)"),
+                name=event.name,
+                status=cli(TOOL_STATES.get(event.status, event.status)),
+                seconds=f"{event.duration:.2f}",
+            )
+        )
 
 
 async def start_servers(toolbox: Any, engine: Any) -> None:
-    engine.subscribe(_print_tool_event)  # a chat's tool events come from its conversation, on the engine's bus
+    engine.subscribe(
+        _print_tool_event
+    )  # a chat's tool events come from its conversation, on the engine's bus
     for problem in toolbox.mcp_problems:
         _status(f"mcp.json: {problem}")
     await toolbox.start_servers()
     for server in toolbox.servers.values():
         if server.state == "failed":
-            _status(cli(QT_TRANSLATE_NOOP("Cli", "MCP server {name} did not start: {error} (log: {log})"),
-                        name=server.config.name, error=str(server.error), log=str(server.log_path)))
+            _status(
+                cli(
+                    QT_TRANSLATE_NOOP("Cli", "MCP server {name} did not start: {error} (log: {log})"),
+                    name=server.config.name,
+                    error=str(server.error),
+                    log=str(server.log_path),
+                )
+            )
 
 
 async def cmd_mcp(args: argparse.Namespace) -> int:
-    from desktop.engine.settings import Paths
+    from desktop.engine.config.settings import Paths
     from desktop.tools.mcp_config import CONFIG_NAME, import_claude_desktop, load_config
 
     paths = Paths.resolve().ensure()
@@ -132,16 +171,23 @@ async def cmd_mcp(args: argparse.Namespace) -> int:
             _status(problem)
         if not imported and problems:
             raise CliError(problems[0])
-        _status(cli(QT_TRANSLATE_NOOP("Cli", "imported {n} server(s) into {path}"), n=len(imported),
-                    path=str(target)))
+        _status(
+            cli(
+                QT_TRANSLATE_NOOP("Cli", "imported {n} server(s) into {path}"),
+                n=len(imported),
+                path=str(target),
+            )
+        )
         for name in imported:
             print(name)
         return 0
     config = load_config(target)
     for problem in config.problems:
         _status(problem)
-    rows: list[dict[str, Any]] = [{"name": s.name, "transport": s.transport, "enabled": s.enabled, "where": s.where}
-            for s in config.servers]
+    rows: list[dict[str, Any]] = [
+        {"name": s.name, "transport": s.transport, "enabled": s.enabled, "where": s.where}
+        for s in config.servers
+    ]
     if args.check:
         from desktop.tools.mcp_host import McpServer
 

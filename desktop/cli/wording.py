@@ -22,7 +22,7 @@ def _catalog() -> Catalog:
 
     setting = ""
     try:
-        from desktop.engine.settings import Paths, Settings
+        from desktop.engine.config.settings import Paths, Settings
 
         setting = Settings.load(Paths.resolve(), env={}).language
     except Exception:  # noqa: BLE001 - a settings file that cannot be read: the locale decides

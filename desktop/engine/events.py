@@ -6,9 +6,9 @@ from typing import Any, Literal
 
 from msgspec import Struct, field
 
-from desktop.engine.context import ContextSnapshot
-from desktop.engine.errors import ErrorKind
-from desktop.engine.tasks import Activity
+from desktop.engine.metering.context import ContextSnapshot
+from desktop.engine.providers.errors import ErrorKind
+from desktop.engine.turn.tasks import Activity
 from desktop.engine.types import CompactionRecord, StoredMessage, Usage
 
 NoticeLevel = Literal["info", "warning", "error"]
@@ -18,6 +18,7 @@ TurnAction = Literal["retry", "compact_retry", "new_chat_from_summary"]
 
 class EngineEvent(Struct, frozen=True):
     """Something that happened in a chat, for the views."""
+
     session_id: int
 
 
@@ -35,17 +36,20 @@ class MessageUpdated(EngineEvent, frozen=True):
 
 class MessageRemoved(EngineEvent, frozen=True):
     """A row was deleted from the chat."""
+
     message_id: int
 
 
 class TextDelta(EngineEvent, frozen=True):
     """More text of a streaming reply."""
+
     message_id: int
     text: str
 
 
 class UsageUpdate(EngineEvent, frozen=True):
     """The provider's token counts for a reply."""
+
     message_id: int
     usage: Usage
 
@@ -64,6 +68,7 @@ class StatusChanged(EngineEvent, frozen=True):
 
 class TurnDone(EngineEvent, frozen=True):
     """A turn finished; its reply as stored."""
+
     message: StoredMessage
 
 

@@ -17,8 +17,13 @@ from types import ModuleType
 
 SDK = ("anthropic",)
 # The client and transports McpServer uses, and the SDK's MCP helpers (they convert results).
-MCP = ("mcp", "mcp.client.stdio", "mcp.client.streamable_http", "mcp.shared._httpx_utils",
-       "anthropic.lib.tools.mcp")
+MCP = (
+    "mcp",
+    "mcp.client.stdio",
+    "mcp.client.streamable_http",
+    "mcp.shared._httpx_utils",
+    "anthropic.lib.tools.mcp",
+)
 _done: set[str] = set()  # fully imported (a module in sys.modules may still be initialising in a thread)
 # One loading thread at a time: two threads importing the SDK's modules at once (the first MCP server and the
 # first request) can each hold a module the other waits for, and Python then hands one of them a partly

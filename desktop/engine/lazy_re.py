@@ -46,5 +46,7 @@ class LazyPattern[AnyStr: (bytes, str)]:
     def finditer(self, string: AnyStr, pos: int = 0, endpos: int = sys.maxsize) -> Iterator[re.Match[AnyStr]]:
         return self.compiled.finditer(string, pos, endpos)
 
-    def sub(self, repl: AnyStr | Callable[[re.Match[AnyStr]], AnyStr], string: AnyStr, count: int = 0) -> AnyStr:
+    def sub(
+        self, repl: AnyStr | Callable[[re.Match[AnyStr]], AnyStr], string: AnyStr, count: int = 0
+    ) -> AnyStr:
         return self.compiled.sub(repl, string, count)

@@ -20,7 +20,6 @@ Block = dict[str, Any]
 SENDABLE: frozenset[str] = frozenset({"complete", "cut", "interrupted"})
 
 
-
 def is_sendable_status(status: str) -> bool:
     return status in SENDABLE
 
@@ -67,7 +66,12 @@ class Usage(Struct):
 def _count(value: Any) -> int:
     """A token count as a usage object may hold it; anything that is not a finite number (an imported or
     damaged value) counts as 0."""
-    if isinstance(value, bool) or not isinstance(value, int | float) or value != value or abs(value) == float("inf"):
+    if (
+        isinstance(value, bool)
+        or not isinstance(value, int | float)
+        or value != value
+        or abs(value) == float("inf")
+    ):
         return 0
     return max(0, int(value))
 
@@ -95,6 +99,7 @@ class StoredMessage(Struct):
 
 class SessionInfo(Struct):
     """A chat as the session list shows it: title, model, times, message count and last usage."""
+
     id: int
     title: str
     model: str | None
@@ -116,7 +121,6 @@ class CompactionRecord(Struct):
     trigger: Literal["auto", "manual", "reactive", "background", "snip"]
     stats: dict[str, Any]
     created_at: float
-
 
 
 def covered_through(compactions: Sequence[CompactionRecord]) -> int:

@@ -34,7 +34,12 @@ def choose(setting: str, system: str) -> str:
     if norm in (ENGLISH, CHINESE):
         return norm
     lang, _, rest = norm.partition("_")
-    if lang.lower() == "zh" and rest.upper() not in ("TW", "HK", "MO", "HANT"):  # Traditional is not translated
+    if lang.lower() == "zh" and rest.upper() not in (
+        "TW",
+        "HK",
+        "MO",
+        "HANT",
+    ):  # Traditional is not translated
         return CHINESE
     return ENGLISH
 

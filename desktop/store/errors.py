@@ -1,7 +1,7 @@
 """What can go wrong with the database file and its folders, each said in one sentence with what to do.
 
 Every SQLite or file-system failure the store meets becomes one of the ``StorageError`` types of the engine's
-seam (``desktop.engine.storage``), so the CLI and the window can print it as it is: never a traceback.
+seam (``desktop.engine.history.storage``), so the CLI and the window can print it as it is: never a traceback.
 The waits for another program's lock are set here too (environment, for tests and slow disks).
 """
 
@@ -17,7 +17,7 @@ from pathlib import Path
 import peewee as pw
 
 from desktop.engine import messages as M
-from desktop.engine.storage import (
+from desktop.engine.history.storage import (
     StorageError,
     StorageFull,
     StorageLocked,
@@ -67,7 +67,8 @@ def check_file(path: Path) -> None:
                 raise IsADirectoryError(errno.EISDIR, "Is a directory", str(path))
             raise StorageUnusable(
                 f"The database {path} is not a regular file (a pipe or a device); it was left untouched. "
-                f"Remove it, or point PRECIS_HOME at another folder.")
+                f"Remove it, or point PRECIS_HOME at another folder."
+            )
         with os.fdopen(fd, "rb") as fh:
             header = fh.read(100)
             size = os.fstat(fh.fileno()).st_size
@@ -100,7 +101,8 @@ def is_locked(exc: BaseException) -> bool:
     err = _sqlite_error(exc)
     name = getattr(err, "sqlite_errorname", "") or ""
     return name.startswith(("SQLITE_BUSY", "SQLITE_LOCKED")) or (
-        err is not None and "database is locked" in str(err))
+        err is not None and "database is locked" in str(err)
+    )
 
 
 def locked(path: Path, waited: float) -> StorageLocked:
@@ -151,7 +153,11 @@ def translate(exc: BaseException, path: Path, *, waited: float = 0.0) -> Storage
         return read_only(path)
     if name.startswith("SQLITE_FULL") or "disk is full" in text:
         return full(path)
-    if name.startswith(("SQLITE_NOTADB", "SQLITE_CORRUPT")) or "malformed" in text or "not a database" in text:
+    if (
+        name.startswith(("SQLITE_NOTADB", "SQLITE_CORRUPT"))
+        or "malformed" in text
+        or "not a database" in text
+    ):
         return damaged(path, M.say(M.DB_IS_DAMAGED, error=text))
     if name.startswith("SQLITE_CANTOPEN"):
         return StorageUnusable(M.say(M.DB_CANNOT_OPEN, path=str(path), error=text))

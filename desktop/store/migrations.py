@@ -127,13 +127,21 @@ def rebuild_usage_totals(db: Database, *, banded: bool = True) -> None:
 
 def _v4(db: Database, models: Models) -> None:
     # Nullable columns only: a plain ALTER TABLE ADD COLUMN each, no table rebuild (see _v2).
-    _add_columns(db, "messages", est_key=pw.TextField(null=True), est=pw.IntegerField(null=True),
-                 est_results=pw.IntegerField(null=True), est_media=pw.IntegerField(null=True),
-                 est_trimmed=pw.IntegerField(null=True))
+    _add_columns(
+        db,
+        "messages",
+        est_key=pw.TextField(null=True),
+        est=pw.IntegerField(null=True),
+        est_results=pw.IntegerField(null=True),
+        est_media=pw.IntegerField(null=True),
+        est_trimmed=pw.IntegerField(null=True),
+    )
     # The numbers sit after the content in each record, so summing them from the table would read every
     # row's content from disk; this index holds what the sums read.
-    db.execute_sql("CREATE INDEX IF NOT EXISTS messages_estimates ON messages "
-                   "(session_id, id, status, est_key, est, est_results, est_media, est_trimmed)")
+    db.execute_sql(
+        "CREATE INDEX IF NOT EXISTS messages_estimates ON messages "
+        "(session_id, id, status, est_key, est, est_results, est_media, est_trimmed)"
+    )
 
 
 def _v5(db: Database, models: Models) -> None:
@@ -177,11 +185,15 @@ def _v8(db: Database, models: Models) -> None:
 def _v9(db: Database, models: Models) -> None:
     # Nullable columns (a plain ALTER TABLE each, see _v2); every existing history is one path.
     _add_columns(db, "messages", parent_id=pw.IntegerField(null=True), off_path=pw.IntegerField(null=True))
-    db.execute_sql("UPDATE messages SET parent_id = (SELECT MAX(p.id) FROM messages AS p "
-                   "WHERE p.session_id = messages.session_id AND p.id < messages.id)")
+    db.execute_sql(
+        "UPDATE messages SET parent_id = (SELECT MAX(p.id) FROM messages AS p "
+        "WHERE p.session_id = messages.session_id AND p.id < messages.id)"
+    )
     db.execute_sql("DROP INDEX IF EXISTS messages_estimates")
-    db.execute_sql("CREATE INDEX messages_estimates ON messages "
-                   "(session_id, id, status, est_key, est, est_results, est_media, est_trimmed, off_path)")
+    db.execute_sql(
+        "CREATE INDEX messages_estimates ON messages "
+        "(session_id, id, status, est_key, est, est_results, est_media, est_trimmed, off_path)"
+    )
     db.execute_sql("CREATE INDEX IF NOT EXISTS messages_parent ON messages (session_id, parent_id)")
 
 
@@ -238,10 +250,10 @@ def _v14(db: Database, models: Models) -> None:
 # and a migrated one are the same (tests/test_startup.py compares them). A new version adds its step above and its
 # end state here.
 CURRENT_SCHEMA = (
-    'CREATE TABLE sessions (id INTEGER PRIMARY KEY AUTOINCREMENT, title TEXT NOT NULL, model TEXT, '
+    "CREATE TABLE sessions (id INTEGER PRIMARY KEY AUTOINCREMENT, title TEXT NOT NULL, model TEXT, "
     'created_at REAL NOT NULL, updated_at REAL NOT NULL, "state" TEXT, "profile" TEXT, "pinned" INTEGER)',
     "CREATE INDEX sessions_updated_at ON sessions (updated_at)",
-    'CREATE TABLE messages (id INTEGER PRIMARY KEY AUTOINCREMENT, '
+    "CREATE TABLE messages (id INTEGER PRIMARY KEY AUTOINCREMENT, "
     "session_id INTEGER NOT NULL REFERENCES sessions (id) ON DELETE CASCADE, role TEXT NOT NULL, "
     "content TEXT NOT NULL, usage TEXT, status TEXT NOT NULL, model TEXT, created_at REAL NOT NULL, "
     '"meta" TEXT, "est_key" TEXT, "est" INTEGER, "est_results" INTEGER, "est_media" INTEGER, '
@@ -288,8 +300,22 @@ def create_current(db: Database) -> None:
     search.create_index(db)  # the full-text tables and their triggers as v11 left them (nothing to fill)
 
 
-STEPS = {1: _v1, 2: _v2, 3: _v3, 4: _v4, 5: _v5, 6: _v6, 7: _v7, 8: _v8, 9: _v9, 10: _v10, 11: _v11, 12: _v12,
-         13: _v13, 14: _v14}
+STEPS = {
+    1: _v1,
+    2: _v2,
+    3: _v3,
+    4: _v4,
+    5: _v5,
+    6: _v6,
+    7: _v7,
+    8: _v8,
+    9: _v9,
+    10: _v10,
+    11: _v11,
+    12: _v12,
+    13: _v13,
+    14: _v14,
+}
 
 
 def schema_version(db: Database) -> int:

@@ -19,7 +19,7 @@ from msgspec import Struct
 import desktop.store.errors as errors
 import desktop.store.migrations as migrations
 import desktop.store.versions as versions
-from desktop.engine.storage import (
+from desktop.engine.history.storage import (
     Fork,
     ImportPlan,
     Loaded,
@@ -58,8 +58,12 @@ PRAGMAS = {
 
 def _read_pragmas() -> dict[str, Any]:
     # No journal_mode or synchronous: setting them can write; a read needs neither.
-    return {"foreign_keys": 1, "busy_timeout": int(errors.busy_timeout() * 1000), "cache_size": -32000,
-            "query_only": 1}
+    return {
+        "foreign_keys": 1,
+        "busy_timeout": int(errors.busy_timeout() * 1000),
+        "cache_size": -32000,
+        "query_only": 1,
+    }
 
 
 # A turn's session lock is stale when nothing refreshed it for this long (or its process is gone).
@@ -95,8 +99,11 @@ def _sweep(con: sqlite3.Connection | Database, now: float) -> int:
     has_locks = run("SELECT 1 FROM sqlite_master WHERE type='table' AND name='session_locks'").fetchone()
     busy: list[int] = []
     if has_locks:
-        busy = [sid for sid, pid, host, beat in run("SELECT session_id, pid, host, heartbeat FROM session_locks")
-                if pid != os.getpid() and _live(pid, host, beat, now, LOCK_STALE_AFTER)]
+        busy = [
+            sid
+            for sid, pid, host, beat in run("SELECT session_id, pid, host, heartbeat FROM session_locks")
+            if pid != os.getpid() and _live(pid, host, beat, now, LOCK_STALE_AFTER)
+        ]
     marks = ",".join("?" * len(busy))
     where = f" AND session_id NOT IN ({marks})" if busy else ""
     return run(f"UPDATE messages SET status='interrupted' WHERE status='streaming'{where}", busy).rowcount
@@ -119,7 +126,8 @@ class _Facts(Struct, frozen=True):
             raise StorageUnusable(
                 f"The database {path} was written by a newer Précis (schema {self.version}; this one knows "
                 f"{migrations.CURRENT_VERSION}); it was left untouched. Use the newer Précis, or to start fresh "
-                f"move it aside (for example rename it to {path.name}.newer).")
+                f"move it aside (for example rename it to {path.name}.newer)."
+            )
 
 
 def _probe(path: Path) -> _Facts | None:
@@ -142,9 +150,14 @@ def _probe(path: Path) -> _Facts | None:
             con = sqlite3.connect(uri, uri=True, timeout=errors.busy_timeout())
             try:
                 version = con.execute("PRAGMA user_version").fetchone()[0]
-                tables = frozenset(r[0] for r in con.execute("SELECT name FROM sqlite_master WHERE type='table'"))
-                orphans = "messages" in tables and con.execute(
-                    "SELECT 1 FROM messages WHERE status='streaming' LIMIT 1").fetchone() is not None
+                tables = frozenset(
+                    r[0] for r in con.execute("SELECT name FROM sqlite_master WHERE type='table'")
+                )
+                orphans = (
+                    "messages" in tables
+                    and con.execute("SELECT 1 FROM messages WHERE status='streaming' LIMIT 1").fetchone()
+                    is not None
+                )
             finally:
                 con.close()
             return _Facts(base, version, tables, orphans)
@@ -165,7 +178,8 @@ def _row_json(text: str, column: str, message_id: int, kinds: tuple[type, ...]) 
     if not isinstance(value, kinds):
         raise StorageUnusable(
             f"Message {message_id} in the database is damaged (its {column} is not what Précis writes); nothing "
-            "was changed. Delete that chat, or put back a backup of the database.")
+            "was changed. Delete that chat, or put back a backup of the database."
+        )
     return value
 
 
@@ -178,7 +192,9 @@ def _dumps(value: Any) -> str:
 Tally = dict[tuple[str, int], list[int]]
 
 
-def _tally(rows: Iterable[tuple[str | None, Usage | None]], sign: int = 1, into: Tally | None = None) -> Tally:
+def _tally(
+    rows: Iterable[tuple[str | None, Usage | None]], sign: int = 1, into: Tally | None = None
+) -> Tally:
     """What (model, usage) rows add to the totals (``sign=-1``: what they take away). No usage: nothing."""
     tally: Tally = {} if into is None else into
     for model, usage in rows:
@@ -197,8 +213,13 @@ def _estimate_fields(est: StoredEstimate | None) -> dict[str, Any]:
     """The v4 columns of a row: the engine's numbers for it, or NULLs (estimated when first needed)."""
     if est is None:
         return {"est_key": None, "est": None, "est_results": None, "est_media": None, "est_trimmed": None}
-    return {"est_key": est.key, "est": est.tokens, "est_results": est.results, "est_media": est.media,
-            "est_trimmed": int(est.trimmed)}
+    return {
+        "est_key": est.key,
+        "est": est.tokens,
+        "est_results": est.results,
+        "est_media": est.media,
+        "est_trimmed": int(est.trimmed),
+    }
 
 
 SENDABLE_SQL = tuple(sorted(SENDABLE))  # types.SENDABLE, as the queries filter it (SQL parameters)
@@ -249,7 +270,7 @@ class Repo:
         return True
 
     def _open_writable(self) -> None:
-        from desktop.engine import files
+        from desktop.engine.config import files
 
         path = self.path
         try:
@@ -319,11 +340,15 @@ class Repo:
         M = self.m.Message
         count = M.select().where((M.session == row.id) & M.off_path.is_null()).count() if counts else 0
         last = (
-            M.select(M.usage)
-            .where((M.session == row.id) & M.usage.is_null(False) & M.off_path.is_null())
-            .order_by(M.id.desc())
-            .first()
-        ) if counts else None
+            (
+                M.select(M.usage)
+                .where((M.session == row.id) & M.usage.is_null(False) & M.off_path.is_null())
+                .order_by(M.id.desc())
+                .first()
+            )
+            if counts
+            else None
+        )
         return SessionInfo(
             id=row.id,
             title=row.title,
@@ -337,8 +362,9 @@ class Repo:
         )
 
     # --- sessions ----------------------------------------------------------------------------------
-    def create_session(self, title: str = DEFAULT_TITLE, model: str | None = None,
-                       profile: str | None = None) -> SessionInfo:
+    def create_session(
+        self, title: str = DEFAULT_TITLE, model: str | None = None, profile: str | None = None
+    ) -> SessionInfo:
         row = self.m.Session.create(title=title, model=model, profile=profile)
         return self._session(row)
 
@@ -358,8 +384,14 @@ class Repo:
             query = query.where(S.title.contains(title_filter))
         return [self._session(r) for r in query]
 
-    def update_session(self, session_id: int, *, title: str | None = None, model: str | None = None,
-                       profile: str | None = None) -> None:
+    def update_session(
+        self,
+        session_id: int,
+        *,
+        title: str | None = None,
+        model: str | None = None,
+        profile: str | None = None,
+    ) -> None:
         S = self.m.Session
         fields: dict[str, Any] = {"updated_at": time.time()}
         if title is not None:
@@ -413,14 +445,22 @@ class Repo:
         return state
 
     # --- messages ----------------------------------------------------------------------------------
-    def add_user_message(self, session_id: int, content: list[dict[str, Any]], *, title: str = "",
-                         meta: dict[str, Any] | None = None) -> StoredMessage:
+    def add_user_message(
+        self,
+        session_id: int,
+        content: list[dict[str, Any]],
+        *,
+        title: str = "",
+        meta: dict[str, Any] | None = None,
+    ) -> StoredMessage:
         """The user's message, committed before any request; a default-titled session takes ``title``."""
         with self.db.atomic():
             msg = self.add_message(session_id, "user", content, meta=meta)
             if title:
                 S = self.m.Session
-                S.update(title=title).where((S.id == session_id) & (S.title.in_(("", DEFAULT_TITLE)))).execute()
+                S.update(title=title).where(
+                    (S.id == session_id) & (S.title.in_(("", DEFAULT_TITLE)))
+                ).execute()
         return msg
 
     def add_message(
@@ -471,8 +511,9 @@ class Repo:
         ]
         with self.db.atomic():
             parent = versions.leaf(self.db, session_id)
-            after = self.db.execute_sql("SELECT COALESCE(MAX(id), 0) FROM messages WHERE session_id = ?",
-                                        (session_id,)).fetchone()[0]
+            after = self.db.execute_sql(
+                "SELECT COALESCE(MAX(id), 0) FROM messages WHERE session_id = ?", (session_id,)
+            ).fetchone()[0]
             for start in range(0, len(data), 500):
                 M.insert_many(data[start : start + 500]).execute()
             versions.link_appended(self.db, session_id, after, parent)
@@ -544,16 +585,25 @@ class Repo:
         for (model, band), (replies, inp, out, creation, read) in tally.items():
             if not (replies or inp or out or creation or read):
                 continue
-            T.insert(session=session_id, model=model, band=band, replies=replies, input_tokens=inp, output_tokens=out,
-                     cache_creation_input_tokens=creation, cache_read_input_tokens=read).on_conflict(
+            T.insert(
+                session=session_id,
+                model=model,
+                band=band,
+                replies=replies,
+                input_tokens=inp,
+                output_tokens=out,
+                cache_creation_input_tokens=creation,
+                cache_read_input_tokens=read,
+            ).on_conflict(
                 conflict_target=[T.session, T.model, T.band],
                 update={
                     T.replies: T.replies + pw.EXCLUDED.replies,
                     T.input_tokens: T.input_tokens + pw.EXCLUDED.input_tokens,
                     T.output_tokens: T.output_tokens + pw.EXCLUDED.output_tokens,
-                    T.cache_creation_input_tokens:
-                        T.cache_creation_input_tokens + pw.EXCLUDED.cache_creation_input_tokens,
-                    T.cache_read_input_tokens: T.cache_read_input_tokens + pw.EXCLUDED.cache_read_input_tokens,
+                    T.cache_creation_input_tokens: T.cache_creation_input_tokens
+                    + pw.EXCLUDED.cache_creation_input_tokens,
+                    T.cache_read_input_tokens: T.cache_read_input_tokens
+                    + pw.EXCLUDED.cache_read_input_tokens,
                 },
             ).execute()
             emptied = emptied or replies < 0
@@ -566,8 +616,9 @@ class Repo:
         sums: dict[str | None, list[int]] = {}
         for (model, _prompt), u in self.usage_by_band(session_id).items():
             t = sums.setdefault(model, [0, 0, 0, 0])
-            for i, v in enumerate((u.input_tokens, u.output_tokens, u.cache_creation_input_tokens,
-                                   u.cache_read_input_tokens)):
+            for i, v in enumerate(
+                (u.input_tokens, u.output_tokens, u.cache_creation_input_tokens, u.cache_read_input_tokens)
+            ):
                 t[i] += v
         return {model: Usage(*t) for model, t in sums.items()}
 
@@ -585,16 +636,21 @@ class Repo:
                     "output_tokens = output_tokens + excluded.output_tokens, "
                     "cache_creation_input_tokens = cache_creation_input_tokens + excluded.cache_creation_input_tokens, "
                     "cache_read_input_tokens = cache_read_input_tokens + excluded.cache_read_input_tokens",
-                    (session_id, kind, model, band, count, inp, out, creation, read))
+                    (session_id, kind, model, band, count, inp, out, creation, read),
+                )
 
     def spend_by_band(self, session_id: int) -> dict[tuple[str | None, int], Usage]:
         """Per model and prompt band (as ``usage_by_band``), the usage of the requests made for the chat that are
         no reply of its own: its summaries, their section requests and retries."""
         rows = self.db.execute_sql(
             "SELECT model, band, SUM(input_tokens), SUM(output_tokens), SUM(cache_creation_input_tokens), "
-            "SUM(cache_read_input_tokens) FROM spend WHERE session_id = ? GROUP BY model, band", (session_id,))
-        return {(model or None, band * PROMPT_BAND): Usage(int(i), int(o), int(c), int(r))
-                for model, band, i, o, c, r in rows}
+            "SUM(cache_read_input_tokens) FROM spend WHERE session_id = ? GROUP BY model, band",
+            (session_id,),
+        )
+        return {
+            (model or None, band * PROMPT_BAND): Usage(int(i), int(o), int(c), int(r))
+            for model, band, i, o, c, r in rows
+        }
 
     def usage_by_band(self, session_id: int) -> dict[tuple[str | None, int], Usage]:
         """Per model and prompt band, the sums of the usage of the session's stored replies; the key's number is
@@ -602,16 +658,18 @@ class Repo:
         T = self.m.UsageTotal
         rows = T.select().where((T.session == session_id) & (T.replies > 0))
         return {
-            (r.model or None, r.band * PROMPT_BAND): Usage(r.input_tokens, r.output_tokens,
-                                                          r.cache_creation_input_tokens, r.cache_read_input_tokens)
+            (r.model or None, r.band * PROMPT_BAND): Usage(
+                r.input_tokens, r.output_tokens, r.cache_creation_input_tokens, r.cache_read_input_tokens
+            )
             for r in rows
         }
 
     def user_messages(self, session_id: int, through_id: int) -> list[StoredMessage]:
         """User rows up to an id (the instructions a compaction pins verbatim)."""
         M = self.m.Message
-        rows = M.select().where((M.session == session_id) & (M.role == "user") & (M.id <= through_id)
-                                & M.off_path.is_null())
+        rows = M.select().where(
+            (M.session == session_id) & (M.role == "user") & (M.id <= through_id) & M.off_path.is_null()
+        )
         return [self._message(r) for r in rows.order_by(M.id)]
 
     def count_messages(self, session_id: int, before_id: int | None = None, after_id: int = 0) -> int:
@@ -627,7 +685,11 @@ class Repo:
         Its usage leaves the session's totals: they are the sum over the rows still stored."""
         M = self.m.Message
         with self.db.atomic():
-            row = M.select(M.session, M.model, M.usage, M.parent_id, M.off_path).where(M.id == message_id).first()
+            row = (
+                M.select(M.session, M.model, M.usage, M.parent_id, M.off_path)
+                .where(M.id == message_id)
+                .first()
+            )
             versions.detach(self.db, message_id)
             M.delete().where(M.id == message_id).execute()
             if row is not None and row.off_path is None:
@@ -667,18 +729,26 @@ class Repo:
         """Take the session's lock for ``pid`` unless another live process holds it (returned then)."""
         now = time.time()
         with self.db.atomic("IMMEDIATE"):
-            row = self.db.execute_sql("SELECT pid, host, heartbeat FROM session_locks WHERE session_id = ?",
-                                      (session_id,)).fetchone()
-            if row is not None and (row[0], row[1]) != (pid, host) and _live(row[0], row[1], row[2], now,
-                                                                          stale_after):
+            row = self.db.execute_sql(
+                "SELECT pid, host, heartbeat FROM session_locks WHERE session_id = ?", (session_id,)
+            ).fetchone()
+            if (
+                row is not None
+                and (row[0], row[1]) != (pid, host)
+                and _live(row[0], row[1], row[2], now, stale_after)
+            ):
                 return LockHolder(session_id, row[0], row[1], row[2])
-            self.db.execute_sql("INSERT OR REPLACE INTO session_locks (session_id, pid, host, heartbeat) "
-                                "VALUES (?, ?, ?, ?)", (session_id, pid, host, now))
+            self.db.execute_sql(
+                "INSERT OR REPLACE INTO session_locks (session_id, pid, host, heartbeat) VALUES (?, ?, ?, ?)",
+                (session_id, pid, host, now),
+            )
         return None
 
     def beat_session(self, session_id: int, pid: int) -> None:
-        self.db.execute_sql("UPDATE session_locks SET heartbeat = ? WHERE session_id = ? AND pid = ?",
-                            (time.time(), session_id, pid))
+        self.db.execute_sql(
+            "UPDATE session_locks SET heartbeat = ? WHERE session_id = ? AND pid = ?",
+            (time.time(), session_id, pid),
+        )
 
     def release_session(self, session_id: int, pid: int) -> None:
         self.db.execute_sql("DELETE FROM session_locks WHERE session_id = ? AND pid = ?", (session_id, pid))
@@ -720,8 +790,12 @@ class Repo:
         """The session's compactions that summarise its active path, oldest first: those whose covered-through
         row is on it (or gone: deleted by a build before versions, when rows were not re-anchored)."""
         C, M = self.m.Compaction, self.m.Message
-        return (C.select(C).join(M, pw.JOIN.LEFT_OUTER, on=(M.id == C.covers_through_message_id))
-                .where((C.session == session_id) & M.off_path.is_null()).order_by(C.id))
+        return (
+            C.select(C)
+            .join(M, pw.JOIN.LEFT_OUTER, on=(M.id == C.covers_through_message_id))
+            .where((C.session == session_id) & M.off_path.is_null())
+            .order_by(C.id)
+        )
 
     def active_compaction(self, session_id: int) -> CompactionRecord | None:
         row = self._path_compactions(session_id).order_by(self.m.Compaction.id.desc()).first()
@@ -749,11 +823,24 @@ class Repo:
             after = covered_through(compactions)
             M = self.m.Message
             rows, keys = self._rows_and_keys(
-                M.select().where((M.session == session_id) & (M.id > after) & M.off_path.is_null()).order_by(M.id))
-            return Loaded(session, compactions, rows, self.get_state(session_id), self.usage_totals(session_id),
-                          keys, self.usage_by_band(session_id), self.spend_by_band(session_id))
+                M.select()
+                .where((M.session == session_id) & (M.id > after) & M.off_path.is_null())
+                .order_by(M.id)
+            )
+            return Loaded(
+                session,
+                compactions,
+                rows,
+                self.get_state(session_id),
+                self.usage_totals(session_id),
+                keys,
+                self.usage_by_band(session_id),
+                self.spend_by_band(session_id),
+            )
 
-    def since(self, session_id: int, after_id: int, estimates: list[StoredEstimate] | None = None) -> Since | None:
+    def since(
+        self, session_id: int, after_id: int, estimates: list[StoredEstimate] | None = None
+    ) -> Since | None:
         """What a model call needs to read: the session's own row, its boundary and state, new rows only; the
         engine's numbers for rows it estimated since the last call are written in the same trip."""
         with self.db.atomic():
@@ -766,8 +853,10 @@ class Repo:
             active = self.active_compaction(session_id)
             M = self.m.Message
             rows, keys = self._rows_and_keys(
-                M.select().where((M.session == session_id) & (M.id > after_id) & M.off_path.is_null())
-                .order_by(M.id))
+                M.select()
+                .where((M.session == session_id) & (M.id > after_id) & M.off_path.is_null())
+                .order_by(M.id)
+            )
             return Since(session, active.id if active else 0, self.get_state(session_id), rows, keys)
 
     def set_estimates(self, estimates: list[StoredEstimate]) -> None:
@@ -775,8 +864,9 @@ class Repo:
         with self.db.atomic():
             self.db.connection().executemany(
                 "UPDATE messages SET est_key = ?, est = ?, est_results = ?, est_media = ?, est_trimmed = ? "
-                "WHERE id = ?", [(e.key, e.tokens, e.results, e.media, int(e.trimmed), e.message_id)
-                                 for e in estimates])
+                "WHERE id = ?",
+                [(e.key, e.tokens, e.results, e.media, int(e.trimmed), e.message_id) for e in estimates],
+            )
 
     def overview(self, session_id: int, segments: list[Segment], newest: int) -> Overview | None:
         """The gauge's reading of a session: per segment, the sums of the stored numbers that are for the shape
@@ -790,31 +880,66 @@ class Repo:
             M = self.m.Message
             # Rows with numbers are sendable by content (the engine stores numbers only for rows with content):
             # their sums read the estimates index alone. The rest are decoded.
-            base = (M.session == session_id) & (M.id > after) & M.status.in_(SENDABLE_SQL) & M.off_path.is_null()
+            base = (
+                (M.session == session_id) & (M.id > after) & M.status.in_(SENDABLE_SQL) & M.off_path.is_null()
+            )
             count = tokens = results = media = 0
             trimmed: list[int] = []
             unknown: list[Any] = []
             for seg in segments:
                 where = base & (M.id > seg.lo) & (M.id <= seg.hi)
                 known = where & M.est_key.in_(list(seg.keys))
-                n, t, r, m = (M.select(pw.fn.COUNT(M.id), pw.fn.SUM(M.est), pw.fn.SUM(M.est_results),
-                                       pw.fn.SUM(M.est_media)).where(known).tuples().get())
-                count, tokens, results, media = count + n, tokens + (t or 0), results + (r or 0), media + (m or 0)
+                n, t, r, m = (
+                    M.select(
+                        pw.fn.COUNT(M.id), pw.fn.SUM(M.est), pw.fn.SUM(M.est_results), pw.fn.SUM(M.est_media)
+                    )
+                    .where(known)
+                    .tuples()
+                    .get()
+                )
+                count, tokens, results, media = (
+                    count + n,
+                    tokens + (t or 0),
+                    results + (r or 0),
+                    media + (m or 0),
+                )
                 trimmed += [i for (i,) in M.select(M.id).where(known & (M.est_trimmed == 1)).tuples()]
                 stale = where & (M.est_key.is_null() | M.est_key.not_in(list(seg.keys))) & (M.content != "[]")
                 unknown += list(M.select().where(stale).order_by(M.id))
-            recent = list(M.select().where((M.session == session_id) & (M.id > after) & M.off_path.is_null())
-                          .order_by(M.id.desc())
-                          .limit(newest))
+            recent = list(
+                M.select()
+                .where((M.session == session_id) & (M.id > after) & M.off_path.is_null())
+                .order_by(M.id.desc())
+                .limit(newest)
+            )
             recent.reverse()
             keys = {r.id: r.est_key for r in [*unknown, *recent] if r.est_key}
-            return Overview(session, compactions, self.get_state(session_id), self.usage_totals(session_id),
-                            count, tokens, results, media, trimmed, [self._message(r) for r in recent],
-                            [self._message(r) for r in unknown], keys, self.usage_by_band(session_id),
-                            self.spend_by_band(session_id))
+            return Overview(
+                session,
+                compactions,
+                self.get_state(session_id),
+                self.usage_totals(session_id),
+                count,
+                tokens,
+                results,
+                media,
+                trimmed,
+                [self._message(r) for r in recent],
+                [self._message(r) for r in unknown],
+                keys,
+                self.usage_by_band(session_id),
+                self.spend_by_band(session_id),
+            )
 
-    def page(self, session_id: int, *, originals: bool = False, before_id: int | None = None,
-             hidden_through: int | None = None, size: int = 200) -> Page | None:
+    def page(
+        self,
+        session_id: int,
+        *,
+        originals: bool = False,
+        before_id: int | None = None,
+        hidden_through: int | None = None,
+        size: int = 200,
+    ) -> Page | None:
         """The newest ``size`` messages (before ``before_id`` when scrolling up). Messages the active summary
         replaced stay collapsed under its card unless ``originals``."""
         with self.db.atomic():
@@ -825,8 +950,10 @@ class Repo:
             if hidden_through is None:
                 hidden_through = 0 if originals else covered_through(compactions)
             rows = self.messages(session_id, after_id=hidden_through, before_id=before_id, newest=size)
-            older = bool(rows) and self.count_messages(session_id, before_id=rows[0].id,
-                                                       after_id=hidden_through) > 0
+            older = (
+                bool(rows)
+                and self.count_messages(session_id, before_id=rows[0].id, after_id=hidden_through) > 0
+            )
             shown = versions.versions_of(self.db, session_id, [(m.id, m.parent_id) for m in rows])
             return Page(session, rows, older, hidden_through, compactions, shown)
 
@@ -840,8 +967,9 @@ class Repo:
             compaction = None
             if plan.summary_index is not None:
                 through = self.messages(session.id, newest=1)[0].id
-                compaction = self.add_compaction(session.id, plan.summary, through, "manual",
-                                                 plan.compaction_stats)
+                compaction = self.add_compaction(
+                    session.id, plan.summary, through, "manual", plan.compaction_stats
+                )
             self.add_messages(session.id, plan.rows[cut:])
             self.update_session(session.id)  # updated_at: the new session sorts first
             return self._session(self.m.Session.get_by_id(session.id)), compaction

@@ -19,6 +19,7 @@ from msgspec import Struct
 from desktop.engine.types import Usage
 
 if TYPE_CHECKING:
+
     class Database(pw.SqliteDatabase):
         """The store's database as the type checker sees it: peewee's bundled stubs leave these methods
         unannotated (every call to them would be an untyped call); SqliteDatabase returns the sqlite3 objects.
@@ -68,6 +69,7 @@ def prompt_band(usage: Usage) -> int:
 
 class Models(Struct, frozen=True):
     """The peewee model classes of one database."""
+
     # Model classes built per database; peewee's fields are dynamic attributes no checker can follow.
     Session: Any
     Message: Any
@@ -118,10 +120,24 @@ def build_models(db: pw.Database) -> Models:
 
         class Meta:
             table_name = "messages"
-            indexes = ((("session", "id"), False),
-                       (("session", "id", "status", "est_key", "est", "est_results", "est_media", "est_trimmed",
-                         "off_path"), False),
-                       (("session", "parent_id"), False))
+            indexes = (
+                (("session", "id"), False),
+                (
+                    (
+                        "session",
+                        "id",
+                        "status",
+                        "est_key",
+                        "est",
+                        "est_results",
+                        "est_media",
+                        "est_trimmed",
+                        "off_path",
+                    ),
+                    False,
+                ),
+                (("session", "parent_id"), False),
+            )
 
     class Compaction(Base):
         id = AutoIncrementField()

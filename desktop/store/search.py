@@ -13,7 +13,7 @@ import json
 import re
 from typing import Any, Protocol
 
-from desktop.engine.search import MARK_END, MARK_START, RecallHit, SearchHit
+from desktop.engine.history.search import MARK_END, MARK_START, RecallHit, SearchHit
 from desktop.engine.types import StoredMessage
 from desktop.store.schema import Database, Models
 
@@ -27,6 +27,7 @@ class Repo(Protocol):
     @property
     def m(self) -> Models: ...
     def _message(self, row: Any) -> StoredMessage: ...
+
 
 TOKENIZER = "unicode61 remove_diacritics 2"
 
@@ -54,35 +55,45 @@ def _text_of(content: str) -> str:
 def create_index(db: Database) -> None:
     """The tables, their triggers and a backfill from the rows already stored (one migration step)."""
     db.execute_sql(f"CREATE VIRTUAL TABLE IF NOT EXISTS message_fts USING fts5(body, tokenize='{TOKENIZER}')")
-    db.execute_sql(f"CREATE VIRTUAL TABLE IF NOT EXISTS compaction_fts USING fts5(body, tokenize='{TOKENIZER}')")
+    db.execute_sql(
+        f"CREATE VIRTUAL TABLE IF NOT EXISTS compaction_fts USING fts5(body, tokenize='{TOKENIZER}')"
+    )
     message_triggers(db)
     db.execute_sql(
         "CREATE TRIGGER IF NOT EXISTS compaction_fts_insert AFTER INSERT ON compactions BEGIN "
-        "INSERT INTO compaction_fts (rowid, body) VALUES (NEW.id, NEW.summary); END")
+        "INSERT INTO compaction_fts (rowid, body) VALUES (NEW.id, NEW.summary); END"
+    )
     db.execute_sql(
         "CREATE TRIGGER IF NOT EXISTS compaction_fts_update AFTER UPDATE OF summary ON compactions BEGIN "
         "DELETE FROM compaction_fts WHERE rowid = OLD.id; "
-        "INSERT INTO compaction_fts (rowid, body) VALUES (NEW.id, NEW.summary); END")
+        "INSERT INTO compaction_fts (rowid, body) VALUES (NEW.id, NEW.summary); END"
+    )
     db.execute_sql(
         "CREATE TRIGGER IF NOT EXISTS compaction_fts_delete AFTER DELETE ON compactions BEGIN "
-        "DELETE FROM compaction_fts WHERE rowid = OLD.id; END")
-    db.execute_sql(f"INSERT INTO message_fts (rowid, body) SELECT m.id, coalesce({_text_of('m.content')}, '') "
-                   "FROM messages AS m")
+        "DELETE FROM compaction_fts WHERE rowid = OLD.id; END"
+    )
+    db.execute_sql(
+        f"INSERT INTO message_fts (rowid, body) SELECT m.id, coalesce({_text_of('m.content')}, '') "
+        "FROM messages AS m"
+    )
     db.execute_sql("INSERT INTO compaction_fts (rowid, body) SELECT id, summary FROM compactions")
 
 
 def message_triggers(db: Database) -> None:
     db.execute_sql(
         "CREATE TRIGGER IF NOT EXISTS message_fts_insert AFTER INSERT ON messages BEGIN "
-        f"INSERT INTO message_fts (rowid, body) VALUES (NEW.id, coalesce({_text_of('NEW.content')}, '')); END")
+        f"INSERT INTO message_fts (rowid, body) VALUES (NEW.id, coalesce({_text_of('NEW.content')}, '')); END"
+    )
     db.execute_sql(
         "CREATE TRIGGER IF NOT EXISTS message_fts_update AFTER UPDATE OF content, status ON messages "
         "WHEN NEW.status != 'streaming' BEGIN "
         "DELETE FROM message_fts WHERE rowid = OLD.id; "
-        f"INSERT INTO message_fts (rowid, body) VALUES (NEW.id, coalesce({_text_of('NEW.content')}, '')); END")
+        f"INSERT INTO message_fts (rowid, body) VALUES (NEW.id, coalesce({_text_of('NEW.content')}, '')); END"
+    )
     db.execute_sql(
         "CREATE TRIGGER IF NOT EXISTS message_fts_delete AFTER DELETE ON messages BEGIN "
-        "DELETE FROM message_fts WHERE rowid = OLD.id; END")
+        "DELETE FROM message_fts WHERE rowid = OLD.id; END"
+    )
 
 
 def index_attachments(db: Database) -> None:
@@ -91,10 +102,14 @@ def index_attachments(db: Database) -> None:
     db.execute_sql("DROP TRIGGER IF EXISTS message_fts_insert")
     db.execute_sql("DROP TRIGGER IF EXISTS message_fts_update")
     message_triggers(db)
-    db.execute_sql("DELETE FROM message_fts WHERE rowid IN (SELECT id FROM messages "
-                   "WHERE instr(content, '\"document\"') > 0)")
-    db.execute_sql(f"INSERT INTO message_fts (rowid, body) SELECT m.id, coalesce({_text_of('m.content')}, '') "
-                   "FROM messages AS m WHERE instr(m.content, '\"document\"') > 0")
+    db.execute_sql(
+        "DELETE FROM message_fts WHERE rowid IN (SELECT id FROM messages "
+        "WHERE instr(content, '\"document\"') > 0)"
+    )
+    db.execute_sql(
+        f"INSERT INTO message_fts (rowid, body) SELECT m.id, coalesce({_text_of('m.content')}, '') "
+        "FROM messages AS m WHERE instr(m.content, '\"document\"') > 0"
+    )
 
 
 _TERM = re.compile(r"\S+")
@@ -147,8 +162,10 @@ def search(repo: Repo, query: str, limit: int = 50) -> list[SearchHit]:
     rows += [r for r in _by_file_name(db, query, limit) if r[3] not in found]
     rows.sort(key=lambda r: -r[7])
     rows = rows[:limit]
-    return [SearchHit(kind, sid, title, mid, cid, role, snippet or "", created)
-            for kind, sid, title, mid, cid, role, snippet, created in rows]
+    return [
+        SearchHit(kind, sid, title, mid, cid, role, snippet or "", created)
+        for kind, sid, title, mid, cid, role, snippet, created in rows
+    ]
 
 
 def _by_file_name(db: Database, query: str, limit: int) -> list[tuple[Any, ...]]:
@@ -160,10 +177,11 @@ def _by_file_name(db: Database, query: str, limit: int) -> list[tuple[Any, ...]]
         return []
     out: list[tuple[Any, ...]] = []
     for sid, title, mid, created, names_json in db.execute_sql(
-            "SELECT m.session_id, s.title, m.id, m.created_at, json_extract(m.meta, '$.files') "
-            "FROM messages AS m JOIN sessions AS s ON s.id = m.session_id "
-            "WHERE m.role = 'user' AND instr(m.meta, '\"files\"') > 0 AND json_valid(m.meta) "
-            "AND json_type(m.meta, '$.files') = 'array' ORDER BY m.id DESC"):
+        "SELECT m.session_id, s.title, m.id, m.created_at, json_extract(m.meta, '$.files') "
+        "FROM messages AS m JOIN sessions AS s ON s.id = m.session_id "
+        "WHERE m.role = 'user' AND instr(m.meta, '\"files\"') > 0 AND json_valid(m.meta) "
+        "AND json_type(m.meta, '$.files') = 'array' ORDER BY m.id DESC"
+    ):
         try:
             names = [str(n) for n in json.loads(names_json)]
         except (TypeError, ValueError):
@@ -188,7 +206,59 @@ RECALL_SNIPPET_WORDS = 24
 # Words a question is made of that say nothing about what it asks for (bm25 weighs common words little, but a
 # question's glue would still pull in every message that has it).
 _GLUE = frozenset(
-    ["a", "an", "the", "and", "or", "of", "to", "in", "on", "for", "with", "is", "are", "was", "were", "be", "been", "what", "which", "who", "whom", "whose", "why", "how", "when", "where", "did", "do", "does", "we", "i", "you", "it", "this", "that", "these", "those", "there", "our", "my", "your", "me", "us", "about", "from", "at", "by", "as", "any", "some"])
+    [
+        "a",
+        "an",
+        "the",
+        "and",
+        "or",
+        "of",
+        "to",
+        "in",
+        "on",
+        "for",
+        "with",
+        "is",
+        "are",
+        "was",
+        "were",
+        "be",
+        "been",
+        "what",
+        "which",
+        "who",
+        "whom",
+        "whose",
+        "why",
+        "how",
+        "when",
+        "where",
+        "did",
+        "do",
+        "does",
+        "we",
+        "i",
+        "you",
+        "it",
+        "this",
+        "that",
+        "these",
+        "those",
+        "there",
+        "our",
+        "my",
+        "your",
+        "me",
+        "us",
+        "about",
+        "from",
+        "at",
+        "by",
+        "as",
+        "any",
+        "some",
+    ]
+)
 _SUFFIXES = ("ations", "ation", "ions", "ing", "ion", "ed", "es", "s")
 
 
@@ -204,8 +274,15 @@ def _stem(word: str) -> str:
 
 _RECALL_TERM = re.compile(r"\w+")
 # A question's words that ask for a decision or a reason, and the words such an answer is written with.
-_ASKS = {"why": ("because",), "reason": ("because",), "decision": ("decided",), "decisions": ("decided",),
-         "choice": ("chose", "decided"), "chosen": ("chose", "decided"), "choose": ("chose", "decided")}
+_ASKS = {
+    "why": ("because",),
+    "reason": ("because",),
+    "decision": ("decided",),
+    "decisions": ("decided",),
+    "choice": ("chose", "decided"),
+    "chosen": ("chose", "decided"),
+    "choose": ("chose", "decided"),
+}
 
 
 def recall_expression(query: str) -> str:
@@ -234,11 +311,15 @@ def recall(repo: Repo, session_id: int, query: str, limit: int = 10) -> list[Rec
     if not expr:
         return []
     limit = max(1, limit)
-    own = {r[0] for r in repo.db.execute_sql(
-        "SELECT json_extract(b.value, '$.id') FROM messages AS m, json_each(m.content) AS b "
-        "WHERE m.session_id = ? AND m.role = 'assistant' AND instr(m.content, ?) > 0 "
-        "AND json_extract(b.value, '$.type') = 'tool_use' AND json_extract(b.value, '$.name') = ?",
-        (session_id, f'"name":"{RECALL_TOOL}"', RECALL_TOOL)).fetchall()}
+    own = {
+        r[0]
+        for r in repo.db.execute_sql(
+            "SELECT json_extract(b.value, '$.id') FROM messages AS m, json_each(m.content) AS b "
+            "WHERE m.session_id = ? AND m.role = 'assistant' AND instr(m.content, ?) > 0 "
+            "AND json_extract(b.value, '$.type') = 'tool_use' AND json_extract(b.value, '$.name') = ?",
+            (session_id, f'"name":"{RECALL_TOOL}"', RECALL_TOOL),
+        ).fetchall()
+    }
     rows = repo.db.execute_sql(
         "SELECT m.id, CASE WHEN m.role = 'user' AND instr(m.content, '\"tool_result\"') > 0 THEN 'tool' "
         "ELSE m.role END, snippet(message_fts, 0, '', '', '…', ?), bm25(message_fts), m.created_at, m.content "
@@ -262,9 +343,15 @@ def _matches_besides(content: str, own: set[str], stems: list[str]) -> bool:
         blocks = json.loads(content)
     except ValueError:
         return False
-    kept = [b for b in blocks if isinstance(b, dict) and not (
-        (b.get("type") == "tool_use" and b.get("id") in own)
-        or (b.get("type") == "tool_result" and b.get("tool_use_id") in own))]
+    kept = [
+        b
+        for b in blocks
+        if isinstance(b, dict)
+        and not (
+            (b.get("type") == "tool_use" and b.get("id") in own)
+            or (b.get("type") == "tool_result" and b.get("tool_use_id") in own)
+        )
+    ]
     if len(kept) == len(blocks):
         return True
     text = json.dumps(kept, ensure_ascii=False).casefold()
@@ -283,6 +370,10 @@ def read(repo: Repo, session_id: int, ids: list[int]) -> list[StoredMessage]:
 def read_range(repo: Repo, session_id: int, first: int, last: int, limit: int) -> list[StoredMessage]:
     """The chat's active-path messages with ids from ``first`` to ``last``, at most ``limit``, in id order."""
     M = repo.m.Message
-    rows = (M.select().where((M.session == session_id) & (M.id >= first) & (M.id <= last) & M.off_path.is_null())
-            .order_by(M.id).limit(max(1, limit)))
+    rows = (
+        M.select()
+        .where((M.session == session_id) & (M.id >= first) & (M.id <= last) & M.off_path.is_null())
+        .order_by(M.id)
+        .limit(max(1, limit))
+    )
     return [repo._message(r) for r in rows]

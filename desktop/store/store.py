@@ -1,7 +1,7 @@
 """Async, typed access to the database: every method is one round trip to one dedicated database thread.
 
 peewee keeps one connection per thread, so a single worker thread gives one connection, no lock fights, and
-never a blocked UI thread. The methods mirror ``desktop.engine.storage.Storage``, which the engine depends on.
+never a blocked UI thread. The methods mirror ``desktop.engine.history.storage.Storage``, which the engine depends on.
 """
 
 from __future__ import annotations
@@ -19,8 +19,8 @@ from typing import Any, ParamSpec, TypeVar
 import peewee as pw
 
 import desktop.store.errors as errors
-from desktop.engine.search import RecallHit, SearchHit
-from desktop.engine.storage import (
+from desktop.engine.history.search import RecallHit, SearchHit
+from desktop.engine.history.storage import (
     Fork,
     ImportPlan,
     Loaded,
@@ -61,6 +61,7 @@ def guarded(path: Path, fn: Callable[P, T], *args: P.args, **kwargs: P.kwargs) -
             log.debug("database operation %s failed", getattr(fn, "__name__", fn), exc_info=True)
             raise errors.translate(exc, path, waited=waited) from None
 
+
 T = TypeVar("T")
 P = ParamSpec("P")
 
@@ -79,8 +80,9 @@ class Store:
         executor = ThreadPoolExecutor(max_workers=1, thread_name_prefix="precis-db")
         loop = asyncio.get_running_loop()
         try:
-            repo = await loop.run_in_executor(executor, functools.partial(
-                guarded, Path(path), Repo, Path(path), readonly=readonly))
+            repo = await loop.run_in_executor(
+                executor, functools.partial(guarded, Path(path), Repo, Path(path), readonly=readonly)
+            )
         except BaseException:
             executor.shutdown(wait=False)
             raise
@@ -108,8 +110,9 @@ class Store:
     async def call(self, fn: Callable[P, T], *args: P.args, **kwargs: P.kwargs) -> T:
         self.round_trips += 1
         loop = asyncio.get_running_loop()
-        return await loop.run_in_executor(self._executor, functools.partial(guarded, self.path, fn, *args,
-                                                                            **kwargs))
+        return await loop.run_in_executor(
+            self._executor, functools.partial(guarded, self.path, fn, *args, **kwargs)
+        )
 
     def run(self, fn: Callable[P, T], *args: P.args, **kwargs: P.kwargs) -> T:
         """Blocking call on the database thread (never from the UI thread)."""
@@ -130,8 +133,9 @@ class Store:
         self._executor.shutdown(wait=True)
 
     # --- sessions -------------------------------------------------------------------------------------
-    async def create_session(self, title: str = DEFAULT_TITLE, model: str | None = None,
-                             profile: str | None = None) -> SessionInfo:
+    async def create_session(
+        self, title: str = DEFAULT_TITLE, model: str | None = None, profile: str | None = None
+    ) -> SessionInfo:
         return await self.call(self._repo.create_session, title, model, profile)
 
     async def data_version(self) -> int:
@@ -143,8 +147,14 @@ class Store:
     async def list_sessions(self, title_filter: str = "") -> list[SessionInfo]:
         return await self.call(self._repo.list_sessions, title_filter)
 
-    async def update_session(self, session_id: int, *, title: str | None = None, model: str | None = None,
-                             profile: str | None = None) -> None:
+    async def update_session(
+        self,
+        session_id: int,
+        *,
+        title: str | None = None,
+        model: str | None = None,
+        profile: str | None = None,
+    ) -> None:
         await self.call(self._repo.update_session, session_id, title=title, model=model, profile=profile)
 
     async def move_profile(self, old: str, new: str, model: str | None = None) -> int:
@@ -185,30 +195,55 @@ class Store:
         return await self.call(self._repo.update_state, session_id, changes)
 
     # --- messages -------------------------------------------------------------------------------------
-    async def add_user_message(self, session_id: int, content: list[Block], *, title: str = "",
-                               meta: dict[str, Any] | None = None) -> StoredMessage:
+    async def add_user_message(
+        self, session_id: int, content: list[Block], *, title: str = "", meta: dict[str, Any] | None = None
+    ) -> StoredMessage:
         return await self.call(self._repo.add_user_message, session_id, content, title=title, meta=meta)
 
-    async def add_message(self, session_id: int, role: str, content: list[Block], *, status: str = "complete",
-                          model: str | None = None, meta: dict[str, Any] | None = None,
-                          usage: Usage | None = None) -> StoredMessage:
-        return await self.call(self._repo.add_message, session_id, role, content, status=status, model=model,
-                               meta=meta, usage=usage)
+    async def add_message(
+        self,
+        session_id: int,
+        role: str,
+        content: list[Block],
+        *,
+        status: str = "complete",
+        model: str | None = None,
+        meta: dict[str, Any] | None = None,
+        usage: Usage | None = None,
+    ) -> StoredMessage:
+        return await self.call(
+            self._repo.add_message,
+            session_id,
+            role,
+            content,
+            status=status,
+            model=model,
+            meta=meta,
+            usage=usage,
+        )
 
     async def add_messages(self, session_id: int, rows: list[dict[str, Any]]) -> int:
         return await self.call(self._repo.add_messages, session_id, rows)
 
-    async def update_message(self, message_id: int, *, content: list[Block] | None = None,
-                             status: str | None = None, usage: Usage | None = None,
-                             meta: dict[str, Any] | None = None) -> None:
-        await self.call(self._repo.update_message, message_id, content=content, status=status, usage=usage,
-                        meta=meta)
+    async def update_message(
+        self,
+        message_id: int,
+        *,
+        content: list[Block] | None = None,
+        status: str | None = None,
+        usage: Usage | None = None,
+        meta: dict[str, Any] | None = None,
+    ) -> None:
+        await self.call(
+            self._repo.update_message, message_id, content=content, status=status, usage=usage, meta=meta
+        )
 
     async def get_message(self, message_id: int) -> StoredMessage | None:
         return await self.call(self._repo.get_message, message_id)
 
-    async def messages(self, session_id: int, after_id: int = 0, before_id: int | None = None,
-                       newest: int | None = None) -> list[StoredMessage]:
+    async def messages(
+        self, session_id: int, after_id: int = 0, before_id: int | None = None, newest: int | None = None
+    ) -> list[StoredMessage]:
         return await self.call(self._repo.messages, session_id, after_id, before_id, newest)
 
     async def user_messages(self, session_id: int, through_id: int) -> list[StoredMessage]:
@@ -237,8 +272,9 @@ class Store:
     async def load(self, session_id: int) -> Loaded | None:
         return await self.call(self._repo.load, session_id)
 
-    async def since(self, session_id: int, after_id: int,
-                    estimates: list[StoredEstimate] | None = None) -> Since | None:
+    async def since(
+        self, session_id: int, after_id: int, estimates: list[StoredEstimate] | None = None
+    ) -> Since | None:
         return await self.call(self._repo.since, session_id, after_id, estimates)
 
     async def overview(self, session_id: int, segments: list[Segment], newest: int) -> Overview | None:
@@ -247,17 +283,46 @@ class Store:
     async def set_estimates(self, estimates: list[StoredEstimate]) -> None:
         await self.call(self._repo.set_estimates, estimates)
 
-    async def page(self, session_id: int, *, originals: bool = False, before_id: int | None = None,
-                   hidden_through: int | None = None, size: int = 200) -> Page | None:
-        return await self.call(self._repo.page, session_id, originals=originals, before_id=before_id,
-                               hidden_through=hidden_through, size=size)
+    async def page(
+        self,
+        session_id: int,
+        *,
+        originals: bool = False,
+        before_id: int | None = None,
+        hidden_through: int | None = None,
+        size: int = 200,
+    ) -> Page | None:
+        return await self.call(
+            self._repo.page,
+            session_id,
+            originals=originals,
+            before_id=before_id,
+            hidden_through=hidden_through,
+            size=size,
+        )
 
     # --- compactions ----------------------------------------------------------------------------------
-    async def add_compaction(self, session_id: int, summary: str, covers_through_message_id: int, trigger: str,
-                             stats: dict[str, Any], *, expected_active: int | None = None,
-                             state_changes: dict[str, Any] | None = None) -> CompactionRecord:
-        return await self.call(self._repo.add_compaction, session_id, summary, covers_through_message_id,
-                               trigger, stats, expected_active=expected_active, state_changes=state_changes)
+    async def add_compaction(
+        self,
+        session_id: int,
+        summary: str,
+        covers_through_message_id: int,
+        trigger: str,
+        stats: dict[str, Any],
+        *,
+        expected_active: int | None = None,
+        state_changes: dict[str, Any] | None = None,
+    ) -> CompactionRecord:
+        return await self.call(
+            self._repo.add_compaction,
+            session_id,
+            summary,
+            covers_through_message_id,
+            trigger,
+            stats,
+            expected_active=expected_active,
+            state_changes=state_changes,
+        )
 
     async def active_compaction(self, session_id: int) -> CompactionRecord | None:
         return await self.call(self._repo.active_compaction, session_id)
@@ -282,7 +347,9 @@ class Store:
         await self.call(self._repo.set_kv, key, value)
 
     # --- the per-session lock of a running turn -----------------------------------------------------
-    async def claim_session(self, session_id: int, pid: int, host: str, stale_after: float) -> LockHolder | None:
+    async def claim_session(
+        self, session_id: int, pid: int, host: str, stale_after: float
+    ) -> LockHolder | None:
         return await self.call(self._repo.claim_session, session_id, pid, host, stale_after)
 
     async def beat_session(self, session_id: int, pid: int) -> None:

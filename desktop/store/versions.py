@@ -21,7 +21,7 @@ from __future__ import annotations
 import json
 from typing import Any
 
-from desktop.engine.storage import Fork
+from desktop.engine.history.storage import Fork
 from desktop.store.schema import Database
 
 LEAVES_KEY = "version_leaves"  # sessions.state: first row of a version -> the leaf last shown under it
@@ -29,8 +29,10 @@ LEAVES_KEY = "version_leaves"  # sessions.state: first row of a version -> the l
 
 def leaf(db: Database, session_id: int) -> int | None:
     """The newest row of the active path (the parent of the next row written); None for an empty session."""
-    row = db.execute_sql("SELECT id FROM messages WHERE session_id = ? AND off_path IS NULL ORDER BY id DESC "
-                         "LIMIT 1", (session_id,)).fetchone()
+    row = db.execute_sql(
+        "SELECT id FROM messages WHERE session_id = ? AND off_path IS NULL ORDER BY id DESC LIMIT 1",
+        (session_id,),
+    ).fetchone()
     return row[0] if row else None
 
 
@@ -43,24 +45,30 @@ def parent_of(db: Database, message_id: int) -> tuple[int, int | None] | None:
 def siblings(db: Database, session_id: int, parent_id: int | None) -> list[int]:
     """The versions at one place of the tree, oldest first."""
     if parent_id is None:
-        cur = db.execute_sql("SELECT id FROM messages WHERE session_id = ? AND parent_id IS NULL ORDER BY id",
-                             (session_id,))
+        cur = db.execute_sql(
+            "SELECT id FROM messages WHERE session_id = ? AND parent_id IS NULL ORDER BY id", (session_id,)
+        )
     else:
-        cur = db.execute_sql("SELECT id FROM messages WHERE session_id = ? AND parent_id = ? ORDER BY id",
-                             (session_id, parent_id))
+        cur = db.execute_sql(
+            "SELECT id FROM messages WHERE session_id = ? AND parent_id = ? ORDER BY id",
+            (session_id, parent_id),
+        )
     return [r[0] for r in cur]
 
 
-def versions_of(db: Database, session_id: int, rows: list[tuple[int, int | None]]
-                ) -> dict[int, tuple[int, int]]:
+def versions_of(
+    db: Database, session_id: int, rows: list[tuple[int, int | None]]
+) -> dict[int, tuple[int, int]]:
     """For rows given as (id, parent id): message id -> (position from 1, count) of those that have siblings."""
     parents = {p for _i, p in rows if p is not None}
     groups: dict[int | None, list[int]] = {}
     for start in range(0, len(parents), 500):
-        chunk = sorted(parents)[start:start + 500]
+        chunk = sorted(parents)[start : start + 500]
         marks = ",".join("?" * len(chunk))
-        cur = db.execute_sql(f"SELECT parent_id, id FROM messages WHERE session_id = ? AND parent_id IN ({marks})",
-                             (session_id, *chunk))
+        cur = db.execute_sql(
+            f"SELECT parent_id, id FROM messages WHERE session_id = ? AND parent_id IN ({marks})",
+            (session_id, *chunk),
+        )
         for parent, mid in cur:
             groups.setdefault(parent, []).append(mid)
     if any(p is None for _i, p in rows):
@@ -77,7 +85,9 @@ def descendants_leaf(db: Database, session_id: int, root: int) -> int:
     """The newest row under ``root`` (itself when it has no children): a leaf, since children are newer."""
     row = db.execute_sql(
         "WITH RECURSIVE down(id) AS (SELECT ? UNION ALL SELECT m.id FROM messages AS m JOIN down "
-        "ON m.session_id = ? AND m.parent_id = down.id) SELECT MAX(id) FROM down", (root, session_id)).fetchone()
+        "ON m.session_id = ? AND m.parent_id = down.id) SELECT MAX(id) FROM down",
+        (root, session_id),
+    ).fetchone()
     return int(row[0])
 
 
@@ -86,24 +96,40 @@ def is_under(db: Database, row_id: int, root: int) -> bool:
     found = db.execute_sql(
         "WITH RECURSIVE up(id, parent) AS (SELECT id, parent_id FROM messages WHERE id = ? UNION ALL "
         "SELECT m.id, m.parent_id FROM messages AS m JOIN up ON m.id = up.parent WHERE up.id > ?) "
-        "SELECT 1 FROM up WHERE id = ?", (row_id, root, root)).fetchone()
+        "SELECT 1 FROM up WHERE id = ?",
+        (row_id, root, root),
+    ).fetchone()
     return found is not None
 
 
 def set_path(db: Database, session_id: int, new_leaf: int | None, above: int) -> list[int]:
     """Make the path run through ``new_leaf`` (None: end at ``above``) for every row newer than ``above`` (the
     shared ancestor: rows up to it stay as they are). Returns the rows that left the path."""
-    before = {r[0] for r in db.execute_sql(
-        "SELECT id FROM messages WHERE session_id = ? AND id > ? AND off_path IS NULL", (session_id, above))}
-    db.execute_sql("UPDATE messages SET off_path = 1 WHERE session_id = ? AND id > ? AND off_path IS NULL",
-                   (session_id, above))
+    before = {
+        r[0]
+        for r in db.execute_sql(
+            "SELECT id FROM messages WHERE session_id = ? AND id > ? AND off_path IS NULL",
+            (session_id, above),
+        )
+    }
+    db.execute_sql(
+        "UPDATE messages SET off_path = 1 WHERE session_id = ? AND id > ? AND off_path IS NULL",
+        (session_id, above),
+    )
     if new_leaf is not None:
         db.execute_sql(
             "WITH RECURSIVE up(id, parent) AS (SELECT id, parent_id FROM messages WHERE id = ? UNION ALL "
             "SELECT m.id, m.parent_id FROM messages AS m JOIN up ON m.id = up.parent WHERE m.id > ?) "
-            "UPDATE messages SET off_path = NULL WHERE id IN (SELECT id FROM up)", (new_leaf, above))
-    after = {r[0] for r in db.execute_sql(
-        "SELECT id FROM messages WHERE session_id = ? AND id > ? AND off_path IS NULL", (session_id, above))}
+            "UPDATE messages SET off_path = NULL WHERE id IN (SELECT id FROM up)",
+            (new_leaf, above),
+        )
+    after = {
+        r[0]
+        for r in db.execute_sql(
+            "SELECT id FROM messages WHERE session_id = ? AND id > ? AND off_path IS NULL",
+            (session_id, above),
+        )
+    }
     return sorted(before - after)
 
 
@@ -126,8 +152,10 @@ def _state(db: Database, session_id: int) -> dict[str, Any]:
 
 def _save_state(db: Database, session_id: int, changes: dict[str, Any]) -> None:
     state = {**_state(db, session_id), **changes}
-    db.execute_sql("UPDATE sessions SET state = ? WHERE id = ?",
-                   (json.dumps(state, ensure_ascii=False, separators=(",", ":")), session_id))
+    db.execute_sql(
+        "UPDATE sessions SET state = ? WHERE id = ?",
+        (json.dumps(state, ensure_ascii=False, separators=(",", ":")), session_id),
+    )
 
 
 def branch_at(db: Database, session_id: int, message_id: int) -> Fork:
@@ -149,9 +177,13 @@ def restore(db: Database, session_id: int, fork: Fork) -> list[int]:
     if fork.previous_leaf is None or leaf(db, session_id) != fork.parent_id:
         return []
     set_path(db, session_id, fork.previous_leaf, fork.parent_id or 0)
-    return [r[0] for r in db.execute_sql(
-        "SELECT id FROM messages WHERE session_id = ? AND id > ? AND off_path IS NULL ORDER BY id",
-        (session_id, fork.parent_id or 0))]
+    return [
+        r[0]
+        for r in db.execute_sql(
+            "SELECT id FROM messages WHERE session_id = ? AND id > ? AND off_path IS NULL ORDER BY id",
+            (session_id, fork.parent_id or 0),
+        )
+    ]
 
 
 def switch(db: Database, session_id: int, message_id: int, delta: int) -> bool:
@@ -186,8 +218,10 @@ def detach(db: Database, message_id: int) -> None:
         return
     parent = found[1]
     db.execute_sql("UPDATE messages SET parent_id = ? WHERE parent_id = ?", (parent, message_id))
-    db.execute_sql("UPDATE compactions SET covers_through_message_id = ? WHERE covers_through_message_id = ?",
-                   (parent or 0, message_id))
+    db.execute_sql(
+        "UPDATE compactions SET covers_through_message_id = ? WHERE covers_through_message_id = ?",
+        (parent or 0, message_id),
+    )
 
 
 def fill_gap(db: Database, session_id: int, parent: int | None) -> None:
@@ -207,6 +241,11 @@ def link_appended(db: Database, session_id: int, after_id: int, parent: int | No
     """Rows bulk-inserted after ``after_id`` (imports): each follows the previous one, the first the old leaf."""
     db.execute_sql(
         "UPDATE messages SET parent_id = (SELECT MAX(p.id) FROM messages AS p WHERE p.session_id = messages.session_id "
-        "AND p.id > ? AND p.id < messages.id) WHERE session_id = ? AND id > ?", (after_id, session_id, after_id))
-    db.execute_sql("UPDATE messages SET parent_id = ? WHERE id = (SELECT MIN(id) FROM messages WHERE session_id = ? "
-                   "AND id > ?)", (parent, session_id, after_id))
+        "AND p.id > ? AND p.id < messages.id) WHERE session_id = ? AND id > ?",
+        (after_id, session_id, after_id),
+    )
+    db.execute_sql(
+        "UPDATE messages SET parent_id = ? WHERE id = (SELECT MIN(id) FROM messages WHERE session_id = ? "
+        "AND id > ?)",
+        (parent, session_id, after_id),
+    )

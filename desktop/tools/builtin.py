@@ -27,34 +27,73 @@ UNCONFINED = f"{BUILTIN}:unconfined"  # the run tool's origin without a sandbox:
 
 _PATH = {"type": "string", "description": "Path relative to the workspace folder."}
 DEFINITIONS: list[dict[str, Any]] = [
-    {"name": "read", "description": "Read a text file of the workspace (images and PDFs come back as content). "
-     "Use view_range [first_line, last_line] (1-based, last -1 = end) for long files; spilled tool output is "
-     "read the same way through its @spill/ path.",
-     "input_schema": {"type": "object", "properties": {
-         "file_path": _PATH, "view_range": {"type": "array", "items": {"type": "integer"}}},
-         "required": ["file_path"]}},
-    {"name": "glob", "description": "List workspace files matching a glob pattern ('*' lists a folder, "
-     "'**/*.py' searches the tree), newest first.",
-     "input_schema": {"type": "object", "properties": {
-         "pattern": {"type": "string"}, "path": _PATH}, "required": ["pattern"]}},
-    {"name": "grep", "description": "Search workspace file contents for a regular expression; prints "
-     "path:line:text.",
-     "input_schema": {"type": "object", "properties": {
-         "pattern": {"type": "string"}, "path": _PATH}, "required": ["pattern"]}},
-    {"name": "write", "description": "Write a whole file (creating folders as needed).",
-     "input_schema": {"type": "object", "properties": {
-         "file_path": _PATH, "content": {"type": "string"}}, "required": ["file_path", "content"]}},
-    {"name": "edit", "description": "Replace an exact string in a file; old_string must occur once unless "
-     "replace_all is true.",
-     "input_schema": {"type": "object", "properties": {
-         "file_path": _PATH, "old_string": {"type": "string"}, "new_string": {"type": "string"},
-         "replace_all": {"type": "boolean"}}, "required": ["file_path", "old_string", "new_string"]}},
-    {"name": "run", "description": "Run a shell command in the workspace folder (a fresh shell each time); "
-     "prints its output and exit code.",
-     "input_schema": {"type": "object", "properties": {
-         "command": {"type": "string"},
-         "timeout_seconds": {"type": "number", "description": "Default 120, at most 600."}},
-         "required": ["command"]}},
+    {
+        "name": "read",
+        "description": "Read a text file of the workspace (images and PDFs come back as content). "
+        "Use view_range [first_line, last_line] (1-based, last -1 = end) for long files; spilled tool output is "
+        "read the same way through its @spill/ path.",
+        "input_schema": {
+            "type": "object",
+            "properties": {"file_path": _PATH, "view_range": {"type": "array", "items": {"type": "integer"}}},
+            "required": ["file_path"],
+        },
+    },
+    {
+        "name": "glob",
+        "description": "List workspace files matching a glob pattern ('*' lists a folder, "
+        "'**/*.py' searches the tree), newest first.",
+        "input_schema": {
+            "type": "object",
+            "properties": {"pattern": {"type": "string"}, "path": _PATH},
+            "required": ["pattern"],
+        },
+    },
+    {
+        "name": "grep",
+        "description": "Search workspace file contents for a regular expression; prints path:line:text.",
+        "input_schema": {
+            "type": "object",
+            "properties": {"pattern": {"type": "string"}, "path": _PATH},
+            "required": ["pattern"],
+        },
+    },
+    {
+        "name": "write",
+        "description": "Write a whole file (creating folders as needed).",
+        "input_schema": {
+            "type": "object",
+            "properties": {"file_path": _PATH, "content": {"type": "string"}},
+            "required": ["file_path", "content"],
+        },
+    },
+    {
+        "name": "edit",
+        "description": "Replace an exact string in a file; old_string must occur once unless "
+        "replace_all is true.",
+        "input_schema": {
+            "type": "object",
+            "properties": {
+                "file_path": _PATH,
+                "old_string": {"type": "string"},
+                "new_string": {"type": "string"},
+                "replace_all": {"type": "boolean"},
+            },
+            "required": ["file_path", "old_string", "new_string"],
+        },
+    },
+    {
+        "name": "run",
+        "description": "Run a shell command in the workspace folder (a fresh shell each time); "
+        "prints its output and exit code.",
+        "input_schema": {
+            "type": "object",
+            "properties": {
+                "command": {"type": "string"},
+                "timeout_seconds": {"type": "number", "description": "Default 120, at most 600."},
+            },
+            "required": ["command"],
+        },
+    },
 ]
 READ_ONLY = frozenset({"read", "glob", "grep"})
 PATH_ARGS = {"read": "file_path", "write": "file_path", "edit": "file_path", "glob": "path", "grep": "path"}
@@ -68,16 +107,24 @@ def builtin_specs(network: bool = True) -> list[ToolSpec]:
     return [replace(s, origin=UNCONFINED) if s.name == "run" else s for s in _SPECS]
 
 
-_SPECS = tuple(ToolSpec(d["name"], BUILTIN, d["name"], d, d["name"] in READ_ONLY, digest=definition_digest(d))
-               for d in DEFINITIONS)
+_SPECS = tuple(
+    ToolSpec(d["name"], BUILTIN, d["name"], d, d["name"] in READ_ONLY, digest=definition_digest(d))
+    for d in DEFINITIONS
+)
 
 
 class BuiltinTools:
     """The built-in tools of one workspace (and the session's spill folder, read-only through @spill/).
     ``network``: commands may use the network; ``hidden``: folders commands never see (Précis's own)."""
 
-    def __init__(self, workspace: Workspace, spill_dir: Path | None = None, *, network: bool = True,
-                 hidden: Sequence[Path] = ()):
+    def __init__(
+        self,
+        workspace: Workspace,
+        spill_dir: Path | None = None,
+        *,
+        network: bool = True,
+        hidden: Sequence[Path] = (),
+    ):
         self.workspace = workspace
         self.spill_dir = spill_dir
         self.network = network
@@ -90,8 +137,13 @@ class BuiltinTools:
                 command = arguments.get("command")
                 if not isinstance(command, str) or not command.strip():
                     return ToolOutcome("run: command is required", is_error=True)
-                return await run_command(command, self.workspace.root, arguments.get("timeout_seconds"),
-                                         network=self.network, hidden=self.hidden)
+                return await run_command(
+                    command,
+                    self.workspace.root,
+                    arguments.get("timeout_seconds"),
+                    network=self.network,
+                    hidden=self.hidden,
+                )
             if name == "read" and str(arguments.get("file_path", "")).startswith(SPILL_PREFIX):
                 return await self._read_spill(arguments)
             if name not in PATH_ARGS:
@@ -106,6 +158,7 @@ class BuiltinTools:
     @staticmethod
     def _file_call(files: FileTools, name: str, arguments: dict[str, Any]) -> str | list[Block]:
         """One file tool's call with the model's arguments (checked for presence and type here)."""
+
         def text(key: str, required: bool = True) -> str | None:
             value = arguments.get(key)
             if value is None and not required:
@@ -125,8 +178,12 @@ class BuiltinTools:
             return files.grep(text("pattern") or "", text("path", False))
         if name == "write":
             return files.write(text("file_path") or "", text("content") or "")
-        return files.edit(text("file_path") or "", text("old_string") or "", text("new_string") or "",
-                          bool(arguments.get("replace_all")))
+        return files.edit(
+            text("file_path") or "",
+            text("old_string") or "",
+            text("new_string") or "",
+            bool(arguments.get("replace_all")),
+        )
 
     def _scrub(self, content: str | list[Block]) -> str | list[Block]:
         if isinstance(content, str):
@@ -136,7 +193,7 @@ class BuiltinTools:
     async def _read_spill(self, arguments: dict[str, Any]) -> ToolOutcome:
         if self.spill_dir is None or not self.spill_dir.is_dir():
             return ToolOutcome("read: no spilled output in this chat", is_error=True)
-        inner = str(arguments["file_path"])[len(SPILL_PREFIX):]
+        inner = str(arguments["file_path"])[len(SPILL_PREFIX) :]
         spill = FileTools(Workspace(self.spill_dir.resolve()))
         view = arguments.get("view_range")
         try:
@@ -158,6 +215,8 @@ class BuiltinTools:
         problem = sandbox_problem(self.network)
         if problem is None:
             return None
-        return (f"$ {arguments.get('command') or ''}\n\n"
-                f"This command will run without the sandbox ({problem}): it can read and change everything your "
-                "user account can, Précis's own files included. Approve it only if you trust it.")
+        return (
+            f"$ {arguments.get('command') or ''}\n\n"
+            f"This command will run without the sandbox ({problem}): it can read and change everything your "
+            "user account can, Précis's own files included. Approve it only if you trust it."
+        )

@@ -44,7 +44,9 @@ from desktop.engine.compaction.hooks import (
 OUTPUT_CAP = 64 * 1024  # bytes kept of a hook's stdout and of its stderr (the rest is read and dropped)
 SAID_CHARS = 200  # a hook's stderr line quoted in a sentence
 VETO = 2  # the pre hook's exit code for "do not compact"
-KILLING = frozenset({signal.SIGHUP, signal.SIGINT, signal.SIGKILL, signal.SIGSEGV, signal.SIGTERM, signal.SIGABRT})
+KILLING = frozenset(
+    {signal.SIGHUP, signal.SIGINT, signal.SIGKILL, signal.SIGSEGV, signal.SIGTERM, signal.SIGABRT}
+)
 log = logging.getLogger(__name__)
 
 
@@ -74,7 +76,7 @@ class HookRun(Struct, frozen=True):
 
 def _first_line(text: str) -> str:
     line = next((ln.strip() for ln in text.splitlines() if ln.strip()), "")
-    return line if len(line) <= SAID_CHARS else line[:SAID_CHARS - 1] + "…"
+    return line if len(line) <= SAID_CHARS else line[: SAID_CHARS - 1] + "…"
 
 
 def failure(label: str, run: HookRun, limit: float, after: str) -> str | None:
@@ -137,8 +139,13 @@ class CompactionHookRunner:
     change applies to the next one); ``hidden``: Précis's own folders, out of a hook's sight; ``workspace_of``:
     the folder a chat's tools work in (the toolbox's answer), else the chat's own workspace folder."""
 
-    def __init__(self, config: Callable[[], HookSettings], *, hidden: Sequence[Path] = (),
-                 workspace_of: WorkspaceOf | None = None):
+    def __init__(
+        self,
+        config: Callable[[], HookSettings],
+        *,
+        hidden: Sequence[Path] = (),
+        workspace_of: WorkspaceOf | None = None,
+    ):
         self._config = config
         self.hidden = tuple(hidden)
         self._workspace_of = workspace_of
@@ -147,11 +154,21 @@ class CompactionHookRunner:
         config = self._config()
         if not config.pre:
             return GO_ON
-        run = await self.run(config.pre, event.payload(), config.pre_timeout, event.session_id, event.workspace,
-                             allow_unsandboxed=config.allow_unsandboxed)
+        run = await self.run(
+            config.pre,
+            event.payload(),
+            config.pre_timeout,
+            event.session_id,
+            event.workspace,
+            allow_unsandboxed=config.allow_unsandboxed,
+        )
         verdict = pre_verdict(run, config.pre_timeout)
-        log.info("session %s: pre-compaction hook: exit %s%s", event.session_id, run.code,
-                 " (timed out)" if run.timed_out else "")
+        log.info(
+            "session %s: pre-compaction hook: exit %s%s",
+            event.session_id,
+            run.code,
+            " (timed out)" if run.timed_out else "",
+        )
         if verdict.note:
             log.warning("session %s: %s", event.session_id, verdict.note)
         return verdict
@@ -160,10 +177,21 @@ class CompactionHookRunner:
         config = self._config()
         if not config.post:
             return None
-        run = await self.run(config.post, event.payload(), config.post_timeout, event.session_id, event.workspace,
-                             allow_unsandboxed=config.allow_unsandboxed)
-        log.debug("session %s: post-compaction hook: exit %s, stdout %r, stderr %r", event.session_id, run.code,
-                  run.stdout[:2000], run.stderr[:2000])
+        run = await self.run(
+            config.post,
+            event.payload(),
+            config.post_timeout,
+            event.session_id,
+            event.workspace,
+            allow_unsandboxed=config.allow_unsandboxed,
+        )
+        log.debug(
+            "session %s: post-compaction hook: exit %s, stdout %r, stderr %r",
+            event.session_id,
+            run.code,
+            run.stdout[:2000],
+            run.stderr[:2000],
+        )
         note = failure(POST, run, config.post_timeout, "the compaction is kept.")
         if note:
             log.warning("session %s: %s", event.session_id, note)
@@ -180,15 +208,25 @@ class CompactionHookRunner:
             found = Path(folder)
         return found if found is not None and found.is_dir() else None
 
-    async def run(self, command: str, payload: dict[str, Any], limit: float, session_id: int,
-                  folder: str | None, *, allow_unsandboxed: bool = False) -> HookRun:
+    async def run(
+        self,
+        command: str,
+        payload: dict[str, Any],
+        limit: float,
+        session_id: int,
+        folder: str | None,
+        *,
+        allow_unsandboxed: bool = False,
+    ) -> HookRun:
         """Run ``command`` with ``payload`` as JSON on stdin, killed (its whole process group) after ``limit`` s."""
         from desktop.tools import sandbox  # loaded with the first hook, not with the window
 
         problem = await asyncio.to_thread(sandbox.sandbox_problem, False)
         if problem is not None and not allow_unsandboxed:
-            return HookRun(problem=f"{problem}, so it cannot be sandboxed (\"allow_unsandboxed\": true in "
-                                   "compaction_hooks runs it anyway)")
+            return HookRun(
+                problem=f'{problem}, so it cannot be sandboxed ("allow_unsandboxed": true in '
+                "compaction_hooks runs it anyway)"
+            )
         workspace = self._folder(session_id, folder)
         private = None
         if workspace is None:
@@ -202,8 +240,9 @@ class CompactionHookRunner:
                 shutil.rmtree(private, ignore_errors=True)
 
 
-async def _exchange(command: str, workspace: Path, data: bytes, limit: float, hidden: Sequence[Path], *,
-                    sandboxed: bool) -> HookRun:
+async def _exchange(
+    command: str, workspace: Path, data: bytes, limit: float, hidden: Sequence[Path], *, sandboxed: bool
+) -> HookRun:
     from desktop.tools import sandbox
     from desktop.tools.run_command import _started, command_env
 
@@ -211,15 +250,33 @@ async def _exchange(command: str, workspace: Path, data: bytes, limit: float, hi
     try:
         if sandboxed:
             argv = sandbox.wrap(command, workspace, network=False, hidden=hidden)
-            proc = await _started(asyncio.create_subprocess_exec(*argv, cwd=workspace, env=sandbox.environment(),
-                                                                 stdin=pipe, stdout=pipe, stderr=pipe,
-                                                                 start_new_session=group))
+            proc = await _started(
+                asyncio.create_subprocess_exec(
+                    *argv,
+                    cwd=workspace,
+                    env=sandbox.environment(),
+                    stdin=pipe,
+                    stdout=pipe,
+                    stderr=pipe,
+                    start_new_session=group,
+                )
+            )
         else:  # the user allowed it (allow_unsandboxed)
-            log.warning("compaction hook: no sandbox (%s): it runs with the user's access",
-                        sandbox.sandbox_problem(False))
-            proc = await _started(asyncio.create_subprocess_shell(command, cwd=workspace, env=command_env(),
-                                                                  stdin=pipe, stdout=pipe, stderr=pipe,
-                                                                  start_new_session=group))
+            log.warning(
+                "compaction hook: no sandbox (%s): it runs with the user's access",
+                sandbox.sandbox_problem(False),
+            )
+            proc = await _started(
+                asyncio.create_subprocess_shell(
+                    command,
+                    cwd=workspace,
+                    env=command_env(),
+                    stdin=pipe,
+                    stdout=pipe,
+                    stderr=pipe,
+                    start_new_session=group,
+                )
+            )
     except OSError as exc:
         return HookRun(problem=f"it could not start ({type(exc).__name__}: {exc})")
     out, err = bytearray(), bytearray()
@@ -239,7 +296,7 @@ async def _exchange(command: str, workspace: Path, data: bytes, limit: float, hi
         assert stream is not None
         while chunk := await stream.read(65536):
             if len(sink) < OUTPUT_CAP:
-                sink.extend(chunk[:OUTPUT_CAP - len(sink)])
+                sink.extend(chunk[: OUTPUT_CAP - len(sink)])
 
     async def exchange() -> None:
         await asyncio.gather(feed(), drain(proc.stdout, out), drain(proc.stderr, err))

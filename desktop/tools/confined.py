@@ -142,12 +142,14 @@ def write_atomic(root: Path, parts: Sequence[str], data: bytes) -> None:
                 raise NotRegular(errno.EINVAL, "not a regular file")
             mode = stat.S_IMODE(st.st_mode)
         temp = f".{name[:200]}.{secrets.token_hex(4)}.tmp"
-        fd = where.open(temp, os.O_WRONLY | os.O_CREAT | os.O_EXCL | _NOFOLLOW, 0o600 if mode is not None else 0o666)
+        fd = where.open(
+            temp, os.O_WRONLY | os.O_CREAT | os.O_EXCL | _NOFOLLOW, 0o600 if mode is not None else 0o666
+        )
         try:
             try:
                 view = memoryview(data)
                 while view:
-                    view = view[os.write(fd, view):]
+                    view = view[os.write(fd, view) :]
                 if mode is not None and hasattr(os, "fchmod"):
                     os.fchmod(fd, mode)
                 os.fsync(fd)
@@ -173,8 +175,9 @@ class Entry(Struct, frozen=True):
     mtime: float
 
 
-def walk(root: Path, parts: Sequence[str], limit: int, skip: frozenset[str] = frozenset()
-         ) -> Iterator[tuple[Entry, Folder]]:
+def walk(
+    root: Path, parts: Sequence[str], limit: int, skip: frozenset[str] = frozenset()
+) -> Iterator[tuple[Entry, Folder]]:
     """Every entry under the folder (at most ``limit``; folders named in ``skip`` left out), never descending
     through a link; each with the open folder it is in, so a file is opened relative to it."""
     seen = 0
@@ -189,8 +192,10 @@ def walk(root: Path, parts: Sequence[str], limit: int, skip: frozenset[str] = fr
                     if seen > limit:
                         return
                     st = os.stat(path / name, follow_symlinks=False)
-                    yield (Entry((*rel, name), stat.S_ISDIR(st.st_mode), stat.S_ISLNK(st.st_mode), st.st_mtime),
-                           Folder(None, path))
+                    yield (
+                        Entry((*rel, name), stat.S_ISDIR(st.st_mode), stat.S_ISLNK(st.st_mode), st.st_mtime),
+                        Folder(None, path),
+                    )
             return
         for dirpath, dirnames, filenames, dirfd in os.fwalk(".", dir_fd=top.fd, follow_symlinks=False):
             dirnames[:] = [d for d in dirnames if d not in skip]
@@ -204,4 +209,7 @@ def walk(root: Path, parts: Sequence[str], limit: int, skip: frozenset[str] = fr
                     st = here.lstat(name)
                 except OSError:
                     continue
-                yield (Entry((*rel, name), stat.S_ISDIR(st.st_mode), stat.S_ISLNK(st.st_mode), st.st_mtime), here)
+                yield (
+                    Entry((*rel, name), stat.S_ISDIR(st.st_mode), stat.S_ISLNK(st.st_mode), st.st_mtime),
+                    here,
+                )

@@ -12,7 +12,7 @@ import json
 from collections.abc import Sequence
 from typing import Any
 
-from desktop.engine.tokens import estimate_text
+from desktop.engine.metering.tokens import estimate_text
 from desktop.tools.types import ToolSpec
 
 DEFER_SHARE = 0.10
@@ -22,20 +22,27 @@ MAX_MATCHES = 5
 
 SEARCH_DEFINITION: dict[str, Any] = {
     "name": SEARCH,
-    "description": ("Search the tools of this chat's MCP servers, which are not listed here to save room. Give "
-                    "keywords; the answer lists the matching tools with their descriptions and input schemas. "
-                    f"Call one with {CALL}."),
+    "description": (
+        "Search the tools of this chat's MCP servers, which are not listed here to save room. Give "
+        "keywords; the answer lists the matching tools with their descriptions and input schemas. "
+        f"Call one with {CALL}."
+    ),
     "input_schema": {"type": "object", "properties": {"query": {"type": "string"}}, "required": ["query"]},
 }
 CALL_DEFINITION: dict[str, Any] = {
     "name": CALL,
     "description": f"Call an MCP tool found with {SEARCH}: its name and its arguments as its input schema says.",
-    "input_schema": {"type": "object", "properties": {"name": {"type": "string"}, "arguments": {"type": "object"}},
-                     "required": ["name"]},
+    "input_schema": {
+        "type": "object",
+        "properties": {"name": {"type": "string"}, "arguments": {"type": "object"}},
+        "required": ["name"],
+    },
 }
 
 
-_COSTS: dict[str, int] = {}  # definition digest -> tokens: a server's definitions are estimated once, not per request
+_COSTS: dict[
+    str, int
+] = {}  # definition digest -> tokens: a server's definitions are estimated once, not per request
 _COSTS_MAX = 4096
 
 
@@ -71,6 +78,14 @@ def search(mcp: Sequence[ToolSpec], query: str) -> str:
     if not matches:
         names = ", ".join(s.name for s in mcp[:20])
         return f"No tool matches {query!r}. Tools available: {names}"
-    return "\n\n".join(json.dumps({"name": s.name, "description": s.definition.get("description", ""),
-                                   "input_schema": s.definition.get("input_schema", {})}, ensure_ascii=False)
-                       for s in matches)
+    return "\n\n".join(
+        json.dumps(
+            {
+                "name": s.name,
+                "description": s.definition.get("description", ""),
+                "input_schema": s.definition.get("input_schema", {}),
+            },
+            ensure_ascii=False,
+        )
+        for s in matches
+    )

@@ -25,8 +25,10 @@ def _megabytes(size: int) -> str:
 
 
 def too_large(rel: str, size: int) -> str:
-    return (f"[{rel} is {_megabytes(size)}: too large to preview (the preview reads at most "
-            f"{_megabytes(PREVIEW_BYTES)}); decide on the arguments alone]")
+    return (
+        f"[{rel} is {_megabytes(size)}: too large to preview (the preview reads at most "
+        f"{_megabytes(PREVIEW_BYTES)}); decide on the arguments alone]"
+    )
 
 
 def preview(name: str, arguments: dict[str, Any], read: Reader) -> str | None:
@@ -43,7 +45,9 @@ def preview(name: str, arguments: dict[str, Any], read: Reader) -> str | None:
     except (UnicodeDecodeError, OutsideWorkspace):
         return None
     except ValueError as exc:  # past the bound: its size
-        return too_large(rel, int(exc.args[0]) if exc.args and isinstance(exc.args[0], int) else PREVIEW_BYTES)
+        return too_large(
+            rel, int(exc.args[0]) if exc.args and isinstance(exc.args[0], int) else PREVIEW_BYTES
+        )
     except OSError:  # outside the workspace, not a regular file, unreadable
         return None
     if name == "write":
@@ -57,7 +61,11 @@ def preview(name: str, arguments: dict[str, Any], read: Reader) -> str | None:
         after = before.replace(old, new) if arguments.get("replace_all") else before.replace(old, new, 1)
         if len(after) > 2 * PREVIEW_BYTES:
             return too_large(rel, len(after.encode("utf-8", "surrogatepass")))
-    lines = difflib.unified_diff(before.splitlines(keepends=True), after.splitlines(keepends=True),
-                                 fromfile=f"a/{rel}", tofile=f"b/{rel}")
+    lines = difflib.unified_diff(
+        before.splitlines(keepends=True),
+        after.splitlines(keepends=True),
+        fromfile=f"a/{rel}",
+        tofile=f"b/{rel}",
+    )
     text = "".join(lines)
     return text[:DIFF_CHARS] + ("\n[diff cut]" if len(text) > DIFF_CHARS else "")

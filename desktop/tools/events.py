@@ -24,6 +24,7 @@ class ToolStatus(enum.StrEnum):
 
 class ToolCallStarted(EngineEvent, frozen=True):
     """A tool call began."""
+
     tool_use_id: str
     name: str
     server: str
@@ -32,6 +33,7 @@ class ToolCallStarted(EngineEvent, frozen=True):
 
 class ToolCallFinished(EngineEvent, frozen=True):
     """A tool call ended: its status, duration and an excerpt of its output."""
+
     tool_use_id: str
     name: str
     status: ToolStatus
@@ -41,15 +43,18 @@ class ToolCallFinished(EngineEvent, frozen=True):
 
 class PermissionAsked(EngineEvent, frozen=True):
     """A tool call waits for the user's permission."""
+
     request: PermissionRequest
 
 
 class PermissionSettled(EngineEvent, frozen=True):
     """A permission request was answered, closed or timed out."""
+
     request_id: str
     answer: Answer | None  # None: the prompt was closed or timed out
 
 
 class McpChanged(EngineEvent, frozen=True):
     """The MCP servers' states changed."""
+
     servers: tuple[ServerStatus, ...] = ()

@@ -24,8 +24,14 @@ from desktop.tools.workspace import OutsideWorkspace, Workspace
 MAX_FILE_BYTES = 256 * 1024  # a whole-file read and an edit load at most this much
 MAX_IMAGE_BYTES = (5 * 1024 * 1024 // 4) * 3  # an image's base64 form stays under 5 MiB
 MAX_PDF_BYTES = 20 * 1024 * 1024
-MEDIA_TYPES = {".png": "image/png", ".jpg": "image/jpeg", ".jpeg": "image/jpeg", ".gif": "image/gif",
-               ".webp": "image/webp", ".pdf": "application/pdf"}
+MEDIA_TYPES = {
+    ".png": "image/png",
+    ".jpg": "image/jpeg",
+    ".jpeg": "image/jpeg",
+    ".gif": "image/gif",
+    ".webp": "image/webp",
+    ".pdf": "application/pdf",
+}
 GLOB_RESULTS = 200
 WALK_ENTRIES = 50_000
 GREP_OUTPUT = 100 * 1024
@@ -49,7 +55,9 @@ def reason(exc: OSError) -> str:
     if isinstance(exc, PermissionError):
         return "permission denied"
     if exc.errno == errno.ELOOP:
-        return "a link or a folder replaced on the way: refused (links out of the workspace are never followed)"
+        return (
+            "a link or a folder replaced on the way: refused (links out of the workspace are never followed)"
+        )
     return (exc.strerror or "input/output error").lower()
 
 
@@ -75,7 +83,9 @@ class FileTools:
     # --- read ------------------------------------------------------------------------------------------------
     def read(self, file_path: str, view_range: list[int] | None = None) -> str | list[Block]:
         parts = self.parts("read", file_path)
-        if view_range is not None and (len(view_range) != 2 or not all(isinstance(n, int) for n in view_range)):
+        if view_range is not None and (
+            len(view_range) != 2 or not all(isinstance(n, int) for n in view_range)
+        ):
             raise ToolFailure("read: view_range must be [start_line, end_line]")
         media = MEDIA_TYPES.get(Path(file_path).suffix.lower())
         try:
@@ -87,7 +97,8 @@ class FileTools:
                 if st.st_size > MAX_FILE_BYTES and not view_range:
                     raise ToolFailure(
                         f"read: {file_path} is {st.st_size} bytes, exceeds {MAX_FILE_BYTES}-byte limit. Use the "
-                        "view_range parameter to read specific line ranges, e.g. view_range: [1, 500].")
+                        "view_range parameter to read specific line ranges, e.g. view_range: [1, 500]."
+                    )
                 with os.fdopen(os.dup(fd), "rb") as fh:
                     if view_range:
                         data = _line_range(fh, file_path, view_range[0], view_range[1])
@@ -97,8 +108,10 @@ class FileTools:
                             raise ToolFailure(f"read: {file_path} grew past the {MAX_FILE_BYTES}-byte limit")
             return data.decode("utf-8")
         except UnicodeDecodeError as exc:
-            raise ToolFailure(f"read: {file_path}: not valid UTF-8 text (binary files are only supported for "
-                              "image/PDF extensions)") from exc
+            raise ToolFailure(
+                f"read: {file_path}: not valid UTF-8 text (binary files are only supported for "
+                "image/PDF extensions)"
+            ) from exc
         except OSError as exc:
             raise ToolFailure(f"read: {file_path}: {reason(exc)}") from exc
 
@@ -106,7 +119,9 @@ class FileTools:
     def _media_block(fd: int, size: int, file_path: str, media: str) -> Block:
         limit = MAX_PDF_BYTES if media == "application/pdf" else MAX_IMAGE_BYTES
         if size > limit:
-            raise ToolFailure(f"read: {file_path} is {size} bytes, exceeds {limit}-byte limit for image/PDF files.")
+            raise ToolFailure(
+                f"read: {file_path} is {size} bytes, exceeds {limit}-byte limit for image/PDF files."
+            )
         with os.fdopen(os.dup(fd), "rb") as fh:
             data = base64.standard_b64encode(fh.read(limit + 1)).decode("ascii")
         kind = "document" if media == "application/pdf" else "image"
@@ -133,9 +148,13 @@ class FileTools:
             text = confined.read_bytes(self.root, parts, MAX_FILE_BYTES).decode("utf-8")
         except ValueError as exc:
             if isinstance(exc, UnicodeDecodeError):
-                raise ToolFailure(f"edit: {file_path}: not valid UTF-8 text (cannot edit binary files)") from exc
-            raise ToolFailure(f"edit: {file_path} is {exc.args[0]} bytes, exceeds {MAX_FILE_BYTES}-byte limit. "
-                              "The edit tool loads the whole file and cannot modify a file this large.") from exc
+                raise ToolFailure(
+                    f"edit: {file_path}: not valid UTF-8 text (cannot edit binary files)"
+                ) from exc
+            raise ToolFailure(
+                f"edit: {file_path} is {exc.args[0]} bytes, exceeds {MAX_FILE_BYTES}-byte limit. "
+                "The edit tool loads the whole file and cannot modify a file this large."
+            ) from exc
         except OSError as exc:
             raise ToolFailure(f"edit: {file_path}: {reason(exc)}") from exc
         if not old_string:
@@ -145,7 +164,9 @@ class FileTools:
             raise ToolFailure(f"edit: old_string not found in {file_path}")
         if not replace_all and count > 1:
             raise ToolFailure(f"edit: old_string appears {count} times in {file_path} (must be unique)")
-        updated = text.replace(old_string, new_string) if replace_all else text.replace(old_string, new_string, 1)
+        updated = (
+            text.replace(old_string, new_string) if replace_all else text.replace(old_string, new_string, 1)
+        )
         try:
             confined.write_atomic(self.root, parts, updated.encode("utf-8"))
         except OSError as exc:
@@ -161,7 +182,9 @@ class FileTools:
         if not isinstance(pattern, str) or not pattern:
             raise ToolFailure("glob: pattern is required")
         if PurePosixPath(pattern).is_absolute() or Path(pattern).is_absolute():
-            raise ToolFailure("glob: absolute pattern not permitted; pass a relative pattern (and optionally path)")
+            raise ToolFailure(
+                "glob: absolute pattern not permitted; pass a relative pattern (and optionally path)"
+            )
         wanted = [p for p in pattern.split("/") if p not in ("", ".")]
         if ".." in wanted:
             raise ToolFailure("glob: '..' is not permitted in the pattern")
@@ -169,7 +192,9 @@ class FileTools:
         found: list[tuple[float, str]] = []
         try:
             for entry, _where in confined.walk(self.root, start, WALK_ENTRIES):
-                if _matches(entry.parts, wanted) and not (entry.is_link and not self._link_inside(start, entry)):
+                if _matches(entry.parts, wanted) and not (
+                    entry.is_link and not self._link_inside(start, entry)
+                ):
                     found.append((entry.mtime, self._name((*start, *entry.parts))))
         except OSError as exc:
             raise ToolFailure(f"glob: {path}: {reason(exc)}") from exc
@@ -276,8 +301,10 @@ def _line_range(fh: Any, file_path: str, first: int, last: int) -> bytes:
             continue
         size += len(raw) if raw is not None else MAX_FILE_BYTES + 1
         if raw is None or size > MAX_FILE_BYTES:
-            raise ToolFailure(f"read: view_range [{first}, {last}] of {file_path} exceeds {MAX_FILE_BYTES}-byte "
-                              "limit. Narrow the view_range to read a smaller portion.")
+            raise ToolFailure(
+                f"read: view_range [{first}, {last}] of {file_path} exceeds {MAX_FILE_BYTES}-byte "
+                "limit. Narrow the view_range to read a smaller portion."
+            )
         out.append(raw)
     data = b"".join(out)
     return data[:-1] if last > 0 and data.endswith(b"\n") else data

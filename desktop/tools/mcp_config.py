@@ -18,8 +18,8 @@ from typing import Any
 
 from msgspec import Struct, field
 
-from desktop.engine import files
-from desktop.engine.files import write_private
+from desktop.engine.config import files
+from desktop.engine.config.files import write_private
 from desktop.tools.permissions import definition_origin
 
 CONFIG_NAME = "mcp.json"
@@ -30,6 +30,7 @@ log = logging.getLogger(__name__)
 
 class McpServerConfig(Struct):
     """One MCP server as configured: a command to start or a URL to reach."""
+
     name: str
     command: str = ""
     args: list[str] = field(default_factory=list)
@@ -49,7 +50,9 @@ class McpServerConfig(Struct):
         """What the server is, hashed (command, args, cwd, env, or URL and headers): approvals are bound to it."""
         if self.url:
             return definition_origin({"url": self.url, "headers": self.headers})
-        return definition_origin({"command": self.command, "args": self.args, "cwd": self.cwd, "env": self.env})
+        return definition_origin(
+            {"command": self.command, "args": self.args, "cwd": self.cwd, "env": self.env}
+        )
 
     @property
     def where(self) -> str:
@@ -63,12 +66,14 @@ class McpServerConfig(Struct):
             name=name,
             command=str(data.get("command") or ""),
             args=[str(a) for a in args] if isinstance(args, list) else [],
-            env={str(k): str(v) for k, v in (data.get("env") or {}).items()} if isinstance(data.get("env"), dict)
+            env={str(k): str(v) for k, v in (data.get("env") or {}).items()}
+            if isinstance(data.get("env"), dict)
             else {},
             cwd=str(data["cwd"]) if data.get("cwd") else None,
             url=str(data.get("url") or ""),
             headers={str(k): str(v) for k, v in (data.get("headers") or {}).items()}
-            if isinstance(data.get("headers"), dict) else {},
+            if isinstance(data.get("headers"), dict)
+            else {},
             enabled=not data.get("disabled", False) and data.get("enabled", True) is not False,
             extra={k: v for k, v in data.items() if k not in known},
         )
@@ -94,6 +99,7 @@ class McpServerConfig(Struct):
 
 class McpConfig(Struct):
     """The MCP servers configured, and what could not be read."""
+
     servers: list[McpServerConfig] = field(default_factory=list)
     problems: list[str] = field(default_factory=list)
 
@@ -141,8 +147,9 @@ def load_config(path: Path) -> McpConfig:
         try:  # a lone surrogate escape (\udXXX) can be neither shown, stored nor passed to a process
             json.dumps([name, entry], ensure_ascii=False).encode("utf-8")
         except (UnicodeEncodeError, ValueError, RecursionError):
-            problems.append(f"{name.encode('utf-8', 'replace').decode()}: holds text that is not valid Unicode; "
-                            "ignored")
+            problems.append(
+                f"{name.encode('utf-8', 'replace').decode()}: holds text that is not valid Unicode; ignored"
+            )
             continue
         if not isinstance(entry, dict) or not (entry.get("command") or entry.get("url")):
             problems.append(f"{name}: needs a command or a url")
@@ -171,7 +178,9 @@ def save_config(path: Path, config: McpConfig) -> list[str]:
                     keyring.set_password(SERVICE, _secret_user(server.name, kind, key), value)
                     hidden[key] = KEYRING
                 except keyring.errors.KeyringError:
-                    problems.append(f"{server.name}: no keyring; {key} is kept in {path.name} (readable by you only)")
+                    problems.append(
+                        f"{server.name}: no keyring; {key} is kept in {path.name} (readable by you only)"
+                    )
                     hidden[key] = value
             entry[field_name] = hidden
         out[server.name] = entry
@@ -181,8 +190,10 @@ def save_config(path: Path, config: McpConfig) -> list[str]:
 
 def forget_secrets(old: McpServerConfig, new: McpServerConfig | None) -> None:
     """Drop the keyring entries ``old`` had that ``new`` (the same server after an edit, or None) no longer uses."""
-    for kind, values, kept in (("env", old.env, new.env if new else {}),
-                               ("header", old.headers, new.headers if new else {})):
+    for kind, values, kept in (
+        ("env", old.env, new.env if new else {}),
+        ("header", old.headers, new.headers if new else {}),
+    ):
         for key in values:
             if new is not None and new.name == old.name and key in kept:
                 continue
@@ -198,9 +209,16 @@ def claude_desktop_config_path() -> Path:
     if sys.platform == "darwin":
         return Path.home() / "Library" / "Application Support" / "Claude" / "claude_desktop_config.json"
     if sys.platform == "win32":
-        return Path(os.environ.get("APPDATA", Path.home() / "AppData" / "Roaming")) / "Claude" / \
-            "claude_desktop_config.json"
-    return Path(os.environ.get("XDG_CONFIG_HOME", Path.home() / ".config")) / "Claude" / "claude_desktop_config.json"
+        return (
+            Path(os.environ.get("APPDATA", Path.home() / "AppData" / "Roaming"))
+            / "Claude"
+            / "claude_desktop_config.json"
+        )
+    return (
+        Path(os.environ.get("XDG_CONFIG_HOME", Path.home() / ".config"))
+        / "Claude"
+        / "claude_desktop_config.json"
+    )
 
 
 def import_claude_desktop(target: Path, source: Path | None = None) -> tuple[list[str], list[str]]:

@@ -24,7 +24,7 @@ from typing import Any, TextIO
 from msgspec import Struct
 
 from desktop.engine import lazy_imports
-from desktop.engine.files import PRIVATE_FILE, private_dir, tighten
+from desktop.engine.config.files import PRIVATE_FILE, private_dir, tighten
 from desktop.engine.types import Block
 from desktop.tools.mcp_config import McpServerConfig
 from desktop.tools.types import ToolOutcome, ToolSpec, definition_digest
@@ -47,6 +47,7 @@ def tool_name(server: str, tool: str) -> str:
 
 class ServerStatus(Struct, frozen=True):
     """An MCP server's state and the tools it offers."""
+
     name: str
     state: str  # disabled | stopped | starting | ready | failed
     error: str = ""
@@ -55,7 +56,9 @@ class ServerStatus(Struct, frozen=True):
 
 
 class McpServer:
-    def __init__(self, config: McpServerConfig, log_dir: Path, changed: Callable[[McpServer], None] | None = None):
+    def __init__(
+        self, config: McpServerConfig, log_dir: Path, changed: Callable[[McpServer], None] | None = None
+    ):
         self.config = config
         self.log_path = log_dir / f"{_NAME.sub('_', config.name)}.log"
         self.state = "stopped" if config.enabled else "disabled"
@@ -72,8 +75,9 @@ class McpServer:
 
     @property
     def status(self) -> ServerStatus:
-        return ServerStatus(self.config.name, self.state, self.error, tuple(s.tool for s in self.specs),
-                            self.config.where)
+        return ServerStatus(
+            self.config.name, self.state, self.error, tuple(s.tool for s in self.specs), self.config.where
+        )
 
     def _set(self, state: str, error: str = "") -> None:
         self.state, self.error = state, error
@@ -98,8 +102,9 @@ class McpServer:
         from mcp.client.stdio import StdioServerParameters
 
         command, args = server_command(self.config)
-        return StdioServerParameters(command=command, args=args, env=self.config.env or None,
-                                     cwd=self.config.cwd or None)
+        return StdioServerParameters(
+            command=command, args=args, env=self.config.env or None, cwd=self.config.cwd or None
+        )
 
     async def _note_status(self, response: Any) -> None:
         if response.status_code >= 400:
@@ -160,8 +165,10 @@ class McpServer:
         elif isinstance(message, Exception):
             self._garbage += 1
             if self._garbage >= GARBAGE_LINES:
-                self._fault(f"its output is not MCP messages ({self._garbage} lines that are not JSON-RPC); "
-                            "it was stopped")
+                self._fault(
+                    f"its output is not MCP messages ({self._garbage} lines that are not JSON-RPC); "
+                    "it was stopped"
+                )
 
     async def _own(self, ready: asyncio.Future[None], stop: asyncio.Event) -> None:
         errlog = open_log(self.log_path)
@@ -184,8 +191,11 @@ class McpServer:
                     loop.call_soon_threadsafe(lambda: self._fault(why) if self._ready is ready else None)
 
                 stderr = StderrPipe(errlog, flooded)
-                client = Client(bounded_stdio_client(params, stderr.writer), read_timeout_seconds=CALL_TIMEOUT,
-                                message_handler=self._on_message)
+                client = Client(
+                    bounded_stdio_client(params, stderr.writer),
+                    read_timeout_seconds=CALL_TIMEOUT,
+                    message_handler=self._on_message,
+                )
             async with client:
                 listed = await client.list_tools()
                 self.specs = [self._spec(t) for t in sorted(listed.tools, key=lambda t: t.name)]
@@ -210,24 +220,40 @@ class McpServer:
 
     def _spec(self, tool: Any) -> ToolSpec:
         name = tool_name(self.config.name, tool.name)
-        definition = {"name": name, "description": (tool.description or "")[:2000],
-                      "input_schema": tool.input_schema or {"type": "object"}}
+        definition = {
+            "name": name,
+            "description": (tool.description or "")[:2000],
+            "input_schema": tool.input_schema or {"type": "object"},
+        }
         read_only = bool(tool.annotations and tool.annotations.read_only_hint)
-        return ToolSpec(name, self.config.name, tool.name, definition, read_only, self.config.origin,
-                        definition_digest(definition))
+        return ToolSpec(
+            name,
+            self.config.name,
+            tool.name,
+            definition,
+            read_only,
+            self.config.origin,
+            definition_digest(definition),
+        )
 
     async def call(self, tool: str, arguments: dict[str, Any], timeout: float = CALL_TIMEOUT) -> ToolOutcome:
         client = self._client
         if client is None or self.state != "ready":
-            return ToolOutcome(f"MCP server {self.config.name} is not running ({self.error or self.state}); "
-                               "restart it in Settings", is_error=True)
+            return ToolOutcome(
+                f"MCP server {self.config.name} is not running ({self.error or self.state}); "
+                "restart it in Settings",
+                is_error=True,
+            )
         try:
             result = await asyncio.wait_for(client.call_tool(tool, arguments), timeout)
         except TimeoutError:
             self._set("failed", f"{tool} did not answer within {timeout:g} s")
             await self._halt()
-            return ToolOutcome(f"MCP server {self.config.name}: {tool} did not answer within {timeout:g} s; "
-                               "the server was stopped", is_error=True)
+            return ToolOutcome(
+                f"MCP server {self.config.name}: {tool} did not answer within {timeout:g} s; "
+                "the server was stopped",
+                is_error=True,
+            )
         except Exception as exc:  # noqa: BLE001 - a crashed server is an error result, never a failed turn
             why = self._faulted or self._explain(exc)  # stopped for misbehaving: that is the reason
             self._set("failed", why)
@@ -284,7 +310,7 @@ class StderrPipe:
             while chunk := os.read(self._reader, 65_536):
                 total += len(chunk)
                 if kept < LOG_LIMIT:
-                    piece = chunk[:LOG_LIMIT - kept]
+                    piece = chunk[: LOG_LIMIT - kept]
                     kept += len(piece)
                     self._log.write(piece.decode("utf-8", "replace"))
                     if kept >= LOG_LIMIT:
@@ -292,7 +318,9 @@ class StderrPipe:
                     self._log.flush()
                 if total > FLOOD_BYTES and not told:
                     told = True
-                    self._flooded(f"it wrote more than {FLOOD_BYTES // 1_000_000} MB of messages; it was stopped")
+                    self._flooded(
+                        f"it wrote more than {FLOOD_BYTES // 1_000_000} MB of messages; it was stopped"
+                    )
         except (OSError, ValueError, RuntimeError):  # the log or the loop closed under it
             pass
         finally:
@@ -312,8 +340,11 @@ def bound_result(outcome: ToolOutcome) -> ToolOutcome:
         if len(outcome.content) <= RESULT_CHARS:
             return outcome
         cut = len(outcome.content) - RESULT_CHARS
-        return ToolOutcome(outcome.content[:RESULT_CHARS] + f"\n[… {cut:,} characters cut: the answer was too long]",
-                           outcome.is_error, outcome.exit_code)
+        return ToolOutcome(
+            outcome.content[:RESULT_CHARS] + f"\n[… {cut:,} characters cut: the answer was too long]",
+            outcome.is_error,
+            outcome.exit_code,
+        )
     kept: list[Block] = []
     size = 0
     for block in outcome.content:
@@ -340,7 +371,9 @@ def server_command(config: McpServerConfig) -> tuple[str, list[str]]:
     removes them in the child. Nothing secret is on the command line: only those names."""
     from mcp.client.stdio import DEFAULT_INHERITED_ENV_VARS
 
-    drop = [n for n in sorted(set(DEFAULT_INHERITED_ENV_VARS) - set(_KEPT) - set(config.env)) if n in os.environ]
+    drop = [
+        n for n in sorted(set(DEFAULT_INHERITED_ENV_VARS) - set(_KEPT) - set(config.env)) if n in os.environ
+    ]
     if not drop or sys.platform == "win32" or not Path(_ENV).exists() or "=" in config.command:
         return config.command, list(config.args)
     unset = [a for n in drop for a in ("-u", n)]

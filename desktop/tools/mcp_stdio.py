@@ -63,8 +63,9 @@ class Lines:
 
 
 @asynccontextmanager
-async def bounded_stdio_client(server: StdioServerParameters, errlog: TextIO,
-                               limit: int = MESSAGE_LIMIT) -> AsyncIterator[TransportStreams]:
+async def bounded_stdio_client(
+    server: StdioServerParameters, errlog: TextIO, limit: int = MESSAGE_LIMIT
+) -> AsyncIterator[TransportStreams]:
     """Starts ``server`` and yields (read stream, write stream) for ``ClientSession``; a drop-in for the SDK's
     ``stdio_client`` whose lines are bounded by ``limit`` bytes."""
     import anyio
@@ -83,8 +84,12 @@ async def bounded_stdio_client(server: StdioServerParameters, errlog: TextIO,
 
     command = await _get_executable_command(server.command)
     process = await _create_platform_compatible_process(
-        command=command, args=server.args, env=get_default_environment() | (server.env or {}), errlog=errlog,
-        cwd=server.cwd)
+        command=command,
+        args=server.args,
+        env=get_default_environment() | (server.env or {}),
+        errlog=errlog,
+        cwd=server.cwd,
+    )
     # No awaits between the spawn and the task group: a cancellation there would leak the live process.
     read_stream_writer, read_stream = anyio.create_memory_object_stream[SessionMessage | Exception](0)
     write_stream, write_stream_reader = anyio.create_memory_object_stream[SessionMessage](0)
@@ -108,7 +113,12 @@ async def bounded_stdio_client(server: StdioServerParameters, errlog: TextIO,
                         chunk = await process.stdout.receive(READ_SIZE)
                         for line in lines.feed(chunk):
                             await read_stream_writer.send(parse(line))
-                except (anyio.EndOfStream, anyio.ClosedResourceError, anyio.BrokenResourceError, ConnectionError):
+                except (
+                    anyio.EndOfStream,
+                    anyio.ClosedResourceError,
+                    anyio.BrokenResourceError,
+                    ConnectionError,
+                ):
                     return  # the server closed its output, or the session is gone
                 finally:
                     await _drain_stdout(process)
@@ -142,7 +152,9 @@ async def bounded_stdio_client(server: StdioServerParameters, errlog: TextIO,
         try:
             yield read_stream, write_stream
         finally:
-            with anyio.CancelScope(shield=True):  # every wait inside is bounded; the server must not outlive us
+            with anyio.CancelScope(
+                shield=True
+            ):  # every wait inside is bounded; the server must not outlive us
                 await shutdown()
             group.cancel_scope.cancel()
     await anyio.lowlevel.cancel_shielded_checkpoint()

@@ -21,7 +21,7 @@ from typing import Any, Protocol, runtime_checkable
 # SavedApproval is re-exported: the policy's callers name it here.
 from msgspec import Struct, field, structs
 
-from desktop.engine.storage import SavedApproval as SavedApproval
+from desktop.engine.history.storage import SavedApproval as SavedApproval
 from desktop.tools.types import BUILTIN, ToolSpec
 
 ASK_TIMEOUT = 300.0  # seconds a prompt waits before it counts as Deny
@@ -41,8 +41,9 @@ def _digest(*parts: object) -> str:
 def definition_origin(definition: Mapping[str, object]) -> str:
     """The origin an MCP server's approvals are bound to: its whole definition (``DEFINITION_FIELDS``)."""
     values = [definition.get(name) or None for name in DEFINITION_FIELDS]
-    fields = " ".join(f"{name}:{_digest(name, value)[:12]}" for name, value in zip(DEFINITION_FIELDS, values,
-                                                                                    strict=True))
+    fields = " ".join(
+        f"{name}:{_digest(name, value)[:12]}" for name, value in zip(DEFINITION_FIELDS, values, strict=True)
+    )
     return f"{_digest(*values)[:32]} {fields}"
 
 
@@ -56,7 +57,9 @@ def changed_parts(approved: str, now: str) -> tuple[str, ...]:
     before, after = _fields(approved), _fields(now)
     if not before or not after:
         return (WHOLE_DEFINITION,)
-    return tuple(name for name in DEFINITION_FIELDS if before.get(name) != after.get(name)) or (WHOLE_DEFINITION,)
+    return tuple(name for name in DEFINITION_FIELDS if before.get(name) != after.get(name)) or (
+        WHOLE_DEFINITION,
+    )
 
 
 class Answer(StrEnum):
@@ -75,7 +78,9 @@ class PermissionRequest(Struct, frozen=True):
     arguments: dict[str, Any]
     diff: str | None = None
     id: str = field(default_factory=lambda: uuid.uuid4().hex)
-    changed: tuple[str, ...] = ()  # the server was allowed before as it was: what changed since (DEFINITION_FIELDS)
+    changed: tuple[
+        str, ...
+    ] = ()  # the server was allowed before as it was: what changed since (DEFINITION_FIELDS)
 
     @property
     def server_label(self) -> str:
@@ -108,6 +113,7 @@ Asker = Callable[[PermissionRequest], Awaitable[Answer | None]]
 
 class Verdict(Struct, frozen=True):
     """Whether a tool call may run, and how that was decided."""
+
     allowed: bool
     how: str  # asked:once | asked:chat | asked:always | saved | chat | allow-list | yes | read-only | denied | ...
     reason: str = ""
@@ -121,8 +127,15 @@ class PermissionPolicy:
     """One per process. ``allow``: tool names (or server:tool) approved up front (``precis chat --allow``);
     ``yes``: approve everything; ``auto_read_only``: the opt-in for read-only tools."""
 
-    def __init__(self, approvals: ApprovalStore | None = None, *, allow: Iterable[str] = (), yes: bool = False,
-                 auto_read_only: bool = False, timeout: float = ASK_TIMEOUT):
+    def __init__(
+        self,
+        approvals: ApprovalStore | None = None,
+        *,
+        allow: Iterable[str] = (),
+        yes: bool = False,
+        auto_read_only: bool = False,
+        timeout: float = ASK_TIMEOUT,
+    ):
         self.approvals = approvals
         self.allow = frozenset(a.strip() for a in allow if a.strip())
         self.yes = yes
@@ -171,12 +184,19 @@ class PermissionPolicy:
         if _key(spec) in await self._saved_keys():
             return Verdict(True, "saved")
         if asker is None:
-            return Verdict(False, "denied", f"the tool {spec.name} needs approval and nobody can be asked "
-                                            f"(run with --allow {spec.name} or --yes)")
+            return Verdict(
+                False,
+                "denied",
+                f"the tool {spec.name} needs approval and nobody can be asked "
+                f"(run with --allow {spec.name} or --yes)",
+            )
         # One prompt at a time per chat: answers given to the first may approve the next.
         lock = self._ask_lock.setdefault(request.session_id, asyncio.Lock())
         async with lock:
-            if _key(spec) in await self._chat_keys(request.session_id) or _key(spec) in await self._saved_keys():
+            if (
+                _key(spec) in await self._chat_keys(request.session_id)
+                or _key(spec) in await self._saved_keys()
+            ):
                 return Verdict(True, "chat")
             request = await self._with_changes(request)
             try:
@@ -191,7 +211,9 @@ class PermissionPolicy:
         if spec.server == BUILTIN:
             return request
         known = (await self._chat_keys(request.session_id)) | (await self._saved_keys())
-        before = sorted(origin for server, tool, origin in known if (server, tool) == (spec.server, spec.tool))
+        before = sorted(
+            origin for server, tool, origin in known if (server, tool) == (spec.server, spec.tool)
+        )
         if not before:
             return request
         changed = min((changed_parts(origin, spec.origin) for origin in before), key=len)

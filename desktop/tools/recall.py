@@ -11,8 +11,8 @@ import json
 from collections.abc import Mapping
 from typing import Any, Protocol
 
-from desktop.engine.search import RecallHit
-from desktop.engine.tokens import estimate_text
+from desktop.engine.history.search import RecallHit
+from desktop.engine.metering.tokens import estimate_text
 from desktop.engine.types import Block, StoredMessage
 from desktop.tools.types import BUILTIN, ToolOutcome, ToolSpec, definition_digest
 
@@ -28,7 +28,8 @@ DEFINITION: dict[str, Any] = {
         "Search or read back this chat's own earlier messages, including those replaced by the summary "
         "(a citation [#123] in the summary is message id 123). With `query`: the best matching messages, each "
         "with its id and the words around the match. With `ids`, or `from_id` and `to_id`: those messages "
-        "verbatim, within `max_tokens`."),
+        "verbatim, within `max_tokens`."
+    ),
     "input_schema": {
         "type": "object",
         "properties": {
@@ -50,15 +51,20 @@ class RecallSource(Protocol):
 
     async def recall_read(self, session_id: int, ids: list[int]) -> list[StoredMessage]: ...
 
-    async def recall_range(self, session_id: int, first: int, last: int, limit: int) -> list[StoredMessage]: ...
+    async def recall_range(
+        self, session_id: int, first: int, last: int, limit: int
+    ) -> list[StoredMessage]: ...
 
 
 def _result_text(block: Block) -> str:
     content = block.get("content")
     if isinstance(content, str):
         return content
-    return "\n".join(str(c.get("text", "")) if c.get("type") == "text" else f"[{c.get('type')}]"
-                     for c in content or [] if isinstance(c, dict))
+    return "\n".join(
+        str(c.get("text", "")) if c.get("type") == "text" else f"[{c.get('type')}]"
+        for c in content or []
+        if isinstance(c, dict)
+    )
 
 
 def message_text(msg: StoredMessage) -> str:
@@ -115,10 +121,13 @@ def render_read(messages: list[StoredMessage], budget: int, asked: list[int] | N
             continue
         room = max(0, budget - used)
         keep = int(len(text) * room / cost) if cost else 0
-        rest = [f"#{m.id}" for m in messages[n + 1:]]
-        note = (f"[… cut at the {budget:,}-token budget: #{msg.id} has {len(text) - keep:,} more characters"
-                + (f"; not shown: {', '.join(rest)}" if rest else "") + ". Ask for fewer ids or a larger max_tokens "
-                f"(up to {MAX_BUDGET:,}).]")
+        rest = [f"#{m.id}" for m in messages[n + 1 :]]
+        note = (
+            f"[… cut at the {budget:,}-token budget: #{msg.id} has {len(text) - keep:,} more characters"
+            + (f"; not shown: {', '.join(rest)}" if rest else "")
+            + ". Ask for fewer ids or a larger max_tokens "
+            f"(up to {MAX_BUDGET:,}).]"
+        )
         out.append(text[:keep] + "\n" + note if keep else note)
         break
     missing = sorted(set(asked or []) - {m.id for m in messages})
@@ -150,7 +159,9 @@ async def run(source: RecallSource, session_id: int, arguments: Mapping[str, Any
     ids = _ints(arguments.get("ids"))
     first, last = _ints(arguments.get("from_id")), _ints(arguments.get("to_id"))
     if ids:
-        return ToolOutcome(render_read(await source.recall_read(session_id, ids[:MAX_READ]), budget, ids[:MAX_READ]))
+        return ToolOutcome(
+            render_read(await source.recall_read(session_id, ids[:MAX_READ]), budget, ids[:MAX_READ])
+        )
     if first or last:
         lo = first[0] if first else last[0]
         hi = last[0] if last else lo
@@ -158,5 +169,7 @@ async def run(source: RecallSource, session_id: int, arguments: Mapping[str, Any
         return ToolOutcome(render_read(await source.recall_range(session_id, lo, hi, MAX_READ), budget))
     query = str(arguments.get("query") or "").strip()
     if not query:
-        return ToolOutcome("recall needs a query to search, or ids (or from_id and to_id) to read.", is_error=True)
+        return ToolOutcome(
+            "recall needs a query to search, or ids (or from_id and to_id) to read.", is_error=True
+        )
     return ToolOutcome(render_hits(await source.recall(session_id, query, HITS), query))

@@ -56,22 +56,51 @@ async def _started(starting: Coroutine[Any, Any, asyncio.subprocess.Process]) ->
         raise
 
 
-async def run_command(command: str, cwd: Path, timeout: float | None = None, *, network: bool = True,
-                      hidden: Sequence[Path] = ()) -> ToolOutcome:
+async def run_command(
+    command: str,
+    cwd: Path,
+    timeout: float | None = None,
+    *,
+    network: bool = True,
+    hidden: Sequence[Path] = (),
+) -> ToolOutcome:
     """Run ``command`` in ``cwd`` (sandboxed when possible: ``network`` shared or not, ``hidden`` folders out of
     its reach)."""
     limit = min(MAX_TIMEOUT, max(1.0, float(timeout or DEFAULT_TIMEOUT)))
-    devnull, pipe, out, group = (asyncio.subprocess.DEVNULL, asyncio.subprocess.PIPE, asyncio.subprocess.STDOUT,
-                                 sys.platform != "win32")
+    devnull, pipe, out, group = (
+        asyncio.subprocess.DEVNULL,
+        asyncio.subprocess.PIPE,
+        asyncio.subprocess.STDOUT,
+        sys.platform != "win32",
+    )
     if sandbox.sandbox_problem(network) is None:
         argv = sandbox.wrap(command, cwd, network=network, hidden=hidden)
-        proc = await _started(asyncio.create_subprocess_exec(*argv, cwd=cwd, env=sandbox.environment(),
-                                                             stdin=devnull, stdout=pipe, stderr=out,
-                                                             start_new_session=group))
+        proc = await _started(
+            asyncio.create_subprocess_exec(
+                *argv,
+                cwd=cwd,
+                env=sandbox.environment(),
+                stdin=devnull,
+                stdout=pipe,
+                stderr=out,
+                start_new_session=group,
+            )
+        )
     else:  # the prompt said so (or --allow/--yes asked for no prompt)
-        log.warning("run: no sandbox (%s): the command runs with the user's access", sandbox.sandbox_problem(network))
-        proc = await _started(asyncio.create_subprocess_shell(command, cwd=cwd, env=command_env(), stdin=devnull,
-                                                              stdout=pipe, stderr=out, start_new_session=group))
+        log.warning(
+            "run: no sandbox (%s): the command runs with the user's access", sandbox.sandbox_problem(network)
+        )
+        proc = await _started(
+            asyncio.create_subprocess_shell(
+                command,
+                cwd=cwd,
+                env=command_env(),
+                stdin=devnull,
+                stdout=pipe,
+                stderr=out,
+                start_new_session=group,
+            )
+        )
     assert proc.stdout is not None
     chunks: list[bytes] = []
     size = 0
@@ -92,8 +121,9 @@ async def run_command(command: str, cwd: Path, timeout: float | None = None, *, 
         _kill_group(proc)
         await proc.wait()
         text = b"".join(chunks).decode(errors="replace")[:OUTPUT_CAP]
-        return ToolOutcome(f"{text}\n[timed out after {limit:g} s: the command was killed]".lstrip("\n"),
-                           is_error=True)
+        return ToolOutcome(
+            f"{text}\n[timed out after {limit:g} s: the command was killed]".lstrip("\n"), is_error=True
+        )
     except asyncio.CancelledError:
         _kill_group(proc)
         with contextlib.suppress(Exception):

@@ -22,13 +22,37 @@ from collections.abc import Sequence
 from pathlib import Path
 
 # Variables a command keeps (when set), besides PATH and HOME: the locale, the time zone, who the user is.
-KEPT = ("LANG", "LANGUAGE", "LC_ALL", "LC_CTYPE", "LC_MESSAGES", "LC_NUMERIC", "LC_TIME", "TZ", "USER", "LOGNAME")
+KEPT = (
+    "LANG",
+    "LANGUAGE",
+    "LC_ALL",
+    "LC_CTYPE",
+    "LC_MESSAGES",
+    "LC_NUMERIC",
+    "LC_TIME",
+    "TZ",
+    "USER",
+    "LOGNAME",
+)
 DEFAULT_PATH = "/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin"
 
 
 def _base(bwrap: str, network: bool) -> list[str]:
-    args = [bwrap, "--die-with-parent", "--unshare-pid", "--unshare-ipc", "--unshare-uts", "--unshare-cgroup-try",
-            "--ro-bind", "/", "/", "--dev", "/dev", "--proc", "/proc"]
+    args = [
+        bwrap,
+        "--die-with-parent",
+        "--unshare-pid",
+        "--unshare-ipc",
+        "--unshare-uts",
+        "--unshare-cgroup-try",
+        "--ro-bind",
+        "/",
+        "/",
+        "--dev",
+        "/dev",
+        "--proc",
+        "/proc",
+    ]
     return args if network else [*args, "--unshare-net"]
 
 
@@ -41,8 +65,13 @@ def sandbox_problem(network: bool = True) -> str | None:
     if bwrap is None:
         return "bubblewrap (bwrap) is not installed"
     try:
-        done = subprocess.run([*_base(bwrap, network), "--", "true"], stdin=subprocess.DEVNULL,
-                              capture_output=True, timeout=30, check=False)
+        done = subprocess.run(
+            [*_base(bwrap, network), "--", "true"],
+            stdin=subprocess.DEVNULL,
+            capture_output=True,
+            timeout=30,
+            check=False,
+        )
     except (OSError, subprocess.SubprocessError) as exc:
         return f"bubblewrap did not start ({type(exc).__name__}: {exc})"
     if done.returncode != 0:
@@ -69,8 +98,12 @@ def _existing(paths: Sequence[Path]) -> list[Path]:
 
 def environment() -> dict[str, str]:
     """What a sandboxed command sees: PATH, HOME, the locale and TERM, nothing of the app's."""
-    env = {"PATH": os.environ.get("PATH") or DEFAULT_PATH, "HOME": str(Path.home()), "TERM": "dumb",
-           "TMPDIR": "/tmp"}
+    env = {
+        "PATH": os.environ.get("PATH") or DEFAULT_PATH,
+        "HOME": str(Path.home()),
+        "TERM": "dumb",
+        "TMPDIR": "/tmp",
+    }
     env.update({k: os.environ[k] for k in KEPT if os.environ.get(k)})
     return env
 
@@ -82,8 +115,18 @@ def wrap(command: str, workspace: Path, *, network: bool = True, hidden: Sequenc
     uid = os.getuid() if hasattr(os, "getuid") else 0
     runtime = [Path(os.environ["XDG_RUNTIME_DIR"])] if os.environ.get("XDG_RUNTIME_DIR") else []
     # Emptied before the workspace is bound (the workspace may lie under one of them).
-    emptied = _existing([Path.home(), Path("/home"), Path("/root"), Path("/tmp"), Path("/var/tmp"),
-                         Path("/run/user"), Path(f"/run/user/{uid}"), *runtime])
+    emptied = _existing(
+        [
+            Path.home(),
+            Path("/home"),
+            Path("/root"),
+            Path("/tmp"),
+            Path("/var/tmp"),
+            Path("/run/user"),
+            Path(f"/run/user/{uid}"),
+            *runtime,
+        ]
+    )
     # Hidden after it: secrets stay out of reach even in a workspace that contains them.
     secret = _existing([*hidden, Path.home() / ".local" / "share" / "keyrings", *runtime])
     args = _base(bwrap, network)

@@ -14,8 +14,8 @@ from collections.abc import Awaitable, Callable, Mapping
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from desktop.engine.settings import Paths
-from desktop.engine.tooling import COMPACTED, EndTurn, ToolEvents
+from desktop.engine.config.settings import Paths
+from desktop.engine.turn.tooling import COMPACTED, EndTurn, ToolEvents
 from desktop.engine.types import Block
 from desktop.tools import deferral, recall
 from desktop.tools.events import (
@@ -43,11 +43,19 @@ _UNSET: Any = object()
 
 
 class Toolbox:
-    def __init__(self, paths: Paths, policy: PermissionPolicy, *, audit: Callable[..., Any] | None = None,
-                 workspace: Path | None = _UNSET, asker: Asker | None | str = "events",
-                 mcp: McpConfig | None = None, network: bool = True,
-                 recall: recall.RecallSource | None = None,
-                 outcomes: Callable[[int], Awaitable[dict[str, tuple[str, float | None]]]] | None = None):
+    def __init__(
+        self,
+        paths: Paths,
+        policy: PermissionPolicy,
+        *,
+        audit: Callable[..., Any] | None = None,
+        workspace: Path | None = _UNSET,
+        asker: Asker | None | str = "events",
+        mcp: McpConfig | None = None,
+        network: bool = True,
+        recall: recall.RecallSource | None = None,
+        outcomes: Callable[[int], Awaitable[dict[str, tuple[str, float | None]]]] | None = None,
+    ):
         self.paths = paths
         self.recall = recall  # the chats' own histories, for the recall tool (None: not offered)
         self._compacted: set[int] = set()  # sessions whose requests offer recall
@@ -67,7 +75,8 @@ class Toolbox:
         config = mcp if mcp is not None else load_config(self.mcp_path)
         self.mcp_problems = list(config.problems)
         self.servers: dict[str, McpServer] = {
-            s.name: McpServer(s, paths.cache_dir / "mcp", self._server_changed) for s in config.servers}
+            s.name: McpServer(s, paths.cache_dir / "mcp", self._server_changed) for s in config.servers
+        }
 
     @property
     def mcp_path(self) -> Path:
@@ -126,7 +135,9 @@ class Toolbox:
         config = await asyncio.to_thread(load_config, self.mcp_path)
         for server in config.servers:
             if server.name in names and server.name not in self.servers:
-                self.servers[server.name] = McpServer(server, self.paths.cache_dir / "mcp", self._server_changed)
+                self.servers[server.name] = McpServer(
+                    server, self.paths.cache_dir / "mcp", self._server_changed
+                )
         await asyncio.gather(*(self.servers[n].start() for n in names if n in self.servers))
         return names, problems
 
@@ -165,7 +176,9 @@ class Toolbox:
         from desktop.tools.builtin import builtin_specs
 
         out = builtin_specs(self.network) if self.workspace(session_id, state) is not None else []
-        if self.recall is not None and (session_id in self._compacted if state is None else state.get(COMPACTED)):
+        if self.recall is not None and (
+            session_id in self._compacted if state is None else state.get(COMPACTED)
+        ):
             out.append(recall.SPEC)
         for name in sorted(self.servers):
             server = self.servers[name]
@@ -173,8 +186,9 @@ class Toolbox:
                 out.extend(server.specs)
         return out
 
-    def definitions(self, session_id: int, state: Mapping[str, Any],
-                    window: int | None = None) -> list[dict[str, Any]]:
+    def definitions(
+        self, session_id: int, state: Mapping[str, Any], window: int | None = None
+    ) -> list[dict[str, Any]]:
         if state.get(COMPACTED):
             self._compacted.add(session_id)
         else:
@@ -239,7 +253,7 @@ class Toolbox:
     def snapshot_files(self, session_id: int, paths: list[str]) -> str:
         """The files, as they are on disk now, within the re-injection budget (files gone or unreadable are
         skipped); '' when there is no workspace or nothing to show."""
-        from desktop.engine.tokens import estimate_text
+        from desktop.engine.metering.tokens import estimate_text
         from desktop.tools.file_tools import FileTools
 
         workspace = self.workspace(session_id)
@@ -261,8 +275,11 @@ class Toolbox:
             parts.append(f"=== {workspace.relative(path)} ===\n{text}")
         if not parts:
             return ""
-        return ("<recent-files>\nThe files read or edited last before the summary, as they are on disk now:\n\n"
-                + "\n\n".join(parts) + "\n</recent-files>")
+        return (
+            "<recent-files>\nThe files read or edited last before the summary, as they are on disk now:\n\n"
+            + "\n\n".join(parts)
+            + "\n</recent-files>"
+        )
 
     # --- running ---------------------------------------------------------------------------------------------
     async def run(self, session_id: int, calls: list[Block], events: ToolEvents) -> list[Block]:
@@ -283,10 +300,15 @@ class Toolbox:
         if call.get("name") != deferral.CALL or not isinstance(given, dict):
             return call
         arguments = given.get("arguments")
-        return {**call, "name": str(given.get("name") or ""), "input": arguments if isinstance(arguments, dict) else {}}
+        return {
+            **call,
+            "name": str(given.get("name") or ""),
+            "input": arguments if isinstance(arguments, dict) else {},
+        }
 
-    async def _one(self, session_id: int, call: Block, specs: dict[str, ToolSpec],
-                   events: ToolEvents) -> tuple[ToolOutcome, str]:
+    async def _one(
+        self, session_id: int, call: Block, specs: dict[str, ToolSpec], events: ToolEvents
+    ) -> tuple[ToolOutcome, str]:
         use_id = str(call.get("id") or "")
         name = str(call.get("name") or "")
         if name == deferral.SEARCH and session_id in self._deferred:
@@ -303,9 +325,16 @@ class Toolbox:
         from desktop.tools.builtin import BuiltinTools
 
         workspace = self.workspace(session_id)
-        builtin = BuiltinTools(workspace, self.paths.spill_dir(session_id), network=self.network,
-                               hidden=(self.paths.config_dir, self.paths.data_dir, self.paths.cache_dir)) \
-            if spec.server == BUILTIN and workspace is not None else None
+        builtin = (
+            BuiltinTools(
+                workspace,
+                self.paths.spill_dir(session_id),
+                network=self.network,
+                hidden=(self.paths.config_dir, self.paths.data_dir, self.paths.cache_dir),
+            )
+            if spec.server == BUILTIN and workspace is not None
+            else None
+        )
         diff = builtin.diff(spec.tool, arguments) if builtin is not None else None
         request = PermissionRequest(session_id, use_id, spec, dict(arguments), diff)
         asker = self._asker_for(events)
@@ -327,8 +356,11 @@ class Toolbox:
         except asyncio.CancelledError:
             took = time.monotonic() - started
             events.report(ToolCallFinished(session_id, use_id, name, ToolStatus.CANCELLED, took, ""))
-            asyncio.ensure_future(self._record(session_id, use_id, spec, arguments, verdict.how, "cancelled", True,
-                                               duration=took))
+            asyncio.ensure_future(
+                self._record(
+                    session_id, use_id, spec, arguments, verdict.how, "cancelled", True, duration=took
+                )
+            )
             raise
         except Exception as exc:  # noqa: BLE001 - a failing tool is an error result, never a failed turn
             log.exception("tool %s failed", name)
@@ -336,12 +368,22 @@ class Toolbox:
         took = time.monotonic() - started
         status = ToolStatus.ERROR if outcome.is_error else ToolStatus.OK
         events.report(ToolCallFinished(session_id, use_id, name, status, took, outcome.text()[:EXCERPT]))
-        await self._record(session_id, use_id, spec, arguments, verdict.how, status, outcome.is_error,
-                           exit_code=outcome.exit_code, duration=took)
+        await self._record(
+            session_id,
+            use_id,
+            spec,
+            arguments,
+            verdict.how,
+            status,
+            outcome.is_error,
+            exit_code=outcome.exit_code,
+            duration=took,
+        )
         return outcome, ""
 
-    async def _recall(self, session_id: int, use_id: str, spec: ToolSpec, arguments: dict[str, Any],
-                      events: ToolEvents) -> ToolOutcome:
+    async def _recall(
+        self, session_id: int, use_id: str, spec: ToolSpec, arguments: dict[str, Any], events: ToolEvents
+    ) -> ToolOutcome:
         assert self.recall is not None
         events.report(ToolCallStarted(session_id, use_id, spec.name, spec.server, dict(arguments)))
         started = time.monotonic()
@@ -353,21 +395,48 @@ class Toolbox:
         took = time.monotonic() - started
         status = ToolStatus.ERROR if outcome.is_error else ToolStatus.OK
         events.report(ToolCallFinished(session_id, use_id, spec.name, status, took, outcome.text()[:EXCERPT]))
-        await self._record(session_id, use_id, spec, arguments, "own history", status, outcome.is_error,
-                           duration=took)
+        await self._record(
+            session_id, use_id, spec, arguments, "own history", status, outcome.is_error, duration=took
+        )
         return outcome
 
-    async def _record(self, session_id: int, use_id: str, spec: ToolSpec, arguments: dict[str, Any], how: str,
-                      outcome: str, is_error: bool, *, exit_code: int | None = None,
-                      duration: float | None = None) -> None:
-        log.info("session %s: tool %s (%s) %s [%s] %.3fs", session_id, spec.name, spec.server, outcome, how,
-                 duration or 0.0)
+    async def _record(
+        self,
+        session_id: int,
+        use_id: str,
+        spec: ToolSpec,
+        arguments: dict[str, Any],
+        how: str,
+        outcome: str,
+        is_error: bool,
+        *,
+        exit_code: int | None = None,
+        duration: float | None = None,
+    ) -> None:
+        log.info(
+            "session %s: tool %s (%s) %s [%s] %.3fs",
+            session_id,
+            spec.name,
+            spec.server,
+            outcome,
+            how,
+            duration or 0.0,
+        )
         if self._audit is None:
             return
         try:
-            await self._audit(session_id=session_id, tool_use_id=use_id, server=spec.server, tool=spec.tool,
-                              arguments=arguments, decision=how, outcome=outcome, is_error=is_error,
-                              exit_code=exit_code, duration=duration)
+            await self._audit(
+                session_id=session_id,
+                tool_use_id=use_id,
+                server=spec.server,
+                tool=spec.tool,
+                arguments=arguments,
+                decision=how,
+                outcome=outcome,
+                is_error=is_error,
+                exit_code=exit_code,
+                duration=duration,
+            )
         except Exception:  # noqa: BLE001 - the audit log never fails a call
             log.exception("audit record failed")
 

@@ -44,7 +44,9 @@ class Workspace(Struct, frozen=True):
         if not isinstance(path, str) or not path.strip():
             raise OutsideWorkspace("a path relative to the workspace is required")
         if PurePosixPath(path).is_absolute() or PureWindowsPath(path).is_absolute() or path.startswith("~"):
-            raise OutsideWorkspace(f"{path}: absolute paths are not allowed; use a path relative to the workspace")
+            raise OutsideWorkspace(
+                f"{path}: absolute paths are not allowed; use a path relative to the workspace"
+            )
         from anthropic.lib.tools.agent_toolset import resolve_path
 
         try:

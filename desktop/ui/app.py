@@ -31,12 +31,12 @@ MATH_WARM_DELAY_MS = 1500
 
 if TYPE_CHECKING:
     from desktop.ui.bridge import Bridge
-    from desktop.ui.main_window import MainWindow
+    from desktop.ui.window.main_window import MainWindow
 
 
 async def amain(app: QApplication, *, quit_after: float | None = None) -> int:
-    from desktop.engine.settings import Paths, Settings
-    from desktop.ui.wording import word_error
+    from desktop.engine.config.settings import Paths, Settings
+    from desktop.ui.look.wording import word_error
 
     # Before anything can fail or any widget is built: every sentence and widget is worded once.
     apply_language(app, Settings.load(Paths.resolve()).language)
@@ -57,11 +57,11 @@ def _tell_failure(text: str) -> None:
 
 
 async def _run_window(app: QApplication, runtime: Runtime, quit_after: float | None) -> int:
-    from desktop.ui import math_render
     from desktop.ui.bridge import Bridge
-    from desktop.ui.main_window import MainWindow
-    from desktop.ui.theme import apply_theme
-    from desktop.ui.window_look import THEME_KEY
+    from desktop.ui.look.theme import apply_theme
+    from desktop.ui.transcript import math_render
+    from desktop.ui.window.main_window import MainWindow
+    from desktop.ui.window.window_look import THEME_KEY
 
     bridge = Bridge(runtime.engine, runtime.toolbox)
     # The palette the user chose (system / light / dark), put on before the widgets exist: on a built window it
@@ -118,14 +118,15 @@ async def _bench_report(report: str, bridge: Bridge, window: MainWindow) -> None
                 window.gauge.repaint()
                 measured.set_result(time.time())
 
-        bridge.session_opened.connect(lambda *_: (window.chat.viewport().repaint(),
-                                                  data.setdefault("painted_at", time.time())))
+        bridge.session_opened.connect(
+            lambda *_: (window.chat.viewport().repaint(), data.setdefault("painted_at", time.time()))
+        )
         bridge.engine_event.connect(on_event)
         data["open_at"] = time.time()
         await bridge.open_session(sid)
         data["settled_at"] = await measured  # the gauge shows its figure: the session is really open
         data["rows"] = window.chat_model.rowCount()
-    from desktop.engine.files import write_private
+    from desktop.engine.config.files import write_private
 
     write_private(report, json.dumps(data))
 
@@ -134,7 +135,7 @@ def apply_language(app: QApplication, setting: str) -> str:
     """Install the translators for the Settings choice ("" follows the system); returns the language shown."""
     from desktop import i18n
     from desktop.i18n import catalog
-    from desktop.ui import translation
+    from desktop.ui.look import translation
 
     language = i18n.choose(setting, translation.system_language())
     translation.install(app, language, i18n.qm_file(language), catalog.load(language).translate)
@@ -153,7 +154,11 @@ def make_app(argv: list[str] | None = None) -> QApplication:
     existing = QApplication.instance()
     # Fusion follows the system colour scheme (light/dark) and the palette everywhere. Chosen by argument: the
     # QStyle setStyle() hands back would build all of QStyle's enums in Python (~10 ms) before the first paint.
-    app = existing if isinstance(existing, QApplication) else QApplication([*(argv or sys.argv), "-style", "Fusion"])
+    app = (
+        existing
+        if isinstance(existing, QApplication)
+        else QApplication([*(argv or sys.argv), "-style", "Fusion"])
+    )
     app.setApplicationName(APP_NAME)
     app.setApplicationDisplayName(APP_NAME)
     app.setOrganizationName("Precis")
@@ -166,10 +171,15 @@ def make_app(argv: list[str] | None = None) -> QApplication:
 
 
 def run_app() -> int:
-    if not os.environ.get("DISPLAY") and not os.environ.get("WAYLAND_DISPLAY") and sys.platform.startswith("linux"):
+    if (
+        not os.environ.get("DISPLAY")
+        and not os.environ.get("WAYLAND_DISPLAY")
+        and sys.platform.startswith("linux")
+    ):
         os.environ.setdefault("QT_QPA_PLATFORM", "offscreen")
         print("precis: no display found; running offscreen", file=sys.stderr)
     app = make_app()
     quit_after = os.environ.get("PRECIS_QUIT_AFTER")  # smoke tests and the start-up benchmark
-    return asyncio.run(amain(app, quit_after=float(quit_after) if quit_after else None),
-                       loop_factory=qasync.QEventLoop)
+    return asyncio.run(
+        amain(app, quit_after=float(quit_after) if quit_after else None), loop_factory=qasync.QEventLoop
+    )

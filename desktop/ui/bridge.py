@@ -17,19 +17,17 @@ from typing import TYPE_CHECKING, Any, Protocol
 from msgspec import structs
 from PySide6.QtCore import QObject, Signal
 
-from desktop.engine import attachments as _attachments
-from desktop.engine import display, events, lazy_imports, shutdown
-from desktop.engine import profiles as profile_list
-from desktop.engine import secrets as _secrets
-from desktop.engine.attachments import AttachmentRefused, Checked
-from desktop.engine.bill import Bill, Cold, TurnBill
-from desktop.engine.chat import ChatEngine, MessageTooLong
+from desktop.engine import events, lazy_imports
 from desktop.engine.compaction.citations import CITATION
+from desktop.engine.compaction.threshold import CAP as THRESHOLD_CAP
+from desktop.engine.compaction.threshold import CAP_RANGE as THRESHOLD_CAP_RANGE
+from desktop.engine.compaction.threshold import PERCENT as THRESHOLD_PERCENT
+from desktop.engine.compaction.threshold import PERCENT_RANGE as THRESHOLD_PERCENT_RANGE
+from desktop.engine.compaction.threshold import percent as threshold_percent
 from desktop.engine.compaction.user_pins import Pin
-from desktop.engine.context import CATEGORIES, LABELS, WARNING_RATIO, ContextSnapshot
-from desktop.engine.continuation import NothingToContinue
-from desktop.engine.probe import ProbeResult, probe
-from desktop.engine.profiles import (
+from desktop.engine.config import profiles as profile_list
+from desktop.engine.config import secrets as _secrets
+from desktop.engine.config.profiles import (
     ANTHROPIC,
     AUTH_KINDS,
     AUTH_WORDS,
@@ -41,17 +39,21 @@ from desktop.engine.profiles import (
     find,
     preset,
 )
-from desktop.engine.search import SearchHit
-from desktop.engine.session_lock import SessionBusy
-from desktop.engine.settings import Settings
-from desktop.engine.storage import Page, StorageError
-from desktop.engine.tasks import Activity
-from desktop.engine.thinking import supports_thinking, thinking_enabled
-from desktop.engine.threshold import CAP as THRESHOLD_CAP
-from desktop.engine.threshold import CAP_RANGE as THRESHOLD_CAP_RANGE
-from desktop.engine.threshold import PERCENT as THRESHOLD_PERCENT
-from desktop.engine.threshold import PERCENT_RANGE as THRESHOLD_PERCENT_RANGE
-from desktop.engine.threshold import percent as threshold_percent
+from desktop.engine.config.settings import Settings
+from desktop.engine.history import attachments as _attachments
+from desktop.engine.history import display
+from desktop.engine.history.attachments import AttachmentRefused, Checked
+from desktop.engine.history.search import SearchHit
+from desktop.engine.history.session_lock import SessionBusy
+from desktop.engine.history.storage import Page, StorageError
+from desktop.engine.metering.bill import Bill, Cold, TurnBill
+from desktop.engine.metering.context import CATEGORIES, LABELS, WARNING_RATIO, ContextSnapshot
+from desktop.engine.providers.probe import ProbeResult, probe
+from desktop.engine.turn import shutdown
+from desktop.engine.turn.chat import ChatEngine, MessageTooLong
+from desktop.engine.turn.continuation import NothingToContinue
+from desktop.engine.turn.tasks import Activity
+from desktop.engine.turn.thinking import supports_thinking, thinking_enabled
 from desktop.engine.types import (
     CUT_STOP_REASONS,
     DEFAULT_TITLE,
@@ -66,12 +68,12 @@ from desktop.tools.mcp_config import McpServerConfig
 from desktop.tools.mcp_host import ServerStatus
 from desktop.tools.permissions import Answer, ChatApprovalStore, PermissionRequest, SavedApproval
 from desktop.tools.toolbox import Toolbox
-from desktop.ui.wording import word_error
+from desktop.ui.look.wording import word_error
 
 if TYPE_CHECKING:
     from desktop.engine.compaction.compactor import Plan
     from desktop.engine.compaction.schedule import Verdict
-    from desktop.engine.importer import ImportFailed, ImportResult
+    from desktop.engine.history.importer import ImportFailed, ImportResult
 
 __all__ = [
     "threshold_percent",
@@ -128,8 +130,12 @@ __all__ = [
 
 # Re-exported for the widgets but loaded when first asked for (PEP 562): the compaction policy and the
 # Claude Code importer are not needed before the window's first paint.
-_LATER = {"Plan": "desktop.engine.compaction.compactor", "Verdict": "desktop.engine.compaction.schedule",
-          "ImportFailed": "desktop.engine.importer", "ImportResult": "desktop.engine.importer"}
+_LATER = {
+    "Plan": "desktop.engine.compaction.compactor",
+    "Verdict": "desktop.engine.compaction.schedule",
+    "ImportFailed": "desktop.engine.history.importer",
+    "ImportResult": "desktop.engine.history.importer",
+}
 
 
 def __getattr__(name: str) -> object:
@@ -159,11 +165,15 @@ class ProviderChoice(Protocol):
     @property
     def profile(self) -> Profile | None: ...  # whose key it is (None: the settings' own profile)
     @property
-    def in_file(self) -> bool: ...  # keep the key in the private key file (the user's choice without a keyring)
+    def in_file(
+        self,
+    ) -> bool: ...  # keep the key in the private key file (the user's choice without a keyring)
     @property
     def edits(self) -> ProfileEdits: ...  # renamed, duplicated with their key, deleted profiles
     @property
-    def other_keys(self) -> tuple[tuple[Profile, str], ...]: ...  # keys typed for profiles other than the chosen
+    def other_keys(
+        self,
+    ) -> tuple[tuple[Profile, str], ...]: ...  # keys typed for profiles other than the chosen
 
 
 class Bridge(QObject):
@@ -173,7 +183,9 @@ class Bridge(QObject):
     session_opened = Signal(object)  # Page: the newest page of a session
     older_loaded = Signal(int, object)  # session_id, Page of older messages
     notice = Signal(int, str, str)  # session_id, text, level: feedback on the bridge's own work (attachments)
-    draft_taken = Signal(int)  # session_id: the composer's draft was committed (or ran as a command): clear it
+    draft_taken = Signal(
+        int
+    )  # session_id: the composer's draft was committed (or ran as a command): clear it
     failed = Signal(str)  # an unexpected error in background work, in words for a toast
     models_listed = Signal(int, object)  # session_id, list[str]: the models the chat's picker offers
     connection_tested = Signal(object)  # ProbeResult of Test connection
@@ -188,7 +200,9 @@ class Bridge(QObject):
         self._listed: dict[str, list[str]] = {}  # profile name -> what its provider lists (asked once)
         self._models_owed: set[int] = set()  # chats whose picker waits for the SDK to ask their provider
         self._sdk_warm: asyncio.Task[None] | None = None
-        self._window_owed: int | None = None  # the chat opened before the SDK loaded: its window is still to ask
+        self._window_owed: int | None = (
+            None  # the chat opened before the SDK loaded: its window is still to ask
+        )
         self._data_version: int | None = None
         self._draft_save: asyncio.Task[None] | None = None
         self.session_filter = ""  # the sidebar's filter, kept for refreshes the bridge starts itself
@@ -226,14 +240,16 @@ class Bridge(QObject):
             self.failed.emit(word_error(exc))
             return
         log.error("background task failed", exc_info=exc)
-        self.failed.emit(self.tr("Something went wrong: {name}: {error}").format(name=type(exc).__name__,
-                                                                                 error=exc))
+        self.failed.emit(
+            self.tr("Something went wrong: {name}: {error}").format(name=type(exc).__name__, error=exc)
+        )
 
     async def close(self) -> None:
         """Write the drafts, then stop the window's work; each step in bounded time, so closing never hangs."""
         if self._draft_save is not None:  # the drafts of a closing window are written before anything stops
-            await shutdown.bounded("writing the drafts",
-                                   asyncio.gather(self._draft_save, return_exceptions=True))
+            await shutdown.bounded(
+                "writing the drafts", asyncio.gather(self._draft_save, return_exceptions=True)
+            )
         self._closed = True
         if self._toolbox is not None:
             for request_id in self._toolbox.pending():
@@ -250,7 +266,11 @@ class Bridge(QObject):
     def prices(self) -> tuple[str, str, tuple[str, ...]]:
         """(the date the prices in use were checked, the prices.json that updates them, its problems)."""
         catalog = self._engine.catalog
-        return catalog.prices_date, str(self._engine.paths.config_dir / "prices.json"), catalog.prices.problems
+        return (
+            catalog.prices_date,
+            str(self._engine.paths.config_dir / "prices.json"),
+            catalog.prices.problems,
+        )
 
     def busy(self, session_id: int) -> bool:
         return self._engine.busy(session_id)
@@ -265,7 +285,9 @@ class Bridge(QObject):
         """A key, or no need of one, known without looking in the keyring or the key file: the environment, this
         run's key, a keyless profile."""
         profile = self._engine.active_profile
-        return _secrets.at_hand(profile=profile) is not None or (profile is not None and profile.auth == "none")
+        return _secrets.at_hand(profile=profile) is not None or (
+            profile is not None and profile.auth == "none"
+        )
 
     def set_up_before(self) -> bool:
         """The first-run form (or Settings) was saved once: a key was kept then, or the chats are read without."""
@@ -345,8 +367,9 @@ class Bridge(QObject):
         return changed
 
     async def load_older(self, session_id: int, before_id: int, hidden_through: int = 0) -> None:
-        page = await self._engine.library.page(session_id, before_id=before_id, hidden_through=hidden_through,
-                                               size=PAGE_SIZE)
+        page = await self._engine.library.page(
+            session_id, before_id=before_id, hidden_through=hidden_through, size=PAGE_SIZE
+        )
         if page is not None:
             self.older_loaded.emit(session_id, page)
 
@@ -403,7 +426,7 @@ class Bridge(QObject):
 
     async def export_chat_to(self, session_id: int, path: Any, fmt: str = "md") -> None:
         """Write the export to ``path`` readable by the owner only (it holds the history), like the CLI's -o."""
-        from desktop.engine.files import write_private
+        from desktop.engine.config.files import write_private
 
         text = await self.export_chat(session_id, fmt)
         await asyncio.to_thread(write_private, path, text + "\n")
@@ -425,7 +448,8 @@ class Bridge(QObject):
         try:
             # Reading, checking and downscaling files is slow work: off the UI thread.
             blocks: list[Block] = await asyncio.to_thread(
-                lambda: [_attachments.prepare(p, spill_dir=spill) for p in files or []])
+                lambda: [_attachments.prepare(p, spill_dir=spill) for p in files or []]
+            )
         except (OSError, ValueError) as exc:
             self.notice.emit(session_id, self.tr("Cannot attach: {error}").format(error=exc), "error")
             return False
@@ -520,11 +544,13 @@ class Bridge(QObject):
         """What Compact now (or "Summarise up to here") would do: the preview's numbers, the compactor's rule."""
         return await self._engine.plan_compaction(session_id, before_message)
 
-    async def compact_planned(self, session_id: int, focus: str | None, exclude: list[int],
-                              before_message: int | None = None) -> None:
+    async def compact_planned(
+        self, session_id: int, focus: str | None, exclude: list[int], before_message: int | None = None
+    ) -> None:
         """The preview's Compact: with its focus, the messages it keeps verbatim (pinned), its cut."""
-        await self._engine.compact(session_id, "manual", focus or None, before_message=before_message,
-                                   exclude=exclude)
+        await self._engine.compact(
+            session_id, "manual", focus or None, before_message=before_message, exclude=exclude
+        )
 
     # --- pins and recall ------------------------------------------------------------------------------
     async def pins(self, session_id: int) -> list[Pin]:
@@ -561,7 +587,9 @@ class Bridge(QObject):
         profile = choice.profile or find(choice.settings.profiles, choice.settings.profile)
         # Keys follow renames first: a key typed for a renamed profile is then saved under its new name.
         if choice.edits:
-            in_use = find(choice.settings.profiles, choice.settings.profile) or Profile(choice.settings.profile)
+            in_use = find(choice.settings.profiles, choice.settings.profile) or Profile(
+                choice.settings.profile
+            )
             try:
                 await self._engine.library.apply_profile_edits(choice.edits, in_use)
             except (OSError, _secrets.KeyringUnavailable) as exc:
@@ -700,6 +728,7 @@ class Bridge(QObject):
         elif session_id is None:
             await store.revoke_approval(approval_id)
         self._toolbox.policy.forget_saved()
+
     async def test_connection(self, profile: Profile, api_key: str = "") -> ProbeResult:
         """One tiny request with the profile (and the key typed, else its stored one); the result in words."""
         if api_key:
@@ -771,8 +800,11 @@ class Bridge(QObject):
         if session is None or not profile.strip():
             return
         chosen = find(self._engine.settings.profiles, profile)
-        model = (chosen.model if chosen is not None and chosen.model else "") or session.model \
+        model = (
+            (chosen.model if chosen is not None and chosen.model else "")
+            or session.model
             or self._engine.settings.model
+        )
         await self._engine.set_chat_model(session_id, model, profile)
         await self.refresh_sessions()
         await self.list_models(session_id)

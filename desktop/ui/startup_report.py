@@ -47,8 +47,11 @@ def facts(app: QApplication, window: QWidget, shipped: Shipped) -> dict[str, obj
         # Dialogs are imported where they are opened: none of the app's own should be defined before then.
         "dialog_classes": dialog_classes(),
         # The cyclic collector until the first paint (off from the entry point on; ui/gc_pause.py).
-        "gc": {"collected_while_off": gc_pause.collected_while_off, "frozen": gc.get_freeze_count(),
-               "enabled": gc.isenabled()},
+        "gc": {
+            "collected_while_off": gc_pause.collected_while_off,
+            "frozen": gc.get_freeze_count(),
+            "enabled": gc.isenabled(),
+        },
         # Last: reading the style makes QStyle's class (and its enums) in Python, which the start itself avoids. The
         # style sheet's style wraps the style in use, its child.
         "styles": [style.metaObject().className() for style in (app.style(), *app.style().children())],
@@ -59,16 +62,24 @@ def dialog_classes() -> list[str]:
     """The app's own QDialog subclasses defined so far (module.Class)."""
     from PySide6.QtWidgets import QDialog
 
-    return sorted(f"{name}.{attr}" for name in list(sys.modules) if name.partition(".")[0] == "desktop"
-                  for attr, value in vars(sys.modules[name]).items()
-                  if isinstance(value, type) and issubclass(value, QDialog) and value.__module__ == name)
+    return sorted(
+        f"{name}.{attr}"
+        for name in list(sys.modules)
+        if name.partition(".")[0] == "desktop"
+        for attr, value in vars(sys.modules[name]).items()
+        if isinstance(value, type) and issubclass(value, QDialog) and value.__module__ == name
+    )
 
 
 def qt_classes() -> list[str]:
     """The PySide6 classes made so far (a module's namespace holds a class once it has been read)."""
-    return sorted(f"{module.rpartition('.')[2]}.{name}" for module in list(sys.modules)
-                  if module.startswith("PySide6.Qt") for name, value in vars(sys.modules[module]).items()
-                  if isinstance(value, type))
+    return sorted(
+        f"{module.rpartition('.')[2]}.{name}"
+        for module in list(sys.modules)
+        if module.startswith("PySide6.Qt")
+        for name, value in vars(sys.modules[module]).items()
+        if isinstance(value, type)
+    )
 
 
 def write(path: str, app: QApplication, window: QWidget, shipped: Shipped) -> None:

@@ -20,7 +20,7 @@ def discover() -> list[str]:
 
 def main(argv: list[str] | None = None) -> int:
     args = list(sys.argv[1:] if argv is None else argv)
-    passthrough = args[args.index("--") + 1:] if "--" in args else []
+    passthrough = args[args.index("--") + 1 :] if "--" in args else []
     failed: list[str] = []
     for name in discover():
         module = importlib.import_module(name)
@@ -36,7 +36,9 @@ def main(argv: list[str] | None = None) -> int:
             code = 1
         if code:
             failed.append(name)
-        print(f"--- {name}: {time.perf_counter() - start:.1f} s{'' if not code else ', FAILED'}\n", flush=True)
+        print(
+            f"--- {name}: {time.perf_counter() - start:.1f} s{'' if not code else ', FAILED'}\n", flush=True
+        )
     if failed:
         print("failed:", ", ".join(failed), file=sys.stderr)
     return 1 if failed else 0

@@ -28,8 +28,11 @@ def main(argv: list[str] | None = None) -> int:
         start = time.perf_counter()
         subprocess.run(["bash", str(ROOT / "packaging" / "build.sh")], check=True)
         built_s = time.perf_counter() - start
-    res = subprocess.run([sys.executable, str(ROOT / "packaging" / "smoke_bundle.py"), "--json", "--runs",
-                          str(args.runs)], capture_output=True, text=True)
+    res = subprocess.run(
+        [sys.executable, str(ROOT / "packaging" / "smoke_bundle.py"), "--json", "--runs", str(args.runs)],
+        capture_output=True,
+        text=True,
+    )
     if not res.stdout.strip():
         print(res.stderr, file=sys.stderr)
         return 1
@@ -37,13 +40,17 @@ def main(argv: list[str] | None = None) -> int:
     cold = result.get("cold_start_ms", {})
     print("| figure | bundle | venv | bundle / venv |")
     print("|---|---|---|---|")
-    print(f"| cold start, spawn -> window shown (median of {args.runs}) | {cold.get('bundle')} ms | "
-          f"{cold.get('venv')} ms | {result.get('cold_start_ratio')} |")
+    print(
+        f"| cold start, spawn -> window shown (median of {args.runs}) | {cold.get('bundle')} ms | "
+        f"{cold.get('venv')} ms | {result.get('cold_start_ratio')} |"
+    )
     print(f"| size on disk | {result['bundle_mb']} MB | | |")
     if built_s is not None:
         print(f"| build time | {built_s:.0f} s | | |")
-    print(f"smoke: chat against the test server {'ok' if result.get('chat_reply_ok') else 'FAILED'}, window "
-          f"opened it ({result.get('chat_rows_shown', 0)} rows), icon and style sheet loaded: {result['passed']}")
+    print(
+        f"smoke: chat against the test server {'ok' if result.get('chat_reply_ok') else 'FAILED'}, window "
+        f"opened it ({result.get('chat_rows_shown', 0)} rows), icon and style sheet loaded: {result['passed']}"
+    )
     return 0 if result["passed"] else 1
 
 

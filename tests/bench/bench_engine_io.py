@@ -67,8 +67,32 @@ TARGETS: tuple[tuple[str, str, int, bool], ...] = (
     ("compact", "round_trips", 12, False),
 )
 
-_WORDS = ("alpha", "beta", "gamma", "delta", "epsilon", "zeta", "eta", "theta", "iota", "kappa", "lambda", "mu",
-          "nu", "xi", "omicron", "pi", "rho", "sigma", "tau", "upsilon", "phi", "chi", "psi", "omega")
+_WORDS = (
+    "alpha",
+    "beta",
+    "gamma",
+    "delta",
+    "epsilon",
+    "zeta",
+    "eta",
+    "theta",
+    "iota",
+    "kappa",
+    "lambda",
+    "mu",
+    "nu",
+    "xi",
+    "omicron",
+    "pi",
+    "rho",
+    "sigma",
+    "tau",
+    "upsilon",
+    "phi",
+    "chi",
+    "psi",
+    "omega",
+)
 
 
 def prose(n_words: int, seed: int) -> str:
@@ -90,6 +114,7 @@ def queue_replies(srv: Any) -> None:
 
 
 # ------------------------------------------------------------------------------------ counting (child side)
+
 
 class Meter:
     """Store round trips (with the repo method of each), gathers and measures since the last reset."""
@@ -119,8 +144,12 @@ class Meter:
         self.gathers = self.measures = 0
 
     def read(self) -> dict[str, Any]:
-        return {"round_trips": len(self.names), "gathers": self.gathers, "measures": self.measures,
-                "calls": list(self.names)}
+        return {
+            "round_trips": len(self.names),
+            "gathers": self.gathers,
+            "measures": self.measures,
+            "calls": list(self.names),
+        }
 
 
 class AfterMeter(Meter):
@@ -140,8 +169,11 @@ class AfterMeter(Meter):
     def read(self) -> dict[str, Any]:
         out = super().read()
         logged = out["round_trips"]
-        out.update(round_trips=self.store.round_trips, gathers=self.counts["gathers"],
-                   measures=self.counts["measures"])
+        out.update(
+            round_trips=self.store.round_trips,
+            gathers=self.counts["gathers"],
+            measures=self.counts["measures"],
+        )
         if logged != out["round_trips"]:  # something reached the database without Store.call/run
             out["unlogged_round_trips"] = out["round_trips"] - logged
         return out
@@ -149,7 +181,7 @@ class AfterMeter(Meter):
 
 def install_before_counters(meter: Meter) -> None:
     """The old engine has no counters: wrap its gather and measure on the class, before an engine exists."""
-    from desktop.engine.chat import ChatEngine
+    from desktop.engine.turn.chat import ChatEngine
 
     gather, measure = ChatEngine.gather, ChatEngine.measure
 
@@ -166,10 +198,12 @@ def install_before_counters(meter: Meter) -> None:
 
 def http_mark(base_url: str) -> Callable[[str], None]:
     """Phase boundaries in the server's request log: a GET the server records (and answers 404)."""
+
     def mark(phase: str) -> None:
         req = urllib.request.Request(base_url.rstrip("/") + MARK_PATH + phase, headers={"x-api-key": API_KEY})
         with contextlib.suppress(urllib.error.HTTPError):  # the server answers 404, after recording it
             urllib.request.urlopen(req, timeout=10).close()
+
     return mark
 
 
@@ -205,14 +239,20 @@ async def run_scenario(engine: Any, store: Any, meter: Meter, mark: Callable[[st
     outcome = await engine.compact(sid, "manual")
     compact = meter.read()
     mark("end")
-    return {"warmup": warmup, "turn": turn, "background": background, "compact": compact,
-            "turn_ok": sent is not None and sent.status == "complete",
-            "compact_ok": bool(outcome.ok), "compact_message": outcome.message}
+    return {
+        "warmup": warmup,
+        "turn": turn,
+        "background": background,
+        "compact": compact,
+        "turn_ok": sent is not None and sent.status == "complete",
+        "compact_ok": bool(outcome.ok),
+        "compact_message": outcome.message,
+    }
 
 
 async def _child_main() -> dict[str, Any]:
     import desktop
-    from desktop.engine.secrets import Credentials
+    from desktop.engine.config.secrets import Credentials
 
     base_url = os.environ["ANTHROPIC_BASE_URL"]
     creds = Credentials(api_key=API_KEY, source="env")
@@ -223,13 +263,14 @@ async def _child_main() -> dict[str, Any]:
         open_runtime = None
     if open_runtime is not None:
         tree = "after"
-        async with open_runtime(credentials=creds,
-                                adjust=lambda s: setattr(s, "max_output_tokens", MAX_OUTPUT)) as runtime:
+        async with open_runtime(
+            credentials=creds, adjust=lambda s: setattr(s, "max_output_tokens", MAX_OUTPUT)
+        ) as runtime:
             result = await run_scenario(runtime.engine, runtime.store, AfterMeter(runtime.engine), mark)
     else:
         tree = "before"
-        from desktop.engine.chat import ChatEngine
-        from desktop.engine.settings import Paths, Settings
+        from desktop.engine.config.settings import Paths, Settings
+        from desktop.engine.turn.chat import ChatEngine
         from desktop.store.store import Store
 
         meter = Meter()
@@ -250,6 +291,7 @@ async def _child_main() -> dict[str, Any]:
 
 # --------------------------------------------------------------------------------- the two runs (parent side)
 
+
 def _root() -> Path:
     return Path(__file__).resolve().parents[2]
 
@@ -262,7 +304,7 @@ def phase_requests(requests: list[Any]) -> dict[str, dict[str, int]]:
     phase: str | None = None
     for r in requests:
         if r.method == "GET" and r.path.startswith(MARK_PATH):
-            phase = r.path[len(MARK_PATH):]
+            phase = r.path[len(MARK_PATH) :]
             continue
         if phase not in PHASES:
             continue
@@ -270,7 +312,9 @@ def phase_requests(requests: list[Any]) -> dict[str, dict[str, int]]:
         if r.method == "POST" and r.path == "/v1/messages":
             body = r.body if isinstance(r.body, dict) else {}
             system = str(body.get("system", ""))
-            last_user = next((m for m in reversed(body.get("messages") or []) if m.get("role") == "user"), None)
+            last_user = next(
+                (m for m in reversed(body.get("messages") or []) if m.get("role") == "user"), None
+            )
             summary = SUMMARY_MARKER in system or (last_user is not None and SUMMARY_MARKER in str(last_user))
             slot["summary" if summary else "chat"] += 1
         elif r.method == "POST" and r.path == "/v1/messages/count_tokens":
@@ -285,17 +329,34 @@ def run_child(tree_root: Path, srv: Any, home: Path) -> dict[str, Any]:
     """The scenario in a fresh interpreter that imports ``desktop`` from ``tree_root``."""
     srv.clear_log()
     queue_replies(srv)
-    env = {k: v for k, v in os.environ.items()
-           if not k.startswith(("ANTHROPIC_", "PRECIS_")) and k != "PYTHONPATH"}
-    env.update(PYTHONPATH=str(tree_root), PRECIS_HOME=str(home), PRECIS_CONTEXT_WINDOW=str(WINDOW),
-               ANTHROPIC_BASE_URL=srv.base_url, ANTHROPIC_API_KEY=API_KEY,
-               PYTHON_KEYRING_BACKEND="keyring.backends.null.Keyring", QT_QPA_PLATFORM="offscreen")
+    env = {
+        k: v
+        for k, v in os.environ.items()
+        if not k.startswith(("ANTHROPIC_", "PRECIS_")) and k != "PYTHONPATH"
+    }
+    env.update(
+        PYTHONPATH=str(tree_root),
+        PRECIS_HOME=str(home),
+        PRECIS_CONTEXT_WINDOW=str(WINDOW),
+        ANTHROPIC_BASE_URL=srv.base_url,
+        ANTHROPIC_API_KEY=API_KEY,
+        PYTHON_KEYRING_BACKEND="keyring.backends.null.Keyring",
+        QT_QPA_PLATFORM="offscreen",
+    )
     out = home / "result.json"
-    proc = subprocess.run([sys.executable, str(Path(__file__).resolve()), "--child", "--out", str(out)],
-                          env=env, cwd=str(home), capture_output=True, text=True, timeout=300)
+    proc = subprocess.run(
+        [sys.executable, str(Path(__file__).resolve()), "--child", "--out", str(out)],
+        env=env,
+        cwd=str(home),
+        capture_output=True,
+        text=True,
+        timeout=300,
+    )
     if proc.returncode != 0:
-        raise RuntimeError(f"scenario failed under {tree_root} (exit {proc.returncode}):\n"
-                           f"{proc.stdout[-3000:]}\n{proc.stderr[-3000:]}")
+        raise RuntimeError(
+            f"scenario failed under {tree_root} (exit {proc.returncode}):\n"
+            f"{proc.stdout[-3000:]}\n{proc.stderr[-3000:]}"
+        )
     result = json.loads(out.read_text("utf-8"))
     if Path(result["desktop"]) != (tree_root / "desktop").resolve():
         raise RuntimeError(f"the child imported {result['desktop']}, not {tree_root / 'desktop'}")
@@ -332,13 +393,19 @@ def measure_both(baseline: str = BASELINE) -> dict[str, Any]:
 
 # ------------------------------------------------------------------------------------------------ report
 
+
 def figures(result: dict[str, Any], phase: str) -> dict[str, float]:
     counts = result[phase]
     calls = result["requests"][phase]["model_calls"] if "requests" in result else counts.get("model_calls", 0)
     per = max(calls, 1)
-    return {"model_calls": calls, "round_trips": counts["round_trips"], "gathers": counts["gathers"],
-            "measures": counts["measures"], "gathers_per_call": counts["gathers"] / per,
-            "measures_per_call": counts["measures"] / per}
+    return {
+        "model_calls": calls,
+        "round_trips": counts["round_trips"],
+        "gathers": counts["gathers"],
+        "measures": counts["measures"],
+        "gathers_per_call": counts["gathers"] / per,
+        "measures_per_call": counts["measures"] / per,
+    }
 
 
 def check_targets(result: dict[str, Any]) -> list[tuple[str, str, float, int, bool]]:
@@ -352,12 +419,20 @@ def check_targets(result: dict[str, Any]) -> list[tuple[str, str, float, int, bo
     return rows
 
 
-_LABELS = {"warmup": f"warm-up ({WARMUP_TURNS} turns)", "turn": "plain turn", "compact": "manual compaction",
-           "background": "background work after the turn"}
-_ROWS = (("model_calls", "model calls", None), ("round_trips", "store round trips", "round_trips"),
-         ("gathers", "gathers", None), ("measures", "measures", None),
-         ("gathers_per_call", "gathers per model call", "gathers"),
-         ("measures_per_call", "measures per model call", "measures"))
+_LABELS = {
+    "warmup": f"warm-up ({WARMUP_TURNS} turns)",
+    "turn": "plain turn",
+    "compact": "manual compaction",
+    "background": "background work after the turn",
+}
+_ROWS = (
+    ("model_calls", "model calls", None),
+    ("round_trips", "store round trips", "round_trips"),
+    ("gathers", "gathers", None),
+    ("measures", "measures", None),
+    ("gathers_per_call", "gathers per model call", "gathers"),
+    ("measures_per_call", "measures per model call", "measures"),
+)
 
 
 def _target_for(phase: str, key: str) -> str:
@@ -393,8 +468,17 @@ def table_rows(results: dict[str, Any]) -> list[tuple[str, str, str, str, str, s
             met = ""
             if target:
                 met = "yes" if fa[key] <= int(target[2:]) and fa["model_calls"] > 0 else "NO"
-            rows.append((_LABELS[phase], label, _num(fb[key] if fb else None), _num(fa[key]),
-                         _ratio(fa[key], fb[key] if fb else None), target, met))
+            rows.append(
+                (
+                    _LABELS[phase],
+                    label,
+                    _num(fb[key] if fb else None),
+                    _num(fa[key]),
+                    _ratio(fa[key], fb[key] if fb else None),
+                    target,
+                    met,
+                )
+            )
     return rows
 
 
@@ -408,9 +492,17 @@ def report(results: dict[str, Any]) -> str:
     rows = table_rows(results)
     head = ("phase", "figure", "before", "after", "after/before", "target", "met")
     widths = [max(len(str(r[i])) for r in (*rows, head)) for i in range(len(head))]
-    lines.append("  ".join(h.ljust(w) if i < 2 else h.rjust(w) for i, (h, w) in enumerate(zip(head, widths, strict=True))))
+    lines.append(
+        "  ".join(
+            h.ljust(w) if i < 2 else h.rjust(w) for i, (h, w) in enumerate(zip(head, widths, strict=True))
+        )
+    )
     for r in rows:
-        lines.append("  ".join(c.ljust(w) if i < 2 else c.rjust(w) for i, (c, w) in enumerate(zip(r, widths, strict=True))))
+        lines.append(
+            "  ".join(
+                c.ljust(w) if i < 2 else c.rjust(w) for i, (c, w) in enumerate(zip(r, widths, strict=True))
+            )
+        )
     if "before_error" in results:
         lines.append(f"(no baseline: {results['before_error']})")
     lines.append("")
@@ -420,12 +512,16 @@ def report(results: dict[str, Any]) -> str:
         res = results[tree]
         for phase in PHASES:
             req = res["requests"][phase]
-            lines.append(f"{tree:>6} {_LABELS[phase]}: {res[phase]['round_trips']} round trips "
-                         f"[{breakdown(res, phase)}]; requests: {req['chat']} chat, {req['summary']} summary, "
-                         f"{req['count_tokens']} count_tokens")
+            lines.append(
+                f"{tree:>6} {_LABELS[phase]}: {res[phase]['round_trips']} round trips "
+                f"[{breakdown(res, phase)}]; requests: {req['chat']} chat, {req['summary']} summary, "
+                f"{req['count_tokens']} count_tokens"
+            )
         if not res["turn_ok"] or not res["compact_ok"] or res["unused_replies"]:
-            lines.append(f"{tree:>6} WARNING: turn ok={res['turn_ok']}, compaction ok={res['compact_ok']} "
-                         f"({res['compact_message']}), unused scripted replies={res['unused_replies']}")
+            lines.append(
+                f"{tree:>6} WARNING: turn ok={res['turn_ok']}, compaction ok={res['compact_ok']} "
+                f"({res['compact_message']}), unused scripted replies={res['unused_replies']}"
+            )
         if res["turn"].get("unlogged_round_trips") or res["compact"].get("unlogged_round_trips"):
             lines.append(f"{tree:>6} WARNING: round trips not seen by Store.call/run")
     lines.append("")
@@ -440,8 +536,11 @@ def report(results: dict[str, Any]) -> str:
 
 def failures(results: dict[str, Any]) -> list[str]:
     after = results["after"]
-    out = [f"{_LABELS[p]}: {name} = {_num(v)} > {limit}" for p, name, v, limit, met in check_targets(after)
-           if not met]
+    out = [
+        f"{_LABELS[p]}: {name} = {_num(v)} > {limit}"
+        for p, name, v, limit, met in check_targets(after)
+        if not met
+    ]
     if not after["turn_ok"]:
         out.append("the plain turn did not complete")
     if not after["compact_ok"]:
@@ -464,8 +563,10 @@ def main(argv: list[str] | None = None) -> int:
     if args.json:
         print(json.dumps({**results, "missed": missed}, indent=2))
     else:
-        print("Engine I/O per plain turn and per manual compaction (counts, not timings; ratios against the "
-              f"{args.baseline} engine run in the same process)")
+        print(
+            "Engine I/O per plain turn and per manual compaction (counts, not timings; ratios against the "
+            f"{args.baseline} engine run in the same process)"
+        )
         print(report(results))
         print()
         print("targets missed: " + "; ".join(missed) if missed else "all targets met")

@@ -29,10 +29,10 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from desktop.engine.calibration import Calibration
-from desktop.engine.catalog import ModelCatalog
-from desktop.engine.measure import anchored_used
-from desktop.engine.tokens import MessageEstimateCache, estimate_block, estimate_message
+from desktop.engine.config.catalog import ModelCatalog
+from desktop.engine.metering.calibration import Calibration
+from desktop.engine.metering.measure import anchored_used
+from desktop.engine.metering.tokens import MessageEstimateCache, estimate_block, estimate_message
 from tests.corpus import corpus_files, corpus_or_exit
 
 _CONVERSATION = ("user", "assistant")
@@ -40,6 +40,7 @@ Content = list[dict[str, Any]] | str
 
 
 # --------------------------------------------------------------------------------- transcript reader
+
 
 @dataclass(slots=True)
 class Request:
@@ -93,8 +94,10 @@ def read_requests(path: Path) -> list[Request]:
         if msg.get("model") == "<synthetic>":
             continue
         usage = msg.get("usage") or {}
-        prompt = sum(int(usage.get(k) or 0) for k in
-                     ("input_tokens", "cache_read_input_tokens", "cache_creation_input_tokens"))
+        prompt = sum(
+            int(usage.get(k) or 0)
+            for k in ("input_tokens", "cache_read_input_tokens", "cache_creation_input_tokens")
+        )
         mid = msg.get("id") or r.get("uuid")
         req = by_id.get(mid)
         if req is None:
@@ -121,6 +124,7 @@ def _merge_roles(messages: list[tuple[str, Content]]) -> list[tuple[str, Content
 
 
 # ------------------------------------------------------------------------------------------ methods
+
 
 def _payload_bytes(content: Content) -> int:
     """UTF-8 bytes of the text a naive client would count (text, thinking, tool input, tool output)."""
@@ -178,8 +182,14 @@ def accuracy(files: list[Path] | None = None, calibrate: bool = True) -> dict[st
     catalog = ModelCatalog()
     calibration = Calibration()
     factor_only = Calibration()  # ablation: the factor learned as before, no bias
-    errors = {"precis": _Errors(), "precis_factor_only": _Errors(), "precis_uncalibrated": _Errors(),
-              "naive": _Errors(), "codepilot": _Errors(), "precis_no_resets": _Errors()}
+    errors = {
+        "precis": _Errors(),
+        "precis_factor_only": _Errors(),
+        "precis_uncalibrated": _Errors(),
+        "naive": _Errors(),
+        "codepilot": _Errors(),
+        "precis_no_resets": _Errors(),
+    }
     for path in files or corpus_files():
         requests = read_requests(path)
         visible: list[Content] = []
@@ -205,21 +215,24 @@ def accuracy(files: list[Path] | None = None, calibrate: bool = True) -> dict[st
             prev = requests[k - 1].prompt
             factor = calibration.factor(req.model) if calibrate else 1.0
             bias = calibration.bias(req.model) if calibrate else 0
-            delta = (sum(estimate_message(c, family=info.family) for c in added)
-                     - sum(estimate_block(b, family=info.family) for b in removed))
+            delta = sum(estimate_message(c, family=info.family) for c in added) - sum(
+                estimate_block(b, family=info.family) for b in removed
+            )
             predicted = anchored_used(prev, delta, factor=factor, bias=bias)  # ContextMeter's own formula
             errors["precis"].add(predicted, req.prompt)
             if req.prompt >= prev:  # the context did not shrink behind the transcript's back
                 errors["precis_no_resets"].add(predicted, req.prompt)
-            errors["precis_factor_only"].add(anchored_used(prev, delta, factor=factor_only.factor(req.model)),
-                                             req.prompt)
+            errors["precis_factor_only"].add(
+                anchored_used(prev, delta, factor=factor_only.factor(req.model)), req.prompt
+            )
             errors["precis_uncalibrated"].add(anchored_used(prev, delta), req.prompt)
             errors["naive"].add(prev + sum(_payload_bytes(c) for _, c in req.added) / 4, req.prompt)
             codepilot = sum(_payload_bytes(c) / 4 + 10 for c in visible)
             errors["codepilot"].add(codepilot, req.prompt)
             # Learn only now that the real count is known: the next request uses it, this one did not.
-            calibration.observe_anchored(req.model, prev, delta, req.prompt,
-                                         anchor_model=requests[k - 1].model)
+            calibration.observe_anchored(
+                req.model, prev, delta, req.prompt, anchor_model=requests[k - 1].model
+            )
             factor_only.observe(req.model, delta, req.prompt - prev)
     out = {name: e.summary() for name, e in errors.items()}
     out["calibration"] = {m: calibration.factor(m) for m in calibration.models()}  # type: ignore[assignment]
@@ -228,6 +241,7 @@ def accuracy(files: list[Path] | None = None, calibrate: bool = True) -> dict[st
 
 
 # -------------------------------------------------------------------------------------------- speed
+
 
 def _corpus_contents(limit: int = 4000) -> list[Content]:
     out: list[Content] = []
@@ -266,6 +280,7 @@ def speed(sizes: tuple[int, ...] = (1_000, 10_000), turns: int = 20) -> dict[int
 
 # --------------------------------------------------------------------------------------------- main
 
+
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--json", action="store_true", help="print JSON instead of tables")
@@ -280,10 +295,19 @@ def main(argv: list[str] | None = None) -> int:
     base = acc["naive"]
     print("Accuracy: next-request prompt size, relative error over requests k>1")
     print(f"{'method':<22}{'n':>6}{'median':>10}{'p95':>10}{'mean':>10}{'median/naive':>14}{'p95/naive':>11}")
-    for name in ("precis", "precis_factor_only", "precis_uncalibrated", "naive", "codepilot", "precis_no_resets"):
+    for name in (
+        "precis",
+        "precis_factor_only",
+        "precis_uncalibrated",
+        "naive",
+        "codepilot",
+        "precis_no_resets",
+    ):
         s = acc[name]
-        print(f"{name:<22}{s['n']:>6}{s['median']:>10.3%}{s['p95']:>10.3%}{s['mean']:>10.3%}"
-              f"{s['median'] / base['median']:>14.2f}{s['p95'] / base['p95']:>11.2f}")
+        print(
+            f"{name:<22}{s['n']:>6}{s['median']:>10.3%}{s['p95']:>10.3%}{s['mean']:>10.3%}"
+            f"{s['median'] / base['median']:>14.2f}{s['p95'] / base['p95']:>11.2f}"
+        )
     print("calibration factors learned:", {m: round(f, 3) for m, f in acc["calibration"].items()})
     print("bias learned (tokens):", acc["bias"])
     print()

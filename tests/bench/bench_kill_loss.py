@@ -34,8 +34,12 @@ def one_kill(server: FakeAnthropic, home: Path, after: float) -> float:
     server.queue_text("x" * 200_000)
     env = {k: v for k, v in os.environ.items() if not k.startswith(("ANTHROPIC_", "PRECIS_"))}
     env.update(PRECIS_HOME=str(home), ANTHROPIC_BASE_URL=server.base_url, ANTHROPIC_API_KEY="test-key")
-    proc = subprocess.Popen([sys.executable, "-m", "desktop", "chat", "--new", "stream"], env=env,
-                            stdout=subprocess.PIPE, stderr=subprocess.DEVNULL)
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "desktop", "chat", "--new", "stream"],
+        env=env,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.DEVNULL,
+    )
     assert proc.stdout is not None
     seen: list[tuple[float, int]] = []  # (time, characters printed so far)
     total = 0
@@ -78,8 +82,10 @@ def main(argv: list[str] | None = None) -> int:
         for i in range(args.kills):
             losses.append(one_kill(server, Path(tmp) / f"home{i}", rng.uniform(0.3, 3.0)))
     losses.sort()
-    print(f"kills: {len(losses)}  lost seconds of streamed text: median {statistics.median(losses):.3f}  "
-          f"p90 {losses[int(0.9 * (len(losses) - 1))]:.3f}  max {losses[-1]:.3f}  (promise: ≤ {PROMISE} s)")
+    print(
+        f"kills: {len(losses)}  lost seconds of streamed text: median {statistics.median(losses):.3f}  "
+        f"p90 {losses[int(0.9 * (len(losses) - 1))]:.3f}  max {losses[-1]:.3f}  (promise: ≤ {PROMISE} s)"
+    )
     return 1 if args.strict and losses[-1] > PROMISE else 0
 
 

@@ -41,7 +41,20 @@ LEDGER_KINDS = ("path", "error")
 PLACES = ("pins", "ledger", "summary", "tail")
 RECALL_TOP = 5
 REFUSAL = "I'm sorry, but I can't help with summarising this conversation."
-WORDS = ("alpha", "beta", "gamma", "delta", "epsilon", "zeta", "eta", "theta", "iota", "kappa", "lambda", "mu")
+WORDS = (
+    "alpha",
+    "beta",
+    "gamma",
+    "delta",
+    "epsilon",
+    "zeta",
+    "eta",
+    "theta",
+    "iota",
+    "kappa",
+    "lambda",
+    "mu",
+)
 
 
 @dataclass(frozen=True, slots=True)
@@ -54,18 +67,52 @@ class Needle:
 def needles(rng: random.Random) -> list[Needle]:
     """20 needles, every string unique to its seed (a number no filler contains)."""
     n = rng.randrange(1000, 9999)
-    out = [Needle("constraint", f"Never add a dependency on requests-{n}{i}; only httpx is allowed.",
-                  f"May I depend on the package requests {n}{i}?") for i in range(4)]
-    out += [Needle("preference", f"I prefer British spelling in comments, style {n}{i}.",
-                   f"How should comments be spelt under style {n}{i}?") for i in range(3)]
-    out += [Needle("todo", f"TODO {n}{i}: add a --json flag to precis sessions later.",
-                   f"What is left to do for item {n}{i}?") for i in range(3)]
-    out += [Needle("decision", f"We decided on WAL mode {n}{i} because the CLI reads while the app writes.",
-                   f"What did we decide about the journal mode for {n}{i}, and why?") for i in range(3)]
-    out += [Needle("path", f"desktop/engine/needle_{n}_{i}.py", f"Which python file of needle {n} {i} was opened?")
-            for i in range(4)]
-    out += [Needle("error", f"FileNotFoundError: conf/needle_{n}_{i}.toml is missing",
-                    f"What went wrong loading the config of needle {n} {i}?") for i in range(3)]
+    out = [
+        Needle(
+            "constraint",
+            f"Never add a dependency on requests-{n}{i}; only httpx is allowed.",
+            f"May I depend on the package requests {n}{i}?",
+        )
+        for i in range(4)
+    ]
+    out += [
+        Needle(
+            "preference",
+            f"I prefer British spelling in comments, style {n}{i}.",
+            f"How should comments be spelt under style {n}{i}?",
+        )
+        for i in range(3)
+    ]
+    out += [
+        Needle(
+            "todo",
+            f"TODO {n}{i}: add a --json flag to precis sessions later.",
+            f"What is left to do for item {n}{i}?",
+        )
+        for i in range(3)
+    ]
+    out += [
+        Needle(
+            "decision",
+            f"We decided on WAL mode {n}{i} because the CLI reads while the app writes.",
+            f"What did we decide about the journal mode for {n}{i}, and why?",
+        )
+        for i in range(3)
+    ]
+    out += [
+        Needle(
+            "path", f"desktop/engine/needle_{n}_{i}.py", f"Which python file of needle {n} {i} was opened?"
+        )
+        for i in range(4)
+    ]
+    out += [
+        Needle(
+            "error",
+            f"FileNotFoundError: conf/needle_{n}_{i}.toml is missing",
+            f"What went wrong loading the config of needle {n} {i}?",
+        )
+        for i in range(3)
+    ]
     return out
 
 
@@ -81,19 +128,33 @@ async def plant(store: Any, sid: int, planted: list[Needle], rng: random.Random)
     call = 0
     for needle in planted:
         if needle.kind in USER_KINDS:
-            await store.add_message(sid, "user", [{"type": "text", "text": f"{filler(rng, 30)}. {needle.text}"}])
-            await store.add_message(sid, "assistant", [{"type": "text", "text": "Noted. " + filler(rng, 200)}])
+            await store.add_message(
+                sid, "user", [{"type": "text", "text": f"{filler(rng, 30)}. {needle.text}"}]
+            )
+            await store.add_message(
+                sid, "assistant", [{"type": "text", "text": "Noted. " + filler(rng, 200)}]
+            )
         elif needle.kind == "decision":
-            await store.add_message(sid, "user", [{"type": "text", "text": "Which journal mode? " + filler(rng, 20)}])
-            await store.add_message(sid, "assistant", [{"type": "text", "text": f"{needle.text} {filler(rng, 200)}"}])
+            await store.add_message(
+                sid, "user", [{"type": "text", "text": "Which journal mode? " + filler(rng, 20)}]
+            )
+            await store.add_message(
+                sid, "assistant", [{"type": "text", "text": f"{needle.text} {filler(rng, 200)}"}]
+            )
         else:
             call += 1
             failed = needle.kind == "error"
             path = needle.text if not failed else needle.text.split()[1]
             use = {"type": "tool_use", "id": f"toolu_{call:04d}", "name": "read", "input": {"path": path}}
-            result = {"type": "tool_result", "tool_use_id": use["id"],
-                      "content": needle.text if failed else filler(rng, 300), "is_error": failed}
-            await store.add_message(sid, "user", [{"type": "text", "text": "Look at the file. " + filler(rng, 20)}])
+            result = {
+                "type": "tool_result",
+                "tool_use_id": use["id"],
+                "content": needle.text if failed else filler(rng, 300),
+                "is_error": failed,
+            }
+            await store.add_message(
+                sid, "user", [{"type": "text", "text": "Look at the file. " + filler(rng, 20)}]
+            )
             await store.add_message(sid, "assistant", [{"type": "text", "text": "Reading it."}, use])
             await store.add_message(sid, "user", [result])
             await store.add_message(sid, "assistant", [{"type": "text", "text": filler(rng, 150)}])
@@ -142,20 +203,28 @@ async def recalled(store: Any, sid: int, needle: Needle) -> bool:
 async def compaction_runtime(base_url: str, window: int) -> AsyncIterator[Any]:
     """A runtime in a fresh home against ``base_url`` with a ``window``-token window that compacts only when the
     benchmark asks; the environment it sets is put back afterwards."""
-    from desktop.engine.secrets import Credentials
+    from desktop.engine.config.secrets import Credentials
     from desktop.runtime import open_runtime
 
     with tempfile.TemporaryDirectory() as home:
-        saved = {k: os.environ.get(k) for k in ("PRECIS_HOME", "ANTHROPIC_BASE_URL", "ANTHROPIC_API_KEY",
-                                                "PRECIS_CONTEXT_WINDOW")}
-        os.environ.update(PRECIS_HOME=home, ANTHROPIC_BASE_URL=base_url, ANTHROPIC_API_KEY="test-key",
-                          PRECIS_CONTEXT_WINDOW=str(window))
+        saved = {
+            k: os.environ.get(k)
+            for k in ("PRECIS_HOME", "ANTHROPIC_BASE_URL", "ANTHROPIC_API_KEY", "PRECIS_CONTEXT_WINDOW")
+        }
+        os.environ.update(
+            PRECIS_HOME=home,
+            ANTHROPIC_BASE_URL=base_url,
+            ANTHROPIC_API_KEY="test-key",
+            PRECIS_CONTEXT_WINDOW=str(window),
+        )
         try:
+
             def adjust(settings: Any) -> None:
                 settings.auto_compact_ratio = 0.95  # only the benchmark's own compactions
 
-            async with open_runtime(credentials=Credentials(api_key="test-key", source="env"),
-                                    background=False, adjust=adjust) as runtime:
+            async with open_runtime(
+                credentials=Credentials(api_key="test-key", source="env"), background=False, adjust=adjust
+            ) as runtime:
                 yield runtime
         finally:
             for key, value in saved.items():
@@ -165,8 +234,15 @@ async def compaction_runtime(base_url: str, window: int) -> AsyncIterator[Any]:
                     os.environ[key] = value
 
 
-async def run(seeds: int, segment: int, window: int, costs: Costs | None = None,
-              warm: bool = True, server: str = "", refuse: bool = False) -> dict[tuple[str, int], dict[str, int]]:
+async def run(
+    seeds: int,
+    segment: int,
+    window: int,
+    costs: Costs | None = None,
+    warm: bool = True,
+    server: str = "",
+    refuse: bool = False,
+) -> dict[tuple[str, int], dict[str, int]]:
     """{(kind, compactions): {"present": n, "recalled": n, "either": n, "recall": n, "total": n, place: n}} over
     every seed ("recall": found by recall; "recalled": found so and not present); each compaction's route and cost go to ``costs``. One chat turn
     before each compaction warms the cache, as a live session has it (``warm=False``: none, so the summary
@@ -185,69 +261,82 @@ async def run(seeds: int, segment: int, window: int, costs: Costs | None = None,
         fake.summariser = Refusing()
     with fake or contextlib.nullcontext():
         async with compaction_runtime(fake.base_url if fake else server, window) as runtime:
-                engine = runtime.engine
-                for seed in range(seeds):
-                    rng = random.Random(seed)
-                    planted = needles(rng)
-                    rng.shuffle(planted)
-                    sid = (await engine.store.create_session(f"needles {seed}", "claude-sonnet-4-6")).id
-                    await plant(engine.store, sid, planted, rng)
-                    for k in (1, 2, 3):
-                        await pad(engine.store, sid, rng, segment)
-                        engine.view(sid).invalidate()
-                        made = len(await engine.store.compactions(sid))
-                        if warm:
-                            if fake is not None:
-                                fake.queue_text("Understood. " + filler(rng, 40))
-                            await engine.send(sid, "Go on with the plan.")
-                        # In a small window the warming turn can pass the threshold: its automatic compaction is
-                        # then this round's, and a manual one right after would find nothing new to summarise.
-                        compactions = await engine.store.compactions(sid)
-                        record = compactions[-1] if len(compactions) > made else None
-                        if record is None:
-                            if fake is not None and not refuse:
-                                outcome = await engine.compact(sid, "manual")
-                            else:  # a real model's summary may be refused: trim to half then, as a full chat does
-                                half = (await engine.measure(sid)).used // 2
-                                outcome = await engine.compact(sid, "auto", target=half)
-                            if not outcome.ok or outcome.record is None:
-                                raise RuntimeError(f"compaction {k} of seed {seed}: {outcome.message}")
-                            record = outcome.record
-                        stats = record.stats
-                        if costs is not None:
-                            costs.append({"seed": seed, "k": k, "route": stats.get("summary_route") or "trimmed",
-                                          "summary": record.summary, "error": stats.get("summary_error"),
-                                          "rejected": stats.get("rejected_summary"),
-                                          "before": stats.get("tokens_before"), "saved": stats.get("tokens_saved"),
-                                          "cost": stats.get("summary_cost"), "estimates": stats.get("route_estimates"),
-                                          "saving": stats.get("saving_per_turn"),
-                                          "read": (stats.get("summary_usage") or {}).get("cache_read_input_tokens")})
-                        view = engine.view(sid)
-                        g = await view.gather()
-                        request = view.request(g)
-                        for needle in planted:
-                            row = table[(needle.kind, k)]
-                            where = places(needle, request, g.compaction)
-                            row["total"] += 1
-                            row["present"] += bool(where)
-                            found = await recalled(engine.store, sid, needle)  # asked even when present
-                            row["recall"] += found
-                            row["recalled"] += found and not where
-                            row["either"] += bool(where) or found
-                            for place in where:
-                                row[place] += 1
+            engine = runtime.engine
+            for seed in range(seeds):
+                rng = random.Random(seed)
+                planted = needles(rng)
+                rng.shuffle(planted)
+                sid = (await engine.store.create_session(f"needles {seed}", "claude-sonnet-4-6")).id
+                await plant(engine.store, sid, planted, rng)
+                for k in (1, 2, 3):
+                    await pad(engine.store, sid, rng, segment)
+                    engine.view(sid).invalidate()
+                    made = len(await engine.store.compactions(sid))
+                    if warm:
+                        if fake is not None:
+                            fake.queue_text("Understood. " + filler(rng, 40))
+                        await engine.send(sid, "Go on with the plan.")
+                    # In a small window the warming turn can pass the threshold: its automatic compaction is
+                    # then this round's, and a manual one right after would find nothing new to summarise.
+                    compactions = await engine.store.compactions(sid)
+                    record = compactions[-1] if len(compactions) > made else None
+                    if record is None:
+                        if fake is not None and not refuse:
+                            outcome = await engine.compact(sid, "manual")
+                        else:  # a real model's summary may be refused: trim to half then, as a full chat does
+                            half = (await engine.measure(sid)).used // 2
+                            outcome = await engine.compact(sid, "auto", target=half)
+                        if not outcome.ok or outcome.record is None:
+                            raise RuntimeError(f"compaction {k} of seed {seed}: {outcome.message}")
+                        record = outcome.record
+                    stats = record.stats
+                    if costs is not None:
+                        costs.append(
+                            {
+                                "seed": seed,
+                                "k": k,
+                                "route": stats.get("summary_route") or "trimmed",
+                                "summary": record.summary,
+                                "error": stats.get("summary_error"),
+                                "rejected": stats.get("rejected_summary"),
+                                "before": stats.get("tokens_before"),
+                                "saved": stats.get("tokens_saved"),
+                                "cost": stats.get("summary_cost"),
+                                "estimates": stats.get("route_estimates"),
+                                "saving": stats.get("saving_per_turn"),
+                                "read": (stats.get("summary_usage") or {}).get("cache_read_input_tokens"),
+                            }
+                        )
+                    view = engine.view(sid)
+                    g = await view.gather()
+                    request = view.request(g)
+                    for needle in planted:
+                        row = table[(needle.kind, k)]
+                        where = places(needle, request, g.compaction)
+                        row["total"] += 1
+                        row["present"] += bool(where)
+                        found = await recalled(engine.store, sid, needle)  # asked even when present
+                        row["recall"] += found
+                        row["recalled"] += found and not where
+                        row["either"] += bool(where) or found
+                        for place in where:
+                            row[place] += 1
     return table
 
 
 def render(table: dict[tuple[str, int], dict[str, int]]) -> str:
-    lines = ["| needle kind | compactions | present | else recalled (top 5) | present or recallable | recall alone "
-             "(top 5) | pins | ledger | summary | tail |", "|---|---|---|---|---|---|---|---|---|---|"]
+    lines = [
+        "| needle kind | compactions | present | else recalled (top 5) | present or recallable | recall alone "
+        "(top 5) | pins | ledger | summary | tail |",
+        "|---|---|---|---|---|---|---|---|---|---|",
+    ]
     for kind in KINDS:
         for k in (1, 2, 3):
             row = table[(kind, k)]
             total = row["total"] or 1
             cells = [f"{100 * row[c] / total:.0f} %" for c in ("present", "recalled", "either", "recall")] + [
-                f"{100 * row[p] / total:.0f} %" for p in PLACES]
+                f"{100 * row[p] / total:.0f} %" for p in PLACES
+            ]
             lines.append(f"| {kind} | {k} | " + " | ".join(cells) + " |")
     return "\n".join(lines)
 
@@ -260,31 +349,52 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--cold", action="store_true", help="no chat turn before a compaction: a cold cache")
     parser.add_argument("--server", default="", help="a real Anthropic-compatible server's base URL")
     parser.add_argument("--scale", type=float, default=1.0, help="filler length multiplier (small windows)")
-    parser.add_argument("--record", default="", help="write every compaction's summary or refusal here (JSON)")
+    parser.add_argument(
+        "--record", default="", help="write every compaction's summary or refusal here (JSON)"
+    )
     parser.add_argument("--refuse", action="store_true", help="the test server refuses every summary")
     args = parser.parse_args(argv if argv is not None else sys.argv[1:])
     SCALE[0] = args.scale
     costs: Costs = []
-    table = asyncio.run(run(args.seeds, args.segment, args.window, costs, warm=not args.cold, server=args.server,
-                            refuse=args.refuse))
+    table = asyncio.run(
+        run(
+            args.seeds,
+            args.segment,
+            args.window,
+            costs,
+            warm=not args.cold,
+            server=args.server,
+            refuse=args.refuse,
+        )
+    )
     if args.record:
         with open(args.record, "w", encoding="utf-8") as fh:
             json.dump(costs, fh, ensure_ascii=False, indent=1)
     print(render(table))
     print()
-    print("| seed | compaction | route | tokens before | saved | cache read | summary cost | estimates (cached,"
-          " transcript) | saving per turn |")
+    print(
+        "| seed | compaction | route | tokens before | saved | cache read | summary cost | estimates (cached,"
+        " transcript) | saving per turn |"
+    )
     print("|---|---|---|---|---|---|---|---|---|")
     for c in costs:
         other = c["estimates"] or {}
-        print(f"| {c['seed']} | {c['k']} | {c['route']} | {c['before'] or 0:,} | {c['saved'] or 0:,} | {c['read'] or 0:,} | "
-              f"${c['cost'] or 0:.4f} | " + ", ".join(f"${other[k]:.4f}" for k in ("cached", "transcript") if k in other)
-              + f" | ${c['saving'] or 0:.4f} |")
+        print(
+            f"| {c['seed']} | {c['k']} | {c['route']} | {c['before'] or 0:,} | {c['saved'] or 0:,} | {c['read'] or 0:,} | "
+            f"${c['cost'] or 0:.4f} | "
+            + ", ".join(f"${other[k]:.4f}" for k in ("cached", "transcript") if k in other)
+            + f" | ${c['saving'] or 0:.4f} |"
+        )
     for c in costs:
         if c["error"]:
-            print(f"seed {c['seed']}, compaction {c['k']}: the summary was refused ({c['error']}); trimmed instead")
-    missed = [(kind, k, row["either"], row["total"]) for (kind, k), row in sorted(table.items())
-              if row["either"] < row["total"]]
+            print(
+                f"seed {c['seed']}, compaction {c['k']}: the summary was refused ({c['error']}); trimmed instead"
+            )
+    missed = [
+        (kind, k, row["either"], row["total"])
+        for (kind, k), row in sorted(table.items())
+        if row["either"] < row["total"]
+    ]
     if missed:
         print("targets missed (kind, compactions, present or recallable, total):", missed)
         return 1

@@ -24,9 +24,9 @@ from datetime import datetime
 from pathlib import Path
 from typing import Any
 
-from desktop.engine.catalog import ModelCatalog
-from desktop.engine.claude_code import api_messages as to_api
-from desktop.engine.claude_code import read_transcript
+from desktop.engine.config.catalog import ModelCatalog
+from desktop.engine.history.claude_code import api_messages as to_api
+from desktop.engine.history.claude_code import read_transcript
 from desktop.engine.types import Usage
 from tests.bench.replay_policies import POLICIES, WINDOW, Block, Step, block_text
 from tests.corpus import CORPUS, corpus_or_exit, relative_id
@@ -37,13 +37,27 @@ USER_TEXT_BUDGET = 20_000  # tokens of the user's newest typed texts expected ve
 LAST_PAIRS = 10
 BASELINES = ("codepilot", "claude-code")
 # User texts that are client output or notices, not something the user typed.
-_NOT_TYPED = ("<local-command", "<bash-", "<task-notification", "Caveat:", "[Request interrupted", "<command-",
-              "[tool result ", "[Imported conversation]")
-QUICK = ("spotter/tool_heavy.jsonl", "spotter/short.jsonl", "entire-cli/24/ac2c6a5ad4/0/full.jsonl",
-         "entire-cli/84/6dc1c1b06e/0/full.jsonl", "spotter/4d5611e5-241a-462a-8d15-5122611a9569.jsonl")
+_NOT_TYPED = (
+    "<local-command",
+    "<bash-",
+    "<task-notification",
+    "Caveat:",
+    "[Request interrupted",
+    "<command-",
+    "[tool result ",
+    "[Imported conversation]",
+)
+QUICK = (
+    "spotter/tool_heavy.jsonl",
+    "spotter/short.jsonl",
+    "entire-cli/24/ac2c6a5ad4/0/full.jsonl",
+    "entire-cli/84/6dc1c1b06e/0/full.jsonl",
+    "spotter/4d5611e5-241a-462a-8d15-5122611a9569.jsonl",
+)
 
 
 # ----------------------------------------------------------------------------------------- scenario
+
 
 @dataclass(slots=True)
 class Scenario:
@@ -100,11 +114,15 @@ def load_scenario(path: Path) -> Scenario:
 def typed_texts(step: Step) -> list[str]:
     if any(b.get("type") == "tool_result" for b in step.user):
         return []
-    return [b["text"] for b in step.user if b.get("type") == "text" and b["text"].strip()
-            and not b["text"].lstrip().startswith(_NOT_TYPED)]
+    return [
+        b["text"]
+        for b in step.user
+        if b.get("type") == "text" and b["text"].strip() and not b["text"].lstrip().startswith(_NOT_TYPED)
+    ]
 
 
 # ----------------------------------------------------------------------------------------- one run
+
 
 @dataclass
 class PolicyResult:
@@ -148,9 +166,11 @@ def _billed(usage: dict[str, int], model: str | None = None) -> float:
     """One request's prompt in base-input-token units, by the model's own cache multipliers (``ModelInfo``:
     the app's one price formula; a model without a price counts at the standard multipliers)."""
     info = ModelCatalog({}).info(model).priced()
-    prompt = Usage(input_tokens=usage.get("input_tokens", 0),
-                   cache_creation_input_tokens=usage.get("cache_creation_input_tokens", 0),
-                   cache_read_input_tokens=usage.get("cache_read_input_tokens", 0))
+    prompt = Usage(
+        input_tokens=usage.get("input_tokens", 0),
+        cache_creation_input_tokens=usage.get("cache_creation_input_tokens", 0),
+        cache_read_input_tokens=usage.get("cache_read_input_tokens", 0),
+    )
     assert info.input_price
     return (info.cost(prompt) or 0.0) * 1_000_000 / info.input_price
 
@@ -196,8 +216,11 @@ def turn_signature(step: Step, body: dict[str, Any] | None) -> list[str]:
 
 
 def expected_signature(step: Step) -> list[str]:
-    return [("r:" + b["tool_use_id"]) if b.get("type") == "tool_result" else "t:" + b["text"].strip()[:80]
-            for b in step.user if b.get("type") == "tool_result" or (b.get("type") == "text" and b["text"].strip())]
+    return [
+        ("r:" + b["tool_use_id"]) if b.get("type") == "tool_result" else "t:" + b["text"].strip()[:80]
+        for b in step.user
+        if b.get("type") == "tool_result" or (b.get("type") == "text" and b["text"].strip())
+    ]
 
 
 def fidelity(steps: list[Step], body: dict[str, Any], counter: TokenCounter) -> tuple[float, int, float, int]:
@@ -228,7 +251,12 @@ def tool_pairs(steps: list[Step], body: dict[str, Any]) -> tuple[int, int]:
         for b in step.user:
             if b.get("type") == "tool_result":
                 results[b["tool_use_id"]] = block_text(b)
-    calls = [b["id"] for step in steps[:-1] for b in step.reply if b.get("type") == "tool_use" and b["id"] in results]
+    calls = [
+        b["id"]
+        for step in steps[:-1]
+        for b in step.reply
+        if b.get("type") == "tool_use" and b["id"] in results
+    ]
     wanted = calls[-LAST_PAIRS:]
     uses: set[str] = set()
     sent: dict[str, str] = {}
@@ -266,22 +294,30 @@ async def run_policy(name: str, scenario: Scenario, window: int = WINDOW) -> Pol
                 result.errors += 1
                 await policy.lost(step)
             if srv.replay_remaining != len(replies) - i - 1:  # a lost turn never consumed its reply
-                srv.set_replay(copy.deepcopy(replies[i + 1:]))
+                srv.set_replay(copy.deepcopy(replies[i + 1 :]))
             step_chat: dict[str, Any] | None = None
             cut = outcome.summaries > 0  # a compaction was written this step (Précis: prepared ones too)
             for rec in srv.message_requests():
                 summary = srv.summariser.wants_summary(rec.body)
                 result.largest = max(result.largest, rec.prompt_tokens or 0)
                 if rec.usage:
-                    requests.append({"step": i, "summary": summary, "prompt": rec.prompt_tokens,
-                                     "gap": step.gap, "usage": rec.usage, "billed": _billed(rec.usage, rec.body.get("model"))})
+                    requests.append(
+                        {
+                            "step": i,
+                            "summary": summary,
+                            "prompt": rec.prompt_tokens,
+                            "gap": step.gap,
+                            "usage": rec.usage,
+                            "billed": _billed(rec.usage, rec.body.get("model")),
+                        }
+                    )
                 if summary:
                     result.summaries += 1
                     result.summary_replies += _replied(rec.usage or {}, rec.body.get("model"))
                     cut = True
                     continue
                 if cut:
-                    kept, wanted = tool_pairs(scenario.steps[:i + 1], rec.body)
+                    kept, wanted = tool_pairs(scenario.steps[: i + 1], rec.body)
                     result.pairs_after_kept += kept
                     result.pairs_after_wanted += wanted
                     cut = False
@@ -309,7 +345,9 @@ async def run_policy(name: str, scenario: Scenario, window: int = WINDOW) -> Pol
     return result
 
 
-async def _compaction_rows(policy: Any, requests: list[dict[str, Any]], steps: list[int]) -> list[dict[str, Any]]:
+async def _compaction_rows(
+    policy: Any, requests: list[dict[str, Any]], steps: list[int]
+) -> list[dict[str, Any]]:
     """Précis Compaction rows: tokens_before (the engine's measure when it compacted) and the server-measured
     size of the chat request that followed in the same step (the first one, before any reactive retry)."""
     rows = []
@@ -317,15 +355,25 @@ async def _compaction_rows(policy: Any, requests: list[dict[str, Any]], steps: l
         chat = next((r for r in requests if r["step"] == step and not r["summary"]), None)
         before = c.stats.get("tokens_before")
         after = chat["prompt"] if chat else None
-        rows.append({"id": c.id, "trigger": c.trigger, "step": step, "messages": c.stats.get("messages"),
-                     "summary_tokens": c.stats.get("summary_tokens"), "pins": c.stats.get("pins"),
-                     "tokens_before": before, "size_after": after,
-                     "saved": before - after if before and after else None})
+        rows.append(
+            {
+                "id": c.id,
+                "trigger": c.trigger,
+                "step": step,
+                "messages": c.stats.get("messages"),
+                "summary_tokens": c.stats.get("summary_tokens"),
+                "pins": c.stats.get("pins"),
+                "tokens_before": before,
+                "size_after": after,
+                "saved": before - after if before and after else None,
+            }
+        )
     return rows
 
 
-def _analyse(requests: list[dict[str, Any]], committed: set[int] | None = None
-             ) -> tuple[dict[str, float], list[dict[str, Any]]]:
+def _analyse(
+    requests: list[dict[str, Any]], committed: set[int] | None = None
+) -> tuple[dict[str, float], list[dict[str, Any]]]:
     """Where the bill goes: summaries, warm chat requests, and chat requests that missed the cache.
     ``committed``: the steps at which Précis wrote a compaction; a miss there is the re-write after a summary
     even when the summary was asked for at an earlier step (prepared in the background)."""
@@ -351,7 +399,9 @@ def _analyse(requests: list[dict[str, Any]], committed: set[int] | None = None
     return out, [{k: r.get(k) for k in ("step", "summary", "prompt", "billed", "kind", "gap")} for r in top]
 
 
-def run_transcript(path: str, policies: list[str], window: int = WINDOW, model: str = "") -> list[dict[str, Any]]:
+def run_transcript(
+    path: str, policies: list[str], window: int = WINDOW, model: str = ""
+) -> list[dict[str, Any]]:
     """``model``: replay every policy as that model (its prices, cache minimum); "" keeps the recorded one."""
     scenario = load_scenario(Path(path))
     if model:
@@ -371,11 +421,14 @@ def run_transcript(path: str, policies: list[str], window: int = WINDOW, model: 
 
 # ----------------------------------------------------------------------------------------- report
 
+
 def _table(rows: list[dict[str, Any]], title: str) -> str:
     by = {r["policy"]: r for r in rows}
-    head = (f"\n{title}\n| policy | billed input-eq | × codepilot | × claude-code | summary replies | "
-            "× claude-code, replies billed | cache-read share | errors | summaries | largest req | user texts | "
-            "last-10 tool pairs | last-10 pairs after cuts |\n|---|---|---|---|---|---|---|---|---|---|---|---|---|")
+    head = (
+        f"\n{title}\n| policy | billed input-eq | × codepilot | × claude-code | summary replies | "
+        "× claude-code, replies billed | cache-read share | errors | summaries | largest req | user texts | "
+        "last-10 tool pairs | last-10 pairs after cuts |\n|---|---|---|---|---|---|---|---|---|---|---|---|---|"
+    )
     lines = [head]
     cc = by.get("claude-code")
     yardstick = cc["billed"] + cc["summary_replies"] if cc else 0.0
@@ -390,7 +443,8 @@ def _table(rows: list[dict[str, Any]], title: str) -> str:
             f"{f'{with_replies / yardstick:.3f}' if yardstick else '–'} | {100 * r['read_share']:.1f} % | "
             f"{r['errors']} | {r['summaries']} | {r['largest']:,} | {100 * r['user_text_share']:.0f} % "
             f"({r['user_texts_expected']}) | {100 * r['tool_pair_share']:.0f} % ({r['tool_pairs_expected']}) | "
-            f"{_share(r['pairs_after_kept'], r['pairs_after_wanted'])} |")
+            f"{_share(r['pairs_after_kept'], r['pairs_after_wanted'])} |"
+        )
     return "\n".join(lines)
 
 
@@ -403,11 +457,25 @@ def totals(results: list[list[dict[str, Any]]]) -> list[dict[str, Any]]:
     merged: dict[str, dict[str, Any]] = {}
     for per in results:
         for r in per:
-            t = merged.setdefault(r["policy"], {"policy": r["policy"], "billed": 0.0, "summary_replies": 0.0,
-                                                "errors": 0, "summaries": 0,
-                                                "largest": 0, "_in": 0, "_read": 0, "_t": [], "_p": [],
-                                                "user_texts_expected": 0, "tool_pairs_expected": 0,
-                                                "pairs_after_kept": 0, "pairs_after_wanted": 0})
+            t = merged.setdefault(
+                r["policy"],
+                {
+                    "policy": r["policy"],
+                    "billed": 0.0,
+                    "summary_replies": 0.0,
+                    "errors": 0,
+                    "summaries": 0,
+                    "largest": 0,
+                    "_in": 0,
+                    "_read": 0,
+                    "_t": [],
+                    "_p": [],
+                    "user_texts_expected": 0,
+                    "tool_pairs_expected": 0,
+                    "pairs_after_kept": 0,
+                    "pairs_after_wanted": 0,
+                },
+            )
             s = r["stats"]
             t["billed"] += r["billed"]
             t["summary_replies"] += r["summary_replies"]
@@ -455,8 +523,12 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--files", default="", help="comma-separated substrings of corpus paths")
     ap.add_argument("--window", type=int, default=WINDOW, help="context window of every policy (tokens)")
     ap.add_argument("--jobs", type=int, default=2, help="transcripts replayed in parallel (processes)")
-    ap.add_argument("--model", default="", help="replay every transcript as this model (its catalog prices and "
-                    "cache minimum), e.g. claude-opus-5-5; default: each transcript's recorded model")
+    ap.add_argument(
+        "--model",
+        default="",
+        help="replay every transcript as this model (its catalog prices and "
+        "cache minimum), e.g. claude-opus-5-5; default: each transcript's recorded model",
+    )
     args = ap.parse_args(argv)
     policies = [p for p in args.policies.split(",") if p]
     files = selected(args.quick, [s for s in args.files.split(",") if s] or None)
@@ -465,14 +537,23 @@ def main(argv: list[str] | None = None) -> int:
     files.sort(key=lambda f: -f.stat().st_size)
     if args.jobs > 1 and len(files) > 1:
         with ProcessPoolExecutor(max_workers=args.jobs) as pool:
-            results = list(pool.map(run_transcript, [str(f) for f in files], [policies] * len(files),
-                                    [args.window] * len(files), [args.model] * len(files)))
+            results = list(
+                pool.map(
+                    run_transcript,
+                    [str(f) for f in files],
+                    [policies] * len(files),
+                    [args.window] * len(files),
+                    [args.model] * len(files),
+                )
+            )
     else:
         results = [run_transcript(str(f), policies, args.window, args.model) for f in files]
     total = totals(results)
     elapsed = time.perf_counter() - started
     if args.json:
-        json.dump({"transcripts": results, "total": total, "seconds": elapsed}, sys.stdout, indent=1, default=str)
+        json.dump(
+            {"transcripts": results, "total": total, "seconds": elapsed}, sys.stdout, indent=1, default=str
+        )
         print()
         return 0
     for per in results:
@@ -482,7 +563,10 @@ def main(argv: list[str] | None = None) -> int:
         for r in per:
             if r["policy"] == "precis":
                 b = r["breakdown"]
-                print(f"\nprécis bill by kind, {r['transcript']}: " + ", ".join(f"{k} {v:,.0f}" for k, v in b.items()))
+                print(
+                    f"\nprécis bill by kind, {r['transcript']}: "
+                    + ", ".join(f"{k} {v:,.0f}" for k, v in b.items())
+                )
                 for c in r["compactions"]:
                     print(f"  compaction {c}")
     kinds: dict[str, dict[str, float]] = {}

@@ -55,11 +55,13 @@ def main() -> None:
     from PySide6.QtWidgets import QApplication
 
     app = QApplication.instance() or QApplication([])
-    from desktop.ui.markdown_render import SafeTextDocument, render_markdown
-    from desktop.ui.markdown_stream import render_streaming
+    from desktop.ui.transcript.markdown_render import SafeTextDocument, render_markdown
+    from desktop.ui.transcript.markdown_stream import render_streaming
 
-    features = QTextDocument.MarkdownFeature(QTextDocument.MarkdownFeature.MarkdownDialectGitHub.value
-                                             | QTextDocument.MarkdownFeature.MarkdownNoHTML.value)
+    features = QTextDocument.MarkdownFeature(
+        QTextDocument.MarkdownFeature.MarkdownDialectGitHub.value
+        | QTextDocument.MarkdownFeature.MarkdownNoHTML.value
+    )
     text = reply_text(args.chars)
     render_markdown(text)  # typesets the formulas once (matplotlib's import is not a streaming cost)
     render_markdown.cache_clear()
@@ -88,7 +90,7 @@ def main() -> None:
     results: dict[str, float] = {}
     render_only: dict[str, float] = {}
     cuts = list(range(args.step, len(text) + 1, args.step))
-    tail = cuts[len(cuts) * 3 // 4:]
+    tail = cuts[len(cuts) * 3 // 4 :]
     for name, fn in (("md4c", md4c), ("whole", whole), ("incremental", incremental)):
         hint = 0
         times = []
@@ -99,8 +101,10 @@ def main() -> None:
                 times.append(time.perf_counter() - start)
         results[name] = statistics.median(times) * 1000
     hint = 0
-    for name, render in (("whole", lambda t: render_markdown.__wrapped__(t, False, False, 0)),
-                         ("incremental", lambda t: render_streaming(t, hint=hint))):  # noqa: B023
+    for name, render in (
+        ("whole", lambda t: render_markdown.__wrapped__(t, False, False, 0)),
+        ("incremental", lambda t: render_streaming(t, hint=hint)),  # noqa: B023
+    ):
         times = []
         for n in cuts:
             start = time.perf_counter()
@@ -114,8 +118,10 @@ def main() -> None:
     if args.json:
         print(json.dumps({"per_update_ms": results, "render_only_ms": render_only, "chars": len(text)}))
         return
-    print(f"Streaming a {len(text):,}-character reply, {args.step} characters per update "
-          f"(medians of the last quarter, {len(tail)} updates):")
+    print(
+        f"Streaming a {len(text):,}-character reply, {args.step} characters per update "
+        f"(medians of the last quarter, {len(tail)} updates):"
+    )
     print("| way | per update (render + setHtml + layout) | × md4c | Markdown render alone |")
     print("|---|---:|---:|---:|")
     for name in ("md4c", "whole", "incremental"):

@@ -71,24 +71,93 @@ SIZES = (1_000, 10_000, 50_000, 100_000)
 VARIANTS = ("uncompacted", "compacted")
 MODEL = "claude-sonnet-4-6"
 API_KEY = "test-key"
-WINDOW = 20_000_000  # tokens, client and server: 100k short messages (~3.5M tokens) stay far below every ratio
+WINDOW = (
+    20_000_000  # tokens, client and server: 100k short messages (~3.5M tokens) stay far below every ratio
+)
 TAIL = 200  # rows a compaction leaves after its boundary
 TARGET_MS = 5.0  # engine work per turn at 100k, compacted
 TARGET_RATIO = 2.0  # ... and at most this multiple of the 1k compacted figure
-REPLY = ("Sure, that makes sense. I kept the earlier notes in mind and changed only the part you asked about; "
-         "tell me if you want the rest done too.")
+REPLY = (
+    "Sure, that makes sense. I kept the earlier notes in mind and changed only the part you asked about; "
+    "tell me if you want the rest done too."
+)
 
 _WORDS = (
-    "the", "a", "to", "of", "and", "in", "is", "it", "that", "for", "on", "with", "this", "we", "you", "can",
-    "file", "function", "test", "error", "change", "value", "return", "list", "config", "build", "run",
-    "should", "would", "could", "add", "remove", "fix", "check", "update", "before", "after", "because",
-    "session", "message", "request", "window", "cache", "token", "model", "reply", "query", "index", "row",
-    "please", "thanks", "maybe", "instead", "again", "still", "first", "then", "also", "only", "every",
-    "parser", "schema", "migration", "import", "module", "class", "method", "argument", "default", "option",
+    "the",
+    "a",
+    "to",
+    "of",
+    "and",
+    "in",
+    "is",
+    "it",
+    "that",
+    "for",
+    "on",
+    "with",
+    "this",
+    "we",
+    "you",
+    "can",
+    "file",
+    "function",
+    "test",
+    "error",
+    "change",
+    "value",
+    "return",
+    "list",
+    "config",
+    "build",
+    "run",
+    "should",
+    "would",
+    "could",
+    "add",
+    "remove",
+    "fix",
+    "check",
+    "update",
+    "before",
+    "after",
+    "because",
+    "session",
+    "message",
+    "request",
+    "window",
+    "cache",
+    "token",
+    "model",
+    "reply",
+    "query",
+    "index",
+    "row",
+    "please",
+    "thanks",
+    "maybe",
+    "instead",
+    "again",
+    "still",
+    "first",
+    "then",
+    "also",
+    "only",
+    "every",
+    "parser",
+    "schema",
+    "migration",
+    "import",
+    "module",
+    "class",
+    "method",
+    "argument",
+    "default",
+    "option",
 )
 
 
 # ------------------------------------------------------------------------------------------ the history
+
 
 def _text(rng: random.Random, lo: int, hi: int) -> str:
     words = [rng.choice(_WORDS) for _ in range(rng.randint(lo, hi))]
@@ -121,12 +190,23 @@ def make_rows(n: int, seed: int, cut: int | None = None) -> list[dict[str, Any]]
         else:
             text = _text(rng, 8, 80)
             out = _tokens(text)
-            usage = Usage(input_tokens=3, output_tokens=out, cache_creation_input_tokens=_tokens(rows[-1]
-                          ["content"][0]["text"]), cache_read_input_tokens=max(0, prompt - 3 - out))
-            rows.append({"role": "assistant", "content": [{"type": "text", "text": text}], "model": MODEL,
-                         "usage": usage, "meta": {"stop_reason": "end_turn"}})
+            usage = Usage(
+                input_tokens=3,
+                output_tokens=out,
+                cache_creation_input_tokens=_tokens(rows[-1]["content"][0]["text"]),
+                cache_read_input_tokens=max(0, prompt - 3 - out),
+            )
+            rows.append(
+                {
+                    "role": "assistant",
+                    "content": [{"type": "text", "text": text}],
+                    "model": MODEL,
+                    "usage": usage,
+                    "meta": {"stop_reason": "end_turn"},
+                }
+            )
             prompt += out
-    from desktop.engine.measure import new_row_estimate
+    from desktop.engine.metering.measure import new_row_estimate
 
     for row in rows:  # the numbers an imported row carries (engine-written rows get theirs at the next read)
         row["estimate"] = new_row_estimate(row["content"], MODEL)
@@ -145,8 +225,9 @@ def build_db(home: Path, n: int, variant: str) -> int:
         repo.add_messages(session.id, make_rows(n, seed=n, cut=cut))
         if compacted:
             through = repo.messages(session.id, newest=TAIL + 1)[0].id  # the last row the summary replaces
-            repo.add_compaction(session.id, SUMMARY, through, "manual",
-                                {"messages": n - TAIL, "tokens_saved": 0})
+            repo.add_compaction(
+                session.id, SUMMARY, through, "manual", {"messages": n - TAIL, "tokens_saved": 0}
+            )
         repo.update_session(session.id)
     finally:
         repo.close()
@@ -154,6 +235,7 @@ def build_db(home: Path, n: int, variant: str) -> int:
 
 
 # ---------------------------------------------------------------------------------------------- clocks
+
 
 class TimedFake(FakeAnthropic):
     """The fake API, timing every request its handler serves (seconds, summed)."""
@@ -187,13 +269,17 @@ class TimedFake(FakeAnthropic):
                         fake.served_cpu += time.thread_time() - cpu
                         fake.served_requests += 1
                         fake.timed.append((name, start, end))
+
             return handler
 
         # ThreadingHTTPServer reads RequestHandlerClass for every connection it accepts. TCP_NODELAY: with
         # Nagle on, the last small SSE write waits for the client's delayed ACK (40 ms on Linux) after the
         # handler has returned, which would be counted as engine time.
-        self._httpd.RequestHandlerClass = type("_TimedHandler", (base,), {
-            "do_POST": timed("do_POST"), "do_GET": timed("do_GET"), "disable_nagle_algorithm": True})
+        self._httpd.RequestHandlerClass = type(
+            "_TimedHandler",
+            (base,),
+            {"do_POST": timed("do_POST"), "do_GET": timed("do_GET"), "disable_nagle_algorithm": True},
+        )
         return url
 
     @property
@@ -237,7 +323,7 @@ class StreamClock:
 
     @contextlib.contextmanager
     def installed(self) -> Iterator[StreamClock]:
-        from desktop.engine.provider import AnthropicProvider as Provider
+        from desktop.engine.providers.provider import AnthropicProvider as Provider
 
         original = Provider.stream
         clock = self
@@ -275,8 +361,12 @@ def case_env(home: Path, base_url: str) -> Iterator[None]:
     for name in list(os.environ):
         if name.startswith(("ANTHROPIC_", "PRECIS_")):
             del os.environ[name]
-    os.environ.update(PRECIS_HOME=str(home), ANTHROPIC_BASE_URL=base_url, ANTHROPIC_API_KEY=API_KEY,
-                      PRECIS_CONTEXT_WINDOW=str(WINDOW))
+    os.environ.update(
+        PRECIS_HOME=str(home),
+        ANTHROPIC_BASE_URL=base_url,
+        ANTHROPIC_API_KEY=API_KEY,
+        PRECIS_CONTEXT_WINDOW=str(WINDOW),
+    )
     try:
         yield
     finally:
@@ -286,8 +376,16 @@ def case_env(home: Path, base_url: str) -> Iterator[None]:
 
 # ------------------------------------------------------------------------------------------- one case
 
-async def _turns(engine: Any, sid: int, count: int, *, srv: TimedFake | None, clock: StreamClock,
-                 profiler: cProfile.Profile | None = None) -> list[dict[str, float]]:
+
+async def _turns(
+    engine: Any,
+    sid: int,
+    count: int,
+    *,
+    srv: TimedFake | None,
+    clock: StreamClock,
+    profiler: cProfile.Profile | None = None,
+) -> list[dict[str, float]]:
     out: list[dict[str, float]] = []
     store, counts = engine.store, engine.shared.counts
     for _ in range(count):
@@ -314,18 +412,28 @@ async def _turns(engine: Any, sid: int, count: int, *, srv: TimedFake | None, cl
         served = srv.served_between(first, start, done) if srv is not None else 0.0
         served_cpu = (srv.served_cpu - served_cpu0) if srv is not None else 0.0
         streamed, stored = clock.seconds - streamed0, clock.store_seconds - stored0
-        out.append({"wall_ms": wall * 1000, "server_ms": served * 1000, "stream_ms": streamed * 1000,
-                    "store_ms": stored * 1000,
-                    "engine_ms": (wall - served) * 1000, "engine_excl_sdk_ms": (wall - streamed) * 1000,
-                    "engine_cpu_ms": (cpu - served_cpu) * 1000,
-                    "round_trips": store.round_trips - trips0, "gathers": counts["gathers"] - gathers0,
-                    "measures": counts["measures"] - measures0})
+        out.append(
+            {
+                "wall_ms": wall * 1000,
+                "server_ms": served * 1000,
+                "stream_ms": streamed * 1000,
+                "store_ms": stored * 1000,
+                "engine_ms": (wall - served) * 1000,
+                "engine_excl_sdk_ms": (wall - streamed) * 1000,
+                "engine_cpu_ms": (cpu - served_cpu) * 1000,
+                "round_trips": store.round_trips - trips0,
+                "gathers": counts["gathers"] - gathers0,
+                "measures": counts["measures"] - measures0,
+            }
+        )
     return out
 
 
-async def run_case(n: int, variant: str, tmp: Path, srv: TimedFake, args: argparse.Namespace) -> dict[str, Any]:
+async def run_case(
+    n: int, variant: str, tmp: Path, srv: TimedFake, args: argparse.Namespace
+) -> dict[str, Any]:
+    from desktop.engine.config.secrets import Credentials
     from desktop.engine.events import CompactionChanged, ContextChanged
-    from desktop.engine.secrets import Credentials
     from desktop.runtime import open_runtime
 
     home = tmp / f"{n}-{variant}"
@@ -353,36 +461,53 @@ async def run_case(n: int, variant: str, tmp: Path, srv: TimedFake, args: argpar
             state = await runtime.store.get_state(sid)
     srv.clear_log()
     last = snapshots[-1] if snapshots else None
-    quiet = not compactions and not any((state.get("horizons") or {}).values()) and len(g.compactions) == (
-        1 if variant == "compacted" and n > TAIL else 0)
+    quiet = (
+        not compactions
+        and not any((state.get("horizons") or {}).values())
+        and len(g.compactions) == (1 if variant == "compacted" and n > TAIL else 0)
+    )
 
     def med(key: str) -> float:
         return statistics.median(t[key] for t in timed)
 
     return {
-        "n": n, "variant": variant, "build_db_s": round(build_s, 2),
-        "view_rows": len(g.history), "sent_rows": len(g.sendable),
-        "used_tokens": last.used if last else None, "used_source": last.source if last else None,
+        "n": n,
+        "variant": variant,
+        "build_db_s": round(build_s, 2),
+        "view_rows": len(g.history),
+        "sent_rows": len(g.sendable),
+        "used_tokens": last.used if last else None,
+        "used_source": last.source if last else None,
         "no_compaction": quiet,
         "first_turn_ms": warm[0]["engine_ms"] if warm else None,
-        "engine_ms": med("engine_ms"), "engine_excl_sdk_ms": med("engine_excl_sdk_ms"),
+        "engine_ms": med("engine_ms"),
+        "engine_excl_sdk_ms": med("engine_excl_sdk_ms"),
         "engine_cpu_ms": med("engine_cpu_ms"),
-        "wall_ms": med("wall_ms"), "server_ms": med("server_ms"), "stream_ms": med("stream_ms"),
+        "wall_ms": med("wall_ms"),
+        "server_ms": med("server_ms"),
+        "stream_ms": med("stream_ms"),
         "store_ms": med("store_ms"),
-        "round_trips": med("round_trips"), "gathers": med("gathers"), "measures": med("measures"),
+        "round_trips": med("round_trips"),
+        "gathers": med("gathers"),
+        "measures": med("measures"),
         "engine_all_ms": [round(t["engine_ms"], 2) for t in timed],
     }
 
 
 # -------------------------------------------------------------------------------------------- profile
 
+
 @contextlib.contextmanager
 def external_server() -> Iterator[str]:
     """The fake API in its own process, so a profile of this one holds no server frames."""
     proc = subprocess.Popen(
         [sys.executable, "-m", "tests.fakeapi", "--port", "0", "--window", str(WINDOW), "--reply", REPLY],
-        cwd=ROOT, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, text=True,
-        env={**os.environ, "PYTHONPATH": str(ROOT)})
+        cwd=ROOT,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.DEVNULL,
+        text=True,
+        env={**os.environ, "PYTHONPATH": str(ROOT)},
+    )
     try:
         assert proc.stdout is not None
         line = proc.stdout.readline()  # "fake Anthropic API on http://127.0.0.1:PORT (window ...)"
@@ -431,11 +556,15 @@ def profile_rows(stats: pstats.Stats, turns: int) -> dict[str, list[dict[str, An
         where = file
         for marker in ("/desktop/", "/site-packages/", "/lib/python"):
             if marker in file:
-                where = file[file.index(marker) + 1:]
+                where = file[file.index(marker) + 1 :]
                 break
         label = f"{where}:{line}({name})" if line else name
-        return {"function": label, "calls": value[1] / turns, "own_ms": value[2] * 1000 / turns,
-                "cum_ms": value[3] * 1000 / turns}
+        return {
+            "function": label,
+            "calls": value[1] / turns,
+            "own_ms": value[2] * 1000 / turns,
+            "cum_ms": value[3] * 1000 / turns,
+        }
 
     ours = [(k, v) for k, v in raw.items() if "/desktop/" in k[0]]
     ours.sort(key=lambda kv: kv[1][3], reverse=True)
@@ -444,8 +573,10 @@ def profile_rows(stats: pstats.Stats, turns: int) -> dict[str, list[dict[str, An
     return {"cumulative": [row(k, v) for k, v in ours[:15]], "own": [row(k, v) for k, v in anything[:10]]}
 
 
-async def profile_case(n: int, variant: str, tmp: Path, base_url: str, args: argparse.Namespace) -> dict[str, Any]:
-    from desktop.engine.secrets import Credentials
+async def profile_case(
+    n: int, variant: str, tmp: Path, base_url: str, args: argparse.Namespace
+) -> dict[str, Any]:
+    from desktop.engine.config.secrets import Credentials
     from desktop.runtime import open_runtime
 
     home = tmp / f"profile-{n}-{variant}"
@@ -462,16 +593,26 @@ async def profile_case(n: int, variant: str, tmp: Path, base_url: str, args: arg
                 turns = await _turns(engine, sid, args.profile_turns, srv=None, clock=clock, profiler=steady)
 
     def phase(name: str, profiler: cProfile.Profile, timed: list[dict[str, float]]) -> dict[str, Any]:
-        return {"phase": name, "turns": len(timed),
-                "wall_ms_profiled": statistics.median(t["wall_ms"] for t in timed),
-                "stream_ms_profiled": statistics.median(t["stream_ms"] for t in timed),
-                **profile_rows(pstats.Stats(profiler), len(timed))}
+        return {
+            "phase": name,
+            "turns": len(timed),
+            "wall_ms_profiled": statistics.median(t["wall_ms"] for t in timed),
+            "stream_ms_profiled": statistics.median(t["stream_ms"] for t in timed),
+            **profile_rows(pstats.Stats(profiler), len(timed)),
+        }
 
-    return {"n": n, "variant": variant, "phases": [phase("turns after the warm-up", steady, turns),
-                                                    phase("first turn (reads the session)", first, opening)]}
+    return {
+        "n": n,
+        "variant": variant,
+        "phases": [
+            phase("turns after the warm-up", steady, turns),
+            phase("first turn (reads the session)", first, opening),
+        ],
+    }
 
 
 # ------------------------------------------------------------------------------------------------ run
+
 
 async def measure(args: argparse.Namespace) -> dict[str, Any]:
     cases: list[dict[str, Any]] = []
@@ -483,8 +624,11 @@ async def measure(args: argparse.Namespace) -> dict[str, Any]:
                 for variant in VARIANTS:
                     gc.collect()  # the previous case's garbage is not this one's work
                     cases.append(await run_case(n, variant, tmp_path, srv, args))
-                    print(f"  {n:>7,} {variant:<12} {cases[-1]['engine_ms']:8.2f} ms/turn", file=sys.stderr,
-                          flush=True)
+                    print(
+                        f"  {n:>7,} {variant:<12} {cases[-1]['engine_ms']:8.2f} ms/turn",
+                        file=sys.stderr,
+                        flush=True,
+                    )
         if args.profile:
             biggest = max(args.sizes)
             with external_server() as url:
@@ -493,8 +637,14 @@ async def measure(args: argparse.Namespace) -> dict[str, Any]:
     base = {c["variant"]: c["engine_ms"] for c in cases if c["n"] == min(args.sizes)}
     for c in cases:
         c["x_smallest"] = c["engine_ms"] / base[c["variant"]] if base.get(c["variant"]) else None
-    return {"turns": args.turns, "warmup": args.warmup, "smallest": min(args.sizes), "cases": cases,
-            "targets": check_targets(cases), "profiles": profiles}
+    return {
+        "turns": args.turns,
+        "warmup": args.warmup,
+        "smallest": min(args.sizes),
+        "cases": cases,
+        "targets": check_targets(cases),
+        "profiles": profiles,
+    }
 
 
 def check_targets(cases: list[dict[str, Any]]) -> list[dict[str, Any]]:
@@ -502,63 +652,107 @@ def check_targets(cases: list[dict[str, Any]]) -> list[dict[str, Any]]:
     at = {c["n"]: c for c in cases if c["variant"] == "compacted"}
     if 100_000 in at:
         c = at[100_000]
-        out.append({"what": "engine work per turn, 100k compacted", "value": c["engine_ms"], "limit": TARGET_MS,
-                    "unit": "ms", "ok": c["engine_ms"] <= TARGET_MS})
+        out.append(
+            {
+                "what": "engine work per turn, 100k compacted",
+                "value": c["engine_ms"],
+                "limit": TARGET_MS,
+                "unit": "ms",
+                "ok": c["engine_ms"] <= TARGET_MS,
+            }
+        )
         if c["x_smallest"] is not None and min(at) == 1_000:
-            out.append({"what": "100k compacted / 1k compacted", "value": c["x_smallest"], "limit": TARGET_RATIO,
-                        "unit": "x", "ok": c["x_smallest"] <= TARGET_RATIO})
+            out.append(
+                {
+                    "what": "100k compacted / 1k compacted",
+                    "value": c["x_smallest"],
+                    "limit": TARGET_RATIO,
+                    "unit": "x",
+                    "ok": c["x_smallest"] <= TARGET_RATIO,
+                }
+            )
     for c in cases:
         if not c["no_compaction"]:
-            out.append({"what": f"{c['n']:,} {c['variant']}: no compaction during the run", "value": 0.0,
-                        "limit": 0.0, "unit": "", "ok": False})
+            out.append(
+                {
+                    "what": f"{c['n']:,} {c['variant']}: no compaction during the run",
+                    "value": 0.0,
+                    "limit": 0.0,
+                    "unit": "",
+                    "ok": False,
+                }
+            )
     return out
 
 
 def print_table(r: dict[str, Any]) -> None:
-    print(f"Engine work per turn (ms; median of {r['turns']} turns after {r['warmup']} warm-up; "
-          f"engine = wall - server time)")
-    head = (f"{'stored':>8} {'variant':<12}{'sent':>6}{'engine':>9}{'x ' + format(r['smallest'], ','):>9}"
-            f"{'excl.SDK':>10}{'CPU':>8}{'store':>7}{'wall':>9}{'server':>9}{'1st turn':>10}{'trips':>7}  target")
+    print(
+        f"Engine work per turn (ms; median of {r['turns']} turns after {r['warmup']} warm-up; "
+        f"engine = wall - server time)"
+    )
+    head = (
+        f"{'stored':>8} {'variant':<12}{'sent':>6}{'engine':>9}{'x ' + format(r['smallest'], ','):>9}"
+        f"{'excl.SDK':>10}{'CPU':>8}{'store':>7}{'wall':>9}{'server':>9}{'1st turn':>10}{'trips':>7}  target"
+    )
     print(head)
     for c in r["cases"]:
         target = ""
         if c["variant"] == "compacted" and c["n"] == 100_000:
             ms_ok = c["engine_ms"] <= TARGET_MS
             ratio_ok = c["x_smallest"] is not None and c["x_smallest"] <= TARGET_RATIO
-            target = (f"<= {TARGET_MS:g} ms: {'yes' if ms_ok else 'NO'}, "
-                      f"<= {TARGET_RATIO:g}x: {'yes' if ratio_ok else 'NO'}")
+            target = (
+                f"<= {TARGET_MS:g} ms: {'yes' if ms_ok else 'NO'}, "
+                f"<= {TARGET_RATIO:g}x: {'yes' if ratio_ok else 'NO'}"
+            )
         ratio = f"{c['x_smallest']:.2f}x" if c["x_smallest"] is not None else "-"
-        print(f"{c['n']:>8,} {c['variant']:<12}{c['sent_rows']:>6}{c['engine_ms']:>9.2f}{ratio:>9}"
-              f"{c['engine_excl_sdk_ms']:>10.2f}{c['engine_cpu_ms']:>8.2f}{c['store_ms']:>7.2f}{c['wall_ms']:>9.2f}{c['server_ms']:>9.2f}"
-              f"{c['first_turn_ms'] or 0:>10.1f}{c['round_trips']:>7.0f}  {target}")
-    print("sent: rows each request carries; excl.SDK: wall - time awaiting Provider.stream; CPU: this "
-          "process's CPU time less the server threads' (less sensitive to a busy machine); store: time awaiting "
-          "the database thread (part of engine); 1st turn: the warm-up turn "
-          "(reads the session), wall - server; trips: Store round trips per turn; each column is its own median")
+        print(
+            f"{c['n']:>8,} {c['variant']:<12}{c['sent_rows']:>6}{c['engine_ms']:>9.2f}{ratio:>9}"
+            f"{c['engine_excl_sdk_ms']:>10.2f}{c['engine_cpu_ms']:>8.2f}{c['store_ms']:>7.2f}{c['wall_ms']:>9.2f}{c['server_ms']:>9.2f}"
+            f"{c['first_turn_ms'] or 0:>10.1f}{c['round_trips']:>7.0f}  {target}"
+        )
+    print(
+        "sent: rows each request carries; excl.SDK: wall - time awaiting Provider.stream; CPU: this "
+        "process's CPU time less the server threads' (less sensitive to a busy machine); store: time awaiting "
+        "the database thread (part of engine); 1st turn: the warm-up turn "
+        "(reads the session), wall - server; trips: Store round trips per turn; each column is its own median"
+    )
     for c in r["cases"]:
         if not c["no_compaction"]:
-            print(f"WARNING: {c['n']:,} {c['variant']}: a compaction or microcompaction ran; figures are not "
-                  "comparable")
+            print(
+                f"WARNING: {c['n']:,} {c['variant']}: a compaction or microcompaction ran; figures are not "
+                "comparable"
+            )
     for t in r["targets"]:
-        print(f"target: {t['what']}: {t['value']:.2f}{t['unit']} (limit {t['limit']:g}{t['unit']}) "
-              f"{'ok' if t['ok'] else 'MISSED'}")
+        print(
+            f"target: {t['what']}: {t['value']:.2f}{t['unit']} (limit {t['limit']:g}{t['unit']}) "
+            f"{'ok' if t['ok'] else 'MISSED'}"
+        )
     for p in r["profiles"]:
         for ph in p["phases"]:
-            print(f"\nProfile: {p['n']:,} {p['variant']}, {ph['phase']}: {ph['turns']} turn(s), figures per turn "
-                  f"(wall {ph['wall_ms_profiled']:.1f} ms under the profiler, of which {ph['stream_ms_profiled']:.1f} "
-                  "ms awaiting the stream; a coroutine's calls count its resumptions)")
-            print(f"  top desktop functions by cumulative time:\n  {'cum ms':>9}{'own ms':>9}{'calls':>9}  function")
+            print(
+                f"\nProfile: {p['n']:,} {p['variant']}, {ph['phase']}: {ph['turns']} turn(s), figures per turn "
+                f"(wall {ph['wall_ms_profiled']:.1f} ms under the profiler, of which {ph['stream_ms_profiled']:.1f} "
+                "ms awaiting the stream; a coroutine's calls count its resumptions)"
+            )
+            print(
+                f"  top desktop functions by cumulative time:\n  {'cum ms':>9}{'own ms':>9}{'calls':>9}  function"
+            )
             for row in ph["cumulative"]:
                 print(f"  {row['cum_ms']:>9.2f}{row['own_ms']:>9.2f}{row['calls']:>9.0f}  {row['function']}")
-            print(f"  top functions (any code) by own time:\n  {'own ms':>9}{'cum ms':>9}{'calls':>9}  function")
+            print(
+                f"  top functions (any code) by own time:\n  {'own ms':>9}{'cum ms':>9}{'calls':>9}  function"
+            )
             for row in ph["own"]:
                 print(f"  {row['own_ms']:>9.2f}{row['cum_ms']:>9.2f}{row['calls']:>9.0f}  {row['function']}")
 
 
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--sizes", default=",".join(str(s) for s in SIZES),
-                        help="stored messages per case, comma-separated (default: %(default)s)")
+    parser.add_argument(
+        "--sizes",
+        default=",".join(str(s) for s in SIZES),
+        help="stored messages per case, comma-separated (default: %(default)s)",
+    )
     parser.add_argument("--turns", type=int, default=5, help="timed turns per case (default: %(default)s)")
     parser.add_argument("--warmup", type=int, default=1, help="untimed turns first (default: %(default)s)")
     parser.add_argument("--profile", action="store_true", help="profile the largest size's cases")

@@ -3,7 +3,7 @@
 Run: ``.venv/bin/python -m tests.bench.bench_window`` (``--sizes 10000,50000,100000``, ``--runs N``, ``--json``).
 
 Set-up, per size N (default 10,000, 50,000 and 100,000): a throwaway PRECIS_HOME gets one session of N rows made
-from the corpus transcripts (tests/corpus.py, imported with desktop.engine.importer and concatenated, cycling
+from the corpus transcripts (tests/corpus.py, imported with desktop.engine.history.importer and concatenated, cycling
 through the files, written with ``Repo.add_messages``), a 2-message session, and a 2-message "start" session,
 newest, which the window opens at start. The loopback fake API (tests/fakeapi) stands in for Anthropic, so no
 request leaves the machine.
@@ -57,8 +57,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from desktop.engine.claude_code import read_transcript
-from desktop.engine.importer import plan_import
+from desktop.engine.history.claude_code import read_transcript
+from desktop.engine.history.importer import plan_import
 from desktop.store.repo import Repo
 from tests.corpus import corpus_or_exit
 from tests.fakeapi import FakeAnthropic
@@ -124,8 +124,13 @@ class Launcher:
 
     def __init__(self, scratch: Path):
         self.scratch = scratch
-        self.proc = subprocess.Popen([sys.executable, "-I", "-S", "-c", LAUNCHER], stdin=subprocess.PIPE,
-                                     stdout=subprocess.PIPE, text=True, cwd=ROOT)
+        self.proc = subprocess.Popen(
+            [sys.executable, "-I", "-S", "-c", LAUNCHER],
+            stdin=subprocess.PIPE,
+            stdout=subprocess.PIPE,
+            text=True,
+            cwd=ROOT,
+        )
         self.hwm_mb = float(self._read()["launcher_hwm_mb"] or 0.0)
 
     def _read(self) -> dict[str, Any]:
@@ -135,11 +140,15 @@ class Launcher:
             raise RuntimeError("the launcher exited")
         return json.loads(line)
 
-    def run(self, argv: list[str], env: dict[str, str], timeout: float = RUN_TIMEOUT) -> tuple[dict[str, Any], str]:
+    def run(
+        self, argv: list[str], env: dict[str, str], timeout: float = RUN_TIMEOUT
+    ) -> tuple[dict[str, Any], str]:
         assert self.proc.stdin is not None
         err = self.scratch / "child-stderr.txt"
-        self.proc.stdin.write(json.dumps({"argv": argv, "env": env, "cwd": str(ROOT), "stderr": str(err),
-                                          "timeout": timeout}) + "\n")
+        self.proc.stdin.write(
+            json.dumps({"argv": argv, "env": env, "cwd": str(ROOT), "stderr": str(err), "timeout": timeout})
+            + "\n"
+        )
         self.proc.stdin.flush()
         out = self._read()
         self.hwm_mb = max(self.hwm_mb, float(out.get("launcher_hwm_mb") or 0.0))
@@ -175,8 +184,10 @@ def build_home(path: Path, rows: int) -> Home:
     """A PRECIS_HOME whose database holds a ``rows``-message session built from the corpus, a 2-message session
     and a 2-message start session (the newest: the window opens it at start)."""
     data, model = corpus_rows(rows)
-    pair = [{"role": "user", "content": [{"type": "text", "text": "Hello"}]},
-            {"role": "assistant", "content": [{"type": "text", "text": "Hi! How can I help?"}]}]
+    pair = [
+        {"role": "user", "content": [{"type": "text", "text": "Hello"}]},
+        {"role": "assistant", "content": [{"type": "text", "text": "Hi! How can I help?"}]},
+    ]
     repo = Repo(path / "data" / "precis.db")
     try:
         big = repo.create_session(f"{rows:,} messages from the corpus", model)
@@ -205,10 +216,18 @@ def make_newest(home: Home, session_id: int) -> None:
 def _env(home: Path, base_url: str) -> dict[str, str]:
     # Without PYTHONDONTWRITEBYTECODE: an installed app starts from compiled bytecode, so the children may write
     # theirs (the warm-up run does) instead of compiling every module of the app at every start.
-    env = {k: v for k, v in os.environ.items()
-           if not k.startswith(("ANTHROPIC_", "PRECIS_")) and k != "PYTHONDONTWRITEBYTECODE"}
-    env.update(PRECIS_HOME=str(home), QT_QPA_PLATFORM="offscreen", ANTHROPIC_API_KEY="bench-key",
-               ANTHROPIC_BASE_URL=base_url, PYTHONPATH=str(ROOT))
+    env = {
+        k: v
+        for k, v in os.environ.items()
+        if not k.startswith(("ANTHROPIC_", "PRECIS_")) and k != "PYTHONDONTWRITEBYTECODE"
+    }
+    env.update(
+        PRECIS_HOME=str(home),
+        QT_QPA_PLATFORM="offscreen",
+        ANTHROPIC_API_KEY="bench-key",
+        ANTHROPIC_BASE_URL=base_url,
+        PYTHONPATH=str(ROOT),
+    )
     return env
 
 
@@ -236,7 +255,9 @@ def run_direct(args: list[str], env: dict[str, str], report: Path) -> dict[str, 
     return data
 
 
-def app_run(launcher: Launcher, home: Path, base_url: str, report: Path, open_id: int | None = None) -> dict[str, Any]:
+def app_run(
+    launcher: Launcher, home: Path, base_url: str, report: Path, open_id: int | None = None
+) -> dict[str, Any]:
     env = _env(home, base_url) | {"PRECIS_BENCH_REPORT": str(report)}
     if open_id is not None:
         env["PRECIS_BENCH_OPEN"] = str(open_id)
@@ -349,7 +370,9 @@ def target(key: str, size: int) -> float | None:
 
 
 def print_table(r: dict[str, Any]) -> None:
-    print(f"Window, median of {r['runs']} fresh processes per figure, offscreen; sizes {', '.join(f'{s:,}' for s in r['sizes'])}")
+    print(
+        f"Window, median of {r['runs']} fresh processes per figure, offscreen; sizes {', '.join(f'{s:,}' for s in r['sizes'])}"
+    )
     print(f"{'measure':<40}{'value':>10}{'baseline':>10}{'ratio':>8}{'target':>9}  ok   baseline is")
 
     def line(label: str, value: float, base: float, unit: str, what: str, limit: float | None) -> None:
@@ -358,50 +381,116 @@ def print_table(r: dict[str, Any]) -> None:
         ratio = value / base if base else float("inf")
         print(f"{label:<40}{value:>8.0f}{unit:<2}{base:>8.0f}{unit:<2}{ratio:>7.2f}x{tgt} {ok:>4}   {what}")
 
-    line("cold start (empty home)", r["cold_start_empty_home_ms"], r["bare_qt_ms"], "ms",
-         "bare QApplication + QWidget", TARGETS["cold_start_ms"])
-    print(f"   runs: bare QApplication {r['bare_qt_all_ms']} ms, cold start {r['cold_start_empty_home_all_ms']} ms")
+    line(
+        "cold start (empty home)",
+        r["cold_start_empty_home_ms"],
+        r["bare_qt_ms"],
+        "ms",
+        "bare QApplication + QWidget",
+        TARGETS["cold_start_ms"],
+    )
+    print(
+        f"   runs: bare QApplication {r['bare_qt_all_ms']} ms, cold start {r['cold_start_empty_home_all_ms']} ms"
+    )
     for s in r["per_size"]:
         n, k = s["size"], f"{s['size'] // 1000}k"
         print(f"-- {s['session_rows']:,} messages ({s['db_mb']} MB database, built in {s['build_home_s']} s)")
-        line(f"cold start (home with {k} session)", s["cold_start_ms"], r["bare_qt_ms"], "ms",
-             "bare QApplication + QWidget", target("cold_start_ms", n))
-        line(f"cold start, {k} session reopened", s["cold_start_big_newest_ms"], s["cold_start_ms"], "ms",
-             "cold start, small session", target("cold_start_ms", n))
-        line(f"first paint, open {k} session", s["first_paint_ms"], s["first_paint_small_ms"], "ms",
-             "opening a 2-msg session", target("first_paint_ms", n))
-        line(f"open {k} session -> gauge filled", s["settled_ms"], s["settled_small_ms"], "ms",
-             "opening a 2-msg session", target("settled_ms", n))
-        line(f"peak RSS, {k} session opened+settled", s["peak_rss_mb"], s["peak_rss_small_mb"], "MB",
-             "2-msg session process", target("peak_rss_mb", n))
-        line(f"peak RSS, {k} session vs bare Qt", s["peak_rss_mb"], r["peak_rss_bare_qt_mb"], "MB",
-             "bare Qt process", None)
-        line(f"first open ever, {k} -> gauge filled", s["settled_first_ms"], s["settled_ms"], "ms",
-             "later opens (estimates stored)", None)
-        line(f"peak RSS, first open ever, {k}", s["peak_rss_first_mb"], s["peak_rss_mb"], "MB",
-             "later opens", None)
-        print(f"   view rows after opening: {s['view_rows_after_open']} (newest page); runs: cold start "
-              f"{s['cold_start_all_ms']} ms, first paint {s['first_paint_all_ms']} ms, "
-              f"gauge filled {s['settled_all_ms']} ms, RSS {s['peak_rss_all_mb']} MB")
+        line(
+            f"cold start (home with {k} session)",
+            s["cold_start_ms"],
+            r["bare_qt_ms"],
+            "ms",
+            "bare QApplication + QWidget",
+            target("cold_start_ms", n),
+        )
+        line(
+            f"cold start, {k} session reopened",
+            s["cold_start_big_newest_ms"],
+            s["cold_start_ms"],
+            "ms",
+            "cold start, small session",
+            target("cold_start_ms", n),
+        )
+        line(
+            f"first paint, open {k} session",
+            s["first_paint_ms"],
+            s["first_paint_small_ms"],
+            "ms",
+            "opening a 2-msg session",
+            target("first_paint_ms", n),
+        )
+        line(
+            f"open {k} session -> gauge filled",
+            s["settled_ms"],
+            s["settled_small_ms"],
+            "ms",
+            "opening a 2-msg session",
+            target("settled_ms", n),
+        )
+        line(
+            f"peak RSS, {k} session opened+settled",
+            s["peak_rss_mb"],
+            s["peak_rss_small_mb"],
+            "MB",
+            "2-msg session process",
+            target("peak_rss_mb", n),
+        )
+        line(
+            f"peak RSS, {k} session vs bare Qt",
+            s["peak_rss_mb"],
+            r["peak_rss_bare_qt_mb"],
+            "MB",
+            "bare Qt process",
+            None,
+        )
+        line(
+            f"first open ever, {k} -> gauge filled",
+            s["settled_first_ms"],
+            s["settled_ms"],
+            "ms",
+            "later opens (estimates stored)",
+            None,
+        )
+        line(
+            f"peak RSS, first open ever, {k}",
+            s["peak_rss_first_mb"],
+            s["peak_rss_mb"],
+            "MB",
+            "later opens",
+            None,
+        )
+        print(
+            f"   view rows after opening: {s['view_rows_after_open']} (newest page); runs: cold start "
+            f"{s['cold_start_all_ms']} ms, first paint {s['first_paint_all_ms']} ms, "
+            f"gauge filled {s['settled_all_ms']} ms, RSS {s['peak_rss_all_mb']} MB"
+        )
     if len(r["per_size"]) > 1:
         first = r["per_size"][0]
-        scale = ", ".join(f"{s['size'] // 1000}k {s['settled_ms'] / first['settled_ms']:.1f}x"
-                          for s in r["per_size"][1:] if first["settled_ms"])
+        scale = ", ".join(
+            f"{s['size'] // 1000}k {s['settled_ms'] / first['settled_ms']:.1f}x"
+            for s in r["per_size"][1:]
+            if first["settled_ms"]
+        )
         print(f"gauge filled against the {first['size'] // 1000}k figure: {scale}")
     c = r["rss_check"]
-    print(f"RSS check: bare Qt child's ru_maxrss {c['bare_qt_wait4_mb']:.0f} MB, its own VmHWM "
-          f"{c['bare_qt_own_hwm_mb']:.0f} MB (must agree); launcher's peak {c['launcher_peak_mb']:.0f} MB (the floor); "
-          f"started straight from this process (peak {c['this_process_peak_mb']:.0f} MB), the same child reads "
-          f"{c['bare_qt_direct_child_mb']:.0f} MB with its own VmHWM {c['bare_qt_direct_own_hwm_mb']:.0f} MB")
+    print(
+        f"RSS check: bare Qt child's ru_maxrss {c['bare_qt_wait4_mb']:.0f} MB, its own VmHWM "
+        f"{c['bare_qt_own_hwm_mb']:.0f} MB (must agree); launcher's peak {c['launcher_peak_mb']:.0f} MB (the floor); "
+        f"started straight from this process (peak {c['this_process_peak_mb']:.0f} MB), the same child reads "
+        f"{c['bare_qt_direct_child_mb']:.0f} MB with its own VmHWM {c['bare_qt_direct_own_hwm_mb']:.0f} MB"
+    )
 
 
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--json", action="store_true", help="print JSON instead of a table")
     parser.add_argument("--runs", type=int, default=5)
-    parser.add_argument("--sizes", default=",".join(str(s) for s in SIZES),
-                        help="messages in the large session, comma-separated (default: %(default)s; '' measures "
-                             "only the cold start with an empty home)")
+    parser.add_argument(
+        "--sizes",
+        default=",".join(str(s) for s in SIZES),
+        help="messages in the large session, comma-separated (default: %(default)s; '' measures "
+        "only the cold start with an empty home)",
+    )
     args = parser.parse_args(argv)
     sizes = tuple(sorted({int(s.replace("_", "")) for s in args.sizes.split(",") if s.strip()}))
     result = measure(args.runs, sizes)

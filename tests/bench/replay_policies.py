@@ -32,7 +32,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from desktop.engine import assemble
+from desktop.engine.turn import assemble
 from tests.fakeapi import SUMMARY_MARKER, FakeAnthropic, FakeClock
 
 Block = dict[str, Any]
@@ -116,8 +116,11 @@ class Wire:
 
     def __init__(self, srv: FakeAnthropic):
         self.conn = http.client.HTTPConnection(srv.host, srv.port, timeout=120.0)
-        self.headers = {"x-api-key": "test-key", "anthropic-version": "2023-06-01",
-                        "content-type": "application/json"}
+        self.headers = {
+            "x-api-key": "test-key",
+            "anthropic-version": "2023-06-01",
+            "content-type": "application/json",
+        }
 
     def post(self, body: dict[str, Any]) -> tuple[int, dict[str, Any]]:
         self.conn.request("POST", "/v1/messages", json.dumps(body).encode(), self.headers)
@@ -142,8 +145,12 @@ def fix_start(rows: list[Message]) -> list[Message]:
         return rows
     calls = {b.get("id") for m in rows for b in m["content"] if b.get("type") == "tool_use"}
     first = rows[0]
-    content = [b if b.get("type") != "tool_result" or b.get("tool_use_id") in calls
-               else {"type": "text", "text": f"[earlier tool result]\n{block_text(b)}"} for b in first["content"]]
+    content = [
+        b
+        if b.get("type") != "tool_result" or b.get("tool_use_id") in calls
+        else {"type": "text", "text": f"[earlier tool result]\n{block_text(b)}"}
+        for b in first["content"]
+    ]
     return [{"role": "user", "content": content}, *rows[1:]]
 
 
@@ -159,6 +166,7 @@ def merged(messages: list[Message]) -> list[Message]:
 
 
 # --------------------------------------------------------------------------------------------- policies
+
 
 class Policy:
     name = "base"
@@ -226,8 +234,9 @@ class NonePolicy(PeerPolicy):
 
     async def turn(self, step: Step) -> TurnOutcome:
         messages = merged([*self.rows, {"role": "user", "content": step.user}])
-        status, payload = self.post({"model": self.model, "max_tokens": self.max_tokens,
-                                     "system": self.system, "messages": messages})
+        status, payload = self.post(
+            {"model": self.model, "max_tokens": self.max_tokens, "system": self.system, "messages": messages}
+        )
         if status != 200:
             return TurnOutcome(False)
         self.commit(step, payload["content"])
@@ -274,17 +283,22 @@ class CodePilotPolicy(PeerPolicy):
 
     def summarise(self, rows: list[Message]) -> bool:
         """compressConversation: 800-char lines, the previous summary folded in; billed like any request."""
-        lines = [("User: " if m["role"] == "user" else "Assistant: ")
-                 + head_tail(" ".join(block_text(b) for b in m["content"]), 10**9)[:CP_SUMMARY_INPUT_CHARS]
-                 for m in rows]
+        lines = [
+            ("User: " if m["role"] == "user" else "Assistant: ")
+            + head_tail(" ".join(block_text(b) for b in m["content"]), 10**9)[:CP_SUMMARY_INPUT_CHARS]
+            for m in rows
+        ]
         prompt = "Summarise the following excerpt (max 500 words).\n\n"
         if self.summary:
             prompt += f"Previous summary of even earlier conversation:\n{self.summary}\n\n"
         prompt += "\n\n".join(lines) + "\n\nSummary:"
-        body = {"model": self.model, "max_tokens": 1500,
-                "system": f"{SUMMARY_MARKER} You are a conversation summariser. Keep decisions, file paths, open "
-                          "tasks and user preferences.",
-                "messages": [{"role": "user", "content": [{"type": "text", "text": prompt}]}]}
+        body = {
+            "model": self.model,
+            "max_tokens": 1500,
+            "system": f"{SUMMARY_MARKER} You are a conversation summariser. Keep decisions, file paths, open "
+            "tasks and user preferences.",
+            "messages": [{"role": "user", "content": [{"type": "text", "text": prompt}]}],
+        }
         status, payload = self.post(body)
         self.summaries += 1
         text = "".join(b.get("text", "") for b in payload.get("content", [])) if status == 200 else ""
@@ -313,8 +327,11 @@ class CodePilotPolicy(PeerPolicy):
     def request(self, step: Step) -> dict[str, Any]:
         """buildFallbackContext: history within 70 % of the window less system, summary and prompt."""
         normalized = self.normalized()
-        fixed = (sum(bytes4(b["text"]) for b in self.system) + bytes4(self.summary or "")
-                 + message_bytes4({"content": step.user}))
+        fixed = (
+            sum(bytes4(b["text"]) for b in self.system)
+            + bytes4(self.summary or "")
+            + message_bytes4({"content": step.user})
+        )
         budget = max(int(self.window * CP_FALLBACK - fixed), CP_FALLBACK_FLOOR)
         used, start = 0, len(normalized)
         for i in range(len(normalized) - 1, -1, -1):
@@ -332,18 +349,30 @@ class CodePilotPolicy(PeerPolicy):
             else:
                 user = [head, *user]
         messages = merged([*history, {"role": "user", "content": user}])
-        return {"model": self.model, "max_tokens": self.max_tokens, "system": self.system, "messages": messages}
+        return {
+            "model": self.model,
+            "max_tokens": self.max_tokens,
+            "system": self.system,
+            "messages": messages,
+        }
 
     async def turn(self, step: Step) -> TurnOutcome:
         before = self.summaries
-        estimate = (sum(bytes4(b["text"]) for b in self.system) + bytes4(self.summary or "")
-                    + sum(message_bytes4(m) + 10 for m in self.normalized()) + message_bytes4({"content": step.user}))
+        estimate = (
+            sum(bytes4(b["text"]) for b in self.system)
+            + bytes4(self.summary or "")
+            + sum(message_bytes4(m) + 10 for m in self.normalized())
+            + message_bytes4({"content": step.user})
+        )
         if estimate >= CP_TRIGGER * self.window and self.failures < 3:
             self.compress(int(self.window * CP_KEEP))
         status, payload = self.post(self.request(step))
         if is_overflow(status, payload) and len(self.rows) > 4:
-            fixed = (sum(bytes4(b["text"]) for b in self.system) + bytes4(self.summary or "")
-                     + message_bytes4({"content": step.user}))
+            fixed = (
+                sum(bytes4(b["text"]) for b in self.system)
+                + bytes4(self.summary or "")
+                + message_bytes4({"content": step.user})
+            )
             self.compress(max(10_000, int(self.window * 0.5 - fixed)))
             status, payload = self.post(self.request(step))
         if status != 200:
@@ -373,38 +402,61 @@ class ClaudeCodePolicy(PeerPolicy):
         messages = merged(messages)
         last = messages[-1]
         last["content"] = [*last["content"][:-1], {**last["content"][-1], "cache_control": EPHEMERAL}]
-        return {"model": self.model, "max_tokens": max_tokens or self.max_tokens, "system": system,
-                "messages": messages}
+        return {
+            "model": self.model,
+            "max_tokens": max_tokens or self.max_tokens,
+            "system": system,
+            "messages": messages,
+        }
 
     def microcompact(self) -> None:
         """Time-based: all but the newest 5 compactable tool results become a marker."""
-        found = [(mi, bi) for mi, m in enumerate(self.rows) for bi, b in enumerate(m["content"])
-                 if b.get("type") == "tool_result" and self.tool_names.get(b.get("tool_use_id", "")) in CC_COMPACTABLE
-                 and block_text(b) != CC_CLEARED]
+        found = [
+            (mi, bi)
+            for mi, m in enumerate(self.rows)
+            for bi, b in enumerate(m["content"])
+            if b.get("type") == "tool_result"
+            and self.tool_names.get(b.get("tool_use_id", "")) in CC_COMPACTABLE
+            and block_text(b) != CC_CLEARED
+        ]
         for mi, bi in found[:-CC_KEEP_RESULTS] if len(found) > CC_KEEP_RESULTS else []:
             self.rows[mi]["content"][bi] = {**self.rows[mi]["content"][bi], "content": CC_CLEARED}
 
     def estimate(self, step: Step) -> int:
         pending = [*self.since, {"content": step.user}]
         if self.last_total is None:
-            return (sum(bytes4(b["text"]) for b in self.system)
-                    + sum(message_bytes4(m) for m in [*self.rows, *pending]))
+            return sum(bytes4(b["text"]) for b in self.system) + sum(
+                message_bytes4(m) for m in [*self.rows, *pending]
+            )
         return self.last_total + sum(message_bytes4(m) for m in pending)
 
     def compact(self, step: Step) -> bool:
         """The whole history becomes one summary (made by the same model, reading the cached prefix)."""
         if not self.rows:
             return False
-        ask = {"role": "user", "content": [{"type": "text", "text": f"{SUMMARY_MARKER}\n{CC_SUMMARY_PROMPT}"}]}
+        ask = {
+            "role": "user",
+            "content": [{"type": "text", "text": f"{SUMMARY_MARKER}\n{CC_SUMMARY_PROMPT}"}],
+        }
         status, payload = self.post(self.body([*self.rows, ask], max_tokens=CC_SUMMARY_BUFFER))
         self.summaries += 1
         if status != 200:
             return False
         summary = "".join(b.get("text", "") for b in payload.get("content", []))
-        head = {"role": "user", "content": [{"type": "text", "text": "This session is being continued from a "
-                                              "previous conversation. Summary:\n" + summary}]}
+        head = {
+            "role": "user",
+            "content": [
+                {
+                    "type": "text",
+                    "text": "This session is being continued from a "
+                    "previous conversation. Summary:\n" + summary,
+                }
+            ],
+        }
         # The new turn stays verbatim; if it answers tool calls, the call message stays too (pairing).
-        needs_call = any(b.get("type") == "tool_result" for b in step.user) and self.rows[-1]["role"] == "assistant"
+        needs_call = (
+            any(b.get("type") == "tool_result" for b in step.user) and self.rows[-1]["role"] == "assistant"
+        )
         self.rows = [head, self.rows[-1]] if needs_call else [head]
         self.last_total, self.since = None, list(self.rows)
         return True
@@ -421,8 +473,15 @@ class ClaudeCodePolicy(PeerPolicy):
         if status != 200:
             return TurnOutcome(False, self.summaries - before)
         usage = payload.get("usage", {})
-        self.last_total = sum(int(usage.get(k) or 0) for k in ("input_tokens", "cache_creation_input_tokens",
-                                                                 "cache_read_input_tokens", "output_tokens"))
+        self.last_total = sum(
+            int(usage.get(k) or 0)
+            for k in (
+                "input_tokens",
+                "cache_creation_input_tokens",
+                "cache_read_input_tokens",
+                "output_tokens",
+            )
+        )
         self.since = []
         self.commit(step, payload["content"])
         return TurnOutcome(True, self.summaries - before)
@@ -499,15 +558,19 @@ class PrecisPolicy(Policy):
     failed: list[Any] = field(default_factory=list)
 
     async def start(self, srv: FakeAnthropic, model: str, title: str) -> None:
-        from desktop.engine.chat import ChatEngine
+        from desktop.engine.config.secrets import Credentials
+        from desktop.engine.config.settings import Paths, Settings
         from desktop.engine.events import TurnError
-        from desktop.engine.secrets import Credentials
-        from desktop.engine.settings import Paths, Settings
+        from desktop.engine.turn.chat import ChatEngine
         from desktop.store import Store
 
         self._tmp = tempfile.TemporaryDirectory(prefix="precis-replay-")
-        self._env = environment(PRECIS_HOME=str(Path(self._tmp.name) / "home"), PRECIS_CONTEXT_WINDOW=str(srv.window),
-                                ANTHROPIC_BASE_URL=srv.base_url, ANTHROPIC_API_KEY="test-key")
+        self._env = environment(
+            PRECIS_HOME=str(Path(self._tmp.name) / "home"),
+            PRECIS_CONTEXT_WINDOW=str(srv.window),
+            ANTHROPIC_BASE_URL=srv.base_url,
+            ANTHROPIC_API_KEY="test-key",
+        )
         self._env.__enter__()
         paths = Paths.resolve().ensure()
         settings = Settings.load(paths)

@@ -13,12 +13,16 @@ from tests.fakeapi.server import FakeAnthropic
 
 
 def main(argv: list[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(prog="python -m tests.fakeapi", description="Loopback fake Anthropic API")
+    parser = argparse.ArgumentParser(
+        prog="python -m tests.fakeapi", description="Loopback fake Anthropic API"
+    )
     parser.add_argument("--host", default="127.0.0.1")
     parser.add_argument("--port", type=int, default=8787, help="0 picks a free port")
     parser.add_argument("--window", type=int, default=200_000, help="context window in tokens")
     parser.add_argument("--reply", help="fixed reply text once the script is used up (default: echo)")
-    parser.add_argument("--script", type=Path, help="JSON list of replies, or {replies: [...], replay: [[...]]}")
+    parser.add_argument(
+        "--script", type=Path, help="JSON list of replies, or {replies: [...], replay: [[...]]}"
+    )
     parser.add_argument("--api-key", default="test-key", help="expected key; '' disables the check")
     parser.add_argument("--min-cache-tokens", type=int, default=1024)
     parser.add_argument("--no-cache-fields", action="store_true", help="omit cache fields from usage")
@@ -26,9 +30,17 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--verbose", action="store_true", help="log every request line")
     args = parser.parse_args(argv)
 
-    srv = FakeAnthropic(args.window, host=args.host, port=args.port, api_key=args.api_key or None,
-                        min_cache_tokens=args.min_cache_tokens, report_cache=not args.no_cache_fields,
-                        reply_text=args.reply, default_reply_tokens=args.reply_tokens, verbose=args.verbose)
+    srv = FakeAnthropic(
+        args.window,
+        host=args.host,
+        port=args.port,
+        api_key=args.api_key or None,
+        min_cache_tokens=args.min_cache_tokens,
+        report_cache=not args.no_cache_fields,
+        reply_text=args.reply,
+        default_reply_tokens=args.reply_tokens,
+        verbose=args.verbose,
+    )
     if args.script:
         script = json.loads(args.script.read_text(encoding="utf-8"))
         replies = script.get("replies", []) if isinstance(script, dict) else script
@@ -37,8 +49,10 @@ def main(argv: list[str] | None = None) -> int:
             srv.set_replay(script["replay"])
 
     url = srv.start()
-    print(f"fake Anthropic API on {url} (window {args.window}, key {args.api_key or '<any>'}); Ctrl-C stops",
-          flush=True)
+    print(
+        f"fake Anthropic API on {url} (window {args.window}, key {args.api_key or '<any>'}); Ctrl-C stops",
+        flush=True,
+    )
     done = threading.Event()
     signal.signal(signal.SIGTERM, lambda *_: done.set())
     try:

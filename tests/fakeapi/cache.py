@@ -27,7 +27,7 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-from desktop.engine.catalog import MILLION, ModelCatalog
+from desktop.engine.config.catalog import MILLION, ModelCatalog
 from desktop.engine.types import Usage
 from tests.fakeapi.counting import Block, Unit, strip_cache_control
 
@@ -38,7 +38,9 @@ _UNCACHEABLE = {"thinking", "redacted_thinking", "_empty"}
 
 class TooManyBreakpoints(ValueError):
     def __init__(self, found: int) -> None:
-        super().__init__(f"A maximum of {MAX_BREAKPOINTS} blocks with cache_control may be provided. Found {found}.")
+        super().__init__(
+            f"A maximum of {MAX_BREAKPOINTS} blocks with cache_control may be provided. Found {found}."
+        )
         self.found = found
 
 
@@ -95,7 +97,9 @@ class CacheStats:
         five_min = result.cache_creation_input_tokens - result.cache_creation_1h_tokens
         at_5m = Usage(result.input_tokens, 0, five_min, result.cache_read_input_tokens)
         at_1h = Usage(0, 0, result.cache_creation_1h_tokens, 0)
-        usd = sum(info.cost(u, ttl, prompt_tokens=result.total) or 0.0 for u, ttl in ((at_5m, "5m"), (at_1h, "1h")))
+        usd = sum(
+            info.cost(u, ttl, prompt_tokens=result.total) or 0.0 for u, ttl in ((at_5m, "5m"), (at_1h, "1h"))
+        )
         self.billed += usd * MILLION / (info.input_price or 1.0)
         self.requests += 1
         self.input_tokens += result.input_tokens
@@ -126,7 +130,9 @@ def canonical_unit(unit: Unit) -> bytes:
     block = strip_cache_control(unit.block)
     if block.get("type") == "tool_use" and "input" in block:
         head = {k: v for k, v in block.items() if k != "input"}
-        text = json.dumps(head, sort_keys=True, ensure_ascii=False) + json.dumps(block["input"], ensure_ascii=False)
+        text = json.dumps(head, sort_keys=True, ensure_ascii=False) + json.dumps(
+            block["input"], ensure_ascii=False
+        )
     else:
         text = json.dumps(block, sort_keys=True, ensure_ascii=False)
     prefix = unit.section[0]

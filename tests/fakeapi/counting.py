@@ -193,8 +193,11 @@ class TokenCounter:
             yield Unit("tools", tool, self.count_tool(tool))
         system = body.get("system")
         if isinstance(system, str) and system:
-            yield Unit("system", {"type": "text", "text": system},
-                       self.system_overhead + self.count_block({"type": "text", "text": system}))
+            yield Unit(
+                "system",
+                {"type": "text", "text": system},
+                self.system_overhead + self.count_block({"type": "text", "text": system}),
+            )
         elif isinstance(system, list) and system:
             for i, block in enumerate(system):
                 extra = self.system_overhead if i == 0 else 0

@@ -47,7 +47,9 @@ class Fault:
         return cls("status", 500, "api_error", message)
 
     @classmethod
-    def custom(cls, status: int, error_type: str, message: str, headers: dict[str, str] | None = None) -> Fault:
+    def custom(
+        cls, status: int, error_type: str, message: str, headers: dict[str, str] | None = None
+    ) -> Fault:
         """Any Anthropic-shaped error, e.g. custom(400, "invalid_request_error", "...")."""
         return cls("status", status, error_type, message, headers=dict(headers or {}))
 
@@ -64,7 +66,9 @@ class Fault:
         return cls("drop", after=after)
 
     @classmethod
-    def sse_error(cls, after: int = 1, error_type: str = "overloaded_error", message: str = "Overloaded") -> Fault:
+    def sse_error(
+        cls, after: int = 1, error_type: str = "overloaded_error", message: str = "Overloaded"
+    ) -> Fault:
         """An ``event: error`` after ``after`` deltas (HTTP status stays 200)."""
         return cls("sse_error", 200, error_type, message, after=after)
 

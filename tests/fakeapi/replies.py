@@ -28,8 +28,9 @@ class Reply:
         return cls([{"type": "text", "text": text}], stop_reason)
 
     @classmethod
-    def tool_use(cls, name: str, input: dict[str, Any], *, text: str | None = None,
-                 id: str | None = None) -> Reply:
+    def tool_use(
+        cls, name: str, input: dict[str, Any], *, text: str | None = None, id: str | None = None
+    ) -> Reply:
         blocks: list[Block] = [{"type": "text", "text": text}] if text else []
         blocks.append({"type": "tool_use", "id": id or "", "name": name, "input": input})
         return cls(blocks)
@@ -37,8 +38,9 @@ class Reply:
     @classmethod
     def thinking(cls, thinking: str, text: str, signature: str | None = None) -> Reply:
         sig = signature or hashlib.sha256(thinking.encode()).hexdigest()
-        return cls([{"type": "thinking", "thinking": thinking, "signature": sig},
-                    {"type": "text", "text": text}])
+        return cls(
+            [{"type": "thinking", "thinking": thinking, "signature": sig}, {"type": "text", "text": text}]
+        )
 
     @classmethod
     def from_json(cls, obj: Any) -> Reply:
@@ -86,8 +88,11 @@ class Summariser:
     def summarise(self, body: dict[str, Any], prompt_tokens: int, counter: TokenCounter) -> str:
         target = max(self.min_tokens, math.ceil(self.fraction * prompt_tokens))
         turns = _turns(body, self.marker)
-        lines = [f"- [{i}] user: " + " ".join(text.split()[: self.words_per_line])
-                 for i, (role, text, _mid) in enumerate(turns) if role == "user" and text.split()]
+        lines = [
+            f"- [{i}] user: " + " ".join(text.split()[: self.words_per_line])
+            for i, (role, text, _mid) in enumerate(turns)
+            if role == "user" and text.split()
+        ]
         if not lines:
             lines = ["- (no user text)"]
 
@@ -101,7 +106,8 @@ class Summariser:
         # The summary to update: quoted in a transcript request, or opening the conversation of a cached one.
         first = (body.get("messages") or [{}])[0]
         previous = _previous_sections(last_user_text(body)) or _previous_sections(
-            _plain_text(first.get("content")), tag="conversation-summary")
+            _plain_text(first.get("content")), tag="conversation-summary"
+        )
         return _sectioned(headings, turns, previous, cycled, target, counter)
 
 
@@ -109,8 +115,11 @@ class Summariser:
 # instructions, decisions and errors picked by keyword, earlier items kept, the tail of the state padded.
 _HEADING_RULE = re.compile(r"^## ([^\n—]+?) — ", re.MULTILINE)
 _SENTENCE = re.compile(r"[^.!?\n]+[.!?]?")
-_PICK = (("instruction", ("always", "never", "keep", "must", "prefer", "don't", "do not", "only use")),
-         ("decision", ("because", "decided")), ("error", ("error", "traceback", "failed")))
+_PICK = (
+    ("instruction", ("always", "never", "keep", "must", "prefer", "don't", "do not", "only use")),
+    ("decision", ("because", "decided")),
+    ("error", ("error", "traceback", "failed")),
+)
 
 
 _LABEL = re.compile(r"^(User|Assistant)(?: \[#(\d+)\])?: ")
@@ -128,8 +137,13 @@ def _turns(body: dict[str, Any], marker: str) -> list[tuple[str, str, int | None
         for para in re.split(r"\n\n(?=(?:User|Assistant)(?: \[#\d+\])?: )", found.group(1)):
             label = _LABEL.match(para)
             role, mid = (label.group(1), label.group(2)) if label else ("Assistant", None)
-            out.append(("user" if role == "User" else "assistant", para[label.end():] if label else para,
-                        int(mid) if mid else None))
+            out.append(
+                (
+                    "user" if role == "User" else "assistant",
+                    para[label.end() :] if label else para,
+                    int(mid) if mid else None,
+                )
+            )
         return out
     index = [(int(mid), " ".join(words.split())) for mid, words in _INDEX_LINE.findall(text)]
     turns = []
@@ -144,8 +158,15 @@ def _turns(body: dict[str, Any], marker: str) -> list[tuple[str, str, int | None
 def _turn_text(content: Any, marker: str) -> str:
     """A message's text without the summarise instruction a client appended to it as a block of its own."""
     if isinstance(content, list):
-        content = [b for b in content if not (isinstance(b, dict) and b.get("type") == "text"
-                                              and str(b.get("text", "")).lstrip().startswith(marker))]
+        content = [
+            b
+            for b in content
+            if not (
+                isinstance(b, dict)
+                and b.get("type") == "text"
+                and str(b.get("text", "")).lstrip().startswith(marker)
+            )
+        ]
     return _plain_text(content).replace(marker, " ")
 
 
@@ -161,8 +182,14 @@ def _previous_sections(text: str, tag: str = "previous-summary") -> dict[str, li
     return out
 
 
-def _sectioned(headings: list[str], turns: list[tuple[str, str, int | None]], previous: dict[str, list[str]],
-               cycled: Callable[[int], str], target: int, counter: TokenCounter) -> str:
+def _sectioned(
+    headings: list[str],
+    turns: list[tuple[str, str, int | None]],
+    previous: dict[str, list[str]],
+    cycled: Callable[[int], str],
+    target: int,
+    counter: TokenCounter,
+) -> str:
     picked: dict[str, list[str]] = {kind: [] for kind, _words in _PICK}
     seen: set[tuple[str, str]] = set()
     for role, text, mid in turns:
@@ -211,10 +238,12 @@ def _sectioned(headings: list[str], turns: list[tuple[str, str, int | None]], pr
     return render(extra)
 
 
-def _grow(piece: Callable[[int], str], tail: str, target: int, counter: TokenCounter, *,
-          head: str, sep: str = "") -> list[str]:
+def _grow(
+    piece: Callable[[int], str], tail: str, target: int, counter: TokenCounter, *, head: str, sep: str = ""
+) -> list[str]:
     """[head, piece(0), ..., piece(n-1), tail]: the fewest pieces whose ``sep``-joined text counts
     >= target. Measured additively (bytes, CJK chars) so it is exact and linear."""
+
     def measure(s: str) -> tuple[int, int]:
         return counter.measure_text(s)
 
@@ -258,8 +287,13 @@ def echo_reply(body: dict[str, Any], counter: TokenCounter, min_tokens: int = 0)
     numbered filler sentences to at least ``min_tokens`` output tokens."""
     text = "Echo: " + " ".join(last_user_text(body).split())[:200]
     if min_tokens > 0:
-        pieces = _grow(lambda n: f" Filler sentence {n} keeps this reply long and deterministic.", "",
-                       min_tokens, counter, head=text)
+        pieces = _grow(
+            lambda n: f" Filler sentence {n} keeps this reply long and deterministic.",
+            "",
+            min_tokens,
+            counter,
+            head=text,
+        )
         text = "".join(pieces)
     return Reply.text(text)
 

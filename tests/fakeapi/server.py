@@ -113,7 +113,9 @@ class FakeAnthropic:
         self._httpd = ThreadingHTTPServer((self.host, self.port), handler)
         self._httpd.daemon_threads = True
         self.port = self._httpd.server_address[1]
-        self._thread = threading.Thread(target=self._httpd.serve_forever, args=(0.05,), name="fakeapi", daemon=True)
+        self._thread = threading.Thread(
+            target=self._httpd.serve_forever, args=(0.05,), name="fakeapi", daemon=True
+        )
         self._thread.start()
         return self.base_url
 
@@ -157,8 +159,9 @@ class FakeAnthropic:
     def queue_text(self, text: str, stop_reason: str | None = None) -> None:
         self.queue_reply(Reply.text(text, stop_reason))
 
-    def queue_tool_use(self, name: str, input: dict[str, Any], *, text: str | None = None,
-                       id: str | None = None) -> None:
+    def queue_tool_use(
+        self, name: str, input: dict[str, Any], *, text: str | None = None, id: str | None = None
+    ) -> None:
         self.queue_reply(Reply.tool_use(name, input, text=text, id=id))
 
     def queue_thinking(self, thinking: str, text: str) -> None:
@@ -282,7 +285,9 @@ class FakeAnthropic:
         if media:
             return Refusal(400, "invalid_request_error", media)
         if total > self.window:
-            return Refusal(400, "invalid_request_error", f"prompt is too long: {total} tokens > {self.window} maximum")
+            return Refusal(
+                400, "invalid_request_error", f"prompt is too long: {total} tokens > {self.window} maximum"
+            )
         try:
             result = self.cache.account(body, units) if self.report_cache else CacheResult(total, 0, 0)
         except TooManyBreakpoints as exc:
@@ -357,8 +362,9 @@ class _Handler(StreamingMixin, BaseHTTPRequestHandler):
         if self.fake.verbose:
             super().log_message(format, *args)
 
-    def _send_json(self, status: int, payload: Any, rec: RecordedRequest | None,
-                   headers: dict[str, str] | None = None) -> None:
+    def _send_json(
+        self, status: int, payload: Any, rec: RecordedRequest | None, headers: dict[str, str] | None = None
+    ) -> None:
         data = (payload if isinstance(payload, str) else json.dumps(payload)).encode()
         self.send_response(status)
         self.send_header("Content-Type", "application/json")
@@ -372,11 +378,20 @@ class _Handler(StreamingMixin, BaseHTTPRequestHandler):
         self.wfile.write(data)
         self.wfile.flush()
 
-    def _send_error(self, rec: RecordedRequest, status: int, error_type: str, message: str,
-                    headers: dict[str, str] | None = None) -> None:
+    def _send_error(
+        self,
+        rec: RecordedRequest,
+        status: int,
+        error_type: str,
+        message: str,
+        headers: dict[str, str] | None = None,
+    ) -> None:
         rec.outcome = "error"
-        payload = {"type": "error", "error": {"type": error_type, "message": message},
-                   "request_id": rec.request_id}
+        payload = {
+            "type": "error",
+            "error": {"type": error_type, "message": message},
+            "request_id": rec.request_id,
+        }
         self._send_json(status, payload, rec, headers)
 
     def _read_body(self) -> bytes:
@@ -409,7 +424,9 @@ class _Handler(StreamingMixin, BaseHTTPRequestHandler):
             self._send_error(rec, 401, "authentication_error", "invalid x-api-key")
             return None
         if bad_json or (method == "POST" and not isinstance(body, dict)):
-            self._send_error(rec, 400, "invalid_request_error", "There was an error parsing the body of your request")
+            self._send_error(
+                rec, 400, "invalid_request_error", "There was an error parsing the body of your request"
+            )
             return None
         return rec, body
 
@@ -422,8 +439,16 @@ class _Handler(StreamingMixin, BaseHTTPRequestHandler):
         rec, _ = begun
         if rec.path == "/v1/models":
             data = [self._model_info(m) for m in self.fake.models]
-            self._send_json(200, {"data": data, "has_more": False, "first_id": data[0]["id"] if data else None,
-                                  "last_id": data[-1]["id"] if data else None}, rec)
+            self._send_json(
+                200,
+                {
+                    "data": data,
+                    "has_more": False,
+                    "first_id": data[0]["id"] if data else None,
+                    "last_id": data[-1]["id"] if data else None,
+                },
+                rec,
+            )
         elif rec.path.startswith("/v1/models/"):
             model_id = rec.path.rsplit("/", 1)[1]
             self.fake.model_lookups_open.wait(60)
@@ -437,9 +462,15 @@ class _Handler(StreamingMixin, BaseHTTPRequestHandler):
         rec.outcome = "ok"
 
     def _model_info(self, model_id: str) -> dict[str, Any]:
-        return {"id": model_id, "type": "model", "display_name": model_id.replace("-", " ").title(),
-                "created_at": "2025-09-29T00:00:00Z", "lifecycle": "active",
-                "max_input_tokens": self.fake.window, "max_tokens": self.fake.max_output_tokens}
+        return {
+            "id": model_id,
+            "type": "model",
+            "display_name": model_id.replace("-", " ").title(),
+            "created_at": "2025-09-29T00:00:00Z",
+            "lifecycle": "active",
+            "max_input_tokens": self.fake.window,
+            "max_tokens": self.fake.max_output_tokens,
+        }
 
     def do_POST(self) -> None:
         try:
@@ -467,8 +498,13 @@ class _Handler(StreamingMixin, BaseHTTPRequestHandler):
             else:
                 self._send_error(rec, prepared.status, prepared.error_type, prepared.message)
             return
-        reply, source, result, output_tokens, fault = (prepared.reply, prepared.source, prepared.result,
-                                                       prepared.output_tokens, prepared.fault)
+        reply, source, result, output_tokens, fault = (
+            prepared.reply,
+            prepared.source,
+            prepared.result,
+            prepared.output_tokens,
+            prepared.fault,
+        )
         # A failed delivery puts the reply back, before the client can see the failure: a retry that races the
         # hang-up must still get the same reply.
         self._owed = (reply, source)
@@ -497,11 +533,19 @@ class _Handler(StreamingMixin, BaseHTTPRequestHandler):
         else:
             self._send_error(rec, fault.status, fault.error_type, fault.message, fault.headers)
 
-    def _message_json(self, body: dict[str, Any], content: list[Block], stop_reason: str | None,
-                      usage: dict[str, Any]) -> dict[str, Any]:
-        return {"id": self.fake._next_id("msg"), "type": "message", "role": "assistant",
-                "model": body.get("model"), "content": content, "stop_reason": stop_reason,
-                "stop_sequence": None, "usage": usage}
+    def _message_json(
+        self, body: dict[str, Any], content: list[Block], stop_reason: str | None, usage: dict[str, Any]
+    ) -> dict[str, Any]:
+        return {
+            "id": self.fake._next_id("msg"),
+            "type": "message",
+            "role": "assistant",
+            "model": body.get("model"),
+            "content": content,
+            "stop_reason": stop_reason,
+            "stop_sequence": None,
+            "usage": usage,
+        }
 
     def _whole(self, rec: RecordedRequest, body: dict[str, Any], reply: Reply, fault: Fault | None) -> None:
         if fault is not None and fault.kind == "drop":

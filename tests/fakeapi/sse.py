@@ -37,8 +37,15 @@ class StreamingMixin:
     def _event(self, name: str, payload: dict[str, Any]) -> None:
         self._chunk(f"event: {name}\ndata: {json.dumps(payload, ensure_ascii=False)}\n\n".encode())
 
-    def _stream(self, rec: RecordedRequest, body: dict[str, Any], reply: Reply, result: CacheResult,
-                output_tokens: int, fault: Fault | None) -> None:
+    def _stream(
+        self,
+        rec: RecordedRequest,
+        body: dict[str, Any],
+        reply: Reply,
+        result: CacheResult,
+        output_tokens: int,
+        fault: Fault | None,
+    ) -> None:
         fake = self.fake
         self.send_response(200)
         self.send_header("Content-Type", "text/event-stream; charset=utf-8")
@@ -62,14 +69,20 @@ class StreamingMixin:
                 return
             if fault.kind == "sse_error":
                 rec.outcome = "error"
-                self._event("error", {"type": "error", "error": {"type": fault.error_type, "message": fault.message},
-                                      "request_id": rec.request_id})
+                self._event(
+                    "error",
+                    {
+                        "type": "error",
+                        "error": {"type": fault.error_type, "message": fault.message},
+                        "request_id": rec.request_id,
+                    },
+                )
                 self._return_reply()  # before the client sees the end of the body
                 self._chunk(b"")  # a clean end of body: the error event is the last thing the client sees
                 raise Failed
             if fault.kind == "malformed":
                 rec.outcome = "dropped"
-                self._chunk(b"event: content_block_delta\ndata: {\"type\": \"content_block_delta\", garbage\n\n")
+                self._chunk(b'event: content_block_delta\ndata: {"type": "content_block_delta", garbage\n\n')
             else:
                 rec.outcome = "dropped"
             self._hangup()
@@ -78,7 +91,9 @@ class StreamingMixin:
         def delta(index: int, payload: dict[str, Any]) -> None:
             if fault is not None and fault.kind == "slow" and fault.delay > 0:
                 time.sleep(fault.delay)
-            self._event("content_block_delta", {"type": "content_block_delta", "index": index, "delta": payload})
+            self._event(
+                "content_block_delta", {"type": "content_block_delta", "index": index, "delta": payload}
+            )
             state["deltas"] += 1
             if fake.ping_every and state["deltas"] % fake.ping_every == 0:
                 self._event("ping", {"type": "ping"})
@@ -93,9 +108,14 @@ class StreamingMixin:
             self._stream_block(index, block, delta)
         checkpoint(final=True)
         final_usage = usage_json(result, output_tokens, fake.report_cache)
-        self._event("message_delta", {"type": "message_delta",
-                                      "delta": {"stop_reason": reply.resolved_stop_reason(), "stop_sequence": None},
-                                      "usage": final_usage})
+        self._event(
+            "message_delta",
+            {
+                "type": "message_delta",
+                "delta": {"stop_reason": reply.resolved_stop_reason(), "stop_sequence": None},
+                "usage": final_usage,
+            },
+        )
         rec.outcome = "ok"
         self._event("message_stop", {"type": "message_stop"})
         self._chunk(b"")
@@ -104,27 +124,43 @@ class StreamingMixin:
         kind = block.get("type")
         n = self.fake.chunk_chars
         if kind == "text":
-            self._event("content_block_start", {"type": "content_block_start", "index": index,
-                                                "content_block": {"type": "text", "text": ""}})
+            self._event(
+                "content_block_start",
+                {
+                    "type": "content_block_start",
+                    "index": index,
+                    "content_block": {"type": "text", "text": ""},
+                },
+            )
             for piece in _pieces(block.get("text", ""), n):
                 delta(index, {"type": "text_delta", "text": piece})
         elif kind == "thinking":
-            self._event("content_block_start", {"type": "content_block_start", "index": index,
-                                                "content_block": {"type": "thinking", "thinking": "", "signature": ""}})
+            self._event(
+                "content_block_start",
+                {
+                    "type": "content_block_start",
+                    "index": index,
+                    "content_block": {"type": "thinking", "thinking": "", "signature": ""},
+                },
+            )
             for piece in _pieces(block.get("thinking", ""), n):
                 delta(index, {"type": "thinking_delta", "thinking": piece})
             delta(index, {"type": "signature_delta", "signature": block.get("signature", "")})
         elif kind == "tool_use":
             shell = {"type": "tool_use", "id": block["id"], "name": block.get("name", ""), "input": {}}
-            self._event("content_block_start", {"type": "content_block_start", "index": index, "content_block": shell})
+            self._event(
+                "content_block_start", {"type": "content_block_start", "index": index, "content_block": shell}
+            )
             text = compact_json(block.get("input", {}))
             delta(index, {"type": "input_json_delta", "partial_json": ""})
             for piece in _pieces(text, min(n, max(1, -(-len(text) // 3)))):
                 delta(index, {"type": "input_json_delta", "partial_json": piece})
         else:  # redacted_thinking and others arrive whole in content_block_start
-            self._event("content_block_start", {"type": "content_block_start", "index": index, "content_block": block})
+            self._event(
+                "content_block_start", {"type": "content_block_start", "index": index, "content_block": block}
+            )
         self._event("content_block_stop", {"type": "content_block_stop", "index": index})
 
 
 def _pieces(text: str, size: int) -> list[str]:
-    return [text[i:i + size] for i in range(0, len(text), size)]
+    return [text[i : i + size] for i in range(0, len(text), size)]

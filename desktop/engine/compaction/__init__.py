@@ -59,12 +59,26 @@ if TYPE_CHECKING:
 # the engine's import time.
 _MODULES: dict[str, tuple[str, ...]] = {
     "_shared": ("cut_points", "extend_cuts", "text_of", "tool_names", "tool_result_text"),
-    "cache_breakpoints": ("canonical", "canonical_copy", "count_breakpoints", "mark_breakpoints",
-                          "place_breakpoints"),
+    "cache_breakpoints": (
+        "canonical",
+        "canonical_copy",
+        "count_breakpoints",
+        "mark_breakpoints",
+        "place_breakpoints",
+    ),
     "ingest": ("cap_content",),
     "media": ("CapReport", "MediaError", "cap_media", "prepare_attachment"),
-    "microcompact": ("OLD_LIMIT", "RECENT_LIMIT", "apply_clear", "apply_truncate", "clear_message", "min_clear_for",
-                     "plan_clear", "plan_truncate", "truncate_message"),
+    "microcompact": (
+        "OLD_LIMIT",
+        "RECENT_LIMIT",
+        "apply_clear",
+        "apply_truncate",
+        "clear_message",
+        "min_clear_for",
+        "plan_clear",
+        "plan_truncate",
+        "truncate_message",
+    ),
     "normalize": ("flatten",),
     "pins": ("pinned_instructions", "render_pins"),
     "request_shape": ("Repairer", "problems", "repair"),
@@ -72,7 +86,9 @@ _MODULES: dict[str, tuple[str, ...]] = {
     "summary_prompt": ("build_summary_request", "drop_oldest_groups", "extract_summary", "validate_summary"),
     "tail": ("split_tail",),
 }
-_WHERE: dict[str, tuple[str, str]] = {name: (module, name) for module, names in _MODULES.items() for name in names}
+_WHERE: dict[str, tuple[str, str]] = {
+    name: (module, name) for module, names in _MODULES.items() for name in names
+}
 _WHERE["INGEST_LIMIT"] = ("ingest", "LIMIT")
 
 

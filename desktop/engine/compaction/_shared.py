@@ -57,7 +57,9 @@ def tool_result_text(block: Block) -> str:
         return ""
     if isinstance(content, str):
         return content
-    return "\n".join(str(b.get("text", "")) for b in content if isinstance(b, dict) and b.get("type") == "text")
+    return "\n".join(
+        str(b.get("text", "")) for b in content if isinstance(b, dict) and b.get("type") == "text"
+    )
 
 
 def has_tool_result(msg: Message) -> bool:
@@ -162,6 +164,6 @@ def head_tail(text: str, limit: int, *, head_share: float = 0.7) -> str:
     head = int(limit * head_share)
     tail = limit - head
     omitted = len(text) - head - tail
-    end = text[len(text) - tail:] if tail else ""
+    end = text[len(text) - tail :] if tail else ""
     cut = f"{text[:head]}\n[… {omitted:,} characters omitted …]\n{end}"
     return cut if len(cut) < len(text) else text

@@ -72,10 +72,16 @@ def canonical_copy(obj: Any) -> Any:
     return _sorted_without_cache_control(obj)
 
 
-def place_breakpoints(system: Sequence[Block], tools: Sequence[dict[str, Any]], messages: Sequence[dict[str, Any]],
-                      *, summary_present: bool, cache_control: dict[str, str] | None = None,
-                      stride: int = STRIDE, long_ttl: bool = False,
-                      ) -> tuple[list[Block], list[dict[str, Any]], list[dict[str, Any]]]:
+def place_breakpoints(
+    system: Sequence[Block],
+    tools: Sequence[dict[str, Any]],
+    messages: Sequence[dict[str, Any]],
+    *,
+    summary_present: bool,
+    cache_control: dict[str, str] | None = None,
+    stride: int = STRIDE,
+    long_ttl: bool = False,
+) -> tuple[list[Block], list[dict[str, Any]], list[dict[str, Any]]]:
     """New (system, tools, messages) with at most 4 breakpoints, in priority order:
 
     1. the static system block (system[0]; the last tool when there is no system) — caches tools + system;
@@ -90,15 +96,28 @@ def place_breakpoints(system: Sequence[Block], tools: Sequence[dict[str, Any]], 
     write instead of 1.25x, but it survives the 5-25 minute pauses of real sessions. Longer TTLs come first in
     the prefix, as the API requires.
     """
-    return mark_breakpoints(_sorted_without_cache_control(list(system)), _sorted_without_cache_control(list(tools)),
-                            _sorted_without_cache_control(list(messages)), summary_present=summary_present,
-                            cache_control=cache_control, stride=stride, long_ttl=long_ttl)
+    return mark_breakpoints(
+        _sorted_without_cache_control(list(system)),
+        _sorted_without_cache_control(list(tools)),
+        _sorted_without_cache_control(list(messages)),
+        summary_present=summary_present,
+        cache_control=cache_control,
+        stride=stride,
+        long_ttl=long_ttl,
+    )
 
 
-def mark_breakpoints(system: Sequence[Block], tools: Sequence[dict[str, Any]], messages: Sequence[dict[str, Any]],
-                     *, summary_present: bool, cache_control: dict[str, str] | None = None,
-                     stride: int = STRIDE, long_ttl: bool = False, block_counts: Sequence[int] | None = None,
-                     ) -> tuple[list[Block], list[dict[str, Any]], list[dict[str, Any]]]:
+def mark_breakpoints(
+    system: Sequence[Block],
+    tools: Sequence[dict[str, Any]],
+    messages: Sequence[dict[str, Any]],
+    *,
+    summary_present: bool,
+    cache_control: dict[str, str] | None = None,
+    stride: int = STRIDE,
+    long_ttl: bool = False,
+    block_counts: Sequence[int] | None = None,
+) -> tuple[list[Block], list[dict[str, Any]], list[dict[str, Any]]]:
     """``place_breakpoints`` on parts already in their canonical copy (``canonical_copy``), which are never
     mutated: the few marked blocks and the messages holding them are copied, every other message is shared with
     the input. Only the blocks near the end (and the first message) are looked at, so a caller that keeps each
@@ -116,8 +135,11 @@ def mark_breakpoints(system: Sequence[Block], tools: Sequence[dict[str, Any]], m
         tools_out[-1] = {**tools_out[-1], "cache_control": dict(long_mark)}
         budget -= 1
 
-    counts = list(block_counts) if block_counts is not None else [
-        len(m.get("content") or []) if isinstance(m.get("content"), list) else 0 for m in messages_out]
+    counts = (
+        list(block_counts)
+        if block_counts is not None
+        else [len(m.get("content") or []) if isinstance(m.get("content"), list) else 0 for m in messages_out]
+    )
     flat = _Flat(messages_out, counts)
     chosen: list[int] = []
 

@@ -11,8 +11,10 @@ from collections.abc import Sequence
 
 from desktop.engine.compaction._shared import Message, content_of, id_of, role_of
 
-RULE = ("Every message has an id (#123). End each item of the summary with the ids of the messages it comes "
-        "from, in square brackets: [#123], or [#123, #140] for several.")
+RULE = (
+    "Every message has an id (#123). End each item of the summary with the ids of the messages it comes "
+    "from, in square brackets: [#123], or [#123, #140] for several."
+)
 CITATION = re.compile(r"\[#\d+(?:\s*(?:,|-|–|\.\.)\s*#?\d+)*\]")
 _PART = re.compile(r"#?(\d+)(?:\s*(?:-|–|\.\.)\s*#?(\d+))?")
 MAX_RANGE = 200  # a cited range wider than this names its ends only
@@ -38,7 +40,7 @@ def strip_citations(text: str) -> str:
 
 
 def label(msg: Message) -> str:
-    """" [#123]" for a stored message, "" for one without an id."""
+    """ " [#123]" for a stored message, "" for one without an id."""
     mid = id_of(msg)
     return f" [#{mid}]" if isinstance(mid, int) else ""
 
@@ -51,7 +53,9 @@ def message_index(messages: Sequence[Message], words: int = INDEX_WORDS, limit: 
         mid = id_of(msg)
         if not isinstance(mid, int):
             continue
-        text = " ".join(" ".join(str(b.get("text", "")) for b in content_of(msg) if b.get("type") == "text").split())
+        text = " ".join(
+            " ".join(str(b.get("text", "")) for b in content_of(msg) if b.get("type") == "text").split()
+        )
         role = "tool" if any(b.get("type") == "tool_result" for b in content_of(msg)) else role_of(msg)
         lines.append(f"#{mid} {role}: «" + " ".join(text.split()[:words]) + "»")
     if not lines:

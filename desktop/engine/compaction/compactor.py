@@ -58,16 +58,45 @@ from desktop.engine.compaction.policy import (
     Policy,
     Step,
 )
-from desktop.engine.session import Gathered, Shared
-from desktop.engine.summary_maker import Summariser, SummaryMaker
+from desktop.engine.compaction.summary_maker import Summariser, SummaryMaker
+from desktop.engine.turn.session import Gathered, Shared
 
 __all__ = [
-    "BREAKER_RETRY_TRIMS", "CLEAN_FRACTION", "DEEPEST_LEVEL", "DEFAULT_COMPACT_RATIO", "DEFER_RATIO", "EARLY_FLOOR",
-    "FILLED_WINDOW_SHRINK", "KEEP_ROUNDS", "LOW_WATER", "MICRO_RATIO", "MIN_SAVING", "MIN_TAIL", "NEAR_THRESHOLD",
-    "NOTHING_BEFORE", "NOTHING_YET", "NOT_SMALLER", "PIN_FRACTION", "RECOVERY_FRACTION", "SPEND_KIND",
-    "TAIL_FRACTION", "WARM_GAIN",
-    "ChatCompaction", "Compactor", "CostModel", "Decision", "Executor", "Failure", "Limits", "Outcome", "Plan",
-    "Planner", "Policy", "Prepared", "Step", "Trigger",
+    "BREAKER_RETRY_TRIMS",
+    "CLEAN_FRACTION",
+    "DEEPEST_LEVEL",
+    "DEFAULT_COMPACT_RATIO",
+    "DEFER_RATIO",
+    "EARLY_FLOOR",
+    "FILLED_WINDOW_SHRINK",
+    "KEEP_ROUNDS",
+    "LOW_WATER",
+    "MICRO_RATIO",
+    "MIN_SAVING",
+    "MIN_TAIL",
+    "NEAR_THRESHOLD",
+    "NOTHING_BEFORE",
+    "NOTHING_YET",
+    "NOT_SMALLER",
+    "PIN_FRACTION",
+    "RECOVERY_FRACTION",
+    "SPEND_KIND",
+    "TAIL_FRACTION",
+    "WARM_GAIN",
+    "ChatCompaction",
+    "Compactor",
+    "CostModel",
+    "Decision",
+    "Executor",
+    "Failure",
+    "Limits",
+    "Outcome",
+    "Plan",
+    "Planner",
+    "Policy",
+    "Prepared",
+    "Step",
+    "Trigger",
 ]
 
 log = logging.getLogger(__name__)
@@ -147,8 +176,16 @@ class Compactor:
     def clock(self, clock: Callable[[], float]) -> None:
         self.costs.clock = clock
 
-    def before_call(self, g: Gathered, used: int, source: str, idle: float | None, *,
-                    cleared: bool = False, chat: ChatCompaction | None = None) -> Decision:
+    def before_call(
+        self,
+        g: Gathered,
+        used: int,
+        source: str,
+        idle: float | None,
+        *,
+        cleared: bool = False,
+        chat: ChatCompaction | None = None,
+    ) -> Decision:
         """The policy's next step before a request (see Policy.before_call); the schedule's reason, the first
         time a boundary has it, goes to the log."""
         decision = self.policy.before_call(g, used, source, idle, cleared=cleared, chat=chat)

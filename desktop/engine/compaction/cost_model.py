@@ -11,13 +11,13 @@ from __future__ import annotations
 import time
 from collections.abc import Callable
 
-from desktop.engine import tokens
 from desktop.engine.compaction import schedule, user_pins
 from desktop.engine.compaction import summary_route as route
 from desktop.engine.compaction._shared import is_plain_user
 from desktop.engine.compaction.limits import Limits
-from desktop.engine.session import CACHE_TTL, LONG_CACHE_TTL, Gathered, SessionView
-from desktop.engine.summary_maker import SUMMARY_MAX_TOKENS, SUMMARY_MIN_TOKENS, summary_cap
+from desktop.engine.compaction.summary_maker import SUMMARY_MAX_TOKENS, SUMMARY_MIN_TOKENS, summary_cap
+from desktop.engine.metering import tokens
+from desktop.engine.turn.session import CACHE_TTL, LONG_CACHE_TTL, Gathered, SessionView
 from desktop.engine.types import StoredMessage
 
 WARM_GAIN = 0.25  # while the cache is warm, clear only in batches that save this share of the prompt
@@ -39,7 +39,9 @@ class CostModel:
     def growth(self, g: Gathered) -> int:
         """Tokens a turn adds to this session, about (calibrated): its newest messages over their requests."""
         rows = g.sendable[-20:]
-        sizes = list(g.row_tokens[-20:]) if g.row_tokens else [tokens.estimate_message(m.content) for m in rows]
+        sizes = (
+            list(g.row_tokens[-20:]) if g.row_tokens else [tokens.estimate_message(m.content) for m in rows]
+        )
         requests = sum(1 for m in rows if m.role == "assistant")
         return self.shared.calibration.apply(g.model, schedule.growth_of(sizes, requests))
 
@@ -61,9 +63,11 @@ class CostModel:
         the messages the user pinned."""
         typed_ids = {m.id for m in head if m.role == "user" and is_plain_user(m)}
         typed = sum(tokens.estimate_message(m.content) for m in head if m.id in typed_ids)
-        pinned = sum(tokens.estimate_text(p.text) for p in user_pins.covered(user_pins.pins_of(g.state),
-                                                                             head[-1].id if head else 0)
-                     if p.message_id not in typed_ids)
+        pinned = sum(
+            tokens.estimate_text(p.text)
+            for p in user_pins.covered(user_pins.pins_of(g.state), head[-1].id if head else 0)
+            if p.message_id not in typed_ids
+        )
         kept = self.shared.calibration.apply(g.model, min(self.limits.pin_room(g.model), typed) + pinned)
         return self.saving(g, head) - kept
 
@@ -82,14 +86,16 @@ class CostModel:
         added = tokens.estimate_text(summary) + (tokens.estimate_text(pins_text) if pins_text else 0)
         if g.compaction is not None:
             added -= tokens.estimate_text(g.compaction.summary) + tokens.estimate_text(
-                g.compaction.stats.get("pins_text") or "")
+                g.compaction.stats.get("pins_text") or ""
+            )
         return added
 
     # --- what a summary costs -------------------------------------------------------------------------
     def summary_cost(self, g: Gathered, used: int, after: int, *, warm: bool) -> float:
         """What a summary costs now in input-token equivalents: its request and the re-write it leaves."""
-        return schedule.summary_cost(self.rates(g.model), used=used, after=after, warm=warm,
-                                     output=self.expected_summary(g))
+        return schedule.summary_cost(
+            self.rates(g.model), used=used, after=after, warm=warm, output=self.expected_summary(g)
+        )
 
     def summary_reply_cap(self, model: str, g: Gathered | None = None) -> int:
         """A summary's reply cap in a chat with ``model``: SUMMARY_SHARE of its window, at most
@@ -109,8 +115,15 @@ class CostModel:
         fixed = self.limits.pin_room(g.model) // 2 + self._rounds_tokens(g)
         rates = self.rates(g.model)
         cost = schedule.summary_cost(rates, used=hard, after=fixed + cap, output=cap, warm=True)
-        return schedule.tail_cap(rates, hard=hard, fixed=fixed, growth=self.growth(g), cost=cost, cap=cap,
-                                 floor=min(cap, SUMMARY_MIN_TOKENS))
+        return schedule.tail_cap(
+            rates,
+            hard=hard,
+            fixed=fixed,
+            growth=self.growth(g),
+            cost=cost,
+            cap=cap,
+            floor=min(cap, SUMMARY_MIN_TOKENS),
+        )
 
     def _rounds_tokens(self, g: Gathered) -> int:
         """Tokens (calibrated) of the rounds that hold the newest KEEP_ROUNDS tool calls: what a summary keeps
@@ -140,9 +153,14 @@ class CostModel:
     def verdict(self, g: Gathered, used: int, head: list[StoredMessage], *, warm: bool) -> schedule.Verdict:
         """Whether a summary of ``head`` pays now (see compaction.schedule)."""
         after = self.after_size(g, used, head)
-        return schedule.summary_verdict(self.rates(g.model), used=used, after=after, growth=self.growth(g),
-                                        cost=self.summary_cost(g, used, after, warm=warm),
-                                        turns_left=self.turns_so_far(g))
+        return schedule.summary_verdict(
+            self.rates(g.model),
+            used=used,
+            after=after,
+            growth=self.growth(g),
+            cost=self.summary_cost(g, used, after, warm=warm),
+            turns_left=self.turns_so_far(g),
+        )
 
     def due_at(self, g: Gathered, after: int) -> int | None:
         """The context size at which the schedule expects the next summary: where one from ``after`` starts to
@@ -165,11 +183,13 @@ class CostModel:
         growth = self.growth(g)
         turns = min(max(0, due - used) / growth, float(max(self.turns_so_far(g), schedule.MIN_TURNS_LEFT)))
         cost = self.summary_cost(g, max(due, used), after, warm=True)
-        return schedule.min_clear(self.rates(g.model), rewritten=used, turns=turns, compaction_cost=cost,
-                                  cycle=max(1, due - after))
+        return schedule.min_clear(
+            self.rates(g.model), rewritten=used, turns=turns, compaction_cost=cost, cycle=max(1, due - after)
+        )
 
-    def fresh_pays(self, g: Gathered, head: list[StoredMessage], covers_through: int, used: int, *,
-                   warm: bool) -> bool:
+    def fresh_pays(
+        self, g: Gathered, head: list[StoredMessage], covers_through: int, used: int, *, warm: bool
+    ) -> bool:
         """Whether a summary of ``head`` (today's) pays over one prepared when only the messages through
         ``covers_through`` were old enough (see schedule.fresh_pays): the turns since stay in the prompt it
         leaves, re-written now and read until the next summary, which they also bring sooner."""
@@ -187,8 +207,14 @@ class CostModel:
         cycle = max(1, (due if due is not None else used) - after)
         turns = min(cycle / self.growth(g), float(max(self.turns_so_far(g), schedule.MIN_TURNS_LEFT)))
         request = schedule.summary_cost(rates, used=used, after=0, output=self.expected_summary(g), warm=warm)
-        return schedule.fresh_pays(rates, extra=extra, request=request, turns=turns, cycle=cycle,
-                                   next_cost=self.summary_cost(g, max(used, due or used), after, warm=True))
+        return schedule.fresh_pays(
+            rates,
+            extra=extra,
+            request=request,
+            turns=turns,
+            cycle=cycle,
+            next_cost=self.summary_cost(g, max(used, due or used), after, warm=True),
+        )
 
     # --- the cache clock ------------------------------------------------------------------------------
     def cache_lifetime(self, g: Gathered) -> float:
@@ -202,7 +228,9 @@ class CostModel:
         """Whether the session's prompt cache is still warm (a request within the TTL, the session's own
         lifetime when ``g`` is given; unknown after a restart)."""
         last = view.last_request
-        return last is not None and self.clock() - last < (self.cache_lifetime(g) if g is not None else CACHE_TTL)
+        return last is not None and self.clock() - last < (
+            self.cache_lifetime(g) if g is not None else CACHE_TTL
+        )
 
     def idle_for(self, view: SessionView, g: Gathered) -> float | None:
         """Seconds since this session's last request (None: unknown, e.g. after a restart)."""

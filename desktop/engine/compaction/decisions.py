@@ -50,7 +50,7 @@ def decisions_in(msg: Message) -> list[str]:
         for sentence in _sentences(str(block.get("text", ""))):
             if sentence.endswith(("?", "？")) or not _DECISION.search(sentence):
                 continue
-            out.append(sentence if len(sentence) <= MAX_CHARS else sentence[:MAX_CHARS - 1] + "…")
+            out.append(sentence if len(sentence) <= MAX_CHARS else sentence[: MAX_CHARS - 1] + "…")
     return out
 
 

@@ -18,7 +18,7 @@ from typing import Any, Literal, Protocol
 
 from msgspec import Struct
 
-from desktop.engine.settings import HOOK_DEFAULTS
+from desktop.engine.config.settings import HOOK_DEFAULTS
 from desktop.engine.types import StoredMessage
 
 HookTrigger = Literal["manual", "auto", "background", "reactive"]
@@ -54,8 +54,13 @@ class HookSettings(Struct, frozen=True):
                 return float(value)
             return float(HOOK_DEFAULTS[key])
 
-        return cls(text("pre"), text("post"), seconds("pre_timeout"), seconds("post_timeout"),
-                   raw.get("allow_unsandboxed") is True)
+        return cls(
+            text("pre"),
+            text("post"),
+            seconds("pre_timeout"),
+            seconds("post_timeout"),
+            raw.get("allow_unsandboxed") is True,
+        )
 
 
 class PreCompact(Struct, frozen=True):
@@ -71,9 +76,15 @@ class PreCompact(Struct, frozen=True):
     workspace: str | None = None
 
     def payload(self) -> dict[str, Any]:
-        return {"event": "pre_compact", "session_id": self.session_id, "trigger": self.trigger,
-                "model": self.model, "tokens_before": self.tokens_before, "messages": self.messages,
-                "focus": self.focus or None}
+        return {
+            "event": "pre_compact",
+            "session_id": self.session_id,
+            "trigger": self.trigger,
+            "model": self.model,
+            "tokens_before": self.tokens_before,
+            "messages": self.messages,
+            "focus": self.focus or None,
+        }
 
 
 class PreVerdict(Struct, frozen=True):
@@ -116,12 +127,18 @@ class PostCompact(Struct, frozen=True):
     workspace: str | None = None
 
     def payload(self) -> dict[str, Any]:
-        return {"event": "post_compact", "session_id": self.session_id, "trigger": self.trigger,
-                "model": self.model, "summary": self.summary,
-                "covers_through_message_id": self.covers_through_message_id,
-                "messages_summarised": self.messages_summarised, "tokens_before": self.tokens_before,
-                "tokens_after": self.tokens_after,
-                "cut": [{"id": c.id, "role": c.role, "text": c.text} for c in self.cut]}
+        return {
+            "event": "post_compact",
+            "session_id": self.session_id,
+            "trigger": self.trigger,
+            "model": self.model,
+            "summary": self.summary,
+            "covers_through_message_id": self.covers_through_message_id,
+            "messages_summarised": self.messages_summarised,
+            "tokens_before": self.tokens_before,
+            "tokens_after": self.tokens_after,
+            "cut": [{"id": c.id, "role": c.role, "text": c.text} for c in self.cut],
+        }
 
 
 class CompactionHooks(Protocol):
@@ -159,8 +176,11 @@ def _block_text(block: Mapping[str, Any]) -> str:
         if isinstance(inner, str):
             return inner
         if isinstance(inner, list):
-            return "\n".join(str(b.get("text") or "") if b.get("type") == "text" else f"[{b.get('type')}]"
-                             for b in inner if isinstance(b, dict))
+            return "\n".join(
+                str(b.get("text") or "") if b.get("type") == "text" else f"[{b.get('type')}]"
+                for b in inner
+                if isinstance(b, dict)
+            )
         return ""
     if kind in ("thinking", "redacted_thinking"):
         return ""
@@ -194,8 +214,13 @@ def settled(event: PreCompact, verdict: PreVerdict) -> PreVerdict:
         return PreVerdict(False, "", focus, verdict.note)
     reason = " ".join(verdict.reason.split())[:REASON_CHARS] or "no reason given"
     if event.trigger not in VETOABLE:
-        return PreVerdict(False, "", focus, f"{PRE} asked not to compact ({reason}), but the request is already "
-                                            "too long for the model, so this compaction goes on.")
+        return PreVerdict(
+            False,
+            "",
+            focus,
+            f"{PRE} asked not to compact ({reason}), but the request is already "
+            "too long for the model, so this compaction goes on.",
+        )
     return PreVerdict(True, reason, focus, verdict.note or f"{PRE} stopped this compaction: {reason}")
 
 

@@ -21,15 +21,24 @@ PREVIEW = 2_000
 _UNSAFE = re.compile(r"[^A-Za-z0-9_.-]+")
 
 
-def cap_content(content: list[Block] | str | None, *, key: str, spill_dir: Path, limit: int = LIMIT,
-                preview: int = PREVIEW, texts: bool = True) -> list[Block]:
+def cap_content(
+    content: list[Block] | str | None,
+    *,
+    key: str,
+    spill_dir: Path,
+    limit: int = LIMIT,
+    preview: int = PREVIEW,
+    texts: bool = True,
+) -> list[Block]:
     """Return ``content`` with every text block / tool_result over ``limit`` characters spilled to a file.
 
     ``key`` names the owner (message id or tool_use id); files are ``<key>-b<index>.txt`` in ``spill_dir``.
     ``texts=False`` caps tool output only: what a person wrote (a long paste) is sent whole.
     Unchanged blocks are returned as the same objects; the input is never mutated.
     """
-    blocks: list[Block] = [{"type": "text", "text": content}] if isinstance(content, str) else list(content or [])
+    blocks: list[Block] = (
+        [{"type": "text", "text": content}] if isinstance(content, str) else list(content or [])
+    )
     out: list[Block] = []
     for index, block in enumerate(blocks):
         kind = block.get("type")
@@ -76,8 +85,10 @@ def _preview(text: str, size: int, path: Path) -> str:
         head = head[:cut]
     # A virtual path, never the machine's absolute one: the read tool maps @spill/ to this session's spill folder.
     lines = text.count("\n") + 1
-    return (f"{head}\n[Output truncated: {len(text):,} characters; full text saved to @spill/{path.name} "
-            f"({lines:,} lines): read more with the read tool, file_path \"@spill/{path.name}\" and a view_range]")
+    return (
+        f"{head}\n[Output truncated: {len(text):,} characters; full text saved to @spill/{path.name} "
+        f'({lines:,} lines): read more with the read tool, file_path "@spill/{path.name}" and a view_range]'
+    )
 
 
 def _spill(text: str, spill_dir: Path, name: str) -> Path:

@@ -15,10 +15,12 @@ from typing import Any
 from desktop.engine.compaction._shared import Message, content_of, role_of
 from desktop.engine.compaction.citations import strip_citations
 from desktop.engine.compaction.decisions import cite, decisions_in
-from desktop.engine.tokens import estimate_text
+from desktop.engine.metering.tokens import estimate_text
 from desktop.engine.types import Block
 
-HEADER = "<artifact-ledger>\nWhat the tools did in the summarised part (from the stored calls, not from memory):"
+HEADER = (
+    "<artifact-ledger>\nWhat the tools did in the summarised part (from the stored calls, not from memory):"
+)
 FOOTER = "</artifact-ledger>"
 CAPS = {"read": 60, "written": 60, "commands": 40, "errors": 20, "decisions": 30}
 READS = {"read", "Read", "NotebookRead"}
@@ -76,7 +78,9 @@ def _add_decision(items: list[Any], value: str) -> None:
 def _text(content: Any) -> str:
     if isinstance(content, str):
         return content
-    return "\n".join(str(c.get("text", "")) for c in content or [] if isinstance(c, dict) and c.get("type") == "text")
+    return "\n".join(
+        str(c.get("text", "")) for c in content or [] if isinstance(c, dict) and c.get("type") == "text"
+    )
 
 
 def _record(ledger: Ledger, call: Block, result: Block) -> None:
@@ -135,14 +139,16 @@ def _render(ledger: Ledger) -> str:
         lines.append("Tool errors:")
         lines.extend(f"- {_shown(e, ERROR_SHOWN)}" for e in ledger["errors"])
     if ledger.get("decisions"):
-        lines.append("Decisions stated in the conversation (in its own words; recall reads the cited message):")
+        lines.append(
+            "Decisions stated in the conversation (in its own words; recall reads the cited message):"
+        )
         lines.extend(f"- {d}" for d in ledger["decisions"])
     lines.append(FOOTER)
     return "\n".join(lines)
 
 
 def _shown(text: str, limit: int) -> str:
-    return text if len(text) <= limit else text[:limit - 1].rstrip() + "…"
+    return text if len(text) <= limit else text[: limit - 1].rstrip() + "…"
 
 
 def _common_dir(paths: Sequence[str]) -> str:
@@ -164,7 +170,7 @@ def _common_dir(paths: Sequence[str]) -> str:
 
 
 def _under(root: str, path: str) -> str:
-    return path[len(root) + 1:] if root else path
+    return path[len(root) + 1 :] if root else path
 
 
 REINJECT_FILES = 5

@@ -8,10 +8,10 @@ a session: the cost model, the planner and the policy above all read the same li
 
 from __future__ import annotations
 
-from desktop.engine.context import reserved_output
-from desktop.engine.session import Shared
-from desktop.engine.settings import Settings
-from desktop.engine.threshold import PERCENT, Rule, override_for, rule
+from desktop.engine.compaction.threshold import PERCENT, Rule, override_for, rule
+from desktop.engine.config.settings import Settings
+from desktop.engine.metering.context import reserved_output
+from desktop.engine.turn.session import Shared
 
 PIN_FRACTION = 0.1  # pinned instructions take at most this share of the window (and at most the pin budget)
 DEFER_RATIO = 0.8  # below this share of the budget an automatic summary that frees under MIN_SAVING waits
@@ -47,8 +47,11 @@ class Limits:
         or cap): then it starts there, and the schedule does not put it off."""
         settings = self.shared.settings
         own = override_for(settings.model_overrides, model)
-        return (settings.auto_compact_ratio != DEFAULT_COMPACT_RATIO or PERCENT in own
-                or own.get("compact_at_tokens") is not None)
+        return (
+            settings.auto_compact_ratio != DEFAULT_COMPACT_RATIO
+            or PERCENT in own
+            or own.get("compact_at_tokens") is not None
+        )
 
     def hard_limit(self, model: str) -> int | None:
         """Where a summary is made whether it pays or not: near the end of the input room (at the user's
@@ -66,8 +69,10 @@ class Limits:
         if not budget or not threshold:
             return None
         settings = self.shared.settings
-        return min(int(settings.prepare_ratio * budget),
-                   int(threshold * settings.prepare_ratio / max(settings.auto_compact_ratio, 0.05)))
+        return min(
+            int(settings.prepare_ratio * budget),
+            int(threshold * settings.prepare_ratio / max(settings.auto_compact_ratio, 0.05)),
+        )
 
     def pin_room(self, model: str) -> int:
         """What the pinned user texts may take beside a summary: the pin budget, within PIN_FRACTION of the

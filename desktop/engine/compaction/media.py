@@ -46,6 +46,7 @@ class MediaError(ValueError):
 
 class CapReport(Struct, frozen=True):
     """What the media cap did to a request's images and documents."""
+
     count_before: int  # images + documents in the request
     omitted: int  # the oldest ones replaced by a note
     downscaled: int
@@ -62,8 +63,11 @@ def _media_positions(messages: Sequence[Message]) -> list[Position]:
             if kind in ("image", "document"):
                 out.append((mi, bi, None))
             elif kind == "tool_result" and isinstance(block.get("content"), list):
-                out.extend((mi, bi, si) for si, sub in enumerate(block["content"])
-                           if isinstance(sub, dict) and sub.get("type") in ("image", "document"))
+                out.extend(
+                    (mi, bi, si)
+                    for si, sub in enumerate(block["content"])
+                    if isinstance(sub, dict) and sub.get("type") in ("image", "document")
+                )
     return out
 
 
@@ -72,12 +76,20 @@ def _plural(n: int, word: str) -> str:
 
 
 def omission_note(images: int, documents: int) -> str:
-    return (f"[image omitted: {_plural(images, 'older image')} and {_plural(documents, 'document')} "
-            "were removed to stay within the media limit]")
+    return (
+        f"[image omitted: {_plural(images, 'older image')} and {_plural(documents, 'document')} "
+        "were removed to stay within the media limit]"
+    )
 
 
-def cap_media(messages: Sequence[Message], *, limit: int = LIMIT, many_images_threshold: int = MANY_IMAGES,
-              batch: int = 1, on_error: Literal["raise", "omit"] = "raise") -> tuple[list[Message], CapReport]:
+def cap_media(
+    messages: Sequence[Message],
+    *,
+    limit: int = LIMIT,
+    many_images_threshold: int = MANY_IMAGES,
+    batch: int = 1,
+    on_error: Literal["raise", "omit"] = "raise",
+) -> tuple[list[Message], CapReport]:
     """Keep the newest ``limit`` images/documents, downscale images to the allowed size, check their bytes.
 
     ``batch`` > 1 omits in steps of that size, so the prefix changes once per ``batch`` new images instead of
@@ -87,8 +99,9 @@ def cap_media(messages: Sequence[Message], *, limit: int = LIMIT, many_images_th
     positions = _media_positions(messages)
     over = len(positions) - limit
     omitted = 0 if over <= 0 else min(len(positions), -(-over // max(1, batch)) * max(1, batch))
-    kept_images = sum(1 for mi, bi, si in positions[omitted:]
-                      if _at(messages, mi, bi, si).get("type") == "image")
+    kept_images = sum(
+        1 for mi, bi, si in positions[omitted:] if _at(messages, mi, bi, si).get("type") == "image"
+    )
     max_side = MAX_SIDE if kept_images <= many_images_threshold else min(MAX_SIDE, MANY_IMAGES_SIDE)
 
     gone_by_message: dict[int, list[tuple[int, int | None]]] = {}
@@ -106,8 +119,9 @@ def cap_media(messages: Sequence[Message], *, limit: int = LIMIT, many_images_th
             if (bi, None) in gone:
                 note_at = len(new_blocks) if note_at is None else note_at
                 continue
-            new_block, n = _fix_block(block, bi, mi, {si for b, si in gone if b == bi and si is not None},
-                                      max_side, on_error)
+            new_block, n = _fix_block(
+                block, bi, mi, {si for b, si in gone if b == bi and si is not None}, max_side, on_error
+            )
             downscaled += n
             changed = changed or new_block is not block
             new_blocks.append(new_block)
@@ -124,8 +138,9 @@ def _at(messages: Sequence[Message], mi: int, bi: int, si: int | None) -> Block:
     return block if si is None else block["content"][si]
 
 
-def _fix_block(block: Block, bi: int, mi: int, gone_subs: set[int], max_side: int,
-               on_error: str) -> tuple[Block, int]:
+def _fix_block(
+    block: Block, bi: int, mi: int, gone_subs: set[int], max_side: int, on_error: str
+) -> tuple[Block, int]:
     """Downscale an image block, or drop/downscale media inside a tool_result. Returns (block, downscaled)."""
     where = f"message {mi + 1}, block {bi + 1}"
     if block.get("type") == "image":
@@ -186,8 +201,9 @@ def _fit_image(data: str, max_side: int, where: str) -> tuple[str, str] | None:
         return _RESIZED[key]
     raw, fmt = _downscale(_b64decode(data, where), max_side, where)
     if _b64_len(raw) > MAX_IMAGE_BASE64:
-        raise MediaError(f"image at {where} is {_b64_len(raw) / 1e6:.1f} MB as base64 after downscaling; "
-                         "the limit is 5 MB")
+        raise MediaError(
+            f"image at {where} is {_b64_len(raw) / 1e6:.1f} MB as base64 after downscaling; the limit is 5 MB"
+        )
     result = (base64.b64encode(raw).decode("ascii"), _FORMATS[fmt])
     _RESIZED[key] = result
     if len(_RESIZED) > 32:
@@ -295,19 +311,24 @@ def _read_checked(path: Path) -> tuple[str, bytes]:
             head = fh.read(16)
             media_type = _sniff(head)
             if media_type is None:
-                raise MediaError(f"{path.name}: unsupported file type (attach PNG, JPEG, GIF or WebP images, "
-                                 "or PDF)")
+                raise MediaError(
+                    f"{path.name}: unsupported file type (attach PNG, JPEG, GIF or WebP images, or PDF)"
+                )
             pdf = media_type == "application/pdf"
             limit = MAX_PDF_BYTES if pdf else MAX_IMAGE_FILE_BYTES
             if info.st_size > limit:
-                raise MediaError(f"{path.name} is {info.st_size / 1e6:.1f} MB; "
-                                 f"{'PDFs' if pdf else 'image files'} must be at most {limit // 2**20} MB")
+                raise MediaError(
+                    f"{path.name} is {info.st_size / 1e6:.1f} MB; "
+                    f"{'PDFs' if pdf else 'image files'} must be at most {limit // 2**20} MB"
+                )
             rest = fh.read(limit + 1 - len(head))  # bounded even if the file grows while it is read
         except OSError as exc:
             raise MediaError(f"cannot read {path.name}: {exc.strerror or exc}") from exc
     raw = head + rest
     if len(raw) > limit:
-        raise MediaError(f"{path.name} grew past {limit // 2**20} MB while it was read; attach it when complete")
+        raise MediaError(
+            f"{path.name} grew past {limit // 2**20} MB while it was read; attach it when complete"
+        )
     return media_type, raw
 
 
@@ -317,8 +338,11 @@ def prepare_attachment(path: Path | str, *, max_side: int = MAX_SIDE) -> Block:
     media_type, raw = _read_checked(path)
     if media_type == "application/pdf":
         data = base64.b64encode(raw).decode("ascii")
-        return {"type": "document", "source": {"type": "base64", "media_type": media_type, "data": data},
-                "title": path.name}
+        return {
+            "type": "document",
+            "source": {"type": "base64", "media_type": media_type, "data": data},
+            "title": path.name,
+        }
     from PIL import Image, UnidentifiedImageError
 
     try:
@@ -331,7 +355,9 @@ def prepare_attachment(path: Path | str, *, max_side: int = MAX_SIDE) -> Block:
         raw, fmt = _downscale(raw, max_side, path.name)
         media_type = _FORMATS[fmt]
     if _b64_len(raw) > MAX_IMAGE_BASE64:
-        raise MediaError(f"{path.name} is {len(raw) / 1e6:.1f} MB; images must be at most 3.75 MB "
-                         "(5 MB once base64-encoded)")
+        raise MediaError(
+            f"{path.name} is {len(raw) / 1e6:.1f} MB; images must be at most 3.75 MB "
+            "(5 MB once base64-encoded)"
+        )
     data = base64.b64encode(raw).decode("ascii")
     return {"type": "image", "source": {"type": "base64", "media_type": media_type, "data": data}}

@@ -25,7 +25,7 @@ from desktop.engine.compaction._shared import (
     tool_result_text,
     with_content,
 )
-from desktop.engine.tokens import estimate_block, estimate_text
+from desktop.engine.metering.tokens import estimate_block, estimate_text
 from desktop.engine.types import Block
 
 KEEP_RECENT = 10  # the newest tool results left whole: the ten calls a summary also keeps verbatim
@@ -40,7 +40,17 @@ MIN_TRUNCATE_TOKENS = 5_000
 Changed = set[tuple[int, int]]
 
 # Input keys that name what a tool worked on, most telling first.
-_SUBJECT_KEYS = ("file_path", "path", "notebook_path", "command", "pattern", "url", "query", "description", "prompt")
+_SUBJECT_KEYS = (
+    "file_path",
+    "path",
+    "notebook_path",
+    "command",
+    "pattern",
+    "url",
+    "query",
+    "description",
+    "prompt",
+)
 
 
 def min_clear_for(window: int | None) -> int:
@@ -70,8 +80,12 @@ def clear_target(messages: Sequence[Message], keep_recent: int = KEEP_RECENT) ->
     return _mid(messages[older[-1]]) if older else None
 
 
-def plan_clear(messages: Sequence[Message], horizon: int, keep_recent: int = KEEP_RECENT,
-               min_clear_tokens: int = MIN_CLEAR_TOKENS) -> int:
+def plan_clear(
+    messages: Sequence[Message],
+    horizon: int,
+    keep_recent: int = KEEP_RECENT,
+    min_clear_tokens: int = MIN_CLEAR_TOKENS,
+) -> int:
     """New clearing horizon: ``horizon`` unless jumping to the target saves at least ``min_clear_tokens``."""
     target = clear_target(messages, keep_recent)
     if target is None or target <= horizon:
@@ -123,7 +137,8 @@ def _cleared(block: Block, calls: dict[str, Block]) -> Block | None:
     text = tool_result_text(block)
     content = block.get("content")
     has_media = isinstance(content, list) and any(
-        isinstance(b, dict) and b.get("type") in ("image", "document") for b in content)
+        isinstance(b, dict) and b.get("type") in ("image", "document") for b in content
+    )
     call = calls.get(str(block.get("tool_use_id", "")))
     label = _label(call)
     excerpt = text[:EXCERPT_CHARS]
@@ -165,8 +180,14 @@ def truncate_target(messages: Sequence[Message], after: int) -> int | None:
     return _mid(messages[index]) if index >= 0 else None
 
 
-def plan_truncate(messages: Sequence[Message], horizon: int, *, after: int = OLD_AFTER, limit: int = OLD_LIMIT,
-                  min_gain_tokens: int = MIN_TRUNCATE_TOKENS) -> int:
+def plan_truncate(
+    messages: Sequence[Message],
+    horizon: int,
+    *,
+    after: int = OLD_AFTER,
+    limit: int = OLD_LIMIT,
+    min_gain_tokens: int = MIN_TRUNCATE_TOKENS,
+) -> int:
     """New truncation horizon for one tier (call it once per tier: old = 30/1,000, recent = 10/5,000).
 
     The gain is measured against the untruncated text, so it is an upper bound when a lower tier already cut.
@@ -184,8 +205,14 @@ def plan_truncate(messages: Sequence[Message], horizon: int, *, after: int = OLD
     return target if gain >= min_gain_tokens else horizon
 
 
-def apply_truncate(messages: Sequence[Message], horizon: int, *, recent_horizon: int = 0,
-                   old_limit: int = OLD_LIMIT, recent_limit: int = RECENT_LIMIT) -> tuple[list[Message], Changed]:
+def apply_truncate(
+    messages: Sequence[Message],
+    horizon: int,
+    *,
+    recent_horizon: int = 0,
+    old_limit: int = OLD_LIMIT,
+    recent_limit: int = RECENT_LIMIT,
+) -> tuple[list[Message], Changed]:
     """Cut text blocks of messages with ``id <= horizon`` to ``old_limit`` and of messages with
     ``id <= recent_horizon`` to ``recent_limit`` (70 % head + 30 % tail). Tool inputs and results are untouched.
     """

@@ -24,8 +24,14 @@ _FILES_META = re.compile(r"<!--files:.*?-->", re.DOTALL)
 
 def escape_attr(text: str) -> str:
     """Escape for an XML attribute value; newlines become spaces so the marker stays on one line."""
-    return (text.replace("&", "&amp;").replace("<", "&lt;").replace(">", "&gt;").replace('"', "&quot;")
-            .replace("\r", " ").replace("\n", " "))
+    return (
+        text.replace("&", "&amp;")
+        .replace("<", "&lt;")
+        .replace(">", "&gt;")
+        .replace('"', "&quot;")
+        .replace("\r", " ")
+        .replace("\n", " ")
+    )
 
 
 def escape_text(text: str) -> str:
@@ -55,7 +61,9 @@ def tool_result_marker(block: Block, name: str, limit: int = RESULT_CHARS) -> st
     if media:
         body = (body + " " if body else "") + " ".join(media)
     error = ' is_error="true"' if block.get("is_error") else ""
-    return f'<prior-tool-result name="{escape_attr(name)}" chars="{len(text)}"{error}>{body}</prior-tool-result>'
+    return (
+        f'<prior-tool-result name="{escape_attr(name)}" chars="{len(text)}"{error}>{body}</prior-tool-result>'
+    )
 
 
 def _media_labels(content: Any) -> list[str]:
@@ -86,7 +94,9 @@ def message_parts(msg: Message, calls: dict[str, Block]) -> list[str]:
             parts.append(tool_call_marker(block))
         elif kind == "tool_result":
             call = calls.get(str(block.get("tool_use_id", "")))
-            parts.append(tool_result_marker(block, str(call.get("name", "unknown_tool")) if call else "unknown_tool"))
+            parts.append(
+                tool_result_marker(block, str(call.get("name", "unknown_tool")) if call else "unknown_tool")
+            )
         elif kind in ("thinking", "redacted_thinking"):
             parts.append("[thinking]")
         elif label := _media_label(block):

@@ -13,7 +13,7 @@ from desktop.engine.compaction._shared import (
     meta_of,
     role_of,
 )
-from desktop.engine.tokens import estimate_text
+from desktop.engine.metering.tokens import estimate_text
 
 BUDGET = 20_000
 HEADER = "User instructions so far (verbatim):"

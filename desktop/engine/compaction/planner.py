@@ -14,22 +14,22 @@ from msgspec import Struct
 
 from desktop.engine import compaction as cp
 from desktop.engine import messages as M
-from desktop.engine import tokens
 from desktop.engine.compaction import schedule, user_pins
 from desktop.engine.compaction import summary_route as route
 from desktop.engine.compaction._shared import Message
 from desktop.engine.compaction.cost_model import KEEP_ROUNDS, CostModel
 from desktop.engine.compaction.limits import PIN_FRACTION
-from desktop.engine.session import Gathered, SessionView
-from desktop.engine.summary_maker import SUMMARY_MAX_TOKENS
+from desktop.engine.compaction.summary_maker import SUMMARY_MAX_TOKENS
+from desktop.engine.metering import tokens
+from desktop.engine.turn.session import Gathered, SessionView
 from desktop.engine.types import StoredMessage
 
 if TYPE_CHECKING:
-    from desktop.engine import steering
+    from desktop.engine.compaction import steering
 else:  # "Summarise up to here" runs with a summary, not with a chat's first measurement (the gauge)
     from desktop.engine.lazy_imports import deferred
 
-    steering = deferred("desktop.engine.steering")
+    steering = deferred("desktop.engine.compaction.steering")
 
 Trigger = Literal["auto", "manual", "reactive", "background"]
 
@@ -85,7 +85,9 @@ class Planner:
         5 text messages) shrink with it, or every turn would need a new summary.
         """
         memo: tuple[list[StoredMessage], list[StoredMessage]] | None = g.memo.get(("split", level))
-        if memo is not None:  # the same state splits the same way: the Compact now rule and compact() share it
+        if (
+            memo is not None
+        ):  # the same state splits the same way: the Compact now rule and compact() share it
             return memo
         window = self.shared.catalog.info(g.model).window
         budget = self.limits.budget(g.model)
@@ -101,9 +103,18 @@ class Planner:
         # message may not take it over the cap, and in a small window the cap shrinks (see tail_cap).
         cap = self.tail_cap(g, cap)
         cap = clean = int(cap / factor)  # the splitter counts in estimate units
-        head, tail = cp.split_tail(g.sendable, window, min_tokens=min(10_000, cap // 2), max_tokens=cap,
-                                   min_text_messages=5 if cap >= 20_000 else 2, max_fraction=CLEAN_FRACTION,
-                                   clean_max_tokens=clean, level=level, cuts=g.cuts, sizes=g.row_tokens)
+        head, tail = cp.split_tail(
+            g.sendable,
+            window,
+            min_tokens=min(10_000, cap // 2),
+            max_tokens=cap,
+            min_text_messages=5 if cap >= 20_000 else 2,
+            max_fraction=CLEAN_FRACTION,
+            clean_max_tokens=clean,
+            level=level,
+            cuts=g.cuts,
+            sizes=g.row_tokens,
+        )
         if level == 0:
             head, tail = self._with_recent_rounds(g, head, tail, int(window * CLEAN_FRACTION / factor))
         g.memo[("split", level)] = (_rows(head), _rows(tail))
@@ -118,12 +129,20 @@ class Planner:
             return cap
         fixed = costs.expected_summary(g) + limits.pin_room(g.model) // 2
         cost = costs.summary_cost(g, hard, fixed + cap, warm=True)
-        return schedule.tail_cap(costs.rates(g.model), hard=hard, fixed=fixed, growth=costs.growth(g), cost=cost,
-                                 cap=cap, floor=min(cap, MIN_TAIL))
+        return schedule.tail_cap(
+            costs.rates(g.model),
+            hard=hard,
+            fixed=fixed,
+            growth=costs.growth(g),
+            cost=cost,
+            cap=cap,
+            floor=min(cap, MIN_TAIL),
+        )
 
     @staticmethod
-    def _with_recent_rounds(g: Gathered, head: list[Message], tail: list[Message],
-                            limit: int) -> tuple[list[Message], list[Message]]:
+    def _with_recent_rounds(
+        g: Gathered, head: list[Message], tail: list[Message], limit: int
+    ) -> tuple[list[Message], list[Message]]:
         """The split moved to the rounds that hold the newest KEEP_ROUNDS tool calls whole (with their results),
         when the tail then stays within ``limit`` (estimate units): what the model was just doing stays verbatim.
         Calls, not rounds: ten rounds of parallel calls can be three times as large, and the clearing keeps the
@@ -154,8 +173,16 @@ class Planner:
             return head, tail
         return list(rows[:cut]), list(rows[cut:])
 
-    def plan(self, g: Gathered, trigger: Trigger = "manual", *, level: int = 0, before_message: int | None = None,
-             before: int = 0, view: SessionView | None = None) -> Plan:
+    def plan(
+        self,
+        g: Gathered,
+        trigger: Trigger = "manual",
+        *,
+        level: int = 0,
+        before_message: int | None = None,
+        before: int = 0,
+        view: SessionView | None = None,
+    ) -> Plan:
         """What ``compact`` would summarise and keep, from ``g`` alone (no I/O). ``before``: the request's size
         now; ``view``: also estimate the summary's cost the way ``compact`` would choose its route."""
         if before_message is not None:
@@ -169,8 +196,11 @@ class Planner:
         costs = self.costs
         if trigger != "manual" and before_message is None:
             # A summary that frees little is followed a step later by another one: cut deeper instead.
-            while (level < DEEPEST_LEVEL and costs.saving(g, head) < MIN_SAVING * before
-                   and len(deeper := self.split(g, level + 1)[0]) > len(head)):
+            while (
+                level < DEEPEST_LEVEL
+                and costs.saving(g, head) < MIN_SAVING * before
+                and len(deeper := self.split(g, level + 1)[0]) > len(head)
+            ):
                 level, head = level + 1, deeper
         through = head[-1].id
         pins = user_pins.covered(user_pins.pins_of(g.state), through)
@@ -183,13 +213,30 @@ class Planner:
             chosen, cost = choice.route, choice.estimates.get(choice.route)
             if facts and before:
                 verdict = costs.verdict(g, before, head, warm=facts["warm"])
-        return Plan(tuple(head), tuple(m.id for m in g.sendable if m.id > through),
-                    tuple(p.message_id for p in pins), level, None, before,
-                    sum(tokens.estimate_message(m.content) for m in head), max(0, costs.freed(g, head)), cost,
-                    chosen, verdict)
+        return Plan(
+            tuple(head),
+            tuple(m.id for m in g.sendable if m.id > through),
+            tuple(p.message_id for p in pins),
+            level,
+            None,
+            before,
+            sum(tokens.estimate_message(m.content) for m in head),
+            max(0, costs.freed(g, head)),
+            cost,
+            chosen,
+            verdict,
+        )
 
-    def choice(self, g: Gathered, head: list[StoredMessage], *, cached: dict[str, Any] | None = None,
-               tail_start: str | None = None, used: int = 0, warm: bool = False) -> route.Choice:
+    def choice(
+        self,
+        g: Gathered,
+        head: list[StoredMessage],
+        *,
+        cached: dict[str, Any] | None = None,
+        tail_start: str | None = None,
+        used: int = 0,
+        warm: bool = False,
+    ) -> route.Choice:
         """The cheaper way to a summary of ``head`` by the estimate (what ``Executor._summarise`` asks for)."""
         del tail_start  # part of the facts, not of the choice
         catalog, settings = self.shared.catalog, self.shared.settings
@@ -200,16 +247,32 @@ class Planner:
         window = chat_info.window or 0
         out_cap = self.costs.summary_reply_cap(g.model, g)
         fits = cached is not None and bool(window) and used + route.INSTRUCTION_TOKENS + out_cap <= window
-        return route.choose(chat_info, small_info, prefix_tokens=used, transcript_tokens=replaced,
-                            output_tokens=self.costs.expected_summary(g), warm=warm,
-                            cached_fits=fits)
+        return route.choose(
+            chat_info,
+            small_info,
+            prefix_tokens=used,
+            transcript_tokens=replaced,
+            output_tokens=self.costs.expected_summary(g),
+            warm=warm,
+            cached_fits=fits,
+        )
 
-    def route_facts(self, view: SessionView, g: Gathered, head: list[StoredMessage], trigger: str, level: int,
-                    used: int) -> dict[str, Any]:
+    def route_facts(
+        self, view: SessionView, g: Gathered, head: list[StoredMessage], trigger: str, level: int, used: int
+    ) -> dict[str, Any]:
         """What picks the summary route: the chat's own request (not after an overflow or for a deeper cut: that
         request is what failed), where the verbatim tail starts, its size and the cache state."""
         if trigger == "reactive" or level:
             return {}
         after = next((m for m in g.sendable if m.id > head[-1].id), None)
-        start = next((str(b.get("text")) for b in after.content if b.get("type") == "text"), None) if after else None
-        return {"cached": view.request(g), "tail_start": start, "used": used, "warm": self.costs.warm(view, g)}
+        start = (
+            next((str(b.get("text")) for b in after.content if b.get("type") == "text"), None)
+            if after
+            else None
+        )
+        return {
+            "cached": view.request(g),
+            "tail_start": start,
+            "used": used,
+            "warm": self.costs.warm(view, g),
+        }

@@ -18,21 +18,24 @@ from typing import Any
 
 from msgspec import Struct
 
-from desktop.engine import cache_clock, overflow
 from desktop.engine import compaction as cp
 from desktop.engine.compaction import schedule
 from desktop.engine.compaction import summary_route as route
 from desktop.engine.compaction.chat_state import ChatCompaction
 from desktop.engine.compaction.limits import DEFER_RATIO
 from desktop.engine.compaction.planner import MIN_SAVING, NOTHING_YET, Planner, Trigger
-from desktop.engine.session import CACHE_TTL, Gathered, SessionView
-from desktop.engine.summary_maker import SUMMARY_MAX_TOKENS
+from desktop.engine.compaction.summary_maker import SUMMARY_MAX_TOKENS
+from desktop.engine.metering import cache_clock
+from desktop.engine.providers import overflow
+from desktop.engine.turn.session import CACHE_TTL, Gathered, SessionView
 
 MICRO_RATIO = 0.5  # microcompaction starts at this share of the budget
 NEAR_THRESHOLD = 0.03  # ask count_tokens when the estimate is this close to a threshold
 FILLED_WINDOW_SHRINK = 0.8  # after the window filled up, the next request is at most this share of that one
 EARLY_FLOOR = 0.25  # below this share of the budget a chat is kept whole, however much a summary would save
-RECOVERY_FRACTION = 0.5  # reactive compaction rebuilds the request within this share of the window (first try)
+RECOVERY_FRACTION = (
+    0.5  # reactive compaction rebuilds the request within this share of the window (first try)
+)
 # Without a summary (it failed, or the breaker is open) a trim goes down to this share of the threshold: the
 # requests of the next turns then grow on one cached prefix, where trimming just under the threshold re-wrote
 # the whole prompt at every turn.
@@ -56,7 +59,9 @@ class Decision(Struct, frozen=True):
     trigger: Trigger | None = None
     target: int | None = None  # tokens the compaction must bring the request under (None: no target)
     horizons: dict[str, int] | None = None  # CLEAR: the new microcompaction horizons
-    note: str | None = None  # why a due summary waits (it does not pay yet), said once per boundary and reason
+    note: str | None = (
+        None  # why a due summary waits (it does not pay yet), said once per boundary and reason
+    )
     # The schedule's reason (it pays, it waits, it is due), the first time this boundary has it: for the log.
     reason: str | None = None
 
@@ -77,8 +82,12 @@ class Policy:
         plus the reply it got would otherwise be sent back larger)."""
         budget = self.limits.budget(g.model)
         last = next((m for m in reversed(g.history) if m.role == "assistant"), None)
-        if (last is None or last.usage is None or not last.usage.prompt_tokens
-                or overflow.detect_stop_reason(last.meta.get("stop_reason")) is None):
+        if (
+            last is None
+            or last.usage is None
+            or not last.usage.prompt_tokens
+            or overflow.detect_stop_reason(last.meta.get("stop_reason")) is None
+        ):
             return budget
         cap = max(1, int(last.usage.prompt_tokens * FILLED_WINDOW_SHRINK))
         return min(budget, cap) if budget else cap
@@ -135,12 +144,18 @@ class Policy:
         sendable = g.sendable
         h = g.horizons
         new = {
-            "clear": cp.plan_clear(sendable, h.get("clear", 0), keep_recent=self.shared.settings.keep_tool_results,
-                                   min_clear_tokens=min_gain),
-            "old": cp.plan_truncate(sendable, h.get("old", 0), after=30, limit=1_000,
-                                    min_gain_tokens=max(min_gain, 5_000)),
-            "recent": cp.plan_truncate(sendable, h.get("recent", 0), after=10, limit=5_000,
-                                       min_gain_tokens=max(min_gain, 5_000)),
+            "clear": cp.plan_clear(
+                sendable,
+                h.get("clear", 0),
+                keep_recent=self.shared.settings.keep_tool_results,
+                min_clear_tokens=min_gain,
+            ),
+            "old": cp.plan_truncate(
+                sendable, h.get("old", 0), after=30, limit=1_000, min_gain_tokens=max(min_gain, 5_000)
+            ),
+            "recent": cp.plan_truncate(
+                sendable, h.get("recent", 0), after=10, limit=5_000, min_gain_tokens=max(min_gain, 5_000)
+            ),
         }
         return None if new == {k: h.get(k, 0) for k in new} else new
 
@@ -186,7 +201,12 @@ class Policy:
         (its cached read and its reply), so a small context is never split to find out; and never below
         EARLY_FLOOR of the room: a chat that fills a small share of a large window is kept whole."""
         budget = self.limits.budget(g.model)
-        if self.limits.user_threshold(g.model) or self.trims_instead(g) or not budget or used < EARLY_FLOOR * budget:
+        if (
+            self.limits.user_threshold(g.model)
+            or self.trims_instead(g)
+            or not budget
+            or used < EARLY_FLOOR * budget
+        ):
             return False
         rates = self.costs.rates(g.model)
         cheapest = rates.read * used + rates.output * self.costs.expected_summary(g)
@@ -203,9 +223,14 @@ class Policy:
             return True, schedule.Verdict(schedule.Why.DUE, used, used)
         if self.trims_instead(g):  # no summary request: the trim costs only the re-write of what it leaves
             after = self.low_water(g)
-            verdict = schedule.summary_verdict(costs.rates(g.model), used=used, after=after, growth=costs.growth(g),
-                                               cost=costs.rates(g.model).write * after if warm else 0.0,
-                                               turns_left=costs.turns_so_far(g))
+            verdict = schedule.summary_verdict(
+                costs.rates(g.model),
+                used=used,
+                after=after,
+                growth=costs.growth(g),
+                cost=costs.rates(g.model).write * after if warm else 0.0,
+                turns_left=costs.turns_so_far(g),
+            )
             return verdict.pays, verdict
         head, _tail = self.planner.split(g)
         if not head:
@@ -234,8 +259,16 @@ class Policy:
         chat.told[g.boundary] = verdict.why
         return verdict
 
-    def before_call(self, g: Gathered, used: int, source: str, idle: float | None, *,
-                    cleared: bool = False, chat: ChatCompaction | None = None) -> Decision:
+    def before_call(
+        self,
+        g: Gathered,
+        used: int,
+        source: str,
+        idle: float | None,
+        *,
+        cleared: bool = False,
+        chat: ChatCompaction | None = None,
+    ) -> Decision:
         """The next step before a request whose context measures ``used`` (by ``source``; "estimate" near the
         threshold asks for the exact count first), ``idle`` seconds after the previous one. The conversation
         carries the step out and asks again; ``cleared``: old results were cleared for this request already.
@@ -264,7 +297,9 @@ class Policy:
         return Decision(Step.NOTHING, note=note, reason=reason)
 
     # --- background preparation -----------------------------------------------------------------------
-    def prepare_soon(self, g: Gathered, used: int, growth: int | None, chat: ChatCompaction | None = None) -> bool:
+    def prepare_soon(
+        self, g: Gathered, used: int, growth: int | None, chat: ChatCompaction | None = None
+    ) -> bool:
         """Past the prepare mark, summarise in the background so the next send does not wait; only when the
         context grows fast enough to need it at the next turn (an unused summary is a billed waste: made a turn
         earlier, it is a turn older at the commit, and at a small window that turn makes a fresh one pay). A
@@ -279,15 +314,21 @@ class Policy:
         # ... and only when the schedule would make it by then (a summary put off is not prepared early).
         return self.wants_prepare(g, used, early=early, chat=chat) and self._due(g, ahead, warm=True)[0]
 
-    def wants_prepare(self, g: Gathered, used: int, *, early: bool = False, chat: ChatCompaction | None = None) -> bool:
+    def wants_prepare(
+        self, g: Gathered, used: int, *, early: bool = False, chat: ChatCompaction | None = None
+    ) -> bool:
         """Past the prepare mark (or ``early``: before it, one that pays), a summary made in the background lets
         the next send go on without waiting."""
         mark = self.limits.prepare_mark(g.model)
-        if g.breaker_failures or not (early or (mark and used >= mark)):  # the last summary failed: none ahead
+        if g.breaker_failures or not (
+            early or (mark and used >= mark)
+        ):  # the last summary failed: none ahead
             return False
         if chat is not None and chat.prepared_on(g.boundary):
             return False
-        head, _tail = self.planner.split(g)  # a summary that would wait (see needs_summary) is not made early either
+        head, _tail = self.planner.split(
+            g
+        )  # a summary that would wait (see needs_summary) is not made early either
         return self.costs.saving(g, head) >= MIN_SAVING * used
 
     def idle_summary_pays(self, view: SessionView, g: Gathered, chat: ChatCompaction) -> bool:
@@ -295,8 +336,13 @@ class Policy:
         tokens it spares the next, cold, turn?"""
         used, _source = view.used(g)
         mark = self.limits.prepare_mark(g.model)
-        if (not mark or used < mark or g.breaker_failures or not self.costs.warm(view)
-                or chat.prepared_on(g.boundary)):
+        if (
+            not mark
+            or used < mark
+            or g.breaker_failures
+            or not self.costs.warm(view)
+            or chat.prepared_on(g.boundary)
+        ):
             return False
         head, _tail = self.planner.split(g)
         if not head:

@@ -232,9 +232,9 @@ class Repairer:
             self._turns, self._seen, self._pending, self.media = [], set(), [], 0
         old = self._rows
         # Identity first (C speed); rows equal by value repair the same way, so they count as the same too.
-        same = len(old) <= len(rows) and old == rows[:len(old)]
+        same = len(old) <= len(rows) and old == rows[: len(old)]
         if same:  # only rows were added: the closed turns stay, the open end is redone
-            cleaned = self._cleaned + [self._clean(r) for r in rows[len(old):]]
+            cleaned = self._cleaned + [self._clean(r) for r in rows[len(old) :]]
             start = len(old)
             if self._turns:
                 last = self._turns.pop()  # merged with what follows, or last no more
@@ -324,7 +324,11 @@ def _media_in(msg: dict[str, Any]) -> int:
         if kind in ("image", "document"):
             n += 1
         elif kind == "tool_result" and isinstance(block.get("content"), list):
-            n += sum(1 for sub in block["content"] if isinstance(sub, dict) and sub.get("type") in ("image", "document"))
+            n += sum(
+                1
+                for sub in block["content"]
+                if isinstance(sub, dict) and sub.get("type") in ("image", "document")
+            )
     return n
 
 
@@ -333,14 +337,20 @@ def _answer(pending: list[str], blocks: list[Block]) -> list[Block]:
     found: dict[str, Block] = {}
     rest: list[Block] = []
     for block in blocks:
-        if block["type"] == "tool_result" and block.get("tool_use_id") in pending and block["tool_use_id"] not in found:
+        if (
+            block["type"] == "tool_result"
+            and block.get("tool_use_id") in pending
+            and block["tool_use_id"] not in found
+        ):
             found[block["tool_use_id"]] = block
         elif block["type"] == "tool_result":
             rest.append(_text(tool_result_marker(block, "unknown_tool", ORPHAN_CHARS)))
         else:
             rest.append(block)
-    results = [found.get(i) or {"type": "tool_result", "tool_use_id": i, "is_error": True, "content": MISSING_RESULT}
-               for i in pending]
+    results = [
+        found.get(i) or {"type": "tool_result", "tool_use_id": i, "is_error": True, "content": MISSING_RESULT}
+        for i in pending
+    ]
     content = results + rest
     return content or [_text(EMPTY)]
 
@@ -370,7 +380,11 @@ def problems(messages: Sequence[dict[str, Any]]) -> list[str]:
             content = content if isinstance(content, list) else []
         issues.extend(_block_problems(where, role, content))
         # Ids compared as given; anything but a string (None, a list from a corrupt row) is compared by its repr.
-        results = [_key(b.get("tool_use_id")) for b in content if isinstance(b, dict) and b.get("type") == "tool_result"]
+        results = [
+            _key(b.get("tool_use_id"))
+            for b in content
+            if isinstance(b, dict) and b.get("type") == "tool_result"
+        ]
         if role == "user":
             missing = [i for i in pending if i not in results]
             if missing:
@@ -381,12 +395,17 @@ def problems(messages: Sequence[dict[str, Any]]) -> list[str]:
             if len(results) != len(set(results)):
                 issues.append(f"{where}: duplicate tool_result ids")
             kinds = [b.get("type") for b in content if isinstance(b, dict)]
-            if "tool_result" in kinds and kinds.index("tool_result") != 0 or (
-                    results and any(k != "tool_result" for k in kinds[:len(results)])):
+            if (
+                "tool_result" in kinds
+                and kinds.index("tool_result") != 0
+                or (results and any(k != "tool_result" for k in kinds[: len(results)]))
+            ):
                 issues.append(f"{where}: tool_result blocks must come first")
             pending = []
         else:
-            pending = [_key(b.get("id")) for b in content if isinstance(b, dict) and b.get("type") == "tool_use"]
+            pending = [
+                _key(b.get("id")) for b in content if isinstance(b, dict) and b.get("type") == "tool_use"
+            ]
             dup = [i for i in pending if i in seen]
             if dup:
                 issues.append(f"{where}: duplicate tool_use ids {dup}")
@@ -421,7 +440,9 @@ def _block_problems(where: str, role: Any, content: list[Any]) -> list[str]:
             issues.append(f"{at}: empty text block")
         if kind == "thinking" and not signed(block):
             issues.append(f"{at}: thinking without a valid signature")
-        if kind == "tool_use" and (not _valid_id(block.get("id")) or not isinstance(block.get("input"), dict)):
+        if kind == "tool_use" and (
+            not _valid_id(block.get("id")) or not isinstance(block.get("input"), dict)
+        ):
             issues.append(f"{at}: malformed tool_use")
         if kind == "tool_result" and isinstance(block.get("content"), list):
             for j, sub in enumerate(block["content"]):

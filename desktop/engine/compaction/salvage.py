@@ -21,7 +21,7 @@ from desktop.engine.compaction import sections
 from desktop.engine.compaction._shared import Message
 from desktop.engine.compaction.normalize import flatten
 from desktop.engine.compaction.summary_prompt import MARKER, extract_summary, validate_summary
-from desktop.engine.tokens import estimate_text
+from desktop.engine.metering.tokens import estimate_text
 
 MAX_ASKS = len(sections.SECTIONS)  # section requests per compaction (all its parts together), at most
 SECTION_MAX_TOKENS = 512  # one section's reply at most: short, so a looping model stops early
@@ -48,7 +48,8 @@ def _stems(text: str) -> frozenset[str]:
 
 _GENERIC = frozenset(w[:_STEM] for w in sections.FILLER | sections.META) | _stems(
     " ".join(f"{title} {hint}" for _k, title, hint in sections.SECTIONS)
-    + " done progress blocked none unchanged")
+    + " done progress blocked none unchanged"
+)
 
 
 def source_words(text: str) -> frozenset[str]:
@@ -125,13 +126,22 @@ class Salvage(Struct):
         self.failed_in_a_row += 1
 
     def stats(self) -> dict[str, Any]:
-        return {"section_sources": {key: str(self.sources[key]) for key in sections.KEYS if key in self.sources},
-                "section_requests": self.asks}
+        return {
+            "section_sources": {key: str(self.sources[key]) for key in sections.KEYS if key in self.sources},
+            "section_requests": self.asks,
+        }
 
 
-def start(text: str, previous_summary: str | None, limit: int = MAX_ASKS, *,
-          source: frozenset[str] | None = None, lines: Mapping[str, frozenset[str]] | None = None,
-          cut: bool = False, room: int | None = None) -> Salvage:
+def start(
+    text: str,
+    previous_summary: str | None,
+    limit: int = MAX_ASKS,
+    *,
+    source: frozenset[str] | None = None,
+    lines: Mapping[str, frozenset[str]] | None = None,
+    cut: bool = False,
+    room: int | None = None,
+) -> Salvage:
     """The sections of a refused reply that pass on their own (a section marked unchanged takes the previous
     summary's text, as ``sections.merge`` does; one text written in several sections passes in none of them).
     ``source``: see ``source_words``. ``lines``: see ``source_lines``. ``cut``: the reply stopped at
@@ -143,8 +153,12 @@ def start(text: str, previous_summary: str | None, limit: int = MAX_ASKS, *,
     parsed = sections.parse(sections.whole_sections(summary) if cut else summary) or {}
     previous = sections.parse(previous_summary) if previous_summary else None
     kept = sections.without(lines, previous_summary)
-    out = Salvage(carryable=frozenset(previous or ()), limit=limit, source=source,
-                  lines=dict(kept) if kept is not None else None)
+    out = Salvage(
+        carryable=frozenset(previous or ()),
+        limit=limit,
+        source=source,
+        lines=dict(kept) if kept is not None else None,
+    )
     for key in sections.KEYS:
         body = parsed.get(key)
         if body is None:
@@ -159,7 +173,9 @@ def start(text: str, previous_summary: str | None, limit: int = MAX_ASKS, *,
             out.found[key], out.sources[key] = body.strip() or "None", Source.SUMMARY
         else:
             out.problems[key] = problem
-    for key in sections.repeated({key: out.found[key] for key in out.found if out.sources[key] is Source.SUMMARY}):
+    for key in sections.repeated(
+        {key: out.found[key] for key in out.found if out.sources[key] is Source.SUMMARY}
+    ):
         del out.found[key], out.sources[key]
         out.problems[key] = REPEATS
     if cut:
@@ -180,10 +196,15 @@ def fit(salvage: Salvage, room: int, previous_tokens: int) -> None:
     lines = {key: salvage.found[key].splitlines() for key in carried}
     size = estimate_text(sections.render(salvage.found))
     while size > target:
-        items = {key: [i for i, line in enumerate(lines[key]) if line.strip() and not line.strip().endswith(":")]
-                 for key in carried}
-        longest = max((key for key in carried if len(items[key]) > 1), default=None,
-                      key=lambda key: sum(len(lines[key][i]) for i in items[key]))
+        items = {
+            key: [i for i, line in enumerate(lines[key]) if line.strip() and not line.strip().endswith(":")]
+            for key in carried
+        }
+        longest = max(
+            (key for key in carried if len(items[key]) > 1),
+            default=None,
+            key=lambda key: sum(len(lines[key][i]) for i in items[key]),
+        )
         if longest is None:
             break
         dropped = lines[longest].pop(items[longest][0])
@@ -191,8 +212,9 @@ def fit(salvage: Salvage, room: int, previous_tokens: int) -> None:
         salvage.found[longest] = "\n".join(lines[longest])
 
 
-def _answer_problem(key: str, body: str, source: frozenset[str] | None,
-                    lines: Mapping[str, frozenset[str]] | None = None) -> str | None:
+def _answer_problem(
+    key: str, body: str, source: frozenset[str] | None, lines: Mapping[str, frozenset[str]] | None = None
+) -> str | None:
     if sections.is_empty(body):
         return "empty" if key in _NEVER_EMPTY else None
     if len(body) < 600 and validate_summary(body, 1 << 30) is not None:  # a refusal or a few characters
@@ -213,8 +235,11 @@ def take_answer(salvage: Salvage, key: str, text: str) -> bool:
     if parsed and key not in parsed:
         problem: str | None = "answers other sections"
     else:
-        problem = (_answer_problem(key, body, salvage.source, salvage.lines) if not sections.is_unchanged(body)
-                   else "unchanged")
+        problem = (
+            _answer_problem(key, body, salvage.source, salvage.lines)
+            if not sections.is_unchanged(body)
+            else "unchanged"
+        )
         if problem is None and key in sections.repeated({**salvage.found, key: body}):
             problem = REPEATS
     if problem is not None:
@@ -261,37 +286,53 @@ def assemble(salvage: Salvage, previous_summary: str | None) -> tuple[str, str |
 
 def instruction(key: str) -> str:
     """The short request for one section."""
-    return (f"{MARKER}\nWrite one part of a summary of the conversation: the section “{_TITLES[key]}” — "
-            f"{_HINTS[key]}. Be specific and brief. Answer with that section's text only, in the language the user "
-            "writes in; write \"None\" if there is nothing.")
+    return (
+        f"{MARKER}\nWrite one part of a summary of the conversation: the section “{_TITLES[key]}” — "
+        f"{_HINTS[key]}. Be specific and brief. Answer with that section's text only, in the language the user "
+        'writes in; write "None" if there is nothing.'
+    )
 
 
-def transcript_request(messages: Sequence[Message], key: str, *, previous_summary: str | None,
-                       max_tokens: int = SECTION_MAX_TOKENS) -> dict[str, Any]:
+def transcript_request(
+    messages: Sequence[Message],
+    key: str,
+    *,
+    previous_summary: str | None,
+    max_tokens: int = SECTION_MAX_TOKENS,
+) -> dict[str, Any]:
     """The transcript and a short instruction for section ``key`` (with that section of the previous summary,
     which the new text updates). The transcript comes first, so that the section requests of one part share it
     as their prefix: a local server reuses what it has evaluated up to the first token that differs, and a
     provider with a prompt cache reads it from there (the transcript is a block of its own, marked for caching;
     the previous section and the instruction, different in each request, follow in a second block)."""
-    transcript = {"type": "text", "text": "<transcript>\n" + flatten(messages, ids=False) + "\n</transcript>",
-                  "cache_control": {"type": "ephemeral"}}
+    transcript = {
+        "type": "text",
+        "text": "<transcript>\n" + flatten(messages, ids=False) + "\n</transcript>",
+        "cache_control": {"type": "ephemeral"},
+    }
     parts = []
     previous = sections.parse(previous_summary) if previous_summary else None
     if previous and not sections.is_empty(previous.get(key, "")):
         parts.append("Earlier, this section read:\n" + previous[key].strip())
     parts.append(instruction(key).split("\n", 1)[1])
-    return {"system": MARKER + "\nYou write short, factual notes about a conversation. Do not call tools.",
-            "messages": [{"role": "user", "content": [transcript, {"type": "text", "text": "\n\n".join(parts)}]}],
-            "max_tokens": max_tokens}
+    return {
+        "system": MARKER + "\nYou write short, factual notes about a conversation. Do not call tools.",
+        "messages": [{"role": "user", "content": [transcript, {"type": "text", "text": "\n\n".join(parts)}]}],
+        "max_tokens": max_tokens,
+    }
 
 
-def cached_request(request: Mapping[str, Any], key: str, *, tail_start: str | None,
-                   max_tokens: int = SECTION_MAX_TOKENS) -> dict[str, Any]:
+def cached_request(
+    request: Mapping[str, Any], key: str, *, tail_start: str | None, max_tokens: int = SECTION_MAX_TOKENS
+) -> dict[str, Any]:
     """The chat's own request (its prefix a cache read) with the short instruction for section ``key``."""
     text = instruction(key) + " Do not call tools and do not answer the last message."
     if tail_start:
-        text += (" Cover the conversation up to, not including, the message that begins: «"
-                 + " ".join(tail_start.split())[:160] + "».")
+        text += (
+            " Cover the conversation up to, not including, the message that begins: «"
+            + " ".join(tail_start.split())[:160]
+            + "»."
+        )
     block = {"type": "text", "text": text}
     messages = list(request["messages"])
     last = messages[-1] if messages else None

@@ -24,7 +24,7 @@ import math
 from msgspec import Struct
 
 from desktop.engine import messages as M
-from desktop.engine.catalog import ModelInfo
+from desktop.engine.config.catalog import ModelInfo
 
 MIN_GROWTH = 200  # tokens a turn adds at least (a quiet session still grows by a question and an answer)
 MIN_TURNS_LEFT = 4  # turns a session is expected to go on for at least
@@ -74,21 +74,39 @@ class Verdict(Struct, frozen=True):
     @property
     def reason(self) -> M.Message:
         """One sentence for the log and the notes."""
-        figures = {"used": self.used, "after": self.after, "gap": max(0, self.used - self.after),
-                   "turns": round(self.turns), "saving": round(self.saving), "cost": round(self.cost)}
+        figures = {
+            "used": self.used,
+            "after": self.after,
+            "gap": max(0, self.used - self.after),
+            "turns": round(self.turns),
+            "saving": round(self.saving),
+            "cost": round(self.cost),
+        }
         return M.say(_REASONS[self.why], **figures)
 
     def stats(self) -> dict[str, int | str]:
         """What a compaction row keeps of it (the card words it)."""
-        return {"why": self.why.value, "used": self.used, "after": self.after, "turns": round(self.turns),
-                "saving": round(self.saving), "cost": round(self.cost)}
+        return {
+            "why": self.why.value,
+            "used": self.used,
+            "after": self.after,
+            "turns": round(self.turns),
+            "saving": round(self.saving),
+            "cost": round(self.cost),
+        }
 
 
-_REASONS = {Why.PAYS: M.SCHEDULE_PAYS, Why.WAITS: M.SCHEDULE_WAITS, Why.LARGER: M.SCHEDULE_LARGER,
-            Why.DUE: M.SCHEDULE_DUE}
+_REASONS = {
+    Why.PAYS: M.SCHEDULE_PAYS,
+    Why.WAITS: M.SCHEDULE_WAITS,
+    Why.LARGER: M.SCHEDULE_LARGER,
+    Why.DUE: M.SCHEDULE_DUE,
+}
 
 
-def summary_cost(rates: Rates, *, used: int, after: int, output: int, warm: bool, cached: bool = True) -> float:
+def summary_cost(
+    rates: Rates, *, used: int, after: int, output: int, warm: bool, cached: bool = True
+) -> float:
     """A summary's cost now: its request (the chat's cached prefix read plus the reply, or the replaced part
     written out as a transcript) and the re-write of the ``after`` tokens it leaves (0 when the cache is cold)."""
     request = (rates.read * used if cached and warm else used) + rates.output * output
@@ -107,7 +125,9 @@ def pays_gap(rates: Rates, cost: float, growth: int) -> int:
     return int(math.sqrt(2 * max(cost, 0.0) * max(growth, 1) / max(rates.read, 1e-6)))
 
 
-def summary_verdict(rates: Rates, *, used: int, after: int, growth: int, cost: float, turns_left: int) -> Verdict:
+def summary_verdict(
+    rates: Rates, *, used: int, after: int, growth: int, cost: float, turns_left: int
+) -> Verdict:
     """Whether a compaction that takes the context from ``used`` to ``after`` pays for ``cost``."""
     gap = used - after
     if gap <= 0:
@@ -127,13 +147,17 @@ def min_clear(rates: Rates, *, rewritten: int, turns: float, compaction_cost: fl
     return int(extra / per_token) if per_token > 0 else max(0, rewritten)
 
 
-def fresh_pays(rates: Rates, *, extra: int, request: float, turns: float, cycle: int, next_cost: float) -> bool:
+def fresh_pays(
+    rates: Rates, *, extra: int, request: float, turns: float, cycle: int, next_cost: float
+) -> bool:
     """Whether a fresh summary pays over one prepared on an older state that leaves ``extra`` tokens more in
     the prompt: those are written once more now (``write``), read on each of ``turns`` turns, and bring the
     next summary (``next_cost``) sooner by an extra/``cycle`` share; the fresh one costs its ``request``."""
     if extra <= 0:
         return False
-    gain = extra * (rates.write + rates.read * max(0.0, turns)) + (next_cost * extra / cycle if cycle > 0 else 0.0)
+    gain = extra * (rates.write + rates.read * max(0.0, turns)) + (
+        next_cost * extra / cycle if cycle > 0 else 0.0
+    )
     return gain > request
 
 

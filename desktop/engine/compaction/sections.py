@@ -16,28 +16,49 @@ from collections.abc import Mapping
 
 from desktop.engine.compaction.citations import strip_citations
 from desktop.engine.lazy_re import LazyPattern
-from desktop.engine.tokens import estimate_text
+from desktop.engine.metering.tokens import estimate_text
 
 # (key, heading, what goes in it). The headings stay in English (they are read back by this module); the
 # content is written in the conversation's language.
 SECTIONS: tuple[tuple[str, str, str], ...] = (
     ("goal", "Goal", "what the user is ultimately trying to achieve"),
-    ("instructions", "User instructions and constraints",
-     "every rule, preference and constraint the user stated, quoting exact wording where it matters"),
+    (
+        "instructions",
+        "User instructions and constraints",
+        "every rule, preference and constraint the user stated, quoting exact wording where it matters",
+    ),
     ("decisions", "Decisions and why", "what was decided and the reason for it, including rejected options"),
     ("state", "Current state", "three lists, Done:, In progress: and Blocked:, each item one line"),
-    ("errors", "Errors and fixes", "each error met, with its exact message, and how it was fixed or that it is "
-     "still open"),
+    (
+        "errors",
+        "Errors and fixes",
+        "each error met, with its exact message, and how it was fixed or that it is still open",
+    ),
     ("next", "Next step", "the immediate next action, in line with the user's latest request"),
 )
 KEYS = tuple(key for key, _title, _hint in SECTIONS)
 # Headings a model may translate along with the content.
 _ALIASES: dict[str, tuple[str, ...]] = {
     "goal": ("goal", "primary goal", "目标", "目標", "目的", "목표"),
-    "instructions": ("user instructions and constraints", "user instructions", "instructions and constraints",
-                     "用户的指示与约束", "用户指示与约束", "用户指令与约束", "ユーザーの指示と制約", "사용자 지시와 제약"),
-    "decisions": ("decisions and why", "key decisions", "decisions", "决定及原因", "决策及原因", "決定と理由",
-                  "결정과 이유"),
+    "instructions": (
+        "user instructions and constraints",
+        "user instructions",
+        "instructions and constraints",
+        "用户的指示与约束",
+        "用户指示与约束",
+        "用户指令与约束",
+        "ユーザーの指示と制約",
+        "사용자 지시와 제약",
+    ),
+    "decisions": (
+        "decisions and why",
+        "key decisions",
+        "decisions",
+        "决定及原因",
+        "决策及原因",
+        "決定と理由",
+        "결정과 이유",
+    ),
     "state": ("current state", "当前状态", "現在の状態", "현재 상태"),
     "errors": ("errors and fixes", "错误与修复", "エラーと修正", "오류와 수정"),
     "next": ("next step", "next steps", "下一步", "次のステップ", "다음 단계"),
@@ -50,10 +71,148 @@ SHRINK = 0.5  # a new summary under this share of the previous one must account 
 
 # Words about the request itself: a section made of them (and filler) restates the request.
 _META = frozenset(
-    ["summary", "summaries", "summarise", "summarize", "summarised", "summarized", "summarising", "summarizing", "task", "tasks", "user", "users", "request", "requests", "requested", "requesting", "provide", "provided", "providing", "information", "detail", "details", "detailed", "incomplete", "complete", "lacks", "lack", "relevant", "conversation", "conversations", "transcript", "please", "write", "written", "assistant", "section", "sections", "instruction", "instructions", "missing", "help", "need", "needs", "needed", "content", "following", "above", "below", "asked", "asks", "ask"])
-_ANCHORS = frozenset(["summary", "summaries", "summarise", "summarize", "summarised", "summarized", "request", "requests", "requested"])
+    [
+        "summary",
+        "summaries",
+        "summarise",
+        "summarize",
+        "summarised",
+        "summarized",
+        "summarising",
+        "summarizing",
+        "task",
+        "tasks",
+        "user",
+        "users",
+        "request",
+        "requests",
+        "requested",
+        "requesting",
+        "provide",
+        "provided",
+        "providing",
+        "information",
+        "detail",
+        "details",
+        "detailed",
+        "incomplete",
+        "complete",
+        "lacks",
+        "lack",
+        "relevant",
+        "conversation",
+        "conversations",
+        "transcript",
+        "please",
+        "write",
+        "written",
+        "assistant",
+        "section",
+        "sections",
+        "instruction",
+        "instructions",
+        "missing",
+        "help",
+        "need",
+        "needs",
+        "needed",
+        "content",
+        "following",
+        "above",
+        "below",
+        "asked",
+        "asks",
+        "ask",
+    ]
+)
+_ANCHORS = frozenset(
+    [
+        "summary",
+        "summaries",
+        "summarise",
+        "summarize",
+        "summarised",
+        "summarized",
+        "request",
+        "requests",
+        "requested",
+    ]
+)
 _FILLER = frozenset(
-    ["the", "a", "an", "and", "or", "of", "to", "in", "on", "for", "with", "is", "are", "was", "were", "be", "been", "being", "this", "that", "these", "those", "it", "its", "as", "at", "by", "from", "so", "can", "could", "would", "should", "will", "shall", "may", "might", "your", "you", "yours", "i", "me", "my", "we", "our", "they", "them", "their", "he", "she", "his", "her", "there", "here", "what", "which", "who", "whom", "whose", "not", "no", "do", "does", "did", "has", "have", "had", "also", "any", "some", "all"])
+    [
+        "the",
+        "a",
+        "an",
+        "and",
+        "or",
+        "of",
+        "to",
+        "in",
+        "on",
+        "for",
+        "with",
+        "is",
+        "are",
+        "was",
+        "were",
+        "be",
+        "been",
+        "being",
+        "this",
+        "that",
+        "these",
+        "those",
+        "it",
+        "its",
+        "as",
+        "at",
+        "by",
+        "from",
+        "so",
+        "can",
+        "could",
+        "would",
+        "should",
+        "will",
+        "shall",
+        "may",
+        "might",
+        "your",
+        "you",
+        "yours",
+        "i",
+        "me",
+        "my",
+        "we",
+        "our",
+        "they",
+        "them",
+        "their",
+        "he",
+        "she",
+        "his",
+        "her",
+        "there",
+        "here",
+        "what",
+        "which",
+        "who",
+        "whom",
+        "whose",
+        "not",
+        "no",
+        "do",
+        "does",
+        "did",
+        "has",
+        "have",
+        "had",
+        "also",
+        "any",
+        "some",
+        "all",
+    ]
+)
 _WORD = LazyPattern(r"[A-Za-z]+|\w+")
 FILLER, META = _FILLER, _META  # also what the salvage leaves aside when it asks what a section is about
 
@@ -97,8 +256,9 @@ def whole_sections(text: str) -> str:
 
 
 def render(parsed: Mapping[str, str]) -> str:
-    return "\n\n".join(f"## {title}\n{(parsed.get(key) or 'None').strip()}" for key, title, _h in SECTIONS
-                       if key in parsed)
+    return "\n\n".join(
+        f"## {title}\n{(parsed.get(key) or 'None').strip()}" for key, title, _h in SECTIONS if key in parsed
+    )
 
 
 def is_unchanged(body: str) -> bool:
@@ -130,9 +290,11 @@ def _restates(body: str) -> bool:
 
 
 # Markup of the request a model echoed instead of summarising (the transcript, the previous summary, tool records).
-_ECHO = LazyPattern(r"^\s*(?:</?(?:transcript|previous-summary|prior-tool-call|prior-tool-result|"
-                   r"precis-summary-request|pre_transcript)\b|>?\s*(?:user|assistant)(?: \[#\d+\])?:)",
-                   re.IGNORECASE | re.MULTILINE)
+_ECHO = LazyPattern(
+    r"^\s*(?:</?(?:transcript|previous-summary|prior-tool-call|prior-tool-result|"
+    r"precis-summary-request|pre_transcript)\b|>?\s*(?:user|assistant)(?: \[#\d+\])?:)",
+    re.IGNORECASE | re.MULTILINE,
+)
 _CHAR_RUN = LazyPattern(r"([^\s\-=_*#~.|])\1{29,}")  # one character 30 times: a runaway number or letter
 LOOP_WINDOW = 40  # words: this many in a row with fewer than LOOP_DISTINCT different ones is a loop
 LOOP_DISTINCT = 6
@@ -149,7 +311,7 @@ def loops(body: str) -> str | None:
         return "repeats one character"
     words = [w.casefold() for w in body.split()]
     for start in range(0, max(0, len(words) - LOOP_WINDOW) + 1, LOOP_WINDOW // 4):
-        window = words[start:start + LOOP_WINDOW]
+        window = words[start : start + LOOP_WINDOW]
         if len(window) == LOOP_WINDOW and len(set(window)) < LOOP_DISTINCT:
             return "loops on a few words"
     counts: dict[str, int] = {}
@@ -178,8 +340,11 @@ REPEATS = 3
 _MOST = 0.8  # a sentence "makes up most" of a section at this share of its words
 _SENTENCE_END = LazyPattern(r"[.!?。！？]+(?:\s+|$)|\n")
 _LIST_MARK = LazyPattern(r"^(?:[-*•+]+\s*|\d+[.)]\s+)")
-_LABEL = LazyPattern(r"^(?:done|in progress|blocked|"
-                     + "|".join(re.escape(title.casefold()) for _k, title, _h in SECTIONS) + r")\s*:\s*")
+_LABEL = LazyPattern(
+    r"^(?:done|in progress|blocked|"
+    + "|".join(re.escape(title.casefold()) for _k, title, _h in SECTIONS)
+    + r")\s*:\s*"
+)
 _WRAP = "\"'“”‘’`*_ "
 _TRAIL = ".!?;:,。！？；：，… "
 
@@ -207,8 +372,11 @@ def _gists(body: str) -> set[str]:
 def repeated(bodies: Mapping[str, str]) -> list[str]:
     """The sections (keys, in order) whose text, or the sentence making up most of it, fills REPEATS sections
     or more of ``bodies`` (empty ones and ones marked unchanged aside)."""
-    gists = {key: _gists(body) for key, body in bodies.items()
-             if key in KEYS and not is_empty(body) and not is_unchanged(body)}
+    gists = {
+        key: _gists(body)
+        for key, body in bodies.items()
+        if key in KEYS and not is_empty(body) and not is_unchanged(body)
+    }
     counts = Counter(gist for found in gists.values() for gist in found)
     shared = {gist for gist, count in counts.items() if count >= REPEATS}
     return [key for key in KEYS if key in gists and gists[key] & shared]
@@ -221,8 +389,12 @@ def repeated(bodies: Mapping[str, str]) -> list[str]:
 # instruction or the next step, an error's exact message (a tool's output) in the errors section.
 COPY_WORDS = 3
 COPY_PART_WORDS = 12  # a line this long found inside a line of the conversation is a copy of it too
-QUOTABLE: dict[str, frozenset[str]] = {"goal": frozenset({"user"}), "instructions": frozenset({"user"}),
-                                       "next": frozenset({"user"}), "errors": frozenset({"tool"})}
+QUOTABLE: dict[str, frozenset[str]] = {
+    "goal": frozenset({"user"}),
+    "instructions": frozenset({"user"}),
+    "next": frozenset({"user"}),
+    "errors": frozenset({"tool"}),
+}
 COPIES = "copies the conversation instead of summarising it"
 Lines = Mapping[str, frozenset[str]]  # line_key -> who wrote that line: "user", "assistant" or "tool"
 _ROLE = LazyPattern(r"^(user|assistant)(?: \[#\d+\])?: ?", re.IGNORECASE)
@@ -250,14 +422,14 @@ def transcript_lines(text: str) -> dict[str, frozenset[str]]:
             continue
         label = _ROLE.match(line)
         if label:
-            role, in_tool, line = label.group(1).casefold(), False, line[label.end():]
+            role, in_tool, line = label.group(1).casefold(), False, line[label.end() :]
         opener = next((tag for tag in _ASIDE if line.lstrip().startswith(tag)), None)
         if opener is not None:
             aside = None if _ASIDE[opener] in line else _ASIDE[opener]
             continue
         opened = _RESULT_OPEN.search(line)
         if opened:
-            in_tool, line = True, line[opened.end():]
+            in_tool, line = True, line[opened.end() :]
         kind = "tool" if in_tool or line.lstrip().startswith("<prior-tool-call") else role
         if _RESULT_CLOSE in line:
             line, in_tool = line.split(_RESULT_CLOSE, 1)[0], False
@@ -316,7 +488,11 @@ def copies(new: Mapping[str, str] | None, lines: Lines | None) -> str | None:
     that section may not quote."""
     if not new or not lines:
         return None
-    filled = {key: body for key, body in new.items() if key in KEYS and not is_empty(body) and not is_unchanged(body)}
+    filled = {
+        key: body
+        for key, body in new.items()
+        if key in KEYS and not is_empty(body) and not is_unchanged(body)
+    }
     if not filled or any(_copied(body, lines) is None for body in filled.values()):
         return None
     copying = [title for key, title, _h in SECTIONS if key in filled and copied(key, filled[key], lines)]
@@ -339,7 +515,9 @@ def _done_part(state: str) -> list[str]:
     inside = False
     for line in state.splitlines():
         item = _norm(line)
-        if item.endswith(":") or re.match(r"^(done|in progress|blocked|已完成|完成|进行中|受阻)\s*[:：]", item):
+        if item.endswith(":") or re.match(
+            r"^(done|in progress|blocked|已完成|完成|进行中|受阻)\s*[:：]", item
+        ):
             inside = item.startswith(("done", "已完成", "完成"))
             rest = item.split(":", 1)[-1].strip() if ":" in item else ""
             if inside and rest:
@@ -356,8 +534,9 @@ def _accounted(item: str, new_text: str, done: list[str]) -> bool:
     return any(len(d) >= 8 and (item.startswith(d) or d in item or item in d) for d in done)
 
 
-def check(new: Mapping[str, str] | None, previous: Mapping[str, str] | None, *,
-          lines: Lines | None = None) -> str | None:
+def check(
+    new: Mapping[str, str] | None, previous: Mapping[str, str] | None, *, lines: Lines | None = None
+) -> str | None:
     """Why the sectioned summary ``new`` (already merged) is unusable, or None. ``previous``: the summary it
     updates, when that one had sections. ``lines``: the lines of the summarised transcript (``transcript_lines``),
     to refuse a summary that only copies them; None: not judged."""
@@ -370,7 +549,9 @@ def check(new: Mapping[str, str] | None, previous: Mapping[str, str] | None, *,
     restating = [title for key, title, _h in SECTIONS if key in filled and _restates(filled[key])]
     if restating:
         return "the summary restates the request instead of summarising (" + ", ".join(restating) + ")"
-    looping = [f"{title}: {why}" for key, title, _h in SECTIONS if key in filled and (why := loops(filled[key]))]
+    looping = [
+        f"{title}: {why}" for key, title, _h in SECTIONS if key in filled and (why := loops(filled[key]))
+    ]
     if looping:
         return "the summary is degenerate (" + "; ".join(looping) + ")"
     same = repeated(filled)
@@ -387,11 +568,15 @@ def check(new: Mapping[str, str] | None, previous: Mapping[str, str] | None, *,
         return None
     new_text = "\n".join(_items("\n".join(new.values())))
     done = _done_part(new.get("state", ""))
-    dropped = [item for key in KEYS for item in _items(previous.get(key, "")) if not _accounted(item, new_text, done)]
+    dropped = [
+        item for key in KEYS for item in _items(previous.get(key, "")) if not _accounted(item, new_text, done)
+    ]
     if not dropped:
         return None
-    return (f"the summary is much smaller than the one it updates ({size:,} vs {before:,} tokens) and drops "
-            f"content not marked done (e.g. “{dropped[0][:80]}”)")
+    return (
+        f"the summary is much smaller than the one it updates ({size:,} vs {before:,} tokens) and drops "
+        f"content not marked done (e.g. “{dropped[0][:80]}”)"
+    )
 
 
 def accept(text: str, previous_summary: str | None, *, lines: Lines | None = None) -> tuple[str, str | None]:

@@ -8,8 +8,10 @@ from collections.abc import Callable, Sequence
 from desktop.engine.compaction._shared import Message, cut_points, group_starts
 from desktop.engine.types import StoredMessage
 
-_NOTE = ("[{count} earlier messages were removed from the context without a summary, to keep the conversation "
-         "going. They are still in the transcript.]")
+_NOTE = (
+    "[{count} earlier messages were removed from the context without a summary, to keep the conversation "
+    "going. They are still in the transcript.]"
+)
 _LAST_NOTE = re.compile(r"\s*" + re.escape(_NOTE).replace(re.escape("{count}"), r"(?P<count>\d+)") + r"\s*\Z")
 
 
@@ -24,8 +26,13 @@ def trimmed_summary(previous: str, dropped: int) -> str:
     return f"{previous}\n\n{note}" if previous else note
 
 
-def snip_to_fit(messages: Sequence[Message], budget_tokens: int, estimate: Callable[[list[Message]], int], *,
-                in_turn: bool | None = None) -> tuple[list[Message], list[Message]]:
+def snip_to_fit(
+    messages: Sequence[Message],
+    budget_tokens: int,
+    estimate: Callable[[list[Message]], int],
+    *,
+    in_turn: bool | None = None,
+) -> tuple[list[Message], list[Message]]:
     """Return (kept, dropped), ``dropped + kept == messages``: the fewest oldest messages dropped so
     ``estimate(kept) <= budget_tokens``.
 
@@ -52,7 +59,9 @@ def snip_to_fit(messages: Sequence[Message], budget_tokens: int, estimate: Calla
     starts = group_starts(items)
     cut = 0
     if len(starts) > 1:
-        lo = _earliest_fit(starts, 1, items, estimate, budget_tokens)  # groups dropped; the last one always stays
+        lo = _earliest_fit(
+            starts, 1, items, estimate, budget_tokens
+        )  # groups dropped; the last one always stays
         cut = starts[lo]
         if lo < len(starts) - 1 or estimate(items[cut:]) <= budget_tokens:
             return items[cut:], items[:cut]
@@ -60,19 +69,24 @@ def snip_to_fit(messages: Sequence[Message], budget_tokens: int, estimate: Calla
         in_turn = all(isinstance(m, StoredMessage) for m in items)
     if in_turn and starts:
         inner = [c for c in cut_points(items) if c > starts[-1]]
-        if inner and estimate(items[inner[-1]:]) <= budget_tokens:
+        if inner and estimate(items[inner[-1] :]) <= budget_tokens:
             cut = inner[_earliest_fit(inner, 0, items, estimate, budget_tokens)]
     return items[cut:], items[:cut]
 
 
-def _earliest_fit(cuts: Sequence[int], lo: int, items: list[Message], estimate: Callable[[list[Message]], int],
-                  budget_tokens: int) -> int:
+def _earliest_fit(
+    cuts: Sequence[int],
+    lo: int,
+    items: list[Message],
+    estimate: Callable[[list[Message]], int],
+    budget_tokens: int,
+) -> int:
     """Index in ``cuts`` (from ``lo``) of the earliest cut whose tail fits, by bisection: the tail shrinks as the
     cut moves later. The last cut is taken when none before it fits."""
     hi = len(cuts) - 1
     while lo < hi:
         mid = (lo + hi) // 2
-        if estimate(items[cuts[mid]:]) <= budget_tokens:
+        if estimate(items[cuts[mid] :]) <= budget_tokens:
             hi = mid
         else:
             lo = mid + 1

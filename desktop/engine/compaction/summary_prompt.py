@@ -11,19 +11,19 @@ from desktop.engine.compaction.citations import RULE as CITE_RULE
 from desktop.engine.compaction.normalize import flatten
 from desktop.engine.compaction.sections import SECTIONS
 from desktop.engine.lazy_re import LazyPattern
-from desktop.engine.tokens import estimate_text
+from desktop.engine.metering.tokens import estimate_text
 
 MARKER = "<precis-summary-request>"
 MIN_CHARS = 10
 
 SECTION_RULES = (
     "Use exactly these sections, each under its Markdown heading written exactly as here (in English), in this "
-    "order; write the content in the conversation's language, and \"None\" when a section is empty:\n"
+    'order; write the content in the conversation\'s language, and "None" when a section is empty:\n'
     + "\n".join(f"## {title} — {hint}." for _key, title, hint in SECTIONS)
 )
 UPDATE_RULES = (
     "Update this existing summary of the earlier conversation with what happened since, section by section: "
-    "write every heading again; under a heading that needs no change write only \"unchanged\"; otherwise write "
+    'write every heading again; under a heading that needs no change write only "unchanged"; otherwise write '
     "the whole updated section, keeping every item that still matters. Move finished work to Done: under "
     "Current state instead of dropping it."
 )
@@ -37,8 +37,7 @@ SYSTEM = (
     "messages, reasons. No greetings, no filler, no remarks about this request.\n\n"
     "The transcript marks tool activity with <prior-tool-call …/> and <prior-tool-result …> tags. They are "
     "records of what happened, not a format to copy: do not write such tags, and do not call tools. Answer "
-    "only with the summary.\n\n"
-    + SECTION_RULES + "\n\n" + CITE_RULE
+    "only with the summary.\n\n" + SECTION_RULES + "\n\n" + CITE_RULE
 )
 _LANGUAGES = {
     "zh": "Chinese (in the same script, simplified or traditional, that the user writes)",
@@ -55,14 +54,20 @@ CJK_SHARE = 0.3
 
 _REFUSAL = LazyPattern(
     r"^\s*(i'?m sorry|i am sorry|sorry,|i apologi[sz]e|i can(?:not|'t)|i'm unable|i am unable|"
-    r"as an ai|抱歉|对不起|對不起|我无法|我不能|申し訳|죄송)", re.IGNORECASE)
+    r"as an ai|抱歉|对不起|對不起|我无法|我不能|申し訳|죄송)",
+    re.IGNORECASE,
+)
 
 
 def detect_language(messages: Sequence[Message]) -> str:
-    """"zh" / "ja" / "ko" when CJK characters make up much of what the user wrote, otherwise "en"."""
+    """ "zh" / "ja" / "ko" when CJK characters make up much of what the user wrote, otherwise "en"."""
     text = "".join(
-        str(b.get("text", "")) for m in messages if role_of(m) == "user"
-        for b in content_of(m) if b.get("type") == "text")
+        str(b.get("text", ""))
+        for m in messages
+        if role_of(m) == "user"
+        for b in content_of(m)
+        if b.get("type") == "text"
+    )
     letters = len(_LETTER.findall(text))
     if not letters:
         return "en"
@@ -76,13 +81,16 @@ def detect_language(messages: Sequence[Message]) -> str:
     return "zh"
 
 
-def build_summary_request(messages: Sequence[Message], *, previous_summary: str | None, focus: str | None,
-                          max_tokens: int) -> dict[str, Any]:
+def build_summary_request(
+    messages: Sequence[Message], *, previous_summary: str | None, focus: str | None, max_tokens: int
+) -> dict[str, Any]:
     """System prompt + one user message holding the transcript (see ``flatten``) and the instructions."""
     language = _LANGUAGES[detect_language(messages)]
     parts: list[str] = []
     if previous_summary and previous_summary.strip():
-        parts.append(UPDATE_RULES + "\n<previous-summary>\n" + previous_summary.strip() + "\n</previous-summary>")
+        parts.append(
+            UPDATE_RULES + "\n<previous-summary>\n" + previous_summary.strip() + "\n</previous-summary>"
+        )
     parts.append("<transcript>\n" + flatten(messages, ids=True) + "\n</transcript>")
     if focus and focus.strip():
         parts.append("The user asked the summary to focus on: " + focus.strip())
@@ -127,4 +135,4 @@ def drop_oldest_groups(messages: Sequence[Message], n: int) -> list[Message]:
     starts = group_starts(messages)
     if n >= len(starts):
         return []
-    return list(messages[starts[n]:])
+    return list(messages[starts[n] :])

@@ -11,9 +11,9 @@ from typing import Any, Literal
 
 from msgspec import Struct
 
-from desktop.engine.catalog import ModelInfo
 from desktop.engine.compaction.citations import RULE as CITE_RULE
 from desktop.engine.compaction.summary_prompt import MARKER, SECTION_RULES, UPDATE_RULES, length
+from desktop.engine.config.catalog import ModelInfo
 from desktop.engine.types import Usage
 
 Route = Literal["cached", "transcript"]
@@ -31,9 +31,12 @@ class Choice(Struct):
 def cached_cost(chat: ModelInfo, prefix_tokens: int, output_tokens: int, warm: bool) -> float:
     """The chat's request with the instruction appended: its prefix read from the cache (or written again when
     cold), the instruction and the reply. Unknown prices count as 1 and 5 per million so routes still compare."""
-    usage = Usage(input_tokens=INSTRUCTION_TOKENS, output_tokens=output_tokens,
-                  cache_read_input_tokens=prefix_tokens if warm else 0,
-                  cache_creation_input_tokens=0 if warm else prefix_tokens)
+    usage = Usage(
+        input_tokens=INSTRUCTION_TOKENS,
+        output_tokens=output_tokens,
+        cache_read_input_tokens=prefix_tokens if warm else 0,
+        cache_creation_input_tokens=0 if warm else prefix_tokens,
+    )
     return chat.priced().cost(usage) or 0.0
 
 
@@ -62,17 +65,35 @@ def salvage_cost(info: ModelInfo, route: Route, prompt_tokens: int) -> float:
 
     priced = info.priced()
     if route == "cached":
-        one = Usage(input_tokens=INSTRUCTION_TOKENS, output_tokens=SECTION_MAX_TOKENS,
-                    cache_read_input_tokens=prompt_tokens)
+        one = Usage(
+            input_tokens=INSTRUCTION_TOKENS,
+            output_tokens=SECTION_MAX_TOKENS,
+            cache_read_input_tokens=prompt_tokens,
+        )
         return MAX_ASKS * (priced.cost(one) or 0.0)
-    first = Usage(input_tokens=INSTRUCTION_TOKENS, output_tokens=SECTION_MAX_TOKENS,
-                  cache_creation_input_tokens=prompt_tokens)
-    rest = Usage(input_tokens=INSTRUCTION_TOKENS, output_tokens=SECTION_MAX_TOKENS, cache_read_input_tokens=prompt_tokens)
+    first = Usage(
+        input_tokens=INSTRUCTION_TOKENS,
+        output_tokens=SECTION_MAX_TOKENS,
+        cache_creation_input_tokens=prompt_tokens,
+    )
+    rest = Usage(
+        input_tokens=INSTRUCTION_TOKENS,
+        output_tokens=SECTION_MAX_TOKENS,
+        cache_read_input_tokens=prompt_tokens,
+    )
     return (priced.cost(first) or 0.0) + (MAX_ASKS - 1) * (priced.cost(rest) or 0.0)
 
 
-def choose(chat: ModelInfo, small: ModelInfo, *, prefix_tokens: int, transcript_tokens: int, output_tokens: int,
-           warm: bool, cached_fits: bool) -> Choice:
+def choose(
+    chat: ModelInfo,
+    small: ModelInfo,
+    *,
+    prefix_tokens: int,
+    transcript_tokens: int,
+    output_tokens: int,
+    warm: bool,
+    cached_fits: bool,
+) -> Choice:
     """The cheaper way to the summary by the estimate; the cached route only when it fits the chat window. Its
     ``most``: what it costs with every section request a refused reply may add (the card says it)."""
     estimates = {"transcript": round(transcript_cost(small, transcript_tokens, output_tokens), 6)}
@@ -81,22 +102,39 @@ def choose(chat: ModelInfo, small: ModelInfo, *, prefix_tokens: int, transcript_
     if cached_fits and estimates["cached"] <= estimates["transcript"]:
         most = estimates["cached"] + salvage_cost(chat, "cached", prefix_tokens)
         return Choice("cached", chat.model, estimates, round(most, 6))
-    most = estimates["transcript"] + salvage_cost(small, "transcript", transcript_tokens + TRANSCRIPT_PROMPT_TOKENS)
+    most = estimates["transcript"] + salvage_cost(
+        small, "transcript", transcript_tokens + TRANSCRIPT_PROMPT_TOKENS
+    )
     return Choice("transcript", small.model, estimates, round(most, 6))
 
 
-def cached_request(request: dict[str, Any], *, tail_start: str | None, previous: bool, focus: str | None,
-                   max_tokens: int, index: str = "") -> dict[str, Any]:
+def cached_request(
+    request: dict[str, Any],
+    *,
+    tail_start: str | None,
+    previous: bool,
+    focus: str | None,
+    max_tokens: int,
+    index: str = "",
+) -> dict[str, Any]:
     """The chat's request as it is (same system, tools and message prefix with its breakpoints), with the
     summarise instruction as one more text block at the end: everything before it is a cache read."""
-    parts = [MARKER, "Stop the conversation here and write its working memory instead of a reply. Do not call "
-             "tools and do not answer the last message; answer only with the summary."]
+    parts = [
+        MARKER,
+        "Stop the conversation here and write its working memory instead of a reply. Do not call "
+        "tools and do not answer the last message; answer only with the summary.",
+    ]
     if tail_start:
-        parts.append("Summarise the conversation above up to, not including, the message that begins: «"
-                     + " ".join(tail_start.split())[:160] + "». That message and the ones after it stay verbatim.")
+        parts.append(
+            "Summarise the conversation above up to, not including, the message that begins: «"
+            + " ".join(tail_start.split())[:160]
+            + "». That message and the ones after it stay verbatim."
+        )
     if previous:
-        parts.append("The conversation opens with the summary of its earliest part (<conversation-summary>). "
-                     + UPDATE_RULES)
+        parts.append(
+            "The conversation opens with the summary of its earliest part (<conversation-summary>). "
+            + UPDATE_RULES
+        )
     parts.append(SECTION_RULES)
     if index:  # the messages above cannot carry their ids (they are the cached prefix): listed here instead
         parts.append(index + "\n\n" + CITE_RULE)

@@ -6,7 +6,7 @@ import bisect
 from collections.abc import Sequence
 
 from desktop.engine.compaction._shared import Message, content_of, cut_points, has_real_text, is_plain_user
-from desktop.engine.tokens import estimate_message
+from desktop.engine.metering.tokens import estimate_message
 
 
 class _Suffix:
@@ -26,8 +26,11 @@ class _Suffix:
         n = len(self._messages)
         while len(self._totals) <= n - c:
             k = len(self._totals)
-            size = (self._sizes[n - k] if self._sizes is not None
-                    else estimate_message(content_of(self._messages[n - k])))
+            size = (
+                self._sizes[n - k]
+                if self._sizes is not None
+                else estimate_message(content_of(self._messages[n - k]))
+            )
             self._totals.append(self._totals[-1] + size)
         return self._totals[n - c]
 
@@ -41,10 +44,19 @@ class _Suffix:
         return len(self._totals) > n - c and self._totals[n - c] <= limit
 
 
-def split_tail(messages: Sequence[Message], window: int | None, *, min_tokens: int = 10_000,
-               min_text_messages: int = 5, max_tokens: int = 40_000, max_fraction: float = 0.5,
-               clean_max_tokens: int | None = None, level: int = 0, cuts: Sequence[int] | None = None,
-               sizes: Sequence[int] | None = None) -> tuple[list[Message], list[Message]]:
+def split_tail(
+    messages: Sequence[Message],
+    window: int | None,
+    *,
+    min_tokens: int = 10_000,
+    min_text_messages: int = 5,
+    max_tokens: int = 40_000,
+    max_fraction: float = 0.5,
+    clean_max_tokens: int | None = None,
+    level: int = 0,
+    cuts: Sequence[int] | None = None,
+    sizes: Sequence[int] | None = None,
+) -> tuple[list[Message], list[Message]]:
     """Split post-boundary ``messages`` into (head to summarise, verbatim tail); ``head + tail == messages``.
 
     The tail grows from the newest message until it holds ``min_tokens`` and ``min_text_messages`` messages with
@@ -92,7 +104,7 @@ def split_tail(messages: Sequence[Message], window: int | None, *, min_tokens: i
     cuts = list(cuts) if cuts is not None else cut_points(items)
     cut = _default_cut(items, cuts, start, cap, clean_max_tokens, suffix)
     for _ in range(max(0, level)):
-        later = cuts[bisect.bisect_right(cuts, cut):]
+        later = cuts[bisect.bisect_right(cuts, cut) :]
         if not later:
             break
         budget = min(cap, suffix.tail(cut)) // 2
@@ -105,8 +117,9 @@ def split_tail(messages: Sequence[Message], window: int | None, *, min_tokens: i
     return items[:cut], items[cut:]
 
 
-def _default_cut(items: list[Message], cuts: list[int], start: int, cap: int, clean_max: int | None,
-                 sizes: _Suffix) -> int:
+def _default_cut(
+    items: list[Message], cuts: list[int], start: int, cap: int, clean_max: int | None, sizes: _Suffix
+) -> int:
     """The level-0 cut (0: empty head): see ``split_tail``."""
     clean = next((c for c in reversed(cuts) if c <= start and is_plain_user(items[c])), 0)
     if clean and sizes.within(clean, None if clean_max is None else max(cap, clean_max)):

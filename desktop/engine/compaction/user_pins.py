@@ -12,7 +12,7 @@ from typing import Any
 
 from msgspec import Struct, structs
 
-from desktop.engine.tokens import estimate_text
+from desktop.engine.metering.tokens import estimate_text
 from desktop.engine.types import CompactionRecord, StoredMessage
 
 STATE_KEY = "pins"
@@ -23,6 +23,7 @@ LIMIT_TOKENS = 8_000  # one pin at most; a longer message is pinned by selecting
 
 class Pin(Struct, frozen=True):
     """A message (or a part of one) the user pinned to survive compaction."""
+
     message_id: int
     role: str
     text: str
@@ -45,7 +46,9 @@ def message_text(msg: StoredMessage) -> str:
             if isinstance(inner, str):
                 parts.append(inner)
             elif isinstance(inner, list):
-                parts.extend(str(b.get("text", "")) for b in inner if isinstance(b, dict) and b.get("type") == "text")
+                parts.extend(
+                    str(b.get("text", "")) for b in inner if isinstance(b, dict) and b.get("type") == "text"
+                )
     return "\n\n".join(p for p in parts if p.strip()).strip()
 
 
@@ -62,8 +65,10 @@ def make(msg: StoredMessage | None, text: str | None, now: float) -> Pin:
         raise ValueError("That message has no text to pin.")
     size = estimate_text(kept)
     if size > LIMIT_TOKENS:
-        raise ValueError(f"That message is too long to pin (about {size:,} tokens; a pin holds up to "
-                         f"{LIMIT_TOKENS:,}): select the part to keep and pin that.")
+        raise ValueError(
+            f"That message is too long to pin (about {size:,} tokens; a pin holds up to "
+            f"{LIMIT_TOKENS:,}): select the part to keep and pin that."
+        )
     return Pin(msg.id, msg.role, kept, part=bool(part) and part != whole, at=now)
 
 
@@ -71,8 +76,10 @@ def check_room(pins: Sequence[Pin], pin: Pin, budget: int) -> None:
     """ValueError when ``pin`` would take the pins past ``budget`` tokens (they ride along with every request)."""
     held = sum(estimate_text(p.text) for p in pins if p.message_id != pin.message_id)
     if held + estimate_text(pin.text) > budget:
-        raise ValueError(f"The pins already hold about {held:,} tokens of the {budget:,} they may take: unpin one, "
-                         "or pin a shorter part.")
+        raise ValueError(
+            f"The pins already hold about {held:,} tokens of the {budget:,} they may take: unpin one, "
+            "or pin a shorter part."
+        )
 
 
 def pins_of(state: Mapping[str, Any]) -> list[Pin]:
@@ -80,8 +87,15 @@ def pins_of(state: Mapping[str, Any]) -> list[Pin]:
     out: list[Pin] = []
     for raw in state.get(STATE_KEY) or []:
         try:
-            out.append(Pin(int(raw["message_id"]), str(raw.get("role", "")), str(raw["text"]),
-                           bool(raw.get("part")), float(raw.get("at") or 0.0)))
+            out.append(
+                Pin(
+                    int(raw["message_id"]),
+                    str(raw.get("role", "")),
+                    str(raw["text"]),
+                    bool(raw.get("part")),
+                    float(raw.get("at") or 0.0),
+                )
+            )
         except (KeyError, TypeError, ValueError):
             continue
     return sorted(out, key=lambda p: p.message_id)

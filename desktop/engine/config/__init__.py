@@ -1,0 +1,1 @@
+"""Configuration and prices: settings, provider profiles, keys, the model catalog and private files."""

@@ -1,0 +1,1 @@
+"""Measurement: token estimates and their calibration, the one context number, bills and the cache clock."""

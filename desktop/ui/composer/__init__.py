@@ -1,0 +1,1 @@
+"""The composer: typing, sending, attachment chips and slash commands."""

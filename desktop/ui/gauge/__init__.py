@@ -1,0 +1,1 @@
+"""The context gauge: the painted ring, its line of figures and its hover card."""

@@ -1,0 +1,1 @@
+"""Shared look and words: theme, icons, number formats, plurals and translations."""

@@ -1,0 +1,1 @@
+"""Settings: provider profiles, compaction thresholds, instructions, language and MCP servers."""

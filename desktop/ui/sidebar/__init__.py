@@ -1,0 +1,1 @@
+"""The chats sidebar: the list, its groups, search across chats and organising."""

@@ -1,0 +1,1 @@
+"""The transcript: the list model, painted bubbles, Markdown and math, selection, find, actions and cards."""

@@ -1,0 +1,1 @@
+"""The main window and its frame: header, status line, banners, toasts, keys and what it restores."""
