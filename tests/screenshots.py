@@ -94,7 +94,7 @@ async def opened_window(tools: bool = False):  # noqa: ANN201
 
 
 async def shoot(outdir: Path, srv: FakeAnthropic) -> None:
-    from desktop.ui.bridge import events
+    from desktop.ui.api import events
 
     async with opened_window() as (store, engine, bridge, window):
         await _shoot(outdir, srv, store, engine, bridge, window, events)
@@ -250,7 +250,7 @@ async def shoot_tools(outdir: Path, srv: FakeAnthropic) -> None:
     import json
 
     from desktop.tools.permissions import Answer
-    from desktop.ui.bridge import tool_events
+    from desktop.ui.api import tool_events
 
     home = Path(os.environ["PRECIS_HOME"])
     (home / "config").mkdir(parents=True, exist_ok=True)
@@ -306,7 +306,7 @@ async def shoot_tools(outdir: Path, srv: FakeAnthropic) -> None:
             "`parse_config` now opens the file in binary mode and uses `tomllib.load`, as the "
             "standard library requires; the syntax check passes and the MCP calculator agrees: 42."
         )
-        from desktop.ui.bridge import events
+        from desktop.ui.api import events
 
         done = asyncio.Event()
         asked = asyncio.Event()
@@ -366,8 +366,8 @@ async def shoot_chinese(outdir: Path, srv: FakeAnthropic) -> None:
     """The window, the hover card and the settings in Simplified Chinese (the language chosen in Settings)."""
     from PySide6.QtWidgets import QApplication
 
+    from desktop.ui.api import events
     from desktop.ui.app import apply_language
-    from desktop.ui.bridge import events
 
     app = QApplication.instance()
     assert isinstance(app, QApplication)
@@ -549,7 +549,7 @@ async def shoot_look(outdir: Path, srv: FakeAnthropic) -> None:
     light and dark windows and a narrow window with the sidebar folded away."""
     from PIL import Image, ImageDraw
 
-    from desktop.ui.bridge import events
+    from desktop.ui.api import events
 
     scratch = Path(tempfile.mkdtemp(prefix="precis-look-"))
     (scratch / "settings_loader.py").write_text(LOOK_CODE, "utf-8")
@@ -610,7 +610,7 @@ async def shoot_look(outdir: Path, srv: FakeAnthropic) -> None:
 
 async def shoot_versions(outdir: Path, srv: FakeAnthropic) -> None:
     """A regenerated reply: ‹ 2/2 › under it, the first reply kept as version 1."""
-    from desktop.ui.bridge import events
+    from desktop.ui.api import events
 
     async with opened_window() as (_store, engine, bridge, window):
         await window.start()
@@ -661,7 +661,7 @@ async def shoot_steer(outdir: Path, srv: FakeAnthropic) -> None:
     summary, the threshold fields in Settings and the cache countdown in the hover card."""
     from PySide6.QtWidgets import QScrollArea
 
-    from desktop.ui.bridge import events
+    from desktop.ui.api import events
 
     async with opened_window() as (store, engine, bridge, window):
         await window.start()
@@ -782,7 +782,7 @@ async def shoot_failed(outdir: Path, srv: FakeAnthropic) -> None:
         await window.start()
         await bridge.new_session()
         sid = window.session_id
-        await bridge.rename_session(sid, "Port the exporters")
+        await bridge.engine.library.rename(sid, "Port the exporters")
         for i in range(8):
             await store.add_message(
                 sid, "user", [{"type": "text", "text": f"Step {i}: port exporter {i}. " + "Details. " * 3000}]

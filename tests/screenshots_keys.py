@@ -56,7 +56,7 @@ async def _idle(window, bridge) -> None:  # noqa: ANN001
         await asyncio.sleep(0.02)
         if (
             window.session_id is not None
-            and not bridge.busy(window.session_id)
+            and not bridge.engine.busy(window.session_id)
             and window.composer.send_button.isVisible()
         ):
             await asyncio.sleep(0.3)

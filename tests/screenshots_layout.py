@@ -35,7 +35,7 @@ SIZES = ((1440, 900), (1920, 1080), (900, 700))
 
 
 async def _converse(window, bridge, srv, text: str, reply: str) -> None:  # noqa: ANN001
-    from desktop.ui.bridge import events
+    from desktop.ui.api import events
 
     done = asyncio.Event()
     bridge.engine_event.connect(lambda e: isinstance(e, events.TurnDone | events.TurnError) and done.set())

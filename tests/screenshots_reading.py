@@ -39,7 +39,7 @@ async def _turn(window, srv, done, text: str, queue) -> None:  # noqa: ANN001
 
 
 async def shoot_reading(outdir: Path, srv: FakeAnthropic) -> None:
-    from desktop.ui.bridge import events
+    from desktop.ui.api import events
     from tests.screenshots import opened_window, screen
 
     async with opened_window() as (_store, _engine, bridge, window):

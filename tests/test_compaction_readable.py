@@ -94,7 +94,7 @@ async def test_undo_after_an_edited_summary_says_the_previous_summary_is_back(wi
     sid = await compacted(window, engine_of(window).store)
     store = engine_of(window).store
     original = (await store.active_compaction(sid)).summary
-    await window.bridge.edit_summary(sid, original + "\n- the user's own note")
+    await window.bridge.engine.edit_summary(sid, original + "\n- the user's own note")
     await until(lambda: cards(window) and "edited" in cards(window)[0].title)
     window.chat.card_action.emit(str(cards(window)[0].key), "undo")
     await until(
@@ -130,13 +130,13 @@ def test_counts_on_the_card_are_worded_through_qts_plural(qtbot):
 async def test_a_hand_off_chat_is_titled_continued_in_the_window(window, fake_api, qtbot):
     store = engine_of(window).store
     sid = await compacted(window, store)
-    await window.bridge.rename_session(sid, "Parser work")
+    await window.bridge.engine.library.rename(sid, "Parser work")
     window.chat.card_action.emit(str(cards(window)[0].key), "handoff")
     await until(lambda: window.session_id != sid)
     assert window.title_label.text() == "Parser work (continued)"
     assert (await store.get_session(window.session_id)).title == "Parser work (continued)"
     # A hand-off of a hand-off counts on rather than stacking the word.
-    await window.bridge.rename_session(sid, "Parser work (continued)")
+    await window.bridge.engine.library.rename(sid, "Parser work (continued)")
     second, _text = await engine_of(window).handoff(sid)
     assert (await store.get_session(second)).title == "Parser work (continued 2)"
 
@@ -146,7 +146,7 @@ async def test_the_sidebar_shows_a_hand_off_chats_whole_title_and_its_count_in_w
     store = engine_of(window).store
     long_title = "Port every exporter to the new schema and keep the CSV quoting"
     sid = await compacted(window, store)
-    await window.bridge.rename_session(sid, long_title)
+    await window.bridge.engine.library.rename(sid, long_title)
     window.chat.card_action.emit(str(cards(window)[0].key), "handoff")
     await until(lambda: window.session_id != sid)
     await window.bridge.refresh_sessions()

@@ -373,7 +373,8 @@ async def test_no_english_is_left_in_the_window_the_settings_and_the_hover_card(
 ):
     from PySide6.QtWidgets import QDialogButtonBox
 
-    from desktop.ui.bridge import Bridge, StoredMessage
+    from desktop.ui.api import StoredMessage
+    from desktop.ui.bridge import Bridge
     from desktop.ui.window.main_window import MainWindow
     from tests.conftest import _open_engine
     from tests.fakeapi import Fault

@@ -18,9 +18,9 @@ async def test_a_blank_rename_names_the_chat_as_a_new_chat_is_named(engine, qtbo
 
     bridge = Bridge(engine)
     sid = await engine.new_session()
-    await bridge.rename_session(sid, "Parser fix")
+    await bridge.engine.library.rename(sid, "Parser fix")
     assert (await engine.store.get_session(sid)).title == "Parser fix"
-    await bridge.rename_session(sid, "   ")
+    await bridge.engine.library.rename(sid, "   ")
     # One word for a chat without a title: the one a new chat has (it then takes its first message's words).
     assert (await engine.store.get_session(sid)).title == DEFAULT_TITLE
     await bridge.close()
@@ -36,10 +36,10 @@ async def test_the_bridge_reads_drafts_pages_and_exports_through_the_engine(engi
     picture = str(tmp_path / "a.png")
     bridge.save_drafts({sid: ("half a thought", [picture])})
     await bridge._draft_save
-    assert await bridge.load_drafts() == {sid: ("half a thought", [picture])}
+    assert await bridge.engine.library.load_drafts() == {sid: ("half a thought", [picture])}
     assert await engine.library.load_drafts() == {sid: ("half a thought", [picture])}
-    assert "hello there" in await bridge.export_chat(sid, "md")
-    assert await bridge.export_chat(sid + 99, "md") == ""
+    assert "hello there" in await bridge.engine.library.export(sid, "md")
+    assert await bridge.engine.library.export(sid + 99, "md") == ""
     assert await bridge.chat_title(sid) == (await engine.store.get_session(sid)).title
     page = await engine.library.page(sid, size=10)
     assert page is not None and [m.session_id for m in page.messages] == [sid]

@@ -94,7 +94,7 @@ async def test_a_summary_hit_opens_its_card(window, qtbot):
         session.id, "The pangolin plan was agreed.", first.id + 1, "manual", {}
     )
     await store.add_message(session.id, "user", text("later"))
-    hits = await window.bridge.search("pangolin")
+    hits = await window.bridge.engine.library.search("pangolin")
     assert [h.kind for h in hits] == ["summary"]
     row = await window.organise.jump_to(hits[0])
     assert row >= 0 and window.chat_model.row_at(row).detail.get("record_id") == record.id
@@ -104,7 +104,7 @@ async def test_a_hit_in_a_chat_deleted_since_the_search_opens_nothing(window, qt
     store = engine_of(window).store
     gone = await store.create_session("gone")
     await store.add_message(gone.id, "user", text("the narwhal question"))
-    hits = await window.bridge.search("narwhal")
+    hits = await window.bridge.engine.library.search("narwhal")
     open_before = window.session_id
     await store.delete_session(gone.id)
     assert await window.organise.jump_to(hits[0]) == -1
@@ -164,7 +164,7 @@ async def test_chat_instructions_dialog_saves_and_the_next_request_carries_them(
     dialog.edit.setPlainText("Answer like a ship's captain.")
     dialog.accept()
     await until(lambda: "instructions" in window.toast.text())
-    assert await window.bridge.chat_instructions(window.session_id) == "Answer like a ship's captain."
+    assert await window.bridge.engine.instructions(window.session_id) == "Answer like a ship's captain."
     fake_api.queue_text("Aye.")
     qtbot.keyClicks(window.composer.edit, "hello")
     qtbot.keyClick(window.composer.edit, Qt.Key.Key_Return)
@@ -283,9 +283,9 @@ async def test_esc_stops_a_streaming_reply(window, fake_api, qtbot):
     fake_api.queue_text("a long answer " * 50)
     qtbot.keyClicks(window.composer.edit, "go")
     qtbot.keyClick(window.composer.edit, Qt.Key.Key_Return)
-    await until(lambda: window.bridge.busy(window.session_id))
+    await until(lambda: window.bridge.engine.busy(window.session_id))
     qtbot.keyClick(window.composer.edit, Qt.Key.Key_Escape)
-    await until(lambda: not window.bridge.busy(window.session_id))
+    await until(lambda: not window.bridge.engine.busy(window.session_id))
     assert message_rows(window)[0].content[0]["text"] == "go"  # the message is kept
 
 

@@ -49,7 +49,7 @@ async def test_a_request_from_another_chat_waits_for_it_and_shows_there(qtbot, f
         await win.bridge.open_session(a)
         await until(lambda: prompt.isVisible())
         qtbot.mouseClick(prompt.once, Qt.MouseButton.LeftButton)
-        await until(lambda: not win.bridge.busy(a) and len(message_rows(win)) == 4)
+        await until(lambda: not win.bridge.engine.busy(a) and len(message_rows(win)) == 4)
         assert not _results(win)["te"].get("is_error")
     assert "read(10)" in (ws / "src" / "config.py").read_text()
 
@@ -58,7 +58,7 @@ async def test_a_request_waiting_in_a_closed_chat_still_times_out_and_denies(qtb
     async with tool_window(qtbot) as win:
         win.runtime.toolbox.policy.timeout = 1.0
         a, _b, ws = await _ask_in_a_then_open_b(win, fake_api, tmp_path)
-        await until(lambda: not win.bridge.busy(a), 15)
+        await until(lambda: not win.bridge.engine.busy(a), 15)
         prompt = win.tools.prompt
         assert not prompt.isVisible() and "waiting for your answer" not in win.status.text()
         await win.bridge.open_session(a)

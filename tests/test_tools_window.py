@@ -44,7 +44,7 @@ async def _with_workspace(win, tmp_path):
     ws = make_workspace(tmp_path / "ws")
     win.tools.set_workspace(str(ws))
     for _ in range(200):
-        if await win.bridge.workspace(win.session_id) == str(ws):
+        if await win.bridge.engine.workspace(win.session_id) == str(ws):
             return ws
         await asyncio.sleep(0.02)
     raise AssertionError("the workspace was not stored")
@@ -112,7 +112,7 @@ async def test_each_answer_of_the_inline_prompt(qtbot, fake_api, tmp_path, press
             qtbot.mouseClick(second, Qt.MouseButton.LeftButton)
         else:
             qtbot.mouseClick(getattr(prompt, press), Qt.MouseButton.LeftButton)
-        await until(lambda: not win.bridge.busy(win.session_id) and len(message_rows(win)) == 4)
+        await until(lambda: not win.bridge.engine.busy(win.session_id) and len(message_rows(win)) == 4)
         result = _results(win)["te"]
         saved = await win.runtime.tool_log.approvals()
         chat_grants = win.runtime.toolbox.policy._chat.get(win.session_id, set())
@@ -154,7 +154,7 @@ async def test_typing_in_the_composer_never_answers_the_prompt(qtbot, fake_api, 
             and prompt.isAncestorOf(QApplication.focusWidget()) is False
         )
         qtbot.mouseClick(prompt.deny, Qt.MouseButton.LeftButton)
-        await until(lambda: not win.bridge.busy(win.session_id) and len(message_rows(win)) == 4)
+        await until(lambda: not win.bridge.engine.busy(win.session_id) and len(message_rows(win)) == 4)
     assert _results(win)["te"].get("is_error")
 
 
@@ -183,7 +183,7 @@ async def test_the_prompt_says_what_changed_in_a_server_allowed_before(
         await until(lambda: prompt.isVisible())
         assert prompt.changed.isVisible() and "environment" in prompt.changed.text(), prompt.changed.text()
         qtbot.mouseClick(prompt.deny, Qt.MouseButton.LeftButton)
-        await until(lambda: not win.bridge.busy(win.session_id) and len(message_rows(win)) == 4)
+        await until(lambda: not win.bridge.engine.busy(win.session_id) and len(message_rows(win)) == 4)
 
 
 async def test_tool_cards_show_status_and_expand_to_full_input_and_output(qtbot, fake_api, tmp_path):
@@ -193,7 +193,7 @@ async def test_tool_cards_show_status_and_expand_to_full_input_and_output(qtbot,
         fake_api.queue_tool_use("run", {"command": "seq 1 50"}, id="tr")
         fake_api.queue_text("counted")
         win._send("count")
-        await until(lambda: not win.bridge.busy(win.session_id) and len(message_rows(win)) == 4)
+        await until(lambda: not win.bridge.engine.busy(win.session_id) and len(message_rows(win)) == 4)
         model = win.chat_model
         call = next(
             i
@@ -224,15 +224,15 @@ async def test_the_workspace_picker_sets_the_chats_tools(qtbot, fake_api, tmp_pa
         assert button.isVisible() and button.text() == "No workspace"
         fake_api.queue_text("no tools")
         win._send("hi")
-        await until(lambda: not win.bridge.busy(win.session_id) and len(message_rows(win)) == 2)
+        await until(lambda: not win.bridge.engine.busy(win.session_id) and len(message_rows(win)) == 2)
         assert "tools" not in fake_api.message_requests()[-1].body
         ws = await _with_workspace(win, tmp_path)
         assert button.text() == "Workspace: ws"
         fake_api.queue_text("tools now")
         win._send("again")
-        await until(lambda: not win.bridge.busy(win.session_id) and len(message_rows(win)) == 4)
+        await until(lambda: not win.bridge.engine.busy(win.session_id) and len(message_rows(win)) == 4)
         assert [t["name"] for t in fake_api.message_requests()[-1].body["tools"]][0] == "read"
-        assert await win.bridge.workspace(win.session_id) == str(ws)
+        assert await win.bridge.engine.workspace(win.session_id) == str(ws)
         # Another chat has its own workspace (none yet).
         await win.bridge.new_session()
         await until(lambda: button.text() == "No workspace")

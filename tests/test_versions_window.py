@@ -73,7 +73,7 @@ async def test_versions_round_trip_with_a_compaction_between(qtbot, fake_api):
         sid = win.session_id
         store = runtime.store
         await compacted(win, store)  # more than the verbatim tail, so Compact now summarises the start
-        await until(lambda: not bridge.busy(sid))
+        await until(lambda: not bridge.engine.busy(sid))
 
         await send(win, fake_api, "after the summary", "first reply")
         reply = message_rows(win)[-1]
@@ -113,7 +113,7 @@ async def test_versions_round_trip_with_a_compaction_between(qtbot, fake_api):
                 and row_of(win, message_rows(win)[-2].id).versions == (2, 2)
             )
         )
-        await until(lambda: not bridge.busy(sid))
+        await until(lambda: not bridge.engine.busy(sid))
         assert last_chat_request(fake_api)[0].startswith("<conversation-summary>")
         assert "after the summary" not in last_chat_request(fake_api)
         edited = message_rows(win)[-2]
@@ -208,7 +208,7 @@ async def test_switching_keeps_the_message_where_it_was_on_screen(window, fake_a
             and row_of(window, message_rows(window)[-1].id).versions == (2, 2)
         )
     )
-    await until(lambda: not window.bridge.busy(sid))
+    await until(lambda: not window.bridge.engine.busy(sid))
     again = message_rows(window)[-1]
     index = window.chat_model.index(window.chat_model.row_of(again.id))
     y = window.chat.visualRect(index).top()

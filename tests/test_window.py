@@ -28,7 +28,7 @@ async def ready(win) -> None:  # noqa: ANN001
     """Until the window shows its chat idle (Send, not Stop) and the engine agrees: only then is a click on Send
     taken. The engine is idle a moment before its status event reaches the composer; a click in that moment is
     ignored, as the Stop button it lands on would be."""
-    await until(lambda: win.composer.send_button.isVisible() and not win.bridge.busy(win.session_id))
+    await until(lambda: win.composer.send_button.isVisible() and not win.bridge.engine.busy(win.session_id))
 
 
 def message_rows(win):
@@ -336,7 +336,7 @@ async def test_window_geometry_is_remembered(window, fake_api, qtbot):
 async def test_gauge_spinner_and_stop_follow_the_activity_not_its_wording(
     window, fake_api, qtbot, monkeypatch
 ):
-    from desktop.ui.bridge import Activity
+    from desktop.ui.api import Activity
     from desktop.ui.window import activity
 
     # Reworded (as a translation would): the window must still know a compaction is running.

@@ -60,7 +60,9 @@ async def test_regenerate_and_flip_versions_from_the_keyboard(window, fake_api, 
     fake_api.queue_text("first answer")
     window._send("question")
     await until(lambda: len(message_rows(window)) == 2 and message_rows(window)[1].status == "complete")
-    await until(lambda: not window.bridge.busy(window.session_id))  # Regenerate waits for the turn's end
+    await until(
+        lambda: not window.bridge.engine.busy(window.session_id)
+    )  # Regenerate waits for the turn's end
     fake_api.queue_text("second answer")
     edit = window.composer.edit
     edit.setFocus()
@@ -72,7 +74,9 @@ async def test_regenerate_and_flip_versions_from_the_keyboard(window, fake_api, 
         return row.message.content[0].get("text") if row.message.content else "", row.versions
 
     await until(lambda: reply() == ("second answer", (2, 2)))
-    await until(lambda: not window.bridge.busy(window.session_id))  # versions switch once the turn is over
+    await until(
+        lambda: not window.bridge.engine.busy(window.session_id)
+    )  # versions switch once the turn is over
     qtbot.keyClick(edit, Qt.Key.Key_Left, ALT)
     await until(lambda: reply() == ("first answer", (1, 2)))
     qtbot.keyClick(edit, Qt.Key.Key_Right, ALT)
@@ -101,7 +105,7 @@ async def test_a_tool_block_expands_and_collapses_from_the_keyboard(qtbot, fake_
         fake_api.queue_tool_use("run", {"command": "seq 1 3"}, id="tr")
         fake_api.queue_text("counted")
         win._send("count")
-        await until(lambda: not win.bridge.busy(win.session_id) and len(message_rows(win)) == 4)
+        await until(lambda: not win.bridge.engine.busy(win.session_id) and len(message_rows(win)) == 4)
         model = win.chat_model
         win.composer.edit.setFocus()
         qtbot.keyClick(

@@ -40,7 +40,7 @@ async def settle(win, timeout: float = 10.0) -> None:
     loop = asyncio.get_running_loop()
     end = loop.time() + timeout
     await asyncio.sleep(0.05)
-    while win.bridge._tasks or (win.session_id is not None and win.bridge.busy(win.session_id)):
+    while win.bridge._tasks or (win.session_id is not None and win.bridge.engine.busy(win.session_id)):
         assert loop.time() < end, "the window did not settle"
         await asyncio.sleep(0.02)
 
@@ -92,7 +92,7 @@ class Driver:
                 for r in (win.chat_model.row_at(i) for i in range(win.chat_model.rowCount()))
                 if r.is_user_bubble and r.message.status != "streaming"
             ]
-            if users and not self.bridge.busy(sid):
+            if users and not self.bridge.engine.busy(sid):
                 win._edit_message(users[pick % len(users)].id)
         elif action == "cancel_edit":
             win.cancel_edit()
@@ -120,8 +120,8 @@ class Driver:
             await settle(win)
             if win.memory.preview is not None:
                 win.memory.preview.accept()
-        elif action == "undo" and sid is not None and not self.bridge.busy(sid):
-            self.bridge.spawn(self.bridge.undo_compaction(sid))
+        elif action == "undo" and sid is not None and not self.bridge.engine.busy(sid):
+            self.bridge.spawn(self.bridge.engine.undo_compaction(sid))
         elif action == "restart":
             await settle(win)
             await self.close()

@@ -164,7 +164,7 @@ async def test_tool_cards_show_how_their_calls_ended_after_a_restart(qtbot, fake
         fake_api.queue_tool_use("read", {"file_path": "no/such/file.py"}, id="tf")
         fake_api.queue_text("counted")
         win._send("count")
-        await until(lambda: not win.bridge.busy(win.session_id) and len(message_rows(win)) == 6)
+        await until(lambda: not win.bridge.engine.busy(win.session_id) and len(message_rows(win)) == 6)
         before = call_line(win)
         sid = win.session_id
     assert "✓" in before

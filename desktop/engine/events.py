@@ -72,6 +72,12 @@ class TurnDone(EngineEvent, frozen=True):
     message: StoredMessage
 
 
+class SessionsChanged(EngineEvent, frozen=True):
+    """The list of chats changed: one was made, deleted, renamed, pinned, moved to another profile or model, or
+    finished a turn (its title and place change). ``session_id`` is that chat's (0: several, as after profile
+    edits). The window lists the chats again on this event alone."""
+
+
 class TurnError(EngineEvent, frozen=True):
     """A failed turn. The user's message is stored; ``retryable`` turns can be resent with retry()."""
 

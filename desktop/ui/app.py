@@ -105,7 +105,7 @@ async def _bench_report(report: str, bridge: Bridge, window: MainWindow) -> None
     import json
     import time
 
-    from desktop.ui.bridge import events
+    from desktop.ui.api import events
 
     window.repaint()  # the first paint, done now rather than on the next loop turn
     data: dict[str, float | int] = {"shown_at": time.time()}

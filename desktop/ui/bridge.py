@@ -1,9 +1,10 @@
-"""The bridge: the widgets' only way to the engine, and the only ui module that imports it.
+"""The bridge: what Qt needs between the widgets and the engine — signals, background tasks, worker threads.
 
 Engine events pass through unchanged on one signal (``engine_event``): adding an event means defining it in the
-engine and handling it in a view. Reads (session list, pages) come back on their own signals. Widgets hold no
-business rules: they call the bridge's slots and render what its signals carry. The data types the widgets
-render are re-exported here, so widgets import nothing but ``desktop.ui``.
+engine and handling it in a view. Reads (session list, pages) come back on their own signals; the list of chats
+is read again when the engine says it changed (``events.SessionsChanged``), never by hand. Widgets call the
+engine itself through ``engine`` (typed by ``desktop.ui.api.Chats``) where nothing Qt-specific is needed, and
+import engine names from ``desktop.ui.api`` alone; the bridge forwards nothing.
 """
 
 from __future__ import annotations
@@ -17,136 +18,27 @@ from typing import TYPE_CHECKING, Any, Protocol
 from msgspec import structs
 from PySide6.QtCore import QObject, Signal
 
-from desktop.engine import events, lazy_imports
-from desktop.engine.compaction.citations import CITATION
-from desktop.engine.compaction.threshold import CAP as THRESHOLD_CAP
-from desktop.engine.compaction.threshold import CAP_RANGE as THRESHOLD_CAP_RANGE
-from desktop.engine.compaction.threshold import PERCENT as THRESHOLD_PERCENT
-from desktop.engine.compaction.threshold import PERCENT_RANGE as THRESHOLD_PERCENT_RANGE
-from desktop.engine.compaction.threshold import percent as threshold_percent
-from desktop.engine.compaction.user_pins import Pin
-from desktop.engine.config import profiles as profile_list
+from desktop.engine import lazy_imports
 from desktop.engine.config import secrets as _secrets
-from desktop.engine.config.profiles import (
-    ANTHROPIC,
-    AUTH_KINDS,
-    AUTH_WORDS,
-    CUSTOM,
-    PRESETS,
-    Draft,
-    Profile,
-    ProfileEdits,
-    find,
-    preset,
-)
+from desktop.engine.config.profiles import Profile, ProfileEdits, find
 from desktop.engine.config.settings import Settings
 from desktop.engine.history import attachments as _attachments
-from desktop.engine.history import display
-from desktop.engine.history.attachments import AttachmentRefused, Checked
-from desktop.engine.history.search import SearchHit
 from desktop.engine.history.session_lock import SessionBusy
-from desktop.engine.history.storage import Page, StorageError
-from desktop.engine.metering.bill import Bill, Cold, TurnBill
-from desktop.engine.metering.context import CATEGORIES, LABELS, WARNING_RATIO, ContextSnapshot
-from desktop.engine.providers.probe import ProbeResult, probe
+from desktop.engine.history.storage import StorageError
+from desktop.engine.providers.probe import probe
 from desktop.engine.turn import shutdown
 from desktop.engine.turn.chat import ChatEngine, MessageTooLong
 from desktop.engine.turn.continuation import NothingToContinue
-from desktop.engine.turn.tasks import Activity
-from desktop.engine.turn.thinking import supports_thinking, thinking_enabled
-from desktop.engine.types import (
-    CUT_STOP_REASONS,
-    DEFAULT_TITLE,
-    Block,
-    CompactionRecord,
-    SessionInfo,
-    StoredMessage,
-    covered_through,
-)
-from desktop.tools import events as tool_events
+from desktop.engine.types import DEFAULT_TITLE, Block, SessionInfo
 from desktop.tools.mcp_config import McpServerConfig
 from desktop.tools.mcp_host import ServerStatus
-from desktop.tools.permissions import Answer, ChatApprovalStore, PermissionRequest, SavedApproval
+from desktop.tools.permissions import Answer, ChatApprovalStore, SavedApproval
 from desktop.tools.toolbox import Toolbox
+from desktop.ui.api import Chats, Checked, Pin, ProbeResult, display, events
 from desktop.ui.look.wording import word_error
 
 if TYPE_CHECKING:
-    from desktop.engine.compaction.compactor import Plan
-    from desktop.engine.compaction.schedule import Verdict
-    from desktop.engine.history.importer import ImportFailed, ImportResult
-
-__all__ = [
-    "threshold_percent",
-    "CUSTOM",
-    "Draft",
-    "ProfileEdits",
-    "profile_list",
-    "CITATION",
-    "Pin",
-    "Plan",
-    "Verdict",
-    "covered_through",
-    "THRESHOLD_CAP",
-    "THRESHOLD_CAP_RANGE",
-    "THRESHOLD_PERCENT",
-    "THRESHOLD_PERCENT_RANGE",
-    "ANTHROPIC",
-    "AUTH_KINDS",
-    "AUTH_WORDS",
-    "PRESETS",
-    "CATEGORIES",
-    "ProbeResult",
-    "Profile",
-    "preset",
-    "CUT_STOP_REASONS",
-    "LABELS",
-    "WARNING_RATIO",
-    "Activity",
-    "AttachmentRefused",
-    "Checked",
-    "Block",
-    "Bill",
-    "Bridge",
-    "Cold",
-    "CompactionRecord",
-    "ContextSnapshot",
-    "ImportFailed",
-    "ImportResult",
-    "Page",
-    "SearchHit",
-    "SessionInfo",
-    "Settings",
-    "StoredMessage",
-    "TurnBill",
-    "display",
-    "events",
-    "tool_events",
-    "Answer",
-    "PermissionRequest",
-    "SavedApproval",
-    "ServerStatus",
-    "McpServerConfig",
-]
-
-# Re-exported for the widgets but loaded when first asked for (PEP 562): the compaction policy and the
-# Claude Code importer are not needed before the window's first paint.
-_LATER = {
-    "Plan": "desktop.engine.compaction.compactor",
-    "Verdict": "desktop.engine.compaction.schedule",
-    "ImportFailed": "desktop.engine.history.importer",
-    "ImportResult": "desktop.engine.history.importer",
-}
-
-
-def __getattr__(name: str) -> object:
-    if name not in _LATER:
-        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
-    import importlib
-
-    value = getattr(importlib.import_module(_LATER[name]), name)
-    globals()[name] = value
-    return value
-
+    from desktop.engine.history.importer import ImportResult
 
 log = logging.getLogger(__name__)
 
@@ -195,6 +87,7 @@ class Bridge(QObject):
     def __init__(self, engine: ChatEngine, toolbox: Toolbox | None = None, parent: QObject | None = None):
         super().__init__(parent)
         self._engine = engine
+        self.engine: Chats = engine  # what widgets ask of the engine directly
         self._toolbox = toolbox
         self._tasks: set[asyncio.Task[Any]] = set()
         self._listed: dict[str, list[str]] = {}  # profile name -> what its provider lists (asked once)
@@ -208,6 +101,9 @@ class Bridge(QObject):
         self.session_filter = ""  # the sidebar's filter, kept for refreshes the bridge starts itself
         self._profile_use: Counter[str] = Counter()  # profile name -> chats naming it (as last listed)
         self._closed = False
+        self._listing: asyncio.Task[None] | None = None  # reading the list of chats again after a change
+        self._list_owed = False
+        self._sessions: list[SessionInfo] = []  # the list as last read
         engine.subscribe(self._on_event)
         if toolbox is not None:
             toolbox.watch_servers(self.engine_event.emit)  # MCP server changes reach the views the same way
@@ -216,8 +112,25 @@ class Bridge(QObject):
         self.engine_event.emit(event)
         if isinstance(event, events.MessageAdded) and display.is_typed(event.message):
             self.draft_taken.emit(event.session_id)  # the typed message is committed
-        if isinstance(event, events.TurnDone):
-            self.spawn(self.refresh_sessions())  # titles and order change with a finished turn
+        if isinstance(event, events.SessionsChanged):
+            self._list_again()
+
+    def _list_again(self) -> None:
+        """The list of chats changed: read it again; changes in a burst share the reads."""
+        self._list_owed = True
+        if self._listing is None or self._listing.done():
+            self._listing = self.spawn(self._list())
+
+    async def _list(self) -> None:
+        while self._list_owed:
+            self._list_owed = False
+            await self.refresh_sessions()
+
+    async def listed(self) -> list[SessionInfo]:
+        """The list of chats the views show, once it includes every change made so far."""
+        while self._listing is not None and not self._listing.done():
+            await asyncio.shield(self._listing)
+        return self._sessions
 
     # --- running work ---------------------------------------------------------------------------------
     def spawn(self, coro: Coroutine[Any, Any, Any]) -> asyncio.Task[Any] | None:
@@ -272,12 +185,6 @@ class Bridge(QObject):
             catalog.prices.problems,
         )
 
-    def busy(self, session_id: int) -> bool:
-        return self._engine.busy(session_id)
-
-    def activity(self, session_id: int) -> Activity:
-        return self._engine.tasks.activity(session_id)
-
     def credentials_present(self) -> bool:
         return _secrets.load_credentials(profile=self._engine.active_profile).present
 
@@ -288,10 +195,6 @@ class Bridge(QObject):
         return _secrets.at_hand(profile=profile) is not None or (
             profile is not None and profile.auth == "none"
         )
-
-    def set_up_before(self) -> bool:
-        """The first-run form (or Settings) was saved once: a key was kept then, or the chats are read without."""
-        return self._engine.paths.settings_file.exists()
 
     async def key_facts_later(self) -> tuple[str | None, str]:
         """Why the keyring cannot store a key (None: it can) and where the key in use comes from, asked in a worker
@@ -318,6 +221,7 @@ class Bridge(QObject):
         sessions = await self._engine.library.sessions(self.session_filter)
         every = sessions if not self.session_filter else await self._engine.library.sessions()
         self._profile_use = Counter(s.profile for s in every if s.profile)
+        self._sessions = sessions
         self.sessions_changed.emit(sessions)
         return sessions
 
@@ -353,9 +257,6 @@ class Bridge(QObject):
         if not self._closed:
             self._draft_save = asyncio.ensure_future(save())
 
-    async def load_drafts(self) -> dict[int, tuple[str, list[str]]]:
-        return await self._engine.library.load_drafts()
-
     async def watch_database(self) -> bool:
         """Another process (the CLI) wrote to the database: the session list is read again. Cheap to poll: one
         PRAGMA on the store's thread."""
@@ -383,52 +284,28 @@ class Bridge(QObject):
                 await self.open_session(reuse)
                 return reuse
         session_id = await self._engine.new_session()
-        await self.refresh_sessions()
+        await self.listed()  # the sidebar has the new chat before it is selected
         await self.open_session(session_id)
         return session_id
 
     async def import_claude_code(self, path: str, title: str | None = None) -> ImportResult:
         """Import a Claude Code transcript as a new session and open it. Raises ImportFailed (one line)."""
         result = await self._engine.library.import_claude_code(path, title)
-        await self.refresh_sessions()
+        await self.listed()
         await self.open_session(result.session_id)
         return result
 
-    async def rename_session(self, session_id: int, title: str) -> None:
-        await self._engine.library.rename(session_id, title)
-        await self.refresh_sessions()
-
     async def delete_session(self, session_id: int) -> list[SessionInfo]:
-        """Delete a chat; returns the sessions left."""
+        """Delete a chat; returns the chats left."""
         await self._engine.delete_session(session_id)
-        return await self.refresh_sessions()
+        return await self.listed()
 
-    async def set_pinned(self, session_id: int, pinned: bool) -> None:
-        await self._engine.library.set_pinned(session_id, pinned)
-        await self.refresh_sessions()
-
-    # --- search, instructions, export -----------------------------------------------------------------
-    async def search(self, query: str, limit: int = 50) -> list[SearchHit]:
-        """Full-text search across every chat (the index `precis search` reads)."""
-        return await self._engine.library.search(query, limit)
-
-    async def chat_instructions(self, session_id: int) -> str:
-        value = (await self._engine.session_state(session_id)).get("instructions")
-        return value if isinstance(value, str) else ""
-
-    async def set_chat_instructions(self, session_id: int, text: str) -> None:
-        """The chat's own instructions (after the default ones), from the next request on."""
-        await self._engine.update_state(session_id, {"instructions": text.strip() or None})
-
-    async def export_chat(self, session_id: int, fmt: str = "md") -> str:
-        """The chat as `precis export ID --format md|json` writes it."""
-        return await self._engine.library.export(session_id, fmt)
-
+    # --- export -------------------------------------------------------------------------------------------
     async def export_chat_to(self, session_id: int, path: Any, fmt: str = "md") -> None:
         """Write the export to ``path`` readable by the owner only (it holds the history), like the CLI's -o."""
         from desktop.engine.config.files import write_private
 
-        text = await self.export_chat(session_id, fmt)
+        text = await self._engine.library.export(session_id, fmt)
         await asyncio.to_thread(write_private, path, text + "\n")
 
     # --- turns ----------------------------------------------------------------------------------------
@@ -443,7 +320,7 @@ class Bridge(QObject):
         if text.startswith("/") and not files and await self._engine.command(session_id, text):
             self.draft_taken.emit(session_id)
             return True
-        reads = bool(files) and self.has_tools and bool(await self.workspace(session_id))
+        reads = bool(files) and self.has_tools and bool(await self._engine.workspace(session_id))
         spill = self._engine.paths.spill_dir(session_id) if reads else None
         try:
             # Reading, checking and downscaling files is slow work: off the UI thread.
@@ -471,9 +348,6 @@ class Bridge(QObject):
         """``check_attachment`` in a worker thread: reading and decoding a big image would freeze the window."""
         return await asyncio.to_thread(self.check_attachment, path, read_tool=read_tool)
 
-    async def retry(self, session_id: int) -> None:
-        await self._engine.retry(session_id)
-
     async def continue_reply(self, session_id: int) -> None:
         """Resume the newest reply the provider cut short; a whole one is left alone (said in a toast)."""
         try:
@@ -481,22 +355,15 @@ class Bridge(QObject):
         except NothingToContinue as exc:
             self.notice.emit(session_id, word_error(exc), "info")
 
-    async def edit_and_resend(self, session_id: int, message_id: int, text: str) -> None:
-        """Send an edited user message as a new version of it (the earlier one and what followed it stay)."""
-        await self._engine.edit_and_resend(session_id, message_id, text)
-
     # --- versions (regenerate, edit, ‹ › switch); the window reads the page again on events.PathChanged ----
-    async def _session_of(self, message_id: int) -> int | None:
-        return await self._engine.library.session_of_message(message_id)
-
     async def regenerate(self, message_id: int) -> None:
         """Answer again in place of a reply; the old reply stays as the other version."""
-        if (sid := await self._session_of(message_id)) is not None:
+        if (sid := await self._engine.library.session_of_message(message_id)) is not None:
             await self._engine.regenerate(sid, message_id)
 
     async def edit_message(self, message_id: int, text: str) -> None:
         """Send an edited user message as a new version of it; the old one stays."""
-        if (sid := await self._session_of(message_id)) is None:
+        if (sid := await self._engine.library.session_of_message(message_id)) is None:
             return
         try:
             await self._engine.edit_message(sid, message_id, text)
@@ -505,52 +372,20 @@ class Bridge(QObject):
 
     async def switch_version(self, message_id: int, delta: int) -> bool:
         """Show the previous (-1) or next (+1) version of a message and the conversation under it."""
-        if (sid := await self._session_of(message_id)) is None:
+        if (sid := await self._engine.library.session_of_message(message_id)) is None:
             return False
         return await self._engine.switch_version(sid, message_id, delta)
-
-    def stop(self, session_id: int) -> None:
-        self._engine.stop(session_id)
-
-    async def delete_message(self, session_id: int, message_id: int) -> None:
-        await self._engine.delete_message(session_id, message_id)
 
     async def clear_history(self, session_id: int) -> None:
         await self._engine.clear_history(session_id)
         await self.open_session(session_id)
 
     # --- compaction -----------------------------------------------------------------------------------
-    async def compact(self, session_id: int, focus: str | None = None) -> None:
-        """The Compact now button: the same engine entry point as /compact and `precis compact`."""
-        await self._engine.compact(session_id, "manual", focus)
-
-    async def compact_and_retry(self, session_id: int) -> None:
-        await self._engine.compact_and_retry(session_id)
-
     async def new_chat_from_summary(self, session_id: int) -> None:
         """A new chat whose composer holds the summary, pins and ledger (handoff_ready), editable before sending."""
         new_id, text = await self._engine.handoff(session_id)
-        await self.refresh_sessions()
+        await self.listed()
         self.handoff_ready.emit(new_id, text)
-
-    async def edit_summary(self, session_id: int, text: str) -> None:
-        await self._engine.edit_summary(session_id, text)
-
-    async def compact_before(self, session_id: int, message_id: int) -> None:
-        """Summarise up to here: everything before the message."""
-        await self._engine.compact(session_id, "manual", before_message=message_id)
-
-    async def plan_compaction(self, session_id: int, before_message: int | None = None) -> Plan:
-        """What Compact now (or "Summarise up to here") would do: the preview's numbers, the compactor's rule."""
-        return await self._engine.plan_compaction(session_id, before_message)
-
-    async def compact_planned(
-        self, session_id: int, focus: str | None, exclude: list[int], before_message: int | None = None
-    ) -> None:
-        """The preview's Compact: with its focus, the messages it keeps verbatim (pinned), its cut."""
-        await self._engine.compact(
-            session_id, "manual", focus or None, before_message=before_message, exclude=exclude
-        )
 
     # --- pins and recall ------------------------------------------------------------------------------
     async def pins(self, session_id: int) -> list[Pin]:
@@ -573,13 +408,6 @@ class Bridge(QObject):
         await self.pins(session_id)
         return removed
 
-    async def recall(self, session_id: int, query: str, limit: int = 30) -> list[SearchHit]:
-        """Earlier in this chat: the recall search (the model's tool and `precis recall`) as search hits."""
-        return await self._engine.library.recall(session_id, query, limit)
-
-    async def undo_compaction(self, session_id: int) -> None:
-        await self._engine.undo_compaction(session_id)
-
     # --- settings -------------------------------------------------------------------------------------
     async def apply_provider_choice(self, choice: ProviderChoice) -> str | None:
         """Save settings (file) and the key (keyring, or memory for this run). Returns an error for the user."""
@@ -595,7 +423,7 @@ class Bridge(QObject):
             except (OSError, _secrets.KeyringUnavailable) as exc:
                 return word_error(exc)
             finally:
-                await self.refresh_sessions()
+                await self.listed()
         for owner, key in ((profile, choice.api_key), *choice.other_keys):
             if not key:
                 continue
@@ -630,24 +458,6 @@ class Bridge(QObject):
     async def tool_outcomes(self, session_id: int) -> dict[str, tuple[str, float | None]]:
         """How the chat's finished tool calls ended, from the audit log (the tool cards' status after a restart)."""
         return await self._toolbox.outcomes(session_id) if self._toolbox is not None else {}
-
-    async def workspace(self, session_id: int) -> str:
-        return str((await self._engine.session_state(session_id)).get("workspace") or "")
-
-    async def set_workspace(self, session_id: int, folder: str) -> None:
-        """The chat's workspace folder ('' for none): its built-in tools work there, from the next request on."""
-        await self._engine.update_state(session_id, {"workspace": folder or None})
-
-    async def thinking(self, session_id: int) -> bool:
-        return thinking_enabled(await self._engine.session_state(session_id))
-
-    async def set_thinking(self, session_id: int, on: bool) -> None:
-        """Extended thinking for this chat's requests from the next one on (budget: the settings')."""
-        await self._engine.update_state(session_id, {"thinking": bool(on)})
-
-    @staticmethod
-    def supports_thinking(model: str) -> bool:
-        return supports_thinking(model)
 
     def mcp_servers(self) -> list[ServerStatus]:
         if self._toolbox is None:
@@ -785,7 +595,6 @@ class Bridge(QObject):
             session = await self._engine.library.session(session_id)
             own = session.profile if session is not None else None
             await self._engine.set_chat_model(session_id, model, own or self._engine.settings.profile or None)
-            await self.refresh_sessions()
 
     def profile_names(self) -> list[str]:
         """The profiles a chat can be moved to: the saved ones, the active one first."""
@@ -806,5 +615,4 @@ class Bridge(QObject):
             or self._engine.settings.model
         )
         await self._engine.set_chat_model(session_id, model, profile)
-        await self.refresh_sessions()
         await self.list_models(session_id)

@@ -6,10 +6,12 @@ a chat (messages, summaries, versions, its state) are written by its conversatio
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from pathlib import Path
 from typing import TYPE_CHECKING
 
 from desktop.engine.config.profiles import Profile, ProfileEdits
+from desktop.engine.events import SessionsChanged
 from desktop.engine.history.search import SearchHit
 from desktop.engine.history.storage import Page, Storage
 from desktop.engine.types import DEFAULT_TITLE, SessionInfo
@@ -23,8 +25,13 @@ Drafts = dict[int, tuple[str, list[str]]]  # session id -> (text, attached file 
 
 
 class ChatLibrary:
-    def __init__(self, store: Storage) -> None:
+    """``changed`` hears of every change to the list of chats made here (the engine's event bus)."""
+
+    def __init__(
+        self, store: Storage, changed: Callable[[SessionsChanged], None] = lambda _event: None
+    ) -> None:
         self._store = store
+        self._changed = changed
 
     # --- reads ------------------------------------------------------------------------------------------
     async def apply_profile_edits(self, edits: ProfileEdits, in_use: Profile) -> None:
@@ -32,7 +39,10 @@ class ChatLibrary:
         keys go with them (KeyringUnavailable or OSError when a key could not be written)."""
         from desktop.engine.config import profile_edits
 
-        await profile_edits.apply(self._store, edits, in_use)
+        try:
+            await profile_edits.apply(self._store, edits, in_use)
+        finally:  # some chats may have moved before a key failed to follow
+            self._changed(SessionsChanged(0))
 
     async def sessions(self, title_filter: str = "") -> list[SessionInfo]:
         return await self._store.list_sessions(title_filter)
@@ -93,10 +103,13 @@ class ChatLibrary:
 
     # --- whole chats: made and deleted here (the rows inside a chat are its conversation's) ---------------
     async def create(self, title: str, model: str | None, profile: str | None) -> SessionInfo:
-        return await self._store.create_session(title or DEFAULT_TITLE, model, profile)
+        session = await self._store.create_session(title or DEFAULT_TITLE, model, profile)
+        self._changed(SessionsChanged(session.id))
+        return session
 
     async def delete(self, session_id: int) -> None:
         await self._store.delete_session(session_id)
+        self._changed(SessionsChanged(session_id))
 
     # --- whole-chat edits -------------------------------------------------------------------------------
     async def save_drafts(self, drafts: Drafts) -> None:
@@ -106,11 +119,15 @@ class ChatLibrary:
     async def rename(self, session_id: int, title: str) -> None:
         """A blank title is no title: the chat is named as a new one is."""
         await self._store.update_session(session_id, title=title.strip() or DEFAULT_TITLE)
+        self._changed(SessionsChanged(session_id))
 
     async def set_pinned(self, session_id: int, pinned: bool) -> None:
         await self._store.set_pinned(session_id, pinned)
+        self._changed(SessionsChanged(session_id))
 
     async def import_claude_code(self, path: str | Path, title: str | None = None) -> ImportResult:
         from desktop.engine.history import importer
 
-        return await importer.import_claude_code(self._store, path, title)
+        result = await importer.import_claude_code(self._store, path, title)
+        self._changed(SessionsChanged(result.session_id))
+        return result

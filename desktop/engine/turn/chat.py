@@ -28,8 +28,10 @@ from desktop.engine.events import (
     CommandOutput,
     EngineEvent,
     Notice,
+    SessionsChanged,
     StatusChanged,
     SummaryFailed,
+    TurnDone,
 )
 from desktop.engine.history.library import ChatLibrary
 from desktop.engine.history.session_lock import SessionBusy, SessionLocks
@@ -45,7 +47,8 @@ from desktop.engine.turn.assemble import summary_text
 from desktop.engine.turn.continuation import NothingToContinue, is_cut
 from desktop.engine.turn.conversation import Conversation, TurnFailed
 from desktop.engine.turn.session import SessionView, Shared
-from desktop.engine.turn.tasks import TaskRegistry
+from desktop.engine.turn.tasks import Activity, TaskRegistry
+from desktop.engine.turn.thinking import thinking_enabled
 from desktop.engine.turn.tooling import ToolRunner
 from desktop.engine.types import DEFAULT_TITLE, Block, CompactionRecord, SessionInfo, StoredMessage
 
@@ -126,7 +129,7 @@ class ChatEngine:
     @property
     def library(self) -> ChatLibrary:
         """The window's reads (and whole-chat edits): it never reaches the store itself."""
-        return ChatLibrary(self.shared.store)
+        return ChatLibrary(self.shared.store, self.emit)
 
     @property
     def paths(self) -> Paths:
@@ -224,6 +227,8 @@ class ChatEngine:
     def emit(self, event: EngineEvent) -> None:
         for listener in list(self._listeners):
             listener(event)
+        if isinstance(event, TurnDone):  # a finished turn changes its chat's title and place in the list
+            self.emit(SessionsChanged(event.session_id))
 
     @property
     def heard(self) -> bool:
@@ -337,6 +342,14 @@ class ChatEngine:
 
     def busy(self, session_id: int) -> bool:
         return self.tasks.busy(session_id)
+
+    def set_up_before(self) -> bool:
+        """The first-run form (or Settings) was saved once: a key was kept then, or the chats are read without."""
+        return self.paths.settings_file.exists()
+
+    def activity(self, session_id: int) -> Activity:
+        """What the chat is doing now (a turn, a compaction, nothing)."""
+        return self.tasks.activity(session_id)
 
     def _require_idle(self, session_id: int) -> None:
         if self.busy(session_id):
@@ -656,6 +669,30 @@ class ChatEngine:
         """The stored state alone (workspace, instructions, thinking): a gather would decode the history."""
         return await self.store.get_state(session_id)
 
+    async def workspace(self, session_id: int) -> str:
+        """The chat's workspace folder ('' for none)."""
+        return str((await self.session_state(session_id)).get("workspace") or "")
+
+    async def set_workspace(self, session_id: int, folder: str) -> None:
+        """The chat's workspace folder ('' for none): its built-in tools work there, from the next request on."""
+        await self.update_state(session_id, {"workspace": folder or None})
+
+    async def instructions(self, session_id: int) -> str:
+        """The chat's own instructions (sent after the default ones)."""
+        value = (await self.session_state(session_id)).get("instructions")
+        return value if isinstance(value, str) else ""
+
+    async def set_instructions(self, session_id: int, text: str) -> None:
+        """The chat's own instructions from the next request on (blank: none)."""
+        await self.update_state(session_id, {"instructions": text.strip() or None})
+
+    async def thinking(self, session_id: int) -> bool:
+        return thinking_enabled(await self.session_state(session_id))
+
+    async def set_thinking(self, session_id: int, on: bool) -> None:
+        """Extended thinking for this chat's requests from the next one on (budget: the settings')."""
+        await self.update_state(session_id, {"thinking": bool(on)})
+
     async def update_state(self, session_id: int, changes: dict[str, Any]) -> dict[str, Any]:
         """Change a session's state (e.g. its workspace: the tools its requests offer) and measure it again."""
         # Written before the chat's route is looked up: a read asked for after this call sees the change.
@@ -683,6 +720,7 @@ class ChatEngine:
         """The chat's own model (and profile) from now on; the next request and the gauge use it."""
         self._require_idle(session_id)
         await (await self._open(session_id)).set_model(model.strip(), profile)
+        self.emit(SessionsChanged(session_id))
 
     async def models_for(self, session_id: int) -> list[dict[str, Any]]:
         """The models the chat's provider lists (GET /v1/models); [] when it does not answer."""

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from PySide6.QtCore import QCoreApplication
 
-from desktop.ui.bridge import Bill, Cold, ContextSnapshot, TurnBill
+from desktop.ui.api import Bill, Cold, ContextSnapshot, TurnBill
 from desktop.ui.look.format import fmt_cost
 
 ROWS = ("bill_read", "bill_write", "bill_input", "bill_output", "bill_cold")

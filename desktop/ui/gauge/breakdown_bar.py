@@ -9,7 +9,7 @@ from PySide6.QtCore import QT_TRANSLATE_NOOP, QCoreApplication, QEvent, QRect, Q
 from PySide6.QtGui import QBrush, QColor, QHelpEvent, QPainter, QPainterPath, QPalette
 from PySide6.QtWidgets import QSizePolicy, QToolTip, QWidget
 
-from desktop.ui.bridge import CATEGORIES
+from desktop.ui.api import CATEGORIES
 from desktop.ui.look.format import fmt_percent, fmt_tokens, fmt_tokens_exact
 
 _CONTEXT = "BreakdownBar"

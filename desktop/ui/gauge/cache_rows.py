@@ -8,7 +8,7 @@ from collections.abc import Callable
 
 from PySide6.QtCore import QCoreApplication
 
-from desktop.ui.bridge import ContextSnapshot
+from desktop.ui.api import ContextSnapshot
 from desktop.ui.look.format import fmt_cost, fmt_tokens
 
 ROWS = ("compact_at", "cache_expiry", "next_cost")

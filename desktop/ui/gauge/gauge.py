@@ -14,7 +14,7 @@ from PySide6.QtCore import QEasingCurve, QPointF, QRectF, QSize, Qt, QVariantAni
 from PySide6.QtGui import QColor, QFont, QFontMetricsF, QKeyEvent, QPainter, QPalette, QPen
 from PySide6.QtWidgets import QSizePolicy, QWidget
 
-from desktop.ui.bridge import ContextSnapshot
+from desktop.ui.api import ContextSnapshot
 from desktop.ui.look.format import fmt_percent, fmt_tokens, gauge_text, state_color_hex
 from desktop.ui.look.theme import is_dark
 

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from PySide6.QtWidgets import QLabel, QSizePolicy, QWidget
 
-from desktop.ui.bridge import ContextSnapshot
+from desktop.ui.api import ContextSnapshot
 from desktop.ui.look.format import fmt_tokens, gauge_line
 
 WIDE = 980  # px of window width from which the line shows (below it the ring alone, to leave the title room)

@@ -13,7 +13,7 @@ from PySide6.QtCore import QEvent, QPoint, QRect, Qt, QTimer, Signal
 from PySide6.QtGui import QBrush, QColor, QKeyEvent, QPainter, QPalette, QPixmap
 from PySide6.QtWidgets import QFrame, QGridLayout, QHBoxLayout, QLabel, QPushButton, QVBoxLayout, QWidget
 
-from desktop.ui.bridge import WARNING_RATIO, ContextSnapshot
+from desktop.ui.api import WARNING_RATIO, ContextSnapshot
 from desktop.ui.gauge import bill_rows, cache_rows
 from desktop.ui.gauge.breakdown_bar import BreakdownBar, category_color, category_label, ordered_items
 from desktop.ui.look.format import fmt_cost, fmt_percent, fmt_tokens, fmt_tokens_exact, state_color_hex

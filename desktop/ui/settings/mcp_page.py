@@ -18,7 +18,8 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
-from desktop.ui.bridge import Bridge, McpServerConfig, SavedApproval, ServerStatus
+from desktop.ui.api import McpServerConfig, SavedApproval, ServerStatus
+from desktop.ui.bridge import Bridge
 from desktop.ui.settings.mcp_form import McpServerForm
 
 SERVER_STATES: dict[str, object] = {  # marked for lupdate (context "McpPage")

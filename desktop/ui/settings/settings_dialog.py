@@ -30,7 +30,7 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
-from desktop.ui.bridge import (
+from desktop.ui.api import (
     ANTHROPIC,
     AUTH_KINDS,
     AUTH_WORDS,
@@ -42,7 +42,7 @@ from desktop.ui.bridge import (
     Settings,
     preset,
 )
-from desktop.ui.bridge import profile_list as P
+from desktop.ui.api import profile_list as P
 from desktop.ui.look.plural import numerus
 from desktop.ui.look.theme import BAD, GOOD, is_dark
 from desktop.ui.look.wording import word

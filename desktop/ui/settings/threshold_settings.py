@@ -8,7 +8,7 @@ from typing import Any
 
 from PySide6.QtWidgets import QHBoxLayout, QLabel, QSpinBox, QWidget
 
-from desktop.ui.bridge import (
+from desktop.ui.api import (
     THRESHOLD_CAP,
     THRESHOLD_CAP_RANGE,
     THRESHOLD_PERCENT,

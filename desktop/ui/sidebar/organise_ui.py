@@ -14,7 +14,8 @@ from PySide6.QtCore import QEvent, QObject, Qt
 from PySide6.QtGui import QAction, QGuiApplication, QKeyEvent, QKeySequence
 from PySide6.QtWidgets import QMainWindow, QMenu, QToolButton
 
-from desktop.ui.bridge import Bridge, SearchHit
+from desktop.ui.api import SearchHit
+from desktop.ui.bridge import Bridge
 from desktop.ui.composer.slash_commands import WINDOW_COMMANDS, SlashCompleter, parse
 from desktop.ui.window.shortcuts import SHORTCUTS, shortcut
 
@@ -183,7 +184,7 @@ class OrganiseUi(QObject):
         return self.search_dialog
 
     async def _search(self, query: str) -> None:
-        hits = await self.bridge.search(query) if query.strip() else []
+        hits = await self.bridge.engine.library.search(query) if query.strip() else []
         if self.search_dialog is not None:
             self.search_dialog.show_results(query, hits)
 
@@ -249,7 +250,7 @@ class OrganiseUi(QObject):
             ChatInstructionsDialog,  # dialogs load when first opened
         )
 
-        current = await self.bridge.chat_instructions(session_id)
+        current = await self.bridge.engine.instructions(session_id)
         dialog = ChatInstructionsDialog(current, self.bridge.settings.instructions, self.host)
         dialog.setAttribute(Qt.WidgetAttribute.WA_DeleteOnClose)
         dialog.accepted.connect(lambda: self.bridge.spawn(self._save_instructions(session_id, dialog.text())))
@@ -258,7 +259,7 @@ class OrganiseUi(QObject):
         dialog.open()
 
     async def _save_instructions(self, session_id: int, text: str) -> None:
-        await self.bridge.set_chat_instructions(session_id, text)
+        await self.bridge.engine.set_instructions(session_id, text)
         self.view.toast.show_message(
             self.tr("This chat's instructions were saved.")
             if text
@@ -302,7 +303,7 @@ class OrganiseUi(QObject):
             self.bridge.spawn(self._copy_chat(self.view.session_id, fmt))
 
     async def _copy_chat(self, session_id: int, fmt: str) -> None:
-        QGuiApplication.clipboard().setText(await self.bridge.export_chat(session_id, fmt))
+        QGuiApplication.clipboard().setText(await self.bridge.engine.library.export(session_id, fmt))
         self.view.toast.show_message(self.tr("Copied the whole chat"))
 
     def copy_last_reply(self) -> bool:

@@ -18,7 +18,7 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
-from desktop.ui.bridge import SearchHit
+from desktop.ui.api import SearchHit
 
 HIT_ROLE = Qt.ItemDataRole.UserRole
 DEBOUNCE_MS = 180

@@ -19,7 +19,7 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
-from desktop.ui.bridge import SessionInfo
+from desktop.ui.api import SessionInfo
 from desktop.ui.look.plural import numerus
 from desktop.ui.sidebar.session_groups import group_key, group_label
 

@@ -15,7 +15,7 @@ from PySide6.QtCore import Qt, Signal
 from PySide6.QtGui import QKeySequence, QPalette, QShortcut
 from PySide6.QtWidgets import QFrame, QHBoxLayout, QLabel, QPushButton, QTextEdit, QVBoxLayout, QWidget
 
-from desktop.ui.bridge import Answer, PermissionRequest
+from desktop.ui.api import Answer, PermissionRequest
 from desktop.ui.look.theme import BAD, GOOD, is_dark
 
 

@@ -13,7 +13,8 @@ from PySide6.QtCore import QEvent, QObject, Qt
 from PySide6.QtGui import QAction, QKeyEvent
 from PySide6.QtWidgets import QMainWindow, QMenu, QToolButton, QWidget
 
-from desktop.ui.bridge import Bridge, Page, PermissionRequest, display, events, tool_events
+from desktop.ui.api import Page, PermissionRequest, display, events, tool_events
+from desktop.ui.bridge import Bridge
 from desktop.ui.look import icons
 from desktop.ui.transcript.chat_model import Roles
 
@@ -106,7 +107,7 @@ class ToolsUi(QObject):
 
     async def _load_workspace(self, session_id: int) -> None:
         picked = self._picked
-        folder = await self.bridge.workspace(session_id)
+        folder = await self.bridge.engine.workspace(session_id)
         # A folder picked while this read was under way is newer than what it read.
         if session_id == self.view.session_id and picked == self._picked and not self._writing:
             self.workspace.show_folder(folder)
@@ -133,7 +134,7 @@ class ToolsUi(QObject):
         # is shown while a write is under way.
         self._writing += 1
         try:
-            await self.bridge.set_workspace(session_id, folder)
+            await self.bridge.engine.set_workspace(session_id, folder)
         finally:
             self._writing -= 1
 

@@ -26,7 +26,7 @@ from PySide6.QtCore import (
     QTimer,
 )
 
-from desktop.ui.bridge import Block, StoredMessage, display
+from desktop.ui.api import Block, StoredMessage, display
 from desktop.ui.look.format import fmt_count
 from desktop.ui.transcript.markdown_render import extract_code_blocks
 

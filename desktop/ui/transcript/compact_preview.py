@@ -18,7 +18,7 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
-from desktop.ui.bridge import Plan, StoredMessage, Verdict, display
+from desktop.ui.api import Plan, StoredMessage, Verdict, display
 from desktop.ui.look.format import fmt_cost, fmt_count
 from desktop.ui.look.plural import numerus
 

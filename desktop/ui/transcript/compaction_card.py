@@ -8,7 +8,7 @@ import re
 
 from PySide6.QtCore import QCoreApplication
 
-from desktop.ui.bridge import CITATION, CompactionRecord
+from desktop.ui.api import CITATION, CompactionRecord
 from desktop.ui.look.format import fmt_cost
 from desktop.ui.look.plural import numerus
 from desktop.ui.look.wording import word

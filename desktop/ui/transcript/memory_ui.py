@@ -9,7 +9,7 @@ from typing import TYPE_CHECKING
 from PySide6.QtCore import QObject
 from PySide6.QtWidgets import QMainWindow, QMenu, QWidget
 
-from desktop.ui.bridge import Pin, SearchHit
+from desktop.ui.api import Pin, SearchHit
 from desktop.ui.transcript.chat_model import Roles
 
 if TYPE_CHECKING:
@@ -124,13 +124,18 @@ class MemoryUi(QObject):
     async def open_preview(self, sid: int, before_message: int | None = None) -> CompactPreview:
         from desktop.ui.transcript.compact_preview import CompactPreview  # dialogs load when first opened
 
-        plan = await self.bridge.plan_compaction(sid, before_message)
+        plan = await self.bridge.engine.plan_compaction(sid, before_message)
         if self.preview is not None:
             self.preview.close()
         self.preview = dialog = CompactPreview(plan, self.host, up_to_here=before_message is not None)
         dialog.accepted.connect(
             lambda: self.bridge.spawn(
-                self.bridge.compact_planned(sid, dialog.focus(), dialog.excluded(), before_message)
+                self.bridge.engine.compact(
+                    sid,
+                    focus=dialog.focus() or None,
+                    before_message=before_message,
+                    exclude=dialog.excluded(),
+                )
             )
         )
         dialog.finished.connect(lambda _result: self._closed(dialog))
@@ -163,7 +168,9 @@ class MemoryUi(QObject):
 
     async def _recall(self, query: str) -> None:
         sid = self.view.session_id
-        hits = await self.bridge.recall(sid, query) if query.strip() and sid is not None else []
+        hits = (
+            await self.bridge.engine.library.recall(sid, query) if query.strip() and sid is not None else []
+        )
         if self.recall_dialog is not None:
             self.recall_dialog.show_results(query, hits)
 

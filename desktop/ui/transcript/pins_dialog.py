@@ -13,7 +13,7 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
-from desktop.ui.bridge import Pin
+from desktop.ui.api import Pin
 
 PIN_ROLE = Qt.ItemDataRole.UserRole
 EXCERPT = 200

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from PySide6.QtCore import QT_TRANSLATE_NOOP, QCoreApplication
 
-from desktop.ui.bridge import Activity
+from desktop.ui.api import Activity
 
 # Source strings for Qt Linguist (context "Activity"); idle has no words.
 ACTIVITY_TEXT: dict[Activity, object] = {  # QT_TRANSLATE_NOOP is typed as returning object

@@ -20,14 +20,8 @@ from PySide6.QtWidgets import (
 )
 
 from desktop import APP_NAME
-from desktop.ui.bridge import (
-    Bridge,
-    CompactionRecord,
-    Page,
-    SessionInfo,
-    covered_through,
-    events,
-)
+from desktop.ui.api import CompactionRecord, Page, SessionInfo, covered_through, events
+from desktop.ui.bridge import Bridge
 from desktop.ui.composer.composer import Composer
 from desktop.ui.gauge.gauge import ContextGauge
 from desktop.ui.look.format import fmt_count
@@ -139,7 +133,7 @@ class MainWindow(QMainWindow):
         # A key kept in the keyring or the key file is looked for in a worker thread after the first paint: by
         # ``start`` for a returning user, by the first-run page (shown at once when nothing was ever set up).
         self._key_unchecked = not bridge.credentials_at_hand()
-        if self._key_unchecked and not bridge.set_up_before():
+        if self._key_unchecked and not bridge.engine.set_up_before():
             self._key_unchecked = False
             self.stack.setCurrentWidget(self.welcome)
 
@@ -246,8 +240,10 @@ class MainWindow(QMainWindow):
         self.sidebar.session_selected.connect(lambda sid: b.spawn(b.open_session(sid)))
         self.sidebar.new_requested.connect(self.new_chat)
         self._watch_timer.timeout.connect(lambda: b.spawn(b.watch_database()))
-        self.sidebar.rename_requested.connect(lambda sid, t: b.spawn(b.rename_session(sid, t)))
-        self.sidebar.pin_requested.connect(lambda sid, pinned: b.spawn(b.set_pinned(sid, pinned)))
+        self.sidebar.rename_requested.connect(lambda sid, t: b.spawn(b.engine.library.rename(sid, t)))
+        self.sidebar.pin_requested.connect(
+            lambda sid, pinned: b.spawn(b.engine.library.set_pinned(sid, pinned))
+        )
         self.sidebar.delete_requested.connect(self._delete_session)
         self.sidebar.filter_changed.connect(lambda text: b.spawn(b.refresh_sessions(text)))
         self.composer.send_requested.connect(self._send)
@@ -264,7 +260,7 @@ class MainWindow(QMainWindow):
         )
         self.banner.retry_button.clicked.connect(self._retry)
         self.banner.compact_retry_button.clicked.connect(
-            lambda: self._banner_action(self.bridge.compact_and_retry)
+            lambda: self._banner_action(self.bridge.engine.compact_and_retry)
         )
         self.banner.new_chat_button.clicked.connect(
             lambda: self._banner_action(self.bridge.new_chat_from_summary)
@@ -327,8 +323,11 @@ class MainWindow(QMainWindow):
         """Load the session list and open the newest session (or create the first one)."""
         if problems := self.bridge.settings.problems:
             self.toast.show_message("; ".join(word(p) for p in problems), "warning", 8000)
-        self._drafts = await self.bridge.load_drafts()  # what was typed and not sent before a restart
-        sessions = await self.bridge.refresh_sessions()
+        # What was typed and not sent before a restart.
+        self._drafts = await self.bridge.engine.library.load_drafts()
+        sessions = (
+            await self.bridge.refresh_sessions()
+        )  # the first read; the engine's events say when to read again
         if sessions and self.stack.currentWidget() is self._welcome:
             # Nothing set up, but chats to read (made by the CLI, or settings.json removed): they show, and the
             # key is looked for like a returning start's.
@@ -430,13 +429,13 @@ class MainWindow(QMainWindow):
 
     def _stop(self) -> None:
         if self.session_id is not None:
-            self.bridge.stop(self.session_id)
+            self.bridge.engine.stop(self.session_id)
 
     def escape(self) -> None:
         """Esc in the composer: leave an edit, else stop what runs."""
         if self._editing is not None:
             self.cancel_edit()
-        elif self.session_id is not None and self.bridge.busy(self.session_id):
+        elif self.session_id is not None and self.bridge.engine.busy(self.session_id):
             self._stop()
 
     def cancel_edit(self) -> None:
@@ -456,7 +455,7 @@ class MainWindow(QMainWindow):
 
     def regenerate(self, message_id: int) -> None:
         """Answer again in place of a reply (a new version; the old one stays)."""
-        if self.session_id is not None and not self.bridge.busy(self.session_id):
+        if self.session_id is not None and not self.bridge.engine.busy(self.session_id):
             self.banner.hide()
             self.bridge.spawn(self.bridge.regenerate(message_id))
 
@@ -464,7 +463,7 @@ class MainWindow(QMainWindow):
         """‹ / ›: show another version of a message; the page is read again when the path moved."""
         if self.session_id is None:
             return
-        if self.bridge.busy(self.session_id):
+        if self.bridge.engine.busy(self.session_id):
             self.toast.show_message(self.tr("Versions can be switched when the reply has finished."))
             return
         # The page is read again: the other version comes back where this one is on screen.
@@ -504,7 +503,7 @@ class MainWindow(QMainWindow):
             QMessageBox.StandardButton.Cancel,
         )
         if answer == QMessageBox.StandardButton.Yes:
-            self.bridge.spawn(self.bridge.delete_message(self.session_id, message_id))
+            self.bridge.spawn(self.bridge.engine.delete_message(self.session_id, message_id))
 
     def _clear_history(self) -> None:
         from PySide6.QtWidgets import QMessageBox  # a dialog class, made when first opened
@@ -525,11 +524,11 @@ class MainWindow(QMainWindow):
         if self.session_id is None:
             return
         self.banner.hide()
-        self.bridge.spawn(self.bridge.retry(self.session_id))
+        self.bridge.spawn(self.bridge.engine.retry(self.session_id))
 
     def continue_reply(self) -> None:
         """Resume the newest reply the provider cut short."""
-        if self.session_id is not None and not self.bridge.busy(self.session_id):
+        if self.session_id is not None and not self.bridge.engine.busy(self.session_id):
             self.banner.hide()
             self.bridge.spawn(self.bridge.continue_reply(self.session_id))
 
@@ -579,7 +578,7 @@ class MainWindow(QMainWindow):
         return self.bridge.spawn(self._import_async(path))
 
     async def _import_async(self, path: str) -> None:
-        from desktop.ui.bridge import ImportFailed  # the importer loads with the first import
+        from desktop.ui.api import ImportFailed  # the importer loads with the first import
 
         self.status.setText(self.tr("Importing %s…") % Path(path).name)
         try:
@@ -654,7 +653,7 @@ class MainWindow(QMainWindow):
         model = self.model_picker.currentText().strip()
         if self.session_id is None or not model or model == self._chat_model_name:
             return
-        if self.bridge.busy(self.session_id):
+        if self.bridge.engine.busy(self.session_id):
             self._show_chat_model(self._chat_model_name)
             self.toast.show_message(self.tr("The model can change when the reply has finished."))
             return
@@ -671,7 +670,7 @@ class MainWindow(QMainWindow):
         """The header's profile menu: the open chat moves to that profile (once its reply has finished)."""
         if self.session_id is None:
             return
-        if self.bridge.busy(self.session_id):
+        if self.bridge.engine.busy(self.session_id):
             self.toast.show_message(self.tr("The profile can change when the reply has finished."))
             return
         self.bridge.spawn(self.bridge.set_chat_profile(self.session_id, name))
@@ -693,7 +692,7 @@ class MainWindow(QMainWindow):
         if self.bridge.credentials_present():
             self.stack.setCurrentWidget(self.splitter)
             if self.session_id is None:  # the first run: the first chat, with the model just chosen
-                sessions = await self.bridge.refresh_sessions()
+                sessions = await self.bridge.listed()
                 if sessions:
                     await self.bridge.open_session(sessions[0].id)
                 else:
@@ -719,7 +718,7 @@ class MainWindow(QMainWindow):
                     self.status.setText(
                         self.tr("%s · %s tokens")
                         % (
-                            activity_text(self.bridge.activity(event.session_id)),
+                            activity_text(self.bridge.engine.activity(event.session_id)),
                             fmt_count(usage.output_tokens),
                         )
                     )
@@ -791,7 +790,7 @@ class MainWindow(QMainWindow):
             version and not switched and self._scroll_version_to(*version)
         ):
             self.chat.scroll_to_bottom()
-        activity = self.bridge.activity(session.id)
+        activity = self.bridge.engine.activity(session.id)
         self.composer.set_busy(activity.busy)
         self.gauge.set_busy(activity_text(activity) if activity.compacting else None)
         self.composer.edit.setFocus()
@@ -910,13 +909,13 @@ class MainWindow(QMainWindow):
             self._keep_card = (int(card.detail.get("record_id", 0)), self.chat.visualRect(index).top())
             self.bridge.spawn(self.bridge.open_session(self.session_id, originals=bool(self.hidden_through)))
         elif action == "undo":
-            self.bridge.spawn(self.bridge.undo_compaction(self.session_id))
+            self.bridge.spawn(self.bridge.engine.undo_compaction(self.session_id))
         elif action == "edit":
             self._edit_summary(int(card.detail.get("record_id", 0)))
         elif action == "handoff":
             self.bridge.spawn(self.bridge.new_chat_from_summary(self.session_id))
         elif action == "retry_summary":
-            self.bridge.spawn(self.bridge.compact(self.session_id))
+            self.bridge.spawn(self.bridge.engine.compact(self.session_id))
 
     def _edit_summary(self, record_id: int) -> None:
         """Edit summary: the text the user saves becomes a new compaction row (Undo restores this one)."""
@@ -928,7 +927,9 @@ class MainWindow(QMainWindow):
 
         self.summary_editor = SummaryEditor(record.summary, self)
         editor = self.summary_editor
-        editor.accepted.connect(lambda: self.bridge.spawn(self.bridge.edit_summary(sid, editor.text())))
+        editor.accepted.connect(
+            lambda: self.bridge.spawn(self.bridge.engine.edit_summary(sid, editor.text()))
+        )
         editor.open()
 
     def _summarise_before(self, message_id: int) -> None:

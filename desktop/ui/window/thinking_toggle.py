@@ -6,6 +6,8 @@ from typing import TYPE_CHECKING
 
 from PySide6.QtWidgets import QToolButton, QWidget
 
+from desktop.ui.api import supports_thinking
+
 if TYPE_CHECKING:
     from desktop.ui.window.window_parts import OpenChat
 
@@ -27,7 +29,7 @@ class ThinkingToggle(QToolButton):
         return self._window.model_picker.currentText().strip()
 
     def _offer(self) -> None:
-        supported = self._window.bridge.supports_thinking(self._model())
+        supported = supports_thinking(self._model())
         self.setEnabled(supported)
         budget = self._window.bridge.settings.thinking_budget_tokens
         self.setToolTip(
@@ -46,7 +48,7 @@ class ThinkingToggle(QToolButton):
             return
 
         async def load(session_id: int) -> None:
-            on = await window.bridge.thinking(session_id)
+            on = await window.bridge.engine.thinking(session_id)
             if session_id == window.session_id:
                 self.blockSignals(True)
                 self.setChecked(on)
@@ -58,4 +60,4 @@ class ThinkingToggle(QToolButton):
     def _on_toggled(self, on: bool) -> None:
         window = self._window
         if window.session_id is not None:
-            window.bridge.spawn(window.bridge.set_thinking(window.session_id, on))
+            window.bridge.spawn(window.bridge.engine.set_thinking(window.session_id, on))

@@ -12,7 +12,7 @@ from typing import TYPE_CHECKING
 
 from PySide6.QtCore import QEvent, QObject, QPoint, QSettings
 
-from desktop.ui.bridge import Page
+from desktop.ui.api import Page
 
 if TYPE_CHECKING:
     from collections.abc import Iterable
