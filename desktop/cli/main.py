@@ -5,7 +5,6 @@ from __future__ import annotations
 import argparse
 import asyncio
 import contextlib
-import json
 import logging
 import signal
 import sys
@@ -14,7 +13,8 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any, NoReturn
 
 from desktop import __version__
-from desktop.cli.common import CliError, open_for_command
+from desktop.cli.common import CliError, neutralised, open_for_command
+from desktop.cli.terminal_text import Neutraliser, dumps, json_safe, neutralise
 from desktop.cli.wording import cli, word
 from desktop.engine.messages import QT_TRANSLATE_NOOP
 
@@ -30,7 +30,8 @@ SESSION_SUFFIX = QT_TRANSLATE_NOOP("Cli", "{error} (session {id})")
 
 
 def _status(text: str) -> None:
-    print(f"precis: {word(text)}", file=sys.stderr, flush=True)
+    # Status lines quote providers, tools and MCP servers (notices, errors): shown inert, like all of stderr.
+    print(f"precis: {neutralise(word(text))}", file=sys.stderr, flush=True)
 
 
 # Signals that stop a turn cleanly (the partial reply is kept, marked interrupted); a closed terminal is one.
@@ -158,14 +159,16 @@ async def cmd_chat(args: argparse.Namespace) -> int:
             from desktop.engine.turn.chat import NothingToRetry
 
             try:
-                return await _stream_turn(ctx, session.id, ctx.engine.retry(session.id))
+                return await _stream_turn(ctx, session.id, ctx.engine.retry(session.id), raw=args.raw)
             except NothingToRetry as exc:
                 raise CliError(cli(SESSION_SUFFIX, error=exc, id=session.id)) from None
         if args.resume:
             from desktop.engine.turn.continuation import NothingToContinue
 
             try:
-                return await _stream_turn(ctx, session.id, ctx.engine.continue_reply(session.id))
+                return await _stream_turn(
+                    ctx, session.id, ctx.engine.continue_reply(session.id), raw=args.raw
+                )
             except NothingToContinue as exc:
                 raise CliError(cli(SESSION_SUFFIX, error=exc, id=session.id)) from None
         meta = {"files": [Path(p).name for p in args.attach]} if args.attach else None
@@ -173,7 +176,7 @@ async def cmd_chat(args: argparse.Namespace) -> int:
 
         try:
             return await _stream_turn(
-                ctx, session.id, ctx.engine.send(session.id, text, attachments, meta=meta)
+                ctx, session.id, ctx.engine.send(session.id, text, attachments, meta=meta), raw=args.raw
             )
         except MessageTooLong as exc:  # refused before anything was sent or stored
             raise CliError(cli(SESSION_SUFFIX, error=exc, id=session.id)) from None
@@ -201,19 +204,23 @@ def _say_waiting(holder: Any) -> None:
     )
 
 
-async def _stream_turn(ctx: Runtime, session_id: int, start: Any) -> int:
-    """Run one turn, printing the reply to stdout and status to stderr; Ctrl+C stops it cleanly."""
+async def _stream_turn(ctx: Runtime, session_id: int, start: Any, *, raw: bool = False) -> int:
+    """Run one turn, printing the reply to stdout and status to stderr; Ctrl+C stops it cleanly. The reply's
+    control characters are shown, not obeyed (``terminal_text``), unless ``raw``."""
     from desktop.engine.events import TextDelta, TurnError
 
     errors: list[TurnError] = []
     wrote = False
+    # One per reply: a sequence cut between two deltas is inert in both halves; a carriage return that ends a
+    # delta waits for the next one (a line end or not). Also when stdout is no terminal: see `chat --raw`.
+    shown = None if raw else Neutraliser()
 
     def on_event(event: EngineEvent) -> None:
         nonlocal wrote
         if event.session_id != session_id:
             return
         if isinstance(event, TextDelta):
-            sys.stdout.write(event.text)
+            sys.stdout.write(event.text if shown is None else shown.feed(event.text))
             sys.stdout.flush()
             wrote = True
         elif isinstance(event, TurnError):
@@ -228,6 +235,8 @@ async def _stream_turn(ctx: Runtime, session_id: int, start: Any) -> int:
         with contextlib.suppress(NotImplementedError):  # Windows: Ctrl+C still ends the process
             loop.add_signal_handler(sig, ctx.engine.stop, session_id)
     reply = await start
+    if shown is not None:
+        sys.stdout.write(shown.finish())
     if wrote:
         sys.stdout.write("\n")
     if errors and errors[-1].kind == "tool_permission":
@@ -305,7 +314,7 @@ async def cmd_sessions(args: argparse.Namespace) -> int:
         for s in sessions
     ]
     if args.json:
-        print(json.dumps(rows, ensure_ascii=False, indent=2))
+        print(dumps(rows, indent=2))
         return 0
     for r in rows:
         usage = r["last_usage"]
@@ -315,12 +324,14 @@ async def cmd_sessions(args: argparse.Namespace) -> int:
             else 0
         )
         print(
-            cli(
-                QT_TRANSLATE_NOOP("Cli", "{id:>5}  {messages:>6} msgs  {used:>8} tok  {title}"),
-                id=r["id"],
-                messages=r["messages"],
-                used=used,
-                title=str(r["title"]),
+            neutralise(  # a title is the first message's words (typed, piped in or imported)
+                cli(
+                    QT_TRANSLATE_NOOP("Cli", "{id:>5}  {messages:>6} msgs  {used:>8} tok  {title}"),
+                    id=r["id"],
+                    messages=r["messages"],
+                    used=used,
+                    title=str(r["title"]),
+                )
             )
         )
     return 0
@@ -348,8 +359,10 @@ async def cmd_export(args: argparse.Namespace) -> int:
                 )
             ) from None
         _status(cli(QT_TRANSLATE_NOOP("Cli", "wrote {path}"), path=args.output))
-    else:
+    elif args.raw:
         print(out)
+    else:  # the history's text shown inert; JSON keeps every character as an escape (--output and --raw: exact)
+        print(json_safe(out) if args.format == "json" else neutralise(out))
     return 0
 
 
@@ -360,9 +373,9 @@ async def cmd_context(args: argparse.Namespace) -> int:
         await _session_or_fail(ctx.store, args.id)
         snap = await ctx.engine.measure(args.id)
     if args.json:
-        print(json.dumps(snap.to_json(), ensure_ascii=False, indent=2))
+        print(dumps(snap.to_json(), indent=2))
     else:
-        print(word(context_report(snap)))
+        print(neutralise(word(context_report(snap))))
     return 0
 
 
@@ -387,7 +400,7 @@ async def cmd_compact(args: argparse.Namespace) -> int:
         outcome = await ctx.engine.compact(args.id, "manual", focus=args.focus)
     if not outcome.ok:
         raise CliError(word(outcome.message))
-    print(word(outcome.message))
+    print(neutralise(word(outcome.message)))
     return 0
 
 
@@ -434,6 +447,15 @@ def build_parser() -> argparse.ArgumentParser:
         help="resume the session's newest reply where the provider cut it short (no MESSAGE)",
     )
     chat.add_argument("message", nargs="?", default="", help="the message; '-' reads standard input")
+    # Neutralised by default even when stdout is a pipe or a file: what is piped is often read on a terminal
+    # (`| tee`, `| less -R`, a log `cat` later), and a script gets the exact text with one flag.
+    chat.add_argument(
+        "--raw",
+        action="store_true",
+        help="write the reply exactly as the model sent it, escape sequences and control characters included "
+        "(by default they are shown, e.g. ESC as ^[, never obeyed): for piping into a program, not for a "
+        "terminal",
+    )
     add_chat_arguments(chat)
 
     sessions = sub.add_parser("sessions", help="list sessions")
@@ -443,6 +465,12 @@ def build_parser() -> argparse.ArgumentParser:
     export.add_argument("id", type=session_id)
     export.add_argument("--format", choices=("md", "json"), default="md")
     export.add_argument("--output", "-o")
+    export.add_argument(
+        "--raw",
+        action="store_true",
+        help="write control characters and escape sequences to stdout as stored (by default they are shown, "
+        "e.g. ESC as ^[; --output always writes them as stored)",
+    )
 
     context = sub.add_parser("context", help="show how full a session's context window is")
     context.add_argument("id", type=session_id)
@@ -477,7 +505,9 @@ def build_parser() -> argparse.ArgumentParser:
 async def _cmd_mcp(args: argparse.Namespace) -> int:
     from desktop.cli.tools_cli import cmd_mcp
 
-    return await cmd_mcp(args)
+    # It lists what MCP servers and their configuration say (names, tools, errors): shown inert.
+    with neutralised("stdout"):
+        return await cmd_mcp(args)
 
 
 async def _cmd_search(args: argparse.Namespace) -> int:
@@ -558,18 +588,23 @@ def main(argv: Sequence[str] | None = None) -> int:
     from desktop.engine.history.session_lock import SessionBusy
     from desktop.engine.history.storage import StorageError
 
-    try:
-        return asyncio.run(COMMANDS[args.command](args))
-    except (CliError, StorageError, SessionBusy) as exc:
-        print(cli(QT_TRANSLATE_NOOP("Cli", "precis: error: {error}"), error=exc), file=sys.stderr)
-        return 1
-    except KeyboardInterrupt:
-        return 130
-    except Exception as exc:  # noqa: BLE001 - last resort: one line, the details in the log
-        logging.getLogger("desktop.cli").debug("unexpected failure", exc_info=True)
-        print(
-            f"precis: error: unexpected {type(exc).__name__}: {str(exc)[:200]} (a bug in Précis; please "
-            "report it)",
-            file=sys.stderr,
-        )
-        return 70
+    # Standard error is for a person at a terminal, and what it says quotes providers, tools and MCP servers
+    # (errors, a permission prompt's arguments and diff, a server's failure): all of it is shown inert, whichever
+    # module prints it. Standard output is each command's (the reply's `--raw`, JSON kept exact as escapes).
+    with neutralised("stderr"):
+        try:
+            return asyncio.run(COMMANDS[args.command](args))
+        except (CliError, StorageError, SessionBusy) as exc:
+            error = cli(QT_TRANSLATE_NOOP("Cli", "precis: error: {error}"), error=exc)
+            print(neutralise(error), file=sys.stderr)
+            return 1
+        except KeyboardInterrupt:
+            return 130
+        except Exception as exc:  # noqa: BLE001 - last resort: one line, the details in the log
+            logging.getLogger("desktop.cli").debug("unexpected failure", exc_info=True)
+            print(
+                f"precis: error: unexpected {type(exc).__name__}: {neutralise(str(exc)[:200])} (a bug in Précis; "
+                "please report it)",
+                file=sys.stderr,
+            )
+            return 70

@@ -7,9 +7,10 @@ Wired from ``desktop.cli.main``'s parser; this module never imports it back.
 from __future__ import annotations
 
 import argparse
-import json
 import sys
 from typing import Any
+
+from desktop.cli.terminal_text import dumps, neutralise
 
 EXCERPT = 120
 
@@ -37,15 +38,17 @@ async def cmd_pin(args: argparse.Namespace) -> int:
         if args.message is None:
             pins = await engine.pins(args.session)
             if args.json:
-                print(json.dumps([p.to_json() for p in pins], ensure_ascii=False, indent=2))
+                print(dumps([p.to_json() for p in pins], indent=2))
             elif not pins:
                 print(f"precis: nothing is pinned in session {args.session}", file=sys.stderr)
             for p in pins:
                 text = " ".join(p.text.split())
                 part = " (part)" if p.part else ""
                 print(
-                    f"#{p.message_id:<7} {p.role:<9}{part} "
-                    + (text[:EXCERPT] + "…" if len(text) > EXCERPT else text)
+                    neutralise(  # a message's own words
+                        f"#{p.message_id:<7} {p.role:<9}{part} "
+                        + (text[:EXCERPT] + "…" if len(text) > EXCERPT else text)
+                    )
                 )
             return 0
         if args.remove:
@@ -57,7 +60,7 @@ async def cmd_pin(args: argparse.Namespace) -> int:
         try:
             pin = await engine.pin_message(args.session, args.message, args.text)
         except ValueError as exc:
-            print(f"precis: error: {exc}", file=sys.stderr)
+            print(f"precis: error: {neutralise(str(exc))}", file=sys.stderr)
             return 1
-    print(json.dumps(pin.to_json(), ensure_ascii=False) if args.json else f"pinned #{pin.message_id}")
+    print(dumps(pin.to_json()) if args.json else f"pinned #{pin.message_id}")
     return 0

@@ -7,9 +7,10 @@ Wired from ``desktop.cli.main``'s parser; this module never imports it back.
 from __future__ import annotations
 
 import argparse
-import json
 import sys
 from typing import Any
+
+from desktop.cli.terminal_text import dumps, neutralise
 
 DEFAULT_LIMIT = 10
 TEXT_CHARS = 4_000  # of each hit's message, in --json
@@ -44,11 +45,11 @@ async def cmd_recall(args: argparse.Namespace) -> int:
             text = message_text(messages[h.message_id]) if h.message_id in messages else ""
             cut = text if len(text) <= TEXT_CHARS else text[:TEXT_CHARS] + "…"
             rows.append({**h.to_json(), "text": cut})
-        print(json.dumps(rows, ensure_ascii=False, indent=2))
+        print(dumps(rows, indent=2))
         return 0
     if not hits:
         print(f"precis: nothing in session {args.session} matches {query!r}", file=sys.stderr)
         return 0
     for h in hits:
-        print(f"#{h.message_id:<7} {h.role:<9} " + " ".join(h.snippet.split()))
+        print(neutralise(f"#{h.message_id:<7} {h.role:<9} " + " ".join(h.snippet.split())))
     return 0
