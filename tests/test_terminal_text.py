@@ -190,13 +190,6 @@ def test_search_snippets_keep_their_own_bold_only():
 # -- the window ------------------------------------------------------------------------------------------------
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="issue 35, outside the CLI: a chat title keeps its control characters (engine title_from, the "
-    "importer's titles, rename) and the sidebar and header show them as stored; the fix belongs where titles are "
-    "made (desktop/engine/turn/chat.py title_from, desktop/engine/history/library.py rename, the importer) or "
-    "made display-ready (desktop/engine/history/display.py)",
-)
 def test_a_title_with_control_characters_shows_none_in_the_sidebar_or_the_header(qtbot):
     from PySide6.QtWidgets import QLabel
 

@@ -5,6 +5,7 @@ Messages are kept as Anthropic content blocks (lists of JSON dicts), never flatt
 
 from __future__ import annotations
 
+import re
 from collections.abc import Sequence
 from typing import Any, Literal
 
@@ -28,6 +29,14 @@ def is_sendable_status(status: str) -> bool:
 CUT_STOP_REASONS: frozenset[str] = frozenset({"max_tokens", "model_context_window_exceeded"})
 
 DEFAULT_TITLE = "New chat"  # a session still titled this takes its title from the first message
+
+_CONTROLS = re.compile("[\x00-\x1f\x7f-\x9f]+")
+
+
+def one_line(text: str) -> str:
+    """A title or a status as one line of plain text: control characters (line breaks, a terminal's escape
+    sequences that a model or an imported file may carry) become single spaces."""
+    return " ".join(_CONTROLS.sub(" ", text).split())
 
 
 class Usage(Struct):

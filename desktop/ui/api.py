@@ -49,6 +49,7 @@ from desktop.engine.types import (
     SessionInfo,
     StoredMessage,
     covered_through,
+    one_line,
 )
 from desktop.tools import events as tool_events
 from desktop.tools.mcp_config import McpServerConfig
@@ -108,6 +109,7 @@ __all__ = [
     "Verdict",
     "covered_through",
     "display",
+    "one_line",
     "events",
     "preset",
     "profile_list",

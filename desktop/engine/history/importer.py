@@ -20,6 +20,7 @@ from desktop.engine import messages as M
 from desktop.engine.history.claude_code import ImportedMessage, Transcript, read_transcript
 from desktop.engine.history.storage import ImportPlan, Storage
 from desktop.engine.metering.measure import new_row_estimate
+from desktop.engine.types import one_line
 
 __all__ = [
     "ImportFailed",
@@ -119,7 +120,7 @@ def _last_model(t: Transcript) -> str | None:
 def plan_import(transcript: Transcript, title: str | None = None) -> ImportPlan:
     t = transcript
     plan = ImportPlan(
-        title=(title or "").strip() or t.title or IMPORTED_TITLE,
+        title=one_line(title or "") or one_line(t.title or "") or IMPORTED_TITLE,
         model=_last_model(t),
         rows=[_row(m) for m in t.messages],
     )

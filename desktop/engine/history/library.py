@@ -14,7 +14,7 @@ from desktop.engine.config.profiles import Profile, ProfileEdits
 from desktop.engine.events import SessionsChanged
 from desktop.engine.history.search import SearchHit
 from desktop.engine.history.storage import Page, Storage
-from desktop.engine.types import DEFAULT_TITLE, SessionInfo
+from desktop.engine.types import DEFAULT_TITLE, SessionInfo, one_line
 
 if TYPE_CHECKING:  # the importer, export and profile edits load when first used, not before the first paint
     from desktop.engine.history.importer import ImportResult
@@ -103,7 +103,7 @@ class ChatLibrary:
 
     # --- whole chats: made and deleted here (the rows inside a chat are its conversation's) ---------------
     async def create(self, title: str, model: str | None, profile: str | None) -> SessionInfo:
-        session = await self._store.create_session(title or DEFAULT_TITLE, model, profile)
+        session = await self._store.create_session(one_line(title) or DEFAULT_TITLE, model, profile)
         self._changed(SessionsChanged(session.id))
         return session
 
@@ -118,7 +118,7 @@ class ChatLibrary:
 
     async def rename(self, session_id: int, title: str) -> None:
         """A blank title is no title: the chat is named as a new one is."""
-        await self._store.update_session(session_id, title=title.strip() or DEFAULT_TITLE)
+        await self._store.update_session(session_id, title=one_line(title) or DEFAULT_TITLE)
         self._changed(SessionsChanged(session_id))
 
     async def set_pinned(self, session_id: int, pinned: bool) -> None:

@@ -50,7 +50,7 @@ from desktop.engine.turn.session import SessionView, Shared
 from desktop.engine.turn.tasks import Activity, TaskRegistry
 from desktop.engine.turn.thinking import thinking_enabled
 from desktop.engine.turn.tooling import ToolRunner
-from desktop.engine.types import DEFAULT_TITLE, Block, CompactionRecord, SessionInfo, StoredMessage
+from desktop.engine.types import DEFAULT_TITLE, Block, CompactionRecord, SessionInfo, StoredMessage, one_line
 
 if TYPE_CHECKING:  # the compaction policy loads with a chat's first measurement (see Route.compactor)
     from desktop.engine.compaction.compactor import Compactor, Outcome, Plan, Trigger
@@ -77,7 +77,7 @@ LONG_MESSAGE_CHARS = 8_000
 
 
 def title_from(text: str) -> str:
-    return " ".join(text.split())[:TITLE_CHARS]
+    return one_line(text)[:TITLE_CHARS]
 
 
 class ChatEngine:

@@ -19,7 +19,7 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
-from desktop.ui.api import SessionInfo
+from desktop.ui.api import SessionInfo, one_line
 from desktop.ui.look.plural import numerus
 from desktop.ui.sidebar.session_groups import group_key, group_label
 
@@ -112,7 +112,8 @@ class Sidebar(QWidget):
         now = _dt.datetime.now()
         previous = None
         for s in sessions:
-            item = QListWidgetItem(s.title or self.tr("Untitled"))
+            title = one_line(s.title)  # a title stored before titles were made one line
+            item = QListWidgetItem(title or self.tr("Untitled"))
             item.setData(ID_ROLE, s.id)
             item.setData(PINNED_ROLE, s.pinned)
             key = group_key(s.updated_at, s.pinned, now)
@@ -123,7 +124,7 @@ class Sidebar(QWidget):
             # The whole title (a long one is cut in the list, "… (continued)" with it) and the count, worded
             # through Qt's %n.
             count = numerus(self.tr("%n message(s)", "", s.message_count), s.message_count)
-            item.setToolTip(f"{s.title}\n{count}" if s.title else count)
+            item.setToolTip(f"{title}\n{count}" if title else count)
             self.list.addItem(item)
             if s.id == self._current_id:
                 self.list.setCurrentItem(item)

@@ -6,6 +6,8 @@ from PySide6.QtCore import Qt, QTimer
 from PySide6.QtGui import QResizeEvent
 from PySide6.QtWidgets import QLabel, QSizePolicy, QWidget
 
+from desktop.ui.api import one_line
+
 
 class StatusLine(QLabel):
     """One line under the chat: elided to the width it is given (a long line never widens the window), the
@@ -18,8 +20,10 @@ class StatusLine(QLabel):
         self._full = ""
         self.setSizePolicy(QSizePolicy.Policy.Ignored, QSizePolicy.Policy.Preferred)
         self.setMinimumWidth(1)
+        self.setTextFormat(Qt.TextFormat.PlainText)  # a title or an error that holds "<b>" shows it as typed
 
     def setText(self, text: str) -> None:  # noqa: N802 - Qt override
+        text = one_line(text)  # plain text, one line: a title or an error may carry a terminal's escapes
         self._full = text
         self.setToolTip(text if self._elided(text) != text else "")
         super().setText(self._elided(text))
