@@ -127,6 +127,8 @@ async def cmd_chat(args: argparse.Namespace) -> int:
     text = _message_text(args.message)
     if args.retry and args.session is None:
         raise CliError(cli(QT_TRANSLATE_NOOP("Cli", "--retry needs --session ID")))
+    if args.project and args.session is not None:
+        raise CliError("--project starts a new chat; `precis project move ID --to NAME` moves a chat")
     if args.resume and args.session is None:
         raise CliError(cli(QT_TRANSLATE_NOOP("Cli", "--continue needs --session ID")))
     if not (args.retry or args.resume) and not text.strip() and not args.attach:
@@ -153,7 +155,16 @@ async def cmd_chat(args: argparse.Namespace) -> int:
             if args.model:
                 await ctx.engine.set_chat_model(session.id, args.model)
         else:
-            session = await _session_or_fail(ctx.store, await ctx.engine.new_session(args.model))
+            project = None
+            if args.project:
+                from desktop.engine.projects.library import UnknownProject
+
+                await ctx.engine.load()
+                try:
+                    project = ctx.engine.projects.named(args.project).id
+                except UnknownProject as exc:
+                    raise CliError(str(exc)) from None
+            session = await _session_or_fail(ctx.store, await ctx.engine.new_session(args.model, project))
             _status(cli(QT_TRANSLATE_NOOP("Cli", "session {id}"), id=session.id))
         if args.retry:
             from desktop.engine.turn.chat import NothingToRetry
@@ -438,6 +449,11 @@ def build_parser() -> argparse.ArgumentParser:
     group.add_argument("--session", type=session_id, help="continue this session")
     group.add_argument("--new", action="store_true", help="start a new session (the default)")
     chat.add_argument("--model", help="model id for this session")
+    chat.add_argument(
+        "--project",
+        metavar="NAME",
+        help="start the chat in this project (its instructions, knowledge, defaults)",
+    )
     chat.add_argument("--attach", action="append", default=[], metavar="FILE", help="attach an image or PDF")
     chat.add_argument("--retry", action="store_true", help="resend the session's last message (no MESSAGE)")
     chat.add_argument(
@@ -497,6 +513,9 @@ def build_parser() -> argparse.ArgumentParser:
     from desktop.cli.pin_cli import add_pin_command
 
     add_pin_command(sub)
+    from desktop.cli.project_cli import add_project_command
+
+    add_project_command(sub)
 
     sub.add_parser("gui", help="open the window (the default)")
     return parser
@@ -528,6 +547,12 @@ async def _cmd_pin(args: argparse.Namespace) -> int:
     return await cmd_pin(args)
 
 
+async def _cmd_project(args: argparse.Namespace) -> int:
+    from desktop.cli.project_cli import cmd_project
+
+    return await cmd_project(args)
+
+
 async def _cmd_install_desktop(args: argparse.Namespace) -> int:
     from desktop.cli.desktop_cli import cmd_install_desktop
 
@@ -551,6 +576,7 @@ COMMANDS = {
     "search": _cmd_search,
     "recall": _cmd_recall,
     "pin": _cmd_pin,
+    "project": _cmd_project,
     "install-desktop": _cmd_install_desktop,
     "uninstall-desktop": _cmd_uninstall_desktop,
 }

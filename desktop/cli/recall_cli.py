@@ -24,8 +24,32 @@ def add_recall_command(sub: Any) -> None:
     )
     recall.add_argument("--json", action="store_true")
     recall.add_argument(
+        "--project",
+        action="store_true",
+        help="search the chat's project instead: its knowledge and its other chats (as the model's recall does)",
+    )
+    recall.add_argument(
         "--limit", type=int, default=DEFAULT_LIMIT, help=f"at most this many hits ({DEFAULT_LIMIT})"
     )
+
+
+async def _project_recall(ctx: Any, args: argparse.Namespace, query: str) -> int:
+    session = await ctx.store.get_session(args.session)
+    if session.project_id is None:
+        print(f"precis: error: session {args.session} belongs to no project", file=sys.stderr)
+        return 1
+    await ctx.engine.load()
+    hits = await ctx.engine.projects.search(session.project_id, query, max(1, args.limit), args.session)
+    if args.json:
+        print(dumps([h.to_json() for h in hits], indent=2))
+        return 0
+    if not hits:
+        print(f"precis: nothing in the project of session {args.session} matches {query!r}", file=sys.stderr)
+        return 0
+    for h in hits:
+        where = f"knowledge {h.title}" if h.source == "knowledge" else f"chat {h.session_id} #{h.message_id}"
+        print(neutralise(f"{where:<24} " + " ".join(h.snippet.split())))
+    return 0
 
 
 async def cmd_recall(args: argparse.Namespace) -> int:
@@ -37,6 +61,8 @@ async def cmd_recall(args: argparse.Namespace) -> int:
         if args.session < 1 or await ctx.store.get_session(args.session) is None:
             print(f"precis: error: no session with id {args.session}", file=sys.stderr)
             return 1
+        if args.project:
+            return await _project_recall(ctx, args, query)
         hits = await ctx.store.recall(args.session, query, max(1, args.limit))
         messages = {m.id: m for m in await ctx.store.recall_read(args.session, [h.message_id for h in hits])}
     if args.json:

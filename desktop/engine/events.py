@@ -78,6 +78,11 @@ class SessionsChanged(EngineEvent, frozen=True):
     edits). The window lists the chats again on this event alone."""
 
 
+class ProjectsChanged(EngineEvent, frozen=True):
+    """A project was made, edited (its instructions, defaults or knowledge) or deleted: ``session_id`` is the
+    project's id (0: several). The window lists the projects again."""
+
+
 class TurnError(EngineEvent, frozen=True):
     """A failed turn. The user's message is stored; ``retryable`` turns can be resent with retry()."""
 

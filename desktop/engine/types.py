@@ -118,6 +118,7 @@ class SessionInfo(Struct):
     last_usage: Usage | None = None
     profile: str | None = None  # provider profile name (None: the active profile)
     pinned: bool = False  # shown in the sidebar's Pinned group, on top
+    project_id: int | None = None  # the project the chat belongs to (None: none)
 
 
 class CompactionRecord(Struct):

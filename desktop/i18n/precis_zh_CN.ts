@@ -1448,6 +1448,10 @@
         <translation>已用         {used}（{pct}）</translation>
     </message>
     <message>
+        <source>Project</source>
+        <translation>项目</translation>
+    </message>
+    <message>
         <source>Next turn    ~{next}</source>
         <translation>下一轮       ~{next}</translation>
     </message>

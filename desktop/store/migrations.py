@@ -26,6 +26,9 @@ v12: usage_totals per model *and prompt band* (a new key column, ``band``): a pr
 v13: a partial index of the rows left 'streaming'.
 v14: spend, per session, kind, model and prompt band, the usage of the requests made for a chat that are no
     reply of its own (summaries, section requests, retries of a summary): a chat's cost is every request it made.
+v15: projects (name, instructions, a new chat's defaults, whether recall reaches across it), their knowledge
+    (files' text and pasted text, with a full-text index kept by triggers) and sessions.project_id (a chat
+    belongs to at most one project; deleting a project leaves its chats, the store is told what to do with them).
 
 A new database runs none of the steps: it is made at the current version at once (``CURRENT_SCHEMA``).
 """
@@ -38,7 +41,7 @@ import peewee as pw
 
 from desktop.store.schema import Database, Models, prompt_band, stored_usage
 
-CURRENT_VERSION = 14
+CURRENT_VERSION = 15
 STREAMING_INDEX = "CREATE INDEX messages_streaming ON messages (session_id) WHERE status = 'streaming'"
 
 
@@ -245,14 +248,40 @@ def _v14(db: Database, models: Models) -> None:
     db.execute_sql(SPEND_TABLE)
 
 
+PROJECT_TABLES = (
+    "CREATE TABLE projects (id INTEGER PRIMARY KEY AUTOINCREMENT, name TEXT NOT NULL UNIQUE, "
+    "instructions TEXT NOT NULL, profile TEXT, model TEXT, workspace TEXT, recall INTEGER NOT NULL, "
+    "created_at REAL NOT NULL, updated_at REAL NOT NULL)",
+    "CREATE TABLE project_knowledge (id INTEGER PRIMARY KEY AUTOINCREMENT, "
+    "project_id INTEGER NOT NULL REFERENCES projects (id) ON DELETE CASCADE, name TEXT NOT NULL, "
+    "kind TEXT NOT NULL, content TEXT NOT NULL, source TEXT NOT NULL, added_at REAL NOT NULL)",
+    "CREATE INDEX project_knowledge_project ON project_knowledge (project_id, id)",
+)
+SESSION_PROJECT_COLUMN = '"project_id" INTEGER REFERENCES projects (id) ON DELETE SET NULL'
+SESSION_PROJECT_INDEX = "CREATE INDEX sessions_project ON sessions (project_id)"
+
+
+def _v15(db: Database, models: Models) -> None:
+    import desktop.store.search as search
+
+    for statement in PROJECT_TABLES:
+        db.execute_sql(statement)
+    db.execute_sql(f"ALTER TABLE sessions ADD COLUMN {SESSION_PROJECT_COLUMN}")
+    db.execute_sql(SESSION_PROJECT_INDEX)
+    search.create_knowledge_index(db)
+
+
 # A new database is made at the current version at once, in one transaction: the tables, indexes and triggers the
 # steps above leave, word for word (a column a step added is quoted as the migrator wrote it), so a new database
 # and a migrated one are the same (tests/test_startup.py compares them). A new version adds its step above and its
 # end state here.
 CURRENT_SCHEMA = (
+    *PROJECT_TABLES,
     "CREATE TABLE sessions (id INTEGER PRIMARY KEY AUTOINCREMENT, title TEXT NOT NULL, model TEXT, "
-    'created_at REAL NOT NULL, updated_at REAL NOT NULL, "state" TEXT, "profile" TEXT, "pinned" INTEGER)',
+    'created_at REAL NOT NULL, updated_at REAL NOT NULL, "state" TEXT, "profile" TEXT, "pinned" INTEGER, '
+    f"{SESSION_PROJECT_COLUMN})",
     "CREATE INDEX sessions_updated_at ON sessions (updated_at)",
+    SESSION_PROJECT_INDEX,
     "CREATE TABLE messages (id INTEGER PRIMARY KEY AUTOINCREMENT, "
     "session_id INTEGER NOT NULL REFERENCES sessions (id) ON DELETE CASCADE, role TEXT NOT NULL, "
     "content TEXT NOT NULL, usage TEXT, status TEXT NOT NULL, model TEXT, created_at REAL NOT NULL, "
@@ -298,6 +327,7 @@ def create_current(db: Database) -> None:
     for statement in CURRENT_SCHEMA:
         db.execute_sql(statement)
     search.create_index(db)  # the full-text tables and their triggers as v11 left them (nothing to fill)
+    search.create_knowledge_index(db)
 
 
 STEPS = {
@@ -315,6 +345,7 @@ STEPS = {
     12: _v12,
     13: _v13,
     14: _v14,
+    15: _v15,
 }
 
 

@@ -359,13 +359,18 @@ class Repo:
             last_usage=stored_usage(last.usage) if last else None,
             profile=row.profile,
             pinned=bool(row.pinned),
+            project_id=row.project_id,
         )
 
     # --- sessions ----------------------------------------------------------------------------------
     def create_session(
-        self, title: str = DEFAULT_TITLE, model: str | None = None, profile: str | None = None
+        self,
+        title: str = DEFAULT_TITLE,
+        model: str | None = None,
+        profile: str | None = None,
+        project_id: int | None = None,
     ) -> SessionInfo:
-        row = self.m.Session.create(title=title, model=model, profile=profile)
+        row = self.m.Session.create(title=title, model=model, profile=profile, project_id=project_id)
         return self._session(row)
 
     def data_version(self) -> int:

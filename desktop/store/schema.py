@@ -93,6 +93,7 @@ def build_models(db: pw.Database) -> Models:
         # Per-session engine state: breaker failures, microcompaction horizons, settings (schema v2).
         state = pw.TextField(null=True, default="{}")
         pinned = pw.IntegerField(null=True)  # schema v10: 1 for a chat pinned on top of the sidebar
+        project_id = pw.IntegerField(null=True)  # schema v15: the project it belongs to (store/projects.py)
 
         class Meta:
             table_name = "sessions"

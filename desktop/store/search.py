@@ -79,6 +79,22 @@ def create_index(db: Database) -> None:
     db.execute_sql("INSERT INTO compaction_fts (rowid, body) SELECT id, summary FROM compactions")
 
 
+def create_knowledge_index(db: Database) -> None:
+    """v15: projects' knowledge, searchable by name and text (kept by triggers; knowledge is added or removed,
+    never edited in place)."""
+    db.execute_sql(
+        f"CREATE VIRTUAL TABLE IF NOT EXISTS knowledge_fts USING fts5(name, body, tokenize='{TOKENIZER}')"
+    )
+    db.execute_sql(
+        "CREATE TRIGGER IF NOT EXISTS knowledge_fts_insert AFTER INSERT ON project_knowledge BEGIN "
+        "INSERT INTO knowledge_fts (rowid, name, body) VALUES (NEW.id, NEW.name, NEW.content); END"
+    )
+    db.execute_sql(
+        "CREATE TRIGGER IF NOT EXISTS knowledge_fts_delete AFTER DELETE ON project_knowledge BEGIN "
+        "DELETE FROM knowledge_fts WHERE rowid = OLD.id; END"
+    )
+
+
 def message_triggers(db: Database) -> None:
     db.execute_sql(
         "CREATE TRIGGER IF NOT EXISTS message_fts_insert AFTER INSERT ON messages BEGIN "

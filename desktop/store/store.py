@@ -14,11 +14,12 @@ import time
 from collections.abc import Callable
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
-from typing import Any, ParamSpec, TypeVar
+from typing import Any, Literal, ParamSpec, TypeVar
 
 import peewee as pw
 
 import desktop.store.errors as errors
+import desktop.store.projects as projects
 from desktop.engine.history.search import RecallHit, SearchHit
 from desktop.engine.history.storage import (
     Fork,
@@ -32,6 +33,7 @@ from desktop.engine.history.storage import (
     StorageError,
     StoredEstimate,
 )
+from desktop.engine.projects.records import Knowledge, KnowledgeKind, Project, ProjectHit
 from desktop.engine.types import DEFAULT_TITLE, Block, CompactionRecord, SessionInfo, StoredMessage, Usage
 from desktop.store.repo import Repo
 
@@ -134,9 +136,58 @@ class Store:
 
     # --- sessions -------------------------------------------------------------------------------------
     async def create_session(
-        self, title: str = DEFAULT_TITLE, model: str | None = None, profile: str | None = None
+        self,
+        title: str = DEFAULT_TITLE,
+        model: str | None = None,
+        profile: str | None = None,
+        project_id: int | None = None,
     ) -> SessionInfo:
-        return await self.call(self._repo.create_session, title, model, profile)
+        return await self.call(self._repo.create_session, title, model, profile, project_id)
+
+    # --- projects (store/projects.py) -------------------------------------------------------------------
+    async def create_project(
+        self,
+        name: str,
+        instructions: str = "",
+        profile: str | None = None,
+        model: str | None = None,
+        workspace: str | None = None,
+    ) -> Project:
+        return await self.call(projects.create, self._repo.db, name, instructions, profile, model, workspace)
+
+    async def get_project(self, project_id: int) -> Project | None:
+        return await self.call(projects.get, self._repo.db, project_id)
+
+    async def find_project(self, name: str) -> Project | None:
+        return await self.call(projects.find, self._repo.db, name)
+
+    async def projects(self) -> list[Project]:
+        return await self.call(projects.listed, self._repo.db)
+
+    async def update_project(self, project_id: int, changes: dict[str, str | bool | None]) -> None:
+        await self.call(projects.update, self._repo.db, project_id, changes)
+
+    async def delete_project(self, project_id: int, chats: Literal["keep", "delete"]) -> list[int]:
+        return await self.call(projects.delete, self._repo.db, project_id, chats)
+
+    async def add_knowledge(
+        self, project_id: int, name: str, kind: KnowledgeKind, text: str, source: str = ""
+    ) -> Knowledge:
+        return await self.call(projects.add_knowledge, self._repo.db, project_id, name, kind, text, source)
+
+    async def remove_knowledge(self, knowledge_id: int) -> bool:
+        return await self.call(projects.remove_knowledge, self._repo.db, knowledge_id)
+
+    async def knowledge(self, project_id: int) -> list[Knowledge]:
+        return await self.call(projects.knowledge, self._repo.db, project_id)
+
+    async def set_session_project(self, session_id: int, project_id: int | None) -> None:
+        await self.call(projects.set_session_project, self._repo.db, session_id, project_id)
+
+    async def search_project(
+        self, project_id: int, query: str, limit: int = 10, besides: int | None = None
+    ) -> list[ProjectHit]:
+        return await self.call(projects.search, self._repo.db, project_id, query, limit, besides)
 
     async def data_version(self) -> int:
         return await self.call(self._repo.data_version)

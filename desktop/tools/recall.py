@@ -13,6 +13,7 @@ from typing import Any, Protocol
 
 from desktop.engine.history.search import RecallHit
 from desktop.engine.metering.tokens import estimate_text
+from desktop.engine.projects.records import ProjectHit
 from desktop.engine.types import Block, StoredMessage
 from desktop.tools.types import BUILTIN, ToolOutcome, ToolSpec, definition_digest
 
@@ -43,6 +44,29 @@ DEFINITION: dict[str, Any] = {
 }
 SPEC = ToolSpec(NAME, BUILTIN, NAME, DEFINITION, read_only=True, digest=definition_digest(DEFINITION))
 
+# In a project's chat: the same tool with a scope, so the model can also search the project's knowledge and its
+# other chats (a chat outside a project keeps the definition above, byte for byte).
+PROJECT_DEFINITION: dict[str, Any] = {
+    **DEFINITION,
+    "description": DEFINITION["description"]
+    + ' With `scope` "project": search this project\'s knowledge files and its other chats instead; each hit '
+    "names its file, or its chat and message.",
+    "input_schema": {
+        "type": "object",
+        "properties": {
+            **DEFINITION["input_schema"]["properties"],
+            "scope": {
+                "type": "string",
+                "enum": ["chat", "project"],
+                "description": "where to search (default chat)",
+            },
+        },
+    },
+}
+PROJECT_SPEC = ToolSpec(
+    NAME, BUILTIN, NAME, PROJECT_DEFINITION, read_only=True, digest=definition_digest(PROJECT_DEFINITION)
+)
+
 
 class RecallSource(Protocol):
     """The store's session-filtered reads (desktop/store/store.py)."""
@@ -54,6 +78,10 @@ class RecallSource(Protocol):
     async def recall_range(
         self, session_id: int, first: int, last: int, limit: int
     ) -> list[StoredMessage]: ...
+
+    async def search_project(
+        self, project_id: int, query: str, limit: int = 10, besides: int | None = None
+    ) -> list[ProjectHit]: ...
 
 
 def _result_text(block: Block) -> str:
@@ -105,6 +133,20 @@ def render_hits(hits: list[RecallHit], query: str) -> str:
     return "\n".join(lines)
 
 
+def render_project_hits(hits: list[ProjectHit], query: str) -> str:
+    if not hits:
+        return f"Nothing in this project's knowledge or its other chats matches {query!r}."
+    lines = [f"{len(hits)} matches in this project for {query!r}, best first:"]
+    for h in hits:
+        where = (
+            f"knowledge “{h.title}”"
+            if h.source == "knowledge"
+            else f"chat {h.session_id} “{h.title}”, message [#{h.message_id}]"
+        )
+        lines.append(f"{where}: " + " ".join(h.snippet.split()))
+    return "\n".join(lines)
+
+
 def render_read(messages: list[StoredMessage], budget: int, asked: list[int] | None = None) -> str:
     """The messages verbatim, each headed by its id, until ``budget`` tokens; the one that crosses it is cut and
     the rest named, so the model can ask for them."""
@@ -148,9 +190,11 @@ def _ints(value: Any) -> list[int]:
     return out
 
 
-async def run(source: RecallSource, session_id: int, arguments: Mapping[str, Any]) -> ToolOutcome:
+async def run(
+    source: RecallSource, session_id: int, arguments: Mapping[str, Any], project: int | None = None
+) -> ToolOutcome:
     """One call: a search (``query``) or a read (``ids``, or ``from_id``..``to_id``); a call with neither is an
-    error that says what to give."""
+    error that says what to give. ``project``: the chat's project, searched with ``scope`` "project"."""
     try:
         budget = int(arguments.get("max_tokens") or BUDGET)
     except (TypeError, ValueError):
@@ -171,5 +215,11 @@ async def run(source: RecallSource, session_id: int, arguments: Mapping[str, Any
     if not query:
         return ToolOutcome(
             "recall needs a query to search, or ids (or from_id and to_id) to read.", is_error=True
+        )
+    if arguments.get("scope") == "project":
+        if project is None:
+            return ToolOutcome("This chat belongs to no project whose chats can be searched.", is_error=True)
+        return ToolOutcome(
+            render_project_hits(await source.search_project(project, query, HITS, session_id), query)
         )
     return ToolOutcome(render_hits(await source.recall(session_id, query, HITS), query))

@@ -15,7 +15,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from desktop.engine.config.settings import Paths
-from desktop.engine.turn.tooling import COMPACTED, EndTurn, ToolEvents
+from desktop.engine.turn.tooling import COMPACTED, PROJECT, EndTurn, ToolEvents
 from desktop.engine.types import Block
 from desktop.tools import deferral, recall
 from desktop.tools.events import (
@@ -59,6 +59,9 @@ class Toolbox:
         self.paths = paths
         self.recall = recall  # the chats' own histories, for the recall tool (None: not offered)
         self._compacted: set[int] = set()  # sessions whose requests offer recall
+        self._projects: dict[
+            int, int
+        ] = {}  # session -> its project, whose knowledge and chats recall searches
         self.policy = policy
         self.network = network  # the run tool's commands may use the network (the command_network setting)
         self._audit = audit  # builds and stores an audit entry: audit(**fields) -> awaitable
@@ -176,7 +179,10 @@ class Toolbox:
         from desktop.tools.builtin import builtin_specs
 
         out = builtin_specs(self.network) if self.workspace(session_id, state) is not None else []
-        if self.recall is not None and (
+        project = self._projects.get(session_id) if state is None else state.get(PROJECT)
+        if self.recall is not None and project is not None:  # the project's search, and the chat's own
+            out.append(recall.PROJECT_SPEC)
+        elif self.recall is not None and (
             session_id in self._compacted if state is None else state.get(COMPACTED)
         ):
             out.append(recall.SPEC)
@@ -193,6 +199,10 @@ class Toolbox:
             self._compacted.add(session_id)
         else:
             self._compacted.discard(session_id)
+        if isinstance(project := state.get(PROJECT), int):
+            self._projects[session_id] = project
+        else:
+            self._projects.pop(session_id, None)
         specs = self.specs(session_id, state)
         mcp = [s for s in specs if s.server != BUILTIN]
         deferred = deferral.should_defer(mcp, window)
@@ -320,7 +330,9 @@ class Toolbox:
         spec = specs.get(name)
         if spec is None:
             return ToolOutcome(f"unknown tool {name!r}: it is not offered in this chat", is_error=True), ""
-        if spec is recall.SPEC and self.recall is not None:  # the chat's own history: nothing to ask
+        if (
+            spec in (recall.SPEC, recall.PROJECT_SPEC) and self.recall is not None
+        ):  # the chat's own history: nothing to ask
             return await self._recall(session_id, use_id, spec, arguments, events), ""
         from desktop.tools.builtin import BuiltinTools
 
@@ -388,7 +400,7 @@ class Toolbox:
         events.report(ToolCallStarted(session_id, use_id, spec.name, spec.server, dict(arguments)))
         started = time.monotonic()
         try:
-            outcome = await recall.run(self.recall, session_id, arguments)
+            outcome = await recall.run(self.recall, session_id, arguments, self._projects.get(session_id))
         except Exception as exc:  # noqa: BLE001 - a failing read is an error result, never a failed turn
             log.exception("recall failed")
             outcome = ToolOutcome(f"recall failed: {type(exc).__name__}: {exc}", is_error=True)

@@ -116,6 +116,18 @@ def _read_text(path: Path, *, read_tool: bool) -> tuple[Checked, str]:
     return checked, text
 
 
+def read_text_file(path: Path | str) -> str:
+    """A UTF-8 text file's text, however long (up to the text files' size limit); AttachmentRefused with the
+    reason otherwise (a PDF or an image included: they are not text)."""
+    path = Path(path)
+    fd, _info = _open_regular(path)
+    with os.fdopen(fd, "rb") as fh:
+        head = fh.read(_HEAD)
+    if (kind := _media_kind(head)) is not None:
+        raise AttachmentRefused(f"{path.name} is {'a PDF' if kind == 'pdf' else 'an image'}, not a text file")
+    return _read_text(path, read_tool=True)[1]
+
+
 def check(path: Path | str, *, read_tool: bool = False) -> Checked:
     """What the file would be sent as, or AttachmentRefused with the reason (nothing is kept).
 

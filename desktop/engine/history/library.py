@@ -102,8 +102,12 @@ class ChatLibrary:
         return out
 
     # --- whole chats: made and deleted here (the rows inside a chat are its conversation's) ---------------
-    async def create(self, title: str, model: str | None, profile: str | None) -> SessionInfo:
-        session = await self._store.create_session(one_line(title) or DEFAULT_TITLE, model, profile)
+    async def create(
+        self, title: str, model: str | None, profile: str | None, project_id: int | None = None
+    ) -> SessionInfo:
+        session = await self._store.create_session(
+            one_line(title) or DEFAULT_TITLE, model, profile, project_id
+        )
         self._changed(SessionsChanged(session.id))
         return session
 

@@ -6,11 +6,12 @@ method is one round trip to the database thread; the engine is written to need f
 
 from __future__ import annotations
 
-from typing import Any, Protocol
+from typing import Any, Literal, Protocol
 
 from msgspec import Struct, field
 
 from desktop.engine.history.search import RecallHit, SearchHit
+from desktop.engine.projects.records import Knowledge, KnowledgeKind, Project, ProjectHit
 from desktop.engine.types import DEFAULT_TITLE, Block, CompactionRecord, SessionInfo, StoredMessage, Usage
 
 
@@ -165,7 +166,11 @@ class ImportPlan(Struct):
 class Storage(Protocol):
     # sessions
     async def create_session(
-        self, title: str = DEFAULT_TITLE, model: str | None = None, profile: str | None = None
+        self,
+        title: str = DEFAULT_TITLE,
+        model: str | None = None,
+        profile: str | None = None,
+        project_id: int | None = None,
     ) -> SessionInfo: ...
     async def get_session(self, session_id: int) -> SessionInfo | None: ...
     async def data_version(self) -> int: ...  # changes when another process commits
@@ -186,6 +191,32 @@ class Storage(Protocol):
     async def recall(self, session_id: int, query: str, limit: int = 10) -> list[RecallHit]: ...  # one chat
     async def update_state(self, session_id: int, changes: dict[str, Any]) -> dict[str, Any]: ...
     async def get_state(self, session_id: int) -> dict[str, Any]: ...  # the stored state alone, no gather
+
+    # projects: chats grouped under shared instructions and knowledge (ProjectExists for a taken name)
+    async def create_project(
+        self,
+        name: str,
+        instructions: str = "",
+        profile: str | None = None,
+        model: str | None = None,
+        workspace: str | None = None,
+    ) -> Project: ...
+    async def get_project(self, project_id: int) -> Project | None: ...
+    async def find_project(self, name: str) -> Project | None: ...
+    async def projects(self) -> list[Project]: ...
+    async def update_project(self, project_id: int, changes: dict[str, str | bool | None]) -> None: ...
+    # its chats stay (out of any project) or go with it, as the user chose; the ids of the chats deleted
+    async def delete_project(self, project_id: int, chats: Literal["keep", "delete"]) -> list[int]: ...
+    async def add_knowledge(
+        self, project_id: int, name: str, kind: KnowledgeKind, text: str, source: str = ""
+    ) -> Knowledge: ...
+    async def remove_knowledge(self, knowledge_id: int) -> bool: ...
+    async def knowledge(self, project_id: int) -> list[Knowledge]: ...  # in the order added
+    async def set_session_project(self, session_id: int, project_id: int | None) -> None: ...
+    # the project's knowledge and its chats' messages but ``besides``'s, best first
+    async def search_project(
+        self, project_id: int, query: str, limit: int = 10, besides: int | None = None
+    ) -> list[ProjectHit]: ...
 
     # messages
     async def add_user_message(

@@ -20,6 +20,7 @@ CRITICAL_RATIO = 0.95
 CATEGORIES: tuple[str, ...] = (
     "system",
     "instructions",
+    "project",
     "tools",
     "summary",
     "pinned",
@@ -128,6 +129,7 @@ class ContextSnapshot(Struct):
 LABELS = {  # marked for lupdate (context "Engine"); the window words them, as the breakdown bar does
     "system": QT_TRANSLATE_NOOP("Engine", "System prompt"),
     "instructions": QT_TRANSLATE_NOOP("Engine", "Instructions"),
+    "project": QT_TRANSLATE_NOOP("Engine", "Project"),
     "tools": QT_TRANSLATE_NOOP("Engine", "Tools"),
     "summary": QT_TRANSLATE_NOOP("Engine", "Summary"),
     "pinned": QT_TRANSLATE_NOOP("Engine", "Pinned"),

@@ -429,10 +429,14 @@ class ContextMeter:
             if instructions
             else 0
         )
+        # A project's instructions and knowledge too: its share of the window is what it costs every chat of it.
+        project = assemble.project_in(system)
+        shared = tokens.estimate_message([{"type": "text", "text": project}], family=family) if project else 0
         whole_system = tokens.estimate_message(system, family=family)
         parts = {
-            "system": max(0, whole_system - told),
+            "system": max(0, whole_system - told - shared),
             "instructions": min(told, whole_system),
+            "project": min(shared, max(0, whole_system - told)),
             "tools": tokens.estimate_tools(tools, family=family),
             "summary": summary_tokens,
             "pinned": pinned_tokens,

@@ -21,6 +21,8 @@ STATIC_SYSTEM = (
 NEUTRAL_OPENING = "You are a helpful assistant"
 INSTRUCTIONS_OPEN = "<user-instructions>\n"
 INSTRUCTIONS_CLOSE = "\n</user-instructions>"
+PROJECT_OPEN = "<project name="  # see projects.context
+PROJECT_CLOSE = "</project>"
 
 
 def is_claude(model: str | None) -> bool:
@@ -34,30 +36,58 @@ def instructions_text(default: str = "", chat: str = "") -> str:
 
 
 def system_blocks(
-    today: _dt.date | None = None, *, model: str | None = None, instructions: str = ""
+    today: _dt.date | None = None,
+    *,
+    model: str | None = None,
+    instructions: str = "",
+    project: str = "",
+    chat_instructions: str = "",
 ) -> list[Block]:
     """The static block (the role, then the user's instructions: both inside the cached prefix, since the first
-    breakpoint goes on this block) and the date after it. ``model`` None: a Claude model."""
+    breakpoint goes on this block) and the date after it. ``model`` None: a Claude model.
+
+    In a project's chat (``project``: its text, see ``projects.context``) the static block ends with the project
+    instead, the same bytes in every chat of the project, and the chat's own instructions follow in a block of
+    their own: the project's chats share the cached prefix up to the project's end."""
     today = today or _dt.date.today()
     static = (
         STATIC_SYSTEM
         if is_claude(model)
         else STATIC_SYSTEM.replace("You are Claude, a helpful assistant", NEUTRAL_OPENING, 1)
     )
-    if instructions.strip():
-        static += "\n\n" + INSTRUCTIONS_OPEN + instructions.strip() + INSTRUCTIONS_CLOSE
-    return [
-        {"type": "text", "text": static},
-        {"type": "text", "text": f"Today's date is {today.isoformat()}."},
-    ]
+    own = chat_instructions.strip()
+    if project:
+        instructions, own = instructions.strip(), own
+    else:
+        instructions, own = instructions_text(instructions, own), ""
+    if instructions:
+        static += "\n\n" + INSTRUCTIONS_OPEN + instructions + INSTRUCTIONS_CLOSE
+    if project:
+        static += "\n\n" + project
+    blocks: list[Block] = [{"type": "text", "text": static}]
+    if own:
+        blocks.append({"type": "text", "text": INSTRUCTIONS_OPEN + own + INSTRUCTIONS_CLOSE})
+    return [*blocks, {"type": "text", "text": f"Today's date is {today.isoformat()}."}]
 
 
 def instructions_in(system: list[Block]) -> str:
-    """The instructions part of a system prompt built by ``system_blocks`` ('' when there is none)."""
+    """The instructions parts of a system prompt built by ``system_blocks`` ('' when there is none)."""
+    found = []
     for block in system:
         text = str(block.get("text", ""))
         start = text.find(INSTRUCTIONS_OPEN)
-        if start >= 0 and text.endswith(INSTRUCTIONS_CLOSE):
+        end = text.find(INSTRUCTIONS_CLOSE, start)
+        if start >= 0 and end >= 0:
+            found.append(text[start : end + len(INSTRUCTIONS_CLOSE)])
+    return "\n\n".join(found)
+
+
+def project_in(system: list[Block]) -> str:
+    """The project's part of a system prompt built by ``system_blocks`` ('' outside a project)."""
+    for block in system:
+        text = str(block.get("text", ""))
+        start = text.find(PROJECT_OPEN)
+        if start >= 0 and text.endswith(PROJECT_CLOSE):
             return text[start:]
     return ""
 

@@ -40,6 +40,7 @@ from desktop.engine.metering.calibration import CALIBRATION_KEY, Calibration, Pr
 from desktop.engine.metering.context import ContextSnapshot, context_report
 from desktop.engine.metering.learned import LEARNED_KEY, LearnedWindows
 from desktop.engine.metering.measure import ContextMeter, draft_cost
+from desktop.engine.projects.library import Projects, UnknownProject
 from desktop.engine.providers.provider import AnthropicProvider, Provider, ProviderFactory
 from desktop.engine.providers.route import NO_PROFILE, Route
 from desktop.engine.turn import shutdown
@@ -102,6 +103,9 @@ class ChatEngine:
         self.tools = tools
         self.shared.tool_definitions = tools.definitions if tools is not None else None
         self.shared.file_snapshots = getattr(tools, "snapshot_files", None)
+        self.projects = Projects(store, self.emit)
+        self.shared.project_text = self.projects.text
+        self.shared.project_recall = self.projects.recalls
         # A process about to exit (the CLI) prepares nothing in the background: it would be aborted unused.
         self.background = background
         self._credentials = credentials
@@ -265,6 +269,7 @@ class ChatEngine:
             await asyncio.wait([self._loading])
 
     async def _read_learned(self) -> None:
+        await self.projects.load()
         self._calibrations = ProfileCalibrations.read(
             await self.store.get_kv(CALIBRATION_KEY), self._active.key
         )
@@ -635,7 +640,10 @@ class ChatEngine:
         await self.compact(session_id, "manual")
         g = await self.view(session_id).gather()
         new = await self.library.create(
-            steering.continued_title(g.session.title), g.session.model, g.session.profile
+            steering.continued_title(g.session.title),
+            g.session.model,
+            g.session.profile,
+            g.session.project_id,
         )
         if g.compaction is not None:
             text = "Context carried over from an earlier chat:\n\n" + summary_text(g.compaction)
@@ -652,7 +660,10 @@ class ChatEngine:
             await self.compact(session_id, "manual")
             g = await self.view(session_id).gather()
         new = await self.library.create(
-            steering.continued_title(g.session.title), g.session.model, g.session.profile
+            steering.continued_title(g.session.title),
+            g.session.model,
+            g.session.profile,
+            g.session.project_id,
         )
         text = steering.handoff_text(g.compaction, g.session.title) if g.compaction is not None else ""
         return new.id, text
@@ -710,10 +721,18 @@ class ChatEngine:
     async def pins(self, session_id: int) -> list[user_pins.Pin]:
         return user_pins.pins_of(await self.store.get_state(session_id))
 
-    async def new_session(self, model: str | None = None) -> int:
-        session = await self.library.create(
-            DEFAULT_TITLE, model or self.settings.model, self.settings.profile or None
-        )
+    async def new_session(self, model: str | None = None, project_id: int | None = None) -> int:
+        """A new chat; in a project, with the project's profile, model and workspace where it names them."""
+        await self.load()
+        project = self.projects.get(project_id) if project_id is not None else None
+        if project_id is not None and project is None:
+            raise UnknownProject(f"No project with id {project_id}.")
+        profile = (project.profile if project else None) or self.settings.profile or None
+        chosen = find(self.settings.profiles, profile) if profile else None
+        model = model or (project.model if project else None) or (chosen.model if chosen else None)
+        session = await self.library.create(DEFAULT_TITLE, model or self.settings.model, profile, project_id)
+        if project is not None and project.workspace:
+            await self.update_state(session.id, {"workspace": project.workspace})
         return session.id
 
     async def set_chat_model(self, session_id: int, model: str, profile: str | None = None) -> None:

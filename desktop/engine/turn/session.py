@@ -38,7 +38,7 @@ from desktop.engine.metering.measure import (
 from desktop.engine.providers.model_rules import fit_request
 from desktop.engine.turn import assemble
 from desktop.engine.turn.thinking import thinking_param
-from desktop.engine.turn.tooling import COMPACTED
+from desktop.engine.turn.tooling import COMPACTED, PROJECT
 from desktop.engine.types import Block, CompactionRecord, SessionInfo, StoredMessage, Usage, covered_through
 
 BREAKER_LIMIT = 3  # consecutive summary failures that pause automatic summaries
@@ -67,18 +67,24 @@ class Shared(Struct):
     file_snapshots: Callable[[int, list[str]], str] | None = None
     # The user's commands before and after a compaction (the runtime wires the tools layer's runner).
     compaction_hooks: CompactionHooks = field(default_factory=NoHooks)
+    # A project's text for a model's window and tokenizer (the engine keeps the projects; '' for none).
+    project_text: Callable[[int, int | None, str], str] = lambda _project, _window, _family: ""
+    project_recall: Callable[[int], bool] = lambda _project: False  # recall reaches across the project
 
     def model_for(self, session: SessionInfo) -> str:
         return session.model or self.settings.model
 
-    def system_for(self, model: str, state: Mapping[str, Any]) -> list[Block]:
-        """The system prompt of a session: worded for its model, with the default and the chat's instructions."""
+    def system_for(self, model: str, state: Mapping[str, Any], project_id: int | None = None) -> list[Block]:
+        """The system prompt of a session: worded for its model, with the default and the chat's instructions,
+        and its project's (the same bytes in each of the project's chats on this model)."""
         chat = state.get("instructions")
+        info = self.catalog.info(model)
+        project = self.project_text(project_id, info.window, info.family) if project_id is not None else ""
         return assemble.system_blocks(
             model=model,
-            instructions=assemble.instructions_text(
-                self.settings.instructions, chat if isinstance(chat, str) else ""
-            ),
+            instructions=self.settings.instructions,
+            project=project,
+            chat_instructions=chat if isinstance(chat, str) else "",
         )
 
 
@@ -418,8 +424,8 @@ class SessionView:
             history=ov.newest,
             sendable=rows,
             state=ov.state,
-            system=shared.system_for(model, ov.state),
-            tools=self._tools(model, ov.state, bool(ov.compactions)),
+            system=shared.system_for(model, ov.state, ov.session.project_id),
+            tools=self._tools(model, ov.state, bool(ov.compactions), ov.session.project_id),
             cost=cost,
             bill=bill,
             compaction_cost=None if spend is None else spend.total,
@@ -427,17 +433,20 @@ class SessionView:
             ledger=Ledger(rows, [m.id for m in rows], count, tokens_, results, media, reply),
         )
 
-    def _tools(self, model: str, state: Mapping[str, Any], compacted: bool) -> list[dict[str, Any]]:
+    def _tools(
+        self, model: str, state: Mapping[str, Any], compacted: bool, project: int | None
+    ) -> list[dict[str, Any]]:
         """The tool definitions every request of this chat carries. The reading at open counts them too: without
         them a chat no reply measured yet read ~1K tokens less after a restart than before it."""
         defs = self.shared.tool_definitions
         if defs is None:
             return []
-        return defs(
-            self.session_id,
-            {**state, COMPACTED: True} if compacted else state,
-            self.shared.catalog.info(model).window,
-        )
+        offered = {
+            **state,
+            **({COMPACTED: True} if compacted else {}),
+            **({PROJECT: project} if project is not None and self.shared.project_recall(project) else {}),
+        }
+        return defs(self.session_id, offered, self.shared.catalog.info(model).window)
 
     # --- shaping ----------------------------------------------------------------------------------------
     def ingest_limit(self, model: str) -> int:
@@ -524,8 +533,8 @@ class SessionView:
             history=list(history),
             sendable=rows,
             state=dict(loaded.state),
-            system=self.shared.system_for(model, loaded.state),
-            tools=self._tools(model, loaded.state, bool(loaded.compactions)),
+            system=self.shared.system_for(model, loaded.state, loaded.session.project_id),
+            tools=self._tools(model, loaded.state, bool(loaded.compactions), loaded.session.project_id),
             cost=self._cost,
             bill=self._bill,
             compaction_cost=self._compaction_cost,

@@ -11,6 +11,9 @@ from desktop.engine.types import Block
 # Set in the state a runner's ``definitions`` is given when the chat has a compaction: its earlier messages are
 # out of the model's view, so a runner may offer a way to read them back (the recall tool).
 COMPACTED = "compacted"
+# Set (to the project's id) when the chat belongs to a project whose recall reaches across it: a runner may offer
+# a search of the project's knowledge and its other chats.
+PROJECT = "project"
 
 
 class ToolEvents(Protocol):

@@ -33,6 +33,7 @@ _LABELS: dict[str, object] = {  # QT_TRANSLATE_NOOP is typed as returning object
 _HUES: dict[str, str] = {
     "system": "#7b61c9",
     "instructions": "#9c7a2e",
+    "project": "#c25b3f",
     "tools": "#b05cc0",
     "summary": "#3a9a52",
     "pinned": "#1f9aa0",
