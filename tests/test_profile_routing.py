@@ -256,3 +256,27 @@ async def test_a_calibration_stored_before_profiles_had_their_own_is_the_active_
             assert engine.calibration.factor(model) == pytest.approx(1.5)
             assert engine.calibration.bias(model) == 12
             assert (await engine.route_of(on_a)).shared.calibration.factor(model) == 1.0
+
+
+async def test_a_chat_reopened_while_another_profile_is_active_shows_the_window_its_server_reported():
+    """Issue 36: on reopen the gauge showed the catalog's 1M window ("from the catalog") for a chat whose server had
+    reported 200K, until its next request: the chat's route was made before the stored reports were read (on
+    73f1efb this test fails with (1000000, 'catalog'))."""
+    with (
+        FakeAnthropic(200_000, api_key=None, models=["claude-opus-4-7"]) as a_srv,
+        FakeAnthropic(200_000, api_key=None) as b_srv,
+    ):
+        a = Profile("Local A", a_srv.base_url, "none", "claude-opus-4-7")
+        b = Profile("Local B", b_srv.base_url, "none", "claude-sonnet-4-6")
+        changes = {"profiles": [a, b], "profile": a.name, "base_url": a.base_url, "model": a.model}
+        async with _open_engine(changes, credentials=False) as engine:
+            sid = await engine.new_session()
+            a_srv.queue_text("hi")
+            await engine.send(sid, "hello")
+            assert (await engine.publish_context(sid)).window == 200_000  # the server reported it
+            engine.settings.profile = b.name
+            engine.settings.save(engine.paths)
+        changes = {"profiles": [a, b], "profile": b.name, "base_url": b.base_url, "model": b.model}
+        async with _open_engine(changes, credentials=False) as engine:
+            snap = await engine.publish_context(sid, ask_window=False)
+        assert (snap.window, snap.window_source) == (200_000, "api")
