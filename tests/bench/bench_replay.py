@@ -501,6 +501,38 @@ def totals(results: list[list[dict[str, Any]]]) -> list[dict[str, Any]]:
     return out
 
 
+def yardstick_report(results: list[list[dict[str, Any]]], window: int) -> str:
+    """The yardstick's failures, and the totals over the transcripts where it completes (no turn lost).
+
+    Its trigger is window − min(32K, 20K) − 13K of context: 167K at 200K but −1K at 32K, where it summarises
+    before every request and still loses turns; a ratio against its bill there compares with a policy that
+    did not do the work, so the comparison is also made on the transcripts it completes."""
+    failed = [
+        (per[0]["transcript"], r["errors"], r["billed"] + r["summary_replies"])
+        for per in results
+        for r in per
+        if r["policy"] == "claude-code" and r["errors"]
+    ]
+    if not failed:
+        return ""
+    trigger = window - min(32_000, 20_000) - 13_000
+    lines = [
+        f"\nThe Claude-Code-like policy's trigger at this window: {trigger:,} tokens of context"
+        + (" (below zero: it summarises before every request)" if trigger <= 0 else "")
+    ]
+    lines += [
+        f"  it lost {n} turn(s) of {name} (its whole bill there {bill:,.0f})" for name, n, bill in failed
+    ]
+    complete = [per for per in results if all(r["errors"] == 0 for r in per if r["policy"] == "claude-code")]
+    lines.append(
+        _table(
+            totals(complete),
+            f"TOTAL where the Claude-Code-like policy completes ({len(complete)} of {len(results)} transcripts)",
+        )
+    )
+    return "\n".join(lines)
+
+
 def selected(quick: bool, only: list[str] | None) -> list[Path]:
     files = corpus_or_exit()
     if only:
@@ -559,6 +591,7 @@ def main(argv: list[str] | None = None) -> int:
     for per in results:
         print(_table(per, f"{per[0]['transcript']}  ({per[0]['steps']} requests)"))
     print(_table(total, "TOTAL (fidelity: mean over transcripts)"))
+    print(yardstick_report(results, args.window))
     for per in results:
         for r in per:
             if r["policy"] == "precis":
