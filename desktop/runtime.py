@@ -16,6 +16,7 @@ from desktop.engine import redact
 from desktop.engine.compaction.hooks import HookSettings
 from desktop.engine.config.secrets import Credentials
 from desktop.engine.config.settings import Paths, Settings
+from desktop.engine.events import StorageWaiting
 from desktop.engine.history.storage import StorageError
 from desktop.engine.turn import shutdown
 from desktop.engine.turn.chat import ChatEngine, ToolRunner
@@ -99,12 +100,14 @@ async def open_runtime(
     background: bool = True,
     adjust: Callable[[Settings], None] | None = None,
     readonly: bool = False,
+    lock_notice: Callable[[str], None] | None = None,
 ) -> AsyncIterator[Runtime]:
     """Open the store and the engine for this process's PRECIS_HOME (or the platform folders); close both.
     ``toolbox`` builds the tool runner (``tools`` gives one ready-made). Logs never show a credential from here
     on. ``readonly``: a command that only reads creates no folder and writes nothing to the database (it works
     on read-only media and while another program holds the lock). A folder or database that cannot be used
-    raises ``StorageError`` with the sentence to show."""
+    raises ``StorageError`` with the sentence to show. ``lock_notice``: told when the database is held by another
+    program and the work waits (None: the engine's listeners hear it as ``StorageWaiting``)."""
     redact.install_log_filter()
     if credentials is not None:
         redact.remember(credentials.api_key, credentials.auth_token)
@@ -119,7 +122,7 @@ async def open_runtime(
         settings.model = model
     if adjust is not None:
         adjust(settings)
-    store = await Store.open(paths.database, readonly=readonly)
+    store = await Store.open(paths.database, readonly=readonly, on_lock_wait=lock_notice)
     tool_log = ToolLog(store)
     if not readonly:
         await tool_log.answer_orphans()  # a crash mid-tool: every tool_use gets its (interrupted) result
@@ -127,6 +130,8 @@ async def open_runtime(
     if box is not None and box.recall is None:
         box.recall = store  # the recall tool reads the chat's own history
     engine = ChatEngine(store, paths, settings, credentials, tools=box or tools, background=background)
+    # Said within 2 s of a wait for another program's lock.
+    store.on_lock_wait = lock_notice or (lambda text: engine.emit(StorageWaiting(0, text)))
     engine.shared.compaction_hooks = compaction_hooks(engine, box)
     try:
         yield Runtime(paths, settings, store, engine, tool_log, box)

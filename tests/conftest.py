@@ -203,6 +203,9 @@ SLOW_FILES = frozenset(
         "test_replay_smoke.py",
         "test_needles.py",
         "test_degraded_summaries.py",
+        "test_hostile_server.py",
+        "test_hostile_local.py",
+        "test_cli_pty.py",
     }
 )
 

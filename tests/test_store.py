@@ -26,7 +26,9 @@ def test_pragmas_and_schema_version(store):
     db = store.repo.db
     assert db.execute_sql("PRAGMA journal_mode").fetchone()[0] == "wal"
     assert db.execute_sql("PRAGMA foreign_keys").fetchone()[0] == 1
-    assert db.execute_sql("PRAGMA busy_timeout").fetchone()[0] == 5000
+    from desktop.store import errors
+
+    assert db.execute_sql("PRAGMA busy_timeout").fetchone()[0] == int(errors.DEFAULT_BUSY_TIMEOUT * 1000)
     assert migrations.schema_version(db) == migrations.CURRENT_VERSION
 
 

@@ -11,7 +11,7 @@ import sys
 from collections.abc import Iterable, Iterator
 from typing import Any, Literal, TextIO
 
-from desktop.cli.terminal_text import Neutraliser
+from desktop.cli.terminal_text import Neutraliser, neutralise
 
 
 class CliError(Exception):
@@ -23,7 +23,14 @@ def open_for_command(model: str | None = None, toolbox: Any = None, *, readonly:
 
     # A process about to exit prepares nothing in the background: it would be aborted, unused. A command that
     # only reads opens the database without writing (works on a locked database and on read-only media).
-    return open_runtime(model=model, background=False, toolbox=toolbox, readonly=readonly)
+    return open_runtime(
+        model=model, background=False, toolbox=toolbox, readonly=readonly, lock_notice=_say_lock_wait
+    )
+
+
+def _say_lock_wait(text: str) -> None:
+    """Another program holds the database: said on stderr while the command waits (shown inert)."""
+    print(f"precis: {neutralise(text)}", file=sys.stderr, flush=True)
 
 
 class NeutralisedStream:

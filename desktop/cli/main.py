@@ -292,7 +292,9 @@ async def _stream_turn(ctx: Runtime, session_id: int, start: Any, *, raw: bool =
                 QT_TRANSLATE_NOOP(
                     "Cli", "reply cut by {reason}; run `precis chat --session {id} --continue`"
                 ),
-                reason=str(reply.meta.get("stop_reason")),
+                reason={"stream_ended": "the provider ending the stream early"}.get(
+                    str(reply.meta.get("stop_reason")), str(reply.meta.get("stop_reason"))
+                ),
                 id=session_id,
             )
         )
@@ -300,13 +302,15 @@ async def _stream_turn(ctx: Runtime, session_id: int, start: Any, *, raw: bool =
 
 
 def _attachment(path: Path) -> dict[str, Any]:
+    from desktop.engine.config.files import os_words
     from desktop.engine.history.attachments import prepare
 
     try:
         return prepare(path)  # images, PDFs, UTF-8 text (a long text needs the window's workspace read tool)
     except Exception as exc:  # noqa: BLE001 - a clear one-line reason, nothing lost
+        error = os_words(exc) if isinstance(exc, OSError) else str(exc)  # a failing disk in words, no errno
         raise CliError(
-            cli(QT_TRANSLATE_NOOP("Cli", "cannot attach {path}: {error}"), path=str(path), error=str(exc))
+            cli(QT_TRANSLATE_NOOP("Cli", "cannot attach {path}: {error}"), path=str(path), error=error)
         ) from exc
 
 

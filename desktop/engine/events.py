@@ -78,6 +78,13 @@ class SessionsChanged(EngineEvent, frozen=True):
     edits). The window lists the chats again on this event alone."""
 
 
+class StorageWaiting(EngineEvent, frozen=True):
+    """Another program (another Précis) holds the database: the work waits for it, and ``text`` says how long
+    it will. ``session_id`` is 0: it concerns every chat."""
+
+    text: str
+
+
 class ProjectsChanged(EngineEvent, frozen=True):
     """A project was made, edited (its instructions, defaults or knowledge) or deleted: ``session_id`` is the
     project's id (0: several). The window lists the projects again."""

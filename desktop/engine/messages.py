@@ -109,6 +109,44 @@ MALFORMED = QT_TRANSLATE_NOOP(
 )
 DROPPED = QT_TRANSLATE_NOOP("Engine", "The connection dropped while receiving the reply ({name}).")
 UNEXPECTED = QT_TRANSLATE_NOOP("Engine", "Unexpected error: {name}: {error}")
+# A server that breaks the protocol (issue 35): one sentence each, bounded in time and in length.
+NO_FIRST_BYTE = QT_TRANSLATE_NOOP(
+    "Engine",
+    "The provider sent no reply within {seconds} s of the request (at most keep-alive pings); your message is "
+    "kept. Retry; a provider that is slow to start may need a longer first_byte_timeout in settings.json.",
+)
+STALLED = QT_TRANSLATE_NOOP(
+    "Engine",
+    "The provider stopped sending the reply for {seconds} s (at most keep-alive pings); what arrived is kept. "
+    "Retry; a slow provider may need a longer idle_timeout in settings.json.",
+)
+PROVIDER_SENT = QT_TRANSLATE_NOOP(
+    "Engine",
+    "The provider sent {what}; your message is kept. Retry, and check the base URL if it keeps happening.",
+)
+SENT_JSON = QT_TRANSLATE_NOOP("Engine", "a JSON body where the reply's event stream was expected ({text})")
+SENT_NOT_STREAM = QT_TRANSLATE_NOOP("Engine", "a {kind} page where the reply's event stream was expected")
+SENT_NO_EVENTS = QT_TRANSLATE_NOOP("Engine", "a response with no reply events in it")
+SENT_NOTHING = QT_TRANSLATE_NOOP("Engine", "a stream that ended before any of the reply")
+SENT_BEFORE_START = QT_TRANSLATE_NOOP("Engine", "a {event} event before the reply had started")
+SENT_UNKNOWN_BLOCK = QT_TRANSLATE_NOOP("Engine", "an event for a content block it never started")
+SENT_BAD_UTF8 = QT_TRANSLATE_NOOP("Engine", "text that is not valid UTF-8")
+SENT_BAD_JSON = QT_TRANSLATE_NOOP("Engine", "an event whose data is not valid JSON")
+SENT_BAD_TOOL_INPUT = QT_TRANSLATE_NOOP("Engine", "a tool call whose input is not valid JSON")
+SENT_UNREADABLE = QT_TRANSLATE_NOOP("Engine", "an event Précis cannot read")
+SENT_UNFINISHED = QT_TRANSLATE_NOOP("Engine", "a reply whose stream ended before its end (no message_stop)")
+REDIRECT_LOOP = QT_TRANSLATE_NOOP(
+    "Engine", "The provider's address redirects in a loop (too many redirects); check the base URL."
+)
+HEADERS_TOO_LARGE = QT_TRANSLATE_NOOP(
+    "Engine",
+    "The provider sent response headers too large to read; check the base URL (a proxy may be answering).",
+)
+STREAM_CUT = QT_TRANSLATE_NOOP(
+    "Engine",
+    "The provider ended the stream before the reply was finished (no message_stop); what arrived is kept, "
+    "marked cut: Continue asks the model to go on.",
+)
 
 # --- turns (chat.py) ---------------------------------------------------------------------------------------
 COMPACT_WHILE_BUSY = QT_TRANSLATE_NOOP("Engine", "A reply is streaming: compact when it has finished.")
@@ -354,6 +392,22 @@ DB_IO = QT_TRANSLATE_NOOP(
     "The database {path} could not be written or read ({error}); nothing was lost that was saved before. Check "
     "the disk (space, errors) and try again.",
 )
+DB_LOCK_WAITING = QT_TRANSLATE_NOOP(
+    "Engine",
+    "The database {path} is locked by another program (perhaps another Précis); waiting up to {wait} s for it.",
+)
+FILE_SIZE_LIMIT = QT_TRANSLATE_NOOP(
+    "Engine",
+    "{path} could not be written: this process may not write files larger than {limit:,} bytes (the file size "
+    "limit, ulimit -f); nothing was changed. Raise the limit and try again.",
+)
+DISK_IO = QT_TRANSLATE_NOOP(
+    "Engine",
+    "{path} could not be written or read: the disk reported an input/output error (the disk or its connection "
+    "may be failing); nothing was changed. Check the disk and try again.",
+)
+INPUT_OUTPUT_ERROR = QT_TRANSLATE_NOOP("Engine", "the disk reported an input/output error")
+FILE_TOO_LARGE_FOR_LIMIT = QT_TRANSLATE_NOOP("Engine", "the file size limit (ulimit -f) was reached")
 DB_NUMBER_TOO_LARGE = QT_TRANSLATE_NOOP(
     "Engine", "A number too large for the database ({error}); nothing was changed."
 )

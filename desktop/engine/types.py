@@ -26,7 +26,8 @@ def is_sendable_status(status: str) -> bool:
 
 
 # Stop reasons of a reply the provider cut short: it is marked, and Continue resumes it.
-CUT_STOP_REASONS: frozenset[str] = frozenset({"max_tokens", "model_context_window_exceeded"})
+# "stream_ended": the stream stopped without its message_stop (what arrived is kept; Continue goes on from it).
+CUT_STOP_REASONS: frozenset[str] = frozenset({"max_tokens", "model_context_window_exceeded", "stream_ended"})
 
 DEFAULT_TITLE = "New chat"  # a session still titled this takes its title from the first message
 

@@ -208,6 +208,10 @@
         <translation>已截断：上下文窗口已满</translation>
     </message>
     <message>
+        <source>Cut off: the provider ended the reply early</source>
+        <translation>已中断：服务提供方提前结束了回复</translation>
+    </message>
+    <message>
         <source>Cut off: output limit reached</source>
         <translation>已截断：达到输出上限</translation>
     </message>
@@ -980,6 +984,74 @@
         <translation>回复正在生成：请等它结束后再压缩。</translation>
     </message>
     <message>
+        <source>The provider sent no reply within {seconds} s of the request (at most keep-alive pings); your message is kept. Retry; a provider that is slow to start may need a longer first_byte_timeout in settings.json.</source>
+        <translation>服务商在请求发出后 {seconds} 秒内没有发来回复（至多只有保活 ping）；你的消息已保留。请重试；启动较慢的服务商可能需要在 settings.json 中调大 first_byte_timeout。</translation>
+    </message>
+    <message>
+        <source>The provider stopped sending the reply for {seconds} s (at most keep-alive pings); what arrived is kept. Retry; a slow provider may need a longer idle_timeout in settings.json.</source>
+        <translation>服务商已有 {seconds} 秒没有继续发送回复（至多只有保活 ping）；已收到的内容已保留。请重试；较慢的服务商可能需要在 settings.json 中调大 idle_timeout。</translation>
+    </message>
+    <message>
+        <source>The provider sent {what}; your message is kept. Retry, and check the base URL if it keeps happening.</source>
+        <translation>服务商发来了{what}；你的消息已保留。请重试；如果反复出现，请检查基础 URL。</translation>
+    </message>
+    <message>
+        <source>a JSON body where the reply&apos;s event stream was expected ({text})</source>
+        <translation>一个 JSON 正文，而不是预期的回复事件流（{text}）</translation>
+    </message>
+    <message>
+        <source>a {kind} page where the reply&apos;s event stream was expected</source>
+        <translation>一个 {kind} 页面，而不是预期的回复事件流</translation>
+    </message>
+    <message>
+        <source>a response with no reply events in it</source>
+        <translation>一个不含任何回复事件的响应</translation>
+    </message>
+    <message>
+        <source>a stream that ended before any of the reply</source>
+        <translation>一个在回复开始前就结束的流</translation>
+    </message>
+    <message>
+        <source>a {event} event before the reply had started</source>
+        <translation>回复开始之前的 {event} 事件</translation>
+    </message>
+    <message>
+        <source>an event for a content block it never started</source>
+        <translation>一个针对从未开始的内容块的事件</translation>
+    </message>
+    <message>
+        <source>text that is not valid UTF-8</source>
+        <translation>不是有效 UTF-8 的文本</translation>
+    </message>
+    <message>
+        <source>an event whose data is not valid JSON</source>
+        <translation>一个数据不是有效 JSON 的事件</translation>
+    </message>
+    <message>
+        <source>a tool call whose input is not valid JSON</source>
+        <translation>一个输入不是有效 JSON 的工具调用</translation>
+    </message>
+    <message>
+        <source>an event Précis cannot read</source>
+        <translation>一个 Précis 无法读取的事件</translation>
+    </message>
+    <message>
+        <source>a reply whose stream ended before its end (no message_stop)</source>
+        <translation>一个流在结束前就中断的回复（没有 message_stop）</translation>
+    </message>
+    <message>
+        <source>The provider&apos;s address redirects in a loop (too many redirects); check the base URL.</source>
+        <translation>服务商的地址陷入重定向循环（重定向次数过多）；请检查基础 URL。</translation>
+    </message>
+    <message>
+        <source>The provider sent response headers too large to read; check the base URL (a proxy may be answering).</source>
+        <translation>服务商发来的响应头过大，无法读取；请检查基础 URL（可能是代理在应答）。</translation>
+    </message>
+    <message>
+        <source>The provider ended the stream before the reply was finished (no message_stop); what arrived is kept, marked cut: Continue asks the model to go on.</source>
+        <translation>服务商在回复完成前结束了流（没有 message_stop）；已收到的内容已保留并标记为被截断：“继续”会让模型接着写。</translation>
+    </message>
+    <message>
         <source>Compaction stopped; nothing changed.</source>
         <translation>压缩已停止；没有任何更改。</translation>
     </message>
@@ -1340,12 +1412,32 @@
         <translation>无法读写数据库 {path}（{error}）；之前已保存的内容都没有丢失。请检查磁盘（空间、错误）后重试。</translation>
     </message>
     <message>
-        <source>A number too large for the database ({error}); nothing was changed.</source>
-        <translation>数字太大，数据库无法保存（{error}）；没有做任何更改。</translation>
+        <source>The database {path} is locked by another program (perhaps another Précis); waiting up to {wait} s for it.</source>
+        <translation>数据库 {path} 被另一个程序（可能是另一个 Précis）锁定；最多等待 {wait} 秒。</translation>
+    </message>
+    <message>
+        <source>{path} could not be written: this process may not write files larger than {limit:,} bytes (the file size limit, ulimit -f); nothing was changed. Raise the limit and try again.</source>
+        <translation>{path} 无法写入：此进程不能写入大于 {limit:,} 字节的文件（文件大小限制，ulimit -f）；没有做任何更改。请提高该限制后重试。</translation>
+    </message>
+    <message>
+        <source>{path} could not be written or read: the disk reported an input/output error (the disk or its connection may be failing); nothing was changed. Check the disk and try again.</source>
+        <translation>{path} 无法写入或读取：磁盘报告了输入/输出错误（磁盘或其连接可能出现故障）；没有做任何更改。请检查磁盘后重试。</translation>
+    </message>
+    <message>
+        <source>the disk reported an input/output error</source>
+        <translation>磁盘报告了输入/输出错误</translation>
+    </message>
+    <message>
+        <source>the file size limit (ulimit -f) was reached</source>
+        <translation>已达到文件大小限制（ulimit -f）</translation>
     </message>
     <message>
         <source>The database {path} failed: {name}: {error}</source>
         <translation>数据库 {path} 出错：{name}：{error}</translation>
+    </message>
+    <message>
+        <source>A number too large for the database ({error}); nothing was changed.</source>
+        <translation>数字太大，数据库无法保存（{error}）；没有做任何更改。</translation>
     </message>
     <message>
         <source>System prompt</source>

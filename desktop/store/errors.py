@@ -7,6 +7,7 @@ The waits for another program's lock are set here too (environment, for tests an
 
 from __future__ import annotations
 
+import contextlib
 import errno
 import os
 import sqlite3
@@ -27,8 +28,10 @@ from desktop.engine.history.storage import (
 
 SQLITE_MAGIC = b"SQLite format 3\x00"
 
-# How long one SQLite statement waits for another connection's lock before SQLITE_BUSY (seconds).
-DEFAULT_BUSY_TIMEOUT = 5.0
+# How long one SQLite statement waits for another connection's lock before SQLITE_BUSY (seconds). Short: the store
+# retries the whole operation until DEFAULT_LOCK_WAIT (store.retrying), and says it waits between tries, so the
+# user hears of another program's lock within 2 s instead of after a silent wait.
+DEFAULT_BUSY_TIMEOUT = 1.0
 # How long a write keeps retrying, busy timeout after busy timeout, before it gives up with a sentence: long
 # enough for a backup tool or another Précis to finish what holds the lock (seconds).
 DEFAULT_LOCK_WAIT = 60.0
@@ -88,13 +91,59 @@ def check_file(path: Path) -> None:
         raise damaged(path, M.say(M.DB_CUT_SHORT, size=size, expected=pages * page_size))
 
 
+# What SQLite says when a transaction it had already rolled back (after an I/O error) is rolled back again: the
+# error that matters is the one before it.
+_AFTERMATH = ("cannot rollback - no transaction is active", "cannot commit - no transaction is active")
+
+
 def _sqlite_error(exc: BaseException) -> sqlite3.Error | None:
-    while exc is not None:
-        if isinstance(exc, sqlite3.Error):
-            return exc
-        orig = getattr(exc, "orig", None)
-        exc = orig if isinstance(orig, BaseException) else exc.__cause__  # type: ignore[assignment]
+    """The SQLite error behind ``exc`` (through peewee's ``orig`` and the causes), past a failed rollback."""
+    first: sqlite3.Error | None = None
+    seen: set[int] = set()
+    current: BaseException | None = exc
+    while current is not None and id(current) not in seen:
+        seen.add(id(current))
+        if isinstance(current, sqlite3.Error):
+            if not any(a in str(current) for a in _AFTERMATH):
+                return current
+            first = first or current
+        orig = getattr(current, "orig", None)
+        current = orig if isinstance(orig, BaseException) else current.__cause__ or current.__context__
+    return first
+
+
+def file_size_limit() -> int | None:
+    """The largest file this process may write (``ulimit -f``, in bytes), None when unlimited."""
+    try:
+        import resource
+    except ImportError:  # Windows
+        return None
+    soft, _hard = resource.getrlimit(resource.RLIMIT_FSIZE)
+    return None if soft == resource.RLIM_INFINITY else int(soft)
+
+
+def _at_size_limit(path: Path) -> int | None:
+    """The file size limit, when one of the database's files is at it (a write past it failed with EFBIG,
+    which SQLite reports as a plain I/O error)."""
+    limit = file_size_limit()
+    if limit is None:
+        return None
+    for name in (path.name, path.name + "-wal", path.name + "-journal"):
+        with contextlib.suppress(OSError):
+            if (
+                path.parent / name
+            ).stat().st_size + 65_536 + 24 >= limit:  # one page (and its WAL header) short
+                return limit
     return None
+
+
+def size_limited(path: Path, limit: int | None = None) -> StorageFull:
+    limit = file_size_limit() if limit is None else limit
+    return StorageFull(M.say(M.FILE_SIZE_LIMIT, path=str(path), limit=limit or 0))
+
+
+def disk_io(path: Path) -> StorageError:
+    return StorageError(M.say(M.DISK_IO, path=str(path)))
 
 
 def is_locked(exc: BaseException) -> bool:
@@ -109,6 +158,11 @@ def locked(path: Path, waited: float) -> StorageLocked:
     return StorageLocked(M.say(M.DB_LOCKED, path=str(path), waited=round(waited)))
 
 
+def lock_waiting(path: Path) -> str:
+    """What the user reads while a write waits for another program's lock."""
+    return M.say(M.DB_LOCK_WAITING, path=str(path), wait=round(lock_wait()))
+
+
 def read_only(path: Path) -> StorageReadOnly:
     return StorageReadOnly(M.say(M.DB_READ_ONLY, path=str(path)))
 
@@ -120,7 +174,11 @@ def full(path: Path) -> StorageFull:
 def from_os_error(exc: OSError, path: Path) -> StorageError:
     """A failure creating or opening one of Précis's folders or files."""
     where = Path(exc.filename) if exc.filename else path
-    if exc.errno in (errno.ENOSPC, errno.EDQUOT, errno.EFBIG):
+    if exc.errno == errno.EFBIG:
+        return size_limited(where)
+    if exc.errno == errno.EIO:
+        return disk_io(where)
+    if exc.errno in (errno.ENOSPC, errno.EDQUOT):
         return full(where)
     if exc.errno in (errno.EROFS, errno.EACCES, errno.EPERM):
         return StorageReadOnly(M.say(M.PATH_READ_ONLY, path=str(where)))
@@ -161,7 +219,10 @@ def translate(exc: BaseException, path: Path, *, waited: float = 0.0) -> Storage
         return damaged(path, M.say(M.DB_IS_DAMAGED, error=text))
     if name.startswith("SQLITE_CANTOPEN"):
         return StorageUnusable(M.say(M.DB_CANNOT_OPEN, path=str(path), error=text))
-    if name.startswith("SQLITE_IOERR") or isinstance(exc, pw.OperationalError):
+    if name.startswith("SQLITE_IOERR") or "disk I/O error" in text:
+        limit = _at_size_limit(path)
+        return size_limited(path, limit) if limit is not None else disk_io(path)
+    if isinstance(exc, pw.OperationalError):
         return StorageError(M.say(M.DB_IO, path=str(path), error=text))
     if isinstance(exc, OverflowError):  # an integer SQLite cannot hold: no row can have it
         return StorageError(M.say(M.DB_NUMBER_TOO_LARGE, error=str(exc)))

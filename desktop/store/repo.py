@@ -192,6 +192,22 @@ def _dumps(value: Any) -> str:
 Tally = dict[tuple[str, int], list[int]]
 
 
+USAGE_MAX = 2**53  # a token count the store keeps: beyond any real one, within SQLite's INTEGER
+
+
+def _sane(usage: Usage | None) -> Usage | None:
+    """``usage`` with every count a whole number from 0 to USAGE_MAX; anything else is stored as 0, with a note
+    in the log: a provider's odd number (1e30, -5) never keeps a reply from being saved."""
+    if usage is None:
+        return None
+    counts = usage.to_json()
+    fixed = {k: v for k, v in counts.items() if not (type(v) is int and 0 <= v <= USAGE_MAX)}
+    if not fixed:
+        return usage
+    log.warning("usage numbers out of range stored as 0: %.200s", fixed)
+    return Usage(**{k: 0 if k in fixed else v for k, v in counts.items()})
+
+
 def _tally(
     rows: Iterable[tuple[str | None, Usage | None]], sign: int = 1, into: Tally | None = None
 ) -> Tally:
@@ -274,7 +290,7 @@ class Repo:
 
         path = self.path
         try:
-            path.parent.mkdir(parents=True, exist_ok=True, mode=files.PRIVATE_DIR)
+            files.private_dir(path.parent)
             # The history is private: create the file 0600 before SQLite does (it would use 0644), and SQLite
             # gives -wal and -shm the database file's mode. Files an older version left world-readable are
             # tightened.
@@ -479,6 +495,7 @@ class Repo:
         usage: Usage | None = None,
         meta: dict[str, Any] | None = None,
     ) -> StoredMessage:
+        usage = _sane(usage)
         with self.db.atomic():
             row = self.m.Message.create(
                 session=session_id,
@@ -500,6 +517,7 @@ class Repo:
         """Bulk insert (imports, benchmarks). Returns the number of rows written."""
         M = self.m.Message
         now = time.time()
+        rows = [{**r, "usage": _sane(r["usage"])} if r.get("usage") else r for r in rows]
         data = [
             {
                 "session": session_id,
@@ -535,6 +553,7 @@ class Repo:
         meta: dict[str, Any] | None = None,
     ) -> None:
         fields: dict[str, Any] = {}
+        usage = _sane(usage)
         if content is not None:
             fields["content"] = _dumps(content)
             fields.update(_estimate_fields(None))  # numbers for the old content would be wrong
@@ -630,7 +649,7 @@ class Repo:
     def add_spend(self, session_id: int, kind: str, requests: Iterable[tuple[str, Usage]]) -> None:
         """Add what requests made for the chat that are no reply of its own cost (``kind``: what they were for),
         per model and prompt band. Never taken away: what was spent stays spent, whatever is deleted later."""
-        tally = _tally(requests)
+        tally = _tally((model, _sane(usage)) for model, usage in requests)
         with self.db.atomic():
             for (model, band), (count, inp, out, creation, read) in tally.items():
                 self.db.execute_sql(

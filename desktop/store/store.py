@@ -43,12 +43,26 @@ log = logging.getLogger(__name__)
 _FAILURES = (pw.PeeweeException, sqlite3.Error, OSError, OverflowError)
 
 
+# Told once per operation that has waited this long for another program's lock (seconds): with SQLite's busy
+# timeout per try at most a second (errors.DEFAULT_BUSY_TIMEOUT), the wait is said within 2 s.
+LOCK_NOTICE_AFTER = 0.75
+
+
 def guarded(path: Path, fn: Callable[P, T], *args: P.args, **kwargs: P.kwargs) -> T:
+    """Run one database operation on the database thread (see ``retrying``; nobody is told of a wait)."""
+    return retrying(path, None, fn, *args, **kwargs)
+
+
+def retrying(
+    path: Path, waiting: Callable[[float], None] | None, fn: Callable[P, T], *args: P.args, **kwargs: P.kwargs
+) -> T:
     """Run one database operation on the database thread. While another program holds the write lock it is
     retried (every repo method is one transaction, so a failed try changed nothing) for up to
-    ``errors.lock_wait()``; any failure comes out as a ``StorageError`` sentence."""
+    ``errors.lock_wait()``, and ``waiting`` is called once (with the seconds waited) when the wait passes
+    ``LOCK_NOTICE_AFTER``; any failure comes out as a ``StorageError`` sentence."""
     started = time.monotonic()
     pause = 0.05
+    told = False
     while True:
         try:
             return fn(*args, **kwargs)
@@ -57,6 +71,11 @@ def guarded(path: Path, fn: Callable[P, T], *args: P.args, **kwargs: P.kwargs) -
         except _FAILURES as exc:
             waited = time.monotonic() - started
             if errors.is_locked(exc) and waited < errors.lock_wait():
+                if not told and waited >= LOCK_NOTICE_AFTER:
+                    told = True
+                    log.info("the database %s is locked by another program; waiting", path)
+                    if waiting is not None:
+                        waiting(waited)
                 time.sleep(min(pause, max(0.0, errors.lock_wait() - waited)))
                 pause = min(pause * 2, 0.5)
                 continue
@@ -74,11 +93,18 @@ class Store:
         self._executor = executor
         self.path = repo.path
         self.round_trips = 0  # calls that went to the database thread (the engine benchmark reads it)
+        # Told, on the event loop, when an operation has waited LOCK_NOTICE_AFTER for another program's lock (once
+        # per operation; the sentence says how long it keeps waiting). The operation goes on waiting, then lands
+        # or fails with the DB_LOCKED sentence.
+        self.on_lock_wait: Callable[[str], None] | None = None
 
     @classmethod
-    async def open(cls, path: Path, *, readonly: bool = False) -> Store:
+    async def open(
+        cls, path: Path, *, readonly: bool = False, on_lock_wait: Callable[[str], None] | None = None
+    ) -> Store:
         """Open (and upgrade) the database. ``readonly``: for commands that only read; opens without writing
-        anything when the schema is current, so it works on a locked database and on read-only media."""
+        anything when the schema is current, so it works on a locked database and on read-only media.
+        ``on_lock_wait``: told when a write waits for another program's lock, from the first one on."""
         executor = ThreadPoolExecutor(max_workers=1, thread_name_prefix="precis-db")
         loop = asyncio.get_running_loop()
         try:
@@ -89,6 +115,7 @@ class Store:
             executor.shutdown(wait=False)
             raise
         store = cls(repo, executor)
+        store.on_lock_wait = on_lock_wait
         await store.call(repo.sweep_streaming)
         return store
 
@@ -112,9 +139,18 @@ class Store:
     async def call(self, fn: Callable[P, T], *args: P.args, **kwargs: P.kwargs) -> T:
         self.round_trips += 1
         loop = asyncio.get_running_loop()
+
+        def waiting(_waited: float) -> None:  # on the database thread: the listener hears it on the loop
+            if self.on_lock_wait is not None:
+                loop.call_soon_threadsafe(self._told_waiting)
+
         return await loop.run_in_executor(
-            self._executor, functools.partial(guarded, self.path, fn, *args, **kwargs)
+            self._executor, functools.partial(retrying, self.path, waiting, fn, *args, **kwargs)
         )
+
+    def _told_waiting(self) -> None:
+        if self.on_lock_wait is not None:
+            self.on_lock_wait(errors.lock_waiting(self.path))
 
     def run(self, fn: Callable[P, T], *args: P.args, **kwargs: P.kwargs) -> T:
         """Blocking call on the database thread (never from the UI thread)."""

@@ -4,7 +4,8 @@ The client's context (anyio task groups) is entered and left by the same task, w
 connection; calls come from any task. Starting, listing and calling are bounded by timeouts, so a hung server is
 an error, never a hung turn. A stdio server's messages come through our bounded transport (mcp_stdio): one past
 its limit stops the server with a sentence. A server's stderr goes to a log file the window shows; a crashed server
-is marked failed and can be restarted.
+is marked failed and can be restarted. A server that cannot start says why: its command not found, or how it
+exited and the first line it wrote on stderr (never only "Connection closed").
 """
 
 from __future__ import annotations
@@ -14,6 +15,7 @@ import contextlib
 import logging
 import os
 import re
+import shutil
 import sys
 import threading
 import time
@@ -36,6 +38,8 @@ LOG_LIMIT = 1024 * 1024  # bytes of a server's stderr kept in its log per start;
 FLOOD_BYTES = 16_000_000  # stderr past this in one run: the server is stopped
 GARBAGE_LINES = 20  # lines on stdout that are not MCP messages: the server is stopped
 RESULT_CHARS = 1_000_000  # a tool answer's text is cut here (the model gets a note saying so)
+STDERR_LINE = 300  # characters of an exited server's first stderr line in its error
+STDERR_WAIT = 0.5  # seconds an exited server's stderr is given to reach its copier
 _NAME = re.compile(r"[^A-Za-z0-9_-]+")
 log = logging.getLogger(__name__)
 
@@ -72,6 +76,9 @@ class McpServer:
         self._ready: asyncio.Future[None] | None = None
         self._faulted = ""  # why the server was stopped for misbehaving
         self._garbage = 0  # lines of its output that were not MCP messages, this run
+        self._exit: Any = None  # mcp_stdio.Exit of this run's process (stdio servers)
+        # This run's stderr copier: its first line says why a start failed.
+        self._stderr: StderrPipe | None = None
 
     @property
     def status(self) -> ServerStatus:
@@ -111,12 +118,41 @@ class McpServer:
             self._refused = f"HTTP {response.status_code} {response.reason_phrase}".strip()
 
     def _explain(self, exc: BaseException) -> str:
-        """The failure in words; for an HTTP server, with the status it answered (401: check the headers)."""
+        """The failure in words; for an HTTP server, with the status it answered (401: check the headers); for a
+        stdio server that exited, how it exited and the first line of its stderr."""
+        if (ended := self._ended()) is not None:
+            return ended
         text = _describe(exc)
         if self._refused:
             hint = " (check the URL and headers)" if self._refused[5:8] in ("401", "403", "404") else ""
             text = f"{text}: the server answered {self._refused}{hint}"
         return text
+
+    def _ended(self) -> str | None:
+        """How this run's process exited, in words (None: it did not, or it is no stdio server)."""
+        code = getattr(self._exit, "code", None)
+        if code is None or (code == 0 and not self._first_stderr()):
+            return None
+        if code == 127:  # the shell's and env's "command not found"
+            why = f"command not found: {self.config.command}"
+        elif code == 126:
+            why = f"{self.config.command} could not be run (not an executable program)"
+        elif code < 0:
+            why = f"it was killed by signal {-code}"
+        else:
+            why = f"it exited with code {code}"
+        first = self._first_stderr()
+        return f"{why}: {first}" if first else why
+
+    def _first_stderr(self) -> str:
+        pipe = self._stderr
+        return _describe(RuntimeError(pipe.first_line)) if pipe is not None and pipe.first_line else ""
+
+    async def _heard(self) -> None:
+        """Let the stderr copier read what an exited server wrote (it reads in its own thread)."""
+        pipe = self._stderr
+        if pipe is not None and getattr(self._exit, "code", None) not in (None, 0):
+            await asyncio.to_thread(pipe.heard.wait, STDERR_WAIT)
 
     async def start(self, timeout: float | None = None) -> ServerStatus:
         if self.state == "ready" or not self.config.enabled:
@@ -139,6 +175,7 @@ class McpServer:
             self._set("failed", str(exc))
         except Exception as exc:  # noqa: BLE001 - any start failure is the server's error, in words
             await self._halt()
+            await self._heard()
             self._set("failed", self._explain(exc))
         return self.status
 
@@ -175,7 +212,11 @@ class McpServer:
         errlog.write(f"--- {time.strftime('%Y-%m-%d %H:%M:%S')} starting {self.config.where}\n")
         errlog.flush()
         stderr: StderrPipe | None = None
+        self._exit, self._stderr = None, None
         try:
+            if not self.config.url and (missing := missing_command(self.config)):
+                errlog.write(f"{missing}\n")
+                raise ServerFault(missing)
             await lazy_imports.load(lazy_imports.MCP)  # the first server: the client stack, off the loop
             from mcp import Client
 
@@ -183,16 +224,17 @@ class McpServer:
             if self.config.url:
                 client = Client(params, read_timeout_seconds=CALL_TIMEOUT, message_handler=self._on_message)
             else:
-                from desktop.tools.mcp_stdio import bounded_stdio_client
+                from desktop.tools.mcp_stdio import Exit, bounded_stdio_client
 
                 loop = asyncio.get_running_loop()
 
                 def flooded(why: str) -> None:  # from the copier's thread; a past run's copier stops nothing
                     loop.call_soon_threadsafe(lambda: self._fault(why) if self._ready is ready else None)
 
-                stderr = StderrPipe(errlog, flooded)
+                stderr = self._stderr = StderrPipe(errlog, flooded)
+                self._exit = Exit()
                 client = Client(
-                    bounded_stdio_client(params, stderr.writer),
+                    bounded_stdio_client(params, stderr.writer, ended=self._exit),
                     read_timeout_seconds=CALL_TIMEOUT,
                     message_handler=self._on_message,
                 )
@@ -255,6 +297,7 @@ class McpServer:
                 is_error=True,
             )
         except Exception as exc:  # noqa: BLE001 - a crashed server is an error result, never a failed turn
+            await self._heard()
             why = self._faulted or self._explain(exc)  # stopped for misbehaving: that is the reason
             self._set("failed", why)
             await self._halt()
@@ -292,7 +335,8 @@ class ServerFault(Exception):
 
 class StderrPipe:
     """A server's stderr, through a pipe: a thread copies it into the log up to ``LOG_LIMIT`` bytes a run and
-    counts the rest; past ``FLOOD_BYTES`` it reports a flood once (the server is then stopped)."""
+    counts the rest; past ``FLOOD_BYTES`` it reports a flood once (the server is then stopped). Its first line
+    is kept (``first_line``; ``heard`` is set once it is whole, or the pipe ended): why a failed start failed."""
 
     def __init__(self, log: TextIO, flooded: Callable[[str], None]):
         read_fd, write_fd = os.pipe()
@@ -300,6 +344,9 @@ class StderrPipe:
         self._reader = read_fd
         self._log = log
         self._flooded = flooded
+        self.first_line = ""
+        self.heard = threading.Event()
+        self._start = bytearray()  # the beginning of the output, until its first non-empty line is whole
         self._thread = threading.Thread(target=self._copy, name="mcp-stderr", daemon=True)
         self._thread.start()
 
@@ -309,6 +356,8 @@ class StderrPipe:
         try:
             while chunk := os.read(self._reader, 65_536):
                 total += len(chunk)
+                if not self.heard.is_set():
+                    self._note_start(chunk)
                 if kept < LOG_LIMIT:
                     piece = chunk[: LOG_LIMIT - kept]
                     kept += len(piece)
@@ -324,9 +373,23 @@ class StderrPipe:
         except (OSError, ValueError, RuntimeError):  # the log or the loop closed under it
             pass
         finally:
+            if not self.heard.is_set():  # the output ended without a newline: its start is the line
+                self.first_line = self._start.decode("utf-8", "replace").strip()[:STDERR_LINE]
+                self.heard.set()
             os.close(self._reader)
             with contextlib.suppress(OSError, ValueError):
                 self._log.close()
+
+    def _note_start(self, chunk: bytes) -> None:
+        self._start += chunk[: STDERR_LINE * 4]
+        for line in bytes(self._start).splitlines(keepends=True):
+            if line.endswith(b"\n") and line.strip():
+                self.first_line = line.decode("utf-8", "replace").strip()[:STDERR_LINE]
+                self.heard.set()
+                return
+        if len(self._start) >= STDERR_LINE * 4:  # one endless line: its start will do
+            self.first_line = self._start.decode("utf-8", "replace").strip()[:STDERR_LINE]
+            self.heard.set()
 
     def close(self) -> None:
         """Our end of the pipe: once the server (and any child holding it) is gone, the copier ends."""
@@ -362,6 +425,27 @@ def open_log(path: Path) -> TextIO:
     fd = os.open(path, os.O_WRONLY | os.O_APPEND | os.O_CREAT | getattr(os, "O_CLOEXEC", 0), PRIVATE_FILE)
     tighten(path, PRIVATE_FILE)
     return open(fd, "a", encoding="utf-8", errors="replace")  # noqa: SIM115 - kept open by the caller
+
+
+def missing_command(config: McpServerConfig) -> str | None:
+    """Why a stdio server's command cannot be started, found before it is spawned (None: it can be). The program
+    is looked for as the server would be started: on the PATH it gets, or relative to its folder."""
+    command = config.command
+    if not command.strip():
+        return "no command is set"
+    if os.sep in command or (os.altsep and os.altsep in command):
+        target = Path(command).expanduser()
+        if not target.is_absolute():
+            target = Path(config.cwd or os.getcwd()) / target
+        if not target.exists():
+            return f"command not found: {command}"
+        if target.is_dir() or not os.access(target, os.X_OK):
+            return f"{command} could not be run (not an executable program)"
+        return None
+    path = (config.env or {}).get("PATH") or os.environ.get("PATH", os.defpath)
+    if shutil.which(command, path=path) is None:
+        return f"command not found: {command} (it is not on the PATH)"
+    return None
 
 
 def server_command(config: McpServerConfig) -> tuple[str, list[str]]:

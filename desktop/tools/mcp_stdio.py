@@ -4,7 +4,9 @@ The SDK's own stdio client keeps a line in memory until its newline comes, so a 
 line grows Précis without bound. This transport starts and stops the server the way the SDK does (its own spawn,
 process group and tree kill) and yields the same pair of streams ``ClientSession`` expects, but reads bytes and
 keeps at most ``MESSAGE_LIMIT`` of one line: a longer line is dropped as it arrives and a ``MessageTooLarge`` goes
-to the session in its place (the host then stops the server with that sentence).
+to the session in its place (the host then stops the server with that sentence). When the server closes its output
+(it exited: a missing command, a crash, a refusal to start), its exit code is kept (``Exit``) before the session
+hears the connection close, so the host can say why instead of "Connection closed".
 """
 
 from __future__ import annotations
@@ -21,6 +23,15 @@ if TYPE_CHECKING:
 # up to a few times as many bytes; an image the API accepts (5 MB) fits in base64.
 MESSAGE_LIMIT = 8_000_000
 READ_SIZE = 65_536
+EXIT_WAIT = 1.0  # seconds the server's exit is awaited once it closed its output (it is usually at once)
+
+
+class Exit:
+    """How a server's process ended, as far as the transport saw: ``code`` is None while it runs (or when it
+    kept running after closing its output), negative for a signal (POSIX)."""
+
+    def __init__(self) -> None:
+        self.code: int | None = None
 
 
 class MessageTooLarge(Exception):  # noqa: N818 - named for what happened, like the SDK's own faults
@@ -64,10 +75,11 @@ class Lines:
 
 @asynccontextmanager
 async def bounded_stdio_client(
-    server: StdioServerParameters, errlog: TextIO, limit: int = MESSAGE_LIMIT
+    server: StdioServerParameters, errlog: TextIO, limit: int = MESSAGE_LIMIT, ended: Exit | None = None
 ) -> AsyncIterator[TransportStreams]:
     """Starts ``server`` and yields (read stream, write stream) for ``ClientSession``; a drop-in for the SDK's
-    ``stdio_client`` whose lines are bounded by ``limit`` bytes."""
+    ``stdio_client`` whose lines are bounded by ``limit`` bytes. ``ended`` gets the exit code of a server that
+    closed its output."""
     import anyio
     import anyio.lowlevel
     import mcp_types
@@ -113,13 +125,14 @@ async def bounded_stdio_client(
                         chunk = await process.stdout.receive(READ_SIZE)
                         for line in lines.feed(chunk):
                             await read_stream_writer.send(parse(line))
-                except (
-                    anyio.EndOfStream,
-                    anyio.ClosedResourceError,
-                    anyio.BrokenResourceError,
-                    ConnectionError,
-                ):
-                    return  # the server closed its output, or the session is gone
+                except anyio.EndOfStream:  # the server closed its output: it has exited, or is about to
+                    if ended is not None:
+                        with anyio.move_on_after(EXIT_WAIT):
+                            await process.wait()
+                        ended.code = process.returncode
+                    return
+                except (anyio.ClosedResourceError, anyio.BrokenResourceError, ConnectionError):
+                    return  # the session is gone
                 finally:
                     await _drain_stdout(process)
         except (anyio.ClosedResourceError, anyio.BrokenResourceError, ConnectionError):

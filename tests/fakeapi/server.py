@@ -16,7 +16,7 @@ from typing import Any
 
 from tests.fakeapi.cache import CacheResult, CacheStats, PromptCache, TooManyBreakpoints
 from tests.fakeapi.counting import Block, TokenCounter, Unit
-from tests.fakeapi.faults import Fault
+from tests.fakeapi.faults import REDIRECT_LOOP, Fault, redirect
 from tests.fakeapi.records import Failed, RecordedRequest, usage_json
 from tests.fakeapi.replies import Reply, Summariser, echo_reply, truncate_to
 from tests.fakeapi.sse import StreamingMixin
@@ -237,7 +237,7 @@ class FakeAnthropic:
     def _pop_fault(self) -> Fault | None:
         with self._lock:
             fault = self._faults.popleft() if self._faults else None
-            if fault is not None and fault.kind == "hold":
+            if fault is not None and fault.kind in ("hold", "wire"):
                 self._held.append(fault)
             return fault
 
@@ -473,6 +473,11 @@ class _Handler(StreamingMixin, BaseHTTPRequestHandler):
         }
 
     def do_POST(self) -> None:
+        if self.path.startswith(REDIRECT_LOOP):  # a redirect loop (Fault.redirect_loop): round and round
+            self._read_body()
+            self.wfile.write(redirect(REDIRECT_LOOP))
+            self.wfile.flush()
+            return
         try:
             begun = self._begin("POST")
             if begun is None:
@@ -509,7 +514,9 @@ class _Handler(StreamingMixin, BaseHTTPRequestHandler):
         # hang-up must still get the same reply.
         self._owed = (reply, source)
         try:
-            if rec.stream:
+            if fault is not None and fault.kind == "wire":
+                self._wire(rec, fault)
+            elif rec.stream:
                 self._stream(rec, body, reply, result, output_tokens, fault)
             else:
                 self._whole(rec, body, reply, fault)

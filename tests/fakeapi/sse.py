@@ -1,5 +1,6 @@
 """Faithful SSE streaming for /v1/messages: chunked transfer, ping, per-block deltas, cumulative usage,
-and the mid-stream faults (drop, error event, malformed data, slow, hold)."""
+and the mid-stream faults (drop, error event, malformed data, slow, hold, a cut end, odd usage numbers), and the
+raw bytes of a wire fault."""
 
 from __future__ import annotations
 
@@ -58,7 +59,7 @@ class StreamingMixin:
         state = {"deltas": 0, "fired": False}
 
         def checkpoint(final: bool = False) -> None:
-            if fault is None or state["fired"] or fault.kind == "slow":
+            if fault is None or state["fired"] or fault.kind in ("slow", "cut", "usage"):
                 return
             if state["deltas"] < fault.after and not final:
                 return
@@ -99,7 +100,8 @@ class StreamingMixin:
                 self._event("ping", {"type": "ping"})
             checkpoint()
 
-        start_usage = dict(usage_json(result, 1, fake.report_cache))
+        odd = fault.usage if fault is not None and fault.kind == "usage" else {}
+        start_usage = {**usage_json(result, 1, fake.report_cache), **odd}
         message = self._message_json(body, [], None, start_usage)
         self._event("message_start", {"type": "message_start", "message": message})
         self._event("ping", {"type": "ping"})
@@ -107,7 +109,12 @@ class StreamingMixin:
         for index, block in enumerate(reply.content):
             self._stream_block(index, block, delta)
         checkpoint(final=True)
-        final_usage = usage_json(result, output_tokens, fake.report_cache)
+        if fault is not None and fault.kind == "cut":  # a clean end: no message_delta, no message_stop
+            rec.outcome = "cut"
+            self._return_reply()
+            self._chunk(b"")
+            raise Failed
+        final_usage = {**usage_json(result, output_tokens, fake.report_cache), **odd}
         self._event(
             "message_delta",
             {
@@ -119,6 +126,30 @@ class StreamingMixin:
         rec.outcome = "ok"
         self._event("message_stop", {"type": "message_stop"})
         self._chunk(b"")
+
+    def _wire(self, rec: RecordedRequest, fault: Fault) -> None:
+        """A wire fault: its bytes as they are, then a close, a silence or one part again and again."""
+        rec.outcome = "wire"
+        self._return_reply()  # whatever the client makes of it, the reply was not delivered
+        self.close_connection = True
+        self._write_parts(fault.script, fault)
+        fault.reached.set()
+        if fault.end == "hang":
+            fault.release.wait(fault.hold_timeout)
+        elif fault.end == "repeat":
+            deadline = time.monotonic() + fault.hold_timeout
+            while not fault.release.is_set() and time.monotonic() < deadline:
+                self._write_parts(fault.repeat, fault)
+        self._hangup()
+        raise Failed
+
+    def _write_parts(self, parts: list[bytes | float], fault: Fault) -> None:
+        for part in parts:
+            if isinstance(part, bytes):
+                self.wfile.write(part)
+                self.wfile.flush()
+            elif fault.release.wait(part):  # a pause, cut short by a release (or the server's stop)
+                return
 
     def _stream_block(self, index: int, block: Block, delta: Callable[[int, dict[str, Any]], None]) -> None:
         kind = block.get("type")

@@ -1,18 +1,22 @@
 """Files and folders only their owner may read: the history, settings, window state and exports are private.
 
-New folders are created 0700 and new files 0600; the process umask still applies, so a stricter one is
-honoured. Existing paths are only ever tightened (bits beyond 0700 / 0600 dropped), never widened.
+Every folder Précis makes is 0700 whatever the process umask (under umask 000 a plain mkdir would give 0777),
+missing parents included; new files are created 0600 (a stricter umask is honoured for them). Existing paths are
+only ever tightened (bits beyond 0700 / 0600 dropped), never widened.
 On Windows the mode bits mean little; these calls then do what they can and never fail because of it.
 """
 
 from __future__ import annotations
 
 import contextlib
+import errno
 import logging
 import os
 import stat
 import tempfile
 from pathlib import Path
+
+from desktop.engine import messages as M
 
 PRIVATE_DIR = 0o700
 PRIVATE_FILE = 0o600
@@ -33,9 +37,23 @@ def tighten(path: str | os.PathLike[str], allowed: int) -> None:
 
 
 def private_dir(path: str | os.PathLike[str]) -> Path:
-    """Create ``path`` (and missing parents) if needed; the folder itself ends up 0700 or stricter."""
+    """Create ``path`` and its missing parents, each 0700 whatever the umask; an existing ``path`` ends up 0700
+    or stricter (existing parents are not ours to change)."""
     p = Path(path)
-    p.mkdir(parents=True, exist_ok=True, mode=PRIVATE_DIR)
+    missing: list[Path] = []
+    for folder in (p, *p.parents):
+        if folder.is_dir():
+            break
+        missing.append(folder)
+    for folder in reversed(missing):
+        try:
+            folder.mkdir(mode=PRIVATE_DIR)
+        except FileExistsError:
+            if not folder.is_dir():
+                raise
+            continue  # made meanwhile by someone else: only tightened below, if it is the folder asked for
+        with contextlib.suppress(OSError):  # the umask took bits mkdir's mode asked for: ours is exactly 0700
+            os.chmod(folder, PRIVATE_DIR)
     tighten(p, PRIVATE_DIR)
     return p
 
@@ -60,7 +78,6 @@ PIPE_READER_WAIT = 2.0
 def _open_for_writing(target: Path) -> int:
     """A descriptor for writing into the pipe or device ``target``: opened without blocking (a FIFO without a
     reader fails at once with ENXIO, retried for ``PIPE_READER_WAIT``), then made blocking for the write."""
-    import errno
     import time
 
     if not hasattr(os, "O_NONBLOCK"):  # Windows: no FIFOs to wait on
@@ -159,6 +176,16 @@ def regular_or_missing(path: str | os.PathLike[str]) -> None:
         return
     if not (stat.S_ISREG(mode) or stat.S_ISDIR(mode)):
         raise NotRegularFile(NOT_REGULAR)
+
+
+def os_words(exc: OSError) -> str:
+    """What went wrong with a file, in words (never "[Errno 5] …"): a failing disk and the file size limit said
+    plainly, anything else as the system words it."""
+    if exc.errno == errno.EIO:
+        return M.say(M.INPUT_OUTPUT_ERROR)
+    if exc.errno == errno.EFBIG:
+        return M.say(M.FILE_TOO_LARGE_FOR_LIMIT)
+    return exc.strerror or str(exc) or type(exc).__name__
 
 
 def decode_text(data: bytes) -> str:

@@ -49,12 +49,14 @@ class Paths(Struct, frozen=True):
         return self.config_dir / "window.ini"
 
     def ensure(self) -> Paths:
-        """Create the folders readable by their owner only (0700), and tighten ones an older version left open.
+        """Create the folders readable by their owner only (0700 whatever the umask, the home above them too), and
+        tighten ones an older version left open.
 
         The window-state file is created empty and 0600 here: Qt keeps an existing file's mode when it
         rewrites it, and would otherwise create it world-readable.
         """
-        for d in (self.config_dir, self.data_dir, self.cache_dir):
+        # The spill folder too: what writes a session's spill files makes only the session's own folder in it.
+        for d in (self.config_dir, self.data_dir, self.data_dir / "spill", self.cache_dir):
             files.private_dir(d)
         files.touch_private(self.window_state)
         return self
@@ -92,6 +94,8 @@ INT_RANGES: dict[str, tuple[int, int]] = {
 }
 FLOAT_RANGES: dict[str, tuple[float, float]] = {
     "request_timeout": (1.0, 3_600.0),
+    "first_byte_timeout": (1.0, 3_600.0),
+    "idle_timeout": (1.0, 3_600.0),
     "auto_compact_ratio": (0.05, 0.99),
     "prepare_ratio": (0.05, 0.99),
 }
@@ -127,6 +131,11 @@ class Settings:
     max_output_tokens: int = 8192
     max_retries: int = 2
     request_timeout: float = 600.0
+    # A stream either progresses or ends in one sentence (seconds): the reply must start (its first event, past
+    # any retries) within first_byte_timeout of the request, and then never go idle_timeout without an event
+    # other than a keep-alive ping. Generous, so a slow model starting on a long prompt is not cut off.
+    first_byte_timeout: float = 120.0
+    idle_timeout: float = 90.0
     # Per-model overrides: {"model-id": {"window": int, "input_price": $/MTok, "output_price": $/MTok,
     #                                   "max_output": int, "media_limit": int}}
     model_overrides: dict[str, dict[str, Any]] = field(default_factory=dict)
@@ -187,7 +196,10 @@ class Settings:
         except (files.NotRegularFile, files.FileTooLarge) as exc:
             problems.append(M.say(M.SETTINGS_UNREADABLE, error=str(exc)))
             data = {}
-        except (OSError, ValueError, RecursionError) as exc:  # unreadable or not JSON: defaults apply
+        except OSError as exc:  # unreadable (a failing disk, no permission): defaults apply, said in words
+            problems.append(M.say(M.SETTINGS_UNREADABLE, error=files.os_words(exc)))
+            data = {}
+        except (ValueError, RecursionError) as exc:  # not JSON: defaults apply
             problems.append(M.say(M.SETTINGS_UNREADABLE, error=type(exc).__name__))
             data = {}
         if not isinstance(data, dict):

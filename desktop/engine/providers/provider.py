@@ -2,26 +2,42 @@
 through the official SDK (``AnthropicProvider``).
 
 Retries (429, 5xx, 529, connection errors before the body starts) are the SDK's own; we never write our own.
+What the SDK does not bound or check is done here (``stream_guard``): the reply must start within the first-byte
+time and never stall for the idle time, and a stream that breaks the protocol ends in one sentence.
 """
 
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import enum
-from collections.abc import AsyncIterator, Callable
+import logging
+import warnings
+from collections.abc import AsyncGenerator, AsyncIterator, Callable
 from typing import TYPE_CHECKING, Any, Protocol
 
 from msgspec import Struct
 
 from desktop.engine import lazy_imports
+from desktop.engine import messages as M
 from desktop.engine.config.profiles import AuthKind
 from desktop.engine.config.secrets import Credentials
 from desktop.engine.config.settings import Settings
+from desktop.engine.providers import stream_guard
+from desktop.engine.providers.errors import ProviderViolation
 from desktop.engine.providers.wire import BodyEncoder
 from desktop.engine.types import Usage
 
 if TYPE_CHECKING:
     from anthropic import AsyncAnthropic
+
+log = logging.getLogger(__name__)
+
+# Précis's own stop reason (no provider sends it): the stream ended cleanly without message_stop, so the reply
+# may be unfinished. It is stored cut, like a reply stopped at the output limit.
+STREAM_ENDED = "stream_ended"
+# A token count past this is no count (the largest windows are a few million tokens): it is ignored, with a note.
+USAGE_LIMIT = 10**12
 
 
 class PartKind(enum.StrEnum):
@@ -46,13 +62,29 @@ class StreamPart(Struct, frozen=True):
     stop_reason: str | None = None
 
 
-def _usage(obj: Any) -> Usage:
+def _usage(obj: Any, noted: set[str] | None = None) -> Usage:
+    """The usage the provider reported; a number that cannot be a token count (negative, fractional, 1e30) is
+    ignored with a note in the log, so the reply is still saved. ``noted``: the fields already noted."""
+    noted = set() if noted is None else noted
     return Usage(
-        input_tokens=getattr(obj, "input_tokens", 0) or 0,
-        output_tokens=getattr(obj, "output_tokens", 0) or 0,
-        cache_creation_input_tokens=getattr(obj, "cache_creation_input_tokens", 0) or 0,
-        cache_read_input_tokens=getattr(obj, "cache_read_input_tokens", 0) or 0,
+        input_tokens=_count(obj, "input_tokens", noted),
+        output_tokens=_count(obj, "output_tokens", noted),
+        cache_creation_input_tokens=_count(obj, "cache_creation_input_tokens", noted),
+        cache_read_input_tokens=_count(obj, "cache_read_input_tokens", noted),
     )
+
+
+def _count(obj: Any, name: str, noted: set[str]) -> int:
+    value = getattr(obj, name, None)
+    if value is None:
+        return 0
+    whole = isinstance(value, int) or (isinstance(value, float) and value.is_integer())
+    if whole and not isinstance(value, bool) and 0 <= value <= USAGE_LIMIT:
+        return int(value)
+    if name not in noted:
+        noted.add(name)
+        log.warning("the provider reported %s = %.40r, which is no token count: ignored", name, value)
+    return 0
 
 
 def block_to_dict(block: Any) -> dict[str, Any]:
@@ -129,6 +161,10 @@ class AnthropicProvider:
     def _make_client(self) -> AsyncAnthropic:
         import anthropic
 
+        # A usage number that is no count (1e30) is ignored with our own note (see _count); pydantic's warning
+        # about the same value would be a second, raw one on the terminal.
+        warnings.filterwarnings("ignore", "Pydantic serializer warnings", UserWarning, r"pydantic\.main")
+
         settings, credentials = self.settings, self._credentials
         kwargs: dict[str, Any] = {
             "max_retries": settings.max_retries,
@@ -179,13 +215,35 @@ class AnthropicProvider:
         return AsyncMessageStreamManager(call)
 
     async def stream(self, request: dict[str, Any]) -> AsyncIterator[StreamPart]:
-        """Stream one request; yields StreamParts; raises SDK exceptions on failure."""
+        """Stream one request; yields StreamParts. Raises the SDK's exceptions on failure, ``StreamStalled``
+        past the first-byte or idle time and ``ProviderViolation`` for a stream that breaks the protocol; a stream
+        that ends cleanly without message_stop ends with a STOP part whose stop reason is ``STREAM_ENDED``."""
         await self.ready()
-        async with self._open(request) as stream:
-            async for event in stream:
+        async with contextlib.aclosing(self._read(self._open(request))) as parts:  # closed with this one
+            async for part in parts:
+                yield part
+
+    async def _read(self, manager: Any) -> AsyncGenerator[StreamPart]:
+        """The parts of one SDK message stream (``manager``: what messages.stream returns), within the
+        deadlines and the protocol."""
+        settings = self.settings
+        deadline = stream_guard.Deadline(settings.first_byte_timeout, settings.idle_timeout)
+        noted: set[str] = set()
+        async with contextlib.AsyncExitStack() as stack:
+            # The response's headers, after the SDK's retries, all within the first-byte time.
+            stream = await deadline.wait(stack.enter_async_context(manager))
+            await stream_guard.refuse_non_stream(stream.response, deadline)
+            started = stopped = False
+            blocks = 0
+            while (event := await deadline.wait(stream_guard.next_event(stream))) is not None:
+                deadline.progress()  # a ping never gets here: the SDK drops it
+                if not started and event.type != "message_start":
+                    raise ProviderViolation(M.say(M.SENT_BEFORE_START, event=str(event.type)))
                 if event.type == "message_start":
-                    yield StreamPart(PartKind.USAGE, usage=_usage(event.message.usage))
+                    started = True
+                    yield StreamPart(PartKind.USAGE, usage=_usage(event.message.usage, noted))
                 elif event.type == "content_block_start":
+                    blocks += 1
                     yield StreamPart(
                         PartKind.BLOCK_START, index=event.index, block=block_to_dict(event.content_block)
                     )
@@ -200,19 +258,40 @@ class AnthropicProvider:
                 elif event.type == "message_delta":
                     yield StreamPart(
                         PartKind.USAGE,
-                        usage=_usage(stream.current_message_snapshot.usage),
+                        usage=_usage(stream.current_message_snapshot.usage, noted),
                         stop_reason=event.delta.stop_reason,
                     )
-            final = await stream.get_final_message()
-            yield StreamPart(PartKind.STOP, usage=_usage(final.usage), stop_reason=final.stop_reason)
+                elif event.type == "message_stop":
+                    stopped = True
+            if not started:
+                raise ProviderViolation(stream_guard.no_events(stream.response))
+            final = stream.current_message_snapshot
+            usage = _usage(final.usage, noted)
+            if stopped:
+                yield StreamPart(PartKind.STOP, usage=usage, stop_reason=final.stop_reason)
+            elif not blocks:
+                raise ProviderViolation(M.say(M.SENT_NOTHING))
+            else:  # what came is kept, marked cut; the turn says so
+                log.info("the stream ended without message_stop after %s content blocks", blocks)
+                yield StreamPart(PartKind.STOP, usage=usage, stop_reason=STREAM_ENDED)
 
     async def complete(self, request: dict[str, Any]) -> tuple[str, Usage, str | None]:
-        """Non-interactive call (summaries): streamed under the hood so long outputs never hit SDK limits."""
+        """Non-interactive call (summaries): streamed under the hood so long outputs never hit SDK limits, within
+        the same deadlines. A summary whose stream ended before its end is a failure (its text may stop mid-way
+        without saying so)."""
         client = await self.ready()
-        async with client.messages.stream(**request) as stream:
-            final = await stream.get_final_message()
-        text = "".join(getattr(b, "text", "") for b in final.content if getattr(b, "type", "") == "text")
-        return text, _usage(final.usage), final.stop_reason
+        texts: list[str] = []
+        usage, stop = Usage(), None
+        async with contextlib.aclosing(self._read(client.messages.stream(**request))) as parts:
+            async for part in parts:
+                block = part.block
+                if part.kind is PartKind.BLOCK_STOP and block is not None and block.get("type") == "text":
+                    texts.append(str(block.get("text", "")))
+                elif part.kind is PartKind.STOP:
+                    usage, stop = part.usage or usage, part.stop_reason
+        if stop == STREAM_ENDED:
+            raise ProviderViolation(M.say(M.SENT_UNFINISHED))
+        return "".join(texts), usage, stop
 
     async def count_tokens(self, request: dict[str, Any], timeout: float = 3.0) -> int | None:
         """Exact count from /v1/messages/count_tokens; None when unavailable (callers fall back silently)."""

@@ -46,10 +46,10 @@ from desktop.engine.metering.context import ContextSnapshot
 from desktop.engine.metering.measure import draft_cost
 from desktop.engine.providers.errors import ChatError, classify
 from desktop.engine.providers.overflow import detect_stop_reason
-from desktop.engine.providers.provider import PartKind
+from desktop.engine.providers.provider import STREAM_ENDED, PartKind
 from desktop.engine.providers.route import Route
 from desktop.engine.turn.continuation import as_continuation, is_cut
-from desktop.engine.turn.reply import ReplyRecorder
+from desktop.engine.turn.reply import DUPLICATE_IDS, ReplyRecorder
 from desktop.engine.turn.session import CACHE_TTL, Gathered, SessionView
 from desktop.engine.turn.tasks import Activity, TaskRegistry
 from desktop.engine.turn.tooling import EndTurn, ToolRunner, cancelled_results
@@ -65,6 +65,12 @@ RECOVERY_ATTEMPTS = 3  # retries after "too long" in one model call, each smalle
 # 500 tokens, and re-running a command after an edit gives a new result.)
 SMALL_CONTINUATION = 500
 SMALL_CONTINUATIONS = 3
+# The result a tool call gets when an earlier call of the same reply had its id (the reply stored it under a new
+# id): the model reads why it was not run, and the request stays valid (one result per call).
+DUPLICATE_CALL = (
+    "Not run: this call came with the id {old}, which an earlier call in the same reply already has, so it was "
+    "given the id {new} and not run. Call the tool again if it is still needed."
+)
 
 log = logging.getLogger(__name__)
 
@@ -511,12 +517,27 @@ class Conversation:
         assert tools is not None
         sid = self.session_id
         calls = [b for b in reply.content if b.get("type") == "tool_use"]
+        # A call that came with an earlier call's id (renamed when the reply was stored) is answered, not run.
+        duplicates: dict[str, str] = reply.meta.get(DUPLICATE_IDS) or {}
+        refused = [
+            {
+                "type": "tool_result",
+                "tool_use_id": c["id"],
+                "is_error": True,
+                "content": DUPLICATE_CALL.format(old=duplicates[c["id"]], new=c["id"]),
+            }
+            for c in calls
+            if c.get("id") in duplicates
+        ]
+        if refused:
+            log.warning("session %s: %s tool calls reused an earlier call's id; not run", sid, len(refused))
+        calls = [c for c in calls if c.get("id") not in duplicates]
         self._activity(Activity.TOOLS)
         end: EndTurn | None = None
         try:
-            results = await tools.run(sid, calls, self)
+            results = await tools.run(sid, calls, self) if calls else []
         except asyncio.CancelledError:
-            await asyncio.shield(self._store_results(cancelled_results(calls)))
+            await asyncio.shield(self._store_results(cancelled_results(calls) + refused))
             raise
         except EndTurn as stop:
             end, results = stop, stop.results
@@ -526,6 +547,7 @@ class Conversation:
                 {**r, "content": f"[tool runner failed: {type(exc).__name__}: {exc}]"}
                 for r in cancelled_results(calls)
             ]
+        results = results + refused
         await self._store_results(results)
         if end is not None:
             raise end
@@ -733,6 +755,8 @@ class Conversation:
         self._emit(TurnDone(sid, reply))
         if detect_stop_reason(recorder.stop_reason) is not None:
             self._emit(Notice(sid, M.say(M.REPLY_FILLED_WINDOW), "warning"))
+        elif recorder.stop_reason == STREAM_ENDED:  # kept and marked cut, like a reply at the output limit
+            self._emit(Notice(sid, M.say(M.STREAM_CUT), "warning"))
         return reply
 
     async def _settle_failed(self, recorder: ReplyRecorder, error: ChatError) -> None:

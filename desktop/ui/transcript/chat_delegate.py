@@ -175,6 +175,8 @@ def cut_text(reason: str) -> str:
     """What a reply the provider cut short says under its text."""
     if reason == "model_context_window_exceeded":
         return QCoreApplication.translate("ChatDelegate", "Cut off: the context window is full")
+    if reason == "stream_ended":
+        return QCoreApplication.translate("ChatDelegate", "Cut off: the provider ended the reply early")
     return QCoreApplication.translate("ChatDelegate", "Cut off: output limit reached")
 
 
