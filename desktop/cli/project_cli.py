@@ -91,77 +91,109 @@ async def cmd_project(args: argparse.Namespace) -> int:
 
 
 async def _run(args: argparse.Namespace, engine: Any) -> int:
+    return await VERBS[args.verb](args, engine)
+
+
+def _said(text: str) -> int:
+    print(neutralise(text))
+    return 0
+
+
+async def _create(args: argparse.Namespace, engine: Any) -> int:
+    project = await engine.projects.create(
+        args.name, _stdin_or(args.instructions) or "", args.profile, args.model, _folder(args.workspace)
+    )
+    return _said(f"project {project.id}: {project.name}")
+
+
+async def _list(args: argparse.Namespace, engine: Any) -> int:
     projects = engine.projects
-    verb = args.verb
-    if verb == "create":
-        project = await projects.create(
-            args.name, _stdin_or(args.instructions) or "", args.profile, args.model, _folder(args.workspace)
+    listed = projects.all()
+    if args.json:
+        print(dumps([_summary(p, projects) for p in listed], indent=2))
+        return 0
+    if not listed:
+        print("precis: no projects yet (`precis project create NAME`)", file=sys.stderr)
+    for p in listed:
+        pieces = len(projects.knowledge(p.id))
+        print(neutralise(f"{p.id:>4}  {p.name}  ({p.chats} chat(s), {pieces} piece(s) of knowledge)"))
+    return 0
+
+
+async def _edit(args: argparse.Namespace, engine: Any) -> int:
+    project = engine.projects.named(args.name)
+    changes: dict[str, str | bool | None] = {}
+    for field, value in (("name", args.rename), ("instructions", _stdin_or(args.instructions))):
+        if value is not None:
+            changes[field] = value
+    for field, value in (
+        ("profile", args.profile),
+        ("model", args.model),
+        ("workspace", _folder(args.workspace)),
+    ):
+        if value is not None:
+            changes[field] = value or None  # '' clears a default
+    if args.recall is not None:
+        changes["recall"] = args.recall == "on"
+    if not changes:
+        raise ProjectError(
+            "nothing to change: give --rename, --instructions, --profile, --model, --workspace or --recall"
         )
-        print(neutralise(f"project {project.id}: {project.name}"))
-        return 0
-    if verb == "list":
-        listed = projects.all()
-        if args.json:
-            print(dumps([_summary(p, projects) for p in listed], indent=2))
-        elif not listed:
-            print("precis: no projects yet (`precis project create NAME`)", file=sys.stderr)
-        for p in [] if args.json else listed:
-            pieces = len(projects.knowledge(p.id))
-            print(neutralise(f"{p.id:>4}  {p.name}  ({p.chats} chat(s), {pieces} piece(s) of knowledge)"))
-        return 0
-    project = projects.named(args.to if verb == "move" and args.to else getattr(args, "name", "") or "")
-    if verb == "move" and args.none:
-        project = None
-    if verb == "show":
-        return await _show(args, engine, project)
-    if verb == "edit":
-        changes: dict[str, str | bool | None] = {}
-        for field, value in (
-            ("name", args.rename),
-            ("instructions", _stdin_or(args.instructions)),
-            ("profile", args.profile),
-            ("model", args.model),
-            ("workspace", _folder(args.workspace)),
-        ):
-            if value is not None:
-                changes[field] = value or None if field in ("profile", "model", "workspace") else value
-        if args.recall is not None:
-            changes["recall"] = args.recall == "on"
-        if not changes:
-            raise ProjectError("nothing to change: give --rename, --instructions, --profile, --model, "
-                               "--workspace or --recall")  # fmt: skip
-        await projects.update(project.id, **changes)
-        print(neutralise(f"project {project.id} changed: {', '.join(sorted(changes))}"))
-        return 0
-    if verb == "add":
-        if not args.files and args.text is None:
-            raise ProjectError("nothing to add: give text files, or --text")
-        for path in args.files:
-            piece = await projects.add_file(project.id, path)
-            print(neutralise(f"added {piece.name} ({len(piece.text):,} characters) as knowledge {piece.id}"))
-        if args.text is not None:
-            piece = await projects.add_text(project.id, args.title, _stdin_or(args.text) or "")
-            print(neutralise(f"added {piece.name} ({len(piece.text):,} characters) as knowledge {piece.id}"))
-        return 0
-    if verb == "remove":
-        for name in args.knowledge:
-            piece = await projects.remove(project.id, name)
-            print(neutralise(f"removed {piece.name}"))
-        return 0
-    if verb == "move":
-        if await engine.library.session(args.session) is None:
-            raise ProjectError(f"no session with id {args.session}")
-        await projects.move_chat(args.session, project.id if project else None)
-        print(neutralise(f"session {args.session} is now in {project.name if project else 'no project'}"))
-        return 0
-    if verb == "delete":
-        chats = "delete" if args.delete_chats else "keep"
-        deleted = await projects.delete(project.id, chats)
-        kept = "" if chats == "delete" else f"; its {project.chats} chat(s) kept, out of any project"
-        gone = f"; {len(deleted)} chat(s) deleted" if deleted else ""
-        print(neutralise(f"deleted project {project.name}{kept}{gone}"))
-        return 0
-    raise ProjectError(f"unknown project command {verb!r}")
+    await engine.projects.update(project.id, **changes)
+    return _said(f"project {project.id} changed: {', '.join(sorted(changes))}")
+
+
+async def _add(args: argparse.Namespace, engine: Any) -> int:
+    project = engine.projects.named(args.name)
+    if not args.files and args.text is None:
+        raise ProjectError("nothing to add: give text files, or --text")
+    added = [await engine.projects.add_file(project.id, path) for path in args.files]
+    if args.text is not None:
+        added.append(await engine.projects.add_text(project.id, args.title, _stdin_or(args.text) or ""))
+    for piece in added:
+        print(neutralise(f"added {piece.name} ({len(piece.text):,} characters) as knowledge {piece.id}"))
+    return 0
+
+
+async def _remove(args: argparse.Namespace, engine: Any) -> int:
+    project = engine.projects.named(args.name)
+    for name in args.knowledge:
+        piece = await engine.projects.remove(project.id, name)
+        print(neutralise(f"removed {piece.name}"))
+    return 0
+
+
+async def _move(args: argparse.Namespace, engine: Any) -> int:
+    project = None if args.none else engine.projects.named(args.to)
+    if await engine.library.session(args.session) is None:
+        raise ProjectError(f"no session with id {args.session}")
+    await engine.projects.move_chat(args.session, project.id if project else None)
+    return _said(f"session {args.session} is now in {project.name if project else 'no project'}")
+
+
+async def _delete(args: argparse.Namespace, engine: Any) -> int:
+    project = engine.projects.named(args.name)
+    chats = "delete" if args.delete_chats else "keep"
+    deleted = await engine.projects.delete(project.id, chats)
+    kept = "" if chats == "delete" else f"; its {project.chats} chat(s) kept, out of any project"
+    gone = f"; {len(deleted)} chat(s) deleted" if deleted else ""
+    return _said(f"deleted project {project.name}{kept}{gone}")
+
+
+async def _show_verb(args: argparse.Namespace, engine: Any) -> int:
+    return await _show(args, engine, engine.projects.named(args.name))
+
+
+VERBS = {
+    "create": _create,
+    "list": _list,
+    "show": _show_verb,
+    "edit": _edit,
+    "add": _add,
+    "remove": _remove,
+    "move": _move,
+    "delete": _delete,
+}
 
 
 def _folder(value: str | None) -> str | None:
