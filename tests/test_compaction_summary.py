@@ -32,9 +32,9 @@ def test_request_shape_sections_previous_summary_focus():
         ),
     ]
     req = build_summary_request(
-        msgs, previous_summary="Earlier: set up repo", focus="the parser API", max_tokens=4096
+        msgs, previous_summary="Earlier: set up repo", focus="the parser API", max_tokens=4096, model="m"
     )
-    assert set(req) == {"system", "messages", "max_tokens"} and req["max_tokens"] == 4096
+    assert set(req) == {"model", "system", "messages", "max_tokens"} and req["max_tokens"] == 4096
     assert MARKER in req["system"]
     for section in (
         "Goal",

@@ -7,7 +7,7 @@ from __future__ import annotations
 
 import re
 from collections.abc import Sequence
-from typing import Any, Literal
+from typing import Any, Literal, Required, TypedDict
 
 from msgspec import Struct, field
 
@@ -15,6 +15,34 @@ Role = Literal["user", "assistant"]
 # "cut": whole as far as the provider goes, but stopped by the output limit or a full window (CUT_STOP_REASONS).
 Status = Literal["complete", "cut", "streaming", "interrupted", "error"]
 Block = dict[str, Any]
+# A tool's definition as requests carry it (name, description, input_schema; cache_control on the last one).
+ToolDefinition = dict[str, Any]
+
+
+class WireMessage(TypedDict, total=False):
+    """One message of a request as the Messages API takes it. ``model`` (the model that wrote a reply) rides along
+    only until ``request_shape.repair`` drops another model's thinking; no request leaves with it."""
+
+    role: Required[Role]
+    content: Required[list[Block] | str]
+    model: str
+
+
+class MessagesRequest(TypedDict, total=False):
+    """A Messages API request body as the engine builds it: the fields of the SDK's ``MessageCreateParams`` that
+    Précis sends (the SDK checks the wire types; these are what the engine may read or set)."""
+
+    model: Required[str]
+    max_tokens: Required[int]
+    messages: Required[list[WireMessage]]
+    system: list[Block] | str
+    tools: list[ToolDefinition]
+    tool_choice: dict[str, Any]
+    thinking: dict[str, Any]
+    temperature: float
+    metadata: dict[str, str]
+    stop_sequences: list[str]
+
 
 # Statuses whose content the model has seen or should see again. 'error' rows are partial replies of failed
 # attempts: resending them would duplicate text on retry. 'streaming' rows belong to a live turn.

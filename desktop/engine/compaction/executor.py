@@ -29,7 +29,7 @@ from desktop.engine.events import NoticeLevel
 from desktop.engine.history.storage import StorageError
 from desktop.engine.metering import tokens
 from desktop.engine.turn.session import BREAKER_LIMIT, Gathered, SessionView
-from desktop.engine.types import CompactionRecord, StoredMessage
+from desktop.engine.types import CompactionRecord, MessagesRequest, StoredMessage
 
 if TYPE_CHECKING:
     from desktop.engine.compaction import ledger as ledgers
@@ -315,7 +315,7 @@ class Executor:
         head: list[StoredMessage],
         focus: str | None,
         *,
-        cached: dict[str, Any] | None = None,
+        cached: MessagesRequest | None = None,
         tail_start: str | None = None,
         used: int = 0,
         warm: bool = False,

@@ -22,7 +22,7 @@ from desktop.engine.compaction.limits import PIN_FRACTION
 from desktop.engine.compaction.summary_maker import SUMMARY_MAX_TOKENS
 from desktop.engine.metering import tokens
 from desktop.engine.turn.session import Gathered, SessionView
-from desktop.engine.types import StoredMessage
+from desktop.engine.types import MessagesRequest, StoredMessage
 
 if TYPE_CHECKING:
     from desktop.engine.compaction import steering
@@ -232,7 +232,7 @@ class Planner:
         g: Gathered,
         head: list[StoredMessage],
         *,
-        cached: dict[str, Any] | None = None,
+        cached: MessagesRequest | None = None,
         tail_start: str | None = None,
         used: int = 0,
         warm: bool = False,

@@ -22,6 +22,7 @@ from desktop.engine.compaction._shared import Message
 from desktop.engine.compaction.normalize import flatten
 from desktop.engine.compaction.summary_prompt import MARKER, extract_summary, validate_summary
 from desktop.engine.metering.tokens import estimate_text
+from desktop.engine.types import MessagesRequest
 
 MAX_ASKS = len(sections.SECTIONS)  # section requests per compaction (all its parts together), at most
 SECTION_MAX_TOKENS = 512  # one section's reply at most: short, so a looping model stops early
@@ -299,7 +300,8 @@ def transcript_request(
     *,
     previous_summary: str | None,
     max_tokens: int = SECTION_MAX_TOKENS,
-) -> dict[str, Any]:
+    model: str = "",
+) -> MessagesRequest:
     """The transcript and a short instruction for section ``key`` (with that section of the previous summary,
     which the new text updates). The transcript comes first, so that the section requests of one part share it
     as their prefix: a local server reuses what it has evaluated up to the first token that differs, and a
@@ -316,6 +318,7 @@ def transcript_request(
         parts.append("Earlier, this section read:\n" + previous[key].strip())
     parts.append(instruction(key).split("\n", 1)[1])
     return {
+        "model": model,
         "system": MARKER + "\nYou write short, factual notes about a conversation. Do not call tools.",
         "messages": [{"role": "user", "content": [transcript, {"type": "text", "text": "\n\n".join(parts)}]}],
         "max_tokens": max_tokens,
@@ -323,8 +326,8 @@ def transcript_request(
 
 
 def cached_request(
-    request: Mapping[str, Any], key: str, *, tail_start: str | None, max_tokens: int = SECTION_MAX_TOKENS
-) -> dict[str, Any]:
+    request: MessagesRequest, key: str, *, tail_start: str | None, max_tokens: int = SECTION_MAX_TOKENS
+) -> MessagesRequest:
     """The chat's own request (its prefix a cache read) with the short instruction for section ``key``."""
     text = instruction(key) + " Do not call tools and do not answer the last message."
     if tail_start:

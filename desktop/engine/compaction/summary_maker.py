@@ -9,7 +9,7 @@ import functools
 import logging
 import time
 from collections.abc import Callable
-from typing import TYPE_CHECKING, Any, Protocol
+from typing import TYPE_CHECKING, Any, Protocol, cast
 
 from msgspec import Struct, field
 
@@ -22,7 +22,7 @@ from desktop.engine.metering import tokens
 from desktop.engine.providers import overflow
 from desktop.engine.providers.errors import classify
 from desktop.engine.turn.session import Shared
-from desktop.engine.types import StoredMessage, Usage
+from desktop.engine.types import MessagesRequest, StoredMessage, Usage
 
 if TYPE_CHECKING:
     from desktop.engine.compaction import salvage
@@ -57,7 +57,7 @@ def summary_cap(window: int | None) -> int:
 
 
 class Summariser(Protocol):
-    async def complete(self, request: dict[str, Any]) -> tuple[str, Usage, str | None]: ...
+    async def complete(self, request: MessagesRequest) -> tuple[str, Usage, str | None]: ...
 
 
 class Part(Struct, frozen=True):
@@ -90,7 +90,7 @@ class SummaryMaker:
         self.shared = shared
         self._summariser = summariser
 
-    async def _ask(self, request: dict[str, Any], spent: Spent) -> tuple[str, Usage, str | None]:
+    async def _ask(self, request: MessagesRequest, spent: Spent) -> tuple[str, Usage, str | None]:
         """One request to the summariser, its usage added to what the compaction spent."""
         text, usage, stop = await self._summariser().complete(request)
         spent.append((str(request.get("model") or self.shared.settings.summary_model), usage))
@@ -127,7 +127,7 @@ class SummaryMaker:
         chat_model: str,
         choice: route.Choice,
         out_cap: int,
-        cached: dict[str, Any] | None = None,
+        cached: MessagesRequest | None = None,
         tail_start: str | None = None,
         spent: Spent | None = None,
     ) -> tuple[str | None, dict[str, Any], str]:
@@ -161,7 +161,9 @@ class SummaryMaker:
                 text, usage, stop = await self._ask(req, spent)
             except Exception as exc:  # noqa: BLE001 - any failure counts toward the breaker
                 return None, {}, classify(exc).message[:300]
-            seen = cp.flatten(cached["messages"])  # what the model saw: the next step may be the tail's
+            seen = cp.flatten(
+                cast(list[dict[str, Any]], cached["messages"])
+            )  # what the model saw: the next step may be the tail's
             answer, problem = sections.accept(
                 cp.extract_summary(text), previous, lines=sections.transcript_lines(seen)
             )
@@ -248,8 +250,9 @@ class SummaryMaker:
         messages: list[Message] = list(head)
         error = "no summary"
         for _attempt in range(SUMMARY_RETRIES + 1):
-            req = cp.build_summary_request(messages, previous_summary=previous, focus=focus, max_tokens=cap)
-            req["model"] = model
+            req = cp.build_summary_request(
+                messages, previous_summary=previous, focus=focus, max_tokens=cap, model=model
+            )
             try:
                 text, usage, stop = await self._ask(req, spent)
             except Exception as exc:  # noqa: BLE001 - any failure counts toward the breaker
@@ -290,14 +293,11 @@ class SummaryMaker:
 
     def _section_request(
         self, messages: list[Message], previous: str | None, model: str, key: str
-    ) -> dict[str, Any]:
+    ) -> MessagesRequest:
         """The request for section ``key`` alone of a transcript summary."""
-        return {
-            **salvage.transcript_request(
-                messages, key, previous_summary=previous, max_tokens=self._section_cap(model)
-            ),
-            "model": model,
-        }
+        return salvage.transcript_request(
+            messages, key, previous_summary=previous, max_tokens=self._section_cap(model), model=model
+        )
 
     def _reply_cap(self, model: str) -> int:
         """A whole summary's reply cap with ``model``: the room ``_chunks`` left for it (SUMMARY_SHARE of a small
@@ -317,7 +317,7 @@ class SummaryMaker:
         previous: str | None,
         replaced: int,
         total: dict[str, int],
-        request: Callable[[str], dict[str, Any]],
+        request: Callable[[str], MessagesRequest],
         asks_left: list[int],
         spent: Spent,
         transcript: str,

@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import re
 from collections.abc import Sequence
-from typing import Any
 
 from desktop.engine.compaction._shared import Message, content_of, group_starts, role_of
 from desktop.engine.compaction.citations import RULE as CITE_RULE
@@ -12,6 +11,7 @@ from desktop.engine.compaction.normalize import flatten
 from desktop.engine.compaction.sections import SECTIONS
 from desktop.engine.lazy_re import LazyPattern
 from desktop.engine.metering.tokens import estimate_text
+from desktop.engine.types import MessagesRequest
 
 MARKER = "<precis-summary-request>"
 MIN_CHARS = 10
@@ -82,8 +82,13 @@ def detect_language(messages: Sequence[Message]) -> str:
 
 
 def build_summary_request(
-    messages: Sequence[Message], *, previous_summary: str | None, focus: str | None, max_tokens: int
-) -> dict[str, Any]:
+    messages: Sequence[Message],
+    *,
+    previous_summary: str | None,
+    focus: str | None,
+    max_tokens: int,
+    model: str = "",
+) -> MessagesRequest:
     """System prompt + one user message holding the transcript (see ``flatten``) and the instructions."""
     language = _LANGUAGES[detect_language(messages)]
     parts: list[str] = []
@@ -97,6 +102,7 @@ def build_summary_request(
     parts.append(length(max_tokens))
     parts.append(f"Write the summary now, in {language}.")
     return {
+        "model": model,
         "system": SYSTEM,
         "messages": [{"role": "user", "content": [{"type": "text", "text": "\n\n".join(parts)}]}],
         "max_tokens": max_tokens,

@@ -7,14 +7,14 @@ the input price on most models, less on some). Both are priced by ``ModelInfo.co
 
 from __future__ import annotations
 
-from typing import Any, Literal
+from typing import Literal
 
 from msgspec import Struct
 
 from desktop.engine.compaction.citations import RULE as CITE_RULE
 from desktop.engine.compaction.summary_prompt import MARKER, SECTION_RULES, UPDATE_RULES, length
 from desktop.engine.config.catalog import ModelInfo
-from desktop.engine.types import Usage
+from desktop.engine.types import MessagesRequest, Usage
 
 Route = Literal["cached", "transcript"]
 INSTRUCTION_TOKENS = 600  # the appended instruction, about
@@ -109,14 +109,14 @@ def choose(
 
 
 def cached_request(
-    request: dict[str, Any],
+    request: MessagesRequest,
     *,
     tail_start: str | None,
     previous: bool,
     focus: str | None,
     max_tokens: int,
     index: str = "",
-) -> dict[str, Any]:
+) -> MessagesRequest:
     """The chat's request as it is (same system, tools and message prefix with its breakpoints), with the
     summarise instruction as one more text block at the end: everything before it is a cache read."""
     parts = [

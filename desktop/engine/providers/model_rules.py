@@ -13,6 +13,7 @@ from collections.abc import Mapping
 from typing import Any
 
 from desktop.engine.config.catalog import ModelInfo
+from desktop.engine.types import MessagesRequest
 
 FORCED = frozenset({"any", "tool"})
 
@@ -28,9 +29,9 @@ def tool_choice_for(choice: Any, info: ModelInfo) -> Any:
     return auto
 
 
-def fit_request(request: Mapping[str, Any], info: ModelInfo) -> dict[str, Any]:
+def fit_request(request: MessagesRequest, info: ModelInfo) -> MessagesRequest:
     """A copy of ``request`` the model accepts and whose progress text between tool calls is shown."""
-    out = dict(request)
+    out = MessagesRequest(**request)
     if "tool_choice" in out:
         out["tool_choice"] = tool_choice_for(out["tool_choice"], info)
     if info.thinking_display is not None:

@@ -11,6 +11,7 @@ from desktop.engine.config.secrets import Credentials
 from desktop.engine.config.settings import Settings
 from desktop.engine.providers.errors import classify
 from desktop.engine.providers.provider import AnthropicProvider, auth_sent
+from desktop.engine.types import MessagesRequest
 
 PROBE_TOKENS = 8  # the tiny request's output limit: enough for a word, costs next to nothing
 
@@ -51,7 +52,7 @@ async def probe(settings: Settings, profile: Profile, credentials: Credentials) 
                 if count
                 else M.say(M.NO_MODELS)
             )
-        request = {
+        request: MessagesRequest = {
             "model": model,
             "max_tokens": PROBE_TOKENS,
             "messages": [{"role": "user", "content": [{"type": "text", "text": "Say OK."}]}],

@@ -26,7 +26,7 @@ from desktop.engine.config.settings import Settings
 from desktop.engine.providers import stream_guard
 from desktop.engine.providers.errors import ProviderViolation
 from desktop.engine.providers.wire import BodyEncoder
-from desktop.engine.types import Usage
+from desktop.engine.types import MessagesRequest, Usage
 
 if TYPE_CHECKING:
     from anthropic import AsyncAnthropic
@@ -107,13 +107,13 @@ def block_to_dict(block: Any) -> dict[str, Any]:
 class Provider(Protocol):
     """A chat's provider as the engine uses it; the SDK one below, and an in-process one in the engine tests."""
 
-    def stream(self, request: dict[str, Any]) -> AsyncIterator[StreamPart]:
+    def stream(self, request: MessagesRequest) -> AsyncIterator[StreamPart]:
         """Stream one request (an async generator); raises the SDK's exceptions on failure."""
         ...
 
-    async def complete(self, request: dict[str, Any]) -> tuple[str, Usage, str | None]: ...
+    async def complete(self, request: MessagesRequest) -> tuple[str, Usage, str | None]: ...
 
-    async def count_tokens(self, request: dict[str, Any], timeout: float = 3.0) -> int | None: ...
+    async def count_tokens(self, request: MessagesRequest, timeout: float = 3.0) -> int | None: ...
 
     async def model_window(self, model: str, timeout: float = 3.0) -> tuple[int | None, int | None]: ...
 
@@ -124,6 +124,12 @@ class Provider(Protocol):
 
 # How the engine makes a provider: settings (the profile's URL and models applied) and that profile's credentials.
 ProviderFactory = Callable[[Settings, Credentials], Provider]
+
+
+def sdk_params(request: MessagesRequest) -> dict[str, Any]:
+    """The request as the SDK's keyword arguments. The one place our request type meets the SDK's stricter
+    parameter types (its Literal model ids, one TypedDict per tool kind): the SDK validates the wire shape."""
+    return dict(request)
 
 
 def auth_sent(credentials: Credentials) -> AuthKind:
@@ -188,12 +194,12 @@ class AnthropicProvider:
             kwargs["default_headers"] = {"X-Api-Key": omit, "Authorization": omit}
         return anthropic.AsyncAnthropic(**kwargs)
 
-    def _open(self, request: dict[str, Any]) -> Any:
+    def _open(self, request: MessagesRequest) -> Any:
         """The SDK's message stream for the request; its body encoded here when it can be (see wire.py), so
         the SDK neither copies nor re-encodes the whole context on every call."""
         body = self._wire.encode(request)
         if body is None:
-            return self.client.messages.stream(**request)
+            return self.client.messages.stream(**sdk_params(request))
         from anthropic import AsyncStream
         from anthropic.lib.streaming import AsyncMessageStreamManager
         from anthropic.types import Message, RawMessageStreamEvent
@@ -214,7 +220,7 @@ class AnthropicProvider:
         )
         return AsyncMessageStreamManager(call)
 
-    async def stream(self, request: dict[str, Any]) -> AsyncIterator[StreamPart]:
+    async def stream(self, request: MessagesRequest) -> AsyncIterator[StreamPart]:
         """Stream one request; yields StreamParts. Raises the SDK's exceptions on failure, ``StreamStalled``
         past the first-byte or idle time and ``ProviderViolation`` for a stream that breaks the protocol; a stream
         that ends cleanly without message_stop ends with a STOP part whose stop reason is ``STREAM_ENDED``."""
@@ -275,14 +281,14 @@ class AnthropicProvider:
                 log.info("the stream ended without message_stop after %s content blocks", blocks)
                 yield StreamPart(PartKind.STOP, usage=usage, stop_reason=STREAM_ENDED)
 
-    async def complete(self, request: dict[str, Any]) -> tuple[str, Usage, str | None]:
+    async def complete(self, request: MessagesRequest) -> tuple[str, Usage, str | None]:
         """Non-interactive call (summaries): streamed under the hood so long outputs never hit SDK limits, within
         the same deadlines. A summary whose stream ended before its end is a failure (its text may stop mid-way
         without saying so)."""
         client = await self.ready()
         texts: list[str] = []
         usage, stop = Usage(), None
-        async with contextlib.aclosing(self._read(client.messages.stream(**request))) as parts:
+        async with contextlib.aclosing(self._read(client.messages.stream(**sdk_params(request)))) as parts:
             async for part in parts:
                 block = part.block
                 if part.kind is PartKind.BLOCK_STOP and block is not None and block.get("type") == "text":
@@ -293,10 +299,10 @@ class AnthropicProvider:
             raise ProviderViolation(M.say(M.SENT_UNFINISHED))
         return "".join(texts), usage, stop
 
-    async def count_tokens(self, request: dict[str, Any], timeout: float = 3.0) -> int | None:
+    async def count_tokens(self, request: MessagesRequest, timeout: float = 3.0) -> int | None:
         """Exact count from /v1/messages/count_tokens; None when unavailable (callers fall back silently)."""
         keys = ("model", "messages", "system", "tools", "tool_choice", "thinking")
-        params = {k: v for k, v in request.items() if k in keys}
+        params = {k: v for k, v in sdk_params(request).items() if k in keys}
         client = await self.ready()
         try:
             result = await asyncio.wait_for(

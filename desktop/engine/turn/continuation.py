@@ -8,9 +8,7 @@ content blocks stay valid.
 
 from __future__ import annotations
 
-from typing import Any
-
-from desktop.engine.types import CUT_STOP_REASONS, Block, StoredMessage
+from desktop.engine.types import CUT_STOP_REASONS, Block, MessagesRequest, StoredMessage
 
 
 class NothingToContinue(ValueError):
@@ -28,7 +26,7 @@ def is_cut(message: StoredMessage | None) -> bool:
     )
 
 
-def as_continuation(request: dict[str, Any]) -> dict[str, Any]:
+def as_continuation(request: MessagesRequest) -> MessagesRequest:
     """The request with the cut reply as its last message (a prefill the model resumes).
 
     The synthetic user turn request repair adds after a trailing assistant message goes; a tool call cut
@@ -39,7 +37,10 @@ def as_continuation(request: dict[str, Any]) -> dict[str, Any]:
         messages.pop()
     if not messages or messages[-1]["role"] != "assistant":
         raise NothingToContinue("the newest message is not a reply to continue")
-    content: list[Block] = [dict(b) for b in messages[-1]["content"]]
+    last = messages[-1]["content"]
+    content: list[Block] = (
+        [{"type": "text", "text": last}] if isinstance(last, str) else [dict(b) for b in last]
+    )
     while content and content[-1].get("type") in ("tool_use", "thinking", "redacted_thinking"):
         content.pop()
     if content and content[-1].get("type") == "text":

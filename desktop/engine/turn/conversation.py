@@ -53,7 +53,7 @@ from desktop.engine.turn.reply import DUPLICATE_IDS, ReplyRecorder
 from desktop.engine.turn.session import CACHE_TTL, Gathered, SessionView
 from desktop.engine.turn.tasks import Activity, TaskRegistry
 from desktop.engine.turn.tooling import EndTurn, ToolRunner, cancelled_results
-from desktop.engine.types import Block, CompactionRecord, StoredMessage
+from desktop.engine.types import Block, CompactionRecord, MessagesRequest, StoredMessage
 
 if TYPE_CHECKING:  # the compaction policy loads with a chat's first measurement (see Route.compactor)
     from desktop.engine.compaction.compactor import Outcome, Plan, Trigger
@@ -81,7 +81,7 @@ class TurnFailed(Exception):
         self.error = error
 
 
-def _fingerprint(request: dict[str, Any]) -> str:
+def _fingerprint(request: MessagesRequest) -> str:
     """Identity of a request's content, to never resend one that failed."""
     body = json.dumps(
         [request.get("system"), request.get("tools"), request["messages"]], sort_keys=True, default=str

@@ -39,7 +39,16 @@ from desktop.engine.providers.model_rules import fit_request
 from desktop.engine.turn import assemble
 from desktop.engine.turn.thinking import thinking_param
 from desktop.engine.turn.tooling import COMPACTED, PROJECT
-from desktop.engine.types import Block, CompactionRecord, SessionInfo, StoredMessage, Usage, covered_through
+from desktop.engine.types import (
+    Block,
+    CompactionRecord,
+    MessagesRequest,
+    SessionInfo,
+    StoredMessage,
+    Usage,
+    WireMessage,
+    covered_through,
+)
 
 BREAKER_LIMIT = 3  # consecutive summary failures that pause automatic summaries
 INGEST_SHARE = (
@@ -657,7 +666,7 @@ class SessionView:
             self._summary_rows = {compaction.id: row}
         return row
 
-    def request(self, g: Gathered) -> dict[str, Any]:
+    def request(self, g: Gathered) -> MessagesRequest:
         """The request ``g`` makes. Built from the rows kept since the previous call: only new rows are repaired
         and copied (each message's canonical copy is kept), then the breakpoints are marked on copies of the few
         blocks they touch. Equal to building it from scratch (``build_request``)."""
@@ -687,13 +696,14 @@ class SessionView:
 
     def _body(
         self, g: Gathered, system: list[Block], tools: list[dict[str, Any]], messages: list[dict[str, Any]]
-    ) -> dict[str, Any]:
+    ) -> MessagesRequest:
+        """The body around the marked parts (the breakpoints' copies are plain dicts: typed as messages here)."""
         settings = self.shared.settings
-        request: dict[str, Any] = {
+        request: MessagesRequest = {
             "model": g.model,
             "max_tokens": settings.max_output_tokens,
             "system": system,
-            "messages": messages,
+            "messages": cast(list[WireMessage], messages),
         }
         if tools:
             request["tools"] = tools
@@ -704,7 +714,7 @@ class SessionView:
             request["thinking"] = thinking
         return fit_request(request, self.shared.catalog.info(g.model))
 
-    def build_request(self, g: Gathered) -> dict[str, Any]:
+    def build_request(self, g: Gathered) -> MessagesRequest:
         """The request ``g`` makes, built from scratch (what ``request`` must equal; tests compare the two)."""
         shared = self.shared
         valid = cp.repair(assemble.with_summary(assemble.history_to_api(g.sendable), g.compaction), g.model)
