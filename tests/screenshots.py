@@ -856,6 +856,7 @@ def main() -> int:
     from tests.screenshots_layout import shoot_layout, shoot_layout_zh
     from tests.screenshots_mcp import shoot_mcp_forms, shoot_prompt_per_chat
     from tests.screenshots_memory import shoot_memory
+    from tests.screenshots_projects import shoot_projects
     from tests.screenshots_reading import shoot_reading
     from tests.screenshots_startup import shoot_attachment_checks
 
@@ -877,6 +878,7 @@ def main() -> int:
         "memory": shoot_memory,
         "layout": shoot_layout,
         "layout-zh": shoot_layout_zh,
+        "projects": shoot_projects,
     }
     # PRECIS_SHOTS=zh,look (say) takes only those scenes; unset, every scene.
     chosen = [n for n in os.environ.get("PRECIS_SHOTS", "").split(",") if n] or ["welcome", "main", *scenes]

@@ -24,6 +24,7 @@ DECLARED = {
     "Cold", "CompactionRecord", "ContextSnapshot", "Draft", "ImportFailed", "ImportResult", "McpServerConfig",
     "Page", "PermissionRequest", "Pin", "Plan", "ProbeResult", "Profile", "ProfileEdits", "SavedApproval",
     "SearchHit", "ServerStatus", "SessionInfo", "Settings", "StoredMessage", "TurnBill", "Verdict",
+    "Knowledge", "Project", "ProjectContext", "Projects", "StorageError",
     "covered_through", "display", "events", "one_line", "preset", "profile_list", "supports_thinking", "threshold_percent",
     "tool_events",
 }  # fmt: skip

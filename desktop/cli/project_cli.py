@@ -174,7 +174,7 @@ async def _move(args: argparse.Namespace, engine: Any) -> int:
 async def _delete(args: argparse.Namespace, engine: Any) -> int:
     project = engine.projects.named(args.name)
     chats = "delete" if args.delete_chats else "keep"
-    deleted = await engine.projects.delete(project.id, chats)
+    deleted = await engine.delete_project(project.id, chats)
     kept = "" if chats == "delete" else f"; its {project.chats} chat(s) kept, out of any project"
     gone = f"; {len(deleted)} chat(s) deleted" if deleted else ""
     return _said(f"deleted project {project.name}{kept}{gone}")

@@ -37,7 +37,38 @@
     </message>
 </context>
 <context>
+    <name>AddTextDialog</name>
+    <message>
+        <source>Add text to the project</source>
+        <translation>向项目添加文本</translation>
+    </message>
+    <message>
+        <source>Title, e.g. “Style guide”</source>
+        <translation>标题，例如“风格指南”</translation>
+    </message>
+    <message>
+        <source>Title of the text</source>
+        <translation>文本的标题</translation>
+    </message>
+    <message>
+        <source>Paste or type what every chat of the project should know.</source>
+        <translation>粘贴或输入项目中每个对话都应知道的内容。</translation>
+    </message>
+    <message>
+        <source>Text to add</source>
+        <translation>要添加的文本</translation>
+    </message>
+    <message>
+        <source>Add</source>
+        <translation>添加</translation>
+    </message>
+</context>
+<context>
     <name>AttachmentChip</name>
+    <message>
+        <source>Pasted text</source>
+        <translation>粘贴的文本</translation>
+    </message>
     <message>
         <source>Pasted image</source>
         <translation>粘贴的图片</translation>
@@ -84,6 +115,10 @@
     <message>
         <source>Instructions</source>
         <translation>指令</translation>
+    </message>
+    <message>
+        <source>Project</source>
+        <translation>项目</translation>
     </message>
     <message>
         <source>Tools</source>
@@ -334,6 +369,10 @@
         <translation>1 张图片</translation>
     </message>
     <message>
+        <source>Context compacted · {count} messages summarised · ~{saved} tokens saved</source>
+        <translation>上下文已压缩 · 摘要了 {count} 条消息 · 节省约 {saved} 词元</translation>
+    </message>
+    <message>
         <source>waiting for your permission</source>
         <translation>等待你的许可</translation>
     </message>
@@ -388,10 +427,6 @@
     <message>
         <source>Thinking (redacted)</source>
         <translation>思考（已隐去）</translation>
-    </message>
-    <message>
-        <source>Context compacted · {count} messages summarized · ~{saved} tokens saved</source>
-        <translation>上下文已压缩 · 摘要了 {count} 条消息 · 节省约 {saved} 词元</translation>
     </message>
 </context>
 <context>
@@ -607,6 +642,10 @@
         <translation>定义</translation>
     </message>
     <message>
+        <source>This command asks for the network: it could reach the internet, your local network and the services listening on this machine (the display, the session bus, agents&apos; sockets).</source>
+        <translation>此命令要求使用网络：它可以访问互联网、你的局域网，以及本机上正在监听的服务（显示服务、会话总线、各类代理的套接字）。</translation>
+    </message>
+    <message>
         <source>This server changed since you allowed it (its {parts}): the approval given then does not cover it.</source>
         <translation>此服务器在你允许之后已更改（{parts}）：当时的批准不再适用。</translation>
     </message>
@@ -731,7 +770,7 @@
         </translation>
     </message>
     <message numerus="yes">
-        <source>Context compacted · %n message(s) summarized · ~{saved} tokens saved</source>
+        <source>Context compacted · %n message(s) summarised · ~{saved} tokens saved</source>
         <translation>
             <numerusform>上下文已压缩 · 摘要了 %n 条消息 · 节省约 {saved} 词元</numerusform>
         </translation>
@@ -980,10 +1019,6 @@
         <translation>意外错误：{name}：{error}</translation>
     </message>
     <message>
-        <source>A reply is streaming: compact when it has finished.</source>
-        <translation>回复正在生成：请等它结束后再压缩。</translation>
-    </message>
-    <message>
         <source>The provider sent no reply within {seconds} s of the request (at most keep-alive pings); your message is kept. Retry; a provider that is slow to start may need a longer first_byte_timeout in settings.json.</source>
         <translation>服务商在请求发出后 {seconds} 秒内没有发来回复（至多只有保活 ping）；你的消息已保留。请重试；启动较慢的服务商可能需要在 settings.json 中调大 first_byte_timeout。</translation>
     </message>
@@ -1050,6 +1085,10 @@
     <message>
         <source>The provider ended the stream before the reply was finished (no message_stop); what arrived is kept, marked cut: Continue asks the model to go on.</source>
         <translation>服务商在回复完成前结束了流（没有 message_stop）；已收到的内容已保留并标记为被截断：“继续”会让模型接着写。</translation>
+    </message>
+    <message>
+        <source>A reply is streaming: compact when it has finished.</source>
+        <translation>回复正在生成：请等它结束后再压缩。</translation>
     </message>
     <message>
         <source>Compaction stopped; nothing changed.</source>
@@ -1432,12 +1471,12 @@
         <translation>已达到文件大小限制（ulimit -f）</translation>
     </message>
     <message>
-        <source>The database {path} failed: {name}: {error}</source>
-        <translation>数据库 {path} 出错：{name}：{error}</translation>
-    </message>
-    <message>
         <source>A number too large for the database ({error}); nothing was changed.</source>
         <translation>数字太大，数据库无法保存（{error}）；没有做任何更改。</translation>
+    </message>
+    <message>
+        <source>The database {path} failed: {name}: {error}</source>
+        <translation>数据库 {path} 出错：{name}：{error}</translation>
     </message>
     <message>
         <source>System prompt</source>
@@ -1446,6 +1485,10 @@
     <message>
         <source>Instructions</source>
         <translation>指令</translation>
+    </message>
+    <message>
+        <source>Project</source>
+        <translation>项目</translation>
     </message>
     <message>
         <source>Tools</source>
@@ -1538,10 +1581,6 @@
     <message>
         <source>Used         {used} ({pct})</source>
         <translation>已用         {used}（{pct}）</translation>
-    </message>
-    <message>
-        <source>Project</source>
-        <translation>项目</translation>
     </message>
     <message>
         <source>Next turn    ~{next}</source>
@@ -2451,6 +2490,14 @@
         <translation>该对话已不存在。</translation>
     </message>
     <message>
+        <source>That message is in another version: it can be shown when the reply has finished.</source>
+        <translation>该消息位于另一个版本中：回复结束后即可显示。</translation>
+    </message>
+    <message>
+        <source>That message no longer exists.</source>
+        <translation>该消息已不存在。</translation>
+    </message>
+    <message>
         <source>This chat&apos;s instructions were saved.</source>
         <translation>此对话的指令已保存。</translation>
     </message>
@@ -2558,6 +2605,10 @@
         <translation>此服务器在你允许之后已更改（{parts}）：当时的批准不再适用。</translation>
     </message>
     <message>
+        <source>This command asks for the network: it could reach the internet, your local network and the services listening on this machine (the display, the session bus, agents&apos; sockets).</source>
+        <translation>此命令要求使用网络：它可以访问互联网、你的局域网，以及本机上正在监听的服务（显示服务、会话总线、各类代理的套接字）。</translation>
+    </message>
+    <message>
         <source>built-in</source>
         <translation>内置</translation>
     </message>
@@ -2599,6 +2650,274 @@
     <message>
         <source>selected part</source>
         <translation>所选部分</translation>
+    </message>
+</context>
+<context>
+    <name>ProjectPage</name>
+    <message>
+        <source>Project settings</source>
+        <translation>项目设置</translation>
+    </message>
+    <message>
+        <source>Project name</source>
+        <translation>项目名称</translation>
+    </message>
+    <message>
+        <source>What every chat of this project keeps to, e.g. “Answer in British English.”</source>
+        <translation>此项目中每个对话都遵循的要求，例如“用英式英语回答。”</translation>
+    </message>
+    <message>
+        <source>Project instructions</source>
+        <translation>项目指令</translation>
+    </message>
+    <message>
+        <source>Profile of a new chat</source>
+        <translation>新对话的配置</translation>
+    </message>
+    <message>
+        <source>The active profile</source>
+        <translation>当前使用的配置</translation>
+    </message>
+    <message>
+        <source>Model of a new chat</source>
+        <translation>新对话的模型</translation>
+    </message>
+    <message>
+        <source>The profile&apos;s model</source>
+        <translation>配置自带的模型</translation>
+    </message>
+    <message>
+        <source>None: no workspace, no tools</source>
+        <translation>无：没有工作区，没有工具</translation>
+    </message>
+    <message>
+        <source>Workspace folder of a new chat</source>
+        <translation>新对话的工作区文件夹</translation>
+    </message>
+    <message>
+        <source>Choose…</source>
+        <translation>选择…</translation>
+    </message>
+    <message>
+        <source>Choose the workspace folder</source>
+        <translation>选择工作区文件夹</translation>
+    </message>
+    <message>
+        <source>Recall across this project</source>
+        <translation>在整个项目中回溯检索</translation>
+    </message>
+    <message>
+        <source>The recall tool of its chats also searches this project&apos;s knowledge and its other chats.</source>
+        <translation>其对话的回溯检索工具也会搜索此项目的知识和项目中的其他对话。</translation>
+    </message>
+    <message>
+        <source>Name:</source>
+        <translation>名称：</translation>
+    </message>
+    <message>
+        <source>Instructions:</source>
+        <translation>指令：</translation>
+    </message>
+    <message>
+        <source>A new chat of this project</source>
+        <translation>此项目中的新对话</translation>
+    </message>
+    <message>
+        <source>Profile:</source>
+        <translation>配置：</translation>
+    </message>
+    <message>
+        <source>Model:</source>
+        <translation>模型：</translation>
+    </message>
+    <message>
+        <source>Workspace:</source>
+        <translation>工作区：</translation>
+    </message>
+    <message>
+        <source>Knowledge</source>
+        <translation>知识</translation>
+    </message>
+    <message>
+        <source>Knowledge of the project</source>
+        <translation>项目的知识</translation>
+    </message>
+    <message>
+        <source>Name</source>
+        <translation>名称</translation>
+    </message>
+    <message>
+        <source>Kind</source>
+        <translation>类型</translation>
+    </message>
+    <message>
+        <source>Size</source>
+        <translation>大小</translation>
+    </message>
+    <message>
+        <source>In requests</source>
+        <translation>请求中</translation>
+    </message>
+    <message>
+        <source>Add files…</source>
+        <translation>添加文件…</translation>
+    </message>
+    <message>
+        <source>Add text…</source>
+        <translation>添加文本…</translation>
+    </message>
+    <message>
+        <source>Remove</source>
+        <translation>移除</translation>
+    </message>
+    <message>
+        <source>New chat in this project</source>
+        <translation>在此项目中新建对话</translation>
+    </message>
+    <message>
+        <source>Delete project…</source>
+        <translation>删除项目…</translation>
+    </message>
+    <message>
+        <source>Workspace of a new chat</source>
+        <translation>新对话的工作区</translation>
+    </message>
+    <message>
+        <source>A project needs a name.</source>
+        <translation>项目需要一个名称。</translation>
+    </message>
+    <message>
+        <source>{folder} is not a folder.</source>
+        <translation>{folder} 不是文件夹。</translation>
+    </message>
+    <message>
+        <source>File</source>
+        <translation>文件</translation>
+    </message>
+    <message>
+        <source>Text</source>
+        <translation>文本</translation>
+    </message>
+    <message>
+        <source>{count} character(s)</source>
+        <translation>{count} 个字符</translation>
+    </message>
+    <message>
+        <source>Inlined</source>
+        <translation>内联</translation>
+    </message>
+    <message>
+        <source>Searchable</source>
+        <translation>可检索</translation>
+    </message>
+    <message>
+        <source>Sent whole with every request of the project&apos;s chats.</source>
+        <translation>随项目中对话的每个请求完整发送。</translation>
+    </message>
+    <message>
+        <source>Too large for the project&apos;s share of the window: the model finds it with recall.</source>
+        <translation>超出项目在上下文窗口中的份额：模型通过回溯检索找到它。</translation>
+    </message>
+    <message>
+        <source>No knowledge yet: add text files or pasted text every chat of the project should know.</source>
+        <translation>还没有知识：添加项目中每个对话都应知道的文本文件或粘贴的文本。</translation>
+    </message>
+    <message>
+        <source>About {tokens} tokens of the project go with every request on {model}; searchable pieces are found with recall.</source>
+        <translation>在 {model} 上，每个请求约携带项目的 {tokens} 词元；可检索的部分通过回溯检索找到。</translation>
+    </message>
+    <message>
+        <source>Add files to the project</source>
+        <translation>向项目添加文件</translation>
+    </message>
+    <message>
+        <source>Text files (*)</source>
+        <translation>文本文件 (*)</translation>
+    </message>
+    <message numerus="yes">
+        <source>(%n more file(s) refused.)</source>
+        <translation>
+            <numerusform>（另有 %n 个文件被拒绝。）</numerusform>
+        </translation>
+    </message>
+    <message>
+        <source>Pasted text</source>
+        <translation>粘贴的文本</translation>
+    </message>
+</context>
+<context>
+    <name>ProjectsUi</name>
+    <message>
+        <source>New &amp;project…</source>
+        <translation>新建项目(&amp;P)…</translation>
+    </message>
+    <message>
+        <source>Pro&amp;jects</source>
+        <translation>项目(&amp;J)</translation>
+    </message>
+    <message>
+        <source>No projects yet</source>
+        <translation>还没有项目</translation>
+    </message>
+    <message>
+        <source>New project</source>
+        <translation>新建项目</translation>
+    </message>
+    <message>
+        <source>Name of the project:</source>
+        <translation>项目名称：</translation>
+    </message>
+    <message>
+        <source>Create</source>
+        <translation>创建</translation>
+    </message>
+    <message>
+        <source>A project needs a name.</source>
+        <translation>项目需要一个名称。</translation>
+    </message>
+    <message>
+        <source>Moved to the project “{name}”.</source>
+        <translation>已移入项目“{name}”。</translation>
+    </message>
+    <message>
+        <source>Moved out of the project.</source>
+        <translation>已移出项目。</translation>
+    </message>
+    <message>
+        <source>Delete project</source>
+        <translation>删除项目</translation>
+    </message>
+    <message>
+        <source>Delete the project “{name}”?</source>
+        <translation>删除项目“{name}”？</translation>
+    </message>
+    <message numerus="yes">
+        <source>Its instructions and knowledge go with it. Its %n chat(s) can stay, outside any project, or be deleted too.</source>
+        <translation>
+            <numerusform>其指令和知识将一并删除。其 %n 个对话可以保留（不属于任何项目），也可以一并删除。</numerusform>
+        </translation>
+    </message>
+    <message>
+        <source>Keep the chats</source>
+        <translation>保留对话</translation>
+    </message>
+    <message>
+        <source>Delete the chats too</source>
+        <translation>同时删除对话</translation>
+    </message>
+    <message>
+        <source>Its instructions and knowledge go with it. It has no chats.</source>
+        <translation>其指令和知识将一并删除。它没有对话。</translation>
+    </message>
+    <message numerus="yes">
+        <source>Deleted the project “{name}” and its %n chat(s).</source>
+        <translation>
+            <numerusform>已删除项目“{name}”及其 %n 个对话。</numerusform>
+        </translation>
+    </message>
+    <message>
+        <source>Deleted the project “{name}”; its chats were kept.</source>
+        <translation>已删除项目“{name}”；其对话已保留。</translation>
     </message>
 </context>
 <context>
@@ -2682,6 +3001,10 @@
     <message>
         <source>Use the key for this run only (not saved)</source>
         <translation>仅在本次运行中使用此密钥（不保存）</translation>
+    </message>
+    <message>
+        <source>This system has no keyring, so the key is kept in a file in the config folder that only your user can read (mode 0600). Untick it to use the key for this run only: it is then not saved.</source>
+        <translation>此系统没有密钥环，因此密钥保存在配置文件夹中只有你的用户可读的文件里（权限 0600）。取消勾选则仅在本次运行中使用密钥，不会保存。</translation>
     </message>
     <message>
         <source>Test connection</source>
@@ -2774,6 +3097,14 @@
     <message>
         <source>Compact at</source>
         <translation>压缩阈值</translation>
+    </message>
+    <message>
+        <source>the key of “{name}” is copied when you save (type to replace)</source>
+        <translation>保存时复制“{name}”的密钥（输入新值即可替换）</translation>
+    </message>
+    <message>
+        <source>empty: this profile keeps its saved key, if it has one</source>
+        <translation>留空：此配置保留其已保存的密钥（如果有）</translation>
     </message>
     <message>
         <source>API key</source>
@@ -3059,6 +3390,14 @@
         <translation>新建对话</translation>
     </message>
     <message>
+        <source>New project…</source>
+        <translation>新建项目…</translation>
+    </message>
+    <message>
+        <source>New project</source>
+        <translation>新建项目</translation>
+    </message>
+    <message>
         <source>Filter by title</source>
         <translation>按标题筛选</translation>
     </message>
@@ -3075,6 +3414,10 @@
         <translation>按标题筛选对话</translation>
     </message>
     <message>
+        <source>Projects</source>
+        <translation>项目</translation>
+    </message>
+    <message>
         <source>Untitled</source>
         <translation>未命名</translation>
     </message>
@@ -3083,6 +3426,40 @@
         <translation>
             <numerusform>%n 条消息</numerusform>
         </translation>
+    </message>
+    <message>
+        <source>New chat in “{name}”</source>
+        <translation>在“{name}”中新建对话</translation>
+    </message>
+    <message>
+        <source>Project menu</source>
+        <translation>项目菜单</translation>
+    </message>
+    <message numerus="yes">
+        <source>%n chat(s)</source>
+        <translation>
+            <numerusform>%n 个对话</numerusform>
+        </translation>
+    </message>
+    <message>
+        <source>New chat in this project</source>
+        <translation>在此项目中新建对话</translation>
+    </message>
+    <message>
+        <source>Project settings…</source>
+        <translation>项目设置…</translation>
+    </message>
+    <message>
+        <source>Expand</source>
+        <translation>展开</translation>
+    </message>
+    <message>
+        <source>Collapse</source>
+        <translation>折叠</translation>
+    </message>
+    <message>
+        <source>Delete project…</source>
+        <translation>删除项目…</translation>
     </message>
     <message>
         <source>Unpin</source>
@@ -3099,6 +3476,14 @@
     <message>
         <source>Delete…</source>
         <translation>删除…</translation>
+    </message>
+    <message>
+        <source>Move to project</source>
+        <translation>移至项目</translation>
+    </message>
+    <message>
+        <source>No project</source>
+        <translation>不属于项目</translation>
     </message>
     <message>
         <source>Rename chat</source>

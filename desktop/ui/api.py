@@ -36,9 +36,12 @@ from desktop.engine.history import display
 from desktop.engine.history.attachments import AttachmentRefused, Checked
 from desktop.engine.history.library import ChatLibrary
 from desktop.engine.history.search import SearchHit
-from desktop.engine.history.storage import Page
+from desktop.engine.history.storage import Page, StorageError
 from desktop.engine.metering.bill import Bill, Cold, TurnBill
 from desktop.engine.metering.context import CATEGORIES, LABELS, WARNING_RATIO, ContextSnapshot
+from desktop.engine.projects.context import ProjectContext
+from desktop.engine.projects.library import Projects
+from desktop.engine.projects.records import Knowledge, Project
 from desktop.engine.providers.probe import ProbeResult
 from desktop.engine.turn.tasks import Activity
 from desktop.engine.turn.thinking import supports_thinking
@@ -91,6 +94,7 @@ __all__ = [
     "Draft",
     "ImportFailed",
     "ImportResult",
+    "Knowledge",
     "McpServerConfig",
     "Page",
     "PermissionRequest",
@@ -99,11 +103,15 @@ __all__ = [
     "ProbeResult",
     "Profile",
     "ProfileEdits",
+    "Project",
+    "ProjectContext",
+    "Projects",
     "SavedApproval",
     "SearchHit",
     "ServerStatus",
     "SessionInfo",
     "Settings",
+    "StorageError",
     "StoredMessage",
     "TurnBill",
     "Verdict",
@@ -140,7 +148,11 @@ def __getattr__(name: str) -> object:
 
 class Chats(Protocol):
     """What the window asks of the engine directly (``desktop.engine.turn.chat.ChatEngine`` is one). Every
-    change it makes reaches the views as events (a new list of chats: ``events.SessionsChanged``)."""
+    change it makes reaches the views as events (a new list of chats: ``events.SessionsChanged``; the projects:
+    ``events.ProjectsChanged``)."""
+
+    # The projects, their knowledge and what their chats' requests carry of them (an attribute of the engine).
+    projects: Projects
 
     @property
     def settings(self) -> Settings: ...

@@ -2,7 +2,8 @@
 
 Engine events pass through unchanged on one signal (``engine_event``): adding an event means defining it in the
 engine and handling it in a view. Reads (session list, pages) come back on their own signals; the list of chats
-is read again when the engine says it changed (``events.SessionsChanged``), never by hand. Widgets call the
+is read again when the engine says it changed (``events.SessionsChanged``), never by hand, and the projects the
+same way (``events.ProjectsChanged``). Widgets call the
 engine itself through ``engine`` (typed by ``desktop.ui.api.Chats``) where nothing Qt-specific is needed, and
 import engine names from ``desktop.ui.api`` alone; the bridge forwards nothing.
 """
@@ -13,7 +14,7 @@ import asyncio
 import logging
 from collections import Counter
 from collections.abc import Coroutine
-from typing import TYPE_CHECKING, Any, Protocol
+from typing import TYPE_CHECKING, Any, Literal, Protocol
 
 from msgspec import structs
 from PySide6.QtCore import QObject, Signal
@@ -34,7 +35,7 @@ from desktop.tools.mcp_config import McpServerConfig
 from desktop.tools.mcp_host import ServerStatus
 from desktop.tools.permissions import Answer, ChatApprovalStore, SavedApproval
 from desktop.tools.toolbox import Toolbox
-from desktop.ui.api import Chats, Checked, Pin, ProbeResult, display, events
+from desktop.ui.api import Chats, Checked, Pin, ProbeResult, Project, ProjectContext, display, events
 from desktop.ui.look.wording import word_error
 
 if TYPE_CHECKING:
@@ -43,6 +44,8 @@ if TYPE_CHECKING:
 log = logging.getLogger(__name__)
 
 PAGE_SIZE = 200  # newest messages shown when a session opens; older ones load on scroll
+WHOLE_PATH = 1_000_000  # a page that holds a chat's whole shown path (looking for the version of a message)
+VERSION_TRIES = 40  # versions switched at most while looking for the one that holds a message
 
 
 class ProviderChoice(Protocol):
@@ -83,6 +86,7 @@ class Bridge(QObject):
     connection_tested = Signal(object)  # ProbeResult of Test connection
     handoff_ready = Signal(int, str)  # new session id, the text its composer starts with
     pins_changed = Signal(int, object)  # session_id, list[Pin]: the chat's pinned messages now
+    projects_changed = Signal(object)  # list[Project]: every project, read again on events.ProjectsChanged
 
     def __init__(self, engine: ChatEngine, toolbox: Toolbox | None = None, parent: QObject | None = None):
         super().__init__(parent)
@@ -114,6 +118,8 @@ class Bridge(QObject):
             self.draft_taken.emit(event.session_id)  # the typed message is committed
         if isinstance(event, events.SessionsChanged):
             self._list_again()
+        if isinstance(event, events.ProjectsChanged):
+            self._projects_again()
 
     def _list_again(self) -> None:
         """The list of chats changed: read it again; changes in a burst share the reads."""
@@ -125,6 +131,22 @@ class Bridge(QObject):
         while self._list_owed:
             self._list_owed = False
             await self.refresh_sessions()
+
+    def _projects_again(self) -> list[Project]:
+        """The projects changed: the engine keeps them in memory, so they are read again at once."""
+        projects = self._engine.projects.all()
+        self.projects_changed.emit(projects)
+        return projects
+
+    async def list_projects(self) -> list[Project]:
+        """The first read of the projects (once the engine has read them from the database). A database that
+        cannot be read is told in a toast, and the chats are listed without their projects."""
+        try:
+            await self._engine.load()
+        except (StorageError, SessionBusy) as exc:
+            log.warning("%s", exc)
+            self.failed.emit(word_error(exc))
+        return self._projects_again()
 
     async def listed(self) -> list[SessionInfo]:
         """The list of chats the views show, once it includes every change made so far."""
@@ -264,6 +286,8 @@ class Bridge(QObject):
         changed = self._data_version is not None and version != self._data_version
         self._data_version = version
         if changed:
+            await self._engine.projects.load()  # `precis project …` may have made, edited or deleted one
+            self._projects_again()
             await self.refresh_sessions()
         return changed
 
@@ -275,15 +299,21 @@ class Bridge(QObject):
             self.older_loaded.emit(session_id, page)
 
     # --- sessions -------------------------------------------------------------------------------------
-    async def new_session(self, reuse: int | None = None) -> int:
-        """Open a new chat; ``reuse``: the open chat, taken instead when it is still empty and untitled (New
-        chat never piles up empty chats)."""
+    async def new_session(self, reuse: int | None = None, project_id: int | None = None) -> int:
+        """Open a new chat (in ``project_id``: with the project's profile, model and workspace); ``reuse``: the
+        open chat, taken instead when it is still empty, untitled and in the same project (New chat never piles
+        up empty chats)."""
         if reuse is not None:
             current = await self._engine.library.session(reuse)
-            if current is not None and current.message_count == 0 and current.title == DEFAULT_TITLE:
+            if (
+                current is not None
+                and current.message_count == 0
+                and current.title == DEFAULT_TITLE
+                and current.project_id == project_id
+            ):
                 await self.open_session(reuse)
                 return reuse
-        session_id = await self._engine.new_session()
+        session_id = await self._engine.new_session(project_id=project_id)
         await self.listed()  # the sidebar has the new chat before it is selected
         await self.open_session(session_id)
         return session_id
@@ -299,6 +329,94 @@ class Bridge(QObject):
         """Delete a chat; returns the chats left."""
         await self._engine.delete_session(session_id)
         return await self.listed()
+
+    # --- projects -----------------------------------------------------------------------------------------
+    def project_context(
+        self, project_id: int, profile: str | None, model: str | None
+    ) -> tuple[str, ProjectContext | None]:
+        """The model a new chat of the project takes with these defaults (``profile`` None: the active one;
+        ``model`` None: the profile's) and what that model's requests carry of the project: which knowledge is
+        inlined and which is searchable through recall (None: no such project)."""
+        settings = self._engine.settings
+        profile = profile or settings.profile or None
+        chosen = find(settings.profiles, profile) if profile else None
+        name = model or (chosen.model if chosen is not None else None) or settings.model
+        info = self._engine.catalog.info(name)
+        return name, self._engine.projects.context(project_id, info.window, info.family)
+
+    def models_of_profile(self, profile: str | None) -> list[str]:
+        """The models a project's new chats may take on ``profile`` (None: the active one): what its provider
+        listed when the picker asked it, then the catalog."""
+        listed = self._listed.get(profile or self._engine.settings.profile, [])
+        return [*listed, *[m for m in self._engine.catalog.known_models() if m not in listed]]
+
+    # --- versions of a message found elsewhere (a search hit) ---------------------------------------------
+    async def show_message(
+        self, session_id: int, message_id: int
+    ) -> Literal["shown", "switched", "busy", "missing"]:
+        """Make the chat show the version that holds ``message_id`` (a search hit in a version not shown now),
+        switching versions as ‹ › does: "shown" when it was on the shown path already, "switched" when it is
+        now, "busy" when it is not and the chat is busy (nothing switched), "missing" when no version holds it
+        (the path stays as it was)."""
+        page = await self._engine.library.page(
+            session_id, size=1, originals=True, hidden_through=0, before_id=message_id + 1
+        )
+        if page is None:
+            return "missing"
+        if page.messages and page.messages[-1].id == message_id:
+            return "shown"  # the newest shown row up to it is the message itself
+        if self._engine.busy(session_id):
+            return "busy"
+        found = await self._reach(session_id, message_id, [VERSION_TRIES], 0, await self._path(session_id))
+        return "switched" if found else "missing"
+
+    async def _path(self, session_id: int) -> tuple[set[int], dict[int, tuple[int | None, int, int]]]:
+        """The shown path's ids and its forks: shown message id -> (its parent, position from 1, count)."""
+        page = await self._engine.library.page(session_id, size=WHOLE_PATH, originals=True, hidden_through=0)
+        if page is None:
+            return set(), {}
+        parents = {m.id: m.parent_id for m in page.messages}
+        return set(parents), {mid: (parents.get(mid), *where) for mid, where in page.versions.items()}
+
+    async def _reach(
+        self,
+        session_id: int,
+        target: int,
+        budget: list[int],
+        below: int,
+        path: tuple[set[int], dict[int, tuple[int | None, int, int]]],
+    ) -> bool:
+        """Look for ``target`` in the versions under the shown row ``below`` (0: the whole chat), the deepest fork
+        first; ``path`` is the path shown now. Ids only grow along a path, so only a fork whose parent is older
+        than the target can lead to it, and at a fork only its versions older than the target. A fork tried in
+        vain shows its own version again (the path under it comes back as it was)."""
+        ids, forks = path
+        if target in ids:
+            return True
+        candidates = sorted(
+            ((mid, *fork) for mid, fork in forks.items() if mid > below and (fork[0] or 0) < target),
+            reverse=True,
+        )
+        for shown, parent, position, count in candidates:
+            at, current = position, shown
+            for goal in range(1, count + 1):
+                if goal == position or budget[0] <= 0:
+                    continue
+                budget[0] -= 1
+                if not await self._engine.switch_version(session_id, current, goal - at):
+                    break
+                at = goal
+                ids, forks = await self._path(session_id)
+                current = next((m for m, f in forks.items() if f[0] == parent and f[2] == count), current)
+                if target in ids:
+                    return True
+                if current > target:  # this version and the later ones are all newer than the message
+                    break
+                if await self._reach(session_id, target, budget, current, (ids, forks)):
+                    return True
+            if at != position:  # nothing under this fork: its own version again
+                await self._engine.switch_version(session_id, current, position - at)
+        return False
 
     # --- export -------------------------------------------------------------------------------------------
     async def export_chat_to(self, session_id: int, path: Any, fmt: str = "md") -> None:

@@ -12,7 +12,7 @@ import asyncio
 import logging
 import time
 from collections.abc import Awaitable, Callable, Sequence
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Literal
 
 from msgspec import structs
 
@@ -632,6 +632,19 @@ class ChatEngine:
         self._conversations.pop(
             session_id, None
         )  # with its cached view: nothing reads the deleted rows from it
+
+    async def delete_project(self, project_id: int, chats: Literal["keep", "delete"]) -> list[int]:
+        """Delete a project; its chats stay (out of any project) or, as the user chose, are deleted too, each as
+        a chat is deleted (its reply stopped, its cached view dropped). The ids of the chats deleted."""
+        doomed = (
+            [s.id for s in await self.library.sessions() if s.project_id == project_id]
+            if chats == "delete"
+            else []
+        )
+        for session_id in doomed:
+            await self.delete_session(session_id)
+        await self.projects.delete(project_id, "keep")
+        return doomed
 
     async def new_chat_from_summary(self, session_id: int) -> int:
         """Start a fresh session that carries the summary and the pinned instructions of this one."""

@@ -18,6 +18,7 @@ _CONTEXT = "BreakdownBar"
 _LABELS: dict[str, object] = {  # QT_TRANSLATE_NOOP is typed as returning object; the values are str
     "system": QT_TRANSLATE_NOOP("BreakdownBar", "System prompt"),
     "instructions": QT_TRANSLATE_NOOP("BreakdownBar", "Instructions"),
+    "project": QT_TRANSLATE_NOOP("BreakdownBar", "Project"),
     "tools": QT_TRANSLATE_NOOP("BreakdownBar", "Tools"),
     "summary": QT_TRANSLATE_NOOP("BreakdownBar", "Summary"),
     "pinned": QT_TRANSLATE_NOOP("BreakdownBar", "Pinned"),

@@ -196,6 +196,21 @@ class OrganiseUi(QObject):
         if w.session_id != hit.session_id:  # the chat was deleted since the search
             self.view.toast.show_message(self.tr("That chat no longer exists."), "warning")
             return -1
+        if hit.kind == "message":  # a message of a version not shown now: that version is shown first
+            where = await self.bridge.show_message(hit.session_id, hit.message_id)
+            if where == "busy":
+                self.view.toast.show_message(
+                    self.tr(
+                        "That message is in another version: it can be shown when the reply has finished."
+                    ),
+                    "warning",
+                )
+                return -1
+            if where == "missing":
+                self.view.toast.show_message(self.tr("That message no longer exists."), "warning")
+                return -1
+            if where == "switched":
+                await self.bridge.open_session(hit.session_id)
         if hit.kind == "message" and w.hidden_through and hit.message_id <= w.hidden_through:
             await self.bridge.open_session(hit.session_id, originals=True)
         if hit.kind == "summary":

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import asyncio
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -26,6 +27,7 @@ from desktop.ui.composer.composer import Composer
 from desktop.ui.gauge.gauge import ContextGauge
 from desktop.ui.look.format import fmt_count
 from desktop.ui.look.wording import word, word_error
+from desktop.ui.projects.projects_ui import ProjectsUi
 from desktop.ui.sidebar.organise_ui import OrganiseUi
 from desktop.ui.sidebar.sidebar import Sidebar
 from desktop.ui.tools.tools_ui import ToolsUi
@@ -167,6 +169,10 @@ class MainWindow(QMainWindow):
             file_menu=self.file_menu,
             bound_actions={"new_chat": self.new_action, "settings": self.settings_action},
         )
+        # Projects: New project… (File, the sidebar), a new chat in one, moving chats, the project page.
+        self.projects = ProjectsUi(
+            self, self, self.sidebar, file_menu=self.file_menu, before=self.import_action
+        )
         self.reading = ReadingUi(self, self, header, pane)
         self.state = WindowState(
             self, self, self._qsettings
@@ -193,7 +199,11 @@ class MainWindow(QMainWindow):
             gauge=self.gauge,
             chat=self.chat,
             composer=self.composer,
-            more_icons=(self.tools.refresh_icons, self.profile_button.refresh_icons),
+            more_icons=(
+                self.tools.refresh_icons,
+                self.profile_button.refresh_icons,
+                self.sidebar.refresh_icons,
+            ),
         )
 
     # --- construction ---------------------------------------------------------------------------------
@@ -325,9 +335,10 @@ class MainWindow(QMainWindow):
             self.toast.show_message("; ".join(word(p) for p in problems), "warning", 8000)
         # What was typed and not sent before a restart.
         self._drafts = await self.bridge.engine.library.load_drafts()
-        sessions = (
-            await self.bridge.refresh_sessions()
-        )  # the first read; the engine's events say when to read again
+        # The first reads (the projects group the list); the engine's events say when to read again.
+        _projects, sessions = await asyncio.gather(
+            self.bridge.list_projects(), self.bridge.refresh_sessions()
+        )
         if sessions and self.stack.currentWidget() is self._welcome:
             # Nothing set up, but chats to read (made by the CLI, or settings.json removed): they show, and the
             # key is looked for like a returning start's.

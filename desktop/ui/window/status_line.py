@@ -33,7 +33,8 @@ class StatusLine(QLabel):
 
     def flash(self, text: str) -> None:
         self.setText(text)
-        QTimer.singleShot(self.FLASH_MS, self, lambda: self._clear_if(text))
+        shown = self.text()  # as set: one line
+        QTimer.singleShot(self.FLASH_MS, self, lambda: self._clear_if(shown))
 
     def _clear_if(self, text: str) -> None:
         if self.text() == text:
