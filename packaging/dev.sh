@@ -61,16 +61,18 @@ system_packages() {
   if ! command -v fc-list >/dev/null 2>&1 || [ -z "$(fc-list 'Noto Color Emoji' 2>/dev/null)" ]; then
     tools+=(fonts-noto-color-emoji)
   fi
+  # Chinese (the window speaks it, and chats hold it): without a CJK font Qt shows empty boxes. The app gets
+  # Noto Sans CJK (OFL); the tests the small Droid Sans Fallback (Apache-2.0), enough for the Chinese window test
+  # and screenshots. Only when fontconfig knows no Chinese font at all, so a second run installs nothing.
+  if ! command -v fc-list >/dev/null 2>&1 || [ -z "$(fc-list :lang=zh 2>/dev/null)" ]; then
+    if [ "${cmd:-}" = test ]; then tools+=(fonts-droid-fallback); else tools+=(fonts-noto-cjk); fi
+  fi
   if [ "${cmd:-}" = test ]; then  # the suite starts the real window under Xvfb (xvfb-run needs xauth)
     command -v Xvfb >/dev/null 2>&1 || tools+=(xvfb)
     command -v xauth >/dev/null 2>&1 || tools+=(xauth)
     # the desktop entry and the AppStream metainfo are validated with the distribution's own tools
     command -v desktop-file-validate >/dev/null 2>&1 || tools+=(desktop-file-utils)
     command -v appstreamcli >/dev/null 2>&1 || tools+=(appstream)
-    # The Simplified Chinese window test and screenshots need a CJK font (Droid Sans Fallback: small, Apache-2.0).
-    if command -v fc-list >/dev/null 2>&1 && [ -z "$(fc-list :lang=zh 2>/dev/null)" ]; then
-      tools+=(fonts-droid-fallback)
-    fi
   fi
   [ "$QT_PROBE" = 1 ] || [ ${#tools[@]} -gt 0 ] || return 0
   if command -v apt-get >/dev/null 2>&1 && [ "$(id -u)" = 0 ]; then

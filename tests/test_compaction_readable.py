@@ -120,8 +120,8 @@ def test_the_current_state_lists_stay_lists_on_the_card(qtbot):
 def test_counts_on_the_card_are_worded_through_qts_plural(qtbot):
     from desktop.ui.transcript.compaction_card import card_title
 
-    assert "1 message summarized" in card_title(record(messages=1))
-    assert "2 messages summarized" in card_title(record(messages=2))
+    assert "1 message summarised" in card_title(record(messages=1))  # British, as the menus (Summarise)
+    assert "2 messages summarised" in card_title(record(messages=2))
     trimmed = card_title(record(messages=1, snipped=True))
     assert "1 oldest message dropped" in trimmed
 

@@ -65,12 +65,11 @@ async def test_settings_offer_the_private_file_without_a_keyring_and_the_chats_s
         await until(lambda: win.session_id == sid)
         await until(win.welcome.start_button.isEnabled)  # the keyring's answer, from a worker thread
         form = win.welcome.form
-        assert (
-            form.in_file.isVisibleTo(form) and not form.in_file.isChecked()
-        )  # shown, never chosen for the user
-        assert form.run_only.isChecked()
+        # Issue 36: where no keyring works, the private file is the choice offered (its note says what it is and
+        # that unticking it keeps the key for this run only); it used to be shown but never chosen.
+        assert form.in_file.isVisibleTo(form) and form.in_file.isChecked()
+        assert form.in_file_note.isVisibleTo(form) and not form.run_only.isChecked()
         form.api_key.setText(KEY)
-        form.in_file.setChecked(True)
         choice = form.choice()
         assert choice.in_file and not choice.run_only
         assert await bridge.apply_provider_choice(choice) is None
@@ -163,7 +162,7 @@ async def test_the_first_run_form_learns_about_the_keyring_from_a_worker_thread(
         await until(page.start_button.isEnabled)  # Start waits for the answer
         form = page.form
         assert form.keyring_note.isVisibleTo(form) and form.keyring_note.text()  # why there is no keyring
-        assert form.in_file.isVisibleTo(form) and form.run_only.isChecked()
+        assert form.in_file.isVisibleTo(form) and form.in_file.isChecked() and not form.run_only.isChecked()
         await win.bridge.close()
         win.close()
 

@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import pytest
 from PySide6.QtCore import QRect, QSettings, Qt
-from PySide6.QtGui import QColor, QFont, QFontDatabase, QImage, QPainter
+from PySide6.QtGui import QColor, QFont, QFontDatabase, QFontMetricsF, QImage, QPainter, QTextBlockFormat
 from PySide6.QtWidgets import QApplication, QStyleOptionViewItem
 
 from desktop.engine.config.profiles import Profile
@@ -173,7 +173,11 @@ def test_body_text_is_15_px_with_room_between_lines(view):
     doc = view.delegate.document(index)
     assert doc.defaultFont().pixelSize() == BODY_PX
     block = doc.begin()
-    assert block.blockFormat().lineHeight() >= 140  # ~1.5 line height on prose
+    # ~1.5 line height on prose, in pixels of the body font (issue 36: as a proportion of each line's own
+    # height, a Chinese paragraph got another spacing than an English one).
+    spacing = QFontMetricsF(doc.defaultFont()).lineSpacing()
+    assert block.blockFormat().lineHeightType() == QTextBlockFormat.LineHeightTypes.MinimumHeight.value
+    assert block.blockFormat().lineHeight() >= 1.4 * spacing
 
 
 def test_an_emoji_draws_a_glyph_from_the_emoji_font(qapp):

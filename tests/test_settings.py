@@ -84,7 +84,11 @@ async def test_without_a_keyring_the_key_is_refused_or_kept_for_this_run_only(pr
     assert reason and "for this run only" in reason
     form = ProviderForm(Settings(), reason, "none")
     qtbot.addWidget(form)
-    assert not form.keyring_note.isHidden() and form.run_only.isChecked() and not form.run_only.isEnabled()
+    assert not form.keyring_note.isHidden() and not form.run_only.isEnabled()
+    # Issue 36: the private file is offered first (checked); unticked, the key is kept for this run only.
+    assert form.in_file.isChecked() and not form.run_only.isChecked()
+    form.in_file.setChecked(False)
+    assert form.run_only.isChecked()
 
     paths = Paths.resolve().ensure()
     store = await Store.open(paths.database)

@@ -180,7 +180,7 @@ async def test_compaction_card_collapses_originals_and_undo_restores(window, fak
     card = cards(window)[0]
     assert window.chat_model.row_at(0).kind == "compaction"  # the card sits where the originals were
     assert len(message_rows(window)) < 12  # covered originals are collapsed under it
-    assert "messages summarized" in card.title and "tokens saved" in card.title
+    assert "messages summarised" in card.title and "tokens saved" in card.title
     window.chat.card_action.emit(str(card.key), "summary")
     assert cards(window)[0].detail["expanded"]
     window.chat.card_action.emit(str(card.key), "originals")

@@ -6,7 +6,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from PySide6.QtCore import QCoreApplication, QSize, Qt, Signal
+from PySide6.QtCore import QCoreApplication, QEvent, QSize, Qt, Signal
 from PySide6.QtGui import QColor, QImage, QPixmap
 from PySide6.QtWidgets import QFrame, QHBoxLayout, QLabel, QToolButton, QVBoxLayout, QWidget
 
@@ -14,6 +14,7 @@ from desktop.ui.look.icons import icon
 from desktop.ui.transcript.thumbnails import CHIP_SIDE
 
 PASTE_PREFIX = "precis-paste-"  # the composer's temp files of pasted images
+PASTED_TEXT_PREFIX = "precis-pasted-text-"  # its files of long pasted text
 NAME_CHARS = 28
 REFUSED_COLOUR = "#d32f2f"  # a refused chip's icon; the style sheet's border and words use the same red
 
@@ -24,6 +25,8 @@ def _tr(text: str) -> str:
 
 def chip_name(path: str) -> str:
     name = Path(path).name
+    if name.startswith(PASTED_TEXT_PREFIX):
+        return QCoreApplication.translate("AttachmentChip", "Pasted text")
     return (
         QCoreApplication.translate("AttachmentChip", "Pasted image")
         if name.startswith(PASTE_PREFIX)
@@ -56,7 +59,6 @@ class AttachmentChip(QFrame):
         self.preview.setObjectName("attachment_preview")
         self.preview.setFixedSize(CHIP_SIDE, CHIP_SIDE)
         self.preview.setAlignment(Qt.AlignmentFlag.AlignCenter)
-        self.preview.setPixmap(icon("file").pixmap(QSize(24, 24)))
         name = chip_name(path)
         self.name_label = QLabel(name if len(name) <= NAME_CHARS else name[: NAME_CHARS - 1] + "…", self)
         self.name_label.setObjectName("attachment_name")
@@ -65,7 +67,6 @@ class AttachmentChip(QFrame):
         self.kind_label.setObjectName("attachment_kind")
         self.remove_button = QToolButton(self)
         self.remove_button.setObjectName("attachment_remove")
-        self.remove_button.setIcon(icon("close"))
         self.remove_button.setAutoRaise(True)
         self.remove_button.setToolTip(self.tr("Remove {name}").format(name=name))
         self.remove_button.setAccessibleName(self.tr("Remove {name}").format(name=name))
@@ -81,6 +82,20 @@ class AttachmentChip(QFrame):
         layout.addLayout(words)
         layout.addWidget(self.remove_button, 0, Qt.AlignmentFlag.AlignTop)
         self.setAccessibleName(self.tr("Attached: {name}").format(name=name))
+        self.refresh_icons()
+
+    def refresh_icons(self) -> None:
+        """The file icon and the ×, in the palette's text colour: again after a theme change (drawn once in the
+        old theme's colour, they vanished on the new page: dark on dark)."""
+        if not self.is_image:
+            colour = QColor(REFUSED_COLOUR) if self.state == "refused" else None
+            self.preview.setPixmap(icon("file", colour).pixmap(QSize(24, 24)))
+        self.remove_button.setIcon(icon("close"))
+
+    def changeEvent(self, event: QEvent) -> None:  # noqa: N802 - Qt override
+        if event.type() == QEvent.Type.PaletteChange:
+            self.refresh_icons()
+        super().changeEvent(event)
 
     def show_checked(self, kind: str, thumbnail: QImage | None) -> None:
         """It can be sent: its kind, and an image's thumbnail (made in a worker thread, shown here)."""
@@ -93,7 +108,8 @@ class AttachmentChip(QFrame):
     def show_refused(self, reason: str) -> None:
         """It cannot be sent: said on the chip (the reason on hover and to screen readers) until removed."""
         self._set_state("refused")
-        self.preview.setPixmap(icon("file", QColor(REFUSED_COLOUR)).pixmap(QSize(24, 24)))
+        self.is_image = False
+        self.refresh_icons()
         self.kind_label.setText(self.tr("Cannot attach"))
         self.setToolTip(reason)
         self.kind_label.setToolTip(reason)
@@ -133,3 +149,7 @@ class AttachmentChips(QWidget):
                 self.chips[path] = chip
             self._layout.insertWidget(i, self.chips[path])
         self.setVisible(bool(files))
+
+    def refresh_icons(self) -> None:
+        for chip in self.chips.values():
+            chip.refresh_icons()

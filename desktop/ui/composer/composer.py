@@ -32,20 +32,28 @@ from PySide6.QtWidgets import (
 )
 
 from desktop.ui.composer.attachment_checks import AttachmentChecks, Checker, CheckResult
-from desktop.ui.composer.attachment_chips import AttachmentChips
+from desktop.ui.composer.attachment_chips import PASTED_TEXT_PREFIX, AttachmentChips
 from desktop.ui.look.icons import icon, icon_size
-from desktop.ui.window.reading_column import COLUMN, GUTTER, WIDE_COLUMN
+from desktop.ui.window.reading_column import COLUMN, GUTTER, WIDE_COLUMN, body_font
 
 ATTACHABLE = ("png", "jpg", "jpeg", "gif", "webp", "pdf", "txt", "md", "py", "json", "csv", "log")
 MIN_HEIGHT = 56  # px: about two lines (the card's button row sits under them)
 BUTTON = 32  # px: the side of the card's icon buttons
 MAX_LINES = 12  # the composer grows with the draft up to this many lines, then scrolls
+# A paste this long becomes an attachment (a text file, still sent whole) instead of 33 KB of draft to scroll through.
+PASTE_CHARS = 5_000
+PASTE_LINES = 100
+
+
+def is_long_paste(text: str) -> bool:
+    return len(text) > PASTE_CHARS or text.count("\n") >= PASTE_LINES
 
 
 class ComposerEdit(QPlainTextEdit):
     submitted = Signal()
     files_dropped = Signal(list)  # list[str]
     image_pasted = Signal(QImage)
+    long_text_pasted = Signal(str)  # a paste past PASTE_CHARS or PASTE_LINES: attached as a file instead
 
     def keyPressEvent(self, event: QKeyEvent) -> None:  # noqa: N802 - Qt override
         if event.key() in (Qt.Key.Key_Return, Qt.Key.Key_Enter) and not (
@@ -65,6 +73,9 @@ class ComposerEdit(QPlainTextEdit):
         files = [u.toLocalFile() for u in source.urls() if u.isLocalFile()] if source.hasUrls() else []
         if files:
             self.files_dropped.emit(files)
+            return
+        if source.hasText() and is_long_paste(source.text()):
+            self.long_text_pasted.emit(source.text())
             return
         super().insertFromMimeData(source)
 
@@ -93,6 +104,9 @@ class Composer(QWidget):
         super().__init__(parent)
         self.edit = ComposerEdit(self)
         self.edit.setObjectName("composer_edit")
+        self.edit.setFont(
+            body_font(self.edit.font())
+        )  # what is typed reads at the size it is shown at once sent
         self.edit.setPlaceholderText(self.tr("Message Claude — Enter sends, Shift+Enter adds a line"))
         self.edit.setSizePolicy(QSizePolicy.Policy.Expanding, QSizePolicy.Policy.Fixed)
         self.edit.setFixedHeight(MIN_HEIGHT)
@@ -172,6 +186,7 @@ class Composer(QWidget):
         self.edit.submitted.connect(self._submit)
         self.edit.files_dropped.connect(self.add_files)
         self.edit.image_pasted.connect(self.add_image)
+        self.edit.long_text_pasted.connect(self.add_pasted_text)
         self.send_button.clicked.connect(self._submit)
         self.stop_button.clicked.connect(self.stop_requested)
         self.file_picker: Callable[[], list[str]] = (
@@ -185,7 +200,10 @@ class Composer(QWidget):
         self.edit.document().documentLayout().documentSizeChanged.connect(self._fit_height)
         self._busy = False
         self._files: list[str] = []
-        self._pasted: set[str] = set()  # temp files of pasted images: removed once sent or discarded
+        self._pasted: set[str] = set()  # files of pasted images and text: removed once sent or discarded
+        # Where a long paste's text file is written: a folder only this user can read (the window may give the
+        # app's own; by default one made for this run in the temp folder, 0700).
+        self.paste_folder: str | None = None
         self._refused: dict[str, str] = {}  # shown as error chips (path -> reason) until removed; never sent
         self._checking: dict[str, int] = {}  # path -> the ticket of its check in flight
         self._writing: set[str] = set()  # pasted images whose PNG is still being written
@@ -220,6 +238,7 @@ class Composer(QWidget):
             button.setIconSize(icon_size(18))
         self.send_button.setIcon(icon("send", self.palette().color(QPalette.ColorRole.HighlightedText)))
         self.send_button.setIconSize(icon_size(18))
+        self.chips.refresh_icons()
 
     def dock(self, button: QAbstractButton, icon_name: str, *, icon_only: bool = True) -> None:
         """Move one of the window's chat tools (instructions, workspace, thinking) into the card's button row,
@@ -328,6 +347,23 @@ class Composer(QWidget):
                 raise OSError("the pasted image could not be saved")
 
         self._take(name, write)  # refused later: its error chip's × (or the next send) removes the temp file
+        self._show_attachments()
+
+    def add_pasted_text(self, text: str) -> None:
+        """A long paste becomes a chip: a text file (0600, in ``paste_folder``) attached like any other, sent whole
+        as text; the draft keeps what was typed around it."""
+        if self.paste_folder is None:
+            self.paste_folder = tempfile.mkdtemp(prefix="precis-pastes-")  # 0700
+        fd, name = tempfile.mkstemp(prefix=PASTED_TEXT_PREFIX, suffix=".txt", dir=self.paste_folder)  # 0600
+        os.close(fd)
+        self._pasted.add(name)
+        data = text.encode("utf-8")
+
+        def write() -> None:
+            with open(name, "wb") as out:
+                out.write(data)
+
+        self._take(name, write)
         self._show_attachments()
 
     def clear_attachments(self) -> None:

@@ -22,7 +22,8 @@ from desktop.ui.look.wording import word
 
 OPEN_DELAY_MS = 200
 CLOSE_DELAY_MS = 300
-CARD_WIDTH = 300
+CARD_WIDTH = 330
+MIN_TEXT_PX = 14  # the card's type: at least this, beside the transcript's 15 px body (it read at 11 px)
 MAX_CARD_WIDTH = 480
 GAP = 6  # pixels between the gauge and the card
 
@@ -59,7 +60,9 @@ class HoverCard(QFrame):
 
     def _build(self) -> None:
         small = self.font()
-        small.setPointSizeF(max(7.0, small.pointSizeF() * 0.9))
+        # In points, as a desktop's larger text scales it: 14 px at the screen's logical DPI, or more.
+        least = MIN_TEXT_PX * 72.0 / max(self.logicalDpiY(), 1)
+        small.setPointSizeF(max(least, small.pointSizeF() * 0.9))
         self.setFont(small)
         self.setFixedWidth(CARD_WIDTH)
 

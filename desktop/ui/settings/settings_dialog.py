@@ -25,6 +25,7 @@ from PySide6.QtWidgets import (
     QPushButton,
     QScrollArea,
     QSpinBox,
+    QStyle,
     QToolButton,
     QVBoxLayout,
     QWidget,
@@ -48,6 +49,7 @@ from desktop.ui.look.theme import BAD, GOOD, is_dark
 from desktop.ui.look.wording import word
 from desktop.ui.settings.language_box import LanguageBox
 from desktop.ui.settings.threshold_settings import ThresholdFields
+from desktop.ui.settings.wheel_guard import guard_wheel
 
 WELCOME_WIDTH = 680  # px: the first-run page's column
 
@@ -215,6 +217,17 @@ class ProviderForm(QWidget):
         )
         self.in_file.setObjectName("key_in_file")
         self.in_file.toggled.connect(lambda on: self.run_only.setChecked(not on))
+        self.in_file_note = QLabel(
+            self.tr(
+                "This system has no keyring, so the key is kept in a file in the config folder that only your "
+                "user can read (mode 0600). Untick it to use the key for this run only: it is then not saved."
+            ),
+            self,
+        )
+        self.in_file_note.setObjectName("key_in_file_note")
+        self.in_file_note.setWordWrap(True)
+        self._key_source = key_source
+        self._in_use: int | None = None  # id() of the draft of the profile in use (whose key key_source is)
         self.set_key_facts(keyring_problem, key_source)
         self.test_button = QPushButton(self.tr("Test connection"), self)
         self.test_button.setObjectName("test_connection")
@@ -297,7 +310,7 @@ class ProviderForm(QWidget):
         self._section(
             layout, None, [(self.tr("Authentication"), self.auth), (self.tr("API key"), self.api_key)]
         )
-        for widget in (self.keyring_note, self.run_only, self.in_file):
+        for widget in (self.keyring_note, self.run_only, self.in_file, self.in_file_note):
             layout.addWidget(widget)
         layout.addLayout(test_row)
         layout.addWidget(self.test_result)
@@ -328,6 +341,7 @@ class ProviderForm(QWidget):
             self.profile_box.addItems([d.profile.name for d in self._drafts])
             self._index = next((i for i, d in enumerate(self._drafts) if d.profile.name == current.name), 0)
             self.profile_box.setCurrentIndex(self._index)
+            self._in_use = id(self._drafts[self._index])
             self.profile_box.currentIndexChanged.connect(self._switch)
             self.profile_name.textEdited.connect(self._renamed)
             current = self._drafts[self._index].profile
@@ -397,6 +411,7 @@ class ProviderForm(QWidget):
             self.prices_note,
             self.run_only,
             self.in_file,
+            self.in_file_note,
             self.price_tiers,
         ):
             widget.setStyleSheet(self._note_style())
@@ -553,6 +568,7 @@ class ProviderForm(QWidget):
         self.output_price.setValue(float(over.get("output_price", 0.0)))
         self.threshold.show_override(over)
         self.long_ttl.setChecked(profile.long_cache_ttl)
+        self._show_key_placeholder()
 
     def _mark_env(self) -> None:
         """Fields an environment variable overrides show its value, read-only: it is not saved."""
@@ -611,7 +627,11 @@ class ProviderForm(QWidget):
             self.long_ttl.isChecked(),
         )
 
-    def show_test_result(self, ok: bool, text: str) -> None:
+    def show_test_result(self, ok: bool, text: str, models: list[str] | tuple[str, ...] = ()) -> None:
+        """Test connection's answer; the models the server listed fill an empty Model field with the first."""
+        if models and self.model.isEnabled() and not self.model.text().strip():
+            self.model.setText(models[0])
+            self.model.setCursorPosition(0)
         self.test_result.setText(text)
         self._test_ok = ok
         self.test_result.setStyleSheet(self._note_style(self._colour(ok)))
@@ -620,21 +640,44 @@ class ProviderForm(QWidget):
     def set_key_facts(self, keyring_problem: str | None, key_source: str) -> None:
         """Whether the keyring works (else why not) and where the key in use is kept: the key field's hint, the
         note, and the choices of where to keep a typed key."""
+        self._key_source = key_source
+        self._show_key_placeholder()
+        self.keyring_note.setText(word(keyring_problem) if keyring_problem else "")
+        self.keyring_note.setVisible(bool(keyring_problem))
+        # Without a keyring, the private file is what is offered (its note says what it is and how to keep the key
+        # for this run only instead); a key the user chose to keep for this run only stays so.
+        self.in_file.setVisible(bool(keyring_problem))
+        self.in_file_note.setVisible(bool(keyring_problem))
+        self.in_file.setChecked(bool(keyring_problem) and key_source != "session")
+        self.run_only.setChecked(bool(keyring_problem) and not self.in_file.isChecked())
+        self.run_only.setEnabled(not keyring_problem)
+
+    def _key_source_shown(self) -> str:
+        """Where the shown profile's key is kept, as far as the form knows: ``key_source`` is the key of the
+        profile in use; a profile added in this edit has none (or the one it copies)."""
+        if not self._manage:
+            return self._key_source
+        draft = self._drafts[self._index]
+        if id(draft) == self._in_use:
+            return self._key_source
+        if draft.origin is None:
+            return "copied" if draft.key_from else "none"
+        return "other"  # a saved profile not in use: its key was not looked for
+
+    def _show_key_placeholder(self) -> None:
+        draft = self._drafts[self._index] if self._manage and self._drafts else None
         self.api_key.setPlaceholderText(
             {
                 "env": self.tr("set by ANTHROPIC_API_KEY / ANTHROPIC_AUTH_TOKEN"),
                 "keyring": self.tr("saved in the system keyring (type to replace)"),
                 "session": self.tr("kept for this run only (type to replace)"),
                 "file": self.tr("saved in a private file (type to replace)"),
-            }.get(key_source, "sk-ant-…")
+                "copied": self.tr("the key of “{name}” is copied when you save (type to replace)").format(
+                    name=draft.key_from if draft is not None else ""
+                ),
+                "other": self.tr("empty: this profile keeps its saved key, if it has one"),
+            }.get(self._key_source_shown(), "sk-ant-…")
         )
-        self.keyring_note.setText(word(keyring_problem) if keyring_problem else "")
-        self.keyring_note.setVisible(bool(keyring_problem))
-        # Without a keyring the key is kept for this run unless the user explicitly chooses the private file.
-        self.in_file.setVisible(bool(keyring_problem))
-        self.in_file.setChecked(key_source == "file")
-        self.run_only.setChecked(bool(keyring_problem) and key_source != "file")
-        self.run_only.setEnabled(not keyring_problem)
 
     def choice(self) -> ProviderChoice:
         edits = ProfileEdits()
@@ -745,13 +788,20 @@ class SettingsDialog(QDialog):
         buttons.setContentsMargins(12, 0, 12, 0)
         layout.addWidget(buttons)
         self._fit_screen(content)
+        guard_wheel(content)  # the wheel scrolls the fields, never changes a number it passes over
 
     def _fit_screen(self, content: QWidget) -> None:
-        """As tall as the fields, within most of the screen's free height."""
+        """As tall as the fields, within most of the screen's free height, and as wide as they need (the style
+        sheet's 14 px type makes them wider than at the desktop's 12 px), within the screen's width."""
+        self.ensurePolished()  # the style sheet's fonts, which the fields' sizes depend on
         screen = (self.parentWidget() or self).screen()
         room = int(screen.availableGeometry().height() * 0.85) if screen is not None else 720
+        across = int(screen.availableGeometry().width() * 0.9) if screen is not None else 1024
         wanted = content.sizeHint().height() + 60  # the buttons and margins
-        self.resize(self.minimumWidth(), min(wanted, room))
+        bar = self.style().pixelMetric(QStyle.PixelMetric.PM_ScrollBarExtent)
+        width = min(max(self.minimumWidth(), content.sizeHint().width() + bar + 4), across)
+        self.setMinimumWidth(width)
+        self.resize(width, min(wanted, room))
 
     def accept(self) -> None:
         """Save closes the dialog only when the profiles can be saved (else the form says why)."""
@@ -818,6 +868,7 @@ class WelcomePage(QWidget):
         page = QVBoxLayout(self)
         page.setContentsMargins(0, 0, 0, 0)
         page.addWidget(scroll)
+        guard_wheel(inner)  # the wheel scrolls the page, never changes a number it passes over
 
     def set_key_facts(self, keyring_problem: str | None, key_source: str) -> None:
         self.form.set_key_facts(keyring_problem, key_source)

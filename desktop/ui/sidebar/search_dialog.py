@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import datetime as _dt
 import html
+import re
 
 from PySide6.QtCore import QSize, Qt, QTimer, Signal
 from PySide6.QtGui import QKeyEvent
@@ -24,11 +25,38 @@ HIT_ROLE = Qt.ItemDataRole.UserRole
 DEBOUNCE_MS = 180
 
 
+# Markdown's marks, as a snippet of a message shows them: a result reads as the text, not as its source.
+_LINE_MARKS = re.compile(
+    r"(^|\n)[ \t]*(?:#{1,6}[ \t]+|>[ \t]?|(?:[-*+]|\d{1,3}[.)])[ \t]+(?:\[[ xX]\][ \t]+)?)"
+)
+_FENCE = re.compile(r"(^|\n)[ \t]*(?:```|~~~)[^\n]*")
+_LINK = re.compile(r"!?\[([^\]\n]*)\]\([^)\n]*\)")
+_LINK_CUT = re.compile(r"!?\[(?=[^\]\n]*$)|\]\([^)\s]*\)?")  # a link the snippet's edge cut in two
+_PAIRED = re.compile(r"\*\*|__|~~|`")
+_EMPHASIS = re.compile(r"(?<![\w*])\*(?=\S)|(?<=\S)\*(?![\w*])|(?<!\w)_(?=\S)|(?<=\S)_(?!\w)")
+
+
+def plain(text: str, line_start: bool = True) -> str:
+    """``text`` without Markdown's marks (headings' #, emphasis, code's backticks, quote and list marks, a link's
+    address). ``line_start``: the text begins a line (a piece after a matched word does not)."""
+    if not line_start:
+        text = "\0" + text  # no mark at the very start counts as a line's
+    text = _FENCE.sub(r"\1", text)
+    text = _LINE_MARKS.sub(r"\1", text)
+    text = _LINK.sub(r"\1", text)
+    text = _LINK_CUT.sub("", text)
+    text = _PAIRED.sub("", text)
+    text = _EMPHASIS.sub("", text)
+    return text.removeprefix("\0")
+
+
 def snippet_html(hit: SearchHit) -> str:
-    """The snippet with the matched words in bold (everything else escaped: a snippet is never markup)."""
-    return "".join(
-        f"<b>{html.escape(t)}</b>" if matched else html.escape(t) for t, matched in hit.parts()
-    ).replace("\n", " ")
+    """The snippet as plain text with the matched words in bold (everything escaped: a snippet is never markup)."""
+    out = []
+    for n, (text, matched) in enumerate(hit.parts()):
+        shown = html.escape(plain(text, line_start=n == 0))
+        out.append(f"<b>{shown}</b>" if matched else shown)
+    return " ".join("".join(out).split("\n"))
 
 
 class SearchDialog(QDialog):
@@ -114,9 +142,10 @@ class SearchDialog(QDialog):
             label.setTextFormat(Qt.TextFormat.RichText)
             label.setContentsMargins(6, 4, 6, 4)
             label.setAttribute(Qt.WidgetAttribute.WA_TransparentForMouseEvents, True)
+            label.ensurePolished()  # the style sheet's type (14 px in dialogs): the row's height depends on it
             width = max(200, self.results.viewport().width() - 8)
             item.setSizeHint(QSize(width, label.heightForWidth(width)))
-            item.setToolTip(hit.plain)
+            item.setToolTip(plain(hit.plain))
             self.results.setItemWidget(item, label)
         if hits:
             self.results.setCurrentRow(0)

@@ -11,12 +11,24 @@ from __future__ import annotations
 
 import html
 
-from PySide6.QtCore import Qt, Signal
-from PySide6.QtGui import QKeySequence, QPalette, QShortcut
-from PySide6.QtWidgets import QFrame, QHBoxLayout, QLabel, QPushButton, QTextEdit, QVBoxLayout, QWidget
+from PySide6.QtCore import QEvent, QSize, Qt, Signal
+from PySide6.QtGui import QKeySequence, QPalette, QResizeEvent, QShortcut, QShowEvent
+from PySide6.QtWidgets import (
+    QBoxLayout,
+    QFrame,
+    QHBoxLayout,
+    QLabel,
+    QPushButton,
+    QTextEdit,
+    QVBoxLayout,
+    QWidget,
+)
 
 from desktop.ui.api import Answer, PermissionRequest
 from desktop.ui.look.theme import BAD, GOOD, is_dark
+from desktop.ui.window.reading_column import COLUMN
+
+DETAILS_MAX = 220  # px: the arguments box grows with its text up to this, then scrolls
 
 
 def diff_html(diff: str, dark: bool) -> str:
@@ -50,7 +62,8 @@ class PermissionPrompt(QFrame):
         self.details = QTextEdit(self)
         self.details.setObjectName("permission_details")
         self.details.setReadOnly(True)
-        self.details.setMaximumHeight(220)
+        self.details.setMaximumHeight(DETAILS_MAX)
+        self.details.setLineWrapMode(QTextEdit.LineWrapMode.WidgetWidth)
         self.details.setAccessibleName(self.tr("Arguments of the tool call"))
         self.changed = QLabel(self)
         self.changed.setObjectName("permission_changed")
@@ -101,8 +114,43 @@ class PermissionPrompt(QFrame):
         layout.addWidget(self.details)
         layout.addLayout(buttons)
         self.setFocusPolicy(Qt.FocusPolicy.NoFocus)
+        # As wide as the reading column, centred under the messages it is about (it spanned a 1920 px window).
+        self.setMaximumWidth(COLUMN)
         self._confirming(False)
         self.hide()
+
+    def sizeHint(self) -> QSize:  # noqa: N802 - Qt override
+        # The column's width: centred in its layout (see showEvent), a widget is given its preferred width.
+        return QSize(COLUMN, super().sizeHint().height())
+
+    def showEvent(self, event: QShowEvent) -> None:  # noqa: N802 - Qt override
+        # Centred in the window's column of parts: a box layout left-aligns a widget narrower than itself.
+        parent = self.parentWidget()
+        holder = parent.layout() if parent is not None else None
+        if isinstance(holder, QBoxLayout) and holder.indexOf(self) >= 0:
+            holder.setAlignment(self, Qt.AlignmentFlag.AlignHCenter)
+        super().showEvent(event)
+        self._fit_details()
+
+    def resizeEvent(self, event: QResizeEvent) -> None:  # noqa: N802 - Qt override
+        super().resizeEvent(event)
+        if event.size().width() != event.oldSize().width():
+            self._fit_details()
+
+    def changeEvent(self, event: QEvent) -> None:  # noqa: N802 - Qt override
+        super().changeEvent(event)
+        if event.type() == QEvent.Type.FontChange:
+            self._fit_details()
+
+    def _fit_details(self) -> None:
+        """The arguments box as tall as its text at its width (three lines of JSON sat in a 150 px box), up to
+        DETAILS_MAX, where it scrolls."""
+        doc = self.details.document()
+        width = self.details.viewport().width()
+        if width > 0:
+            doc.setTextWidth(width)
+        frame = 2 * self.details.frameWidth()
+        self.details.setFixedHeight(min(DETAILS_MAX, max(int(doc.size().height()) + frame + 2, 28)))
 
     def changed_text(self, changed: tuple[str, ...]) -> str:
         """The sentence that says a server allowed before is not the same any more ('' when it is)."""

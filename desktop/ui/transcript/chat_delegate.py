@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import html
 import math
+import re
 import time
 from collections import OrderedDict
 from typing import Any
@@ -41,11 +42,15 @@ from PySide6.QtGui import (
     QPainter,
     QPalette,
     QPen,
+    QRegion,
+    QTextBlockFormat,
+    QTextCursor,
     QTextDocument,
 )
 from PySide6.QtWidgets import QAbstractItemView, QStyledItemDelegate, QStyleOptionViewItem, QToolTip
 
 from desktop.ui.look.theme import BAD, is_dark
+from desktop.ui.transcript import code_scroll, table_columns
 from desktop.ui.transcript.chat_model import ChatRow, Segment
 from desktop.ui.transcript.markdown_render import (
     SafeTextDocument,
@@ -59,7 +64,7 @@ from desktop.ui.transcript.markdown_stream import render_streaming
 from desktop.ui.transcript.role_marker import paint_role_marker
 from desktop.ui.transcript.text_marks import TextMarks
 from desktop.ui.transcript.thumbnails import data_thumbnail, thumbnail_key
-from desktop.ui.window.reading_column import column_width, spread_lines
+from desktop.ui.window.reading_column import LINE_HEIGHT, OBJECT, column_width
 
 MARGIN_V = 5
 PAD = 10
@@ -204,6 +209,8 @@ def tag_colour(tag: str, palette: QPalette) -> QColor:
 def _lay_out(doc: QTextDocument, width: float, bubble: bool) -> None:
     """Lay ``doc`` out ``width`` wide; a user's bubble then shrinks to its text, so a centred line (a display
     formula) centres in the bubble instead of in the whole column, where it fell outside the bubble."""
+    if isinstance(doc, SafeTextDocument) and doc.columns:
+        table_columns.fit(doc.columns, width)
     doc.setTextWidth(width)
     if bubble and (ideal := math.ceil(doc.idealWidth())) < width:
         doc.setTextWidth(ideal)
@@ -223,6 +230,7 @@ class ChatDelegate(QStyledItemDelegate):
         self._docs: OrderedDict[Any, _DocEntry] = OrderedDict()
         self._heights: dict[tuple[Any, int, int, bool], int] = {}
         self._refresh_pending: set[Any] = set()  # streaming rows waiting for their next rebuild
+        self._code_offsets: dict[tuple[Any, int], float] = {}  # (row key, code block): px scrolled sideways
         self._splits: dict[
             tuple[Any, int], int
         ] = {}  # (row key, segment): where a streaming text's open tail starts
@@ -377,6 +385,8 @@ class ChatDelegate(QStyledItemDelegate):
                 chunks.append(_image_html(doc, seg, theme.muted))
             elif seg.kind == "thinking":
                 chunks.append(thinking_html(seg, theme.muted, theme.link, bool(row.detail.get("expanded"))))
+            elif seg.kind == "grid":
+                chunks.append(grid_html(seg.text))
             else:
                 chunks.append(_line_html(seg, theme.muted))
         if row.cut_reason:
@@ -384,7 +394,9 @@ class ChatDelegate(QStyledItemDelegate):
                 cut_html(row.cut_reason, bool(row.detail.get("continuable")), theme.muted, theme.link)
             )
         doc.setHtml("".join(chunks))
-        spread_lines(doc)
+        spread_lines(doc, self._view.font())
+        doc.columns = table_columns.measure(doc)
+        doc.code = code_scroll.prepare(doc)
         return doc
 
     def _markdown_html(
@@ -409,8 +421,12 @@ class ChatDelegate(QStyledItemDelegate):
         bubble_w = width + 2 * PAD
         left = rect.left() + col_left + (col_w - bubble_w if user else 0)
         pad_v = PAD / 2 if kind == "tool" else PAD  # tool rows have no bubble: keep them compact
-        bubble = QRectF(left, rect.top() + MARGIN_V, bubble_w, size.height() + 2 * pad_v)
-        origin = QPointF(bubble.left() + PAD, bubble.top() + pad_v)
+        # Prose lines sit at the foot of their spread height (spread_lines): the room above the first one is
+        # the bubble's, not the text's, or the text would sit low in its bubble.
+        first = doc.begin().layout()
+        lead = first.lineAt(0).y() if first is not None and first.lineCount() else 0.0
+        bubble = QRectF(left, rect.top() + MARGIN_V, bubble_w, size.height() - lead + 2 * pad_v)
+        origin = QPointF(bubble.left() + PAD, bubble.top() + pad_v - lead)
         return _Geometry(bubble, origin, doc, self._tag(index), kind == "tool", row.versions, user)
 
     # -- QStyledItemDelegate -----------------------------------------------------------------------------------
@@ -476,15 +492,105 @@ class ChatDelegate(QStyledItemDelegate):
         visible = (
             QRectF(self._view.viewport().rect()).intersected(QRectF(option.rect)).translated(-geo.origin)
         )
-        ctx = _paint_context(palette, visible)
-        ctx.selections = self.marks.selections(row.key, geo.doc, palette, self._dark)
-        geo.doc.documentLayout().draw(painter, ctx)
+        selections = self.marks.selections(row.key, geo.doc, palette, self._dark)
+        self._draw_document(painter, geo.doc, row.key, visible, palette, selections)
         painter.translate(-geo.origin)
         if geo.tag:
             self._paint_tag(painter, geo, palette)
         if geo.versions:
             self._paint_versions(painter, geo, geo.versions, palette)
         painter.restore()
+
+    def _draw_document(
+        self,
+        painter: QPainter,
+        doc: QTextDocument,
+        key: Any,
+        visible: QRectF,
+        palette: QPalette,
+        selections: list[QAbstractTextDocumentLayout.Selection],
+    ) -> None:
+        """The document, with each code block that runs past the column clipped to it and shifted by its own
+        offset (``code_scroll``); painter and ``visible`` in document coordinates."""
+        layout = doc.documentLayout()
+        scrolling = [(n, a) for n, a in enumerate(self._code_areas(doc)) if a.overflow > 0]
+        ctx = _paint_context(palette, visible)
+        ctx.selections = selections
+        if not scrolling:
+            layout.draw(painter, ctx)
+            return
+        painter.save()
+        rest = QRegion(visible.toAlignedRect())
+        for _n, area in scrolling:  # the block's whole band: its lines run on past the column's edge
+            band = QRectF(
+                visible.left() - 1, area.rect.top(), visible.width() + area.overflow + 2, area.rect.height()
+            )
+            rest -= QRegion(band.toAlignedRect())
+        painter.setClipRegion(rest, Qt.ClipOperation.IntersectClip)
+        layout.draw(painter, ctx)
+        painter.restore()
+        theme = theme_for(self._dark)
+        for n, area in scrolling:
+            shown = area.rect.intersected(visible)
+            if shown.isEmpty():
+                continue
+            offset = self.code_offset(key, n, area)
+            painter.save()
+            painter.setClipRect(shown, Qt.ClipOperation.IntersectClip)
+            painter.translate(-offset, 0)
+            moved = _paint_context(palette, visible.translated(offset, 0))
+            moved.selections = selections
+            layout.draw(painter, moved)
+            painter.restore()
+            painter.save()  # its frame stays put, and a bar says how far along it is
+            painter.setPen(QPen(QColor(theme.code_border), 1.0))
+            painter.setBrush(Qt.BrushStyle.NoBrush)
+            painter.drawRect(area.rect.adjusted(0.5, 0.5, -0.5, -0.5))
+            track, thumb = code_scroll.bar_rects(area, offset)
+            painter.setPen(Qt.PenStyle.NoPen)
+            painter.setBrush(QColor(theme.code_border))
+            painter.drawRoundedRect(track, 1.5, 1.5)
+            painter.setBrush(QColor(theme.muted))
+            painter.drawRoundedRect(thumb, 1.5, 1.5)
+            painter.restore()
+
+    def _code_areas(self, doc: QTextDocument) -> list[code_scroll.CodeArea]:
+        """Where the document's code blocks are at its current width (kept with the document until it changes)."""
+        tables = doc.code if isinstance(doc, SafeTextDocument) else []
+        if not tables:
+            return []
+        kept = getattr(doc, "code_areas", None)
+        if kept is not None and kept[0] == doc.textWidth():
+            return kept[1]
+        found = code_scroll.areas(doc, tables)
+        doc.code_areas = (doc.textWidth(), found)  # type: ignore[attr-defined]
+        return found
+
+    def code_offset(self, key: Any, n: int, area: code_scroll.CodeArea) -> float:
+        """How far code block ``n`` of row ``key`` is scrolled (within what it can scroll at this width)."""
+        return min(max(self._code_offsets.get((key, n), 0.0), 0.0), area.overflow)
+
+    def _to_document(self, geo: _Geometry, key: Any, pos: QPointF) -> QPointF:
+        """A viewport point in the row's document, with a scrolled code block's offset added back."""
+        point = pos - geo.origin
+        found = self._code_areas(geo.doc)
+        n = code_scroll.at(found, point)
+        return point + QPointF(self.code_offset(key, n, found[n]), 0) if n >= 0 else point
+
+    def scroll_code(self, index: Index, rect: QRect, pos: QPointF, pixels: float) -> bool:
+        """Scroll the code block under ``pos`` sideways by ``pixels``; False when no block there runs past the
+        column (the wheel then scrolls the transcript)."""
+        geo = self._geometry(index, rect)
+        found = self._code_areas(geo.doc)
+        n = code_scroll.at(found, pos - geo.origin)
+        if n < 0:
+            return False
+        key = self._row(index).key
+        self._code_offsets[(key, n)] = min(
+            max(self.code_offset(key, n, found[n]) + pixels, 0.0), found[n].overflow
+        )
+        self._view.viewport().update(rect)
+        return True
 
     def _tag_font(self) -> QFont:
         font = QFont(self._view.font())
@@ -662,7 +768,7 @@ class ChatDelegate(QStyledItemDelegate):
     def anchor_at(self, index: Index, rect: QRect, pos: QPointF) -> str:
         """The link under ``pos`` (viewport coordinates) in the row painted at ``rect``; '' if none."""
         geo = self._geometry(index, rect)
-        return geo.doc.documentLayout().anchorAt(pos - geo.origin)
+        return geo.doc.documentLayout().anchorAt(self._to_document(geo, self._row(index).key, pos))
 
     def text_origin(self, index: Index, rect: QRect) -> QPointF:
         """Where the row painted at ``rect`` puts its document's top-left (viewport coordinates)."""
@@ -671,7 +777,8 @@ class ChatDelegate(QStyledItemDelegate):
     def hit_position(self, index: Index, rect: QRect, pos: QPointF) -> int:
         """The document position nearest to ``pos`` (viewport coordinates) in the row painted at ``rect``."""
         geo = self._geometry(index, rect)
-        return geo.doc.documentLayout().hitTest(pos - geo.origin, Qt.HitTestAccuracy.FuzzyHit)
+        point = self._to_document(geo, self._row(index).key, pos)
+        return geo.doc.documentLayout().hitTest(point, Qt.HitTestAccuracy.FuzzyHit)
 
     def position_point(self, index: Index, rect: QRect, position: int) -> QPointF:
         """Viewport point at the top of the line holding document ``position`` in the row painted at ``rect``."""
@@ -709,6 +816,81 @@ class ChatDelegate(QStyledItemDelegate):
         QGuiApplication.clipboard().setText(blocks[n])
         self.code_copied.emit(n)
         return True
+
+
+def spread_lines(doc: QTextDocument, body: QFont) -> None:
+    """Prose lines LINE_HEIGHT percent of the body font's line spacing apart, whatever script they are in; code
+    blocks and tables (their cells) stay tight, and so does a line that holds an image.
+
+    In pixels, not as a proportion of each line's own height: that height comes from whichever font draws the
+    line, and a paragraph in Chinese, drawn by the CJK fallback font, came out with another spacing than one in
+    English (~20 px against 27 px on a reader's machine). A line with something taller in it (a formula, a
+    heading) grows as it needs."""
+    spacing = QFontMetricsF(body).lineSpacing()
+    pitch = float(round(spacing * LINE_HEIGHT / 100))
+    row = float(round(spacing * GRID_LINE_HEIGHT / 100))
+    block = doc.begin()
+    cursor = QTextCursor(doc)
+    while block.isValid():
+        cursor.setPosition(block.position())
+        table = cursor.currentTable()
+        if table is not None and table.format().cellPadding() == GRID_PADDING:
+            # A report's grid: every row one height, so a label in Chinese and its value in Latin letters share
+            # a baseline (each line sits at the foot of its height).
+            fmt = QTextBlockFormat()
+            fmt.setLineHeight(row, QTextBlockFormat.LineHeightTypes.MinimumHeight.value)
+            cursor.mergeBlockFormat(fmt)
+        elif table is None and OBJECT not in block.text():
+            fmt = QTextBlockFormat()
+            if block.blockFormat().headingLevel() > 0:  # a heading keeps the air under it
+                fmt.setLineHeight(LINE_HEIGHT, QTextBlockFormat.LineHeightTypes.ProportionalHeight.value)
+            else:
+                fmt.setLineHeight(pitch, QTextBlockFormat.LineHeightTypes.MinimumHeight.value)
+            cursor.mergeBlockFormat(fmt)
+        block = block.next()
+
+
+GRID_PADDING = 1  # the report grid's cellpadding (Markdown tables, code blocks and quotes use others)
+GRID_LINE_HEIGHT = 130  # percent of the body's line spacing: a grid's rows
+_GAP = re.compile(r" {2,}")
+_FIGURE = re.compile(r"[~$(]?[\d.,]+\s*%?\)?")
+
+
+def grid_html(report: str) -> str:
+    """An aligned plain-text report (the ``/context`` card) as tables: a label and its value per line, and a
+    table of figures (tokens, share, label) below a heading. Columns are cells, not runs of spaces, so they line
+    up whatever the language (the spaces drifted in Chinese). Sections are the report's blank-line-separated
+    parts; a line indented under another continues it (its first cell empty)."""
+    out = []
+    for section in report.split("\n\n"):
+        rows: list[list[str]] = []
+        for line in section.split("\n"):
+            if not line.strip():
+                continue
+            if line.startswith("  "):  # indented: a row of figures, or the line above continued
+                cells = _GAP.split(line.strip())
+                rows.append(cells if len(cells) > 1 else ["", cells[0]])
+            else:
+                rows.append(_GAP.split(line.strip(), maxsplit=1))
+        if not rows:
+            continue
+        width = max(len(r) for r in rows)
+        html_rows = []
+        for cells in rows:
+            tds = []
+            for n, cell in enumerate(cells):
+                last = n == len(cells) - 1
+                span = f' colspan="{width - n}"' if last and len(cells) < width else ""
+                align = ' align="right"' if len(cells) > 2 and _FIGURE.fullmatch(cell) else ""
+                pad = "" if last else ' style="padding-right:16px"'
+                tds.append(f"<td{span}{align}{pad}>{html.escape(cell)}</td>")
+            html_rows.append("<tr>" + "".join(tds) + "</tr>")
+        out.append(
+            f'<table cellspacing="0" cellpadding="{GRID_PADDING}" style="margin-bottom:8px">'
+            + "".join(html_rows)
+            + "</table>"
+        )
+    return "".join(out)
 
 
 def _line_html(seg: Segment, muted: str) -> str:

@@ -31,10 +31,11 @@ from desktop.ui.look.format import fmt_count
 from desktop.ui.transcript.markdown_render import extract_code_blocks
 
 RowKind = Literal["message", "tool", "compaction", "notice"]
-SegmentKind = Literal["markdown", "tool", "result", "thinking", "image", "note"]
+SegmentKind = Literal["markdown", "tool", "result", "thinking", "image", "note", "grid"]
 RowKey = int | str  # message id, or "card:N"
 
 PREVIEW_CHARS = 100
+REPORT_FENCE = "```text\n"  # how the window hands over an aligned plain-text report (the /context card)
 STREAM_EMIT_MS = 40
 # ~4.5 ms per 1,000 characters of Markdown with code and tables (render + setHtml + layout, 2-core box):
 # this keeps the first paint near 200 ms whatever the messages look like.
@@ -701,8 +702,10 @@ class ChatModel(QAbstractListModel):
         title: str = "",
         after_message_id: int | None = None,
         detail: dict[str, Any] | None = None,
+        as_grid: bool = False,
     ) -> str:
         """Insert a non-message row after ``after_message_id`` (default: after the newest message). Returns its key.
+        ``as_grid``: ``text`` is an aligned plain-text report, shown as a grid (not Markdown).
 
         Cards are never stored; the window re-adds compaction cards after a reload.
         """
@@ -715,7 +718,7 @@ class ChatModel(QAbstractListModel):
             key=f"card:{seq}",
             sort_key=(anchor, 1 if kind == "compaction" else 2, seq),
             kind=kind,
-            segments=(Segment("markdown", text),) if text else (),
+            segments=(Segment("grid" if as_grid else "markdown", text),) if text else (),
             title=title,
             detail=dict(detail or {}),
         )
@@ -732,7 +735,7 @@ class ChatModel(QAbstractListModel):
         title: str | None = None,
     ) -> str:
         title = title or QCoreApplication.translate(
-            "ChatModel", "Context compacted · {count} messages summarized · ~{saved} tokens saved"
+            "ChatModel", "Context compacted · {count} messages summarised · ~{saved} tokens saved"
         ).format(count=fmt_count(covered_count), saved=fmt_count(tokens_saved))
         return self.add_card(
             "compaction",
@@ -783,7 +786,14 @@ class ChatModel(QAbstractListModel):
         return self._rows[i] if i >= 0 else None
 
     def add_notice(self, text: str, title: str = "") -> str:
-        """An ephemeral card (e.g. the /context breakdown) at the bottom of the transcript."""
+        """An ephemeral card (e.g. the /context breakdown) at the bottom of the transcript.
+
+        A report of aligned plain text (``/context``: columns padded with spaces, handed over as a ```text block)
+        is shown as a grid: in another language the labels are not as wide as the spaces assume (a Chinese
+        character is not two spaces wide in the body font, nor in a monospace one without CJK glyphs), and the
+        columns drifted."""
+        if text.startswith(REPORT_FENCE) and text.endswith("\n```"):
+            return self.add_card("notice", text[len(REPORT_FENCE) : -len("\n```")], title=title, as_grid=True)
         return self.add_card("notice", text, title=title)
 
     def remove_card(self, key: str) -> None:

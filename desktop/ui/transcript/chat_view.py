@@ -12,6 +12,7 @@ from PySide6.QtCore import (
     QPoint,
     QPointF,
     Qt,
+    QTimer,
     QUrl,
     Signal,
 )
@@ -25,6 +26,7 @@ from PySide6.QtGui import (
     QMouseEvent,
     QPainter,
     QPalette,
+    QResizeEvent,
     QWheelEvent,
 )
 from PySide6.QtWidgets import QAbstractItemView, QListView, QMenu, QWidget
@@ -32,6 +34,7 @@ from PySide6.QtWidgets import QAbstractItemView, QListView, QMenu, QWidget
 from desktop.ui.transcript import math_render
 from desktop.ui.transcript.chat_delegate import ChatDelegate, card_actions
 from desktop.ui.transcript.chat_model import ChatModel, Roles
+from desktop.ui.transcript.code_scroll import STEP as CODE_STEP
 from desktop.ui.transcript.markdown_render import render_markdown
 from desktop.ui.window.reading_column import body_font
 
@@ -54,6 +57,9 @@ class ChatView(QListView):
 
     def __init__(self, parent: QWidget | None = None) -> None:
         super().__init__(parent)
+        self._laid_out_width = -1  # the viewport width the rows' heights were last measured at
+        self._reflow_anchor: tuple[Any, int] | None = None  # the top row kept across a width change
+        self._stick_to_bottom = True
         self.setViewport(_viewport(self))
         self.setVerticalScrollMode(QAbstractItemView.ScrollMode.ScrollPerPixel)
         self.setHorizontalScrollBarPolicy(Qt.ScrollBarPolicy.ScrollBarAlwaysOff)
@@ -87,6 +93,7 @@ class ChatView(QListView):
         self._delegate.code_copied.connect(self.code_copied)
         self._delegate.link_activated.connect(self._on_link)
         self._delegate.card_action.connect(self.card_action)
+        self.card_action.connect(self._after_card_action)
         self._delegate.version_requested.connect(self.version_requested)
         bar = self.verticalScrollBar()
         bar.valueChanged.connect(self._on_scrolled)
@@ -156,6 +163,73 @@ class ChatView(QListView):
         if self._stick_to_bottom:
             self.scrollToBottom()
 
+    # -- width changes -----------------------------------------------------------------------------------------
+
+    def doItemsLayout(self) -> None:  # noqa: N802 (Qt override)
+        """Every row measured again at the viewport's width; a reader not at the bottom keeps the top row where
+        it was."""
+        self._laid_out_width = self.viewport().width()
+        super().doItemsLayout()
+        anchor, self._reflow_anchor = self._reflow_anchor, None
+        if anchor is not None and not self._stick_to_bottom:
+            row = (
+                cast(ChatModel, self.model()).row_of(anchor[0]) if isinstance(self.model(), ChatModel) else -1
+            )
+            if row >= 0:
+                bar = self.verticalScrollBar()
+                bar.setValue(bar.value() + self.visualRect(self.model().index(row, 0)).top() - anchor[1])
+
+    def resizeEvent(self, event: QResizeEvent) -> None:  # noqa: N802 (Qt override)
+        # The viewport's resize arrives here too (QAbstractScrollArea hands its viewport's events to the view).
+        super().resizeEvent(event)
+        self.viewport_resized()
+
+    def viewport_resized(self) -> None:
+        """The viewport's width changed (the window's resize, the sidebar folding away in the same resize, the
+        scroll bar coming or going): every row is measured again at it.
+
+        QListView lays its rows out again when its height changes, not when only its width does (a flow from top
+        to bottom), and a row's height depends on the width it wraps at. Rows kept heights measured for another
+        width: after a one-step shrink the viewport sat on the empty end of rows measured half as wide, blank
+        until the next large resize."""
+        if self.model() is None or self.viewport().width() == self._laid_out_width:
+            return
+        if not self._stick_to_bottom and self._reflow_anchor is None:
+            top = self.indexAt(QPoint(1, 1))
+            if top.isValid():
+                self._reflow_anchor = (top.data(Roles.Id), self.visualRect(top).top())
+        self.scheduleDelayedItemsLayout()
+
+    def updateGeometries(self) -> None:  # noqa: N802 (Qt override)
+        super().updateGeometries()
+        # Rows are as wide as the viewport: nothing to scroll sideways. (A touchpad's sideways swipe moved the
+        # whole transcript off to the left while rows measured for a wider viewport were still laid out.)
+        self.horizontalScrollBar().setRange(0, 0)
+
+    # -- cards -------------------------------------------------------------------------------------------------
+
+    def _after_card_action(self, key: str, action: str) -> None:
+        if action == "summary":  # the window opens the card once this signal has reached it: look after that
+            QTimer.singleShot(0, lambda: self.show_card_start(key))
+
+    def show_card_start(self, key: str) -> None:
+        """A card just opened (View summary) shows from its start: it grew downwards, and a view that followed
+        the bottom left the summary's heading and first lines above the viewport."""
+        model = self.model()
+        if not isinstance(model, ChatModel) or (row := model.row_of(key)) < 0:
+            return
+        if not model.row_at(row).detail.get("expanded"):
+            return
+        self.doItemsLayout()  # its new height, now
+        rect, height = self.visualRect(model.index(row, 0)), self.viewport().height()
+        bar = self.verticalScrollBar()
+        # Its start at the top (a long summary reads down from it), or all of it when it fits.
+        if rect.top() < 0 or rect.height() > height:
+            self._stick_to_bottom = False
+            bar.setValue(bar.value() + rect.top())
+        elif rect.bottom() > height:
+            bar.setValue(bar.value() + rect.bottom() - height)
+
     # -- scrolling ---------------------------------------------------------------------------------------------
 
     def is_at_bottom(self) -> bool:
@@ -187,6 +261,17 @@ class ChatView(QListView):
         self._older_pending = False
 
     def wheelEvent(self, event: QWheelEvent) -> None:  # noqa: N802
+        # Shift+wheel, or a sideways swipe, over a code block that runs past the column scrolls that block.
+        delta = event.angleDelta()
+        shift = bool(event.modifiers() & Qt.KeyboardModifier.ShiftModifier)
+        sideways = delta.x() if delta.x() else (delta.y() if shift else 0)
+        if sideways and (shift or abs(delta.x()) > abs(delta.y())):
+            pos = event.position()
+            index = self.indexAt(pos.toPoint())
+            pixels = -sideways / 120 * CODE_STEP
+            if index.isValid() and self._delegate.scroll_code(index, self.visualRect(index), pos, pixels):
+                event.accept()
+                return
         # A window that fits without a scrollbar never reaches "the top" by scrolling; a wheel-up asks instead.
         if event.angleDelta().y() > 0 and self.verticalScrollBar().value() <= TOP_TRIGGER:
             self._maybe_request_older()

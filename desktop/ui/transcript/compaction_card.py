@@ -51,7 +51,7 @@ def card_title(record: CompactionRecord) -> str:
     title = numerus(
         QCoreApplication.translate(
             "CompactionCard",
-            "Context compacted · %n message(s) summarized · ~{saved} tokens saved",
+            "Context compacted · %n message(s) summarised · ~{saved} tokens saved",
             None,
             count,
         ),

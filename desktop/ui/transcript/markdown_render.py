@@ -20,9 +20,11 @@ from typing import TYPE_CHECKING, Any
 
 from msgspec import Struct
 from PySide6.QtCore import QCoreApplication, QUrl
-from PySide6.QtGui import QTextDocument
+from PySide6.QtGui import QTextDocument, QTextTable
 
+from desktop.ui.transcript.code_scroll import CODE_PADDING
 from desktop.ui.transcript.math_render import formula_for_url, math_html
+from desktop.ui.transcript.table_columns import MD_TABLE_PADDING, Columns
 
 if TYPE_CHECKING:  # the parser and Pygments load with the first message rendered, not with the window
     from markdown_it import MarkdownIt
@@ -103,6 +105,7 @@ def _make_parser(breaks: bool) -> MarkdownIt:
     md.add_render_rule("th_open", _cell_open)
     md.add_render_rule("td_open", _cell_open)
     md.add_render_rule("html_inline", _html_inline)
+    md.add_render_rule("bullet_list_open", _bullet_list_open)
     md.add_render_rule("blockquote_open", _blockquote_open)
     md.add_render_rule("blockquote_close", _blockquote_close)
     md.add_render_rule("math_inline", _math_inline)
@@ -139,6 +142,20 @@ def _html_inline(self: Any, tokens: list[Token], idx: int, options: Any, env: di
     if content.startswith('<input class="task-list-item-checkbox"'):
         return TASK_DONE if 'checked="checked"' in content else TASK_OPEN
     return html.escape(content)
+
+
+def _bullet_list_open(self: Any, tokens: list[Token], idx: int, options: Any, env: dict) -> str:
+    # A task list's items start with their box (TASK_OPEN / TASK_DONE): a bullet as well read "• ☐ item". Qt styles
+    # a whole list, not an item, so a list loses its bullets when every item of it is a task.
+    level, items = tokens[idx].level, []
+    for token in tokens[idx + 1 :]:
+        if token.type == "bullet_list_close" and token.level == level:
+            break
+        if token.type == "list_item_open" and token.level == level + 1:
+            items.append(token.attrGet("class") == "task-list-item")
+    if items and all(items):
+        return '<ul style="list-style-type:none">\n'
+    return "<ul>\n"
 
 
 def _blockquote_open(self: Any, tokens: list[Token], idx: int, options: Any, env: dict) -> str:
@@ -211,7 +228,10 @@ def _fence(self: Any, tokens: list[Token], idx: int, options: Any, env: dict) ->
 def _table_open(self: Any, tokens: list[Token], idx: int, options: Any, env: dict) -> str:
     theme: Theme = env["theme"]
     # Qt ignores most table CSS; these attributes are what it honours.
-    return f'<table border="1" cellspacing="0" cellpadding="4" style="border-color:{theme.table_border}">\n'
+    return (
+        f'<table border="1" cellspacing="0" cellpadding="{MD_TABLE_PADDING}" '
+        f'style="border-color:{theme.table_border}">\n'
+    )
 
 
 def _cell_open(self: Any, tokens: list[Token], idx: int, options: Any, env: dict) -> str:
@@ -241,7 +261,8 @@ def _lexer(lang: str) -> Any:
 
 
 def code_block_html(code: str, lang: str, number: int, theme: Theme) -> str:
-    """One fenced block as a 2-row table: a header (language, "Copy" anchor) and the code, highlighted."""
+    """One fenced block: a header (language, "Copy" anchor) and the code, highlighted, in a table of its own whose
+    lines never wrap (a long one scrolls sideways: ``code_scroll``)."""
     code = code.removesuffix("\n")
     lexer = _lexer(lang.lower()) if len(code) <= HIGHLIGHT_LIMIT else None
     from pygments import highlight
@@ -250,17 +271,20 @@ def code_block_html(code: str, lang: str, number: int, theme: Theme) -> str:
     body = body.removesuffix("\n")
     label = html.escape(lang) if lang else html.escape(QCoreApplication.translate("Markdown", "code"))
     copy = html.escape(QCoreApplication.translate("Markdown", "Copy"))
-    return (
-        f'<table width="100%" cellspacing="0" cellpadding="6" border="1" '
+    frame = (
+        f'width="100%" cellspacing="0" cellpadding="{CODE_PADDING}" border="1" '
         f'style="border-color:{theme.code_border}; border-style:solid; border-collapse:collapse; '
-        f'margin-top:4px; margin-bottom:4px">'
+    )
+    return (
+        f'<table {frame}margin-top:4px; margin-bottom:0px">'
         f'<tr><td width="100%" bgcolor="{theme.code_header_bg}" style="border-style:none">'
         f'<span style="color:{theme.muted}; font-size:small">{label}</span></td>'
         f'<td bgcolor="{theme.code_header_bg}" align="right" style="border-style:none">'
         f'<a href="{COPY_SCHEME}:{number}" style="color:{theme.link}; font-size:small; text-decoration:none">'
-        f"{copy}</a></td></tr>"
-        f'<tr><td colspan="2" bgcolor="{theme.code_bg}" style="border-style:none">'
-        f'<pre style="font-family:{MONO_FAMILY}; white-space:pre-wrap; margin:0">{body}</pre></td></tr></table>\n'
+        f"{copy}</a></td></tr></table>"
+        f'<table {frame}margin-top:0px; margin-bottom:4px">'
+        f'<tr><td bgcolor="{theme.code_bg}" style="border-style:none">'
+        f'<pre style="font-family:{MONO_FAMILY}; white-space:pre; margin:0">{body}</pre></td></tr></table>\n'
     )
 
 
@@ -304,7 +328,11 @@ def copy_anchor_index(href: str) -> int | None:
 
 
 class SafeTextDocument(QTextDocument):
-    """A QTextDocument that loads no resource but our own typeset formulas (``precis-math:N``)."""
+    """A QTextDocument that loads no resource but our own typeset formulas (``precis-math:N``); it keeps its
+    Markdown tables' column widths (``table_columns``) for each width it is laid out at."""
+
+    columns: list[Columns] = []  # noqa: RUF012 - set per document by the delegate
+    code: list[QTextTable] = []  # noqa: RUF012 - its code blocks' tables (code_scroll), set by the delegate
 
     def loadResource(self, type: int, name: QUrl | str) -> Any:  # noqa: A002 (Qt's signature)
         url = name.toString() if isinstance(name, QUrl) else str(name)

@@ -15,17 +15,28 @@ from __future__ import annotations
 
 import html
 import io
+import re
 import threading
 from collections import OrderedDict
 
 from msgspec import Struct
-from PySide6.QtCore import QObject, Signal, Slot
-from PySide6.QtGui import QGuiApplication, QImage
+from PySide6.QtCore import QObject, Qt, Signal, Slot
+from PySide6.QtGui import QFont, QFontMetricsF, QGuiApplication, QImage, QPainter
+
+from desktop.ui.window.reading_column import BODY_PX
 
 MATH_SCHEME = "precis-math"
 MAX_SOURCE = 2_000  # longer "formulas" are almost always a stray dollar sign pairing far apart
 CACHE_LIMIT = 500  # typeset images kept (each a few tens of KB)
 OVERSAMPLE = 2.0  # rendered at twice the pixels it is shown at, so it stays sharp on HiDPI screens
+BASE_DPI = 96.0  # mathtext's points become pixels at this many dots per inch (the image is shown 1:1)
+# Operator names mathtext sets without the thin space TeX puts before them after a letter, a digit or a bracket
+# ("n\\log n" came out as "nlog n").
+_OPERATOR = re.compile(
+    r"\\(arccos|arcsin|arctan|arg|cosh|cos|coth|cot|csc|deg|det|dim|exp|gcd|hom|inf|ker|lg|liminf|limsup|lim|ln|"
+    r"log|max|min|Pr|sec|sinh|sin|sup|tanh|tan)(?![A-Za-z])"
+)
+_CONTROL_WORD_END = re.compile(r"\\[A-Za-z]+$")
 
 
 class Formula(Struct, frozen=True):
@@ -120,17 +131,63 @@ def _typeset(key: Key) -> Formula | None:
     source, colour, point_size, display = key
     prop = FontProperties(size=point_size * (1.15 if display else 1.0))
     buf = io.BytesIO()
+    dpi = BASE_DPI * OVERSAMPLE
     try:
         with matplotlib.rc_context({"savefig.transparent": True}):  # the bubble's colour shows through
-            mathtext.math_to_image(
-                f"${source}$", buf, prop=prop, dpi=96.0 * OVERSAMPLE, format="png", color=colour
+            depth = mathtext.math_to_image(
+                f"${spaced(source)}$", buf, prop=prop, dpi=dpi, format="png", color=colour
             )
     except Exception:  # mathtext raises ValueError for what it cannot parse; any failure shows the source
         return None
     image = QImage.fromData(buf.getvalue())
     if image.isNull():
         return None
+    if not display:
+        lift = round(_x_height(point_size) * OVERSAMPLE)
+        image = _on_the_baseline(image, round(float(depth or 0.0) * dpi / 72.0), lift)
     return Formula(source, image, image.width() / OVERSAMPLE, image.height() / OVERSAMPLE)
+
+
+def spaced(source: str) -> str:
+    """TeX's thin space before an operator name that follows a letter, a digit or a closing bracket (spaces in the
+    source do not count, as in TeX; a command such as \\cdot before it is left alone)."""
+    out: list[str] = []
+    done = 0
+    for found in _OPERATOR.finditer(source):
+        before = source[: found.start()].rstrip()
+        last = before[-1:]
+        if (last.isalnum() and not _CONTROL_WORD_END.search(before)) or (last and last in ")]}"):
+            out.append(source[done : found.start()] + "\\,")
+            done = found.start()
+    return "".join(out) + source[done:]
+
+
+def _x_height(point_size: float) -> float:
+    """The x-height, in pixels, of the body font at ``point_size`` mathtext points."""
+    font = QGuiApplication.font() if QGuiApplication.instance() is not None else QFont()
+    font.setPixelSize(max(1, round(point_size * BASE_DPI / 72.0)))
+    return QFontMetricsF(font).xHeight()
+
+
+def _on_the_baseline(image: QImage, depth: int, lift: int) -> QImage:
+    """The image padded (transparent) so that, shown "middle"-aligned, the formula's baseline is the text's.
+
+    Qt centres a "middle" inline image an x-height's half above the baseline, on the middle of the lowercase
+    letters (measured: its ascent is (height + x-height) / 2); mathtext's image has its baseline ``depth`` pixels
+    above its foot. Padded so the part above the baseline is ``lift`` (an x-height) taller than the part below,
+    the two baselines meet: centred on its own middle, the formula sat half below the line (and, in a table
+    cell, off the cell's text)."""
+    depth = max(0, min(depth, image.height()))
+    above = image.height() - depth
+    top, below = max(above, depth + lift), max(depth, above - lift)
+    if (top, below) == (above, depth):
+        return image
+    padded = QImage(image.width(), top + below, QImage.Format.Format_ARGB32_Premultiplied)
+    padded.fill(Qt.GlobalColor.transparent)
+    painter = QPainter(padded)
+    painter.drawImage(0, top - above, image)
+    painter.end()
+    return padded
 
 
 def formula(number: int) -> Formula | None:
@@ -173,8 +230,9 @@ def _number(key: Key) -> int | None:
 
 
 def _default_point_size() -> float:
-    size = QGuiApplication.font().pointSizeF() if QGuiApplication.instance() is not None else 10.0
-    return size if size > 0 else 10.0
+    """The transcript's body size, in mathtext's points: a formula's letters as tall as the text beside them (it
+    was typeset at the desktop's 9 pt, 10-11 px beside 15 px prose)."""
+    return BODY_PX * 72.0 / BASE_DPI
 
 
 def math_html(

@@ -8,7 +8,16 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
-from PySide6.QtCore import QEvent, QModelIndex, QObject, QPersistentModelIndex, Qt, Signal, SignalInstance
+from PySide6.QtCore import (
+    QEvent,
+    QModelIndex,
+    QObject,
+    QPersistentModelIndex,
+    QRect,
+    Qt,
+    Signal,
+    SignalInstance,
+)
 from PySide6.QtGui import QCursor
 from PySide6.QtWidgets import QHBoxLayout, QToolButton, QWidget
 
@@ -116,6 +125,11 @@ class MessageActions(QWidget):
         )
         self.pin_button.setToolTip(tip)
         self.pin_button.setAccessibleName(tip)
+        if self.isVisible() and self.width() < self.sizeHint().width():
+            # "Pin" became "Unpin" under the pointer (the chat's pins came back): a bar left at its old width
+            # squeezed its buttons, and "Regenerate" read "Reg…ate".
+            self.adjustSize()
+            self._place()
 
     def _place(self) -> None:
         if not self._index.isValid():
@@ -129,7 +143,16 @@ class MessageActions(QWidget):
         # On the bubble's lower edge but inside its own row: half below the bubble it covered the next message.
         y = int(min(bubble.bottom() - self.height() / 2, rect.bottom() + 1 - self.height()))
         y = max(min(y, port.bottom() - self.height()), port.top())
-        self.move(max(x, int(bubble.left())), y)
+        x = max(x, int(bubble.left()))
+        arrows = self._view.delegate.version_rects(index, rect)
+        if arrows is not None:
+            # An edited message's ‹ 2/2 › sit under its bubble's corner, where the bar goes: beside them, never on
+            # them.
+            pill = arrows[0].united(arrows[1]).adjusted(-4, -2, 4, 2)
+            if QRect(x, y, self.width(), self.height()).intersects(pill.toAlignedRect()):
+                left = int(pill.left()) - self.width()
+                x = left if left >= port.left() else int(pill.right()) + 1
+        self.move(x, y)
 
     def leaveEvent(self, event: QEvent) -> None:  # noqa: N802 - Qt override
         """The pointer left the bar: unless it went back over the list or a button has the focus, it goes."""

@@ -65,6 +65,13 @@ class ReadingUi(QObject):
             model.toggle_thinking(model.row_of(int(key)))
 
     def eventFilter(self, watched: QObject, event: QEvent) -> bool:  # noqa: N802 - Qt override
+        if (
+            watched is self.view.chat
+            and event.type() == QEvent.Type.KeyPress
+            and isinstance(event, QKeyEvent)
+            and self._type_into_composer(event)
+        ):
+            return True
         # Enter on a message with thinking shows or hides it (on a tool card, Enter expands the card).
         if (
             watched is self.view.chat
@@ -77,6 +84,21 @@ class ReadingUi(QObject):
             if index.isValid() and index.data(Roles.Kind) == "message":
                 return self.view.chat_model.toggle_thinking(index.row())
         return False
+
+    def _type_into_composer(self, event: QKeyEvent) -> bool:
+        """Text typed while the transcript has the focus goes to the composer (the focus with it): a tool prompt
+        takes no focus, and what was typed after a click in the chat was dropped. Keys with Ctrl, Alt or Meta,
+        and a lone space or Tab, stay the list's."""
+        text = event.text()
+        held = event.modifiers() & ~(Qt.KeyboardModifier.ShiftModifier | Qt.KeyboardModifier.KeypadModifier)
+        if held or not text or not text.isprintable() or not text.strip():
+            return False
+        edit = self.view.composer.edit
+        if not edit.isEnabled() or not edit.isVisibleTo(self._host):
+            return False
+        edit.setFocus(Qt.FocusReason.OtherFocusReason)
+        edit.insertPlainText(text)
+        return True
 
     def say_copied(self) -> None:
         self.view.toast.show_message(self.tr("Copied"), "info", COPIED_MS)

@@ -712,7 +712,8 @@ class MainWindow(QMainWindow):
     # --- bridge signals -------------------------------------------------------------------------------
     def _on_event(self, event: events.EngineEvent) -> None:
         """Engine events, as the engine emitted them; only the open session's reach the views."""
-        if isinstance(event, events.StorageWaiting):  # another program holds the database: whatever chat is open
+        # Another program holds the database: said whatever chat is open.
+        if isinstance(event, events.StorageWaiting):
             self.toast.show_message(event.text, "warning", 8000)
             return
         if event.session_id != self.session_id:
