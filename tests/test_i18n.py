@@ -117,7 +117,7 @@ def test_settings_keep_a_language_and_refuse_an_unknown_one(tmp_path):
 
 def test_a_message_is_its_english_sentence_and_keeps_template_and_arguments():
     msg = M.say(M.COMPACTED, messages=12, saved=31_234)
-    assert msg == "Context compacted · 12 messages summarized · ~31,234 tokens saved"
+    assert msg == "Context compacted · 12 messages summarised · ~31,234 tokens saved"
     assert (
         isinstance(msg, str)
         and msg.template == M.COMPACTED

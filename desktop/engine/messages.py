@@ -209,7 +209,7 @@ SUMMARY_FAILED = QT_TRANSLATE_NOOP("Engine", "Summary failed: {error}.")
 # Why an automatic summary is made now or waits (compaction/schedule.py); figures in input-token equivalents.
 SCHEDULE_PAYS = QT_TRANSLATE_NOOP(
     "Engine",
-    "Summarized now: it frees about {gap:,} tokens, whose reads over about {turns} turns ({saving:,}) outweigh "
+    "Summarised now: it frees about {gap:,} tokens, whose reads over about {turns} turns ({saving:,}) outweigh "
     "the summary and the re-write of the prompt it leaves ({cost:,}).",
 )
 SCHEDULE_WAITS = QT_TRANSLATE_NOOP(
@@ -223,7 +223,7 @@ SCHEDULE_LARGER = QT_TRANSLATE_NOOP(
 )
 SCHEDULE_DUE = QT_TRANSLATE_NOOP(
     "Engine",
-    "Summarized now: the context reached {used:,} tokens, near the end of the room, where a summary is made "
+    "Summarised now: the context reached {used:,} tokens, near the end of the room, where a summary is made "
     "whether it pays or not.",
 )
 BREAKER_OPEN = QT_TRANSLATE_NOOP(
@@ -235,10 +235,10 @@ SUMMARIES_FAILING = QT_TRANSLATE_NOOP(
     "summary again now and then.",
 )
 COMPACTED = QT_TRANSLATE_NOOP(
-    "Engine", "Context compacted · {messages} messages summarized · ~{saved:,} tokens saved"
+    "Engine", "Context compacted · {messages} messages summarised · ~{saved:,} tokens saved"
 )
 COMPACTED_ONE = QT_TRANSLATE_NOOP(
-    "Engine", "Context compacted · 1 message summarized · ~{saved:,} tokens saved"
+    "Engine", "Context compacted · 1 message summarised · ~{saved:,} tokens saved"
 )
 NOTHING_TO_DROP = QT_TRANSLATE_NOOP("Engine", "Nothing could be dropped: only the latest exchange is left.")
 DROPPED_OLDEST = QT_TRANSLATE_NOOP(
@@ -282,7 +282,8 @@ NOT_LISTED = QT_TRANSLATE_NOOP("Engine", "Note: {model} is not in the provider's
 NO_KEYRING = QT_TRANSLATE_NOOP(
     "Engine",
     "No system keyring is available (no Secret Service, Keychain or Credential Locker was found), so "
-    "Précis cannot save the key safely. You can use it for this run only.",
+    "Précis cannot save the key in one. Keep it in a private file only you can read (mode 0600), or use it for "
+    "this run only.",
 )
 NO_SAFE_KEYRING = QT_TRANSLATE_NOOP(
     "Engine",

@@ -1167,10 +1167,6 @@
         <translation>摘要失败：{error}。</translation>
     </message>
     <message>
-        <source>Summarized now: it frees about {gap:,} tokens, whose reads over about {turns} turns ({saving:,}) outweigh the summary and the re-write of the prompt it leaves ({cost:,}).</source>
-        <translation>已生成摘要：它释放约 {gap:,} 个 token，约 {turns} 轮中这些 token 的读取（{saving:,}）超过了摘要及其留下的提示词重写的成本（{cost:,}）。</translation>
-    </message>
-    <message>
         <source>No summary yet: it would free about {gap:,} tokens, whose reads over about {turns} turns ({saving:,}) cost less than the summary and the re-write of the prompt it leaves ({cost:,}).</source>
         <translation>暂不生成摘要：它将释放约 {gap:,} 个 token，约 {turns} 轮中这些 token 的读取（{saving:,}）低于摘要及其留下的提示词重写的成本（{cost:,}）。</translation>
     </message>
@@ -1179,24 +1175,12 @@
         <translation>不生成摘要：它不会让上下文变小（当前 {used:,} 个 token，之后约 {after:,} 个）。</translation>
     </message>
     <message>
-        <source>Summarized now: the context reached {used:,} tokens, near the end of the room, where a summary is made whether it pays or not.</source>
-        <translation>已生成摘要：上下文已达 {used:,} 个 token，接近空间上限，此时无论是否划算都会生成摘要。</translation>
-    </message>
-    <message>
         <source>Automatic summaries are paused after 3 failures; Compact now retries.</source>
         <translation>连续失败 3 次后自动摘要已暂停；点“立即压缩”可重试。</translation>
     </message>
     <message>
         <source>Summaries are failing with {model}: the chat drops its oldest messages instead, in batches, and tries a summary again now and then.</source>
         <translation>使用 {model} 生成摘要一直失败：对话改为分批移除最早的消息，并不时再尝试摘要。</translation>
-    </message>
-    <message>
-        <source>Context compacted · {messages} messages summarized · ~{saved:,} tokens saved</source>
-        <translation>上下文已压缩 · 摘要了 {messages} 条消息 · 节省约 {saved:,} 词元</translation>
-    </message>
-    <message>
-        <source>Context compacted · 1 message summarized · ~{saved:,} tokens saved</source>
-        <translation>上下文已压缩 · 摘要了 1 条消息 · 节省约 {saved:,} 词元</translation>
     </message>
     <message>
         <source>Nothing could be dropped: only the latest exchange is left.</source>
@@ -1267,8 +1251,24 @@
         <translation>注意：{model} 不在服务商的列表中，但它有回复。</translation>
     </message>
     <message>
-        <source>No system keyring is available (no Secret Service, Keychain or Credential Locker was found), so Précis cannot save the key safely. You can use it for this run only.</source>
-        <translation>没有可用的系统密钥环（未找到 Secret Service、Keychain 或 Credential Locker），Précis 无法安全地保存密钥。你可以仅在本次运行中使用它。</translation>
+        <source>Summarised now: it frees about {gap:,} tokens, whose reads over about {turns} turns ({saving:,}) outweigh the summary and the re-write of the prompt it leaves ({cost:,}).</source>
+        <translation>已生成摘要：它释放约 {gap:,} 个 token，约 {turns} 轮中这些 token 的读取（{saving:,}）超过了摘要及其留下的提示词重写的成本（{cost:,}）。</translation>
+    </message>
+    <message>
+        <source>Summarised now: the context reached {used:,} tokens, near the end of the room, where a summary is made whether it pays or not.</source>
+        <translation>已生成摘要：上下文已达 {used:,} 个 token，接近空间上限，此时无论是否划算都会生成摘要。</translation>
+    </message>
+    <message>
+        <source>Context compacted · {messages} messages summarised · ~{saved:,} tokens saved</source>
+        <translation>上下文已压缩 · 摘要了 {messages} 条消息 · 节省约 {saved:,} 词元</translation>
+    </message>
+    <message>
+        <source>Context compacted · 1 message summarised · ~{saved:,} tokens saved</source>
+        <translation>上下文已压缩 · 摘要了 1 条消息 · 节省约 {saved:,} 词元</translation>
+    </message>
+    <message>
+        <source>No system keyring is available (no Secret Service, Keychain or Credential Locker was found), so Précis cannot save the key in one. Keep it in a private file only you can read (mode 0600), or use it for this run only.</source>
+        <translation>没有可用的系统密钥环（未找到 Secret Service、Keychain 或 Credential Locker），Précis 无法将密钥保存到密钥环中。可以将其保存在只有你能读取的私有文件中（权限 0600），或仅在本次运行中使用。</translation>
     </message>
     <message>
         <source>No system keyring is available, so Précis cannot save the key safely. You can use it for this run only.</source>

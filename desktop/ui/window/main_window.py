@@ -634,7 +634,9 @@ class MainWindow(QMainWindow):
             self._settings_dialog.form if self._settings_dialog else None,
         ):
             if form is not None:
-                form.show_test_result(result.ok, "\n".join(word(line) for line in result.lines))
+                form.show_test_result(
+                    result.ok, "\n".join(word(line) for line in result.lines), result.models
+                )
 
     # --- the chat's model -----------------------------------------------------------------------------
     def _show_chat_model(self, model: str) -> None:
