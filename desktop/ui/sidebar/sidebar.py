@@ -55,6 +55,7 @@ from PySide6.QtWidgets import (
 from desktop.ui.api import Project, SessionInfo, one_line
 from desktop.ui.look import icons
 from desktop.ui.look.plural import numerus
+from desktop.ui.look.viewport import own_viewport
 from desktop.ui.sidebar.session_groups import group_key, group_label
 
 ID_ROLE = Qt.ItemDataRole.UserRole
@@ -258,6 +259,7 @@ class Sidebar(QWidget):
         self.filter_edit.setPlaceholderText(self.tr("Filter by title"))
         self.filter_edit.setClearButtonEnabled(True)
         self.list = QListWidget(self)
+        own_viewport(self.list)
         self.list.setObjectName("session_list")
         self.delegate = GroupedDelegate(self.list)
         self.list.setItemDelegate(self.delegate)

@@ -31,6 +31,7 @@ from PySide6.QtGui import (
 )
 from PySide6.QtWidgets import QAbstractItemView, QListView, QMenu, QWidget
 
+from desktop.ui.look.viewport import own_viewport
 from desktop.ui.transcript import math_render
 from desktop.ui.transcript.chat_delegate import ChatDelegate, card_actions
 from desktop.ui.transcript.chat_model import ChatModel, Roles
@@ -60,7 +61,7 @@ class ChatView(QListView):
         self._laid_out_width = -1  # the viewport width the rows' heights were last measured at
         self._reflow_anchor: tuple[Any, int] | None = None  # the top row kept across a width change
         self._stick_to_bottom = True
-        self.setViewport(_viewport(self))
+        own_viewport(self)
         self.setVerticalScrollMode(QAbstractItemView.ScrollMode.ScrollPerPixel)
         self.setHorizontalScrollBarPolicy(Qt.ScrollBarPolicy.ScrollBarAlwaysOff)
         self.setResizeMode(QListView.ResizeMode.Adjust)
@@ -480,15 +481,3 @@ class ChatView(QListView):
             self._delegate.clear_caches()
             self.scheduleDelayedItemsLayout()
         super().changeEvent(event)
-
-
-def _viewport(view: QListView) -> QWidget:
-    """A viewport made here, set up as the one Qt makes. PySide6 wraps a widget that Qt returns for the first time
-    by making every QWidget subclass of QtWidgets it might be (75 classes with their enums, ~15 ms before the
-    first paint); the viewport the view reads on every paint was that first one. A widget made in Python is
-    known already."""
-    widget = QWidget(view)
-    widget.setObjectName("qt_scrollarea_viewport")
-    widget.setBackgroundRole(QPalette.ColorRole.Base)
-    widget.setAutoFillBackground(True)
-    return widget
