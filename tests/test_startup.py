@@ -7,6 +7,7 @@ from __future__ import annotations
 import asyncio
 import json
 import os
+import re
 import subprocess
 import sys
 from pathlib import Path
@@ -394,7 +395,7 @@ def test_a_first_start_makes_its_database_at_the_current_schema_without_migratin
     db.close()
     steps_run.clear()
     Store.open_sync(tmp_path / "v10.db").close_sync()
-    assert steps_run == [11, 12, 13, 14, 15]
+    assert steps_run == list(range(11, migrations.CURRENT_VERSION + 1))  # 11, 12, ... up to the current one
 
 
 # Modules whose regular expressions are compiled on first use (desktop.engine.lazy_re), not at import: most are
@@ -491,3 +492,193 @@ async def test_the_gauges_detail_card_is_built_when_first_needed_and_shows_the_l
     card = window.gauge.card  # what a hover or Enter reaches
     assert window.gauge.findChildren(HoverCard) == [card]
     assert card.value("used").text() and card.value("model").text() == window.gauge.snapshot().model
+
+
+# --- the chat list and the first chat read no chat whole (issue 37 item 4) ----------------------------------------
+
+
+def _kept_counts_match(repo) -> None:  # noqa: ANN001
+    """Each chat's kept count is the rows on its active path, and the list's newest usage the newest one there."""
+    for info in repo.list_sessions():
+        real = repo.db.execute_sql(
+            "SELECT COUNT(*) FROM messages WHERE session_id = ? AND off_path IS NULL", (info.id,)
+        ).fetchone()[0]
+        newest = [m.usage for m in repo.messages(info.id) if m.usage is not None]
+        assert (info.id, info.message_count) == (info.id, real)
+        assert info.last_usage == (newest[-1] if newest else None)
+        assert repo.get_session(info.id) == info
+
+
+def test_the_kept_message_count_follows_every_write(tmp_path):
+    """The list's count is kept by the schema (triggers on messages), not counted at each read: right after each
+    way rows are written, deleted, or leave and join the active path."""
+    from desktop.engine.history.storage import ImportPlan
+    from desktop.engine.types import Usage
+    from desktop.store.repo import Repo
+
+    repo = Repo(tmp_path / "x.db")
+    try:
+        a = repo.create_session("a").id
+        b = repo.create_session("b").id
+        assert [s.message_count for s in repo.list_sessions()] == [0, 0]
+        user = repo.add_user_message(a, [{"type": "text", "text": "hi"}], title="hello")
+        reply = repo.add_message(a, "assistant", [], status="streaming", model="m")
+        repo.update_message(
+            reply.id, content=[{"type": "text", "text": "yo"}], status="complete", usage=Usage(1, 2)
+        )
+        repo.add_messages(
+            b, [{"role": "user", "content": [{"type": "text", "text": str(i)}]} for i in range(7)]
+        )
+        _kept_counts_match(repo)
+        second = repo.add_message(a, "user", [{"type": "text", "text": "again"}])
+        repo.add_message(a, "assistant", [{"type": "text", "text": "ok"}], usage=Usage(3, 4), model="m")
+        fork = repo.branch_at(a, second.id)  # an edit: the old version leaves the path
+        _kept_counts_match(repo)
+        repo.add_message(a, "user", [{"type": "text", "text": "edited"}])
+        _kept_counts_match(repo)
+        assert repo.switch_version(a, second.id + 2, -1)  # back to the first version
+        _kept_counts_match(repo)
+        repo.delete_message(user.id)
+        last = repo.messages(b)[-3].id
+        repo.truncate_from(b, last)
+        _kept_counts_match(repo)
+        assert [s.message_count for s in repo.list_sessions("b")] == [4]
+        repo.clear_history(a)
+        _kept_counts_match(repo)
+        rows = [{"role": "user", "content": [{"type": "text", "text": "q"}]}] * 3
+        session, _ = repo.import_session(ImportPlan("imported", "m", rows))
+        assert session.message_count == 3
+        _kept_counts_match(repo)
+        repo.delete_session(b)
+        _kept_counts_match(repo)
+        assert fork.removed  # the edit did take rows off the path
+    finally:
+        repo.close()
+
+
+def test_an_upgraded_database_counts_its_stored_chats(tmp_path):
+    """The count's step counts what a database already holds (versions off the path left out)."""
+    import peewee as pw
+
+    from desktop.store import migrations
+    from desktop.store.repo import Repo
+    from desktop.store.schema import build_models
+
+    path = tmp_path / "v15.db"
+    db = pw.SqliteDatabase(str(path))
+    migrations.upgrade(db, build_models(db), target=15)
+    db.execute_sql(
+        "INSERT INTO sessions (title, created_at, updated_at) VALUES ('old', 1, 1), ('empty', 1, 1)"
+    )
+    for i in range(5):
+        db.execute_sql(
+            "INSERT INTO messages (session_id, role, content, status, created_at, off_path, usage) "
+            "VALUES (1, 'user', '[]', 'complete', 1, ?, ?)",
+            (1 if i == 4 else None, '{"input_tokens": 7}' if i == 2 else None),
+        )
+    db.close()
+    repo = Repo(path)
+    try:
+        assert {s.title: s.message_count for s in repo.list_sessions()} == {"old": 4, "empty": 0}
+        assert repo.get_session(1).last_usage.input_tokens == 7
+        _kept_counts_match(repo)
+    finally:
+        repo.close()
+
+
+def _history(path: Path, rows: int) -> list[int]:
+    """A database whose chats hold ``rows`` messages with replies, ``rows`` without any usage, and two: their ids."""
+    from desktop.engine.types import Usage
+    from desktop.store import Store
+
+    store = Store.open_sync(path)
+    try:
+        repo = store.repo
+        talk = [
+            {"role": "user", "content": [{"type": "text", "text": f"q{i}"}]}
+            if i % 2 == 0
+            else {
+                "role": "assistant",
+                "content": [{"type": "text", "text": f"a{i}"}],
+                "model": "m",
+                "usage": Usage(1, 1),
+            }
+            for i in range(rows)
+        ]
+        big = repo.create_session("big").id
+        repo.add_messages(big, talk)
+        quiet = repo.create_session("no replies").id
+        repo.add_messages(quiet, [{"role": "user", "content": [{"type": "text", "text": "x"}]}] * rows)
+        small = repo.create_session("small").id
+        repo.add_messages(small, talk[:2])
+        return [small, quiet, big]
+    finally:
+        store.close_sync()
+
+
+def _start_reads(path: Path, sessions: list[int], monkeypatch) -> tuple[int, list[str]]:  # noqa: ANN001
+    """SQLite's virtual-machine steps (in hundreds) and the statements of what a start and a turn read: the store
+    opened (with its crash sweep), the chat list, each chat's session row, newest page and the read before a
+    request."""
+    import sqlite3
+
+    from desktop.store import Store
+
+    steps = [0]
+    seen: list[str] = []
+    connect = sqlite3.connect
+
+    def counted(*args, **kwargs):  # noqa: ANN002, ANN003
+        con = connect(*args, **kwargs)
+        con.set_trace_callback(seen.append)
+        con.set_progress_handler(lambda: steps.__setitem__(0, steps[0] + 1), 100)
+        return con
+
+    monkeypatch.setattr(sqlite3, "connect", counted)
+    store = Store.open_sync(path)
+    try:
+        repo = store.repo
+        assert [s.id for s in repo.list_sessions()] == sessions  # the newest first
+        for sid in sessions:
+            assert repo.get_session(sid) is not None
+            page = repo.page(sid, size=100)
+            assert page is not None and page.has_older == (sid != sessions[0])
+            assert repo.since(sid, page.messages[-1].id) is not None
+    finally:
+        store.close_sync()
+        monkeypatch.undo()
+    return steps[0], seen
+
+
+def test_listing_and_opening_chats_costs_the_same_whatever_the_history(tmp_path, monkeypatch):
+    """What every start reads (the chat list with each chat's count and newest usage, the newest chat's page and
+    session row) and a turn's read before its request do the same work with ten times the history: the counts are
+    kept, the newest usage and "older rows?" are index lookups (a chat without replies included). Measured in
+    SQLite's own steps, so a busy machine does not matter; before, the list counted every chat's rows."""
+    small = tmp_path / "small.db"
+    large = tmp_path / "large.db"
+    few, _ = _start_reads(small, _history(small, 1_500), monkeypatch)
+    many, statements = _start_reads(large, _history(large, 15_000), monkeypatch)
+    assert many < few * 1.3 + 20, (few, many)
+    assert any("message_count" in q for q in statements)  # the list read the kept count
+
+
+def test_no_start_read_scans_the_messages(tmp_path, monkeypatch):
+    """The same reads, statement by statement: SQLite's plan for each reads messages through an index (the crash
+    sweep's partial one included), never by scanning the table."""
+    import sqlite3
+
+    path = tmp_path / "x.db"
+    _, statements = _start_reads(path, _history(path, 2_000), monkeypatch)
+    con = sqlite3.connect(path)
+    try:
+        reads = [
+            q for q in statements if "messages" in q and q.lstrip().upper().startswith(("SELECT", "UPDATE"))
+        ]
+        assert len(reads) > 10
+        for statement in reads:
+            plan = [str(row[-1]) for row in con.execute(f"EXPLAIN QUERY PLAN {statement}")]
+            scans = [step for step in plan if re.match(r"SCAN (messages|m|t\d+)\b", step)]
+            assert all("messages_streaming" in step for step in scans), (statement, plan)
+    finally:
+        con.close()

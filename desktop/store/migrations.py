@@ -29,6 +29,12 @@ v14: spend, per session, kind, model and prompt band, the usage of the requests 
 v15: projects (name, instructions, a new chat's defaults, whether recall reaches across it), their knowledge
     (files' text and pasted text, with a full-text index kept by triggers) and sessions.project_id (a chat
     belongs to at most one project; deleting a project leaves its chats, the store is told what to do with them).
+v16: sessions.message_count, the rows on each chat's active path, kept by triggers on messages (insert, delete,
+    a row leaving or joining the path), and a partial index of the rows with a usage: listing the chats (every
+    start) reads neither every message of a chat nor its replies (counted from the rows already stored).
+v17: the message index made anew with a second column, ``context``, for recall: a tool result is indexed with the
+    name, short text arguments and narration of the call it answers and "error" when it is one, a row of calls
+    with its tools' names (see store/search.py ``_context_of``); every stored row indexed again.
 
 A new database runs none of the steps: it is made at the current version at once (``CURRENT_SCHEMA``).
 """
@@ -41,7 +47,7 @@ import peewee as pw
 
 from desktop.store.schema import Database, Models, prompt_band, stored_usage
 
-CURRENT_VERSION = 15
+CURRENT_VERSION = 17
 STREAMING_INDEX = "CREATE INDEX messages_streaming ON messages (session_id) WHERE status = 'streaming'"
 
 
@@ -271,6 +277,43 @@ def _v15(db: Database, models: Models) -> None:
     search.create_knowledge_index(db)
 
 
+SESSION_COUNT_COLUMN = '"message_count" INTEGER NOT NULL DEFAULT 0'
+# One UPDATE of the chat's row per message written or deleted, in the same statement's transaction; a bulk
+# version switch (off_path set or cleared on many rows) moves the count by each row that left or joined the path.
+MESSAGE_COUNT_TRIGGERS = (
+    "CREATE TRIGGER messages_count_insert AFTER INSERT ON messages WHEN NEW.off_path IS NULL BEGIN "
+    "UPDATE sessions SET message_count = message_count + 1 WHERE id = NEW.session_id; END",
+    "CREATE TRIGGER messages_count_delete AFTER DELETE ON messages WHEN OLD.off_path IS NULL BEGIN "
+    "UPDATE sessions SET message_count = message_count - 1 WHERE id = OLD.session_id; END",
+    "CREATE TRIGGER messages_count_path AFTER UPDATE OF off_path, session_id ON messages "
+    "WHEN OLD.session_id != NEW.session_id OR (OLD.off_path IS NULL) != (NEW.off_path IS NULL) BEGIN "
+    "UPDATE sessions SET message_count = message_count - 1 WHERE id = OLD.session_id AND OLD.off_path IS NULL; "
+    "UPDATE sessions SET message_count = message_count + 1 WHERE id = NEW.session_id AND NEW.off_path IS NULL; END",
+)
+# The newest usage of a chat (the list shows it) is the newest entry here on the active path: no walk back over
+# the chat's rows, however many have none (an imported transcript, a chat whose replies all failed).
+USAGE_INDEX = "CREATE INDEX messages_usage ON messages (session_id, id) WHERE usage IS NOT NULL"
+
+
+def _v16(db: Database, models: Models) -> None:
+    db.execute_sql(f"ALTER TABLE sessions ADD COLUMN {SESSION_COUNT_COLUMN}")
+    db.execute_sql(
+        "UPDATE sessions SET message_count = "
+        "(SELECT COUNT(*) FROM messages WHERE session_id = sessions.id AND off_path IS NULL)"
+    )
+    for statement in MESSAGE_COUNT_TRIGGERS:
+        db.execute_sql(statement)
+    db.execute_sql(USAGE_INDEX)
+
+
+def _v17(db: Database, models: Models) -> None:
+    # The full-text table is virtual: dropped and made again with its triggers, filled from the stored rows; no
+    # other table changes.
+    import desktop.store.search as search
+
+    search.reindex_messages(db)
+
+
 # A new database is made at the current version at once, in one transaction: the tables, indexes and triggers the
 # steps above leave, word for word (a column a step added is quoted as the migrator wrote it), so a new database
 # and a migrated one are the same (tests/test_startup.py compares them). A new version adds its step above and its
@@ -279,7 +322,7 @@ CURRENT_SCHEMA = (
     *PROJECT_TABLES,
     "CREATE TABLE sessions (id INTEGER PRIMARY KEY AUTOINCREMENT, title TEXT NOT NULL, model TEXT, "
     'created_at REAL NOT NULL, updated_at REAL NOT NULL, "state" TEXT, "profile" TEXT, "pinned" INTEGER, '
-    f"{SESSION_PROJECT_COLUMN})",
+    f"{SESSION_PROJECT_COLUMN}, {SESSION_COUNT_COLUMN})",
     "CREATE INDEX sessions_updated_at ON sessions (updated_at)",
     SESSION_PROJECT_INDEX,
     "CREATE TABLE messages (id INTEGER PRIMARY KEY AUTOINCREMENT, "
@@ -292,6 +335,8 @@ CURRENT_SCHEMA = (
     "(session_id, id, status, est_key, est, est_results, est_media, est_trimmed, off_path)",
     "CREATE INDEX messages_parent ON messages (session_id, parent_id)",
     STREAMING_INDEX,
+    USAGE_INDEX,
+    *MESSAGE_COUNT_TRIGGERS,
     "CREATE TABLE compactions (id INTEGER PRIMARY KEY AUTOINCREMENT, "
     "session_id INTEGER NOT NULL REFERENCES sessions (id) ON DELETE CASCADE, summary TEXT NOT NULL, "
     "covers_through_message_id INTEGER NOT NULL, trigger TEXT NOT NULL, stats TEXT NOT NULL, "
@@ -326,7 +371,7 @@ def create_current(db: Database) -> None:
 
     for statement in CURRENT_SCHEMA:
         db.execute_sql(statement)
-    search.create_index(db)  # the full-text tables and their triggers as v11 left them (nothing to fill)
+    search.create_index(db)  # the full-text tables and their triggers as v17 left them (nothing to fill)
     search.create_knowledge_index(db)
 
 
@@ -346,6 +391,8 @@ STEPS = {
     13: _v13,
     14: _v14,
     15: _v15,
+    16: _v16,
+    17: _v17,
 }
 
 

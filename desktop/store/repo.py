@@ -240,6 +240,43 @@ def _estimate_fields(est: StoredEstimate | None) -> dict[str, Any]:
 
 SENDABLE_SQL = tuple(sorted(SENDABLE))  # types.SENDABLE, as the queries filter it (SQL parameters)
 
+# The hot paths (every turn reads and writes a few rows; every start lists the chats) speak SQL directly: peewee
+# builds each query anew, which cost more than SQLite's own work on those statements.
+MESSAGE_COLUMNS = "id, session_id, role, content, status, usage, model, created_at, meta, parent_id, est_key"
+# A session as the list shows it: its stored message count (kept by triggers, schema v16) and its newest usage,
+# found through the partial index of rows with a usage (``messages_usage``): neither reads the chat's rows.
+SESSION_SELECT_NO_USAGE = (
+    "SELECT s.id, s.title, s.model, s.created_at, s.updated_at, s.profile, s.pinned, s.project_id, s.state, "
+    "s.message_count, NULL FROM sessions AS s"
+)
+# The id of the active compaction: the newest whose covered-through row is on the active path (or gone).
+ACTIVE_COMPACTION = (
+    "SELECT c.id FROM compactions AS c LEFT OUTER JOIN messages AS m ON m.id = c.covers_through_message_id "
+    "WHERE c.session_id = ? AND m.off_path IS NULL ORDER BY c.id DESC LIMIT 1"
+)
+SESSION_SELECT = SESSION_SELECT_NO_USAGE.replace(
+    "NULL FROM",
+    "(SELECT m.usage FROM messages AS m WHERE m.session_id = s.id AND m.usage IS NOT NULL "
+    "AND m.off_path IS NULL ORDER BY m.id DESC LIMIT 1) FROM",
+)
+
+
+def _message_of(row: tuple[Any, ...]) -> StoredMessage:
+    """A row of ``MESSAGE_COLUMNS`` (see ``Repo._message``)."""
+    mid = row[0]
+    return StoredMessage(
+        id=mid,
+        session_id=row[1],
+        role=row[2],
+        content=_row_json(row[3], "content", mid, (list, str)),
+        status=row[4],
+        usage=stored_usage(row[5]),  # counts only: a damaged value reads as none
+        model=row[6],
+        created_at=row[7],
+        meta=_row_json(row[8] or "{}", "meta", mid, (dict,)),
+        parent_id=row[9],
+    )
+
 
 class Repo:
     """All SQL lives here; every method is synchronous and must run on the database thread."""
@@ -350,33 +387,45 @@ class Repo:
             created_at=row.created_at,
         )
 
-    def _session(self, row: Any, *, counts: bool = True) -> SessionInfo:
-        """A session row; ``counts`` adds its message count and newest usage (a scan the list needs and a
-        turn does not)."""
-        M = self.m.Message
-        count = M.select().where((M.session == row.id) & M.off_path.is_null()).count() if counts else 0
-        last = (
-            (
-                M.select(M.usage)
-                .where((M.session == row.id) & M.usage.is_null(False) & M.off_path.is_null())
-                .order_by(M.id.desc())
-                .first()
-            )
-            if counts
-            else None
-        )
+    def _session(self, row: Any) -> SessionInfo:
+        """A session just written (a peewee row), read back as the list shows it."""
+        info = self._session_by_id(row.id)
+        assert info is not None, "read in the transaction that wrote it"
+        return info
+
+    def _session_by_id(self, session_id: int, *, usage: bool = True) -> SessionInfo | None:
+        row = self.db.execute_sql(
+            (SESSION_SELECT if usage else SESSION_SELECT_NO_USAGE) + " WHERE s.id = ?", (session_id,)
+        ).fetchone()
+        return self._session_info(row) if row else None
+
+    @staticmethod
+    def _session_info(row: tuple[Any, ...]) -> SessionInfo:
+        """A row of ``SESSION_SELECT``: the message count is the one the schema's triggers keep (schema v16) and the
+        newest usage is found through the index of replies with usage, so neither reads the session's rows."""
         return SessionInfo(
-            id=row.id,
-            title=row.title,
-            model=row.model,
-            created_at=row.created_at,
-            updated_at=row.updated_at,
-            message_count=count,
-            last_usage=stored_usage(last.usage) if last else None,
-            profile=row.profile,
-            pinned=bool(row.pinned),
-            project_id=row.project_id,
+            id=row[0],
+            title=row[1],
+            model=row[2],
+            created_at=row[3],
+            updated_at=row[4],
+            message_count=row[9] or 0,
+            last_usage=stored_usage(row[10]),
+            profile=row[5],
+            pinned=bool(row[6]),
+            project_id=row[7],
         )
+
+    def _state_of(self, session_id: int, text: str | None) -> dict[str, Any]:
+        """A session's state column as ``get_state`` gives it."""
+        try:
+            state = json.loads(text or "{}")
+        except (ValueError, RecursionError):
+            state = None
+        if not isinstance(state, dict):  # bookkeeping only (breaker, horizons): rebuilt from the messages
+            log.warning("session %s: its saved state is not a JSON object; starting it afresh", session_id)
+            return {}
+        return state
 
     # --- sessions ----------------------------------------------------------------------------------
     def create_session(
@@ -394,16 +443,21 @@ class Repo:
         return int(self.db.execute_sql("PRAGMA data_version").fetchone()[0])
 
     def get_session(self, session_id: int) -> SessionInfo | None:
-        row = self.m.Session.get_or_none(self.m.Session.id == session_id)
-        return self._session(row) if row else None
+        return self._session_by_id(session_id)
 
     def list_sessions(self, title_filter: str = "") -> list[SessionInfo]:
-        S = self.m.Session
+        """Every chat with its message count and newest usage, in one statement that reads no chat's rows (the
+        count is kept per session, the usage is one index lookup each): the window's first read at every start."""
+        where, params = "", []
+        if title_filter:  # as peewee's contains(): a case-insensitive substring, wildcards taken literally
+            escaped = title_filter.replace("\\", "\\\\").replace("%", "\\%").replace("_", "\\_")
+            where, params = " WHERE s.title LIKE ? ESCAPE '\\'", [f"%{escaped}%"]
         # Pinned chats first (the sidebar's top group), then the newest activity.
-        query = S.select().order_by(pw.fn.coalesce(S.pinned, 0).desc(), S.updated_at.desc(), S.id.desc())
-        if title_filter:
-            query = query.where(S.title.contains(title_filter))
-        return [self._session(r) for r in query]
+        rows = self.db.execute_sql(
+            f"{SESSION_SELECT}{where} ORDER BY coalesce(s.pinned, 0) DESC, s.updated_at DESC, s.id DESC",
+            params,
+        )
+        return [self._session_info(r) for r in rows]
 
     def update_session(
         self,
@@ -445,17 +499,8 @@ class Repo:
             self.m.Session.delete().where(self.m.Session.id == session_id).execute()
 
     def get_state(self, session_id: int) -> dict[str, Any]:
-        row = self.m.Session.get_or_none(self.m.Session.id == session_id)
-        if row is None:
-            return {}
-        try:
-            state = json.loads(row.state or "{}")
-        except (ValueError, RecursionError):
-            state = None
-        if not isinstance(state, dict):  # bookkeeping only (breaker, horizons): rebuilt from the messages
-            log.warning("session %s: its saved state is not a JSON object; starting it afresh", session_id)
-            return {}
-        return state
+        row = self.db.execute_sql("SELECT state FROM sessions WHERE id = ?", (session_id,)).fetchone()
+        return {} if row is None else self._state_of(session_id, row[0])
 
     def update_state(self, session_id: int, changes: dict[str, Any]) -> dict[str, Any]:
         with self.db.atomic():
@@ -478,10 +523,10 @@ class Repo:
         with self.db.atomic():
             msg = self.add_message(session_id, "user", content, meta=meta)
             if title:
-                S = self.m.Session
-                S.update(title=title).where(
-                    (S.id == session_id) & (S.title.in_(("", DEFAULT_TITLE)))
-                ).execute()
+                self.db.execute_sql(
+                    "UPDATE sessions SET title = ? WHERE id = ? AND title IN (?, ?)",
+                    (title, session_id, "", DEFAULT_TITLE),
+                )
         return msg
 
     def add_message(
@@ -496,22 +541,26 @@ class Repo:
         meta: dict[str, Any] | None = None,
     ) -> StoredMessage:
         usage = _sane(usage)
+        text, usage_text, meta_text = (
+            _dumps(content),
+            _dumps(usage.to_json()) if usage else None,
+            _dumps(meta or {}),
+        )
         with self.db.atomic():
-            row = self.m.Message.create(
-                session=session_id,
-                parent_id=versions.leaf(self.db, session_id),  # a new row continues the active path
-                role=role,
-                content=_dumps(content),
-                status=status,
-                model=model,
-                usage=_dumps(usage.to_json()) if usage else None,
-                meta=_dumps(meta or {}),
-            )
+            parent = versions.leaf(self.db, session_id)  # a new row continues the active path
+            created = time.time()
+            mid = self.db.execute_sql(
+                "INSERT INTO messages (session_id, role, content, usage, status, model, meta, created_at, parent_id) "
+                "VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)",
+                (session_id, role, text, usage_text, status, model, meta_text, created, parent),
+            ).lastrowid
             if usage:
                 self._add_totals(session_id, _tally([(model, usage)]))
-            S = self.m.Session
-            S.update(updated_at=time.time()).where(S.id == session_id).execute()
-        return self._message(self.m.Message.get_by_id(row.id))
+            self.db.execute_sql("UPDATE sessions SET updated_at = ? WHERE id = ?", (time.time(), session_id))
+        # The row as a read would give it (decoded from what was written), without reading it back.
+        return _message_of(
+            (mid, session_id, role, text, status, usage_text, model, created, meta_text, parent)
+        )
 
     def add_messages(self, session_id: int, rows: list[dict[str, Any]]) -> int:
         """Bulk insert (imports, benchmarks). Returns the number of rows written."""
@@ -565,18 +614,22 @@ class Repo:
             fields["meta"] = _dumps(meta)
         if not fields:
             return
-        M = self.m.Message
+        update = f"UPDATE messages SET {', '.join(f'{k} = ?' for k in fields)} WHERE id = ?"
+        values = (*fields.values(), message_id)
         if usage is None:
-            M.update(**fields).where(M.id == message_id).execute()
+            self.db.execute_sql(update, values)
             return
         # A streaming reply's usage is written several times: the totals take the difference from what the row
         # held, in the same transaction, so they stay exact.
         with self.db.atomic():
-            old = M.select(M.session, M.model, M.usage).where(M.id == message_id).first()
-            M.update(**fields).where(M.id == message_id).execute()
+            old = self.db.execute_sql(
+                "SELECT session_id, model, usage FROM messages WHERE id = ?", (message_id,)
+            ).fetchone()
+            self.db.execute_sql(update, values)
             if old is not None:
-                change = _tally([(old.model, stored_usage(old.usage))], -1, into=_tally([(old.model, usage)]))
-                self._add_totals(old.session_id, change)
+                session, model, held = old
+                change = _tally([(model, stored_usage(held))], -1, into=_tally([(model, usage)]))
+                self._add_totals(session, change)
 
     def get_message(self, message_id: int) -> StoredMessage | None:
         row = self.m.Message.get_or_none(self.m.Message.id == message_id)
@@ -590,61 +643,49 @@ class Repo:
         newest: int | None = None,
     ) -> list[StoredMessage]:
         """Messages of the active path in id order; ``newest=N`` returns only the last N (paging for the view)."""
-        M = self.m.Message
-        query = M.select().where((M.session == session_id) & (M.id > after_id) & M.off_path.is_null())
+        sql = f"SELECT {MESSAGE_COLUMNS} FROM messages WHERE session_id = ? AND id > ? AND off_path IS NULL"
+        params: tuple[Any, ...] = (session_id, after_id)
         if before_id is not None:
-            query = query.where(M.id < before_id)
+            sql, params = sql + " AND id < ?", (*params, before_id)
         if newest is not None:
-            rows = list(query.order_by(M.id.desc()).limit(newest))
+            rows = self.db.execute_sql(f"{sql} ORDER BY id DESC LIMIT ?", (*params, newest)).fetchall()
             rows.reverse()
         else:
-            rows = list(query.order_by(M.id))
-        return [self._message(r) for r in rows]
+            rows = self.db.execute_sql(f"{sql} ORDER BY id", params).fetchall()
+        return [_message_of(r) for r in rows]
 
     # --- usage totals --------------------------------------------------------------------------------
     def _add_totals(self, session_id: int, tally: Tally) -> None:
         """Apply a tally to the session's usage totals; called inside the transaction of the row write."""
-        T = self.m.UsageTotal
         emptied = False
         for (model, band), (replies, inp, out, creation, read) in tally.items():
             if not (replies or inp or out or creation or read):
                 continue
-            T.insert(
-                session=session_id,
-                model=model,
-                band=band,
-                replies=replies,
-                input_tokens=inp,
-                output_tokens=out,
-                cache_creation_input_tokens=creation,
-                cache_read_input_tokens=read,
-            ).on_conflict(
-                conflict_target=[T.session, T.model, T.band],
-                update={
-                    T.replies: T.replies + pw.EXCLUDED.replies,
-                    T.input_tokens: T.input_tokens + pw.EXCLUDED.input_tokens,
-                    T.output_tokens: T.output_tokens + pw.EXCLUDED.output_tokens,
-                    T.cache_creation_input_tokens: T.cache_creation_input_tokens
-                    + pw.EXCLUDED.cache_creation_input_tokens,
-                    T.cache_read_input_tokens: T.cache_read_input_tokens
-                    + pw.EXCLUDED.cache_read_input_tokens,
-                },
-            ).execute()
+            self.db.execute_sql(
+                "INSERT INTO usage_totals (session_id, model, band, replies, input_tokens, output_tokens, "
+                "cache_creation_input_tokens, cache_read_input_tokens) VALUES (?, ?, ?, ?, ?, ?, ?, ?) "
+                "ON CONFLICT (session_id, model, band) DO UPDATE SET replies = replies + excluded.replies, "
+                "input_tokens = input_tokens + excluded.input_tokens, "
+                "output_tokens = output_tokens + excluded.output_tokens, "
+                "cache_creation_input_tokens = cache_creation_input_tokens + excluded.cache_creation_input_tokens, "
+                "cache_read_input_tokens = cache_read_input_tokens + excluded.cache_read_input_tokens",
+                (session_id, model, band, replies, inp, out, creation, read),
+            )
             emptied = emptied or replies < 0
         if emptied:  # a model none of whose replies is left stored
-            T.delete().where((T.session == session_id) & (T.replies <= 0)).execute()
+            self.db.execute_sql(
+                "DELETE FROM usage_totals WHERE session_id = ? AND replies <= 0", (session_id,)
+            )
 
     def usage_totals(self, session_id: int) -> dict[str | None, Usage]:
         """Per model (None: replies stored without one), the sums of the usage of the session's stored replies:
         one row per model, whatever the length of the history."""
-        sums: dict[str | None, list[int]] = {}
-        for (model, _prompt), u in self.usage_by_band(session_id).items():
-            t = sums.setdefault(model, [0, 0, 0, 0])
-            for i, v in enumerate(
-                (u.input_tokens, u.output_tokens, u.cache_creation_input_tokens, u.cache_read_input_tokens)
-            ):
-                t[i] += v
-        return {model: Usage(*t) for model, t in sums.items()}
+        rows = self.db.execute_sql(
+            "SELECT model, SUM(input_tokens), SUM(output_tokens), SUM(cache_creation_input_tokens), "
+            "SUM(cache_read_input_tokens) FROM usage_totals WHERE session_id = ? AND replies > 0 GROUP BY model",
+            (session_id,),
+        )
+        return {model or None: Usage(int(i), int(o), int(c), int(r)) for model, i, o, c, r in rows}
 
     def add_spend(self, session_id: int, kind: str, requests: Iterable[tuple[str, Usage]]) -> None:
         """Add what requests made for the chat that are no reply of its own cost (``kind``: what they were for),
@@ -679,14 +720,12 @@ class Repo:
     def usage_by_band(self, session_id: int) -> dict[tuple[str | None, int], Usage]:
         """Per model and prompt band, the sums of the usage of the session's stored replies; the key's number is
         the most prompt tokens a request of the band had (what picks its price tier)."""
-        T = self.m.UsageTotal
-        rows = T.select().where((T.session == session_id) & (T.replies > 0))
-        return {
-            (r.model or None, r.band * PROMPT_BAND): Usage(
-                r.input_tokens, r.output_tokens, r.cache_creation_input_tokens, r.cache_read_input_tokens
-            )
-            for r in rows
-        }
+        rows = self.db.execute_sql(
+            "SELECT model, band, input_tokens, output_tokens, cache_creation_input_tokens, cache_read_input_tokens "
+            "FROM usage_totals WHERE session_id = ? AND replies > 0",
+            (session_id,),
+        )
+        return {(model or None, band * PROMPT_BAND): Usage(i, o, c, r) for model, band, i, o, c, r in rows}
 
     def user_messages(self, session_id: int, through_id: int) -> list[StoredMessage]:
         """User rows up to an id (the instructions a compaction pins verbatim)."""
@@ -703,6 +742,14 @@ class Repo:
             query = query.where(M.id < before_id)
         count: int = query.count()
         return count
+
+    def has_messages(self, session_id: int, before_id: int, after_id: int = 0) -> bool:
+        """Whether the active path has a row between the two ids: one index lookup, where a count reads them all."""
+        row = self.db.execute_sql(
+            "SELECT 1 FROM messages WHERE session_id = ? AND id > ? AND id < ? AND off_path IS NULL LIMIT 1",
+            (session_id, after_id, before_id),
+        ).fetchone()
+        return row is not None
 
     def delete_message(self, message_id: int) -> None:
         """Delete one message. A compaction that covers it keeps covering its id range (ids are never reused).
@@ -832,9 +879,9 @@ class Repo:
         self.m.Compaction.delete().where(self.m.Compaction.id == compaction_id).execute()
 
     # --- one-trip reads ------------------------------------------------------------------------------
-    def _rows_and_keys(self, query: Any) -> tuple[list[StoredMessage], dict[int, str]]:
-        rows = list(query)
-        return [self._message(r) for r in rows], {r.id: r.est_key for r in rows if r.est_key}
+    def _rows_and_keys(self, sql: str, params: tuple[Any, ...]) -> tuple[list[StoredMessage], dict[int, str]]:
+        rows = self.db.execute_sql(sql, params).fetchall()
+        return [_message_of(r) for r in rows], {r[0]: r[10] for r in rows if r[10]}
 
     def load(self, session_id: int) -> Loaded | None:
         """Everything a request is built from, in one read transaction: the rows after the boundary and, for
@@ -845,11 +892,10 @@ class Repo:
                 return None
             compactions = self.compactions(session_id)
             after = covered_through(compactions)
-            M = self.m.Message
             rows, keys = self._rows_and_keys(
-                M.select()
-                .where((M.session == session_id) & (M.id > after) & M.off_path.is_null())
-                .order_by(M.id)
+                f"SELECT {MESSAGE_COLUMNS} FROM messages WHERE session_id = ? AND id > ? AND off_path IS NULL "
+                "ORDER BY id",
+                (session_id, after),
             )
             return Loaded(
                 session,
@@ -866,22 +912,28 @@ class Repo:
         self, session_id: int, after_id: int, estimates: list[StoredEstimate] | None = None
     ) -> Since | None:
         """What a model call needs to read: the session's own row, its boundary and state, new rows only; the
-        engine's numbers for rows it estimated since the last call are written in the same trip."""
+        engine's numbers for rows it estimated since the last call are written in the same trip. Three indexed
+        statements (before every model call, so in SQL: peewee's query building cost more than SQLite's work)."""
+        run = self.db.execute_sql
         with self.db.atomic():
             if estimates:
                 self.set_estimates(estimates)
-            row = self.m.Session.get_or_none(self.m.Session.id == session_id)
+            row = run(SESSION_SELECT_NO_USAGE + " WHERE s.id = ?", (session_id,)).fetchone()
             if row is None:
                 return None
-            session = self._session(row, counts=False)
-            active = self.active_compaction(session_id)
-            M = self.m.Message
-            rows, keys = self._rows_and_keys(
-                M.select()
-                .where((M.session == session_id) & (M.id > after_id) & M.off_path.is_null())
-                .order_by(M.id)
+            active = run(ACTIVE_COMPACTION, (session_id,)).fetchone()
+            rows = run(
+                f"SELECT {MESSAGE_COLUMNS} FROM messages WHERE session_id = ? AND id > ? AND off_path IS NULL "
+                "ORDER BY id",
+                (session_id, after_id),
+            ).fetchall()
+            return Since(
+                self._session_info(row),
+                active[0] if active else 0,
+                self._state_of(session_id, row[8]),
+                [_message_of(r) for r in rows],
+                {r[0]: r[10] for r in rows if r[10]},
             )
-            return Since(session, active.id if active else 0, self.get_state(session_id), rows, keys)
 
     def set_estimates(self, estimates: list[StoredEstimate]) -> None:
         """Store the engine's numbers for rows (one UPDATE per row, in one transaction)."""
@@ -929,15 +981,15 @@ class Repo:
                 )
                 trimmed += [i for (i,) in M.select(M.id).where(known & (M.est_trimmed == 1)).tuples()]
                 stale = where & (M.est_key.is_null() | M.est_key.not_in(list(seg.keys))) & (M.content != "[]")
-                unknown += list(M.select().where(stale).order_by(M.id))
-            recent = list(
-                M.select()
-                .where((M.session == session_id) & (M.id > after) & M.off_path.is_null())
-                .order_by(M.id.desc())
-                .limit(newest)
-            )
+                sql, params = M.select(pw.SQL(MESSAGE_COLUMNS)).where(stale).order_by(M.id).sql()
+                unknown += self.db.execute_sql(sql, params).fetchall()
+            recent = self.db.execute_sql(
+                f"SELECT {MESSAGE_COLUMNS} FROM messages WHERE session_id = ? AND id > ? AND off_path IS NULL "
+                "ORDER BY id DESC LIMIT ?",
+                (session_id, after, newest),
+            ).fetchall()
             recent.reverse()
-            keys = {r.id: r.est_key for r in [*unknown, *recent] if r.est_key}
+            keys = {r[0]: r[10] for r in [*unknown, *recent] if r[10]}
             return Overview(
                 session,
                 compactions,
@@ -948,8 +1000,8 @@ class Repo:
                 results,
                 media,
                 trimmed,
-                [self._message(r) for r in recent],
-                [self._message(r) for r in unknown],
+                [_message_of(r) for r in recent],
+                [_message_of(r) for r in unknown],
                 keys,
                 self.usage_by_band(session_id),
                 self.spend_by_band(session_id),
@@ -974,9 +1026,8 @@ class Repo:
             if hidden_through is None:
                 hidden_through = 0 if originals else covered_through(compactions)
             rows = self.messages(session_id, after_id=hidden_through, before_id=before_id, newest=size)
-            older = (
-                bool(rows)
-                and self.count_messages(session_id, before_id=rows[0].id, after_id=hidden_through) > 0
+            older = bool(rows) and self.has_messages(
+                session_id, before_id=rows[0].id, after_id=hidden_through
             )
             shown = versions.versions_of(self.db, session_id, [(m.id, m.parent_id) for m in rows])
             return Page(session, rows, older, hidden_through, compactions, shown)
@@ -996,7 +1047,7 @@ class Repo:
                 )
             self.add_messages(session.id, plan.rows[cut:])
             self.update_session(session.id)  # updated_at: the new session sorts first
-            return self._session(self.m.Session.get_by_id(session.id)), compaction
+            return self._session(session), compaction
 
     # --- versions --------------------------------------------------------------------------------------
     def branch_at(self, session_id: int, message_id: int) -> Fork:
@@ -1015,12 +1066,11 @@ class Repo:
 
     # --- key/value ---------------------------------------------------------------------------------
     def get_kv(self, key: str, default: Any = None) -> Any:
-        row = self.m.KeyValue.get_or_none(self.m.KeyValue.key == key)
-        return json.loads(row.value) if row else default
+        row = self.db.execute_sql("SELECT value FROM kv WHERE key = ?", (key,)).fetchone()
+        return json.loads(row[0]) if row else default
 
     def set_kv(self, key: str, value: Any) -> None:
-        KV = self.m.KeyValue
-        KV.insert(key=key, value=_dumps(value)).on_conflict_replace().execute()
+        self.db.execute_sql("INSERT OR REPLACE INTO kv (key, value) VALUES (?, ?)", (key, _dumps(value)))
 
     def integrity_check(self) -> str:
         verdict: str = self.db.execute_sql("PRAGMA integrity_check").fetchone()[0]

@@ -94,6 +94,9 @@ def build_models(db: pw.Database) -> Models:
         state = pw.TextField(null=True, default="{}")
         pinned = pw.IntegerField(null=True)  # schema v10: 1 for a chat pinned on top of the sidebar
         project_id = pw.IntegerField(null=True)  # schema v15: the project it belongs to (store/projects.py)
+        # schema v16: rows on the active path, kept by triggers on messages (every write, any process), so listing
+        # the chats reads no messages
+        message_count = pw.IntegerField(default=0)
 
         class Meta:
             table_name = "sessions"

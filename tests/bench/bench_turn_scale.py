@@ -1,7 +1,7 @@
 """Turn-scale benchmark: engine work per turn at 1k, 10k, 50k and 100k stored messages, compacted and not.
 
 Run: ``.venv/bin/python -m tests.bench.bench_turn_scale`` (``--sizes 1000,10000``, ``--turns N``, ``--warmup N``,
-``--profile``, ``--json``, ``--strict``); ``python -m tests.bench`` runs it with the others.
+``--profile``, ``--json``, ``--strict``, ``--in-process``); ``python -m tests.bench`` runs it with the others.
 
 Set-up, per size N and variant (each in its own throwaway PRECIS_HOME). The database is written directly with
 ``Repo.add_messages``: N rows alternating user / assistant, short texts drawn from a fixed vocabulary (user 3-30
@@ -13,11 +13,16 @@ grows with the conversation, as a real reply's does.
                    rows, so requests carry the summary and those 200 rows.
 
 The engine runs in this process through ``desktop.runtime.open_runtime`` against the loopback fake API
-(``tests.fakeapi.FakeAnthropic``, in a thread of this process) with a 20M-token window on both sides
-(``PRECIS_CONTEXT_WINDOW`` and the server's), so no automatic summary, background preparation or
-microcompaction ever starts (the run checks it). Each case sends ``--warmup`` turns (the first one reads the
-session and fills the estimate caches; its figure is reported as "first turn"), then ``--turns`` timed turns,
-each ``await engine.send(sid, "hi")`` answered with a fixed 28-word reply.
+(``tests.fakeapi.FakeAnthropic``, timed, in a process of its own: ``ServedElsewhere``; ``--in-process`` runs it
+in a thread of this one, as before, where its threads compete with the engine for the interpreter) with a
+100M-token window on both sides (``PRECIS_CONTEXT_WINDOW`` and the server's), so no automatic summary,
+background preparation or microcompaction ever starts. Under the 20M window of earlier runs the 100k
+uncompacted case (~5M tokens) was past the share below which a chat is kept whole and summarised during its
+run: its figure was not an uncompacted one. Once a case's turns and whatever they left running are done, the run
+checks that it is what its name says (no compaction or clearing, and every request carried all the rows, or the
+summary's tail and the new turns); a case that is not is flagged. Each case sends ``--warmup`` turns (the first
+one reads the session and fills the estimate caches; its figure is reported as "first turn"), then ``--turns``
+timed turns, each ``await engine.send(sid, "hi")`` answered with a fixed 28-word reply.
 
 Engine work per turn = wall time of ``send`` minus the time the server spent on that turn's HTTP requests
 (measured in the server: every ``do_POST`` / ``do_GET`` of its handler is timed; the handler sets TCP_NODELAY,
@@ -25,7 +30,8 @@ or the last SSE write would wait ~40 ms for the client's delayed ACK after the h
 would count as engine time). That figure still holds the SDK's own work (copying and serialising the request
 body, parsing the stream); "excl. SDK" subtracts instead the time spent awaiting ``Provider.stream`` (the SDK
 and the server together), so it is the engine's code alone. "CPU" is this process's CPU time during ``send``
-less the server threads' (steadier than wall time on a busy machine); "store" the time spent awaiting
+(less the server threads' with ``--in-process``; steadier than wall time on a busy machine); "store" the time
+spent awaiting
 ``Store.call`` (the database thread), part of the engine figure. Each column is the median over the timed
 turns; "x 1k" divides by the 1k figure of the same variant in this run.
 
@@ -71,9 +77,10 @@ SIZES = (1_000, 10_000, 50_000, 100_000)
 VARIANTS = ("uncompacted", "compacted")
 MODEL = "claude-sonnet-4-6"
 API_KEY = "test-key"
-WINDOW = (
-    20_000_000  # tokens, client and server: 100k short messages (~3.5M tokens) stay far below every ratio
-)
+# Tokens, client and server. 100k short messages carry ~5M tokens: under a 20M window that was past the share
+# below which a chat is kept whole (a quarter of the budget), so the 100k uncompacted case summarised during its
+# run. At 100M the largest case is 5 % of the window, far below every ratio (microcompaction starts at half).
+WINDOW = 100_000_000
 TAIL = 200  # rows a compaction leaves after its boundary
 TARGET_MS = 5.0  # engine work per turn at 100k, compacted
 TARGET_RATIO = 2.0  # ... and at most this multiple of the 1k compacted figure
@@ -300,6 +307,90 @@ class TimedFake(FakeAnthropic):
         return sum(max(0.0, min(b, end) - max(a, start)) for _name, a, b in self.timed[first:])
 
 
+class ServedElsewhere:
+    """The timed fake API in a process of its own (``--serve``), read between turns through its pipes.
+
+    Run in this process, the server's handler threads take the interpreter from the engine while it streams a
+    reply, and the engine's figure (wall time less the server's) grew by that contention: it measured the test's
+    server as much as the engine. The app's server is another machine; here it is another process. The two clocks
+    are the same (``perf_counter`` is the system's monotonic clock), so spans read there are comparable here."""
+
+    def __init__(self) -> None:
+        self.proc = subprocess.Popen(
+            [sys.executable, "-m", "tests.bench.bench_turn_scale", "--serve"],
+            cwd=ROOT,
+            stdin=subprocess.PIPE,
+            stdout=subprocess.PIPE,
+            text=True,
+            env={**os.environ, "PYTHONPATH": str(ROOT)},
+        )
+        self.base_url = self._ask({"op": "url"})["url"]
+        self.timed: list[tuple[str, float, float]] = []
+        self.served_cpu = 0.0  # CPU seconds of the server's handlers: another process, so none is ours
+
+    def _ask(self, command: dict[str, Any]) -> dict[str, Any]:
+        assert self.proc.stdin is not None and self.proc.stdout is not None
+        self.proc.stdin.write(json.dumps(command) + "\n")
+        self.proc.stdin.flush()
+        line = self.proc.stdout.readline()
+        if not line:
+            raise RuntimeError("the benchmark's fake API exited")
+        answer: dict[str, Any] = json.loads(line)
+        return answer
+
+    def clear_log(self) -> None:
+        self._ask({"op": "clear"})
+
+    async def settled(self, timeout: float = 10.0) -> None:
+        """Every request begun has been timed (see ``TimedFake.settled``); the spans are read then."""
+        deadline = time.perf_counter() + timeout
+        while True:
+            state = self._ask({"op": "state", "from": len(self.timed)})
+            self.timed.extend((n, a, b) for n, a, b in state["timed"])
+            if state["started"] == state["served"] or time.perf_counter() > deadline:
+                return
+            await asyncio.sleep(0.001)
+
+    def served_between(self, first: int, start: float, end: float) -> float:
+        return TimedFake.served_between(self, first, start, end)  # type: ignore[arg-type]
+
+    def close(self) -> None:
+        if self.proc.stdin is not None:
+            self.proc.stdin.close()
+        try:
+            self.proc.wait(timeout=10)
+        except subprocess.TimeoutExpired:
+            self.proc.kill()
+            self.proc.wait()
+
+    def __enter__(self) -> ServedElsewhere:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
+
+def serve() -> int:
+    """``--serve``: the timed fake API, answering ``ServedElsewhere`` on stdin/stdout (one JSON line each)."""
+    with TimedFake(window=WINDOW, reply_text=REPLY) as srv:
+        for line in sys.stdin:
+            command = json.loads(line)
+            answer: dict[str, Any] = {}
+            if command["op"] == "url":
+                answer = {"url": srv.base_url}
+            elif command["op"] == "clear":
+                srv.clear_log()
+            elif command["op"] == "state":
+                with srv._served_lock:
+                    answer = {
+                        "started": srv.started_requests,
+                        "served": srv.served_requests,
+                        "timed": srv.timed[command["from"] :],
+                    }
+            print(json.dumps(answer), flush=True)
+    return 0
+
+
 class StreamClock:
     """Time spent awaiting ``Provider.stream`` (the SDK's request and the server, not the engine's handling of
     each part), summed over every call while installed."""
@@ -382,7 +473,7 @@ async def _turns(
     sid: int,
     count: int,
     *,
-    srv: TimedFake | None,
+    srv: TimedFake | ServedElsewhere | None,
     clock: StreamClock,
     profiler: cProfile.Profile | None = None,
 ) -> list[dict[str, float]]:
@@ -430,7 +521,7 @@ async def _turns(
 
 
 async def run_case(
-    n: int, variant: str, tmp: Path, srv: TimedFake, args: argparse.Namespace
+    n: int, variant: str, tmp: Path, srv: TimedFake | ServedElsewhere, args: argparse.Namespace
 ) -> dict[str, Any]:
     from desktop.engine.config.secrets import Credentials
     from desktop.engine.events import CompactionChanged, ContextChanged
@@ -457,14 +548,21 @@ async def run_case(
             clock.watch_store(runtime.store)
             warm = await _turns(engine, sid, args.warmup, srv=srv, clock=clock)
             timed = await _turns(engine, sid, args.turns, srv=srv, clock=clock)
+            for kind in ("turn", "compact", "prepare"):  # whatever the turns left running has finished
+                await engine.tasks.wait(sid, kind)
             g = await engine.view(sid).gather()
             state = await runtime.store.get_state(sid)
     srv.clear_log()
     last = snapshots[-1] if snapshots else None
+    compacted = variant == "compacted" and n > TAIL
+    written = n + 2 * (args.warmup + args.turns)  # each turn adds the user's message and the reply
+    # What the case's name says, checked once its work is done: no summary, trim, clearing or cut ran, and every
+    # request carried what it should (all rows uncompacted; the summary's tail and the new turns compacted).
     quiet = (
         not compactions
         and not any((state.get("horizons") or {}).values())
-        and len(g.compactions) == (1 if variant == "compacted" and n > TAIL else 0)
+        and len(g.compactions) == (1 if compacted else 0)
+        and len(g.sendable) == (written - (n - TAIL) if compacted else written)
     )
 
     def med(key: str) -> float:
@@ -619,7 +717,12 @@ async def measure(args: argparse.Namespace) -> dict[str, Any]:
     profiles: list[dict[str, Any]] = []
     with tempfile.TemporaryDirectory(prefix="precis-turn-scale-") as tmp:
         tmp_path = Path(tmp)
-        with TimedFake(window=WINDOW, reply_text=REPLY) as srv:
+        server = (
+            TimedFake(window=WINDOW, reply_text=REPLY)
+            if getattr(args, "in_process", False)
+            else ServedElsewhere()
+        )
+        with server as srv:
             for n in args.sizes:
                 for variant in VARIANTS:
                     gc.collect()  # the previous case's garbage is not this one's work
@@ -640,6 +743,7 @@ async def measure(args: argparse.Namespace) -> dict[str, Any]:
     return {
         "turns": args.turns,
         "warmup": args.warmup,
+        "server": "this process" if getattr(args, "in_process", False) else "its own process",
         "smallest": min(args.sizes),
         "cases": cases,
         "targets": check_targets(cases),
@@ -688,7 +792,7 @@ def check_targets(cases: list[dict[str, Any]]) -> list[dict[str, Any]]:
 def print_table(r: dict[str, Any]) -> None:
     print(
         f"Engine work per turn (ms; median of {r['turns']} turns after {r['warmup']} warm-up; "
-        f"engine = wall - server time)"
+        f"engine = wall - server time; the fake API in {r.get('server', 'this process')})"
     )
     head = (
         f"{'stored':>8} {'variant':<12}{'sent':>6}{'engine':>9}{'x ' + format(r['smallest'], ','):>9}"
@@ -712,15 +816,16 @@ def print_table(r: dict[str, Any]) -> None:
         )
     print(
         "sent: rows each request carries; excl.SDK: wall - time awaiting Provider.stream; CPU: this "
-        "process's CPU time less the server threads' (less sensitive to a busy machine); store: time awaiting "
+        "process's CPU time (less the server threads' when they run in it; less sensitive to a busy machine); "
+        "store: time awaiting "
         "the database thread (part of engine); 1st turn: the warm-up turn "
         "(reads the session), wall - server; trips: Store round trips per turn; each column is its own median"
     )
     for c in r["cases"]:
         if not c["no_compaction"]:
             print(
-                f"WARNING: {c['n']:,} {c['variant']}: a compaction or microcompaction ran; figures are not "
-                "comparable"
+                f"WARNING: {c['n']:,} {c['variant']}: a compaction or microcompaction ran, or a request did not "
+                "carry what the case's name says; figures are not comparable"
             )
     for t in r["targets"]:
         print(
@@ -759,7 +864,15 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--profile-turns", type=int, default=3)
     parser.add_argument("--json", action="store_true", help="print JSON instead of a table")
     parser.add_argument("--strict", action="store_true", help="exit 1 when a target is missed")
+    parser.add_argument(
+        "--in-process",
+        action="store_true",
+        help="run the fake API in this process (as before): its threads then compete with the engine",
+    )
+    parser.add_argument("--serve", action="store_true", help=argparse.SUPPRESS)  # ServedElsewhere's server
     args = parser.parse_args(argv)
+    if args.serve:
+        return serve()
     args.sizes = sorted({int(s.replace("_", "")) for s in args.sizes.split(",") if s.strip()})
     if args.turns < 1 or args.warmup < 1:
         parser.error("--turns and --warmup must be at least 1")

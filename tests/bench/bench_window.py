@@ -14,9 +14,11 @@ PRECIS_BENCH_OPEN opens that session, writes timestamps and quits.
 
 * cold start    process spawn -> window shown, session list loaded, newest session open and painted;
                 baseline: a bare QApplication showing an empty QWidget, same interpreter, same way;
-                also the same start with an empty home (the first session is created), and with the
-                N-message session as the newest one (reopened at start; the window is shown before its gauge
-                is measured, so only the time to the shown window is reported).
+                also the same start with an empty home (the first session is created), with the N-message
+                session in the home and the start session opened (the newest and the last shown: the window
+                reopens the chat it showed last, so a home whose last run opened the N session would reopen it),
+                and with the N-message session as the newest one (reopened at start; the window is shown before
+                its gauge is measured, so only the time to the shown window is reported).
 * first paint   request to open the N-message session -> the chat view has painted its rows;
                 baseline: opening the 2-message session in the same home.
 * settled       request to open it -> the engine's ContextChanged for that session has reached the window and
@@ -206,11 +208,21 @@ def build_home(path: Path, rows: int) -> Home:
 
 
 def make_newest(home: Home, session_id: int) -> None:
+    """The window opens ``session_id`` at its next start: the newest chat, and the one it last showed."""
     repo = Repo(home.path / "data" / "precis.db")
     try:
         repo.update_session(session_id)
     finally:
         repo.close()
+    # The window reopens the chat it showed last (window.ini, written at every open) before the newest one: a run
+    # that opened the N-message session left it there, so "the N session in the home" started by reopening it.
+    ini = home.path / "config" / "window.ini"
+    if ini.exists():
+        lines = ini.read_text(encoding="utf-8").splitlines()
+        ini.write_text(
+            "\n".join(f"last={session_id}" if line.startswith("last=") else line for line in lines) + "\n",
+            encoding="utf-8",
+        )
 
 
 def _env(home: Path, base_url: str) -> dict[str, str]:
@@ -289,7 +301,7 @@ def measure_size(launcher: Launcher, tmp: Path, size: int, url: str, runs: int) 
         # schema v4): reported on its own; every later open reads the gauge from them.
         first = app_run(launcher, home.path, url, report, home.big_id)
         for _ in range(runs):  # round-robin, so a busy moment of the machine does not land on one figure only
-            make_newest(home, home.start_id)
+            make_newest(home, home.start_id)  # the N session is in the home, not opened
             cold.append(app_run(launcher, home.path, url, report))
             small.append(app_run(launcher, home.path, url, report, home.small_id))
             big.append(app_run(launcher, home.path, url, report, home.big_id))

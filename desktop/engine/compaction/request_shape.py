@@ -15,7 +15,6 @@ send it back).
 
 from __future__ import annotations
 
-import itertools
 import json
 import re
 from collections.abc import Callable, Sequence
@@ -207,6 +206,11 @@ class Repairer:
         self._rows: list[Message] = []
         self._cleaned: list[list[Block]] = []
         self._turns: list[_Turn] = []
+        # The turns' repaired messages and block counts laid end to end (what ``_assemble`` returns between its
+        # first and last synthetic rows), grown and cut with ``_turns``: a call copies one list instead of
+        # walking every turn.
+        self._flat: list[dict[str, Any]] = []
+        self._flat_counts: list[int] = []
         self._seen: set[str] = set()
         self._pending: list[str] = []
         self.media = 0  # images and documents in the last output
@@ -230,6 +234,7 @@ class Repairer:
         if wanted != self._model:  # rows are cleaned for a model: another one redoes them all
             self._model, self._rows, self._cleaned = wanted, [], []
             self._turns, self._seen, self._pending, self.media = [], set(), [], 0
+            self._flat, self._flat_counts = [], []
         old = self._rows
         # Identity first (C speed); rows equal by value repair the same way, so they count as the same too.
         same = len(old) <= len(rows) and old == rows[: len(old)]
@@ -238,6 +243,8 @@ class Repairer:
             start = len(old)
             if self._turns:
                 last = self._turns.pop()  # merged with what follows, or last no more
+                del self._flat[len(self._flat) - len(last.out) :]
+                del self._flat_counts[len(self._flat_counts) - len(last.counts) :]
                 self._seen.difference_update(last.added)
                 self.media -= last.media
                 self._pending = last.pending_before
@@ -246,6 +253,7 @@ class Repairer:
             reuse = {id(r): c for r, c in zip(old, self._cleaned, strict=True)}
             cleaned = [reuse[id(r)] if id(r) in reuse else self._clean(r) for r in rows]
             self._turns, self._seen, self._pending = [], set(), []
+            self._flat, self._flat_counts = [], []
             self.media, start = 0, 0
         self._rows, self._cleaned = rows, cleaned
         turns = self._turns
@@ -292,6 +300,8 @@ class Repairer:
         turn.counts = [len(m["content"]) for m in turn.out]
         turn.media = sum(_media_in(m) for m in turn.out)
         self.media += turn.media
+        self._flat.extend(turn.out)
+        self._flat_counts.extend(turn.counts)
 
     def _assemble(self, had_rows: bool) -> list[dict[str, Any]]:
         turns = self._turns
@@ -304,8 +314,8 @@ class Repairer:
         if turns[0].role == "assistant":
             out.append(self._done({"role": "user", "content": [_text(LEADING_USER)]}))
             counts.append(1)
-        out.extend(itertools.chain.from_iterable(t.out for t in turns))
-        counts.extend(itertools.chain.from_iterable(t.counts for t in turns))
+        out.extend(self._flat)
+        counts.extend(self._flat_counts)
         if out[-1]["role"] == "assistant":
             out.append(self._done({"role": "user", "content": [_text(TRAILING_USER)]}))
             counts.append(1)

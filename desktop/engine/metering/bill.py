@@ -182,18 +182,27 @@ def turn_bills(
     lifetime: float,
 ) -> list[TurnBill]:
     """A bill for each of the last LAST_TURNS replies with usage in ``rows`` (the chat's path after its summary,
-    oldest first); the session's total by kind covers every request."""
+    oldest first); the session's total by kind covers every request. Reads the rows from the newest back, only
+    as far as the reply before the oldest one itemised (its cold reason needs it): the same at any length."""
+    replies: list[StoredMessage] = []  # newest first, at most LAST_TURNS + 1
+    for i in range(len(rows) - 1, -1, -1):
+        row = rows[i]
+        if row.role == "assistant" and row.usage is not None and row.usage.prompt_tokens:
+            replies.append(row)
+            if len(replies) > LAST_TURNS:
+                break
+    replies.reverse()
+    previous = replies.pop(0) if len(replies) > LAST_TURNS else None
     infos: dict[str, ModelInfo] = {}
     out: list[TurnBill] = []
-    previous: StoredMessage | None = None
-    for row in rows:
-        if row.role != "assistant" or row.usage is None or not row.usage.prompt_tokens:
-            continue
+    for row in replies:
+        usage = row.usage
+        assert usage is not None
         model = row.model or default_model
         info = infos.get(model) or infos.setdefault(model, catalog.info(model))
         cold, minutes = (
             cold_reason(row, previous, compacted=compacted, lifetime=lifetime)
-            if is_cold(row.usage)
+            if is_cold(usage)
             else (None, None)
         )
         spend = compaction_spend(row)
@@ -202,9 +211,9 @@ def turn_bills(
             if spend
             else None
         )
-        out.append(TurnBill(row.id, model, row.usage, split(info, row.usage), cold, minutes, paid))
+        out.append(TurnBill(row.id, model, usage, split(info, usage), cold, minutes, paid))
         previous = row
-    return out[-LAST_TURNS:]
+    return out
 
 
 def total(bills: Iterable[Bill | None]) -> Bill | None:

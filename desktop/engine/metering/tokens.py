@@ -420,6 +420,10 @@ class MessageEstimateCache:
     messages (where streaming happens) and for any message whose content object changed. Contract:
     edit an older message by giving it a new content list (as microcompaction does), or call
     :meth:`forget` / :meth:`estimate` for it after an in-place edit.
+
+    A call whose list starts with the previous call's checked part (the same ids and content objects, compared
+    as two lists in C) takes that part's sum as it was and checks only the rest: one message more per turn
+    costs two list comparisons, not a lookup per message.
     """
 
     def __init__(self, family: Family = DEFAULT_FAMILY, verify_tail: int = 8) -> None:
@@ -429,6 +433,10 @@ class MessageEstimateCache:
         self._keys: dict[Hashable, Any] = {}  # snapshot, or ("version", v)
         self._refs: dict[Hashable, Any] = {}  # the content object last seen (kept alive: ids stay unique)
         self.misses = 0
+        # The previous total's messages, how many of them (from the start) were checked outside its verify tail,
+        # and their sum; valid while no entry changed after it (``_changes`` counts every change).
+        self._last: tuple[list[Any], int, int, int] | None = None
+        self._changes = 0
 
     def estimate(self, msg_id: Hashable, content: list[Block] | str, version: Hashable | None = None) -> int:
         key: Any = ("version", version) if version is not None else None
@@ -437,6 +445,7 @@ class MessageEstimateCache:
             self._refs[msg_id] = content
             return self._tokens[msg_id]
         self.misses += 1
+        self._changes += 1
         tokens = estimate_message(content, family=self.family)
         self._tokens[msg_id] = tokens
         self._keys[msg_id] = key if key is not None else _snapshot(content)
@@ -445,33 +454,49 @@ class MessageEstimateCache:
 
     def total(self, messages: Iterable[Any]) -> int:
         """Sum over StoredMessage-like objects (``.id``, ``.content``) or ``(id, content)`` pairs."""
-        seq = messages if isinstance(messages, list) else list(messages)
+        seq = list(messages)  # a copy: the caller's list may change before the next call compares with it
         if not seq:
             return 0
-        if isinstance(seq[0], tuple):
-            ids, contents = list(map(_first, seq)), list(map(_second, seq))
-        else:
-            ids, contents = list(map(_ids_of, seq)), list(map(_contents_of, seq))
-        same = list(map(operator.is_, map(self._refs.get, ids), contents))
         tail = max(0, len(seq) - self.verify_tail)
+        # The part the previous call checked, when this list starts with it unchanged: one list comparison in C
+        # (identical items compare without being looked into; an item replaced by an equal one is still equal,
+        # its id and content then equal too).
+        start = total = 0
+        last = self._last
+        if last is not None and last[3] == self._changes and last[1] <= tail:
+            last_seq, checked, checked_sum, _ = last
+            if seq[:checked] == last_seq[:checked]:
+                start, total = checked, checked_sum
+        part = seq[start:]
+        if isinstance(seq[0], tuple):
+            ids, contents = list(map(_first, part)), list(map(_second, part))
+        else:
+            ids, contents = list(map(_ids_of, part)), list(map(_contents_of, part))
+        cut = tail - start  # messages [start, tail) are checked by identity, the rest by value
+        same = list(map(operator.is_, map(self._refs.get, ids[:cut]), contents[:cut]))
         # Only the messages whose content object is the one last seen, each of which has its number (estimate()
         # stores both).
-        total = sum(map(self._tokens.__getitem__, itertools.compress(ids[:tail], same[:tail])))
+        total += sum(map(self._tokens.__getitem__, itertools.compress(ids, same)))
         # Everything else (a handful per turn): by value, recomputed only if it really changed.
         estimate = self.estimate
-        i = same.index(False) if False in same[:tail] else tail
-        while i < tail:
+        i = same.index(False) if False in same else cut
+        while i < cut:
             total += estimate(ids[i], contents[i])
             try:
-                i = same.index(False, i + 1, tail)
+                i = same.index(False, i + 1)
             except ValueError:
                 break
-        for j in range(tail, len(seq)):
+        checked = total
+        for j in range(cut, len(part)):
             total += estimate(ids[j], contents[j])
+        # Recorded last: what this call estimated is in place, and any change from now on makes the next call
+        # check every message again.
+        self._last = (seq, tail, checked, self._changes)
         return total
 
     def forget(self, msg_ids: Iterable[Hashable] | None = None) -> None:
         """Drop entries (all when ``msg_ids`` is None): deleted messages, or in-place edits."""
+        self._changes += 1
         if msg_ids is None:
             self._tokens.clear()
             self._keys.clear()

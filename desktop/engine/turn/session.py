@@ -18,7 +18,7 @@ from msgspec.structs import replace
 from desktop.engine import compaction as cp
 from desktop.engine.compaction import user_pins
 from desktop.engine.compaction.hooks import CompactionHooks, NoHooks
-from desktop.engine.config.catalog import ModelCatalog
+from desktop.engine.config.catalog import ModelCatalog, ModelInfo
 from desktop.engine.config.settings import Paths, Settings
 from desktop.engine.history.storage import Loaded, Storage, StoredEstimate
 from desktop.engine.metering import tokens
@@ -83,11 +83,18 @@ class Shared(Struct):
     def model_for(self, session: SessionInfo) -> str:
         return session.model or self.settings.model
 
-    def system_for(self, model: str, state: Mapping[str, Any], project_id: int | None = None) -> list[Block]:
+    def system_for(
+        self,
+        model: str,
+        state: Mapping[str, Any],
+        project_id: int | None = None,
+        info: ModelInfo | None = None,
+    ) -> list[Block]:
         """The system prompt of a session: worded for its model, with the default and the chat's instructions,
-        and its project's (the same bytes in each of the project's chats on this model)."""
+        and its project's (the same bytes in each of the project's chats on this model). ``info``: the model's
+        catalog entry, when the caller has it."""
         chat = state.get("instructions")
-        info = self.catalog.info(model)
+        info = info or self.catalog.info(model)
         project = self.project_text(project_id, info.window, info.family) if project_id is not None else ""
         return assemble.system_blocks(
             model=model,
@@ -240,10 +247,11 @@ class SessionView:
         # Priced per model and prompt band from the store's running totals (cost is linear in usage within a
         # price tier, and every request of a band is on the same side of each cliff): no reply is read here.
         self._cost, self._bill, self._compaction_cost = 0.0, Bill(), 0.0
+        infos: dict[str | None, ModelInfo] = {}  # one catalog read per model, not per band
         for (model, prompt), usage in fresh.usage_by_band.items():
-            self._add_cost(model, usage, prompt_tokens=prompt)
+            self._add_cost(model, usage, prompt_tokens=prompt, infos=infos)
         for (model, prompt), usage in fresh.spend_by_band.items():
-            self._add_cost(model, usage, prompt_tokens=prompt, spend=True)
+            self._add_cost(model, usage, prompt_tokens=prompt, spend=True, infos=infos)
         return self.shape()
 
     def _take_unsaved(self) -> list[StoredEstimate]:
@@ -267,14 +275,19 @@ class SessionView:
         prompt_tokens: int | None = None,
         *,
         spend: bool = False,
+        infos: dict[str | None, ModelInfo] | None = None,
     ) -> None:
         """Add (sign=-1: take away) the price of ``usage``: a per-model and band total at a full load (its
         requests' prompts at most ``prompt_tokens``), one reply's usage (or its previous usage) when the engine
         tells the view about a row; None once a price is unknown. ``spend``: requests made for the chat's
-        compaction, counted in its part too."""
+        compaction, counted in its part too. ``infos``: catalog entries already read, by model."""
         if usage is None:
             return
-        info = self.shared.catalog.info(model or self.shared.settings.model)
+        info = infos.get(model) if infos is not None else None
+        if info is None:
+            info = self.shared.catalog.info(model or self.shared.settings.model)
+            if infos is not None:
+                infos[model] = info
         cost = info.cost(usage, prompt_tokens=prompt_tokens)
         if self._cost is not None:
             self._cost = None if cost is None else self._cost + sign * cost
@@ -416,10 +429,18 @@ class SessionView:
         )
 
         # Per model and prompt band, so a price tier applies per request (see ``_add_cost``).
+        infos: dict[str, ModelInfo] = {}  # one catalog read per model, not per band
+
+        def info_of(name: str | None) -> ModelInfo:
+            key = name or shared.settings.model
+            found = infos.get(key)
+            if found is None:
+                found = infos[key] = shared.catalog.info(key)
+            return found
+
         def priced(bands: dict[tuple[str | None, int], Usage]) -> Bill | None:
             return total(
-                split(shared.catalog.info(name or shared.settings.model), usage, prompt_tokens=prompt)
-                for (name, prompt), usage in bands.items()
+                split(info_of(name), usage, prompt_tokens=prompt) for (name, prompt), usage in bands.items()
             )
 
         spend = priced(ov.spend_by_band)
@@ -443,7 +464,12 @@ class SessionView:
         )
 
     def _tools(
-        self, model: str, state: Mapping[str, Any], compacted: bool, project: int | None
+        self,
+        model: str,
+        state: Mapping[str, Any],
+        compacted: bool,
+        project: int | None,
+        info: ModelInfo | None = None,
     ) -> list[dict[str, Any]]:
         """The tool definitions every request of this chat carries. The reading at open counts them too: without
         them a chat no reply measured yet read ~1K tokens less after a restart than before it."""
@@ -455,13 +481,13 @@ class SessionView:
             **({COMPACTED: True} if compacted else {}),
             **({PROJECT: project} if project is not None and self.shared.project_recall(project) else {}),
         }
-        return defs(self.session_id, offered, self.shared.catalog.info(model).window)
+        return defs(self.session_id, offered, (info or self.shared.catalog.info(model)).window)
 
     # --- shaping ----------------------------------------------------------------------------------------
-    def ingest_limit(self, model: str) -> int:
+    def ingest_limit(self, model: str, info: ModelInfo | None = None) -> int:
         """Characters one block may carry into requests: 50,000, less in small windows, where one round of
         parallel tool results could otherwise be larger than the whole window."""
-        window = self.shared.catalog.info(model).window
+        window = (info or self.shared.catalog.info(model)).window
         if not window:
             return cp.INGEST_LIMIT
         return max(SMALLEST_INGEST, min(cp.INGEST_LIMIT, int(window * INGEST_SHARE * 3)))
@@ -475,9 +501,10 @@ class SessionView:
         loaded = self._loaded
         assert loaded is not None, "gather() first"
         model = self.shared.model_for(loaded.session)
-        limit = self.ingest_limit(model)
+        info = self.shared.catalog.info(model)  # once: every part below reads the same entry
+        limit = self.ingest_limit(model, info)
         horizons = {k: int(v) for k, v in (loaded.state.get("horizons") or {}).items()}
-        family = self.shared.catalog.info(model).family
+        family = info.family
         history = loaded.history
         end = next(
             (
@@ -542,8 +569,8 @@ class SessionView:
             history=list(history),
             sendable=rows,
             state=dict(loaded.state),
-            system=self.shared.system_for(model, loaded.state, loaded.session.project_id),
-            tools=self._tools(model, loaded.state, bool(loaded.compactions), loaded.session.project_id),
+            system=self.shared.system_for(model, loaded.state, loaded.session.project_id, info),
+            tools=self._tools(model, loaded.state, bool(loaded.compactions), loaded.session.project_id, info),
             cost=self._cost,
             bill=self._bill,
             compaction_cost=self._compaction_cost,
