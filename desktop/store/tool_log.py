@@ -171,8 +171,10 @@ class ToolLog:
 
         def sweep(repo: Repo) -> list[int]:
             rows = repo.db.execute_sql(
-                "SELECT m.session_id, m.content FROM messages AS m JOIN (SELECT session_id, MAX(id) AS last "
-                "FROM messages GROUP BY session_id) AS t ON m.id = t.last WHERE m.role = 'assistant' "
+                # Each chat's newest row by its (session_id, id) index: one lookup per chat, not a pass over
+                # every message of every chat (5 ms at every start with a 50k-message chat in the home).
+                "SELECT m.session_id, m.content FROM sessions AS s JOIN messages AS m ON m.id = "
+                "(SELECT MAX(id) FROM messages WHERE session_id = s.id) WHERE m.role = 'assistant' "
                 f"AND m.status IN ({', '.join('?' * len(SENDABLE_SQL))}) AND m.content LIKE '%\"tool_use\"%'",
                 SENDABLE_SQL,
             ).fetchall()
