@@ -338,10 +338,12 @@ def test_the_network_setting_is_read_from_settings_json(tmp_path):
     from desktop.engine.config.settings import Paths, Settings
 
     paths = Paths(tmp_path / "config", tmp_path / "data", tmp_path / "cache")
-    assert Settings.load(paths, env={}).command_network is True  # on by default: installs work as before
-    paths.config_dir.mkdir()
-    paths.settings_file.write_text(json.dumps({"command_network": False}))
+    # Off by default (issue 35): a command reaches the network (and the host's abstract sockets) only when the
+    # setting, or the user's answer to a call that asks for it, opens it.
     assert Settings.load(paths, env={}).command_network is False
+    paths.config_dir.mkdir()
+    paths.settings_file.write_text(json.dumps({"command_network": True}))
+    assert Settings.load(paths, env={}).command_network is True
     paths.settings_file.write_text(json.dumps({"command_network": "off"}))
     loaded = Settings.load(paths, env={})
-    assert loaded.command_network is True and any("command_network" in p for p in loaded.problems)
+    assert loaded.command_network is False and any("command_network" in p for p in loaded.problems)

@@ -1,5 +1,5 @@
-"""The CLI's side of tools: `precis chat --workspace/--allow/--yes`, the terminal permission prompt, and
-`precis mcp list | import-claude-desktop`."""
+"""The CLI's side of tools: `precis chat --workspace/--allow/--yes/--allow-unsandboxed`, the terminal
+permission prompt, and `precis mcp list | import-claude-desktop`."""
 
 from __future__ import annotations
 
@@ -15,8 +15,11 @@ from desktop.cli.wording import cli, word
 from desktop.engine.messages import QT_TRANSLATE_NOOP
 
 if TYPE_CHECKING:
+    from desktop.engine.config.settings import Paths, Settings
     from desktop.runtime import ToolboxFactory
+    from desktop.store.tool_log import ToolLog
     from desktop.tools.permissions import Answer, PermissionRequest
+    from desktop.tools.toolbox import Toolbox
 
 ANSWERS = {"o": "once", "c": "chat", "a": "always", "d": "deny", "": "deny"}
 
@@ -36,6 +39,13 @@ CHANGED = {  # what changed in an MCP server allowed before (permissions.DEFINIT
     "headers": QT_TRANSLATE_NOOP("Cli", "headers"),
     "definition": QT_TRANSLATE_NOOP("Cli", "definition"),
 }
+
+
+NETWORK_NOTE = QT_TRANSLATE_NOOP(
+    "Cli",
+    "This command asks for the network: it could reach the internet, your local network and the services "
+    "listening on this machine (the display, the session bus, agents' sockets).",
+)
 
 
 def changed_line(changed: tuple[str, ...]) -> str:
@@ -61,6 +71,12 @@ def add_chat_arguments(chat: argparse.ArgumentParser) -> None:
     )
     chat.add_argument("--allow", default="", metavar="TOOL,...", help="tools that run without asking")
     chat.add_argument("--yes", action="store_true", help="run every tool without asking")
+    chat.add_argument(
+        "--allow-unsandboxed",
+        action="store_true",
+        help="where the command sandbox (bubblewrap) cannot start, let --yes and --allow run commands anyway, "
+        "with your user's full access (without it they refuse)",
+    )
 
 
 def add_mcp_commands(sub: Any) -> None:
@@ -94,6 +110,8 @@ async def terminal_asker(request: PermissionRequest) -> Answer | None:
         lines.append(request.diff[:4_000])
     if request.changed:
         lines.append(changed_line(request.changed))
+    if request.asks_network:
+        lines.append(cli(NETWORK_NOTE))
     lines.append(
         cli(QT_TRANSLATE_NOOP("Cli", "Allow? [o]nce / for this [c]hat / [a]lways for this tool / [d]eny: "))
     )
@@ -120,9 +138,18 @@ def chat_toolbox(args: argparse.Namespace) -> ToolboxFactory:
             )
     interactive = sys.stdin is not None and sys.stdin.isatty() and args.message != "-"
     allow = [a for a in args.allow.split(",") if a.strip()]
-    return toolbox_factory(
+    factory = toolbox_factory(
         workspace=workspace, allow=allow, yes=args.yes, asker=terminal_asker if interactive else None
     )
+    if not getattr(args, "allow_unsandboxed", False):
+        return factory
+
+    def unsandboxed(paths: Paths, settings: Settings, log: ToolLog) -> Toolbox:
+        box = factory(paths, settings, log)
+        box.policy.allow_unsandboxed = True  # the user said so: --yes and --allow cover unconfined commands
+        return box
+
+    return unsandboxed
 
 
 def _print_tool_event(event: Any) -> None:

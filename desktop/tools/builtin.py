@@ -3,8 +3,10 @@
 The file tools (``file_tools.py``) take paths relative to the workspace only and reach files through
 descriptors walked from it, never through a link, so nothing outside can be read or written even while the
 workspace changes under them; writes are atomic. ``run`` runs in the sandbox (``sandbox.py``) where it can
-start; where it cannot, its permission prompt says so. Definitions are written here, short and in a fixed order,
-so they stay in the cached prefix.
+start, without the network unless the ``command_network`` setting gives it to every command or the call asks
+for it (``"network": true``, which the prompt names and the approval is bound to); where no sandbox can start,
+its permission prompt says so. Definitions are written here, short and in a fixed order, so they stay in the
+cached prefix.
 """
 
 from __future__ import annotations
@@ -18,12 +20,12 @@ from msgspec.structs import replace
 
 from desktop.engine.types import Block
 from desktop.tools.file_tools import FileTools, ToolFailure
+from desktop.tools.permissions import UNCONFINED as UNCONFINED
+from desktop.tools.permissions import asks_network
 from desktop.tools.run_command import run_command
 from desktop.tools.sandbox import sandbox_problem
 from desktop.tools.types import BUILTIN, ToolOutcome, ToolSpec, definition_digest
 from desktop.tools.workspace import SPILL_PREFIX, Workspace
-
-UNCONFINED = f"{BUILTIN}:unconfined"  # the run tool's origin without a sandbox: its approvals are its own
 
 _PATH = {"type": "string", "description": "Path relative to the workspace folder."}
 DEFINITIONS: list[dict[str, Any]] = [
@@ -83,13 +85,19 @@ DEFINITIONS: list[dict[str, Any]] = [
     },
     {
         "name": "run",
-        "description": "Run a shell command in the workspace folder (a fresh shell each time); "
-        "prints its output and exit code.",
+        "description": "Run a shell command in the workspace folder (a fresh shell each time, sandboxed: "
+        "system folders read-only, an empty home and /tmp, no network unless asked); prints its output and "
+        "exit code.",
         "input_schema": {
             "type": "object",
             "properties": {
                 "command": {"type": "string"},
                 "timeout_seconds": {"type": "number", "description": "Default 120, at most 600."},
+                "network": {
+                    "type": "boolean",
+                    "description": "true if the command needs the network (downloads, package installs); "
+                    "the user is asked.",
+                },
             },
             "required": ["command"],
         },
@@ -99,7 +107,7 @@ READ_ONLY = frozenset({"read", "glob", "grep"})
 PATH_ARGS = {"read": "file_path", "write": "file_path", "edit": "file_path", "glob": "path", "grep": "path"}
 
 
-def builtin_specs(network: bool = True) -> list[ToolSpec]:
+def builtin_specs(network: bool = False) -> list[ToolSpec]:
     """The built-in tools; ``run`` bound to another origin where the sandbox cannot start, so an approval given
     to sandboxed commands never lets an unconfined one through without its warning."""
     if sandbox_problem(network) is None:
@@ -115,14 +123,15 @@ _SPECS = tuple(
 
 class BuiltinTools:
     """The built-in tools of one workspace (and the session's spill folder, read-only through @spill/).
-    ``network``: commands may use the network; ``hidden``: folders commands never see (Précis's own)."""
+    ``network``: every command has the network (otherwise only a call that asks for it); ``hidden``: folders
+    commands never see, besides Précis's own."""
 
     def __init__(
         self,
         workspace: Workspace,
         spill_dir: Path | None = None,
         *,
-        network: bool = True,
+        network: bool = False,
         hidden: Sequence[Path] = (),
     ):
         self.workspace = workspace
@@ -141,8 +150,10 @@ class BuiltinTools:
                     command,
                     self.workspace.root,
                     arguments.get("timeout_seconds"),
-                    network=self.network,
+                    network=self.network or asks_network(name, arguments),
                     hidden=self.hidden,
+                    # Approved as unconfined (its spec's origin said so, and the prompt warned) or not at all.
+                    unconfined=sandbox_problem(self.network) is not None,
                 )
             if name == "read" and str(arguments.get("file_path", "")).startswith(SPILL_PREFIX):
                 return await self._read_spill(arguments)

@@ -1,9 +1,10 @@
 """The compaction hooks' runner: the user's command before and after a compaction, sandboxed and timed.
 
 Each hook is a shell command line (``settings.json``: ``compaction_hooks``), given its event as JSON on stdin. It
-runs like the run tool's commands (``run_command.py``): under bubblewrap (``sandbox.py``) without the network,
-in the chat's workspace folder (or an empty private folder when the chat has none, removed afterwards), with
-Précis's own folders hidden, in its own process group. At its time limit the whole group is killed. Where the
+runs like the run tool's commands (``run_command.py``): under bubblewrap (``sandbox.py``: no capability, a plain
+user inside even for root, system folders read-only) without the network, in the chat's workspace folder (or an
+empty private folder when the chat has none, removed afterwards), with Précis's own folders hidden wherever they
+are, in its own process group. At its time limit the whole group is killed. Where the
 sandbox cannot start, a hook runs only when ``allow_unsandboxed`` is set (then as the user, without the app's
 credentials in its environment); otherwise it is skipped with one sentence.
 
@@ -244,12 +245,12 @@ async def _exchange(
     command: str, workspace: Path, data: bytes, limit: float, hidden: Sequence[Path], *, sandboxed: bool
 ) -> HookRun:
     from desktop.tools import sandbox
-    from desktop.tools.run_command import _started, command_env
+    from desktop.tools.run_command import _started, command_env, precis_folders
 
     pipe, group = asyncio.subprocess.PIPE, sys.platform != "win32"
     try:
         if sandboxed:
-            argv = sandbox.wrap(command, workspace, network=False, hidden=hidden)
+            argv = sandbox.wrap(command, workspace, network=False, hidden=precis_folders(hidden))
             proc = await _started(
                 asyncio.create_subprocess_exec(
                     *argv,

@@ -9,7 +9,9 @@ refused, so no read or write can be sent outside. Callers pass names already che
 A write goes to a temporary file in the same folder, is flushed to disk, and is renamed over the target with
 the target's mode: a crash leaves the old content or the new one, never a truncated file.
 
-Without descriptor-relative calls (Windows) the same steps run on full paths: atomic, not race-free.
+Every name is one entry of its folder: ``..``, ``.``, an empty name or one holding a separator is refused, so
+even a caller's mistake cannot climb out. Without descriptor-relative calls (Windows) the same steps run on full
+paths, each folder checked not to be a link: atomic, not race-free.
 """
 
 from __future__ import annotations
@@ -30,10 +32,18 @@ _CLOEXEC = getattr(os, "O_CLOEXEC", 0)
 _NONBLOCK = getattr(os, "O_NONBLOCK", 0)
 _BINARY = getattr(os, "O_BINARY", 0)
 RACE_FREE = {os.open, os.stat, os.mkdir, os.rename, os.unlink} <= os.supports_dir_fd and bool(_NOFOLLOW)
+SEPARATORS = frozenset({"/", os.sep})
 
 
 class NotRegular(OSError):
     """A FIFO, a device or a folder where a regular file was expected."""
+
+
+def _plain(name: str) -> str:
+    """``name`` when it names one entry of a folder (OSError EINVAL otherwise: it would climb or descend)."""
+    if name in ("", ".", "..") or not SEPARATORS.isdisjoint(name):
+        raise OSError(errno.EINVAL, "not a plain name")
+    return name
 
 
 class Folder(Struct, frozen=True):
@@ -44,6 +54,7 @@ class Folder(Struct, frozen=True):
 
     def name(self, name: str) -> tuple[str | Path, int | None]:
         """What an ``os`` call takes for ``name`` in this folder: (name, dir_fd) or (full path, None)."""
+        _plain(name)
         return (name, self.fd) if self.fd is not None else (self.path / name, None)
 
     def open(self, name: str, flags: int, mode: int = 0o666) -> int:
@@ -59,18 +70,23 @@ class Folder(Struct, frozen=True):
 def folder(root: Path, parts: Sequence[str], *, create: bool = False) -> Iterator[Folder]:
     """The folder ``root/parts...`` opened name by name, links refused (``create``: missing ones made)."""
     if not RACE_FREE:
-        path = root.joinpath(*parts)
-        if create:
-            path.mkdir(parents=True, exist_ok=True)
-        if not path.is_dir():
+        if not root.is_dir():
             raise NotADirectoryError(errno.ENOTDIR, os.strerror(errno.ENOTDIR))
+        path = root
+        for name in parts:
+            path = path / _plain(name)
+            if create:
+                with contextlib.suppress(FileExistsError):
+                    os.mkdir(path, 0o777)
+            # A link is not a folder here either (lstat); checked, not held: a swap after the check gets through.
+            if not stat.S_ISDIR(os.lstat(path).st_mode):
+                raise NotADirectoryError(errno.ENOTDIR, os.strerror(errno.ENOTDIR))
         yield Folder(None, path)
         return
     fd = os.open(root, os.O_RDONLY | _DIRECTORY | _CLOEXEC)
     try:
         for name in parts:
-            if name in ("", ".", ".."):
-                raise OSError(errno.EINVAL, "not a plain name")
+            _plain(name)
             if create:
                 with contextlib.suppress(FileExistsError):
                     os.mkdir(name, 0o777, dir_fd=fd)
@@ -114,10 +130,12 @@ def read_bytes(root: Path, parts: Sequence[str], limit: int | None = None) -> by
         if limit is not None and st.st_size > limit:
             raise ValueError(st.st_size)
         chunks = []
+        size = 0
         while chunk := os.read(fd, 1 << 20):
             chunks.append(chunk)
-            if limit is not None and sum(map(len, chunks)) > limit:  # grew since the stat
-                raise ValueError(sum(map(len, chunks)))
+            size += len(chunk)
+            if limit is not None and size > limit:  # grew since the stat
+                raise ValueError(size)
         return b"".join(chunks)
 
 
@@ -175,6 +193,19 @@ class Entry(Struct, frozen=True):
     mtime: float
 
 
+def _listings(top: Folder) -> Iterator[tuple[tuple[str, ...], list[str], list[str], Folder]]:
+    """Each folder under ``top``, links not followed: its path from ``top``, its folders (the caller prunes the
+    list in place) and files, and the folder opened."""
+    if top.fd is None:
+        for dirpath, dirnames, filenames in os.walk(top.path):
+            path = Path(dirpath)
+            yield path.relative_to(top.path).parts, dirnames, filenames, Folder(None, path)
+        return
+    for dirpath, dirnames, filenames, dirfd in os.fwalk(".", dir_fd=top.fd, follow_symlinks=False):
+        rel = tuple(p for p in Path(dirpath).parts if p != ".")
+        yield rel, dirnames, filenames, Folder(dirfd, top.path.joinpath(*rel))
+
+
 def walk(
     root: Path, parts: Sequence[str], limit: int, skip: frozenset[str] = frozenset()
 ) -> Iterator[tuple[Entry, Folder]]:
@@ -182,32 +213,15 @@ def walk(
     through a link; each with the open folder it is in, so a file is opened relative to it."""
     seen = 0
     with folder(root, parts) as top:
-        if top.fd is None:
-            for dirpath, dirnames, filenames in os.walk(top.path):
-                dirnames[:] = [d for d in dirnames if d not in skip]
-                path = Path(dirpath)
-                rel = path.relative_to(top.path).parts
-                for name in [*dirnames, *filenames]:
-                    seen += 1
-                    if seen > limit:
-                        return
-                    st = os.stat(path / name, follow_symlinks=False)
-                    yield (
-                        Entry((*rel, name), stat.S_ISDIR(st.st_mode), stat.S_ISLNK(st.st_mode), st.st_mtime),
-                        Folder(None, path),
-                    )
-            return
-        for dirpath, dirnames, filenames, dirfd in os.fwalk(".", dir_fd=top.fd, follow_symlinks=False):
+        for rel, dirnames, filenames, here in _listings(top):
             dirnames[:] = [d for d in dirnames if d not in skip]
-            rel = tuple(p for p in Path(dirpath).parts if p != ".")
-            here = Folder(dirfd, top.path.joinpath(*rel))
             for name in [*dirnames, *filenames]:
                 seen += 1
                 if seen > limit:
                     return
                 try:
                     st = here.lstat(name)
-                except OSError:
+                except OSError:  # gone since its folder was listed
                     continue
                 yield (
                     Entry((*rel, name), stat.S_ISDIR(st.st_mode), stat.S_ISLNK(st.st_mode), st.st_mtime),

@@ -5,6 +5,11 @@ definition: command, arguments, folder, environment, URL and headers, so it neve
 to the same one changed) / Deny. A server changed since it was allowed is asked about again, and the prompt names
 what changed. No answer (closed prompt, timeout, nobody to ask) denies. Read-only tools are approved without
 asking only when the user opted in.
+
+A command that asks for the network (``"network": true``) is approved on its own: allowing commands for a chat
+never lets one reach the network without the question. Where no sandbox can start, the run tool has an origin
+of its own (``UNCONFINED``): --yes and --allow never run such a command unless the user also said
+--allow-unsandboxed; only a prompt that warned, or that flag, lets it run with the user's access.
 """
 
 from __future__ import annotations
@@ -26,6 +31,17 @@ from desktop.tools.types import BUILTIN, ToolSpec
 
 ASK_TIMEOUT = 300.0  # seconds a prompt waits before it counts as Deny
 log = logging.getLogger(__name__)
+UNCONFINED = f"{BUILTIN}:unconfined"  # the run tool's origin without a sandbox: its approvals are its own
+NETWORK = "network"  # the run tool's argument that asks for the network; its approvals are bound to it too
+UNSANDBOXED_REFUSAL = (
+    "the command was not run: no sandbox can start here, and --yes and --allow never run a command without it "
+    "(add --allow-unsandboxed to run commands with your user's full access)"
+)
+
+
+def asks_network(tool: str, arguments: Mapping[str, object]) -> bool:
+    """Whether a call of the built-in ``tool`` asks for the network (only ``run`` can)."""
+    return tool == "run" and arguments.get(NETWORK) is True
 
 
 # What an MCP approval is bound to, in this order. A saved origin is "<hash of all> <field>:<hash> ..."; the
@@ -86,6 +102,11 @@ class PermissionRequest(Struct, frozen=True):
     def server_label(self) -> str:
         return "built-in" if self.spec.server == BUILTIN else self.spec.server
 
+    @property
+    def asks_network(self) -> bool:
+        """A built-in command that asks for the network: the prompt says what that opens."""
+        return self.spec.server == BUILTIN and asks_network(self.spec.tool, self.arguments)
+
     def arguments_text(self, limit: int = 4_000) -> str:
         text = json.dumps(self.arguments, ensure_ascii=False, indent=2)
         return text if len(text) <= limit else text[:limit] + "\n…"
@@ -119,13 +140,16 @@ class Verdict(Struct, frozen=True):
     reason: str = ""
 
 
-def _key(spec: ToolSpec) -> tuple[str, str, str]:
-    return (spec.server, spec.tool, spec.origin)
+def _key(request: PermissionRequest) -> tuple[str, str, str]:
+    spec = request.spec
+    origin = f"{spec.origin} {NETWORK}" if request.asks_network else spec.origin
+    return (spec.server, spec.tool, origin)
 
 
 class PermissionPolicy:
     """One per process. ``allow``: tool names (or server:tool) approved up front (``precis chat --allow``);
-    ``yes``: approve everything; ``auto_read_only``: the opt-in for read-only tools."""
+    ``yes``: approve everything; ``auto_read_only``: the opt-in for read-only tools; ``allow_unsandboxed``:
+    --yes and --allow cover commands where no sandbox can start too (``precis chat --allow-unsandboxed``)."""
 
     def __init__(
         self,
@@ -134,12 +158,14 @@ class PermissionPolicy:
         allow: Iterable[str] = (),
         yes: bool = False,
         auto_read_only: bool = False,
+        allow_unsandboxed: bool = False,
         timeout: float = ASK_TIMEOUT,
     ):
         self.approvals = approvals
         self.allow = frozenset(a.strip() for a in allow if a.strip())
         self.yes = yes
         self.auto_read_only = auto_read_only
+        self.allow_unsandboxed = allow_unsandboxed
         self.timeout = timeout
         self._chat: dict[int, set[tuple[str, str, str]]] = {}  # read from the store once per chat
         self._saved: set[tuple[str, str, str]] | None = None
@@ -173,15 +199,17 @@ class PermissionPolicy:
 
     async def decide(self, request: PermissionRequest, asker: Asker | None) -> Verdict:
         spec = request.spec
-        if self.yes:
-            return Verdict(True, "yes")
-        if self._listed(spec):
-            return Verdict(True, "allow-list")
+        key = _key(request)
+        unwarned = spec.origin == UNCONFINED and not self.allow_unsandboxed  # nothing said it runs unconfined
+        if self.yes or self._listed(spec):
+            if unwarned:
+                return Verdict(False, "unsandboxed", UNSANDBOXED_REFUSAL)
+            return Verdict(True, "yes" if self.yes else "allow-list")
         if spec.read_only and self.auto_read_only:
             return Verdict(True, "read-only")
-        if _key(spec) in await self._chat_keys(request.session_id):
+        if key in await self._chat_keys(request.session_id):
             return Verdict(True, "chat")
-        if _key(spec) in await self._saved_keys():
+        if key in await self._saved_keys():
             return Verdict(True, "saved")
         if asker is None:
             return Verdict(
@@ -193,10 +221,7 @@ class PermissionPolicy:
         # One prompt at a time per chat: answers given to the first may approve the next.
         lock = self._ask_lock.setdefault(request.session_id, asyncio.Lock())
         async with lock:
-            if (
-                _key(spec) in await self._chat_keys(request.session_id)
-                or _key(spec) in await self._saved_keys()
-            ):
+            if key in await self._chat_keys(request.session_id) or key in await self._saved_keys():
                 return Verdict(True, "chat")
             request = await self._with_changes(request)
             try:
@@ -221,16 +246,17 @@ class PermissionPolicy:
 
     async def _apply(self, request: PermissionRequest, answer: Answer | None) -> Verdict:
         spec = request.spec
+        key = _key(request)
         if answer is None:
             return Verdict(False, "timeout", f"no answer for {spec.name}: denied")
         if answer == Answer.DENY:
             return Verdict(False, "denied", f"the user denied {spec.name}")
         if answer == Answer.CHAT:
-            (await self._chat_keys(request.session_id)).add(_key(spec))
+            (await self._chat_keys(request.session_id)).add(key)
             if (store := self._chat_store()) is not None:
-                await store.save_chat_approval(request.session_id, spec.server, spec.tool, spec.origin)
+                await store.save_chat_approval(request.session_id, *key)
         elif answer == Answer.ALWAYS:
             if self.approvals is not None:
-                await self.approvals.save_approval(spec.server, spec.tool, spec.origin)
-            (await self._saved_keys()).add(_key(spec))
+                await self.approvals.save_approval(*key)
+            (await self._saved_keys()).add(key)
         return Verdict(True, f"asked:{answer.value}")

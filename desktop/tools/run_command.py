@@ -1,9 +1,11 @@
 """The run tool: one shell command in the workspace, in its own process group, with a timeout and an output cap.
 
-Each call is a fresh shell (no state carries from one call to the next), inside the sandbox (``sandbox.py``)
-where one can start; where none can, the permission prompt said so and the command runs as the user, without
-the app's credentials in its environment. A timeout or a cancellation (Stop) kills the whole process group, so
-nothing the command started keeps running.
+Each call is a fresh shell (no state carries from one call to the next), inside the sandbox (``sandbox.py``),
+without the network unless it was given, and with Précis's own folders (this process's, besides those the caller
+names) out of its sight. Where no sandbox can start, a command runs only when its caller says the user was told
+(``unconfined``: the prompt's warning, or ``--allow-unsandboxed``), as the user, without the app's credentials in
+its environment; otherwise it is not run, and says why. A timeout or a cancellation (Stop) kills the whole
+process group, so nothing the command started keeps running.
 """
 
 from __future__ import annotations
@@ -25,6 +27,15 @@ DEFAULT_TIMEOUT = 120.0
 MAX_TIMEOUT = 600.0
 log = logging.getLogger(__name__)
 OUTPUT_CAP = 1_000_000  # characters kept of a command's output; the ingest cap decides what requests carry
+
+
+def precis_folders(hidden: Sequence[Path] = ()) -> tuple[Path, ...]:
+    """``hidden`` and Précis's own folders as this process finds them (PRECIS_HOME, else the platform's): a
+    caller that names none still hides the key file and the database."""
+    from desktop.engine.config.settings import Paths
+
+    paths = Paths.resolve()
+    return (*hidden, paths.config_dir, paths.data_dir, paths.cache_dir)
 
 
 def command_env() -> dict[str, str]:
@@ -61,11 +72,12 @@ async def run_command(
     cwd: Path,
     timeout: float | None = None,
     *,
-    network: bool = True,
+    network: bool = False,
     hidden: Sequence[Path] = (),
+    unconfined: bool = False,
 ) -> ToolOutcome:
-    """Run ``command`` in ``cwd`` (sandboxed when possible: ``network`` shared or not, ``hidden`` folders out of
-    its reach)."""
+    """Run ``command`` in ``cwd`` in the sandbox (``network``: the host's shared; ``hidden``: folders out of its
+    reach besides Précis's own); without one only when ``unconfined`` says the user was told."""
     limit = min(MAX_TIMEOUT, max(1.0, float(timeout or DEFAULT_TIMEOUT)))
     devnull, pipe, out, group = (
         asyncio.subprocess.DEVNULL,
@@ -73,8 +85,9 @@ async def run_command(
         asyncio.subprocess.STDOUT,
         sys.platform != "win32",
     )
-    if sandbox.sandbox_problem(network) is None:
-        argv = sandbox.wrap(command, cwd, network=network, hidden=hidden)
+    problem = sandbox.sandbox_problem(network)
+    if problem is None:
+        argv = sandbox.wrap(command, cwd, network=network, hidden=precis_folders(hidden))
         proc = await _started(
             asyncio.create_subprocess_exec(
                 *argv,
@@ -86,10 +99,12 @@ async def run_command(
                 start_new_session=group,
             )
         )
-    else:  # the prompt said so (or --allow/--yes asked for no prompt)
-        log.warning(
-            "run: no sandbox (%s): the command runs with the user's access", sandbox.sandbox_problem(network)
+    elif not unconfined:  # approved as a sandboxed command: never run it as the user instead
+        return ToolOutcome(
+            f"run: the command was not run: the sandbox cannot start ({problem})", is_error=True
         )
+    else:  # the prompt said so (or --allow-unsandboxed asked for no prompt)
+        log.warning("run: no sandbox (%s): the command runs with the user's access", problem)
         proc = await _started(
             asyncio.create_subprocess_shell(
                 command,

@@ -155,9 +155,9 @@ class Settings:
     # Tools: model calls one turn may make; read-only tools run without asking only when this is on.
     max_model_calls: int = 50
     auto_approve_read_only: bool = False
-    # The run tool's commands may use the network (on: package installs work as before; off: the sandbox has
-    # only loopback). Read when Précis starts.
-    command_network: bool = True
+    # Every command of the run tool has the network (off: only loopback, and the host's abstract sockets closed,
+    # unless a command asks for it and the user allows that one). Read when Précis starts.
+    command_network: bool = False
     # Default instructions for every chat (a chat adds its own): sent in the system prompt, inside the cache.
     instructions: str = ""
     # Extended thinking, when a chat turns it on: tokens the model may think (fitted under max_output_tokens).

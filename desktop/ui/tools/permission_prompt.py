@@ -170,6 +170,13 @@ class PermissionPrompt(QFrame):
             "cover it."
         ).format(parts=", ".join(words.get(name, name) for name in changed))
 
+    def network_text(self) -> str:
+        """What a command that asks for the network opens (commands have none otherwise)."""
+        return self.tr(
+            "This command asks for the network: it could reach the internet, your local network and the "
+            "services listening on this machine (the display, the session bus, agents' sockets)."
+        )
+
     def _confirming(self, on: bool) -> None:
         self.confirm_note.setVisible(on)
         self.confirm_always.setVisible(on)
@@ -234,8 +241,10 @@ class PermissionPrompt(QFrame):
                 + "</p>"
             )
         self.details.setHtml(body)
-        self.changed.setText(self.changed_text(request.changed))
-        self.changed.setVisible(bool(request.changed))
+        self._fit_details()
+        note = self.changed_text(request.changed) or (self.network_text() if request.asks_network else "")
+        self.changed.setText(note)
+        self.changed.setVisible(bool(note))
         self._confirming(False)
         self.show()  # never focused: the user may be typing
 
