@@ -364,7 +364,8 @@ def test_card_rows_match_snapshot(qtbot):
 
 def test_card_opens_above_the_gauge_on_screen(qtbot):
     gauge = make_gauge(qtbot, snap(), size=30)
-    gauge.move(300, 450)
+    # Near the screen's bottom, so the card (taller since its type went from 12 to 14 px) has room above it.
+    gauge.move(300, gauge.screen().availableGeometry().bottom() - 60)
     open_by_hover(qtbot, gauge)
     card = gauge.card.frameGeometry()
     top = gauge.mapToGlobal(QPoint(0, 0))
