@@ -206,6 +206,7 @@ SLOW_FILES = frozenset(
         "test_hostile_server.py",
         "test_hostile_local.py",
         "test_cli_pty.py",
+        "test_window_defects_x11_run.py",
     }
 )
 
