@@ -413,3 +413,10 @@ DB_NUMBER_TOO_LARGE = QT_TRANSLATE_NOOP(
     "Engine", "A number too large for the database ({error}); nothing was changed."
 )
 DB_FAILED = QT_TRANSLATE_NOOP("Engine", "The database {path} failed: {name}: {error}")
+
+# --- projects -------------------------------------------------------------------------------------------------
+PROJECT_EXISTS = QT_TRANSLATE_NOOP("Engine", "A project named “{name}” exists already.")
+PROJECT_NEEDS_NAME = QT_TRANSLATE_NOOP("Engine", "A project needs a name.")
+PROJECT_UNKNOWN = QT_TRANSLATE_NOOP("Engine", "No project named “{name}”.")
+PROJECT_TEXT_EMPTY = QT_TRANSLATE_NOOP("Engine", "Nothing to add: the text is empty.")
+PROJECT_NO_KNOWLEDGE = QT_TRANSLATE_NOOP("Engine", "The project has no knowledge named “{name}”.")

@@ -1251,6 +1251,26 @@
         <translation>注意：{model} 不在服务商的列表中，但它有回复。</translation>
     </message>
     <message>
+        <source>A project named “{name}” exists already.</source>
+        <translation>已有名为“{name}”的项目。</translation>
+    </message>
+    <message>
+        <source>A project needs a name.</source>
+        <translation>项目需要一个名称。</translation>
+    </message>
+    <message>
+        <source>No project named “{name}”.</source>
+        <translation>没有名为“{name}”的项目。</translation>
+    </message>
+    <message>
+        <source>Nothing to add: the text is empty.</source>
+        <translation>没有可添加的内容：文本为空。</translation>
+    </message>
+    <message>
+        <source>The project has no knowledge named “{name}”.</source>
+        <translation>该项目中没有名为“{name}”的资料。</translation>
+    </message>
+    <message>
         <source>Summarised now: it frees about {gap:,} tokens, whose reads over about {turns} turns ({saving:,}) outweigh the summary and the re-write of the prompt it leaves ({cost:,}).</source>
         <translation>已生成摘要：它释放约 {gap:,} 个 token，约 {turns} 轮中这些 token 的读取（{saving:,}）超过了摘要及其留下的提示词重写的成本（{cost:,}）。</translation>
     </message>

@@ -9,6 +9,7 @@ from typing import Literal
 
 import peewee as pw
 
+from desktop.engine import messages as M
 from desktop.engine.history.storage import StorageError
 from desktop.engine.projects.records import Knowledge, KnowledgeKind, Project, ProjectHit
 from desktop.store.schema import Database
@@ -58,7 +59,7 @@ def create(
                 (name, instructions, profile, model, workspace, now, now),
             )
     except (sqlite3.IntegrityError, pw.IntegrityError):
-        raise ProjectExists(f"A project named “{name}” exists already.") from None
+        raise ProjectExists(M.say(M.PROJECT_EXISTS, name=name)) from None
     found = get(db, int(cursor.lastrowid or 0))
     assert found is not None
     return found
@@ -100,7 +101,7 @@ def update(db: Database, project_id: int, changes: dict[str, str | bool | None])
                 (*values, time.time(), project_id),
             )
     except (sqlite3.IntegrityError, pw.IntegrityError):
-        raise ProjectExists(f"A project named “{changes.get('name')}” exists already.") from None
+        raise ProjectExists(M.say(M.PROJECT_EXISTS, name=str(changes.get("name")))) from None
 
 
 def delete(db: Database, project_id: int, chats: Literal["keep", "delete"]) -> list[int]:

@@ -8,6 +8,7 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Literal
 
+from desktop.engine import messages as M
 from desktop.engine.events import EngineEvent, ProjectsChanged, SessionsChanged
 from desktop.engine.history.storage import Storage
 from desktop.engine.metering.tokens import Family, estimate_text
@@ -51,7 +52,7 @@ class Projects:
         for project in self._projects.values():
             if project.name == name_or_id or str(project.id) == name_or_id.strip():
                 return project
-        raise UnknownProject(f"No project named “{name_or_id}”.")
+        raise UnknownProject(M.say(M.PROJECT_UNKNOWN, name=name_or_id))
 
     def recalls(self, project_id: int) -> bool:
         """Recall reaches across this project (its knowledge and its other chats)."""
@@ -99,7 +100,7 @@ class Projects:
     ) -> Project:
         name = one_line(name)
         if not name:
-            raise ValueError("A project needs a name.")
+            raise ValueError(M.say(M.PROJECT_NEEDS_NAME))
         project = await self._store.create_project(name, instructions.strip(), profile, model, workspace)
         return await self._changed(project.id)
 
@@ -107,7 +108,7 @@ class Projects:
         if "name" in changes:
             changes["name"] = one_line(str(changes["name"] or ""))
             if not changes["name"]:
-                raise ValueError("A project needs a name.")
+                raise ValueError(M.say(M.PROJECT_NEEDS_NAME))
         await self._store.update_project(project_id, dict(changes))
         return await self._changed(project_id)
 
@@ -123,7 +124,7 @@ class Projects:
 
     async def add_text(self, project_id: int, name: str, text: str) -> Knowledge:
         if not text.strip():
-            raise ValueError("Nothing to add: the text is empty.")
+            raise ValueError(M.say(M.PROJECT_TEXT_EMPTY))
         piece = await self._store.add_knowledge(project_id, one_line(name) or "Pasted text", "text", text)
         await self._changed(project_id)
         return piece
@@ -146,7 +147,7 @@ class Projects:
                 await self._store.remove_knowledge(piece.id)
                 await self._changed(project_id)
                 return piece
-        raise ValueError(f"The project has no knowledge named “{name_or_id}”.")
+        raise ValueError(M.say(M.PROJECT_NO_KNOWLEDGE, name=name_or_id))
 
     async def move_chat(self, session_id: int, project_id: int | None) -> None:
         """Put a chat in a project (or, with None, out of any)."""
@@ -156,7 +157,7 @@ class Projects:
     async def _changed(self, project_id: int) -> Project:
         project = await self._store.get_project(project_id)
         if project is None:
-            raise UnknownProject(f"No project with id {project_id}.")
+            raise UnknownProject(M.say(M.PROJECT_UNKNOWN, name=str(project_id)))
         self._projects[project_id] = project
         self._knowledge[project_id] = await self._store.knowledge(project_id)
         self._contexts.clear()
