@@ -245,39 +245,18 @@ async def _exchange(
     command: str, workspace: Path, data: bytes, limit: float, hidden: Sequence[Path], *, sandboxed: bool
 ) -> HookRun:
     from desktop.tools import sandbox
-    from desktop.tools.run_command import _started, command_env, precis_folders
+    from desktop.tools.run_command import start_command
 
-    pipe, group = asyncio.subprocess.PIPE, sys.platform != "win32"
+    pipe = asyncio.subprocess.PIPE
     try:
-        if sandboxed:
-            argv = sandbox.wrap(command, workspace, network=False, hidden=precis_folders(hidden))
-            proc = await _started(
-                asyncio.create_subprocess_exec(
-                    *argv,
-                    cwd=workspace,
-                    env=sandbox.environment(),
-                    stdin=pipe,
-                    stdout=pipe,
-                    stderr=pipe,
-                    start_new_session=group,
-                )
-            )
-        else:  # the user allowed it (allow_unsandboxed)
+        if not sandboxed:  # the user allowed it (allow_unsandboxed)
             log.warning(
                 "compaction hook: no sandbox (%s): it runs with the user's access",
                 sandbox.sandbox_problem(False),
             )
-            proc = await _started(
-                asyncio.create_subprocess_shell(
-                    command,
-                    cwd=workspace,
-                    env=command_env(),
-                    stdin=pipe,
-                    stdout=pipe,
-                    stderr=pipe,
-                    start_new_session=group,
-                )
-            )
+        proc = await start_command(
+            command, workspace, sandboxed=sandboxed, network=False, hidden=hidden, stdin=pipe, stderr=pipe
+        )
     except OSError as exc:
         return HookRun(problem=f"it could not start ({type(exc).__name__}: {exc})")
     out, err = bytearray(), bytearray()

@@ -67,6 +67,43 @@ async def _started(starting: Coroutine[Any, Any, asyncio.subprocess.Process]) ->
         raise
 
 
+async def start_command(
+    command: str,
+    cwd: Path,
+    *,
+    sandboxed: bool,
+    network: bool,
+    hidden: Sequence[Path],
+    stdin: int,
+    stderr: int,
+) -> asyncio.subprocess.Process:
+    """Start ``command`` in ``cwd`` in a process group of its own, its output on a pipe: in the sandbox (Précis's
+    folders and ``hidden`` out of its reach), or — ``sandboxed`` False, which the user allowed — as their shell."""
+    pipe, group = asyncio.subprocess.PIPE, sys.platform != "win32"
+    if sandboxed:
+        argv = sandbox.wrap(command, cwd, network=network, hidden=precis_folders(hidden))
+        started = asyncio.create_subprocess_exec(
+            *argv,
+            cwd=cwd,
+            env=sandbox.environment(),
+            stdin=stdin,
+            stdout=pipe,
+            stderr=stderr,
+            start_new_session=group,
+        )
+    else:
+        started = asyncio.create_subprocess_shell(
+            command,
+            cwd=cwd,
+            env=command_env(),
+            stdin=stdin,
+            stdout=pipe,
+            stderr=stderr,
+            start_new_session=group,
+        )
+    return await _started(started)
+
+
 async def run_command(
     command: str,
     cwd: Path,
@@ -79,43 +116,24 @@ async def run_command(
     """Run ``command`` in ``cwd`` in the sandbox (``network``: the host's shared; ``hidden``: folders out of its
     reach besides Précis's own); without one only when ``unconfined`` says the user was told."""
     limit = min(MAX_TIMEOUT, max(1.0, float(timeout or DEFAULT_TIMEOUT)))
-    devnull, pipe, out, group = (
-        asyncio.subprocess.DEVNULL,
-        asyncio.subprocess.PIPE,
-        asyncio.subprocess.STDOUT,
-        sys.platform != "win32",
-    )
     problem = sandbox.sandbox_problem(network)
-    if problem is None:
-        argv = sandbox.wrap(command, cwd, network=network, hidden=precis_folders(hidden))
-        proc = await _started(
-            asyncio.create_subprocess_exec(
-                *argv,
-                cwd=cwd,
-                env=sandbox.environment(),
-                stdin=devnull,
-                stdout=pipe,
-                stderr=out,
-                start_new_session=group,
-            )
-        )
-    elif not unconfined:  # approved as a sandboxed command: never run it as the user instead
+    if (
+        problem is not None and not unconfined
+    ):  # approved as a sandboxed command: never run it as the user instead
         return ToolOutcome(
             f"run: the command was not run: the sandbox cannot start ({problem})", is_error=True
         )
-    else:  # the prompt said so (or --allow-unsandboxed asked for no prompt)
+    if problem is not None:  # the prompt said so (or --allow-unsandboxed asked for no prompt)
         log.warning("run: no sandbox (%s): the command runs with the user's access", problem)
-        proc = await _started(
-            asyncio.create_subprocess_shell(
-                command,
-                cwd=cwd,
-                env=command_env(),
-                stdin=devnull,
-                stdout=pipe,
-                stderr=out,
-                start_new_session=group,
-            )
-        )
+    proc = await start_command(
+        command,
+        cwd,
+        sandboxed=problem is None,
+        network=network,
+        hidden=hidden,
+        stdin=asyncio.subprocess.DEVNULL,
+        stderr=asyncio.subprocess.STDOUT,
+    )
     assert proc.stdout is not None
     chunks: list[bytes] = []
     size = 0
